@@ -1,0 +1,62 @@
+// linfer kernels. Every fast kernel (suffix _fast: Highway, dispatched at run time to AVX-512,
+// AVX2, SSE4, NEON, SVE or scalar) has a portable scalar reference (suffix _ref) with the same
+// signature; tests/unit/test_kernels.cpp compares the two over odd sizes. Kernels are single-
+// threaded over the range they are given; the runtime splits work across its thread pool.
+#pragma once
+
+#include <cstddef>
+
+namespace linfer::kernels {
+
+// y[r] = (x[r] - mean) / sqrt(var + eps) * gamma + beta, for each of `rows` rows of `dim` values.
+// x and y may alias.
+void layernorm_f32_ref(const float* x, size_t x_stride, float* y, size_t y_stride, size_t rows,
+                       size_t dim, const float* gamma, const float* beta, float eps);
+void layernorm_f32_fast(const float* x, size_t x_stride, float* y, size_t y_stride, size_t rows,
+                        size_t dim, const float* gamma, const float* beta, float eps);
+
+// In place over n values.
+void gelu_erf_f32_ref(float* x, size_t n);
+void gelu_erf_f32_fast(float* x, size_t n);
+void gelu_tanh_f32_ref(float* x, size_t n);
+void gelu_tanh_f32_fast(float* x, size_t n);
+void relu_f32_ref(float* x, size_t n);
+void relu_f32_fast(float* x, size_t n);
+
+// y[i] += x[i]
+void add_f32_ref(float* y, const float* x, size_t n);
+void add_f32_fast(float* y, const float* x, size_t n);
+
+// C[M x N] = A[M x K] * B[K x N]; row strides lda, ldb, ldc (in floats). Overwrites C.
+void gemm_f32_ref(size_t M, size_t N, size_t K, const float* A, size_t lda, const float* B,
+                  size_t ldb, float* C, size_t ldc);
+void gemm_f32_fast(size_t M, size_t N, size_t K, const float* A, size_t lda, const float* B,
+                   size_t ldb, float* C, size_t ldc);
+
+// One head of softmax attention against a short, compressed key/value set:
+// o[r] = softmax(scale * q[r] . kt[:, j] over j < keys) @ v, for rows [row_begin, row_end).
+// kt is K' transposed ([head_dim x keys], row stride kt_stride) so that scores vectorise over keys.
+struct AttentionHeadArgs {
+  const float* q;   // [rows x head_dim], row stride q_stride
+  size_t q_stride;
+  const float* kt;  // [head_dim x keys], row stride kt_stride
+  size_t kt_stride;
+  const float* v;   // [keys x head_dim], row stride v_stride
+  size_t v_stride;
+  float* o;         // [rows x head_dim], row stride o_stride
+  size_t o_stride;
+  size_t head_dim;
+  size_t keys;
+  float scale;
+};
+// Floats of scratch the kernels need per call.
+size_t attention_f32_scratch_floats(size_t keys);
+void attention_f32_ref(const AttentionHeadArgs& args, size_t row_begin, size_t row_end,
+                       float* scratch);
+void attention_f32_fast(const AttentionHeadArgs& args, size_t row_begin, size_t row_end,
+                        float* scratch);
+
+// Name of the instruction set the fast kernels dispatch to on this CPU (e.g. "AVX3", "NEON").
+const char* fast_kernel_target();
+
+}  // namespace linfer::kernels

@@ -1,0 +1,85 @@
+// Portable scalar reference kernels: the oracle for the fast kernels. Written for clarity and
+// accumulate in double where that makes the oracle tighter than the code under test.
+#include <algorithm>
+#include <cmath>
+
+#include "kernels.h"
+
+namespace linfer::kernels {
+
+void layernorm_f32_ref(const float* x, size_t x_stride, float* y, size_t y_stride, size_t rows,
+                       size_t dim, const float* gamma, const float* beta, float eps) {
+  for (size_t r = 0; r < rows; ++r) {
+    const float* xr = x + r * x_stride;
+    float* yr = y + r * y_stride;
+    double mean = 0;
+    for (size_t i = 0; i < dim; ++i) mean += xr[i];
+    mean /= double(dim);
+    double var = 0;
+    for (size_t i = 0; i < dim; ++i) var += (xr[i] - mean) * (xr[i] - mean);
+    var /= double(dim);
+    const double inv = 1.0 / std::sqrt(var + double(eps));
+    for (size_t i = 0; i < dim; ++i)
+      yr[i] = float((xr[i] - mean) * inv * gamma[i] + beta[i]);
+  }
+}
+
+void gelu_erf_f32_ref(float* x, size_t n) {
+  for (size_t i = 0; i < n; ++i) x[i] = float(0.5 * x[i] * (1.0 + std::erf(x[i] / std::sqrt(2.0))));
+}
+
+void gelu_tanh_f32_ref(float* x, size_t n) {
+  const double c = std::sqrt(2.0 / M_PI);
+  for (size_t i = 0; i < n; ++i) {
+    const double v = x[i];
+    x[i] = float(0.5 * v * (1.0 + std::tanh(c * (v + 0.044715 * v * v * v))));
+  }
+}
+
+void relu_f32_ref(float* x, size_t n) {
+  for (size_t i = 0; i < n; ++i) x[i] = x[i] > 0.0f ? x[i] : 0.0f;
+}
+
+void add_f32_ref(float* y, const float* x, size_t n) {
+  for (size_t i = 0; i < n; ++i) y[i] += x[i];
+}
+
+void gemm_f32_ref(size_t M, size_t N, size_t K, const float* A, size_t lda, const float* B,
+                  size_t ldb, float* C, size_t ldc) {
+  for (size_t i = 0; i < M; ++i)
+    for (size_t j = 0; j < N; ++j) {
+      double acc = 0;
+      for (size_t t = 0; t < K; ++t) acc += double(A[i * lda + t]) * B[t * ldb + j];
+      C[i * ldc + j] = float(acc);
+    }
+}
+
+size_t attention_f32_scratch_floats(size_t keys) { return 4 * (keys + 16); }
+
+void attention_f32_ref(const AttentionHeadArgs& a, size_t row_begin, size_t row_end,
+                       float* scratch) {
+  float* p = scratch;
+  for (size_t r = row_begin; r < row_end; ++r) {
+    const float* q = a.q + r * a.q_stride;
+    float max_score = -INFINITY;
+    for (size_t j = 0; j < a.keys; ++j) {
+      double s = 0;
+      for (size_t d = 0; d < a.head_dim; ++d) s += double(q[d]) * a.kt[d * a.kt_stride + j];
+      p[j] = float(s * a.scale);
+      max_score = std::max(max_score, p[j]);
+    }
+    double sum = 0;
+    for (size_t j = 0; j < a.keys; ++j) {
+      p[j] = std::exp(p[j] - max_score);
+      sum += p[j];
+    }
+    float* o = a.o + r * a.o_stride;
+    for (size_t d = 0; d < a.head_dim; ++d) {
+      double acc = 0;
+      for (size_t j = 0; j < a.keys; ++j) acc += double(p[j]) * a.v[j * a.v_stride + d];
+      o[d] = float(acc / sum);
+    }
+  }
+}
+
+}  // namespace linfer::kernels

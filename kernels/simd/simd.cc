@@ -1,0 +1,289 @@
+// Fast kernels, written once with Highway and compiled for every target Highway knows (AVX-512,
+// AVX2, SSE4, NEON, SVE, scalar); HWY_DYNAMIC_DISPATCH picks the best one for the running CPU.
+// Remainders that do not fill a vector run as scalar code with the same arithmetic order.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "simd/simd.cc"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+#include <hwy/highway.h>
+#include <hwy/contrib/math/math-inl.h>
+
+#include <cmath>
+
+#include "kernels.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace linfer::kernels {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+using D = hn::ScalableTag<float>;
+
+const char* TargetNameImpl() { return hwy::TargetName(HWY_TARGET); }
+
+void LayerNorm(const float* x, size_t x_stride, float* y, size_t y_stride, size_t rows,
+               size_t dim, const float* gamma, const float* beta, float eps) {
+  const D d;
+  const size_t L = hn::Lanes(d);
+  for (size_t r = 0; r < rows; ++r) {
+    const float* xr = x + r * x_stride;
+    float* yr = y + r * y_stride;
+    auto acc = hn::Zero(d);
+    size_t i = 0;
+    for (; i + L <= dim; i += L) acc = hn::Add(acc, hn::LoadU(d, xr + i));
+    float sum = hn::GetLane(hn::SumOfLanes(d, acc));
+    for (; i < dim; ++i) sum += xr[i];
+    const float mean = sum / float(dim);
+    const auto vmean = hn::Set(d, mean);
+    auto acc2 = hn::Zero(d);
+    for (i = 0; i + L <= dim; i += L) {
+      const auto c = hn::Sub(hn::LoadU(d, xr + i), vmean);
+      acc2 = hn::MulAdd(c, c, acc2);
+    }
+    float var = hn::GetLane(hn::SumOfLanes(d, acc2));
+    for (; i < dim; ++i) var += (xr[i] - mean) * (xr[i] - mean);
+    const float inv = 1.0f / std::sqrt(var / float(dim) + eps);
+    const auto vinv = hn::Set(d, inv);
+    for (i = 0; i + L <= dim; i += L) {
+      const auto c = hn::Mul(hn::Sub(hn::LoadU(d, xr + i), vmean), vinv);
+      hn::StoreU(hn::MulAdd(c, hn::LoadU(d, gamma + i), hn::LoadU(d, beta + i)), d, yr + i);
+    }
+    for (; i < dim; ++i) yr[i] = (xr[i] - mean) * inv * gamma[i] + beta[i];
+  }
+}
+
+// erf by Abramowitz & Stegun 7.1.26 (absolute error below 1.5e-7), vectorised.
+template <class V>
+V Erf(D d, V z) {
+  const auto a = hn::Abs(z);
+  const auto t = hn::Div(hn::Set(d, 1.0f), hn::MulAdd(hn::Set(d, 0.3275911f), a, hn::Set(d, 1.0f)));
+  auto poly = hn::Set(d, 1.061405429f);
+  poly = hn::MulAdd(poly, t, hn::Set(d, -1.453152027f));
+  poly = hn::MulAdd(poly, t, hn::Set(d, 1.421413741f));
+  poly = hn::MulAdd(poly, t, hn::Set(d, -0.284496736f));
+  poly = hn::MulAdd(poly, t, hn::Set(d, 0.254829592f));
+  poly = hn::Mul(poly, t);
+  const auto e = hn::Exp(d, hn::Neg(hn::Mul(a, a)));
+  const auto r = hn::NegMulAdd(poly, e, hn::Set(d, 1.0f));  // 1 - poly * e
+  return hn::CopySign(r, z);
+}
+
+float ErfScalar(float z) {
+  const float a = std::fabs(z);
+  const float t = 1.0f / (0.3275911f * a + 1.0f);
+  float poly = 1.061405429f;
+  poly = poly * t - 1.453152027f;
+  poly = poly * t + 1.421413741f;
+  poly = poly * t - 0.284496736f;
+  poly = poly * t + 0.254829592f;
+  poly *= t;
+  const float r = 1.0f - poly * std::exp(-a * a);
+  return std::copysign(r, z);
+}
+
+void GeluErf(float* x, size_t n) {
+  const D d;
+  const size_t L = hn::Lanes(d);
+  const auto half = hn::Set(d, 0.5f), one = hn::Set(d, 1.0f), rsqrt2 = hn::Set(d, 0.70710678f);
+  size_t i = 0;
+  for (; i + L <= n; i += L) {
+    const auto v = hn::LoadU(d, x + i);
+    const auto e = Erf(d, hn::Mul(v, rsqrt2));
+    hn::StoreU(hn::Mul(hn::Mul(half, v), hn::Add(one, e)), d, x + i);
+  }
+  for (; i < n; ++i) x[i] = 0.5f * x[i] * (1.0f + ErfScalar(x[i] * 0.70710678f));
+}
+
+void GeluTanh(float* x, size_t n) {
+  const D d;
+  const size_t L = hn::Lanes(d);
+  const float c = 0.7978845608f;  // sqrt(2 / pi)
+  const auto half = hn::Set(d, 0.5f), one = hn::Set(d, 1.0f), vc = hn::Set(d, c),
+             k = hn::Set(d, 0.044715f);
+  size_t i = 0;
+  for (; i + L <= n; i += L) {
+    const auto v = hn::LoadU(d, x + i);
+    const auto inner = hn::Mul(vc, hn::MulAdd(hn::Mul(k, v), hn::Mul(v, v), v));
+    hn::StoreU(hn::Mul(hn::Mul(half, v), hn::Add(one, hn::Tanh(d, inner))), d, x + i);
+  }
+  for (; i < n; ++i) {
+    const float v = x[i];
+    x[i] = 0.5f * v * (1.0f + std::tanh(c * (v + 0.044715f * v * v * v)));
+  }
+}
+
+void Relu(float* x, size_t n) {
+  const D d;
+  const size_t L = hn::Lanes(d);
+  size_t i = 0;
+  for (; i + L <= n; i += L) hn::StoreU(hn::Max(hn::LoadU(d, x + i), hn::Zero(d)), d, x + i);
+  for (; i < n; ++i) x[i] = x[i] > 0.0f ? x[i] : 0.0f;
+}
+
+void Add(float* y, const float* x, size_t n) {
+  const D d;
+  const size_t L = hn::Lanes(d);
+  size_t i = 0;
+  for (; i + L <= n; i += L)
+    hn::StoreU(hn::Add(hn::LoadU(d, y + i), hn::LoadU(d, x + i)), d, y + i);
+  for (; i < n; ++i) y[i] += x[i];
+}
+
+// C = A B. Register block: 4 rows of A by 4 vectors of B's columns; the K loop streams rows of B
+// and broadcasts elements of A. K is split into panels so the B panel stays in L2.
+void Gemm(size_t M, size_t N, size_t K, const float* A, size_t lda, const float* B, size_t ldb,
+          float* C, size_t ldc) {
+  const D d;
+  const size_t L = hn::Lanes(d);
+  constexpr size_t kPanel = 256;
+  for (size_t k0 = 0; k0 < K; k0 += kPanel) {
+    const size_t k1 = K - k0 < kPanel ? K : k0 + kPanel;
+    const bool first = k0 == 0;
+    size_t i = 0;
+    for (; i + 4 <= M; i += 4) {
+      const float* a0 = A + i * lda;
+      size_t j = 0;
+      for (; j + 4 * L <= N; j += 4 * L) {
+        decltype(hn::Zero(d)) acc[4][4];
+        for (size_t r = 0; r < 4; ++r)
+          for (size_t c = 0; c < 4; ++c)
+            acc[r][c] = first ? hn::Zero(d) : hn::LoadU(d, C + (i + r) * ldc + j + c * L);
+        for (size_t t = k0; t < k1; ++t) {
+          const float* b = B + t * ldb + j;
+          const auto b0 = hn::LoadU(d, b), b1 = hn::LoadU(d, b + L), b2 = hn::LoadU(d, b + 2 * L),
+                     b3 = hn::LoadU(d, b + 3 * L);
+          for (size_t r = 0; r < 4; ++r) {
+            const auto av = hn::Set(d, a0[r * lda + t]);
+            acc[r][0] = hn::MulAdd(av, b0, acc[r][0]);
+            acc[r][1] = hn::MulAdd(av, b1, acc[r][1]);
+            acc[r][2] = hn::MulAdd(av, b2, acc[r][2]);
+            acc[r][3] = hn::MulAdd(av, b3, acc[r][3]);
+          }
+        }
+        for (size_t r = 0; r < 4; ++r)
+          for (size_t c = 0; c < 4; ++c) hn::StoreU(acc[r][c], d, C + (i + r) * ldc + j + c * L);
+      }
+      for (; j + L <= N; j += L) {
+        decltype(hn::Zero(d)) acc[4];
+        for (size_t r = 0; r < 4; ++r)
+          acc[r] = first ? hn::Zero(d) : hn::LoadU(d, C + (i + r) * ldc + j);
+        for (size_t t = k0; t < k1; ++t) {
+          const auto b0 = hn::LoadU(d, B + t * ldb + j);
+          for (size_t r = 0; r < 4; ++r) acc[r] = hn::MulAdd(hn::Set(d, a0[r * lda + t]), b0, acc[r]);
+        }
+        for (size_t r = 0; r < 4; ++r) hn::StoreU(acc[r], d, C + (i + r) * ldc + j);
+      }
+      for (; j < N; ++j)
+        for (size_t r = 0; r < 4; ++r) {
+          float s = first ? 0.0f : C[(i + r) * ldc + j];
+          for (size_t t = k0; t < k1; ++t) s += a0[r * lda + t] * B[t * ldb + j];
+          C[(i + r) * ldc + j] = s;
+        }
+    }
+    for (; i < M; ++i) {
+      const float* a = A + i * lda;
+      size_t j = 0;
+      for (; j + L <= N; j += L) {
+        auto acc = first ? hn::Zero(d) : hn::LoadU(d, C + i * ldc + j);
+        for (size_t t = k0; t < k1; ++t)
+          acc = hn::MulAdd(hn::Set(d, a[t]), hn::LoadU(d, B + t * ldb + j), acc);
+        hn::StoreU(acc, d, C + i * ldc + j);
+      }
+      for (; j < N; ++j) {
+        float s = first ? 0.0f : C[i * ldc + j];
+        for (size_t t = k0; t < k1; ++t) s += a[t] * B[t * ldb + j];
+        C[i * ldc + j] = s;
+      }
+    }
+  }
+  if (K == 0)
+    for (size_t i = 0; i < M; ++i)
+      for (size_t j = 0; j < N; ++j) C[i * ldc + j] = 0.0f;
+}
+
+// Scores for one row against all keys, vectorised over keys: s[j] = sum_d q[d] * kt[d][j].
+void Attention(const AttentionHeadArgs& a, size_t row_begin, size_t row_end, float* scratch) {
+  const D d;
+  const size_t L = hn::Lanes(d);
+  float* s = scratch;
+  for (size_t r = row_begin; r < row_end; ++r) {
+    const float* q = a.q + r * a.q_stride;
+    size_t j = 0;
+    for (; j + L <= a.keys; j += L) {
+      auto acc = hn::Zero(d);
+      for (size_t t = 0; t < a.head_dim; ++t)
+        acc = hn::MulAdd(hn::Set(d, q[t]), hn::LoadU(d, a.kt + t * a.kt_stride + j), acc);
+      hn::StoreU(hn::Mul(acc, hn::Set(d, a.scale)), d, s + j);
+    }
+    for (; j < a.keys; ++j) {
+      float acc = 0.0f;
+      for (size_t t = 0; t < a.head_dim; ++t) acc += q[t] * a.kt[t * a.kt_stride + j];
+      s[j] = acc * a.scale;
+    }
+    // Softmax over the keys.
+    auto vmax = hn::Set(d, -INFINITY);
+    for (j = 0; j + L <= a.keys; j += L) vmax = hn::Max(vmax, hn::LoadU(d, s + j));
+    float max_score = hn::GetLane(hn::MaxOfLanes(d, vmax));
+    for (; j < a.keys; ++j) max_score = s[j] > max_score ? s[j] : max_score;
+    const auto vm = hn::Set(d, max_score);
+    auto vsum = hn::Zero(d);
+    for (j = 0; j + L <= a.keys; j += L) {
+      const auto e = hn::Exp(d, hn::Sub(hn::LoadU(d, s + j), vm));
+      vsum = hn::Add(vsum, e);
+      hn::StoreU(e, d, s + j);
+    }
+    float sum = hn::GetLane(hn::SumOfLanes(d, vsum));
+    for (; j < a.keys; ++j) {
+      s[j] = std::exp(s[j] - max_score);
+      sum += s[j];
+    }
+    const float inv = 1.0f / sum;
+    // o = (p @ v) / sum, vectorised over head_dim.
+    float* o = a.o + r * a.o_stride;
+    size_t c = 0;
+    for (; c + L <= a.head_dim; c += L) {
+      auto acc = hn::Zero(d);
+      for (size_t t = 0; t < a.keys; ++t)
+        acc = hn::MulAdd(hn::Set(d, s[t]), hn::LoadU(d, a.v + t * a.v_stride + c), acc);
+      hn::StoreU(hn::Mul(acc, hn::Set(d, inv)), d, o + c);
+    }
+    for (; c < a.head_dim; ++c) {
+      float acc = 0.0f;
+      for (size_t t = 0; t < a.keys; ++t) acc += s[t] * a.v[t * a.v_stride + c];
+      o[c] = acc * inv;
+    }
+  }
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace linfer::kernels
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace linfer::kernels {
+HWY_EXPORT(TargetNameImpl);
+HWY_EXPORT(LayerNorm);
+HWY_EXPORT(GeluErf);
+HWY_EXPORT(GeluTanh);
+HWY_EXPORT(Relu);
+HWY_EXPORT(Add);
+HWY_EXPORT(Gemm);
+HWY_EXPORT(Attention);
+
+const char* fast_kernel_target() { return HWY_DYNAMIC_DISPATCH(TargetNameImpl)(); }
+void layernorm_f32_fast(const float* x, size_t x_stride, float* y, size_t y_stride, size_t rows,
+                        size_t dim, const float* gamma, const float* beta, float eps) {
+  HWY_DYNAMIC_DISPATCH(LayerNorm)(x, x_stride, y, y_stride, rows, dim, gamma, beta, eps);
+}
+void gelu_erf_f32_fast(float* x, size_t n) { HWY_DYNAMIC_DISPATCH(GeluErf)(x, n); }
+void gelu_tanh_f32_fast(float* x, size_t n) { HWY_DYNAMIC_DISPATCH(GeluTanh)(x, n); }
+void relu_f32_fast(float* x, size_t n) { HWY_DYNAMIC_DISPATCH(Relu)(x, n); }
+void add_f32_fast(float* y, const float* x, size_t n) { HWY_DYNAMIC_DISPATCH(Add)(y, x, n); }
+void gemm_f32_fast(size_t M, size_t N, size_t K, const float* A, size_t lda, const float* B,
+                   size_t ldb, float* C, size_t ldc) {
+  HWY_DYNAMIC_DISPATCH(Gemm)(M, N, K, A, lda, B, ldb, C, ldc);
+}
+void attention_f32_fast(const AttentionHeadArgs& args, size_t row_begin, size_t row_end,
+                        float* scratch) {
+  HWY_DYNAMIC_DISPATCH(Attention)(args, row_begin, row_end, scratch);
+}
+}  // namespace linfer::kernels
+#endif

@@ -1,0 +1,109 @@
+#include "xnnpack/dense.h"
+
+#include <atomic>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+
+namespace linfer::kernels {
+namespace {
+
+// XNNPACK allocations go through here so the runtime can report them. Each block carries its size
+// in a 64-byte header so that reallocate and deallocate can account for it.
+std::atomic<size_t> g_xnn_bytes{0};
+constexpr size_t kHeader = 64;
+
+void* xnn_alloc(void*, size_t size) {
+  void* p = nullptr;
+  if (posix_memalign(&p, kHeader, size + kHeader) != 0) return nullptr;
+  *static_cast<size_t*>(p) = size;
+  g_xnn_bytes += size;
+  return static_cast<char*>(p) + kHeader;
+}
+void xnn_free(void*, void* ptr) {
+  if (!ptr) return;
+  char* base = static_cast<char*>(ptr) - kHeader;
+  g_xnn_bytes -= *reinterpret_cast<size_t*>(base);
+  free(base);
+}
+void* xnn_realloc(void* ctx, void* ptr, size_t size) {
+  void* fresh = xnn_alloc(ctx, size);
+  if (!fresh || !ptr) return fresh;
+  const size_t old = *reinterpret_cast<size_t*>(static_cast<char*>(ptr) - kHeader);
+  std::memcpy(fresh, ptr, old < size ? old : size);
+  xnn_free(ctx, ptr);
+  return fresh;
+}
+void* xnn_aligned_alloc(void*, size_t alignment, size_t size) {
+  if (alignment < kHeader) alignment = kHeader;
+  void* p = nullptr;
+  if (posix_memalign(&p, alignment, size + alignment) != 0) return nullptr;
+  char* user = static_cast<char*>(p) + alignment;
+  *reinterpret_cast<size_t*>(user - kHeader) = size;
+  *reinterpret_cast<size_t*>(user - kHeader + sizeof(size_t)) = alignment;
+  g_xnn_bytes += size;
+  return user;
+}
+void xnn_aligned_free(void*, void* ptr) {
+  if (!ptr) return;
+  char* user = static_cast<char*>(ptr);
+  const size_t size = *reinterpret_cast<size_t*>(user - kHeader);
+  const size_t alignment = *reinterpret_cast<size_t*>(user - kHeader + sizeof(size_t));
+  g_xnn_bytes -= size;
+  free(user - alignment);
+}
+
+const xnn_allocator kCountingAllocator = {nullptr, xnn_alloc, xnn_realloc, xnn_free,
+                                           xnn_aligned_alloc, xnn_aligned_free};
+}  // namespace
+
+std::string initialize_xnnpack() {
+  static std::once_flag once;
+  static xnn_status status = xnn_status_uninitialized;
+  std::call_once(once, [] { status = xnn_initialize(&kCountingAllocator); });
+  if (status != xnn_status_success)
+    return "XNNPACK failed to initialise (status " + std::to_string(int(status)) +
+           "): this CPU may be unsupported";
+  return "";
+}
+
+size_t xnnpack_allocated_bytes() { return g_xnn_bytes.load(); }
+
+DenseLayer& DenseLayer::operator=(DenseLayer&& other) noexcept {
+  if (this != &other) {
+    if (op_) xnn_delete_operator(op_);
+    op_ = other.op_;
+    in_ = other.in_;
+    out_ = other.out_;
+    other.op_ = nullptr;
+  }
+  return *this;
+}
+
+DenseLayer::~DenseLayer() {
+  if (op_) xnn_delete_operator(op_);
+}
+
+std::string DenseLayer::create(size_t in, size_t out, size_t in_stride, size_t out_stride,
+                               const float* weight, const float* bias, bool relu) {
+  if (op_) xnn_delete_operator(op_);
+  op_ = nullptr;
+  in_ = in;
+  out_ = out;
+  const xnn_status s = xnn_create_fully_connected_nc_f32(
+      in, out, in_stride, out_stride, weight, bias, relu ? 0.0f : -INFINITY, INFINITY, 0, &op_);
+  if (s != xnn_status_success) {
+    op_ = nullptr;
+    return "XNNPACK could not create a " + std::to_string(in) + "x" + std::to_string(out) +
+           " fully connected operator (status " + std::to_string(int(s)) + ")";
+  }
+  return "";
+}
+
+bool DenseLayer::run(size_t rows, const float* x, float* y, pthreadpool_t pool) const {
+  if (xnn_setup_fully_connected_nc_f32(op_, rows, x, y, pool) != xnn_status_success) return false;
+  return xnn_run_operator(op_, pool) == xnn_status_success;
+}
+
+}  // namespace linfer::kernels

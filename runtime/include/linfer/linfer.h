@@ -1,0 +1,112 @@
+/* linfer C API: load a .lfm model, create a session with all memory planned up front, run.
+ *
+ * Error policy: no function aborts or throws. Every function that can fail returns a
+ * linfer_status; the one-line message describing the last failure on the calling thread is
+ * returned by linfer_last_error(). Bad model files fail at load, bad options at session
+ * creation, bad inputs (empty, too long, token id outside the vocabulary) at run, before any
+ * computation. linfer_session_run* allocate no memory.
+ *
+ * Threading: a linfer_model is immutable and may be shared by any number of threads and
+ * sessions. A linfer_session must be used by one thread at a time. */
+#ifndef LINFER_LINFER_H_
+#define LINFER_LINFER_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* The library exports the C API only; everything else in it is hidden. */
+#define LINFER_API __attribute__((visibility("default")))
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define LINFER_VERSION_MAJOR 0
+#define LINFER_VERSION_MINOR 1
+#define LINFER_VERSION_PATCH 0
+
+typedef enum linfer_status {
+  LINFER_OK = 0,
+  LINFER_ERROR_INVALID_ARGUMENT = 1, /* a null pointer, a bad option or a bad input */
+  LINFER_ERROR_IO = 2,               /* the file could not be opened, read or mapped */
+  LINFER_ERROR_INVALID_MODEL = 3,    /* the file is not a valid linfer model */
+  LINFER_ERROR_UNSUPPORTED = 4,      /* valid, but needs a feature this build lacks */
+  LINFER_ERROR_OUT_OF_MEMORY = 5,
+  LINFER_ERROR_BUFFER_TOO_SMALL = 6, /* a caller-supplied arena is smaller than needed */
+  LINFER_ERROR_INTERNAL = 7
+} linfer_status;
+
+typedef struct linfer_model linfer_model;
+typedef struct linfer_session linfer_session;
+
+typedef enum linfer_head_kind {
+  LINFER_HEAD_NONE = 0,       /* output: hidden states [T, dim] */
+  LINFER_HEAD_LM_LOGITS = 1,  /* output: logits [T, vocab_size] */
+  LINFER_HEAD_CLASSIFIER = 2  /* output: class logits [1, num_classes] */
+} linfer_head_kind;
+
+typedef struct linfer_model_info {
+  uint32_t vocab_size; /* 0: the model takes embeddings (linfer_session_run_embeddings) */
+  uint32_t dim;
+  uint32_t num_layers;
+  uint32_t num_heads;
+  uint32_t head_dim;
+  uint32_t ff_dim;
+  uint32_t max_seq_len; /* n: runs take 1..n tokens */
+  uint32_t proj_len;    /* k */
+  linfer_head_kind head;
+  uint32_t output_channels; /* columns of the output */
+  uint64_t parameter_count;
+  uint64_t file_bytes;
+  uint64_t resident_weight_bytes; /* weights widened to f32 at load (f16/int8 files) */
+  const char* attention_kind;     /* "linformer", ... */
+  const char* weight_dtype;       /* "f32", "f16", "int8" or "mixed" */
+} linfer_model_info;
+
+typedef struct linfer_session_options {
+  uint32_t max_seq_len; /* longest input this session accepts; 0: the model's n */
+  uint32_t num_threads; /* 0 or 1: run on the calling thread */
+  void* arena;          /* optional caller buffer of arena_size bytes; NULL: the session allocates */
+  size_t arena_size;
+} linfer_session_options;
+
+LINFER_API const char* linfer_version(void);
+LINFER_API const char* linfer_status_string(linfer_status status);
+/* Message of the last failure on this thread ("" if none). Valid until the next linfer call. */
+LINFER_API const char* linfer_last_error(void);
+
+LINFER_API linfer_status linfer_model_load(const char* path, linfer_model** out_model);
+/* Copies the bytes; the caller may free them afterwards. */
+LINFER_API linfer_status linfer_model_load_from_memory(const void* data, size_t size, linfer_model** out_model);
+LINFER_API void linfer_model_free(linfer_model* model);
+LINFER_API linfer_status linfer_model_get_info(const linfer_model* model, linfer_model_info* out_info);
+
+/* Floating-point operations (multiply-add = 2) of one run over `length` tokens, for GFLOP/s. */
+LINFER_API uint64_t linfer_model_flops(const linfer_model* model, size_t length);
+
+LINFER_API linfer_session_options linfer_session_options_default(void);
+/* Bytes of arena a session with these options needs (pass a buffer of this size in options.arena). */
+LINFER_API linfer_status linfer_session_arena_size(const linfer_model* model,
+                                        const linfer_session_options* options, size_t* out_bytes);
+LINFER_API linfer_status linfer_session_create(const linfer_model* model,
+                                    const linfer_session_options* options,
+                                    linfer_session** out_session);
+LINFER_API void linfer_session_free(linfer_session* session);
+
+/* Runs the model on `length` token ids (1 <= length <= the session's max_seq_len). */
+LINFER_API linfer_status linfer_session_run(linfer_session* session, const int32_t* token_ids, size_t length);
+/* Runs the model on token embeddings [length x dim] (row-major); positions are added by the model. */
+LINFER_API linfer_status linfer_session_run_embeddings(linfer_session* session, const float* embeddings,
+                                            size_t length);
+/* The last run's output, valid until the next run or free: `rows` x `cols` floats, row-major. */
+LINFER_API linfer_status linfer_session_output(const linfer_session* session, const float** out_data,
+                                    size_t* out_rows, size_t* out_cols);
+/* Arena bytes in use, and bytes XNNPACK holds for this session's packed weights. */
+LINFER_API linfer_status linfer_session_memory(const linfer_session* session, size_t* out_arena_bytes,
+                                    size_t* out_packed_weight_bytes);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* LINFER_LINFER_H_ */

@@ -1,0 +1,123 @@
+// linfer C++ API: a thin, header-only RAII wrapper over the C API (linfer.h). No exceptions:
+// failures come back as a Status carrying the code and the one-line message.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "linfer/linfer.h"
+
+namespace linfer {
+
+class Status {
+ public:
+  Status() = default;
+  static Status FromLast(linfer_status code) {
+    Status s;
+    s.code_ = code;
+    if (code != LINFER_OK) s.message_ = linfer_last_error();
+    return s;
+  }
+  bool ok() const { return code_ == LINFER_OK; }
+  linfer_status code() const { return code_; }
+  const std::string& message() const { return message_; }
+  explicit operator bool() const { return ok(); }
+
+ private:
+  linfer_status code_ = LINFER_OK;
+  std::string message_;
+};
+
+class Model {
+ public:
+  static Status Load(const std::string& path, Model* out) {
+    linfer_model* m = nullptr;
+    Status s = Status::FromLast(linfer_model_load(path.c_str(), &m));
+    if (s.ok()) out->model_.reset(m);
+    return s;
+  }
+  static Status LoadFromMemory(const void* data, size_t size, Model* out) {
+    linfer_model* m = nullptr;
+    Status s = Status::FromLast(linfer_model_load_from_memory(data, size, &m));
+    if (s.ok()) out->model_.reset(m);
+    return s;
+  }
+  linfer_model_info info() const {
+    linfer_model_info i{};
+    linfer_model_get_info(model_.get(), &i);
+    return i;
+  }
+  const linfer_model* get() const { return model_.get(); }
+  bool loaded() const { return model_ != nullptr; }
+
+ private:
+  struct Free {
+    void operator()(linfer_model* m) const { linfer_model_free(m); }
+  };
+  std::unique_ptr<linfer_model, Free> model_;
+};
+
+struct SessionOptions {
+  uint32_t max_seq_len = 0;  // 0: the model's n
+  uint32_t num_threads = 1;
+  void* arena = nullptr;     // optional caller-owned buffer
+  size_t arena_size = 0;
+  linfer_session_options c() const { return {max_seq_len, num_threads, arena, arena_size}; }
+};
+
+// The output of a run: a view into the session's arena, valid until the next run.
+struct OutputView {
+  const float* data = nullptr;
+  size_t rows = 0, cols = 0;
+  const float* row(size_t r) const { return data + r * cols; }
+};
+
+class Session {
+ public:
+  static Status ArenaSize(const Model& model, const SessionOptions& options, size_t* bytes) {
+    const linfer_session_options o = options.c();
+    return Status::FromLast(linfer_session_arena_size(model.get(), &o, bytes));
+  }
+  // The model must outlive the session.
+  static Status Create(const Model& model, const SessionOptions& options, Session* out) {
+    const linfer_session_options o = options.c();
+    linfer_session* s = nullptr;
+    Status st = Status::FromLast(linfer_session_create(model.get(), &o, &s));
+    if (st.ok()) out->session_.reset(s);
+    return st;
+  }
+  Status Run(const int32_t* ids, size_t length) {
+    return Status::FromLast(linfer_session_run(session_.get(), ids, length));
+  }
+  Status Run(const std::vector<int32_t>& ids) { return Run(ids.data(), ids.size()); }
+  Status RunEmbeddings(const float* embeddings, size_t length) {
+    return Status::FromLast(linfer_session_run_embeddings(session_.get(), embeddings, length));
+  }
+  OutputView output() const {
+    OutputView v;
+    linfer_session_output(session_.get(), &v.data, &v.rows, &v.cols);
+    return v;
+  }
+  size_t arena_bytes() const {
+    size_t a = 0, p = 0;
+    linfer_session_memory(session_.get(), &a, &p);
+    return a;
+  }
+  size_t packed_weight_bytes() const {
+    size_t a = 0, p = 0;
+    linfer_session_memory(session_.get(), &a, &p);
+    return p;
+  }
+
+ private:
+  struct Free {
+    void operator()(linfer_session* s) const { linfer_session_free(s); }
+  };
+  std::unique_ptr<linfer_session, Free> session_;
+};
+
+}  // namespace linfer

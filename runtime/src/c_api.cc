@@ -1,0 +1,199 @@
+// The C API: catches everything, maps failures to status codes and keeps the message per thread.
+#include <new>
+#include <string>
+
+#include "kernels.h"
+#include "linfer/linfer.h"
+#include "model.h"
+#include "session.h"
+
+struct linfer_model {
+  std::unique_ptr<linfer::rt::Model> impl;
+};
+struct linfer_session {
+  std::unique_ptr<linfer::rt::Session> impl;
+};
+
+namespace {
+thread_local std::string g_last_error;
+
+linfer_status fail(linfer_status status, std::string message) {
+  g_last_error = std::move(message);
+  return status;
+}
+linfer_status ok() {
+  g_last_error.clear();
+  return LINFER_OK;
+}
+
+// Runs body, turning an escaped exception (only std::bad_alloc is expected) into a status.
+template <class Fn>
+linfer_status guarded(Fn&& body) {
+  try {
+    return body();
+  } catch (const std::bad_alloc&) {
+    return fail(LINFER_ERROR_OUT_OF_MEMORY, "out of memory");
+  } catch (const std::exception& e) {
+    return fail(LINFER_ERROR_INTERNAL, std::string("internal error: ") + e.what());
+  } catch (...) {
+    return fail(LINFER_ERROR_INTERNAL, "internal error");
+  }
+}
+
+linfer_status finish_load(linfer::rt::LoadResult r, std::unique_ptr<linfer::rt::Model> m,
+                          linfer_model** out) {
+  if (r.status != LINFER_OK) return fail(r.status, r.error);
+  *out = new linfer_model{std::move(m)};
+  return ok();
+}
+}  // namespace
+
+extern "C" {
+
+const char* linfer_version(void) { return "0.1.0"; }
+
+const char* linfer_status_string(linfer_status s) {
+  switch (s) {
+    case LINFER_OK: return "ok";
+    case LINFER_ERROR_INVALID_ARGUMENT: return "invalid argument";
+    case LINFER_ERROR_IO: return "i/o error";
+    case LINFER_ERROR_INVALID_MODEL: return "invalid model";
+    case LINFER_ERROR_UNSUPPORTED: return "unsupported";
+    case LINFER_ERROR_OUT_OF_MEMORY: return "out of memory";
+    case LINFER_ERROR_BUFFER_TOO_SMALL: return "buffer too small";
+    case LINFER_ERROR_INTERNAL: return "internal error";
+  }
+  return "unknown status";
+}
+
+const char* linfer_last_error(void) { return g_last_error.c_str(); }
+
+linfer_status linfer_model_load(const char* path, linfer_model** out_model) {
+  return guarded([&] {
+    if (!path || !out_model) return fail(LINFER_ERROR_INVALID_ARGUMENT, "path or out_model is null");
+    *out_model = nullptr;
+    std::unique_ptr<linfer::rt::Model> m;
+    linfer::rt::LoadResult r = linfer::rt::load_model_file(path, &m);
+    return finish_load(std::move(r), std::move(m), out_model);
+  });
+}
+
+linfer_status linfer_model_load_from_memory(const void* data, size_t size, linfer_model** out_model) {
+  return guarded([&] {
+    if (!data || !out_model) return fail(LINFER_ERROR_INVALID_ARGUMENT, "data or out_model is null");
+    *out_model = nullptr;
+    std::unique_ptr<linfer::rt::Model> m;
+    linfer::rt::LoadResult r = linfer::rt::load_model_memory(data, size, &m);
+    return finish_load(std::move(r), std::move(m), out_model);
+  });
+}
+
+void linfer_model_free(linfer_model* model) { delete model; }
+
+linfer_status linfer_model_get_info(const linfer_model* model, linfer_model_info* out) {
+  if (!model || !out) return fail(LINFER_ERROR_INVALID_ARGUMENT, "model or out_info is null");
+  const linfer::rt::Model& m = *model->impl;
+  const linfer::EncoderConfig& c = m.desc.config;
+  out->vocab_size = c.vocab_size;
+  out->dim = c.dim;
+  out->num_layers = c.num_layers;
+  out->num_heads = c.num_heads;
+  out->head_dim = c.head_dim;
+  out->ff_dim = c.ff_dim;
+  out->max_seq_len = c.max_seq_len;
+  out->proj_len = c.proj_len;
+  out->head = linfer_head_kind(c.head);
+  out->output_channels = c.output_channels();
+  out->parameter_count = m.parameter_count;
+  out->file_bytes = m.size;
+  out->resident_weight_bytes = m.widened_bytes;
+  out->attention_kind = linfer::to_string(c.attention_kind);
+  out->weight_dtype = m.weight_dtype.c_str();
+  return ok();
+}
+
+uint64_t linfer_model_flops(const linfer_model* model, size_t length) {
+  return model ? linfer::forward_flops(model->impl->desc.config, length) : 0;
+}
+
+linfer_session_options linfer_session_options_default(void) {
+  linfer_session_options o;
+  o.max_seq_len = 0;
+  o.num_threads = 1;
+  o.arena = nullptr;
+  o.arena_size = 0;
+  return o;
+}
+
+linfer_status linfer_session_arena_size(const linfer_model* model,
+                                        const linfer_session_options* options, size_t* out_bytes) {
+  return guarded([&] {
+    if (!model || !out_bytes) return fail(LINFER_ERROR_INVALID_ARGUMENT, "model or out_bytes is null");
+    const linfer_session_options o = options ? *options : linfer_session_options_default();
+    std::string err;
+    const linfer_status s = linfer::rt::Session::arena_size(*model->impl, o, out_bytes, &err);
+    return s == LINFER_OK ? ok() : fail(s, err);
+  });
+}
+
+linfer_status linfer_session_create(const linfer_model* model, const linfer_session_options* options,
+                                    linfer_session** out_session) {
+  return guarded([&] {
+    if (!model || !out_session)
+      return fail(LINFER_ERROR_INVALID_ARGUMENT, "model or out_session is null");
+    *out_session = nullptr;
+    const linfer_session_options o = options ? *options : linfer_session_options_default();
+    std::unique_ptr<linfer::rt::Session> s;
+    std::string err;
+    const linfer_status st = linfer::rt::Session::create(*model->impl, o, &s, &err);
+    if (st != LINFER_OK) return fail(st, err);
+    *out_session = new linfer_session{std::move(s)};
+    return ok();
+  });
+}
+
+void linfer_session_free(linfer_session* session) { delete session; }
+
+// run() must not allocate, so it does not go through guarded() (nothing in it throws) and only
+// touches the thread-local message on failure.
+linfer_status linfer_session_run(linfer_session* session, const int32_t* ids, size_t length) {
+  if (!session) return fail(LINFER_ERROR_INVALID_ARGUMENT, "session is null");
+  std::string err;
+  const linfer_status s = session->impl->run_ids(ids, length, &err);
+  if (s != LINFER_OK) return fail(s, err);
+  if (!g_last_error.empty()) g_last_error.clear();
+  return LINFER_OK;
+}
+
+linfer_status linfer_session_run_embeddings(linfer_session* session, const float* embeddings,
+                                            size_t length) {
+  if (!session) return fail(LINFER_ERROR_INVALID_ARGUMENT, "session is null");
+  std::string err;
+  const linfer_status s = session->impl->run_embeddings(embeddings, length, &err);
+  if (s != LINFER_OK) return fail(s, err);
+  if (!g_last_error.empty()) g_last_error.clear();
+  return LINFER_OK;
+}
+
+linfer_status linfer_session_output(const linfer_session* session, const float** data,
+                                    size_t* rows, size_t* cols) {
+  if (!session || !data || !rows || !cols)
+    return fail(LINFER_ERROR_INVALID_ARGUMENT, "session or an output pointer is null");
+  const linfer::rt::Session& s = *session->impl;
+  if (!s.output()) return fail(LINFER_ERROR_INVALID_ARGUMENT, "the session has not run yet");
+  *data = s.output();
+  *rows = s.output_rows();
+  *cols = s.output_cols();
+  return LINFER_OK;
+}
+
+linfer_status linfer_session_memory(const linfer_session* session, size_t* arena_bytes,
+                                    size_t* packed_bytes) {
+  if (!session || !arena_bytes || !packed_bytes)
+    return fail(LINFER_ERROR_INVALID_ARGUMENT, "session or an output pointer is null");
+  *arena_bytes = session->impl->arena_bytes();
+  *packed_bytes = session->impl->packed_weight_bytes();
+  return LINFER_OK;
+}
+
+}  // extern "C"

@@ -1,0 +1,302 @@
+#include "encoder.h"
+
+#include <cmath>
+#include <map>
+
+namespace linfer {
+
+const char* to_string(DType v) {
+  switch (v) {
+    case DType::F32: return "f32";
+    case DType::F16: return "f16";
+    case DType::I8: return "int8";
+  }
+  return "?";
+}
+const char* to_string(AttentionKind v) {
+  switch (v) {
+    case AttentionKind::Linformer: return "linformer";
+    case AttentionKind::FullSoftmax: return "full softmax";
+    case AttentionKind::LinearElu: return "linear (elu+1)";
+    case AttentionKind::GiveTake: return "givetake";
+  }
+  return "?";
+}
+const char* to_string(NormPlacement v) {
+  switch (v) {
+    case NormPlacement::Pre: return "pre";
+    case NormPlacement::Post: return "post";
+    case NormPlacement::Reversible: return "reversible";
+  }
+  return "?";
+}
+const char* to_string(PositionKind v) {
+  switch (v) {
+    case PositionKind::None: return "none";
+    case PositionKind::Learned: return "learned";
+    case PositionKind::Sinusoidal: return "sinusoidal";
+  }
+  return "?";
+}
+const char* to_string(ProjectionPlacement v) {
+  return v == ProjectionPlacement::After ? "after" : v == ProjectionPlacement::Before ? "before" : "?";
+}
+const char* to_string(ProjectionSharing v) {
+  switch (v) {
+    case ProjectionSharing::None: return "none";
+    case ProjectionSharing::Headwise: return "headwise";
+    case ProjectionSharing::KeyValue: return "kv";
+    case ProjectionSharing::Layerwise: return "layerwise";
+  }
+  return "?";
+}
+const char* to_string(Activation v) {
+  switch (v) {
+    case Activation::GeluErf: return "gelu";
+    case Activation::GeluTanh: return "gelu_tanh";
+    case Activation::Relu: return "relu";
+  }
+  return "?";
+}
+const char* to_string(HeadKind v) {
+  switch (v) {
+    case HeadKind::None: return "none";
+    case HeadKind::LmLogits: return "lm";
+    case HeadKind::Classifier: return "classifier";
+  }
+  return "?";
+}
+const char* to_string(Pooling v) {
+  return v == Pooling::First ? "first" : v == Pooling::Mean ? "mean" : "?";
+}
+
+size_t dtype_size(DType t) { return t == DType::F32 ? 4 : t == DType::F16 ? 2 : 1; }
+
+uint64_t WeightView::elements() const {
+  if (shape.empty()) return 0;
+  uint64_t n = 1;
+  for (uint32_t s : shape) {
+    if (s != 0 && n > Limits::kMaxTensorElements / s) return Limits::kMaxTensorElements + 1;
+    n *= s;
+  }
+  return n;
+}
+
+std::string shape_to_string(const std::vector<uint32_t>& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? "," : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+namespace {
+
+std::string check_range(const char* what, uint64_t value, uint64_t lo, uint64_t hi) {
+  if (value < lo || value > hi)
+    return std::string(what) + " = " + std::to_string(value) + " is out of range [" +
+           std::to_string(lo) + ", " + std::to_string(hi) + "]";
+  return "";
+}
+
+std::string validate_config(const EncoderConfig& c) {
+  std::string e;
+  if (uint8_t(c.attention_kind) > uint8_t(AttentionKind::GiveTake)) return "unknown attention kind";
+  if (uint8_t(c.causal) > uint8_t(CausalMode::Causal)) return "unknown causal mode";
+  if (uint8_t(c.norm_placement) > uint8_t(NormPlacement::Reversible)) return "unknown norm placement";
+  if (uint8_t(c.positions) > uint8_t(PositionKind::Sinusoidal)) return "unknown position kind";
+  if (uint8_t(c.projection_placement) > uint8_t(ProjectionPlacement::Before))
+    return "unknown projection placement";
+  if (uint8_t(c.projection_sharing) > uint8_t(ProjectionSharing::Layerwise))
+    return "unknown projection sharing mode";
+  if (uint8_t(c.activation) > uint8_t(Activation::Relu)) return "unknown activation";
+  if (uint8_t(c.head_activation) > uint8_t(Activation::Relu)) return "unknown head activation";
+  if (uint8_t(c.head) > uint8_t(HeadKind::Classifier)) return "unknown head kind";
+  if (uint8_t(c.pooling) > uint8_t(Pooling::Mean)) return "unknown pooling";
+  if (!(e = check_range("dim", c.dim, 1, Limits::kMaxDim)).empty()) return e;
+  if (!(e = check_range("num_layers", c.num_layers, 1, Limits::kMaxLayers)).empty()) return e;
+  if (!(e = check_range("num_heads", c.num_heads, 1, Limits::kMaxHeads)).empty()) return e;
+  if (!(e = check_range("head_dim", c.head_dim, 1, Limits::kMaxDim)).empty()) return e;
+  if (!(e = check_range("num_heads * head_dim", uint64_t(c.num_heads) * c.head_dim, 1,
+                        Limits::kMaxDim)).empty())
+    return e;
+  if (c.kv_heads != c.num_heads && c.kv_heads != 1)
+    return "kv_heads = " + std::to_string(c.kv_heads) + " must be 1 or num_heads (" +
+           std::to_string(c.num_heads) + ")";
+  if (!(e = check_range("ff_dim", c.ff_dim, 1, Limits::kMaxFeedForward)).empty()) return e;
+  if (!(e = check_range("max_seq_len", c.max_seq_len, 1, Limits::kMaxSeqLen)).empty()) return e;
+  if (c.attention_kind == AttentionKind::Linformer) {
+    if (c.proj_len == 0) return "proj_len (k) must be at least 1";
+    if (c.proj_len > c.max_seq_len)
+      return "proj_len k = " + std::to_string(c.proj_len) + " exceeds max_seq_len n = " +
+             std::to_string(c.max_seq_len) + " (Linformer needs k <= n)";
+    if (c.causal != CausalMode::Bidirectional) return "a causal Linformer cannot be represented";
+  }
+  if (!(e = check_range("vocab_size", c.vocab_size, 0, Limits::kMaxVocab)).empty()) return e;
+  if (c.head == HeadKind::LmLogits && c.vocab_size == 0) return "an LM head needs vocab_size > 0";
+  if (c.head == HeadKind::Classifier &&
+      !(e = check_range("num_classes", c.num_classes, 1, Limits::kMaxClasses)).empty())
+    return e;
+  if (!std::isfinite(c.norm_eps) || c.norm_eps <= 0.0f) return "norm_eps must be positive and finite";
+  if (!std::isfinite(c.embedding_scale)) return "embedding_scale must be finite";
+  if (c.positions == PositionKind::Sinusoidal) {
+    if (!std::isfinite(c.sinusoidal_base) || c.sinusoidal_base <= 1.0f)
+      return "sinusoidal_base must be finite and greater than 1";
+    if (c.dim % 2) return "sinusoidal positions need an even dim";
+  }
+  if (uint64_t(c.position_offset) + c.max_seq_len > Limits::kMaxPositionRows)
+    return "position_offset + max_seq_len is too large";
+  return "";
+}
+
+using Shape = std::vector<uint32_t>;
+
+}  // namespace
+
+std::string validate_description(const EncoderDescription& d) {
+  const EncoderConfig& c = d.config;
+  std::string err = validate_config(c);
+  if (!err.empty()) return "invalid configuration: " + err;
+  if (d.layers.size() != c.num_layers)
+    return "the model has " + std::to_string(d.layers.size()) + " layers, the configuration says " +
+           std::to_string(c.num_layers);
+
+  const uint32_t D = c.dim, H = c.num_heads, dh = c.head_dim, kvh = c.kv_heads, F = c.ff_dim,
+                 n = c.max_seq_len, k = c.proj_len;
+  const bool linformer = c.attention_kind == AttentionKind::Linformer;
+  const bool per_head = c.projection_sharing == ProjectionSharing::None;
+
+  // Expected shape of every slot; an empty shape means the slot must be absent, and `optional`
+  // slots may be absent.
+  struct Expect {
+    Shape shape;
+    bool optional = false;
+    bool matrix = false;  // may be stored as f16 or int8
+  };
+  std::map<std::string, Expect> expect;
+  auto need = [&](const std::string& name, Shape s, bool matrix = false) {
+    expect[name] = {std::move(s), false, matrix};
+  };
+  auto maybe = [&](const std::string& name, Shape s, bool matrix = false) {
+    expect[name] = {std::move(s), true, matrix};
+  };
+  auto norm = [&](const std::string& name, bool present) {
+    if (present) {
+      need(name + ".weight", {D});
+      need(name + ".bias", {D});
+    }
+  };
+  if (c.vocab_size > 0) need("token_embedding", {c.vocab_size, D}, true);
+  if (c.positions == PositionKind::Learned) {
+    // rows are checked below: at least position_offset + n
+  }
+  norm("embedding_norm", c.embedding_norm);
+  if (linformer && c.projection_sharing == ProjectionSharing::Layerwise) {
+    need("shared_proj", {k, n}, true);
+    maybe("shared_proj_bias", {k});
+  }
+  const Shape proj = per_head ? Shape{H, k, n} : Shape{k, n};
+  const Shape proj_bias = per_head ? Shape{H, k} : Shape{k};
+  for (uint32_t i = 0; i < c.num_layers; ++i) {
+    const std::string p = "layers." + std::to_string(i) + ".";
+    need(p + "attention.q.weight", {H * dh, D}, true);
+    maybe(p + "attention.q.bias", {H * dh});
+    need(p + "attention.k.weight", {kvh * dh, D}, true);
+    maybe(p + "attention.k.bias", {kvh * dh});
+    need(p + "attention.v.weight", {kvh * dh, D}, true);
+    maybe(p + "attention.v.bias", {kvh * dh});
+    need(p + "attention.out.weight", {D, H * dh}, true);
+    maybe(p + "attention.out.bias", {D});
+    if (linformer && c.projection_sharing != ProjectionSharing::Layerwise) {
+      need(p + "attention.proj_k", proj, true);
+      maybe(p + "attention.proj_k_bias", proj_bias);
+      if (c.has_separate_proj_v()) {
+        need(p + "attention.proj_v", proj, true);
+        maybe(p + "attention.proj_v_bias", proj_bias);
+      }
+    }
+    norm(p + "attention_norm", true);
+    need(p + "feed_forward.fc1.weight", {F, D}, true);
+    maybe(p + "feed_forward.fc1.bias", {F});
+    need(p + "feed_forward.fc2.weight", {D, F}, true);
+    maybe(p + "feed_forward.fc2.bias", {D});
+    norm(p + "feed_forward_norm", true);
+  }
+  norm("final_norm", c.final_norm);
+  if (c.head != HeadKind::None) {
+    const uint32_t out = c.output_channels();
+    maybe("head.dense.weight", {D, D}, true);
+    maybe("head.dense.bias", {D});
+    if (c.head == HeadKind::LmLogits) {
+      maybe("head.norm.weight", {D});
+      maybe("head.norm.bias", {D});
+    }
+    need("head.out.weight", {out, D}, true);
+    maybe("head.out.bias", {out});
+  }
+
+  for_each_weight(d, [&](const std::string& name, const WeightView& w) {
+    if (!err.empty()) return;
+    if (name == "position_embedding") {
+      if (c.positions != PositionKind::Learned) {
+        if (w.present()) err = "position_embedding is present but positions are " +
+                               std::string(to_string(c.positions));
+        return;
+      }
+      const uint64_t rows_needed = uint64_t(c.position_offset) + n;
+      if (!w.present()) err = "position_embedding is missing (positions are learned)";
+      else if (w.shape.size() != 2 || w.shape[1] != D || w.shape[0] < rows_needed)
+        err = "position_embedding has shape " + shape_to_string(w.shape) + ", expected [>= " +
+              std::to_string(rows_needed) + "," + std::to_string(D) + "]";
+      else if (w.shape[0] > Limits::kMaxPositionRows)
+        err = "position_embedding has too many rows";
+      else if (w.dtype != DType::F32)
+        err = "position_embedding must be f32";
+      return;
+    }
+    auto it = expect.find(name);
+    if (it == expect.end()) {
+      if (w.present()) err = name + " is present but the configuration does not use it";
+      return;
+    }
+    const Expect& e = it->second;
+    if (!w.present()) {
+      if (!e.optional) err = name + " is missing";
+      return;
+    }
+    if (w.shape != e.shape) {
+      err = name + " has shape " + shape_to_string(w.shape) + ", the configuration needs " +
+            shape_to_string(e.shape);
+      return;
+    }
+    if (uint8_t(w.dtype) > uint8_t(DType::I8)) {
+      err = name + " has an unknown dtype";
+      return;
+    }
+    if (!e.matrix && w.dtype != DType::F32) {
+      err = name + " must be f32 (only matrices may be f16 or int8)";
+      return;
+    }
+    if (w.dtype == DType::I8 && !w.scales) err = name + " is int8 but has no scales";
+  });
+  if (!err.empty()) return err;
+  // A layer norm needs both its weight and its bias (a missing pair is caught above).
+  return "";
+}
+
+}  // namespace linfer
+
+namespace linfer {
+uint64_t forward_flops(const EncoderConfig& c, uint64_t T) {
+  const uint64_t D = c.dim, HD = uint64_t(c.num_heads) * c.head_dim, k = c.proj_len,
+                 G = c.projection_groups(), F = c.ff_dim, dh = c.head_dim;
+  const uint64_t kv_width = G == 1 ? uint64_t(c.kv_heads) * dh : uint64_t(c.num_heads) * dh;
+  uint64_t layer = 2 * T * D * HD;                                    // Q
+  layer += 2 * G * k * T * D * (c.has_separate_proj_v() ? 2 : 1);    // E X (and F X)
+  layer += 2 * 2 * k * D * kv_width;                                  // K', V'
+  layer += 2 * 2 * T * k * HD;                                        // scores, P V'
+  layer += 2 * T * HD * D;                                            // out
+  layer += 2 * 2 * T * D * F;                                         // feed-forward
+  uint64_t total = layer * c.num_layers;
+  if (c.head == HeadKind::LmLogits) total += 2 * T * D * c.vocab_size;
+  return total;
+}
+}  // namespace linfer

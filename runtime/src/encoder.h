@@ -1,0 +1,202 @@
+// The canonical encoder description: the one structure between the checkpoint readers (through
+// the converter's layout mappers), the .lfm writer, the loader and the kernels. Layouts differ only
+// by the options in EncoderConfig. Weights are views; whoever builds a description owns the bytes.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace linfer {
+
+enum class DType : uint8_t { F32 = 0, F16 = 1, I8 = 2 };
+enum class AttentionKind : uint8_t { Linformer = 0, FullSoftmax = 1, LinearElu = 2, GiveTake = 3 };
+enum class NormPlacement : uint8_t { Pre = 0, Post = 1, Reversible = 2 };
+enum class PositionKind : uint8_t { None = 0, Learned = 1, Sinusoidal = 2 };
+enum class ProjectionPlacement : uint8_t { After = 0, Before = 1 };
+enum class ProjectionSharing : uint8_t { None = 0, Headwise = 1, KeyValue = 2, Layerwise = 3 };
+enum class Activation : uint8_t { GeluErf = 0, GeluTanh = 1, Relu = 2 };
+enum class HeadKind : uint8_t { None = 0, LmLogits = 1, Classifier = 2 };
+enum class Pooling : uint8_t { First = 0, Mean = 1 };
+enum class CausalMode : uint8_t { Bidirectional = 0, Causal = 1 };
+
+const char* to_string(DType);
+const char* to_string(AttentionKind);
+const char* to_string(NormPlacement);
+const char* to_string(PositionKind);
+const char* to_string(ProjectionPlacement);
+const char* to_string(ProjectionSharing);
+const char* to_string(Activation);
+const char* to_string(HeadKind);
+const char* to_string(Pooling);
+size_t dtype_size(DType);
+
+struct EncoderConfig {
+  AttentionKind attention_kind = AttentionKind::Linformer;
+  CausalMode causal = CausalMode::Bidirectional;
+  uint32_t vocab_size = 0;
+  uint32_t dim = 0;
+  uint32_t num_layers = 0;
+  uint32_t num_heads = 0;
+  uint32_t head_dim = 0;
+  uint32_t kv_heads = 0;
+  uint32_t ff_dim = 0;
+  uint32_t max_seq_len = 0;
+  uint32_t proj_len = 0;
+  uint32_t num_global_tokens = 0;
+  NormPlacement norm_placement = NormPlacement::Pre;
+  bool embedding_norm = false;
+  bool final_norm = false;
+  float norm_eps = 1e-5f;
+  PositionKind positions = PositionKind::Learned;
+  uint32_t position_offset = 0;
+  float sinusoidal_base = 10000.0f;
+  float embedding_scale = 1.0f;
+  ProjectionPlacement projection_placement = ProjectionPlacement::After;
+  ProjectionSharing projection_sharing = ProjectionSharing::Headwise;
+  Activation activation = Activation::GeluErf;
+  HeadKind head = HeadKind::None;
+  Activation head_activation = Activation::GeluErf;
+  Pooling pooling = Pooling::First;
+  uint32_t num_classes = 0;
+
+  // Number of distinct E (and F) matrices per layer: heads for sharing None, else 1.
+  uint32_t projection_groups() const {
+    return projection_sharing == ProjectionSharing::None ? num_heads : 1;
+  }
+  bool has_separate_proj_v() const {
+    return projection_sharing == ProjectionSharing::None ||
+           projection_sharing == ProjectionSharing::Headwise;
+  }
+  // Width of the model's final output per row (logits, classes or hidden states).
+  uint32_t output_channels() const {
+    switch (head) {
+      case HeadKind::LmLogits: return vocab_size;
+      case HeadKind::Classifier: return num_classes;
+      default: return dim;
+    }
+  }
+};
+
+// A weight tensor: row-major, shape[0] = output channels for linear layers.
+struct WeightView {
+  DType dtype = DType::F32;
+  std::vector<uint32_t> shape;  // empty: the tensor is absent
+  const void* data = nullptr;
+  const float* scales = nullptr;  // I8 only: one per shape[0]
+  bool present() const { return !shape.empty(); }
+  uint64_t elements() const;
+  uint64_t bytes() const { return elements() * dtype_size(dtype); }
+};
+
+struct LinearWeights {
+  WeightView weight, bias;
+};
+struct NormWeights {
+  WeightView weight, bias;
+};
+
+struct LayerWeights {
+  LinearWeights q, k, v, out;
+  WeightView proj_k, proj_v, proj_k_bias, proj_v_bias;
+  WeightView conv_weight, conv_bias;
+  NormWeights attention_norm;
+  LinearWeights fc1, fc2;
+  NormWeights feed_forward_norm;
+};
+
+struct HeadWeights {
+  LinearWeights dense;
+  NormWeights norm;
+  LinearWeights out;
+};
+
+struct EncoderDescription {
+  EncoderConfig config;
+  WeightView token_embedding, position_embedding;
+  NormWeights embedding_norm;
+  WeightView global_tokens;
+  WeightView shared_proj, shared_proj_bias;
+  std::vector<LayerWeights> layers;
+  NormWeights final_norm;
+  HeadWeights head;
+};
+
+// Largest values a model may declare. They bound every product the runtime forms, so that sizes
+// computed in 64-bit arithmetic cannot overflow and absurd files are refused before allocation.
+struct Limits {
+  static constexpr uint32_t kMaxDim = 1u << 16;
+  static constexpr uint32_t kMaxLayers = 1024;
+  static constexpr uint32_t kMaxHeads = 1024;
+  static constexpr uint32_t kMaxFeedForward = 1u << 18;
+  static constexpr uint32_t kMaxSeqLen = 1u << 20;
+  static constexpr uint32_t kMaxVocab = 1u << 24;
+  static constexpr uint32_t kMaxClasses = 1u << 24;
+  static constexpr uint32_t kMaxPositionRows = (1u << 20) + 4096;
+  static constexpr uint64_t kMaxTensorElements = 1ull << 34;
+};
+
+// Checks the configuration and that every tensor present has the shape the configuration implies,
+// that required tensors are present and that no unexpected tensor is. Returns "" when valid, else a
+// one-line message naming the problem. Used by the converter before writing and by the loader.
+std::string validate_description(const EncoderDescription& desc);
+
+}  // namespace linfer
+
+namespace linfer {
+// Visits every weight slot of a description, present or not, with its dotted name
+// ("layers.1.attention.q.weight"). The one list of tensors shared by writer, loader and validator.
+template <class Desc, class Fn>
+void for_each_weight(Desc& desc, Fn&& fn) {
+  fn("token_embedding", desc.token_embedding);
+  fn("position_embedding", desc.position_embedding);
+  fn("embedding_norm.weight", desc.embedding_norm.weight);
+  fn("embedding_norm.bias", desc.embedding_norm.bias);
+  fn("global_tokens", desc.global_tokens);
+  fn("shared_proj", desc.shared_proj);
+  fn("shared_proj_bias", desc.shared_proj_bias);
+  for (size_t i = 0; i < desc.layers.size(); ++i) {
+    auto& l = desc.layers[i];
+    const std::string p = "layers." + std::to_string(i) + ".";
+    fn(p + "attention.q.weight", l.q.weight);
+    fn(p + "attention.q.bias", l.q.bias);
+    fn(p + "attention.k.weight", l.k.weight);
+    fn(p + "attention.k.bias", l.k.bias);
+    fn(p + "attention.v.weight", l.v.weight);
+    fn(p + "attention.v.bias", l.v.bias);
+    fn(p + "attention.out.weight", l.out.weight);
+    fn(p + "attention.out.bias", l.out.bias);
+    fn(p + "attention.proj_k", l.proj_k);
+    fn(p + "attention.proj_v", l.proj_v);
+    fn(p + "attention.proj_k_bias", l.proj_k_bias);
+    fn(p + "attention.proj_v_bias", l.proj_v_bias);
+    fn(p + "attention.conv_weight", l.conv_weight);
+    fn(p + "attention.conv_bias", l.conv_bias);
+    fn(p + "attention_norm.weight", l.attention_norm.weight);
+    fn(p + "attention_norm.bias", l.attention_norm.bias);
+    fn(p + "feed_forward.fc1.weight", l.fc1.weight);
+    fn(p + "feed_forward.fc1.bias", l.fc1.bias);
+    fn(p + "feed_forward.fc2.weight", l.fc2.weight);
+    fn(p + "feed_forward.fc2.bias", l.fc2.bias);
+    fn(p + "feed_forward_norm.weight", l.feed_forward_norm.weight);
+    fn(p + "feed_forward_norm.bias", l.feed_forward_norm.bias);
+  }
+  fn("final_norm.weight", desc.final_norm.weight);
+  fn("final_norm.bias", desc.final_norm.bias);
+  fn("head.dense.weight", desc.head.dense.weight);
+  fn("head.dense.bias", desc.head.dense.bias);
+  fn("head.norm.weight", desc.head.norm.weight);
+  fn("head.norm.bias", desc.head.norm.bias);
+  fn("head.out.weight", desc.head.out.weight);
+  fn("head.out.bias", desc.head.out.bias);
+}
+
+std::string shape_to_string(const std::vector<uint32_t>& shape);
+}  // namespace linfer
+
+namespace linfer {
+// Floating-point operations (a multiply-add counts 2) of one forward pass over T tokens, as the
+// runtime computes it (with the compression reassociated). For benchmarks' GFLOP/s.
+uint64_t forward_flops(const EncoderConfig& c, uint64_t T);
+}  // namespace linfer

@@ -1,0 +1,338 @@
+#include "lfm_format.h"
+
+#include <cmath>
+#include <cstring>
+#include <map>
+
+#include "linfer_generated.h"
+
+namespace linfer {
+namespace {
+
+namespace fbs = linfer::fb;
+
+// ---------------------------------------------------------------------------------------------
+// Writing
+
+struct Writer {
+  flatbuffers::FlatBufferBuilder fbb{1 << 16};
+  std::vector<const WeightView*> blobs;         // in data-section order
+  std::vector<uint64_t> blob_offsets;
+  std::map<const void*, size_t> blob_index;     // shared data is stored once
+  uint64_t data_size = 0;
+
+  flatbuffers::Offset<fbs::Tensor> tensor(const WeightView& w) {
+    if (!w.present()) return 0;
+    size_t idx;
+    auto it = blob_index.find(w.data);
+    if (it != blob_index.end() && blobs[it->second]->bytes() == w.bytes()) {
+      idx = it->second;
+    } else {
+      idx = blobs.size();
+      blob_index[w.data] = idx;
+      blobs.push_back(&w);
+      data_size = (data_size + kDataAlignment - 1) / kDataAlignment * kDataAlignment;
+      blob_offsets.push_back(data_size);
+      data_size += w.bytes();
+    }
+    auto shape = fbb.CreateVector(w.shape);
+    flatbuffers::Offset<flatbuffers::Vector<float>> scales = 0;
+    if (w.dtype == DType::I8 && w.scales) scales = fbb.CreateVector(w.scales, w.shape[0]);
+    return fbs::CreateTensor(fbb, fbs::DType(w.dtype), shape, blob_offsets[idx], w.bytes(), scales);
+  }
+  flatbuffers::Offset<fbs::Linear> linear(const LinearWeights& l) {
+    if (!l.weight.present() && !l.bias.present()) return 0;
+    auto w = tensor(l.weight);
+    auto b = tensor(l.bias);
+    return fbs::CreateLinear(fbb, w, b);
+  }
+  flatbuffers::Offset<fbs::LayerNorm> norm(const NormWeights& n) {
+    if (!n.weight.present() && !n.bias.present()) return 0;
+    auto w = tensor(n.weight);
+    auto b = tensor(n.bias);
+    return fbs::CreateLayerNorm(fbb, w, b);
+  }
+};
+
+}  // namespace
+
+std::string write_lfm(const EncoderDescription& d, const std::string& producer,
+                      const std::vector<std::pair<std::string, std::string>>& metadata,
+                      std::vector<uint8_t>* out, bool validate) {
+  if (validate) {
+    std::string err = validate_description(d);
+    if (!err.empty()) return err;
+  }
+  Writer w;
+  auto& fbb = w.fbb;
+  fbb.ForceDefaults(true);  // data_offset is patched after Finish, so it must be stored
+  const EncoderConfig& c = d.config;
+  auto config = fbs::CreateConfig(
+      fbb, fbs::AttentionKind(c.attention_kind), fbs::CausalMode(c.causal), c.vocab_size, c.dim,
+      c.num_layers, c.num_heads, c.head_dim, c.kv_heads, c.ff_dim, c.max_seq_len, c.proj_len,
+      c.num_global_tokens, fbs::NormPlacement(c.norm_placement), c.embedding_norm, c.final_norm,
+      c.norm_eps, fbs::PositionKind(c.positions), c.position_offset, c.sinusoidal_base,
+      c.embedding_scale, fbs::ProjectionPlacement(c.projection_placement),
+      fbs::ProjectionSharing(c.projection_sharing), fbs::Activation(c.activation),
+      fbs::HeadKind(c.head), fbs::Activation(c.head_activation), fbs::Pooling(c.pooling),
+      c.num_classes);
+  auto token_embedding = w.tensor(d.token_embedding);
+  auto position_embedding = w.tensor(d.position_embedding);
+  auto embedding_norm = w.norm(d.embedding_norm);
+  auto global_tokens = w.tensor(d.global_tokens);
+  auto shared_proj = w.tensor(d.shared_proj);
+  auto shared_proj_bias = w.tensor(d.shared_proj_bias);
+  std::vector<flatbuffers::Offset<fbs::Layer>> layers;
+  for (const LayerWeights& l : d.layers) {
+    auto q = w.linear(l.q), k = w.linear(l.k), v = w.linear(l.v), o = w.linear(l.out);
+    auto pk = w.tensor(l.proj_k), pv = w.tensor(l.proj_v);
+    auto pkb = w.tensor(l.proj_k_bias), pvb = w.tensor(l.proj_v_bias);
+    auto cw = w.tensor(l.conv_weight), cb = w.tensor(l.conv_bias);
+    auto attention = fbs::CreateAttention(fbb, q, k, v, o, pk, pv, pkb, pvb, cw, cb);
+    auto an = w.norm(l.attention_norm);
+    auto f1 = w.linear(l.fc1), f2 = w.linear(l.fc2);
+    auto ff = fbs::CreateFeedForward(fbb, f1, f2);
+    auto fn = w.norm(l.feed_forward_norm);
+    layers.push_back(fbs::CreateLayer(fbb, attention, an, ff, fn));
+  }
+  auto layers_vec = fbb.CreateVector(layers);
+  auto final_norm = w.norm(d.final_norm);
+  flatbuffers::Offset<fbs::Head> head = 0;
+  if (c.head != HeadKind::None) {
+    auto dense = w.linear(d.head.dense);
+    auto norm = w.norm(d.head.norm);
+    auto o = w.linear(d.head.out);
+    head = fbs::CreateHead(fbb, dense, norm, o);
+  }
+  std::vector<flatbuffers::Offset<fbs::KeyValue>> kvs;
+  for (const auto& [key, value] : metadata)
+    kvs.push_back(fbs::CreateKeyValue(fbb, fbb.CreateString(key), fbb.CreateString(value)));
+  auto metadata_vec = fbb.CreateVector(kvs);
+  auto producer_str = fbb.CreateString(producer);
+  auto model = fbs::CreateModel(fbb, kFormatVersion, producer_str, config, /*data_offset=*/0,
+                                w.data_size, token_embedding, position_embedding, embedding_norm,
+                                global_tokens, shared_proj, shared_proj_bias, layers_vec,
+                                final_norm, head, metadata_vec);
+  fbs::FinishModelBuffer(fbb, model);
+
+  const uint64_t data_offset =
+      (fbb.GetSize() + kDataAlignment - 1) / kDataAlignment * kDataAlignment;
+  out->assign(data_offset + w.data_size, 0);
+  std::memcpy(out->data(), fbb.GetBufferPointer(), fbb.GetSize());
+  if (!fbs::GetMutableModel(out->data())->mutate_data_offset(data_offset))
+    return "internal error: data_offset was not stored";
+  for (size_t i = 0; i < w.blobs.size(); ++i)
+    std::memcpy(out->data() + data_offset + w.blob_offsets[i], w.blobs[i]->data,
+                w.blobs[i]->bytes());
+  return "";
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reading
+
+namespace {
+
+struct Reader {
+  const uint8_t* data_section;
+  uint64_t data_size;
+  std::string err;
+
+  // Converts one tensor, checking rank, dims, byte size, offset and scales. Absent -> empty view.
+  WeightView tensor(const fbs::Tensor* t, const std::string& name) {
+    WeightView w;
+    if (!t || !err.empty()) return w;
+    const auto* shape = t->shape();
+    if (!shape || shape->size() == 0 || shape->size() > 4) {
+      err = name + ": tensor rank must be 1 to 4";
+      return w;
+    }
+    const uint8_t dtype = uint8_t(t->dtype());
+    if (dtype > uint8_t(DType::I8)) {
+      err = name + ": unknown dtype " + std::to_string(dtype);
+      return w;
+    }
+    w.dtype = DType(dtype);
+    w.shape.assign(shape->begin(), shape->end());
+    for (uint32_t s : w.shape)
+      if (s == 0) {
+        err = name + ": shape " + shape_to_string(w.shape) + " has a zero dimension";
+        return {};
+      }
+    const uint64_t elements = w.elements();
+    if (elements > Limits::kMaxTensorElements) {
+      err = name + ": shape " + shape_to_string(w.shape) + " is too large";
+      return {};
+    }
+    const uint64_t bytes = elements * dtype_size(w.dtype);
+    if (t->size() != bytes) {
+      err = name + ": byte size " + std::to_string(t->size()) + " does not match " +
+            to_string(w.dtype) + " " + shape_to_string(w.shape) + " (" + std::to_string(bytes) +
+            " bytes)";
+      return {};
+    }
+    if (t->offset() % kDataAlignment != 0) {
+      err = name + ": data offset " + std::to_string(t->offset()) + " is not 64-byte aligned";
+      return {};
+    }
+    if (t->offset() > data_size || bytes > data_size - t->offset()) {
+      err = name + ": data [" + std::to_string(t->offset()) + ", +" + std::to_string(bytes) +
+            ") lies outside the data section (" + std::to_string(data_size) + " bytes)";
+      return {};
+    }
+    w.data = data_section + t->offset();
+    if (w.dtype == DType::I8) {
+      const auto* scales = t->scales();
+      if (!scales || scales->size() != w.shape[0]) {
+        err = name + ": int8 tensor needs " + std::to_string(w.shape[0]) + " scales, has " +
+              std::to_string(scales ? scales->size() : 0);
+        return {};
+      }
+      for (float s : *scales)
+        if (!std::isfinite(s) || s < 0.0f) {
+          err = name + ": int8 scale " + std::to_string(s) + " is negative or not finite";
+          return {};
+        }
+      w.scales = scales->data();
+    } else if (t->scales() && t->scales()->size() > 0) {
+      err = name + ": only int8 tensors carry scales";
+      return {};
+    }
+    return w;
+  }
+  LinearWeights linear(const fbs::Linear* l, const std::string& name) {
+    LinearWeights out;
+    if (!l) return out;
+    out.weight = tensor(l->weight(), name + ".weight");
+    out.bias = tensor(l->bias(), name + ".bias");
+    return out;
+  }
+  NormWeights norm(const fbs::LayerNorm* n, const std::string& name) {
+    NormWeights out;
+    if (!n) return out;
+    out.weight = tensor(n->weight(), name + ".weight");
+    out.bias = tensor(n->bias(), name + ".bias");
+    return out;
+  }
+};
+
+}  // namespace
+
+std::string parse_lfm(const uint8_t* data, size_t size, EncoderDescription* desc, LfmInfo* info) {
+  if (size < 8) return "file is too small to be a linfer model (" + std::to_string(size) + " bytes)";
+  if (!fbs::ModelBufferHasIdentifier(data)) {
+    char id[5] = {0};
+    std::memcpy(id, data + 4, 4);
+    for (char& ch : id)
+      if (ch && (ch < 32 || ch > 126)) ch = '?';
+    return std::string("not a linfer model: file identifier is '") + id + "', expected 'LFM1'";
+  }
+  // The Verifier bounds every table, vector and string read below to the buffer it is given.
+  const size_t verify_size = size < FLATBUFFERS_MAX_BUFFER_SIZE ? size : FLATBUFFERS_MAX_BUFFER_SIZE - 1;
+  flatbuffers::Verifier verifier(data, verify_size, /*max_depth=*/64, /*max_tables=*/1u << 20);
+  if (!fbs::VerifyModelBuffer(verifier))
+    return "model file is corrupt: the FlatBuffers verifier rejected it (truncated or damaged)";
+  const fbs::Model* m = fbs::GetModel(data);
+  if (m->format_version() != kFormatVersion)
+    return "unsupported format version " + std::to_string(m->format_version()) +
+           " (this runtime reads version " + std::to_string(kFormatVersion) + ")";
+  const uint64_t data_offset = m->data_offset(), data_size = m->data_size();
+  if (data_offset % kDataAlignment != 0)
+    return "data section offset " + std::to_string(data_offset) + " is not 64-byte aligned";
+  if (data_offset > size || data_size > size - data_offset)
+    return "data section [" + std::to_string(data_offset) + ", +" + std::to_string(data_size) +
+           ") extends past the end of the file (" + std::to_string(size) + " bytes)";
+  const fbs::Config* c = m->config();
+  if (!c) return "model has no configuration table";
+  if (!m->layers()) return "model has no layers";
+
+  EncoderDescription d;
+  EncoderConfig& cfg = d.config;
+  cfg.attention_kind = AttentionKind(c->attention_kind());
+  cfg.causal = CausalMode(c->causal());
+  cfg.vocab_size = c->vocab_size();
+  cfg.dim = c->dim();
+  cfg.num_layers = c->num_layers();
+  cfg.num_heads = c->num_heads();
+  cfg.head_dim = c->head_dim();
+  cfg.kv_heads = c->kv_heads();
+  cfg.ff_dim = c->ff_dim();
+  cfg.max_seq_len = c->max_seq_len();
+  cfg.proj_len = c->proj_len();
+  cfg.num_global_tokens = c->num_global_tokens();
+  cfg.norm_placement = NormPlacement(c->norm_placement());
+  cfg.embedding_norm = c->embedding_norm();
+  cfg.final_norm = c->final_norm();
+  cfg.norm_eps = c->norm_eps();
+  cfg.positions = PositionKind(c->positions());
+  cfg.position_offset = c->position_offset();
+  cfg.sinusoidal_base = c->sinusoidal_base();
+  cfg.embedding_scale = c->embedding_scale();
+  cfg.projection_placement = ProjectionPlacement(c->projection_placement());
+  cfg.projection_sharing = ProjectionSharing(c->projection_sharing());
+  cfg.activation = Activation(c->activation());
+  cfg.head = HeadKind(c->head());
+  cfg.head_activation = Activation(c->head_activation());
+  cfg.pooling = Pooling(c->pooling());
+  cfg.num_classes = c->num_classes();
+  if (m->layers()->size() != cfg.num_layers)
+    return "the model has " + std::to_string(m->layers()->size()) +
+           " layers, the configuration says " + std::to_string(cfg.num_layers);
+  if (cfg.num_layers > Limits::kMaxLayers)
+    return "invalid configuration: num_layers = " + std::to_string(cfg.num_layers) + " is too large";
+
+  Reader r{data + data_offset, data_size, ""};
+  d.token_embedding = r.tensor(m->token_embedding(), "token_embedding");
+  d.position_embedding = r.tensor(m->position_embedding(), "position_embedding");
+  d.embedding_norm = r.norm(m->embedding_norm(), "embedding_norm");
+  d.global_tokens = r.tensor(m->global_tokens(), "global_tokens");
+  d.shared_proj = r.tensor(m->shared_proj(), "shared_proj");
+  d.shared_proj_bias = r.tensor(m->shared_proj_bias(), "shared_proj_bias");
+  d.layers.resize(cfg.num_layers);
+  for (uint32_t i = 0; i < cfg.num_layers && r.err.empty(); ++i) {
+    const fbs::Layer* fl = m->layers()->Get(i);
+    const std::string p = "layers." + std::to_string(i) + ".";
+    LayerWeights& l = d.layers[i];
+    if (!fl || !fl->attention() || !fl->feed_forward())
+      return p + "attention or feed_forward is missing";
+    const fbs::Attention* a = fl->attention();
+    l.q = r.linear(a->q(), p + "attention.q");
+    l.k = r.linear(a->k(), p + "attention.k");
+    l.v = r.linear(a->v(), p + "attention.v");
+    l.out = r.linear(a->out(), p + "attention.out");
+    l.proj_k = r.tensor(a->proj_k(), p + "attention.proj_k");
+    l.proj_v = r.tensor(a->proj_v(), p + "attention.proj_v");
+    l.proj_k_bias = r.tensor(a->proj_k_bias(), p + "attention.proj_k_bias");
+    l.proj_v_bias = r.tensor(a->proj_v_bias(), p + "attention.proj_v_bias");
+    l.conv_weight = r.tensor(a->conv_weight(), p + "attention.conv_weight");
+    l.conv_bias = r.tensor(a->conv_bias(), p + "attention.conv_bias");
+    l.attention_norm = r.norm(fl->attention_norm(), p + "attention_norm");
+    l.fc1 = r.linear(fl->feed_forward()->fc1(), p + "feed_forward.fc1");
+    l.fc2 = r.linear(fl->feed_forward()->fc2(), p + "feed_forward.fc2");
+    l.feed_forward_norm = r.norm(fl->feed_forward_norm(), p + "feed_forward_norm");
+  }
+  d.final_norm = r.norm(m->final_norm(), "final_norm");
+  if (m->head()) {
+    d.head.dense = r.linear(m->head()->dense(), "head.dense");
+    d.head.norm = r.norm(m->head()->norm(), "head.norm");
+    d.head.out = r.linear(m->head()->out(), "head.out");
+  }
+  if (!r.err.empty()) return r.err;
+  std::string err = validate_description(d);
+  if (!err.empty()) return err;
+
+  if (info) {
+    info->format_version = m->format_version();
+    info->producer = m->producer() ? m->producer()->str() : "";
+    info->data_offset = data_offset;
+    info->data_size = data_size;
+    info->metadata.clear();
+    if (m->metadata())
+      for (const fbs::KeyValue* kv : *m->metadata())
+        if (kv && kv->key() && kv->value())
+          info->metadata.emplace_back(kv->key()->str(), kv->value()->str());
+  }
+  *desc = std::move(d);
+  return "";
+}
+
+}  // namespace linfer

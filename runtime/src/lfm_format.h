@@ -1,0 +1,35 @@
+// Reading and writing .lfm files (schema/linfer.fbs) to and from the canonical description.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "encoder.h"
+
+namespace linfer {
+
+constexpr uint32_t kFormatVersion = 1;
+constexpr size_t kDataAlignment = 64;
+
+struct LfmInfo {
+  uint32_t format_version = 0;
+  std::string producer;
+  uint64_t data_offset = 0, data_size = 0;
+  std::vector<std::pair<std::string, std::string>> metadata;
+};
+
+// Serialises a description into .lfm bytes. Weights that share one data pointer are stored once.
+// The description must pass validate_description unless `validate` is false (tests use that to
+// make invalid files). Returns "" or a message.
+std::string write_lfm(const EncoderDescription& desc, const std::string& producer,
+                      const std::vector<std::pair<std::string, std::string>>& metadata,
+                      std::vector<uint8_t>* out, bool validate = true);
+
+// Verifies (FlatBuffers Verifier), then checks every offset, size and scale, then validates the
+// meaning (validate_description). On success the views in *desc point into `data`, which must be
+// 64-byte aligned and outlive the description. Never aborts; returns "" or a one-line message.
+std::string parse_lfm(const uint8_t* data, size_t size, EncoderDescription* desc, LfmInfo* info);
+
+}  // namespace linfer

@@ -1,0 +1,137 @@
+#include "model.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <map>
+
+namespace linfer::rt {
+
+Model::~Model() {
+  if (mapped) munmap(mapped, mapped_size);
+}
+
+float half_to_float(uint16_t h) {
+  const uint32_t sign = uint32_t(h & 0x8000) << 16;
+  uint32_t exp = (h >> 10) & 0x1f, mant = h & 0x3ff, bits;
+  if (exp == 0) {
+    if (mant == 0) {
+      bits = sign;
+    } else {  // subnormal: normalise
+      exp = 127 - 15 + 1;
+      while (!(mant & 0x400)) {
+        mant <<= 1;
+        --exp;
+      }
+      bits = sign | (exp << 23) | ((mant & 0x3ff) << 13);
+    }
+  } else if (exp == 31) {
+    bits = sign | 0x7f800000u | (mant << 13);
+  } else {
+    bits = sign | ((exp + 127 - 15) << 23) | (mant << 13);
+  }
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+namespace {
+
+// Validates the bytes, builds the f32 description and fills the bookkeeping.
+LoadResult finish_load(std::unique_ptr<Model>& m) {
+  const uint8_t* bytes = m->mapped ? static_cast<const uint8_t*>(m->mapped) : m->copy.get();
+  std::string err = parse_lfm(bytes, m->size, &m->file_desc, &m->info);
+  if (!err.empty()) return {LINFER_ERROR_INVALID_MODEL, err};
+  const EncoderConfig& c = m->file_desc.config;
+  if (c.attention_kind != AttentionKind::Linformer)
+    return {LINFER_ERROR_UNSUPPORTED, std::string("attention kind '") + to_string(c.attention_kind) +
+                                          "' is not supported by this runtime yet"};
+  m->desc = m->file_desc;
+  std::map<const void*, const float*> done;  // shared weights are widened once
+  bool any_f16 = false, any_i8 = false;
+  std::string alloc_error;
+  for_each_weight(m->desc, [&](const std::string& name, WeightView& w) {
+    if (!w.present() || !alloc_error.empty()) return;
+    m->parameter_count += w.elements();
+    if (w.dtype == DType::F32) return;
+    auto it = done.find(w.data);
+    if (it == done.end()) {
+      const uint64_t n = w.elements();
+      std::unique_ptr<float[]> f(new (std::nothrow) float[n]);
+      if (!f) {
+        alloc_error = "out of memory widening " + name;
+        return;
+      }
+      if (w.dtype == DType::F16) {
+        const uint8_t* src = static_cast<const uint8_t*>(w.data);
+        for (uint64_t i = 0; i < n; ++i) {
+          uint16_t h;
+          std::memcpy(&h, src + 2 * i, 2);
+          f[i] = half_to_float(h);
+        }
+      } else {
+        const int8_t* src = static_cast<const int8_t*>(w.data);
+        const uint64_t row = n / w.shape[0];
+        for (uint64_t i = 0; i < n; ++i) f[i] = w.scales[i / row] * float(src[i]);
+      }
+      m->widened_bytes += n * sizeof(float);
+      it = done.emplace(w.data, f.get()).first;
+      m->widened.push_back(std::move(f));
+    }
+    (w.dtype == DType::F16 ? any_f16 : any_i8) = true;
+    w.data = it->second;
+    w.dtype = DType::F32;
+    w.scales = nullptr;
+  });
+  if (!alloc_error.empty()) return {LINFER_ERROR_OUT_OF_MEMORY, alloc_error};
+  // Norms and biases are always f32; the matrices decide what the file is called.
+  m->weight_dtype = any_f16 && any_i8 ? "mixed" : any_i8 ? "int8" : any_f16 ? "f16" : "f32";
+  return {};
+}
+
+}  // namespace
+
+LoadResult load_model_file(const std::string& path, std::unique_ptr<Model>* out) {
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return {LINFER_ERROR_IO, "cannot open '" + path + "': " + std::strerror(errno)};
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    close(fd);
+    return {LINFER_ERROR_IO, "'" + path + "' is not a regular file"};
+  }
+  auto m = std::make_unique<Model>();
+  m->size = size_t(st.st_size);
+  if (m->size < 8) {
+    close(fd);
+    return {LINFER_ERROR_INVALID_MODEL, "file is too small to be a linfer model (" +
+                                            std::to_string(m->size) + " bytes)"};
+  }
+  void* p = mmap(nullptr, m->size, PROT_READ, MAP_PRIVATE, fd, 0);
+  close(fd);
+  if (p == MAP_FAILED) return {LINFER_ERROR_IO, "cannot map '" + path + "': " + std::strerror(errno)};
+  m->mapped = p;
+  m->mapped_size = m->size;
+  LoadResult r = finish_load(m);
+  if (r.status == LINFER_OK) *out = std::move(m);
+  return r;
+}
+
+LoadResult load_model_memory(const void* data, size_t size, std::unique_ptr<Model>* out) {
+  if (!data && size) return {LINFER_ERROR_INVALID_ARGUMENT, "model data is null"};
+  auto m = std::make_unique<Model>();
+  void* p = nullptr;
+  if (posix_memalign(&p, kDataAlignment, size ? size : 1) != 0)
+    return {LINFER_ERROR_OUT_OF_MEMORY, "out of memory copying the model"};
+  m->copy.reset(static_cast<uint8_t*>(p));
+  if (size) std::memcpy(p, data, size);
+  m->size = size;
+  LoadResult r = finish_load(m);
+  if (r.status == LINFER_OK) *out = std::move(m);
+  return r;
+}
+
+}  // namespace linfer::rt

@@ -1,0 +1,530 @@
+#include "session.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+
+#include "arena_plan.h"
+#include "kernels.h"
+
+namespace linfer::rt {
+namespace {
+
+// Steps of a run, for buffer lifetimes.
+enum Step { kEmbed = 0, kAttention = 1, kFeedForward = 2, kHead = 3 };
+
+// Names the buffers of a session in one place, so that arena_size() and create() agree.
+struct Plan {
+  enum Id {
+    X, X2, H, Sub, Q, Attn, FF, CompK, CompV, KP, VP, KT, RowSum, Scratch, Positions, Pooled,
+    Pooled2, Out, Count
+  };
+  std::vector<ArenaRequest> req = std::vector<ArenaRequest>(Count, ArenaRequest{0, 0, 0});
+  uint64_t total = 0;
+};
+
+Plan make_plan(const EncoderConfig& c, uint64_t T, uint64_t threads) {
+  Plan p;
+  const uint64_t D = c.dim, HD = uint64_t(c.num_heads) * c.head_dim, k = c.proj_len,
+                 G = c.projection_groups(), S = G == 1 ? c.kv_heads : c.num_heads,
+                 dh = c.head_dim, F4 = sizeof(float);
+  auto set = [&](Plan::Id id, uint64_t floats, int first, int last) {
+    p.req[id] = {floats * F4, first, last};
+  };
+  set(Plan::X, T * D, kEmbed, kHead);
+  if (c.norm_placement == NormPlacement::Reversible) set(Plan::X2, T * D, kEmbed, kFeedForward);
+  set(Plan::H, T * D, kEmbed, kHead);
+  set(Plan::Sub, T * D, kAttention, kFeedForward);
+  set(Plan::Q, T * HD, kAttention, kAttention);
+  set(Plan::Attn, T * HD, kAttention, kAttention);
+  set(Plan::FF, T * c.ff_dim, kFeedForward, kFeedForward);
+  set(Plan::CompK, G * k * D, kAttention, kAttention);
+  if (c.has_separate_proj_v()) set(Plan::CompV, G * k * D, kAttention, kAttention);
+  set(Plan::KP, k * S * dh, kAttention, kAttention);
+  set(Plan::VP, k * S * dh, kAttention, kAttention);
+  set(Plan::KT, S * dh * k, kAttention, kAttention);
+  set(Plan::RowSum, 2 * G * k, kAttention, kAttention);
+  set(Plan::Scratch, threads * (kernels::attention_f32_scratch_floats(k) + 16), kAttention,
+      kAttention);
+  // Sinusoidal positions are computed once at creation and kept for every run.
+  if (c.positions == PositionKind::Sinusoidal) set(Plan::Positions, T * D, kEmbed, kHead);
+  if (c.head == HeadKind::Classifier) {
+    set(Plan::Pooled, D, kHead, kHead);
+    set(Plan::Pooled2, D, kHead, kHead);
+    set(Plan::Out, c.num_classes, kHead, kHead);
+  } else if (c.head == HeadKind::LmLogits) {
+    set(Plan::Out, T * c.vocab_size, kHead, kHead);
+  }
+  // Empty requests take no room.
+  std::vector<ArenaRequest> used;
+  std::vector<int> index;
+  for (int i = 0; i < Plan::Count; ++i)
+    if (p.req[i].bytes) {
+      used.push_back(p.req[i]);
+      index.push_back(i);
+    }
+  p.total = plan_arena(used) + 64;  // + 64: room to align a caller's buffer
+  for (size_t j = 0; j < used.size(); ++j) p.req[index[j]] = used[j];
+  return p;
+}
+
+// Runs fn(chunk) for chunk in [0, chunks) on the pool (or inline). No allocation.
+template <class Fn>
+void parallel_chunks(pthreadpool_t pool, size_t chunks, Fn& fn) {
+  if (!pool || chunks <= 1) {
+    for (size_t i = 0; i < chunks; ++i) fn(i);
+    return;
+  }
+  pthreadpool_parallelize_1d(
+      pool, [](void* ctx, size_t i) { (*static_cast<Fn*>(ctx))(i); }, &fn, chunks, 0);
+}
+
+// Splits [0, items) into `chunks` contiguous ranges, multiples of `quantum` where possible, and
+// calls fn(begin, end, chunk).
+template <class Fn>
+void parallel_ranges(pthreadpool_t pool, size_t threads, size_t items, size_t quantum, Fn&& fn) {
+  const size_t units = (items + quantum - 1) / quantum;
+  const size_t chunks = units < threads ? (units ? units : 1) : threads;
+  auto body = [&](size_t c) {
+    const size_t b = std::min(items, c * units / chunks * quantum);
+    const size_t e = std::min(items, (c + 1) * units / chunks * quantum);
+    if (b < e) fn(b, e, c);
+  };
+  parallel_chunks(pool, chunks, body);
+}
+
+const float* f32(const WeightView& w) { return static_cast<const float*>(w.data); }
+
+}  // namespace
+
+Session::~Session() {
+  layer_ops_.clear();  // operators before the pool they may use
+  if (pool_) pthreadpool_destroy(pool_);
+  free(owned_arena_);
+}
+
+static std::string check_options(const EncoderConfig& c, const linfer_session_options& o,
+                                 uint32_t* max_len, uint32_t* threads) {
+  *max_len = o.max_seq_len ? o.max_seq_len : c.max_seq_len;
+  if (*max_len > c.max_seq_len)
+    return "max_seq_len " + std::to_string(o.max_seq_len) + " exceeds the model's n = " +
+           std::to_string(c.max_seq_len);
+  *threads = o.num_threads ? o.num_threads : 1;
+  if (*threads > 256) return "num_threads " + std::to_string(o.num_threads) + " exceeds 256";
+  if (o.arena && o.arena_size == 0) return "an arena pointer was given with arena_size 0";
+  return "";
+}
+
+linfer_status Session::arena_size(const Model& model, const linfer_session_options& options,
+                                  size_t* bytes, std::string* error) {
+  uint32_t max_len, threads;
+  *error = check_options(model.desc.config, options, &max_len, &threads);
+  if (!error->empty()) return LINFER_ERROR_INVALID_ARGUMENT;
+  *bytes = make_plan(model.desc.config, max_len, threads).total;
+  return LINFER_OK;
+}
+
+linfer_status Session::create(const Model& model, const linfer_session_options& options,
+                              std::unique_ptr<Session>* out, std::string* error) {
+  std::unique_ptr<Session> s(new Session());
+  s->model_ = &model;
+  s->cfg_ = model.desc.config;
+  *error = check_options(s->cfg_, options, &s->max_len_, &s->threads_);
+  if (!error->empty()) return LINFER_ERROR_INVALID_ARGUMENT;
+  const linfer_status st = s->prepare(options, error);
+  if (st == LINFER_OK) *out = std::move(s);
+  return st;
+}
+
+linfer_status Session::prepare(const linfer_session_options& options, std::string* error) {
+  const EncoderConfig& c = cfg_;
+  *error = kernels::initialize_xnnpack();
+  if (!error->empty()) return LINFER_ERROR_INTERNAL;
+  Plan plan = make_plan(c, max_len_, threads_);
+  uint8_t* base;
+  if (options.arena) {
+    if (options.arena_size < plan.total) {
+      *error = "the arena is too small: " + std::to_string(options.arena_size) +
+               " bytes given, " + std::to_string(plan.total) + " needed";
+      return LINFER_ERROR_BUFFER_TOO_SMALL;
+    }
+    base = static_cast<uint8_t*>(options.arena);
+  } else {
+    if (posix_memalign(&owned_arena_, 64, plan.total) != 0) {
+      owned_arena_ = nullptr;
+      *error = "out of memory allocating a " + std::to_string(plan.total) + "-byte arena";
+      return LINFER_ERROR_OUT_OF_MEMORY;
+    }
+    base = static_cast<uint8_t*>(owned_arena_);
+  }
+  arena_bytes_ = plan.total;
+  base = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(base) + 63) & ~uintptr_t(63));
+  auto at = [&](Plan::Id id) {
+    return plan.req[id].bytes ? reinterpret_cast<float*>(base + plan.req[id].offset) : nullptr;
+  };
+  buf_ = {at(Plan::X),       at(Plan::X2),     at(Plan::H),      at(Plan::Sub),
+          at(Plan::Q),       at(Plan::Attn),   at(Plan::FF),     at(Plan::CompK),
+          at(Plan::CompV),   at(Plan::KP),     at(Plan::VP),     at(Plan::KT),
+          at(Plan::RowSum),  at(Plan::Scratch), at(Plan::Positions), at(Plan::Pooled),
+          at(Plan::Pooled2), at(Plan::Out)};
+  scratch_stride_ = kernels::attention_f32_scratch_floats(c.proj_len) + 16;
+
+  if (c.positions == PositionKind::Sinusoidal) {
+    const uint32_t half = c.dim / 2;
+    for (uint32_t t = 0; t < max_len_; ++t) {
+      const double p = double(t) + c.position_offset;
+      float* row = buf_.positions + size_t(t) * c.dim;
+      for (uint32_t i = 0; i < half; ++i) {
+        const double angle = p * std::pow(double(c.sinusoidal_base), -2.0 * i / c.dim);
+        row[i] = float(std::sin(angle));
+        row[half + i] = float(std::cos(angle));
+      }
+    }
+  }
+
+  if (threads_ > 1) {
+    pool_ = pthreadpool_create(threads_);
+    if (!pool_) {
+      *error = "could not create a pool of " + std::to_string(threads_) + " threads";
+      return LINFER_ERROR_INTERNAL;
+    }
+  }
+
+  // XNNPACK operators, weights packed once.
+  const size_t before = kernels::xnnpack_allocated_bytes();
+  const size_t D = c.dim, H = c.num_heads, dh = c.head_dim, HD = H * dh, kvh = c.kv_heads,
+               F = c.ff_dim;
+  const bool before_placement = c.projection_placement == ProjectionPlacement::Before;
+  const bool per_head = c.projection_groups() > 1;
+  layer_ops_.resize(c.num_layers);
+  for (uint32_t i = 0; i < c.num_layers && error->empty(); ++i) {
+    const LayerWeights& w = model_->desc.layers[i];
+    LayerOps& ops = layer_ops_[i];
+    auto make = [&](kernels::DenseLayer& op, size_t in, size_t out_ch, size_t out_stride,
+                    const float* weight, const float* bias, bool relu) {
+      if (error->empty()) *error = op.create(in, out_ch, in, out_stride, weight, bias, relu);
+    };
+    make(ops.q, D, HD, HD, f32(w.q.weight), f32(w.q.bias), false);
+    // K and V: on the compressed input (k rows). Per-head projections give each head its own
+    // compressed input, so each head gets the operator for its slice of W (or the one shared
+    // single head when kv_heads = 1). With placement "after", the bias goes through E (added by
+    // hand as rowsum(E) * b), so XNNPACK gets no bias.
+    for (int kv = 0; kv < 2; ++kv) {
+      const LinearWeights& lw = kv == 0 ? w.k : w.v;
+      std::vector<kernels::DenseLayer>& list = kv == 0 ? ops.k : ops.v;
+      const float* bias = before_placement ? f32(lw.bias) : nullptr;
+      if (!per_head) {
+        list.resize(1);
+        make(list[0], D, kvh * dh, kvh * dh, f32(lw.weight), bias, false);
+      } else {
+        list.resize(kvh);
+        for (size_t h = 0; h < kvh; ++h)
+          make(list[h], D, dh, dh, f32(lw.weight) + h * dh * D, bias ? bias + h * dh : nullptr,
+               false);
+      }
+    }
+    make(ops.out, HD, D, D, f32(w.out.weight), f32(w.out.bias), false);
+    make(ops.fc1, D, F, F, f32(w.fc1.weight), f32(w.fc1.bias), c.activation == Activation::Relu);
+    make(ops.fc2, F, D, D, f32(w.fc2.weight), f32(w.fc2.bias), false);
+  }
+  const HeadWeights& hw = model_->desc.head;
+  if (error->empty() && hw.dense.weight.present())
+    *error = head_dense_.create(D, D, D, D, f32(hw.dense.weight), f32(hw.dense.bias), false);
+  if (error->empty() && c.head != HeadKind::None) {
+    const size_t out_ch = c.output_channels();
+    *error = head_out_.create(D, out_ch, D, out_ch, f32(hw.out.weight), f32(hw.out.bias), false);
+  }
+  if (!error->empty()) return LINFER_ERROR_INTERNAL;
+  const size_t after = kernels::xnnpack_allocated_bytes();
+  packed_bytes_ = after > before ? after - before : 0;
+  return LINFER_OK;
+}
+
+// ---------------------------------------------------------------------------------------------
+// run
+
+linfer_status Session::run_ids(const int32_t* ids, size_t length, std::string* error) {
+  const EncoderConfig& c = cfg_;
+  if (c.vocab_size == 0) {
+    *error = "this model takes embeddings, not token ids (vocab_size is 0)";
+    return LINFER_ERROR_INVALID_ARGUMENT;
+  }
+  if (length == 0 || length > max_len_ || !ids) {
+    *error = !ids ? std::string("token ids are null")
+                  : "input length " + std::to_string(length) + " is outside [1, " +
+                        std::to_string(max_len_) + "]";
+    return LINFER_ERROR_INVALID_ARGUMENT;
+  }
+  for (size_t t = 0; t < length; ++t)
+    if (ids[t] < 0 || uint32_t(ids[t]) >= c.vocab_size) {
+      *error = "token id " + std::to_string(ids[t]) + " at position " + std::to_string(t) +
+               " is outside the vocabulary [0, " + std::to_string(c.vocab_size) + ")";
+      return LINFER_ERROR_INVALID_ARGUMENT;
+    }
+  const float* table = f32(model_->desc.token_embedding);
+  const size_t D = c.dim;
+  for (size_t t = 0; t < length; ++t) {
+    const float* src = table + size_t(ids[t]) * D;
+    float* dst = buf_.x + t * D;
+    for (size_t i = 0; i < D; ++i) dst[i] = c.embedding_scale * src[i];
+  }
+  return forward(length, error);
+}
+
+linfer_status Session::run_embeddings(const float* embeddings, size_t length, std::string* error) {
+  if (length == 0 || length > max_len_ || !embeddings) {
+    *error = !embeddings ? std::string("embeddings are null")
+                         : "input length " + std::to_string(length) + " is outside [1, " +
+                               std::to_string(max_len_) + "]";
+    return LINFER_ERROR_INVALID_ARGUMENT;
+  }
+  std::memcpy(buf_.x, embeddings, length * cfg_.dim * sizeof(float));
+  return forward(length, error);
+}
+
+void Session::layernorm_rows(const float* in, float* out, size_t T, const NormWeights& n) {
+  const size_t D = cfg_.dim;
+  parallel_ranges(pool_, threads_, T, 1, [&](size_t b, size_t e, size_t) {
+    kernels::layernorm_f32_fast(in + b * D, D, out + b * D, D, e - b, D, f32(n.weight),
+                                f32(n.bias), cfg_.norm_eps);
+  });
+}
+
+void Session::activate(float* x, size_t rows, size_t cols, Activation act) {
+  parallel_ranges(pool_, threads_, rows, 1, [&](size_t b, size_t e, size_t) {
+    float* p = x + b * cols;
+    const size_t n = (e - b) * cols;
+    switch (act) {
+      case Activation::GeluErf: kernels::gelu_erf_f32_fast(p, n); break;
+      case Activation::GeluTanh: kernels::gelu_tanh_f32_fast(p, n); break;
+      case Activation::Relu: kernels::relu_f32_fast(p, n); break;
+    }
+  });
+}
+
+void Session::add_rows(float* y, const float* x, size_t rows, size_t cols) {
+  parallel_ranges(pool_, threads_, rows, 1, [&](size_t b, size_t e, size_t) {
+    kernels::add_f32_fast(y + b * cols, x + b * cols, (e - b) * cols);
+  });
+}
+
+bool Session::attention(const LayerWeights& w, LayerOps& ops, const float* in, size_t T) {
+  const EncoderConfig& c = cfg_;
+  const size_t D = c.dim, H = c.num_heads, dh = c.head_dim, HD = H * dh, kvh = c.kv_heads,
+               k = c.proj_len, n = c.max_seq_len, G = c.projection_groups();
+  const bool per_head = G > 1;
+  if (!ops.q.run(T, in, buf_.q, pool_)) return false;
+
+  // Compress the input along the sequence first: comp = E[:, :T] X (k x D per group). K and V
+  // are then projected on k rows instead of T (the reassociation E (X W) = (E X) W).
+  const bool layerwise = c.projection_sharing == ProjectionSharing::Layerwise;
+  const WeightView& E = layerwise ? model_->desc.shared_proj : w.proj_k;
+  const WeightView& Eb = layerwise ? model_->desc.shared_proj_bias : w.proj_k_bias;
+  const bool separate_v = c.has_separate_proj_v();
+  const WeightView& Fv = separate_v ? w.proj_v : E;
+  const WeightView& Fb = separate_v ? w.proj_v_bias : Eb;
+  const size_t rows = G * k;  // all groups' compressed rows, split across threads
+  for (int kv = 0; kv < (separate_v ? 2 : 1); ++kv) {
+    const float* proj = f32(kv == 0 ? E : Fv);
+    float* comp = kv == 0 ? buf_.comp_k : buf_.comp_v;
+    parallel_ranges(pool_, threads_, rows, 4, [&](size_t b, size_t e, size_t) {
+      // Row r of group g is row (g*k + r) of the stacked [G*k x n] projection.
+      kernels::gemm_f32_fast(e - b, D, T, proj + b * n, n, in, D, comp + b * D, D);
+    });
+  }
+  const float* comp_v = separate_v ? buf_.comp_v : buf_.comp_k;
+
+  // K' and V' = comp W^T (+ bias), per group.
+  const size_t S = per_head ? H : kvh;                    // distinct K'/V' heads
+  const size_t kp_stride = per_head ? dh : kvh * dh;      // row stride of K'/V'
+  for (int kv = 0; kv < 2; ++kv) {
+    const float* comp = kv == 0 ? buf_.comp_k : comp_v;
+    float* dst = kv == 0 ? buf_.kp : buf_.vp;
+    std::vector<kernels::DenseLayer>& list = kv == 0 ? ops.k : ops.v;
+    if (!per_head) {
+      if (!list[0].run(k, comp, dst, pool_)) return false;
+    } else {
+      for (size_t h = 0; h < H; ++h)
+        if (!list[kvh == 1 ? 0 : h].run(k, comp + h * k * D, dst + h * k * dh, pool_)) return false;
+    }
+    // Biases that XNNPACK did not add.
+    const LinearWeights& lw = kv == 0 ? w.k : w.v;
+    const WeightView& pb = kv == 0 ? Eb : Fb;
+    const float* proj = f32(kv == 0 ? E : Fv);
+    const bool after_bias = c.projection_placement == ProjectionPlacement::After && lw.bias.present();
+    if (after_bias || pb.present()) {
+      float* rowsum = buf_.rowsum;
+      for (size_t g = 0; g < G; ++g)
+        for (size_t r = 0; r < k; ++r) {
+          float s = 0.0f;
+          if (after_bias) {
+            const float* e = proj + (g * k + r) * n;
+            for (size_t t = 0; t < T; ++t) s += e[t];
+          }
+          rowsum[g * k + r] = s;
+        }
+      const float* b = f32(lw.bias);
+      const float* pbias = f32(pb);
+      for (size_t g = 0; g < G; ++g) {
+        // Columns of this group's K'/V' and the slice of b they take.
+        const size_t cols = per_head ? dh : kvh * dh;
+        const float* bg = per_head && kvh > 1 ? b + g * dh : b;
+        float* base = dst + (per_head ? g * k * dh : 0);
+        for (size_t r = 0; r < k; ++r) {
+          float* row = base + r * kp_stride;
+          const float s = rowsum[g * k + r];
+          const float p = pbias ? pbias[g * k + r] : 0.0f;
+          for (size_t j = 0; j < cols; ++j) row[j] += (after_bias ? s * bg[j] : 0.0f) + p;
+        }
+      }
+    }
+  }
+  // Transpose each K' head to [dh x k] so the scores vectorise over the k keys.
+  for (size_t s = 0; s < S; ++s) {
+    const float* src = buf_.kp + (per_head ? s * k * dh : s * dh);
+    float* dst = buf_.kt + s * dh * k;
+    for (size_t r = 0; r < k; ++r)
+      for (size_t j = 0; j < dh; ++j) dst[j * k + r] = src[r * kp_stride + j];
+  }
+  // The attention core: (head, block of rows) items split across threads.
+  const size_t block = 32;
+  const size_t blocks = (T + block - 1) / block;
+  const float scale = 1.0f / std::sqrt(float(dh));
+  parallel_ranges(pool_, threads_, H * blocks, 1, [&](size_t b, size_t e, size_t chunk) {
+    float* scratch = buf_.scratch + chunk * scratch_stride_;
+    for (size_t item = b; item < e; ++item) {
+      const size_t h = item / blocks, r0 = (item % blocks) * block;
+      const size_t s = per_head ? h : (kvh == 1 ? 0 : h);
+      kernels::AttentionHeadArgs a;
+      a.q = buf_.q + h * dh;
+      a.q_stride = HD;
+      a.kt = buf_.kt + s * dh * k;
+      a.kt_stride = k;
+      a.v = buf_.vp + (per_head ? s * k * dh : s * dh);
+      a.v_stride = kp_stride;
+      a.o = buf_.attn + h * dh;
+      a.o_stride = HD;
+      a.head_dim = dh;
+      a.keys = k;
+      a.scale = scale;
+      kernels::attention_f32_fast(a, r0, std::min(T, r0 + block), scratch);
+    }
+  });
+  return ops.out.run(T, buf_.attn, buf_.sub, pool_);
+}
+
+bool Session::feed_forward(const LayerWeights& w, LayerOps& ops, const float* in, size_t T) {
+  if (!ops.fc1.run(T, in, buf_.ff, pool_)) return false;
+  if (cfg_.activation != Activation::Relu) activate(buf_.ff, T, cfg_.ff_dim, cfg_.activation);
+  return ops.fc2.run(T, buf_.ff, buf_.sub, pool_);
+}
+
+bool Session::head(size_t T) {
+  const EncoderConfig& c = cfg_;
+  const size_t D = c.dim;
+  const HeadWeights& hw = model_->desc.head;
+  if (c.head == HeadKind::None) {
+    output_ = buf_.x;
+    output_rows_ = T;
+    output_cols_ = D;
+    return true;
+  }
+  if (c.head == HeadKind::LmLogits) {
+    const float* in = buf_.x;
+    if (hw.dense.weight.present()) {
+      if (!head_dense_.run(T, buf_.x, buf_.h, pool_)) return false;
+      activate(buf_.h, T, D, c.head_activation);
+      in = buf_.h;
+    }
+    if (hw.norm.weight.present()) {
+      layernorm_rows(in, buf_.h, T, hw.norm);
+      in = buf_.h;
+    }
+    if (!head_out_.run(T, in, buf_.out, pool_)) return false;
+    output_ = buf_.out;
+    output_rows_ = T;
+    output_cols_ = c.vocab_size;
+    return true;
+  }
+  // Classifier over a pooled vector.
+  float* pooled = buf_.pooled;
+  if (c.pooling == Pooling::First) {
+    std::memcpy(pooled, buf_.x, D * sizeof(float));
+  } else {
+    for (size_t i = 0; i < D; ++i) {
+      double s = 0;
+      for (size_t t = 0; t < T; ++t) s += buf_.x[t * D + i];
+      pooled[i] = float(s / double(T));
+    }
+  }
+  if (hw.dense.weight.present()) {
+    if (!head_dense_.run(1, pooled, buf_.pooled2, pool_)) return false;
+    for (size_t i = 0; i < D; ++i) buf_.pooled2[i] = std::tanh(buf_.pooled2[i]);
+    pooled = buf_.pooled2;
+  }
+  if (!head_out_.run(1, pooled, buf_.out, pool_)) return false;
+  output_ = buf_.out;
+  output_rows_ = 1;
+  output_cols_ = c.num_classes;
+  return true;
+}
+
+linfer_status Session::forward(size_t T, std::string* error) {
+  const EncoderConfig& c = cfg_;
+  const EncoderDescription& d = model_->desc;
+  const size_t D = c.dim;
+  output_ = nullptr;
+  output_rows_ = output_cols_ = 0;
+  // Positions.
+  if (c.positions != PositionKind::None) {
+    const float* pos = c.positions == PositionKind::Learned
+                           ? f32(d.position_embedding) + size_t(c.position_offset) * D
+                           : buf_.positions;
+    add_rows(buf_.x, pos, T, D);
+  }
+  if (c.embedding_norm) layernorm_rows(buf_.x, buf_.x, T, d.embedding_norm);
+
+  bool ok = true;
+  if (c.norm_placement == NormPlacement::Reversible)
+    std::memcpy(buf_.x2, buf_.x, T * D * sizeof(float));
+  for (uint32_t i = 0; i < c.num_layers && ok; ++i) {
+    const LayerWeights& w = d.layers[i];
+    LayerOps& ops = layer_ops_[i];
+    switch (c.norm_placement) {
+      case NormPlacement::Pre:
+        layernorm_rows(buf_.x, buf_.h, T, w.attention_norm);
+        ok = attention(w, ops, buf_.h, T);
+        add_rows(buf_.x, buf_.sub, T, D);
+        layernorm_rows(buf_.x, buf_.h, T, w.feed_forward_norm);
+        ok = ok && feed_forward(w, ops, buf_.h, T);
+        add_rows(buf_.x, buf_.sub, T, D);
+        break;
+      case NormPlacement::Post:
+        ok = attention(w, ops, buf_.x, T);
+        add_rows(buf_.x, buf_.sub, T, D);
+        layernorm_rows(buf_.x, buf_.x, T, w.attention_norm);
+        ok = ok && feed_forward(w, ops, buf_.x, T);
+        add_rows(buf_.x, buf_.sub, T, D);
+        layernorm_rows(buf_.x, buf_.x, T, w.feed_forward_norm);
+        break;
+      case NormPlacement::Reversible:  // x holds y1, x2 holds y2
+        layernorm_rows(buf_.x2, buf_.h, T, w.attention_norm);
+        ok = attention(w, ops, buf_.h, T);
+        add_rows(buf_.x, buf_.sub, T, D);
+        layernorm_rows(buf_.x, buf_.h, T, w.feed_forward_norm);
+        ok = ok && feed_forward(w, ops, buf_.h, T);
+        add_rows(buf_.x2, buf_.sub, T, D);
+        break;
+    }
+  }
+  if (ok && c.norm_placement == NormPlacement::Reversible) add_rows(buf_.x, buf_.x2, T, D);
+  if (ok && c.final_norm) layernorm_rows(buf_.x, buf_.x, T, d.final_norm);
+  if (ok) ok = head(T);
+  if (!ok) {
+    *error = "an XNNPACK operator failed during run";
+    return LINFER_ERROR_INTERNAL;
+  }
+  return LINFER_OK;
+}
+
+}  // namespace linfer::rt

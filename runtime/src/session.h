@@ -1,0 +1,73 @@
+// A session: the arena planned for one maximum length and thread count, XNNPACK operators created
+// once, and run(), which trusts what creation checked and allocates nothing.
+#pragma once
+
+#include <pthreadpool.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "linfer/linfer.h"
+#include "model.h"
+#include "xnnpack/dense.h"
+
+namespace linfer::rt {
+
+struct SessionLayout;  // buffer placement, see session.cc
+
+class Session {
+ public:
+  ~Session();
+  // Arena bytes for these options, or an error.
+  static linfer_status arena_size(const Model& model, const linfer_session_options& options,
+                                  size_t* bytes, std::string* error);
+  static linfer_status create(const Model& model, const linfer_session_options& options,
+                              std::unique_ptr<Session>* out, std::string* error);
+
+  linfer_status run_ids(const int32_t* ids, size_t length, std::string* error);
+  linfer_status run_embeddings(const float* embeddings, size_t length, std::string* error);
+
+  const float* output() const { return output_; }
+  size_t output_rows() const { return output_rows_; }
+  size_t output_cols() const { return output_cols_; }
+  size_t arena_bytes() const { return arena_bytes_; }
+  size_t packed_weight_bytes() const { return packed_bytes_; }
+
+ private:
+  Session() = default;
+  struct LayerOps {
+    kernels::DenseLayer q, out, fc1, fc2;
+    std::vector<kernels::DenseLayer> k, v;  // one, or one per head (per-head projections)
+  };
+  struct Buffers {
+    float *x = nullptr, *x2 = nullptr, *h = nullptr, *sub = nullptr, *q = nullptr,
+          *attn = nullptr, *ff = nullptr, *comp_k = nullptr, *comp_v = nullptr, *kp = nullptr,
+          *vp = nullptr, *kt = nullptr, *rowsum = nullptr, *scratch = nullptr,
+          *positions = nullptr, *pooled = nullptr, *pooled2 = nullptr, *out = nullptr;
+  };
+
+  linfer_status prepare(const linfer_session_options& options, std::string* error);
+  linfer_status forward(size_t T, std::string* error);
+  bool attention(const LayerWeights& w, LayerOps& ops, const float* in, size_t T);
+  bool feed_forward(const LayerWeights& w, LayerOps& ops, const float* in, size_t T);
+  void layernorm_rows(const float* in, float* out, size_t T, const NormWeights& n);
+  void activate(float* x, size_t rows, size_t cols, Activation act);
+  void add_rows(float* y, const float* x, size_t rows, size_t cols);
+  bool head(size_t T);
+
+  const Model* model_ = nullptr;
+  EncoderConfig cfg_;
+  uint32_t max_len_ = 0, threads_ = 1;
+  pthreadpool_t pool_ = nullptr;
+  void* owned_arena_ = nullptr;
+  size_t arena_bytes_ = 0, packed_bytes_ = 0;
+  Buffers buf_;
+  std::vector<LayerOps> layer_ops_;
+  kernels::DenseLayer head_dense_, head_out_;
+  const float* output_ = nullptr;
+  size_t output_rows_ = 0, output_cols_ = 0;
+  size_t scratch_stride_ = 0;
+};
+
+}  // namespace linfer::rt

@@ -1,0 +1,94 @@
+// Random, valid models built in memory for tests that need a model but not a golden reference.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "encoder.h"
+#include "lfm_format.h"
+
+namespace linfer::testing {
+
+struct OwnedDescription {
+  EncoderDescription desc;
+  std::vector<std::unique_ptr<std::vector<float>>> store;
+};
+
+inline EncoderConfig small_config() {
+  EncoderConfig c;
+  c.vocab_size = 40;
+  c.dim = 24;
+  c.num_layers = 2;
+  c.num_heads = 3;
+  c.head_dim = 8;
+  c.kv_heads = 3;
+  c.ff_dim = 40;
+  c.max_seq_len = 33;
+  c.proj_len = 9;
+  c.final_norm = true;
+  return c;
+}
+
+// Fills every tensor the configuration needs (and every optional bias) with N(0, 0.2) values;
+// layer norm weights are near 1.
+inline OwnedDescription make_model(const EncoderConfig& c, uint32_t seed = 1) {
+  OwnedDescription o;
+  o.desc.config = c;
+  o.desc.layers.resize(c.num_layers);
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> nd(0.0f, 0.2f);
+  auto fill = [&](WeightView& w, std::vector<uint32_t> shape, float base = 0.0f) {
+    w.shape = std::move(shape);
+    w.dtype = DType::F32;
+    auto v = std::make_unique<std::vector<float>>(w.elements());
+    for (float& x : *v) x = base + nd(rng);
+    w.data = v->data();
+    o.store.push_back(std::move(v));
+  };
+  const uint32_t D = c.dim, HD = c.num_heads * c.head_dim, KV = c.kv_heads * c.head_dim;
+  auto norm = [&](NormWeights& n) {
+    fill(n.weight, {D}, 1.0f);
+    fill(n.bias, {D});
+  };
+  auto linear = [&](LinearWeights& l, uint32_t out, uint32_t in) {
+    fill(l.weight, {out, in});
+    fill(l.bias, {out});
+  };
+  if (c.vocab_size) fill(o.desc.token_embedding, {c.vocab_size, D});
+  if (c.positions == PositionKind::Learned)
+    fill(o.desc.position_embedding, {c.position_offset + c.max_seq_len, D});
+  if (c.embedding_norm) norm(o.desc.embedding_norm);
+  const bool per_head = c.projection_sharing == ProjectionSharing::None;
+  const std::vector<uint32_t> proj = per_head ? std::vector<uint32_t>{c.num_heads, c.proj_len, c.max_seq_len}
+                                              : std::vector<uint32_t>{c.proj_len, c.max_seq_len};
+  if (c.projection_sharing == ProjectionSharing::Layerwise) fill(o.desc.shared_proj, {c.proj_len, c.max_seq_len});
+  for (LayerWeights& l : o.desc.layers) {
+    linear(l.q, HD, D);
+    linear(l.k, KV, D);
+    linear(l.v, KV, D);
+    linear(l.out, D, HD);
+    const bool linformer = c.attention_kind == AttentionKind::Linformer;
+    if (linformer && c.projection_sharing != ProjectionSharing::Layerwise) fill(l.proj_k, proj);
+    if (linformer && c.has_separate_proj_v()) fill(l.proj_v, proj);
+    norm(l.attention_norm);
+    linear(l.fc1, c.ff_dim, D);
+    linear(l.fc2, D, c.ff_dim);
+    norm(l.feed_forward_norm);
+  }
+  if (c.final_norm) norm(o.desc.final_norm);
+  if (c.head != HeadKind::None) linear(o.desc.head.out, c.output_channels(), D);
+  return o;
+}
+
+inline std::vector<uint8_t> model_bytes(const EncoderDescription& d, bool validate = true) {
+  std::vector<uint8_t> bytes;
+  const std::string err = write_lfm(d, "linfer tests", {}, &bytes, validate);
+  if (!err.empty()) throw std::runtime_error(err);
+  return bytes;
+}
+
+}  // namespace linfer::testing

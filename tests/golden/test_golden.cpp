@@ -1,0 +1,144 @@
+// Golden parity: each checkpoint written by the PyTorch reference (tools/python/make_golden.py) is
+// converted with linfer-convert, run with the runtime at T in {1, 7, n/2+1, n}, and compared with
+// PyTorch's float64 output: max |linfer - torch| <= 1e-4 * max |torch|.
+#include <doctest/doctest.h>
+#include <sys/wait.h>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "linfer/linfer.hpp"
+#include "tool_util.h"
+
+namespace {
+
+const std::string kGolden = std::string(LINFER_SOURCE_DIR) + "/tests/golden";
+const std::string kTmp = std::string(LINFER_TEST_TMP) + "/golden";
+
+std::string run_command(const std::string& cmd, int* exit_code) {
+  std::string out;
+  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
+  if (!p) return out;
+  char buf[512];
+  while (fgets(buf, sizeof buf, p)) out += buf;
+  const int st = pclose(p);
+  *exit_code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return out;
+}
+
+struct Case {
+  std::string name, checkpoint;
+};
+
+std::vector<Case> cases() {
+  std::vector<Case> out;
+  std::ifstream f(kGolden + "/cases.txt");
+  std::string name, file;
+  while (f >> name >> file) out.push_back({name, file});
+  return out;
+}
+
+// Relative error of `got` against `want`, scaled by the output's largest magnitude.
+double scaled_error(const float* got, const std::vector<float>& want) {
+  double diff = 0, scale = 1e-30;
+  for (size_t i = 0; i < want.size(); ++i) {
+    diff = std::max(diff, std::fabs(double(got[i]) - want[i]));
+    scale = std::max(scale, std::fabs(double(want[i])));
+  }
+  return diff / scale;
+}
+
+std::vector<int> lengths_of(const std::string& dir) {
+  std::vector<int> out;
+  int code = 0;
+  std::stringstream ss(run_command("ls " + dir + " | sed -n 's/^ids_\\([0-9]*\\)\\.txt$/\\1/p' | sort -n", &code));
+  int t;
+  while (ss >> t) out.push_back(t);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("golden parity with PyTorch for every case, length and thread count") {
+  std::system(("mkdir -p " + kTmp).c_str());
+  const auto all = cases();
+  REQUIRE(all.size() >= 10);
+  for (const Case& c : all) {
+    CAPTURE(c.name);
+    const std::string dir = kGolden + "/" + c.name;
+    const std::string lfm = kTmp + "/" + c.name + ".lfm";
+    const bool bare = c.name.find("bare") != std::string::npos;
+    int code = 0;
+    std::string out;
+    std::remove(lfm.c_str());
+    if (bare) {  // a bare state_dict carries no configuration: refused without --config
+      out = run_command(std::string(LINFER_CONVERT_PATH) + " " + dir + "/" + c.checkpoint + " -o " + lfm, &code);
+      CHECK(code == 1);
+      CHECK(out.find("--config") != std::string::npos);
+      CHECK(std::ifstream(lfm).good() == false);
+    }
+    out = run_command(std::string(LINFER_CONVERT_PATH) + " " + dir + "/" + c.checkpoint + " -o " + lfm +
+                          (bare ? " --config " + dir + "/config.json" : ""),
+                      &code);
+    REQUIRE_MESSAGE(code == 0, out);
+
+    linfer::Model model;
+    linfer::Status s = linfer::Model::Load(lfm, &model);
+    REQUIRE_MESSAGE(s.ok(), s.message());
+    const auto lengths = lengths_of(dir);
+    REQUIRE(lengths.size() == 4);
+    for (uint32_t threads : {1u, 2u}) {
+      linfer::SessionOptions opt;
+      opt.num_threads = threads;
+      linfer::Session session;
+      s = linfer::Session::Create(model, opt, &session);
+      REQUIRE_MESSAGE(s.ok(), s.message());
+      for (int T : lengths) {
+        CAPTURE(T);
+        CAPTURE(threads);
+        std::vector<int32_t> ids;
+        REQUIRE(linfer::tools::read_token_ids(dir + "/ids_" + std::to_string(T) + ".txt", &ids).empty());
+        REQUIRE(int(ids.size()) == T);
+        std::vector<float> want;
+        std::vector<size_t> shape;
+        REQUIRE(linfer::tools::read_npy_f32(dir + "/out_" + std::to_string(T) + ".npy", &want, &shape).empty());
+        s = session.Run(ids);
+        REQUIRE_MESSAGE(s.ok(), s.message());
+        const linfer::OutputView o = session.output();
+        REQUIRE(shape.size() == 2);
+        REQUIRE(o.rows == shape[0]);
+        REQUIRE(o.cols == shape[1]);
+        const double err = scaled_error(o.data, want);
+        CHECK_MESSAGE(err <= 1e-4, "scaled error " << err);
+      }
+    }
+  }
+}
+
+TEST_CASE("linfer-run --dump writes the same output as the API") {
+  const Case c = cases().front();
+  const std::string dir = kGolden + "/" + c.name;
+  const std::string lfm = kTmp + "/" + c.name + ".lfm";
+  int code = 0;
+  std::string out = run_command(std::string(LINFER_CONVERT_PATH) + " " + dir + "/" + c.checkpoint + " -o " + lfm, &code);
+  REQUIRE_MESSAGE(code == 0, out);
+  const int T = lengths_of(dir).back();
+  const std::string npy = kTmp + "/dump.npy";
+  out = run_command(std::string(LINFER_RUN_PATH) + " " + lfm + " --ids " + dir + "/ids_" + std::to_string(T) +
+                        ".txt --dump " + npy + " --threads 2", &code);
+  REQUIRE_MESSAGE(code == 0, out);
+  std::vector<float> got, want;
+  std::vector<size_t> gs, ws;
+  REQUIRE(linfer::tools::read_npy_f32(npy, &got, &gs).empty());
+  REQUIRE(linfer::tools::read_npy_f32(dir + "/out_" + std::to_string(T) + ".npy", &want, &ws).empty());
+  CHECK(gs == ws);
+  CHECK(scaled_error(got.data(), want) <= 1e-4);
+  // Without --dump it prints a summary.
+  out = run_command(std::string(LINFER_RUN_PATH) + " " + lfm + " --ids " + dir + "/ids_7.txt", &code);
+  CHECK(code == 0);
+  CHECK(out.find("output: hidden states [7, 32]") != std::string::npos);
+}

@@ -1,0 +1,198 @@
+// The catalogue of bad model files: each is made from a valid model by one targeted change and
+// must be refused at load with its own clear message and status, never a crash. Each file is also
+// written to disk and given to linfer-run, which must exit non-zero with a one-line message.
+#include <doctest/doctest.h>
+
+#include <cstdio>
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <sys/wait.h>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "linfer/linfer.h"
+#include "linfer_generated.h"
+#include "test_models.h"
+
+using namespace linfer;
+using linfer::testing::make_model;
+using linfer::testing::model_bytes;
+using linfer::testing::small_config;
+
+namespace {
+
+struct BadCase {
+  std::string name;
+  std::function<std::vector<uint8_t>()> make;
+  linfer_status status;
+  std::string message;  // must appear in the error
+};
+
+fb::Model* root(std::vector<uint8_t>& b) { return fb::GetMutableModel(b.data()); }
+fb::Tensor* q_weight(std::vector<uint8_t>& b) {
+  return root(b)->mutable_layers()->GetMutableObject(0)->mutable_attention()->mutable_q()->mutable_weight();
+}
+
+std::vector<uint8_t> valid() { return model_bytes(make_model(small_config()).desc); }
+
+std::vector<uint8_t> with_config(std::function<void(fb::Config*)> f) {
+  auto b = valid();
+  f(root(b)->mutable_config());
+  return b;
+}
+
+std::vector<uint8_t> with_desc(std::function<void(testing::OwnedDescription&)> f, EncoderConfig c = small_config()) {
+  auto o = make_model(c);
+  f(o);
+  return model_bytes(o.desc, /*validate=*/false);
+}
+
+std::vector<BadCase> catalogue() {
+  std::vector<BadCase> cases;
+  auto add = [&](std::string name, std::function<std::vector<uint8_t>()> make, linfer_status st,
+                 std::string msg) { cases.push_back({std::move(name), std::move(make), st, std::move(msg)}); };
+  const auto INV = LINFER_ERROR_INVALID_MODEL;
+  add("empty file", [] { return std::vector<uint8_t>(); }, INV, "too small");
+  add("seven bytes", [] { return std::vector<uint8_t>(7, 0); }, INV, "too small");
+  add("wrong identifier", [] { auto b = valid(); std::memcpy(b.data() + 4, "ONNX", 4); return b; }, INV,
+      "file identifier is 'ONNX'");
+  add("truncated to 100 bytes", [] { auto b = valid(); b.resize(100); return b; }, INV, "verifier");
+  add("truncated data section", [] { auto b = valid(); b.pop_back(); return b; }, INV,
+      "extends past the end of the file");
+  add("garbage root offset", [] { auto b = valid(); uint32_t v = 0x7ffffff0; std::memcpy(b.data(), &v, 4); return b; },
+      INV, "verifier");
+  add("format version 2", [] { auto b = valid(); root(b)->mutate_format_version(2); return b; }, INV,
+      "unsupported format version 2");
+  add("data section misaligned", [] { auto b = valid(); root(b)->mutate_data_offset(root(b)->data_offset() + 4); return b; },
+      INV, "data section offset");
+  add("data section past the end", [] { auto b = valid(); root(b)->mutate_data_size(uint64_t(1) << 62); return b; },
+      INV, "extends past the end of the file");
+  add("tensor offset out of range", [] { auto b = valid(); q_weight(b)->mutate_offset(uint64_t(1) << 40); return b; },
+      INV, "layers.0.attention.q.weight: data");
+  add("tensor offset overflowing", [] { auto b = valid(); q_weight(b)->mutate_offset(~uint64_t(63)); return b; },
+      INV, "lies outside the data section");
+  add("tensor offset misaligned", [] { auto b = valid(); q_weight(b)->mutate_offset(q_weight(b)->offset() + 4); return b; },
+      INV, "is not 64-byte aligned");
+  add("tensor byte size wrong", [] { auto b = valid(); q_weight(b)->mutate_size(q_weight(b)->size() - 4); return b; },
+      INV, "does not match f32");
+  add("tensor shape disagrees with config", [] { auto b = valid(); auto* s = q_weight(b)->mutable_shape();
+        s->Mutate(0, 12); s->Mutate(1, 48); return b; }, INV, "layers.0.attention.q.weight has shape [12,48]");
+  add("zero dimension", [] { auto b = valid(); q_weight(b)->mutable_shape()->Mutate(0, 0); return b; }, INV,
+      "zero dimension");
+  add("dimension product overflows", [] { auto b = valid(); auto* s = q_weight(b)->mutable_shape();
+        s->Mutate(0, 0xffffffffu); s->Mutate(1, 0xffffffffu); return b; }, INV, "too large");
+  add("k greater than n", [] { return with_config([](fb::Config* c) { c->mutate_proj_len(40); }); }, INV,
+      "proj_len k = 40 exceeds max_seq_len n = 33");
+  add("k is zero", [] { return with_config([](fb::Config* c) { c->mutate_proj_len(0); }); }, INV, "proj_len");
+  add("dim absurd", [] { return with_config([](fb::Config* c) { c->mutate_dim(0x80000000u); }); }, INV,
+      "dim = 2147483648 is out of range");
+  add("heads times head_dim absurd", [] { return with_config([](fb::Config* c) {
+        c->mutate_num_heads(1000); c->mutate_head_dim(60000); }); }, INV, "num_heads * head_dim");
+  add("vocab absurd", [] { return with_config([](fb::Config* c) { c->mutate_vocab_size(0xffffffffu); }); }, INV,
+      "vocab_size");
+  add("max_seq_len absurd", [] { return with_config([](fb::Config* c) { c->mutate_max_seq_len(0xfffffff0u); }); },
+      INV, "max_seq_len");
+  add("layer count disagrees", [] { return with_config([](fb::Config* c) { c->mutate_num_layers(3); }); }, INV,
+      "the model has 2 layers, the configuration says 3");
+  add("kv_heads invalid", [] { return with_config([](fb::Config* c) { c->mutate_kv_heads(2); }); }, INV,
+      "kv_heads = 2 must be 1 or num_heads");
+  add("unknown activation", [] { return with_config([](fb::Config* c) { c->mutate_activation(fb::Activation(9)); }); },
+      INV, "unknown activation");
+  add("unknown sharing mode", [] { return with_config([](fb::Config* c) {
+        c->mutate_projection_sharing(fb::ProjectionSharing(7)); }); }, INV, "unknown projection sharing");
+  add("norm_eps zero", [] { return with_config([](fb::Config* c) { c->mutate_norm_eps(0.0f); }); }, INV, "norm_eps");
+  add("norm_eps NaN", [] { return with_config([](fb::Config* c) { c->mutate_norm_eps(NAN); }); }, INV, "norm_eps");
+  add("LM head without vocabulary", [] { return with_config([](fb::Config* c) {
+        c->mutate_head(fb::HeadKind::LmLogits); c->mutate_vocab_size(0); }); }, INV, "an LM head needs vocab_size > 0");
+  add("unknown dtype", [] { auto b = valid(); q_weight(b)->mutate_dtype(fb::DType(7)); return b; }, INV,
+      "unknown dtype 7");
+  add("int8 tensor without scales", [] { auto b = valid(); auto* t = q_weight(b);
+        t->mutate_dtype(fb::DType::I8); t->mutate_size(t->size() / 4); return b; }, INV, "int8 tensor needs 24 scales");
+  add("int8 scale not finite", [] { return with_desc([](testing::OwnedDescription& o) {
+        auto& w = o.desc.layers[0].q.weight;
+        static std::vector<float> scales;
+        scales.assign(w.shape[0], 0.01f);
+        scales[3] = INFINITY;
+        w.dtype = DType::I8;
+        w.scales = scales.data(); }); }, INV, "not finite");
+  add("missing required tensor", [] { return with_desc([](testing::OwnedDescription& o) {
+        o.desc.layers[1].fc1.weight = WeightView(); }); }, INV, "layers.1.feed_forward.fc1.weight is missing");
+  add("tensor the config does not use", [] { return with_desc([](testing::OwnedDescription& o) {
+        o.desc.global_tokens = o.desc.final_norm.weight; }); }, INV, "global_tokens is present");
+  add("position table too short", [] { auto b = valid();
+        auto* t = root(b)->mutable_position_embedding(); t->mutable_shape()->Mutate(0, 20);
+        t->mutate_size(20 * 24 * 4); return b; }, INV,
+      "position_embedding has shape");
+  add("norm weight stored as f16", [] { auto b = valid();
+        auto* t = root(b)->mutable_final_norm()->mutable_weight(); t->mutate_dtype(fb::DType::F16);
+        t->mutate_size(t->size() / 2); return b; }, INV, "final_norm.weight must be f32");
+  add("attention kind not in this runtime", [] {
+        EncoderConfig c = small_config();
+        c.attention_kind = AttentionKind::FullSoftmax;
+        return model_bytes(make_model(c).desc); }, LINFER_ERROR_UNSUPPORTED,
+      "attention kind 'full softmax' is not supported");
+  return cases;
+}
+
+std::string run_command(const std::string& cmd, int* exit_code) {
+  std::string out;
+  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
+  if (!p) return out;
+  char buf[512];
+  while (fgets(buf, sizeof buf, p)) out += buf;
+  const int st = pclose(p);
+  *exit_code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("the valid base model loads") {
+  auto b = valid();
+  linfer_model* m = nullptr;
+  REQUIRE_MESSAGE(linfer_model_load_from_memory(b.data(), b.size(), &m) == LINFER_OK, linfer_last_error());
+  linfer_model_free(m);
+}
+
+TEST_CASE("catalogue of bad model files: clear errors from the C API") {
+  const auto cases = catalogue();
+  CHECK(cases.size() >= 20);
+  for (const BadCase& c : cases) {
+    CAPTURE(c.name);
+    const std::vector<uint8_t> bytes = c.make();
+    linfer_model* m = nullptr;
+    const linfer_status st = linfer_model_load_from_memory(bytes.empty() ? "" : (const void*)bytes.data(), bytes.size(), &m);
+    CHECK(st == c.status);
+    CHECK(m == nullptr);
+    const std::string msg = linfer_last_error();
+    CHECK_MESSAGE(msg.find(c.message) != std::string::npos, "message was: " << msg);
+    CHECK(msg.find('\n') == std::string::npos);
+    linfer_model_free(m);
+  }
+}
+
+TEST_CASE("catalogue of bad model files: linfer-run exits non-zero with one line") {
+  const std::string dir = std::string(LINFER_TEST_TMP) + "/bad_models";
+  std::system(("mkdir -p " + dir).c_str());
+  const std::string ids = dir + "/ids.txt";
+  { FILE* f = std::fopen(ids.c_str(), "w"); std::fputs("1 2 3\n", f); std::fclose(f); }
+  int index = 0;
+  for (const BadCase& c : catalogue()) {
+    CAPTURE(c.name);
+    const std::vector<uint8_t> bytes = c.make();
+    const std::string path = dir + "/bad_" + std::to_string(index++) + ".lfm";
+    FILE* f = std::fopen(path.c_str(), "wb");
+    REQUIRE(f);
+    if (!bytes.empty()) std::fwrite(bytes.data(), 1, bytes.size(), f);
+    std::fclose(f);
+    int code = 0;
+    const std::string out = run_command(std::string(LINFER_RUN_PATH) + " " + path + " --ids " + ids, &code);
+    CHECK(code == 1);
+    CHECK_MESSAGE(out.find(c.message) != std::string::npos, "output was: " << out);
+    CHECK(out.rfind("linfer-run: ", 0) == 0);
+    CHECK(std::count(out.begin(), out.end(), '\n') == 1);
+  }
+}

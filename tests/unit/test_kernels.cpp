@@ -1,0 +1,114 @@
+// Every fast kernel against its scalar reference, over odd sizes that exercise vector remainders.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "kernels.h"
+
+using namespace linfer::kernels;
+
+namespace {
+std::vector<float> random_vec(size_t n, uint32_t seed, float scale = 1.0f) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> nd(0.0f, scale);
+  std::vector<float> v(n);
+  for (float& x : v) x = nd(rng);
+  return v;
+}
+// max |a-b| / max(1, max |b|)
+double rel_err(const std::vector<float>& a, const std::vector<float>& b) {
+  double diff = 0, scale = 1;
+  for (size_t i = 0; i < a.size(); ++i) {
+    diff = std::max(diff, double(std::fabs(a[i] - b[i])));
+    scale = std::max(scale, double(std::fabs(b[i])));
+  }
+  return diff / scale;
+}
+const size_t kOddSizes[] = {1, 3, 7, 15, 16, 17, 31, 33, 63, 65, 100, 257};
+}  // namespace
+
+TEST_CASE("fast kernels dispatch to a named target") {
+  MESSAGE("fast kernels use " << fast_kernel_target());
+  CHECK(std::string(fast_kernel_target()).size() > 0);
+}
+
+TEST_CASE("layernorm_f32: fast matches reference") {
+  for (size_t dim : kOddSizes)
+    for (size_t rows : {1, 3, 5}) {
+      const size_t stride = dim + 3;  // strided rows
+      auto x = random_vec(rows * stride, uint32_t(dim * 7 + rows), 2.0f);
+      for (float& v : x) v += 3.0f;  // non-zero mean
+      auto g = random_vec(dim, 11), b = random_vec(dim, 12);
+      std::vector<float> ref(rows * stride, 0.0f), fast(rows * stride, 0.0f);
+      layernorm_f32_ref(x.data(), stride, ref.data(), stride, rows, dim, g.data(), b.data(), 1e-5f);
+      layernorm_f32_fast(x.data(), stride, fast.data(), stride, rows, dim, g.data(), b.data(), 1e-5f);
+      CHECK_MESSAGE(rel_err(fast, ref) < 1e-5, "dim " << dim << " rows " << rows);
+    }
+}
+
+TEST_CASE("elementwise kernels: fast matches reference") {
+  for (size_t n : kOddSizes) {
+    const auto x = random_vec(n, uint32_t(n), 3.0f);
+    auto check = [&](void (*ref)(float*, size_t), void (*fast)(float*, size_t), const char* name,
+                     double tol) {
+      auto a = x, b = x;
+      ref(a.data(), n);
+      fast(b.data(), n);
+      CHECK_MESSAGE(rel_err(b, a) <= tol, name << " n=" << n);
+    };
+    check(gelu_erf_f32_ref, gelu_erf_f32_fast, "gelu_erf", 1e-6);
+    check(gelu_tanh_f32_ref, gelu_tanh_f32_fast, "gelu_tanh", 1e-6);
+    check(relu_f32_ref, relu_f32_fast, "relu", 0.0);
+    auto y1 = random_vec(n, 99), y2 = y1;
+    add_f32_ref(y1.data(), x.data(), n);
+    add_f32_fast(y2.data(), x.data(), n);
+    CHECK(rel_err(y2, y1) == 0.0);
+  }
+}
+
+TEST_CASE("gelu: extreme inputs stay finite and saturate") {
+  std::vector<float> x = {-100.0f, -20.0f, -5.0f, 0.0f, 5.0f, 20.0f, 100.0f, 1e30f, -1e30f};
+  for (auto fast : {gelu_erf_f32_fast, gelu_tanh_f32_fast}) {
+    auto y = x;
+    fast(y.data(), y.size());
+    for (size_t i = 0; i < y.size(); ++i) CHECK(std::isfinite(y[i]));
+    CHECK(y[0] == doctest::Approx(0.0f));
+    CHECK(y[6] == doctest::Approx(100.0f));
+  }
+}
+
+TEST_CASE("gemm_f32: fast matches reference") {
+  for (size_t M : {1, 3, 4, 9, 17})
+    for (size_t N : {1, 5, 16, 33, 70})
+      for (size_t K : {1, 7, 64, 300}) {  // 300 crosses the K panel
+        const size_t lda = K + 2, ldb = N + 1, ldc = N + 3;
+        auto A = random_vec(M * lda, uint32_t(M * 1000 + K)), B = random_vec(K * ldb, uint32_t(N + K));
+        std::vector<float> ref(M * ldc, 7.0f), fast(M * ldc, 7.0f);
+        gemm_f32_ref(M, N, K, A.data(), lda, B.data(), ldb, ref.data(), ldc);
+        gemm_f32_fast(M, N, K, A.data(), lda, B.data(), ldb, fast.data(), ldc);
+        CHECK_MESSAGE(rel_err(fast, ref) < 1e-5, "M " << M << " N " << N << " K " << K);
+      }
+}
+
+TEST_CASE("attention_f32: fast matches reference") {
+  for (size_t keys : {1, 5, 16, 33, 128})
+    for (size_t dh : {1, 7, 16, 33}) {
+      const size_t rows = 11, q_stride = dh * 2 + 1, kt_stride = keys + 2, v_stride = dh + 5,
+                   o_stride = dh * 2 + 1;
+      auto q = random_vec(rows * q_stride, uint32_t(keys + dh), 2.0f);
+      auto kt = random_vec(dh * kt_stride, uint32_t(keys * dh), 2.0f);
+      auto v = random_vec(keys * v_stride, 5);
+      std::vector<float> ref(rows * o_stride, 0.0f), fast(rows * o_stride, 0.0f);
+      std::vector<float> scratch(attention_f32_scratch_floats(keys));
+      AttentionHeadArgs a{q.data(), q_stride, kt.data(), kt_stride, v.data(), v_stride, nullptr,
+                          o_stride, dh, keys, 1.0f / std::sqrt(float(dh))};
+      a.o = ref.data();
+      attention_f32_ref(a, 0, rows, scratch.data());
+      a.o = fast.data();
+      attention_f32_fast(a, 2, rows, scratch.data());  // a sub-range, rows 0-1 untouched
+      attention_f32_fast(a, 0, 2, scratch.data());
+      CHECK_MESSAGE(rel_err(fast, ref) < 1e-5, "keys " << keys << " dh " << dh);
+    }
+}

@@ -1,0 +1,184 @@
+// Sessions, the arena planner and input validation at run time.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "arena_plan.h"
+#include "linfer/linfer.hpp"
+#include "test_models.h"
+
+using namespace linfer;
+using linfer::testing::make_model;
+using linfer::testing::model_bytes;
+using linfer::testing::small_config;
+
+namespace {
+Model load(const std::vector<uint8_t>& bytes) {
+  Model m;
+  Status s = Model::LoadFromMemory(bytes.data(), bytes.size(), &m);
+  REQUIRE_MESSAGE(s.ok(), s.message());
+  return m;
+}
+std::vector<int32_t> ids_of(size_t n, uint32_t vocab) {
+  std::vector<int32_t> ids(n);
+  for (size_t i = 0; i < n; ++i) ids[i] = int32_t((i * 7 + 3) % vocab);
+  return ids;
+}
+std::vector<float> run(Session& s, const std::vector<int32_t>& ids) {
+  Status st = s.Run(ids);
+  REQUIRE_MESSAGE(st.ok(), st.message());
+  OutputView o = s.output();
+  return std::vector<float>(o.data, o.data + o.rows * o.cols);
+}
+}  // namespace
+
+TEST_CASE("arena plan: overlapping lifetimes never share bytes, disjoint ones may") {
+  std::vector<ArenaRequest> r = {{1000, 0, 1}, {500, 1, 2}, {800, 2, 3}, {100, 0, 3}, {1200, 3, 3}};
+  const uint64_t total = plan_arena(r);
+  for (size_t i = 0; i < r.size(); ++i) {
+    CHECK(r[i].offset % 64 == 0);
+    CHECK(r[i].offset + r[i].bytes <= total);
+    for (size_t j = i + 1; j < r.size(); ++j) {
+      const bool overlap_time = r[i].first_step <= r[j].last_step && r[j].first_step <= r[i].last_step;
+      const bool overlap_bytes = r[i].offset < r[j].offset + r[j].bytes + 16 && r[j].offset < r[i].offset + r[i].bytes + 16;
+      CHECK_FALSE((overlap_time && overlap_bytes));
+    }
+  }
+  uint64_t sum = 0;
+  for (auto& x : r) sum += x.bytes;
+  CHECK(total < sum);  // reuse happened
+}
+
+TEST_CASE("session: caller arena gives the same output as an owned one") {
+  auto o = make_model(small_config());
+  Model m = load(model_bytes(o.desc));
+  SessionOptions opt;
+  size_t bytes = 0;
+  REQUIRE(Session::ArenaSize(m, opt, &bytes).ok());
+  CHECK(bytes > 0);
+  std::vector<uint8_t> arena(bytes);
+  opt.arena = arena.data() + 1;  // deliberately misaligned: the session aligns inside
+  opt.arena_size = bytes - 1;
+  Session small;
+  Status s = Session::Create(m, opt, &small);
+  CHECK(s.code() == LINFER_ERROR_BUFFER_TOO_SMALL);
+  CHECK(s.message().find("needed") != std::string::npos);
+  opt.arena = arena.data();
+  opt.arena_size = bytes;
+  Session caller, owned;
+  REQUIRE(Session::Create(m, opt, &caller).ok());
+  REQUIRE(Session::Create(m, SessionOptions(), &owned).ok());
+  const auto ids = ids_of(33, 40);
+  CHECK(run(caller, ids) == run(owned, ids));
+}
+
+TEST_CASE("session: bad inputs fail with a clear error before computing") {
+  auto o = make_model(small_config());
+  Model m = load(model_bytes(o.desc));
+  SessionOptions opt;
+  opt.max_seq_len = 20;
+  Session s;
+  REQUIRE(Session::Create(m, opt, &s).ok());
+  std::vector<int32_t> ids = ids_of(21, 40);
+  Status st = s.Run(ids);
+  CHECK(st.code() == LINFER_ERROR_INVALID_ARGUMENT);
+  CHECK(st.message() == "input length 21 is outside [1, 20]");
+  st = s.Run(ids.data(), 0);
+  CHECK(st.message() == "input length 0 is outside [1, 20]");
+  ids.resize(5);
+  ids[3] = 40;
+  st = s.Run(ids);
+  CHECK(st.message() == "token id 40 at position 3 is outside the vocabulary [0, 40)");
+  ids[3] = -1;
+  CHECK(s.Run(ids).code() == LINFER_ERROR_INVALID_ARGUMENT);
+  opt.max_seq_len = 34;
+  Session too_long;
+  st = Session::Create(m, opt, &too_long);
+  CHECK(st.message() == "max_seq_len 34 exceeds the model's n = 33");
+}
+
+TEST_CASE("session: same output for 1, 2 and 3 threads; repeated runs are bit-identical") {
+  for (auto sharing : {ProjectionSharing::None, ProjectionSharing::Headwise, ProjectionSharing::KeyValue,
+                       ProjectionSharing::Layerwise}) {
+    EncoderConfig c = small_config();
+    c.projection_sharing = sharing;
+    auto o = make_model(c, 7);
+    Model m = load(model_bytes(o.desc));
+    const auto ids = ids_of(33, 40);
+    std::vector<float> base;
+    for (uint32_t threads : {1u, 2u, 3u}) {
+      SessionOptions opt;
+      opt.num_threads = threads;
+      Session s;
+      REQUIRE(Session::Create(m, opt, &s).ok());
+      auto a = run(s, ids), b = run(s, ids);
+      CHECK(a == b);
+      if (base.empty()) {
+        base = a;
+        continue;
+      }
+      double diff = 0, scale = 1e-30;
+      for (size_t i = 0; i < a.size(); ++i) {
+        diff = std::max(diff, double(std::fabs(a[i] - base[i])));
+        scale = std::max(scale, double(std::fabs(base[i])));
+      }
+      CHECK(diff / scale < 1e-5);
+    }
+  }
+}
+
+TEST_CASE("model info and f16/int8 weights widened at load") {
+  auto o = make_model(small_config());
+  // Store q of layer 0 as f16 and k of layer 1 as int8; the output must stay close to f32.
+  Model f32 = load(model_bytes(o.desc));
+  auto& q = o.desc.layers[0].q.weight;
+  std::vector<uint16_t> half(q.elements());
+  const float* qf = static_cast<const float*>(q.data);
+  for (size_t i = 0; i < half.size(); ++i) {  // round to nearest f16 (normal range only)
+    uint32_t bits;
+    std::memcpy(&bits, &qf[i], 4);
+    const uint32_t sign = (bits >> 16) & 0x8000;
+    const int exp = int((bits >> 23) & 0xff) - 127 + 15;
+    uint32_t mant = bits & 0x7fffff;
+    if (exp <= 0) { half[i] = uint16_t(sign); continue; }
+    uint32_t h = (uint32_t(exp) << 10) | (mant >> 13);
+    if (mant & 0x1000) ++h;
+    half[i] = uint16_t(sign | h);
+  }
+  q.dtype = DType::F16;
+  q.data = half.data();
+  auto& k = o.desc.layers[1].k.weight;
+  const float* kf = static_cast<const float*>(k.data);
+  const size_t rows = k.shape[0], cols = k.shape[1];
+  std::vector<int8_t> q8(rows * cols);
+  std::vector<float> scales(rows);
+  for (size_t r = 0; r < rows; ++r) {
+    float mx = 0;
+    for (size_t c = 0; c < cols; ++c) mx = std::max(mx, std::fabs(kf[r * cols + c]));
+    scales[r] = mx / 127.0f;
+    for (size_t c = 0; c < cols; ++c) q8[r * cols + c] = int8_t(std::lround(kf[r * cols + c] / scales[r]));
+  }
+  k.dtype = DType::I8;
+  k.data = q8.data();
+  k.scales = scales.data();
+  Model mixed = load(model_bytes(o.desc));
+  const linfer_model_info info = mixed.info();
+  CHECK(std::string(info.weight_dtype) == "mixed");
+  CHECK(info.resident_weight_bytes == (q.elements() + k.elements()) * 4);
+  CHECK(std::string(f32.info().weight_dtype) == "f32");
+  CHECK(f32.info().resident_weight_bytes == 0);
+  Session a, b;
+  REQUIRE(Session::Create(f32, SessionOptions(), &a).ok());
+  REQUIRE(Session::Create(mixed, SessionOptions(), &b).ok());
+  const auto ids = ids_of(33, 40);
+  const auto x = run(a, ids), y = run(b, ids);
+  double dot = 0, nx = 0, ny = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    dot += double(x[i]) * y[i];
+    nx += double(x[i]) * x[i];
+    ny += double(y[i]) * y[i];
+  }
+  CHECK(dot / std::sqrt(nx * ny) > 0.999);
+}

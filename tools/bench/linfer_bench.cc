@@ -1,0 +1,108 @@
+// linfer-bench MODEL.lfm [--seq-len N] [--threads N] [--runs N]
+// Times run() on random token ids (fixed seed) after one warm-up run and prints latency (median,
+// min, max), effective GFLOP/s, arena bytes, packed weight bytes and peak RSS.
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "linfer/linfer.hpp"
+
+namespace {
+int fail(const std::string& m, int code = 1) {
+  std::fprintf(stderr, "linfer-bench: %s\n", m.c_str());
+  if (code == 2)
+    std::fprintf(stderr, "usage: linfer-bench MODEL.lfm [--seq-len N] [--threads N] [--runs N]\n");
+  return code;
+}
+bool parse_uint(const char* s, uint32_t lo, uint32_t hi, uint32_t* out) {
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long v = std::strtoul(s, &end, 10);
+  if (!*s || *end || errno || v < lo || v > hi || s[0] == '-') return false;
+  *out = uint32_t(v);
+  return true;
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string model_path;
+  uint32_t seq_len = 0, threads = 1, runs = 10;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--seq-len" || a == "--threads" || a == "--runs") {
+      if (i + 1 >= argc) return fail(a + " needs a value", 2);
+      const char* v = argv[++i];
+      uint32_t* dst = a == "--seq-len" ? &seq_len : a == "--threads" ? &threads : &runs;
+      const uint32_t hi = a == "--threads" ? 256 : a == "--runs" ? 100000 : (1u << 20);
+      if (!parse_uint(v, 1, hi, dst))
+        return fail(a + " must be an integer in [1, " + std::to_string(hi) + "], got '" + v + "'", 2);
+    } else if (!a.empty() && a[0] == '-') {
+      return fail("unknown option '" + a + "'", 2);
+    } else if (model_path.empty()) {
+      model_path = a;
+    } else {
+      return fail("unexpected argument '" + a + "'", 2);
+    }
+  }
+  if (model_path.empty()) return fail("no model given", 2);
+  linfer::Model model;
+  linfer::Status s = linfer::Model::Load(model_path, &model);
+  if (!s) return fail(model_path + ": " + s.message());
+  const linfer_model_info info = model.info();
+  if (seq_len == 0) seq_len = info.max_seq_len;
+  if (seq_len > info.max_seq_len)
+    return fail("--seq-len " + std::to_string(seq_len) + " exceeds the model's n = " +
+                std::to_string(info.max_seq_len));
+
+  linfer::SessionOptions options;
+  options.max_seq_len = seq_len;
+  options.num_threads = threads;
+  linfer::Session session;
+  s = linfer::Session::Create(model, options, &session);
+  if (!s) return fail(s.message());
+
+  std::mt19937 rng(1234);
+  std::vector<int32_t> ids(seq_len);
+  std::vector<float> embeddings;
+  if (info.vocab_size) {
+    for (int32_t& id : ids) id = int32_t(rng() % info.vocab_size);
+  } else {
+    embeddings.resize(size_t(seq_len) * info.dim);
+    std::normal_distribution<float> nd;
+    for (float& v : embeddings) v = nd(rng);
+  }
+  auto run_once = [&]() {
+    return info.vocab_size ? session.Run(ids) : session.RunEmbeddings(embeddings.data(), seq_len);
+  };
+  s = run_once();  // warm-up
+  if (!s) return fail(s.message());
+  std::vector<double> ms;
+  for (uint32_t r = 0; r < runs; ++r) {
+    const auto t0 = std::chrono::steady_clock::now();
+    s = run_once();
+    const auto t1 = std::chrono::steady_clock::now();
+    if (!s) return fail(s.message());
+    ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+  }
+  std::sort(ms.begin(), ms.end());
+  const double median = ms.size() % 2 ? ms[ms.size() / 2]
+                                      : 0.5 * (ms[ms.size() / 2 - 1] + ms[ms.size() / 2]);
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  std::printf("model: %s (%s, %u layers, dim %u, %u heads, ff %u, n=%u, k=%u, %s weights)\n",
+              model_path.c_str(), info.attention_kind, info.num_layers, info.dim, info.num_heads,
+              info.ff_dim, info.max_seq_len, info.proj_len, info.weight_dtype);
+  std::printf("seq_len: %u, threads: %u, runs: %u\n", seq_len, threads, runs);
+  std::printf("latency_ms: median %.3f, min %.3f, max %.3f\n", median, ms.front(), ms.back());
+  std::printf("gflops: %.2f\n", double(linfer_model_flops(model.get(), seq_len)) / (median * 1e6));
+  std::printf("arena_bytes: %zu\npacked_weight_bytes: %zu\npeak_rss_bytes: %ld\n",
+              session.arena_bytes(), session.packed_weight_bytes(), ru.ru_maxrss * 1024L);
+  return 0;
+}

@@ -1,0 +1,131 @@
+#include "config_json.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <set>
+
+namespace linfer::convert {
+namespace {
+
+using json = nlohmann::json;
+
+struct Parser {
+  const json& j;
+  std::string err;
+
+  bool has(const char* key) const { return j.contains(key); }
+  void u32(const char* key, uint32_t* out, bool required) {
+    if (!err.empty()) return;
+    if (!has(key)) {
+      if (required) err = "missing key '" + std::string(key) + "'";
+      return;
+    }
+    const json& v = j.at(key);
+    if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() > int64_t(UINT32_MAX)) {
+      err = "'" + std::string(key) + "' must be a non-negative integer";
+      return;
+    }
+    *out = uint32_t(v.get<int64_t>());
+  }
+  void f32(const char* key, float* out) {
+    if (!err.empty() || !has(key)) return;
+    const json& v = j.at(key);
+    if (!v.is_number() || !std::isfinite(v.get<double>())) {
+      err = "'" + std::string(key) + "' must be a finite number";
+      return;
+    }
+    *out = float(v.get<double>());
+  }
+  void boolean(const char* key, bool* out) {
+    if (!err.empty() || !has(key)) return;
+    if (!j.at(key).is_boolean()) {
+      err = "'" + std::string(key) + "' must be true or false";
+      return;
+    }
+    *out = j.at(key).get<bool>();
+  }
+  template <class E>
+  void choice(const char* key, E* out, std::initializer_list<std::pair<const char*, E>> options) {
+    if (!err.empty() || !has(key)) return;
+    const json& v = j.at(key);
+    std::string names;
+    if (v.is_string())
+      for (const auto& [name, value] : options)
+        if (v.get<std::string>() == name) {
+          *out = value;
+          return;
+        }
+    for (const auto& [name, value] : options) names += std::string(names.empty() ? "" : ", ") + name;
+    err = "'" + std::string(key) + "' must be one of: " + names;
+  }
+};
+
+}  // namespace
+
+std::string parse_linfer_config(const std::string& text, EncoderConfig* out) {
+  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return "the configuration is not valid JSON";
+  if (!j.is_object()) return "the configuration must be a JSON object";
+  // Keys the reference writes that only decide which tensors exist (presence is read from the
+  // checkpoint itself).
+  static const std::set<std::string> kInformational = {"qkv_bias", "proj_bias", "head_transform",
+                                                       "ff_bias"};
+  static const std::set<std::string> kKnown = {
+      "vocab_size", "dim", "num_layers", "num_heads", "head_dim", "kv_heads", "ff_dim",
+      "max_seq_len", "proj_len", "attention_kind", "norm_placement", "embedding_norm",
+      "final_norm", "norm_eps", "positions", "position_offset", "sinusoidal_base",
+      "embedding_scale", "projection_placement", "projection_sharing", "activation", "head",
+      "head_activation", "pooling", "num_classes"};
+  for (const auto& item : j.items())
+    if (!kKnown.count(item.key()) && !kInformational.count(item.key()))
+      return "unknown configuration key '" + item.key() + "'";
+
+  EncoderConfig c;
+  Parser p{j, ""};
+  p.u32("vocab_size", &c.vocab_size, true);
+  p.u32("dim", &c.dim, true);
+  p.u32("num_layers", &c.num_layers, true);
+  p.u32("num_heads", &c.num_heads, true);
+  p.u32("head_dim", &c.head_dim, true);
+  c.kv_heads = c.num_heads;
+  p.u32("kv_heads", &c.kv_heads, false);
+  p.u32("ff_dim", &c.ff_dim, true);
+  p.u32("max_seq_len", &c.max_seq_len, true);
+  p.u32("proj_len", &c.proj_len, true);
+  p.choice("attention_kind", &c.attention_kind,
+           {{"linformer", AttentionKind::Linformer}, {"full", AttentionKind::FullSoftmax},
+            {"linear_elu", AttentionKind::LinearElu}, {"givetake", AttentionKind::GiveTake}});
+  p.choice("norm_placement", &c.norm_placement,
+           {{"pre", NormPlacement::Pre}, {"post", NormPlacement::Post},
+            {"reversible", NormPlacement::Reversible}});
+  p.boolean("embedding_norm", &c.embedding_norm);
+  p.boolean("final_norm", &c.final_norm);
+  p.f32("norm_eps", &c.norm_eps);
+  p.choice("positions", &c.positions,
+           {{"none", PositionKind::None}, {"learned", PositionKind::Learned},
+            {"sinusoidal", PositionKind::Sinusoidal}});
+  p.u32("position_offset", &c.position_offset, false);
+  p.f32("sinusoidal_base", &c.sinusoidal_base);
+  p.f32("embedding_scale", &c.embedding_scale);
+  p.choice("projection_placement", &c.projection_placement,
+           {{"after", ProjectionPlacement::After}, {"before", ProjectionPlacement::Before}});
+  p.choice("projection_sharing", &c.projection_sharing,
+           {{"none", ProjectionSharing::None}, {"headwise", ProjectionSharing::Headwise},
+            {"kv", ProjectionSharing::KeyValue}, {"layerwise", ProjectionSharing::Layerwise}});
+  p.choice("activation", &c.activation,
+           {{"gelu", Activation::GeluErf}, {"gelu_tanh", Activation::GeluTanh},
+            {"relu", Activation::Relu}});
+  p.choice("head", &c.head,
+           {{"none", HeadKind::None}, {"lm", HeadKind::LmLogits}, {"classifier", HeadKind::Classifier}});
+  p.choice("head_activation", &c.head_activation,
+           {{"gelu", Activation::GeluErf}, {"gelu_tanh", Activation::GeluTanh},
+            {"relu", Activation::Relu}});
+  p.choice("pooling", &c.pooling, {{"first", Pooling::First}, {"mean", Pooling::Mean}});
+  p.u32("num_classes", &c.num_classes, false);
+  if (!p.err.empty()) return p.err;
+  *out = c;
+  return "";
+}
+
+}  // namespace linfer::convert

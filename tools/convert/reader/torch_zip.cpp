@@ -1,0 +1,285 @@
+// torch.save zip archives (PyTorch >= 1.6): a small stored-only zip/zip64 reader, the archive
+// layout checks of caffe2/serialize/inline_container.cc, and state-dict selection.
+#include <unordered_map>
+
+#include "reader_internal.h"
+
+namespace linfer::convert::detail {
+namespace {
+
+constexpr uint32_t kLocalSig = 0x04034b50;
+constexpr uint32_t kCentralSig = 0x02014b50;
+constexpr uint32_t kEocdSig = 0x06054b50;
+constexpr uint32_t kZip64LocatorSig = 0x07064b50;
+constexpr uint32_t kZip64EocdSig = 0x06064b50;
+constexpr uint64_t kEocdSize = 22;
+constexpr uint64_t kCentralSize = 46;
+constexpr uint64_t kLocalSize = 30;
+constexpr uint64_t kZip64EocdSize = 56;
+constexpr uint64_t kZip64LocatorSize = 20;
+constexpr uint64_t kMaxSupportedVersion = 10;  // caffe2/serialize/versions.h (kMaxSupportedFileFormatVersion)
+
+struct ZipRecord {
+  std::string name;
+  uint64_t offset = 0;  // of the data
+  uint64_t size = 0;
+  uint16_t method = 0;  // 0 = stored; others are refused by parse_torch_zip
+};
+
+// [begin, begin + len) inside [0, limit)?
+bool in_range(uint64_t begin, uint64_t len, uint64_t limit) {
+  uint64_t end;
+  return add_u64(begin, len, &end) && end <= limit;
+}
+
+std::vector<ZipRecord> read_zip(const uint8_t* d, uint64_t n) {
+  if (n < kEocdSize) fail("zip: file too small for an end-of-central-directory record");
+  // The EOCD record is the last 22 bytes plus a comment of up to 65535 bytes.
+  uint64_t eocd = UINT64_MAX;
+  const uint64_t lowest = n - kEocdSize > 65535 ? n - kEocdSize - 65535 : 0;
+  for (uint64_t pos = n - kEocdSize;; --pos) {
+    if (load_u32(d + pos) == kEocdSig && pos + kEocdSize + load_u16(d + pos + 20) == n) {
+      eocd = pos;
+      break;
+    }
+    if (pos == lowest) break;
+  }
+  if (eocd == UINT64_MAX) fail("zip: no end-of-central-directory record (truncated or not a zip file)");
+
+  uint64_t disk = load_u16(d + eocd + 4), cd_disk = load_u16(d + eocd + 6);
+  uint64_t entries_on_disk = load_u16(d + eocd + 8), entries = load_u16(d + eocd + 10);
+  uint64_t cd_size = load_u32(d + eocd + 12), cd_offset = load_u32(d + eocd + 16);
+
+  if (eocd >= kZip64LocatorSize && load_u32(d + eocd - kZip64LocatorSize) == kZip64LocatorSig) {
+    const uint8_t* loc = d + eocd - kZip64LocatorSize;
+    uint64_t z64 = load_u64(loc + 8);
+    if (load_u32(loc + 4) != 0 || load_u32(loc + 16) > 1) fail("zip: multi-disk archives are not supported");
+    if (!in_range(z64, kZip64EocdSize, eocd - kZip64LocatorSize))
+      fail("zip: ZIP64 end-of-central-directory offset " + std::to_string(z64) + " is out of range");
+    const uint8_t* r = d + z64;
+    if (load_u32(r) != kZip64EocdSig) fail("zip: bad ZIP64 end-of-central-directory signature");
+    disk = load_u32(r + 16);
+    cd_disk = load_u32(r + 20);
+    entries_on_disk = load_u64(r + 24);
+    entries = load_u64(r + 32);
+    cd_size = load_u64(r + 40);
+    cd_offset = load_u64(r + 48);
+  }
+  if (disk != 0 || cd_disk != 0 || entries_on_disk != entries) fail("zip: multi-disk archives are not supported");
+  if (!in_range(cd_offset, cd_size, n))
+    fail("zip: central directory (offset " + std::to_string(cd_offset) + ", " + std::to_string(cd_size) +
+         " bytes) lies outside the file (" + std::to_string(n) + " bytes)");
+  if (entries > cd_size / kCentralSize)
+    fail("zip: central directory of " + std::to_string(cd_size) + " bytes cannot hold " +
+         std::to_string(entries) + " entries");
+
+  std::vector<ZipRecord> records;
+  records.reserve(size_t(entries));
+  std::unordered_map<std::string, size_t> seen;
+  const uint64_t cd_end = cd_offset + cd_size;
+  uint64_t pos = cd_offset;
+  for (uint64_t i = 0; i < entries; ++i) {
+    if (!in_range(pos, kCentralSize, cd_end)) fail("zip: central directory entry " + std::to_string(i) + " is truncated");
+    const uint8_t* c = d + pos;
+    if (load_u32(c) != kCentralSig)
+      fail("zip: bad central directory signature at entry " + std::to_string(i));
+    const uint16_t flags = load_u16(c + 8), method = load_u16(c + 10);
+    uint64_t csize = load_u32(c + 20), usize = load_u32(c + 24);
+    const uint64_t name_len = load_u16(c + 28), extra_len = load_u16(c + 30), comment_len = load_u16(c + 32);
+    uint64_t disk_start = load_u16(c + 34);
+    uint64_t local = load_u32(c + 42);
+    if (!in_range(pos + kCentralSize, name_len + extra_len + comment_len, cd_end))
+      fail("zip: central directory entry " + std::to_string(i) + " is truncated");
+    ZipRecord rec;
+    rec.name.assign(reinterpret_cast<const char*>(c + kCentralSize), size_t(name_len));
+    const std::string what = "zip record " + quote(rec.name);
+
+    // ZIP64 extended information: the fields whose 32-bit value is saturated, in this order.
+    const uint8_t* extra = c + kCentralSize + name_len;
+    for (uint64_t at = 0; at < extra_len;) {
+      if (extra_len - at < 4) fail(what + " has a malformed extra field");
+      const uint16_t id = load_u16(extra + at), len = load_u16(extra + at + 2);
+      at += 4;
+      if (len > extra_len - at) fail(what + " has a malformed extra field");
+      if (id == 0x0001) {
+        const uint8_t* z = extra + at;
+        uint64_t zi = 0;
+        auto take64 = [&](uint64_t* field) {
+          if (len - zi < 8) fail(what + " has a truncated ZIP64 extra field");
+          *field = load_u64(z + zi);
+          zi += 8;
+        };
+        if (usize == 0xffffffffu) take64(&usize);
+        if (csize == 0xffffffffu) take64(&csize);
+        if (local == 0xffffffffu) take64(&local);
+        if (disk_start == 0xffffu) {
+          if (len - zi < 4) fail(what + " has a truncated ZIP64 extra field");
+          disk_start = load_u32(z + zi);
+        }
+      }
+      at += len;
+    }
+    pos += kCentralSize + name_len + extra_len + comment_len;
+
+    if (disk_start != 0) fail("zip: multi-disk archives are not supported");
+    if (flags & 0x1) fail(what + " is encrypted");
+    if (method == 0 && csize != usize) fail(what + " is stored but its compressed and uncompressed sizes differ");
+
+    if (!in_range(local, kLocalSize, n)) fail(what + ": local header offset " + std::to_string(local) + " is out of range");
+    const uint8_t* l = d + local;
+    if (load_u32(l) != kLocalSig) fail(what + ": bad local header signature");
+    const uint64_t lname = load_u16(l + 26), lextra = load_u16(l + 28);
+    if (!in_range(local + kLocalSize, lname + lextra, n)) fail(what + ": local header runs past the end of the file");
+    if (std::string_view(reinterpret_cast<const char*>(l + kLocalSize), size_t(lname)) != rec.name)
+      fail(what + ": local header name " +
+           quote(std::string_view(reinterpret_cast<const char*>(l + kLocalSize), size_t(lname))) +
+           " does not match the central directory");
+    if (load_u16(l + 8) != method) fail(what + ": local header compression method differs from the central directory");
+    rec.offset = local + kLocalSize + lname + lextra;
+    rec.size = csize;
+    rec.method = method;
+    if (!in_range(rec.offset, rec.size, n))
+      fail(what + " (" + std::to_string(rec.size) + " bytes at offset " + std::to_string(rec.offset) +
+           ") runs past the end of the file");
+    if (!seen.emplace(rec.name, records.size()).second) fail("zip: duplicate record " + quote(rec.name));
+    records.push_back(std::move(rec));
+  }
+  return records;
+}
+
+bool is_tensor_dict(const Value* v) {
+  if (!v || v->kind != Value::Kind::Dict) return false;
+  for (const auto& [k, val] : v->entries)
+    if (k->kind != Value::Kind::String || val->kind != Value::Kind::Tensor) return false;
+  return true;
+}
+
+// Why `v` is not a dict of tensors, for the error message.
+std::string not_tensor_dict_reason(const Value* v) {
+  if (v->kind != Value::Kind::Dict) return std::string("is a ") + v->kind_name();
+  for (const auto& [k, val] : v->entries) {
+    if (k->kind != Value::Kind::String) return std::string("has a key of type ") + k->kind_name();
+    if (val->kind != Value::Kind::Tensor)
+      return "has entry " + quote(k->text) + " of type " + val->kind_name();
+  }
+  return "is a dict of tensors";
+}
+
+}  // namespace
+
+void parse_torch_zip(const uint8_t* data, uint64_t size, Checkpoint* out) {
+  std::vector<ZipRecord> records = read_zip(data, size);
+  if (records.empty()) fail("zip archive has no records; not a torch.save file");
+  const std::string& first = records.front().name;
+  const size_t slash = first.find('/');
+  if (slash == std::string::npos || slash == 0)
+    fail("zip record " + quote(first) + " is not inside a folder; not a torch.save archive");
+  const std::string prefix = first.substr(0, slash + 1);
+  std::unordered_map<std::string, const ZipRecord*> by_name;
+  for (const ZipRecord& r : records) {
+    if (r.name.compare(0, prefix.size(), prefix) != 0)
+      fail("zip record " + quote(r.name) + " is outside the archive folder " + quote(prefix));
+    by_name.emplace(r.name.substr(prefix.size()), &r);
+  }
+  auto find = [&](const std::string& name) -> const ZipRecord* {
+    auto it = by_name.find(name);
+    return it == by_name.end() ? nullptr : it->second;
+  };
+  auto text_of = [&](const ZipRecord* r) {
+    return std::string_view(reinterpret_cast<const char*>(data + r->offset), size_t(r->size));
+  };
+
+  if (find("constants.pkl"))
+    fail("TorchScript archive (it has constants.pkl) is not supported; save the model's state_dict() "
+         "with torch.save instead");
+  for (const ZipRecord& r : records)
+    if (r.method != 0)
+      fail("zip record " + quote(r.name) + " is compressed (method " + std::to_string(r.method) +
+           "); only stored (uncompressed) records are supported, as torch.save writes them");
+  const ZipRecord* pkl = find("data.pkl");
+  if (!pkl) fail("not a torch.save archive: no record " + quote(prefix + "data.pkl"));
+
+  const ZipRecord* version = find(".data/version");
+  if (!version) version = find("version");
+  if (version) {
+    std::string_view v = text_of(version);
+    while (!v.empty() && (v.back() == '\n' || v.back() == '\r' || v.back() == ' ')) v.remove_suffix(1);
+    uint64_t number = 0;
+    bool ok = !v.empty() && v.size() <= 19;
+    for (char c : v) {
+      if (c < '0' || c > '9') ok = false;
+      else number = number * 10 + uint64_t(c - '0');
+    }
+    if (!ok || number == 0) fail("torch.save archive has a bad version record " + quote(v));
+    if (number > kMaxSupportedVersion)
+      fail("torch.save archive format version " + std::to_string(number) + " is newer than supported (" +
+           std::to_string(kMaxSupportedVersion) + ")");
+  }
+  if (const ZipRecord* bo = find("byteorder")) {
+    std::string_view v = text_of(bo);
+    if (v == "big") fail("big-endian torch.save archives are not supported");
+    if (v != "little") fail("torch.save archive has an unknown byteorder record " + quote(v));
+  }
+
+  StorageResolver resolve = [&](const StorageRequest& req) {
+    const std::string what = "storage " + quote(req.key);
+    const ZipRecord* rec = find("data/" + req.key);
+    if (!rec) fail(what + " has no data record " + quote(prefix + "data/" + req.key));
+    uint64_t bytes;
+    if (!mul_u64(req.numel, dtype_size(req.dtype), &bytes))
+      fail(what + " element count " + std::to_string(req.numel) + " is too large");
+    if (bytes > rec->size)
+      fail(what + " needs " + std::to_string(bytes) + " bytes (" + std::to_string(req.numel) + " x " +
+           dtype_name(req.dtype) + ") but its data record has only " + std::to_string(rec->size));
+    auto it = out->storages.find(req.key);
+    if (it != out->storages.end()) {
+      if (it->second.dtype != req.dtype || it->second.bytes != bytes)
+        fail(what + " is referenced with two different dtypes or sizes");
+      return;
+    }
+    Storage s;
+    s.key = req.key;
+    s.dtype = req.dtype;
+    s.data = data + rec->offset;
+    s.bytes = bytes;
+    out->storages.emplace(req.key, std::move(s));
+  };
+
+  auto arena = std::make_shared<ValueArena>();
+  Value* root = unpickle(data + pkl->offset, size_t(pkl->size), arena.get(), resolve);
+  out->format = "torch-zip";
+  out->root = std::shared_ptr<Value>(arena, root);
+
+  const Value* state_dict = nullptr;
+  std::string why;
+  if (is_tensor_dict(root)) {
+    state_dict = root;
+  } else if (root->kind == Value::Kind::Dict) {
+    for (const char* key : {"state_dict", "model"}) {
+      const Value* v = root->get(key);
+      if (is_tensor_dict(v)) {
+        state_dict = v;
+        break;
+      }
+      if (v && why.empty()) why = "its " + quote(key) + " entry " + not_tensor_dict_reason(v);
+    }
+    if (!state_dict && why.empty())
+      why = "the top-level dict " + not_tensor_dict_reason(root) + " and has no 'state_dict' or 'model' entry";
+  } else {
+    why = std::string("the pickled object is a ") + root->kind_name();
+  }
+  if (!state_dict)
+    fail("no state dict in the checkpoint (expected a dict of tensors, or one under 'state_dict' or "
+         "'model'): " + why);
+
+  if (root->kind == Value::Kind::Dict)
+    for (const auto& [k, v] : root->entries)
+      if (k->kind == Value::Kind::String && v->kind == Value::Kind::String) out->metadata[k->text] = v->text;
+  for (const auto& [k, v] : state_dict->entries) {
+    SourceTensor t = *v->tensor;
+    t.name = k->text;
+    out->tensors[k->text] = std::move(t);
+  }
+}
+
+}  // namespace linfer::convert::detail

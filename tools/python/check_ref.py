@@ -1,0 +1,365 @@
+"""Independent check of linfer_ref.py and of the golden fixtures.
+
+    /usr/bin/python3 tools/python/check_ref.py [GOLDEN_DIR]     (default: tests/golden)
+
+For every case in cases.txt it
+  1. reads the checkpoint back from disk with its own parser (safetensors: header, alignment,
+     contiguous offsets; torch.save: torch.load(weights_only=True), i.e. a restricted unpickler),
+     and checks the embedded config equals config.json (bare state_dicts carry none);
+  2. checks the tensor names and shapes against the docs/converter.md table, derived here from the
+     config without using linfer_ref;
+  3. recomputes every out_<T>.npy with a plain-numpy float64 forward written from
+     docs/converter.md (per-head / per-row loops, no torch) and requires agreement within 1e-6
+     (relative to max(1, |ref|));
+  4. loads the same tensors into linfer_ref.LinferEncoder (strict key match), runs it in float64
+     and requires agreement with the numpy forward within 1e-9.
+It also prints the mean attention entropy so degenerate (saturated or uniform) fixtures stand out.
+"""
+
+import json
+import math
+import os
+import struct
+import sys
+
+sys.dont_write_bytecode = True  # keep the source tree clean
+
+import numpy as np
+
+DEFAULTS = {
+    "attention_kind": "linformer", "norm_placement": "pre", "embedding_norm": False,
+    "final_norm": False, "norm_eps": 1e-5, "positions": "learned", "position_offset": 0,
+    "sinusoidal_base": 10000.0, "embedding_scale": 1.0, "projection_placement": "after",
+    "projection_sharing": "headwise", "activation": "gelu", "head": "none",
+    "head_activation": "gelu", "pooling": "first", "num_classes": 0,
+}
+
+
+def full_config(c):
+    cfg = dict(DEFAULTS)
+    cfg.update(c)
+    cfg.setdefault("kv_heads", cfg["num_heads"])
+    return cfg
+
+
+# ------------------------------------------------------------------------------ reading files
+
+
+def read_safetensors(path):
+    raw = open(path, "rb").read()
+    (n,) = struct.unpack("<Q", raw[:8])
+    assert n % 8 == 0, "header length not a multiple of 8"
+    assert 8 + n <= len(raw)
+    header = json.loads(raw[8 : 8 + n].decode("utf-8"))
+    meta = header.pop("__metadata__", None)
+    data = raw[8 + n :]
+    spans = []
+    tensors = {}
+    for name, info in header.items():
+        assert info["dtype"] == "F32"
+        b, e = info["data_offsets"]
+        assert e - b == 4 * int(np.prod(info["shape"], dtype=np.int64)), name
+        spans.append((b, e))
+        tensors[name] = np.frombuffer(data[b:e], dtype="<f4").reshape(info["shape"]).astype(np.float64)
+    spans.sort()
+    pos = 0
+    for b, e in spans:
+        assert b == pos, "hole or overlap in data buffer"
+        pos = e
+    assert pos == len(data), "trailing bytes after the last tensor"
+    config = json.loads(meta["linfer_config"]) if meta else None
+    return tensors, config
+
+
+def read_torch(path):
+    import torch
+
+    obj = torch.load(path, map_location="cpu", weights_only=True)
+    if isinstance(obj, dict) and "state_dict" in obj and "linfer_config" in obj:
+        config = json.loads(obj["linfer_config"])
+        sd = obj["state_dict"]
+    else:
+        config, sd = None, obj
+    return {k: v.numpy().astype(np.float64) for k, v in sd.items()}, config
+
+
+# ------------------------------------------------------------------------------ expected names
+
+
+def expected_shapes(cfg, extra):
+    """Names and shapes from the docs/converter.md table. `extra` holds presence flags read
+    from the checkpoint (qkv/proj/head-transform biases are optional in the layout)."""
+    d, H, hd, kvh = cfg["dim"], cfg["num_heads"], cfg["head_dim"], cfg["kv_heads"]
+    n, k, V = cfg["max_seq_len"], cfg["proj_len"], cfg["vocab_size"]
+    s = {"token_embedding.weight": (V, d)}
+    if cfg["positions"] == "learned":
+        s["position_embedding.weight"] = (n + cfg["position_offset"], d)
+    if cfg["embedding_norm"]:
+        s["embedding_norm.weight"] = s["embedding_norm.bias"] = (d,)
+    sharing = cfg["projection_sharing"]
+    if sharing == "layerwise":
+        s["shared_proj"] = (k, n)
+        if extra["proj_bias"]:
+            s["shared_proj_bias"] = (k,)
+    for i in range(cfg["num_layers"]):
+        p = "layers.%d." % i
+        for name, shape in (("q", (H * hd, d)), ("k", (kvh * hd, d)), ("v", (kvh * hd, d)), ("out", (d, H * hd))):
+            s[p + "attention.%s.weight" % name] = shape
+            if extra["qkv_bias"]:
+                s[p + "attention.%s.bias" % name] = (shape[0],)
+        pshape = (H, k, n) if sharing == "none" else (k, n)
+        bshape = (H, k) if sharing == "none" else (k,)
+        if sharing != "layerwise":
+            s[p + "attention.proj_k"] = pshape
+            if extra["proj_bias"]:
+                s[p + "attention.proj_k_bias"] = bshape
+        if sharing in ("none", "headwise"):
+            s[p + "attention.proj_v"] = pshape
+            if extra["proj_bias"]:
+                s[p + "attention.proj_v_bias"] = bshape
+        s[p + "attention_norm.weight"] = s[p + "attention_norm.bias"] = (d,)
+        s[p + "feed_forward.fc1.weight"] = (cfg["ff_dim"], d)
+        s[p + "feed_forward.fc1.bias"] = (cfg["ff_dim"],)
+        s[p + "feed_forward.fc2.weight"] = (d, cfg["ff_dim"])
+        s[p + "feed_forward.fc2.bias"] = (d,)
+        s[p + "feed_forward_norm.weight"] = s[p + "feed_forward_norm.bias"] = (d,)
+    if cfg["final_norm"]:
+        s["final_norm.weight"] = s["final_norm.bias"] = (d,)
+    if cfg["head"] != "none":
+        if extra["head_transform"]:
+            s["head.dense.weight"] = (d, d)
+            s["head.dense.bias"] = (d,)
+            if cfg["head"] == "lm":
+                s["head.norm.weight"] = s["head.norm.bias"] = (d,)
+        c = V if cfg["head"] == "lm" else cfg["num_classes"]
+        s["head.out.weight"] = (c, d)
+        s["head.out.bias"] = (c,)
+    return s
+
+
+# ------------------------------------------------------------------------------ numpy forward
+
+_erf = np.vectorize(math.erf)
+
+
+def act(name, x):
+    if name == "gelu":
+        return 0.5 * x * (1.0 + _erf(x / math.sqrt(2.0)))
+    if name == "gelu_tanh":
+        return 0.5 * x * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x ** 3)))
+    if name == "relu":
+        return np.maximum(x, 0.0)
+    raise ValueError(name)
+
+
+def layer_norm(x, w, b, eps):
+    out = np.empty_like(x)
+    for t in range(x.shape[0]):
+        mu = x[t].sum() / x.shape[1]
+        var = ((x[t] - mu) ** 2).sum() / x.shape[1]
+        out[t] = (x[t] - mu) / math.sqrt(var + eps) * w + b
+    return out
+
+
+def linear(W, sd, prefix, x):
+    y = x @ W[prefix + ".weight"].T
+    if prefix + ".bias" in sd:
+        y = y + sd[prefix + ".bias"]
+    return y
+
+
+class Stats:
+    entropy_sum = 0.0
+    rows = 0
+
+
+def attention(cfg, sd, p, X):
+    """Linformer attention of docs/converter.md, written head by head."""
+    T, dim = X.shape
+    H, hd, kvh, k = cfg["num_heads"], cfg["head_dim"], cfg["kv_heads"], cfg["proj_len"]
+    sharing = cfg["projection_sharing"]
+    a = p + "attention."
+
+    def proj(h, which):  # (E or F) for head h, and its bias, first T columns
+        if sharing == "layerwise":
+            M, b = sd["shared_proj"], sd.get("shared_proj_bias")
+        elif sharing == "kv":
+            M, b = sd[a + "proj_k"], sd.get(a + "proj_k_bias")
+        else:
+            M, b = sd[a + "proj_" + which], sd.get(a + "proj_%s_bias" % which)
+        if sharing == "none":
+            M = M[h]
+            b = None if b is None else b[h]
+        return M[:, :T], (np.zeros(k) if b is None else b)
+
+    Wq = sd[a + "q.weight"]
+    bq = sd.get(a + "q.bias", np.zeros(Wq.shape[0]))
+    heads = []
+    for h in range(H):
+        g = h if kvh == H else 0  # kv head read by head h
+        rows = slice(h * hd, (h + 1) * hd)
+        krows = slice(g * hd, (g + 1) * hd)
+        Qh = X @ Wq[rows].T + bq[rows]  # [T, hd]
+        mats = {}
+        for which, lin in (("k", "k"), ("v", "v")):
+            W = sd[a + lin + ".weight"][krows]  # [hd, dim]
+            bvec = sd.get(a + lin + ".bias", np.zeros(kvh * hd))[krows]
+            E, pb = proj(h, which)  # [k, T], [k]
+            if cfg["projection_placement"] == "after":
+                Y = X @ W.T + bvec  # [T, hd]
+                P = E @ Y
+            else:
+                P = (E @ X) @ W.T + np.outer(np.ones(k), bvec)
+            P = P + np.outer(pb, np.ones(hd))
+            mats[which] = P  # [k, hd]
+        out_h = np.zeros((T, hd))
+        for t in range(T):
+            s = np.array([Qh[t] @ mats["k"][j] for j in range(k)]) / math.sqrt(hd)
+            e = np.exp(s - s.max())
+            w = e / e.sum()
+            Stats.entropy_sum += float(-(w * np.log(w)).sum()) / math.log(k)
+            Stats.rows += 1
+            out_h[t] = w @ mats["v"]
+        heads.append(out_h)
+    cat = np.concatenate(heads, axis=1)
+    return linear(sd, sd, a + "out", cat)
+
+
+def feed_forward(cfg, sd, p, X):
+    h = act(cfg["activation"], linear(sd, sd, p + "feed_forward.fc1", X))
+    return linear(sd, sd, p + "feed_forward.fc2", h)
+
+
+def numpy_forward(cfg, sd, ids):
+    T = len(ids)
+    dim, eps = cfg["dim"], float(cfg["norm_eps"])
+    off = cfg["position_offset"]
+    x = np.stack([cfg["embedding_scale"] * sd["token_embedding.weight"][i] for i in ids])
+    if cfg["positions"] == "learned":
+        x = x + sd["position_embedding.weight"][off : off + T]
+    elif cfg["positions"] == "sinusoidal":
+        pe = np.zeros((T, dim))
+        base = float(cfg["sinusoidal_base"])
+        for t in range(T):
+            pos = t + off
+            for i in range(dim):
+                if i < dim // 2:
+                    pe[t, i] = math.sin(pos * base ** (-2.0 * i / dim))
+                else:
+                    pe[t, i] = math.cos(pos * base ** (-2.0 * (i - dim // 2) / dim))
+        x = x + pe
+
+    def ln(name, v):
+        return layer_norm(v, sd[name + ".weight"], sd[name + ".bias"], eps)
+
+    if cfg["embedding_norm"]:
+        x = ln("embedding_norm", x)
+    L = cfg["num_layers"]
+    if cfg["norm_placement"] == "reversible":
+        x1, x2 = x, x
+        for i in range(L):
+            p = "layers.%d." % i
+            y1 = x1 + attention(cfg, sd, p, ln(p + "attention_norm", x2))
+            y2 = x2 + feed_forward(cfg, sd, p, ln(p + "feed_forward_norm", y1))
+            x1, x2 = y1, y2
+        x = x1 + x2
+    else:
+        for i in range(L):
+            p = "layers.%d." % i
+            if cfg["norm_placement"] == "pre":
+                x = x + attention(cfg, sd, p, ln(p + "attention_norm", x))
+                x = x + feed_forward(cfg, sd, p, ln(p + "feed_forward_norm", x))
+            else:
+                x = ln(p + "attention_norm", x + attention(cfg, sd, p, x))
+                x = ln(p + "feed_forward_norm", x + feed_forward(cfg, sd, p, x))
+    if cfg["final_norm"]:
+        x = ln("final_norm", x)
+    if cfg["head"] == "lm":
+        if "head.dense.weight" in sd:
+            x = act(cfg["head_activation"], linear(sd, sd, "head.dense", x))
+        if "head.norm.weight" in sd:
+            x = ln("head.norm", x)
+        x = linear(sd, sd, "head.out", x)
+    elif cfg["head"] == "classifier":
+        x = x[:1] if cfg["pooling"] == "first" else x.mean(axis=0, keepdims=True)
+        if "head.dense.weight" in sd:
+            x = np.tanh(linear(sd, sd, "head.dense", x))
+        x = linear(sd, sd, "head.out", x)
+    return x
+
+
+# ------------------------------------------------------------------------------ driver
+
+
+def check_case(root, name, ckpt):
+    d = os.path.join(root, name)
+    file_config = json.load(open(os.path.join(d, "config.json")))
+    path = os.path.join(d, ckpt)
+    if ckpt.endswith(".safetensors"):
+        sd, emb_config = read_safetensors(path)
+    else:
+        sd, emb_config = read_torch(path)
+    kind = "bare" if emb_config is None else "embedded"
+    if emb_config is not None:
+        assert emb_config == file_config, "embedded config differs from config.json"
+    cfg = full_config(file_config)
+    extra = {
+        "qkv_bias": "layers.0.attention.q.bias" in sd,
+        "proj_bias": any(k.endswith("proj_bias") or k.endswith("proj_k_bias") for k in sd),
+        "head_transform": "head.dense.weight" in sd,
+    }
+    assert extra["qkv_bias"] == file_config.get("qkv_bias", True)
+    assert extra["proj_bias"] == file_config.get("proj_bias", False)
+    assert extra["head_transform"] == file_config.get("head_transform", False)
+    want = expected_shapes(cfg, extra)
+    got = {k: tuple(v.shape) for k, v in sd.items()}
+    assert got == want, "names/shapes differ from the doc table:\n  got  %s\n  want %s" % (
+        sorted(set(got.items()) - set(want.items())), sorted(set(want.items()) - set(got.items())))
+
+    import torch
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import linfer_ref as lr
+
+    model = lr.LinferEncoder(file_config).double().eval()
+    model.load_state_dict({k: torch.from_numpy(v) for k, v in sd.items()}, strict=True)
+
+    worst_file = worst_mod = 0.0
+    Stats.entropy_sum, Stats.rows = 0.0, 0
+    ts = sorted(int(f[4:-4]) for f in os.listdir(d) if f.startswith("out_"))
+    n = cfg["max_seq_len"]
+    assert ts == sorted({1, 7, n // 2 + 1, n}), ts
+    for t in ts:
+        ids = [int(v) for v in open(os.path.join(d, "ids_%d.txt" % t)).read().split()]
+        assert len(ids) == t
+        ref = np.load(os.path.join(d, "out_%d.npy" % t))
+        assert ref.dtype == np.float32
+        mine = numpy_forward(cfg, sd, ids)
+        rows = 1 if cfg["head"] == "classifier" else t
+        cols = {"lm": cfg["vocab_size"], "classifier": cfg["num_classes"]}.get(cfg["head"], cfg["dim"])
+        assert ref.shape == (rows, cols) == mine.shape, (ref.shape, mine.shape)
+        err = np.abs(mine - ref) / np.maximum(1.0, np.abs(mine))
+        worst_file = max(worst_file, float(err.max()))
+        with torch.no_grad():
+            mod = model(torch.tensor(ids, dtype=torch.long)).numpy()
+        worst_mod = max(worst_mod, float((np.abs(mod - mine) / np.maximum(1.0, np.abs(mine))).max()))
+    entropy = Stats.entropy_sum / max(1, Stats.rows)
+    ok = worst_file <= 1e-6 and worst_mod <= 1e-9
+    print("%-45s %-8s %-12s npy-vs-numpy %.1e  module-vs-numpy %.1e  attn-entropy %.2f  %s" % (
+        name, kind, ckpt.split(".")[-1], worst_file, worst_mod, entropy, "ok" if ok else "FAIL"))
+    return ok
+
+
+def main():
+    here = os.path.dirname(os.path.abspath(__file__))
+    root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(here, "..", "..", "tests", "golden")
+    root = os.path.abspath(root)
+    cases = [line.rstrip("\n").split("\t") for line in open(os.path.join(root, "cases.txt")) if line.strip()]
+    results = [check_case(root, name, ckpt) for name, ckpt in cases]
+    if not all(results):
+        print("check_ref: FAILED")
+        sys.exit(1)
+    print("check_ref: all %d cases ok" % len(results))
+
+
+if __name__ == "__main__":
+    main()

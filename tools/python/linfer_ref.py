@@ -1,0 +1,452 @@
+"""PyTorch reference of the canonical linfer encoder (attention_kind "linformer").
+
+Implements the semantics of docs/converter.md and saves state_dicts under the "linfer" layout
+names listed there. Run with Debian's interpreter: /usr/bin/python3 (torch 1.13, numpy).
+
+    model = LinferEncoder(config)          # config: dict with the docs/converter.md keys
+    init_random(model, seed=1)             # non-trivial values for parity tests
+    out = model(torch.tensor(ids))         # [T, C] or [1, num_classes]
+    ref = reference_outputs(model, [ids])  # computed in float64, returned as float32 numpy
+    save_safetensors(model, config, "m.safetensors")
+    save_torch(model, config, "m.pt")               # {"linfer_config": json, "state_dict": ...}
+    save_torch(model, config, "m.pt", bare=True)    # state_dict only (needs --config)
+
+Extra config keys understood here (they only decide which tensors exist; the converter detects
+presence from the key names): "qkv_bias" [true] (q/k/v/out biases), "proj_bias" [false]
+(projection biases), "head_transform" [false] (lm: head.dense + head.norm; classifier:
+head.dense), "ff_bias" [true] (fc1/fc2 biases).
+"""
+
+import copy
+import json
+import math
+import struct
+from collections import OrderedDict
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+DEFAULTS = OrderedDict(
+    [
+        ("attention_kind", "linformer"),
+        ("norm_placement", "pre"),
+        ("embedding_norm", False),
+        ("final_norm", False),
+        ("norm_eps", 1e-5),
+        ("positions", "learned"),
+        ("position_offset", 0),
+        ("sinusoidal_base", 10000.0),
+        ("embedding_scale", 1.0),
+        ("projection_placement", "after"),
+        ("projection_sharing", "headwise"),
+        ("activation", "gelu"),
+        ("head", "none"),
+        ("head_activation", "gelu"),
+        ("pooling", "first"),
+        ("num_classes", 0),
+        # keys of this reference (tensor presence only)
+        ("qkv_bias", True),
+        ("proj_bias", False),
+        ("ff_bias", True),
+        ("head_transform", False),
+    ]
+)
+
+REQUIRED = ("vocab_size", "dim", "num_layers", "num_heads", "head_dim", "ff_dim", "max_seq_len", "proj_len")
+
+_CHOICES = {
+    "attention_kind": ("linformer",),
+    "norm_placement": ("pre", "post", "reversible"),
+    "positions": ("none", "learned", "sinusoidal"),
+    "projection_placement": ("after", "before"),
+    "projection_sharing": ("none", "headwise", "kv", "layerwise"),
+    "activation": ("gelu", "gelu_tanh", "relu"),
+    "head_activation": ("gelu", "gelu_tanh", "relu"),
+    "head": ("none", "lm", "classifier"),
+    "pooling": ("first", "mean"),
+}
+
+
+def resolve_config(config):
+    """Returns a new dict with every default filled in; raises ValueError on a bad config."""
+    cfg = OrderedDict()
+    for key in REQUIRED:
+        if key not in config:
+            raise ValueError("config: missing key %r" % key)
+        cfg[key] = int(config[key])
+    cfg["kv_heads"] = int(config.get("kv_heads", cfg["num_heads"]))
+    for key, value in DEFAULTS.items():
+        cfg[key] = config.get(key, value)
+    for key in config:
+        if key not in cfg:
+            raise ValueError("config: unknown key %r" % key)
+    for key, choices in _CHOICES.items():
+        if cfg[key] not in choices:
+            raise ValueError("config: %s must be one of %s, not %r" % (key, choices, cfg[key]))
+    for key in REQUIRED:
+        if cfg[key] <= 0:
+            raise ValueError("config: %s must be positive" % key)
+    if cfg["kv_heads"] not in (cfg["num_heads"], 1):
+        raise ValueError("config: kv_heads must be num_heads or 1")
+    if cfg["proj_len"] > cfg["max_seq_len"]:
+        raise ValueError("config: proj_len must not exceed max_seq_len")
+    if cfg["head"] == "classifier" and int(cfg["num_classes"]) <= 0:
+        raise ValueError("config: classifier head needs num_classes > 0")
+    if int(cfg["position_offset"]) < 0:
+        raise ValueError("config: position_offset must be >= 0")
+    return cfg
+
+
+def _activation(name):
+    if name == "gelu":
+        return lambda x: F.gelu(x)
+    if name == "gelu_tanh":
+        return lambda x: F.gelu(x, approximate="tanh")
+    if name == "relu":
+        return F.relu
+    raise ValueError(name)
+
+
+def sinusoidal_positions(positions, dim, base, dtype=torch.float64):
+    """pe[t, i] = sin(p_t * base^(-2i/dim)) for i < dim//2, cos(p_t * base^(-2(i-dim//2)/dim)) after."""
+    p = torch.as_tensor(positions, dtype=torch.float64)[:, None]
+    half = dim // 2
+    i_sin = torch.arange(half, dtype=torch.float64)
+    i_cos = torch.arange(dim - half, dtype=torch.float64)
+    base = float(base)
+    sin = torch.sin(p * base ** (-2.0 * i_sin / dim))
+    cos = torch.cos(p * base ** (-2.0 * i_cos / dim))
+    return torch.cat([sin, cos], dim=1).to(dtype)
+
+
+class Attention(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        dim, H, hd, kvh = cfg["dim"], cfg["num_heads"], cfg["head_dim"], cfg["kv_heads"]
+        n, k = cfg["max_seq_len"], cfg["proj_len"]
+        bias = bool(cfg["qkv_bias"])
+        self.H, self.hd, self.kvh = H, hd, kvh
+        self.sharing = cfg["projection_sharing"]
+        self.placement = cfg["projection_placement"]
+        self.q = nn.Linear(dim, H * hd, bias=bias)
+        self.k = nn.Linear(dim, kvh * hd, bias=bias)
+        self.v = nn.Linear(dim, kvh * hd, bias=bias)
+        self.out = nn.Linear(H * hd, dim, bias=bias)
+        pb = bool(cfg["proj_bias"])
+        if self.sharing == "none":
+            self.proj_k = nn.Parameter(torch.zeros(H, k, n))
+            self.proj_v = nn.Parameter(torch.zeros(H, k, n))
+            if pb:
+                self.proj_k_bias = nn.Parameter(torch.zeros(H, k))
+                self.proj_v_bias = nn.Parameter(torch.zeros(H, k))
+        elif self.sharing == "headwise":
+            self.proj_k = nn.Parameter(torch.zeros(k, n))
+            self.proj_v = nn.Parameter(torch.zeros(k, n))
+            if pb:
+                self.proj_k_bias = nn.Parameter(torch.zeros(k))
+                self.proj_v_bias = nn.Parameter(torch.zeros(k))
+        elif self.sharing == "kv":
+            # one projection (and one bias) serves both K and V
+            self.proj_k = nn.Parameter(torch.zeros(k, n))
+            if pb:
+                self.proj_k_bias = nn.Parameter(torch.zeros(k))
+        # layerwise: the encoder's shared_proj / shared_proj_bias are passed to forward
+
+    def _per_head(self, p, T):
+        """Projection [k, n] or [H, k, n] -> [H, k, T] (first T columns)."""
+        p = p[..., :T]
+        if p.dim() == 2:
+            p = p.unsqueeze(0).expand(self.H, -1, -1)
+        return p
+
+    def _per_head_bias(self, b):
+        if b is None:
+            return None
+        if b.dim() == 1:
+            b = b.unsqueeze(0).expand(self.H, -1)
+        return b  # [H, k]
+
+    def _project(self, x, linear, E, eb):
+        """K' (or V') per head: [H, k, hd]."""
+        T = x.shape[0]
+        H, hd, kvh = self.H, self.hd, self.kvh
+        if self.placement == "after":
+            kx = linear(x).view(T, kvh, hd).transpose(0, 1)  # [kvh, T, hd]
+            kx = kx.expand(H, T, hd) if kvh == 1 else kx
+            out = torch.matmul(E, kx)  # [H, k, hd]
+        else:
+            ex = torch.matmul(E, x)  # [H, k, dim]
+            w = linear.weight.view(kvh, hd, -1)
+            w = w.expand(H, hd, w.shape[2]) if kvh == 1 else w
+            out = torch.matmul(ex, w.transpose(1, 2))  # [H, k, hd]
+            if linear.bias is not None:
+                b = linear.bias.view(kvh, 1, hd)
+                out = out + (b.expand(H, 1, hd) if kvh == 1 else b)
+        if eb is not None:
+            out = out + eb.unsqueeze(2)  # bias per projected row
+        return out
+
+    def forward(self, x, shared_proj=None, shared_proj_bias=None):
+        T = x.shape[0]
+        H, hd = self.H, self.hd
+        if self.sharing == "layerwise":
+            E, Fp, eb, fb = shared_proj, shared_proj, shared_proj_bias, shared_proj_bias
+        elif self.sharing == "kv":
+            E = Fp = self.proj_k
+            eb = fb = getattr(self, "proj_k_bias", None)
+        else:
+            E, Fp = self.proj_k, self.proj_v
+            eb, fb = getattr(self, "proj_k_bias", None), getattr(self, "proj_v_bias", None)
+        E, Fp = self._per_head(E, T), self._per_head(Fp, T)
+        eb, fb = self._per_head_bias(eb), self._per_head_bias(fb)
+        q = self.q(x).view(T, H, hd).transpose(0, 1)  # [H, T, hd]
+        kp = self._project(x, self.k, E, eb)
+        vp = self._project(x, self.v, Fp, fb)
+        scores = torch.matmul(q, kp.transpose(1, 2)) / math.sqrt(hd)  # [H, T, k]
+        attn = torch.softmax(scores, dim=-1)
+        o = torch.matmul(attn, vp)  # [H, T, hd]
+        return self.out(o.transpose(0, 1).reshape(T, H * hd))
+
+
+class FeedForward(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        bias = bool(cfg["ff_bias"])
+        self.fc1 = nn.Linear(cfg["dim"], cfg["ff_dim"], bias=bias)
+        self.fc2 = nn.Linear(cfg["ff_dim"], cfg["dim"], bias=bias)
+        self.act = _activation(cfg["activation"])
+
+    def forward(self, x):
+        return self.fc2(self.act(self.fc1(x)))
+
+
+class Layer(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        eps = float(cfg["norm_eps"])
+        self.attention = Attention(cfg)
+        self.attention_norm = nn.LayerNorm(cfg["dim"], eps=eps)
+        self.feed_forward = FeedForward(cfg)
+        self.feed_forward_norm = nn.LayerNorm(cfg["dim"], eps=eps)
+
+
+class Head(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        dim = cfg["dim"]
+        self.kind = cfg["head"]
+        transform = bool(cfg["head_transform"])
+        if transform:
+            self.dense = nn.Linear(dim, dim)
+            if self.kind == "lm":
+                self.norm = nn.LayerNorm(dim, eps=float(cfg["norm_eps"]))
+        out = cfg["vocab_size"] if self.kind == "lm" else int(cfg["num_classes"])
+        self.out = nn.Linear(dim, out)
+        self.act = _activation(cfg["head_activation"])
+        self.pooling = cfg["pooling"]
+
+    def forward(self, x):
+        dense = getattr(self, "dense", None)
+        norm = getattr(self, "norm", None)
+        if self.kind == "lm":
+            if dense is not None:
+                x = self.act(dense(x))
+            if norm is not None:
+                x = norm(x)
+            return self.out(x)
+        # classifier
+        x = x[:1] if self.pooling == "first" else x.mean(dim=0, keepdim=True)
+        if dense is not None:
+            x = torch.tanh(dense(x))
+        return self.out(x)
+
+
+class LinferEncoder(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        cfg = resolve_config(config)
+        self.cfg = cfg
+        dim, n, k = cfg["dim"], cfg["max_seq_len"], cfg["proj_len"]
+        eps = float(cfg["norm_eps"])
+        self.token_embedding = nn.Embedding(cfg["vocab_size"], dim)
+        if cfg["positions"] == "learned":
+            self.position_embedding = nn.Embedding(n + int(cfg["position_offset"]), dim)
+        if cfg["embedding_norm"]:
+            self.embedding_norm = nn.LayerNorm(dim, eps=eps)
+        if cfg["projection_sharing"] == "layerwise":
+            self.shared_proj = nn.Parameter(torch.zeros(k, n))
+            if cfg["proj_bias"]:
+                self.shared_proj_bias = nn.Parameter(torch.zeros(k))
+        self.layers = nn.ModuleList([Layer(cfg) for _ in range(cfg["num_layers"])])
+        if cfg["final_norm"]:
+            self.final_norm = nn.LayerNorm(dim, eps=eps)
+        if cfg["head"] != "none":
+            self.head = Head(cfg)
+
+    def embed(self, ids):
+        cfg = self.cfg
+        T = ids.shape[0]
+        x = float(cfg["embedding_scale"]) * self.token_embedding(ids)
+        pos = torch.arange(T) + int(cfg["position_offset"])
+        if cfg["positions"] == "learned":
+            x = x + self.position_embedding(pos)
+        elif cfg["positions"] == "sinusoidal":
+            x = x + sinusoidal_positions(pos, cfg["dim"], cfg["sinusoidal_base"], dtype=x.dtype)
+        if cfg["embedding_norm"]:
+            x = self.embedding_norm(x)
+        return x
+
+    def encode(self, ids):
+        """Hidden states [T, dim] after the layers and the final norm."""
+        cfg = self.cfg
+        if ids.dim() != 1:
+            raise ValueError("ids must be a 1-D LongTensor [T]")
+        T = ids.shape[0]
+        if not 1 <= T <= cfg["max_seq_len"]:
+            raise ValueError("sequence length %d outside [1, %d]" % (T, cfg["max_seq_len"]))
+        if int(ids.min()) < 0 or int(ids.max()) >= cfg["vocab_size"]:
+            raise ValueError("token id out of range")
+        x = self.embed(ids)
+        sp = getattr(self, "shared_proj", None)
+        spb = getattr(self, "shared_proj_bias", None)
+        placement = cfg["norm_placement"]
+        if placement == "reversible":
+            x1 = x2 = x
+            for layer in self.layers:
+                y1 = x1 + layer.attention(layer.attention_norm(x2), sp, spb)
+                y2 = x2 + layer.feed_forward(layer.feed_forward_norm(y1))
+                x1, x2 = y1, y2
+            x = x1 + x2
+        else:
+            for layer in self.layers:
+                if placement == "pre":
+                    x = x + layer.attention(layer.attention_norm(x), sp, spb)
+                    x = x + layer.feed_forward(layer.feed_forward_norm(x))
+                else:
+                    x = layer.attention_norm(x + layer.attention(x, sp, spb))
+                    x = layer.feed_forward_norm(x + layer.feed_forward(x))
+        if cfg["final_norm"]:
+            x = self.final_norm(x)
+        return x
+
+    def forward(self, ids):
+        x = self.encode(ids)
+        if self.cfg["head"] != "none":
+            x = self.head(x)
+        return x
+
+
+# ---------------------------------------------------------------------------------------------
+# initialisation
+
+
+def init_random(model, seed=0, weight_std=(0.1, 0.3), proj_std=0.3, embed_std=1.0):
+    """Fills every parameter with non-trivial values, deterministically from seed.
+
+    Linear weights: normal, std = clamp(1/sqrt(fan_in), *weight_std); projections E/F: normal,
+    std proj_std; embeddings: normal, std embed_std (positions half of it); norm weights 1 + 0.1 N;
+    every bias (norm, linear, projection) 0.1 N.
+    """
+    g = torch.Generator().manual_seed(int(seed))
+    lo, hi = weight_std
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            noise = torch.randn(p.shape, generator=g, dtype=torch.float64)
+            leaf = name.rsplit(".", 1)[-1]
+            owner = model.get_submodule(name.rsplit(".", 1)[0]) if "." in name else model
+            if isinstance(owner, nn.LayerNorm):
+                val = 1.0 + 0.1 * noise if leaf == "weight" else 0.1 * noise
+            elif isinstance(owner, nn.Embedding):
+                std = embed_std * (0.5 if name.startswith("position_embedding") else 1.0)
+                val = std * noise
+            elif isinstance(owner, nn.Linear):
+                if leaf == "weight":
+                    std = min(max(1.0 / math.sqrt(p.shape[1]), lo), hi)
+                    val = std * noise
+                else:
+                    val = 0.1 * noise
+            elif leaf.endswith("_bias"):
+                val = 0.1 * noise
+            else:  # proj_k, proj_v, shared_proj
+                val = proj_std * noise
+            p.copy_(val.to(p.dtype))
+    return model
+
+
+# ---------------------------------------------------------------------------------------------
+# reference outputs
+
+
+def reference_outputs(model, ids_list):
+    """Runs a float64 copy of model on each id sequence; returns float32 numpy arrays."""
+    m = copy.deepcopy(model).double().eval()
+    outs = []
+    with torch.no_grad():
+        for ids in ids_list:
+            t = torch.as_tensor(np.asarray(ids), dtype=torch.long)
+            outs.append(m(t).numpy().astype(np.float32))
+    return outs
+
+
+# ---------------------------------------------------------------------------------------------
+# saving
+
+
+def _config_json(config):
+    return json.dumps(config, separators=(", ", ": "))
+
+
+def _f32_state_dict(model):
+    return OrderedDict((k, v.detach().to(torch.float32).contiguous()) for k, v in model.state_dict().items())
+
+
+def save_safetensors(model, config, path):
+    """Writes model's state_dict as a safetensors file, config in __metadata__["linfer_config"]."""
+    tensors = _f32_state_dict(model)
+    header = OrderedDict()
+    blobs = []
+    offset = 0
+    for name, t in tensors.items():
+        data = t.numpy().astype("<f4").tobytes()
+        header[name] = {"dtype": "F32", "shape": list(t.shape), "data_offsets": [offset, offset + len(data)]}
+        blobs.append(data)
+        offset += len(data)
+    header["__metadata__"] = {"linfer_config": _config_json(config)}
+    hbytes = json.dumps(header, separators=(",", ":")).encode("utf-8")
+    hbytes += b" " * ((-len(hbytes)) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(hbytes)))
+        f.write(hbytes)
+        for b in blobs:
+            f.write(b)
+
+
+def save_torch(model, config, path, bare=False):
+    """torch.save (zip format). bare=False: {"linfer_config": json, "state_dict": sd};
+    bare=True: the state_dict alone (the converter then needs --config)."""
+    sd = model.state_dict()
+    obj = sd if bare else {"linfer_config": _config_json(config), "state_dict": sd}
+    torch.save(obj, path)
+
+
+def save_state_dict(model, path):
+    """A bare state_dict file (torch.save zip), for tests of the converter's --config."""
+    save_torch(model, None, path, bare=True)
+
+
+def load_safetensors(path):
+    """Minimal reader (F32 only) for round-trip checks: returns (tensors dict, metadata dict)."""
+    with open(path, "rb") as f:
+        raw = f.read()
+    (n,) = struct.unpack("<Q", raw[:8])
+    header = json.loads(raw[8 : 8 + n].decode("utf-8"))
+    meta = header.pop("__metadata__", {})
+    data = raw[8 + n :]
+    out = OrderedDict()
+    for name, info in header.items():
+        assert info["dtype"] == "F32", info
+        b, e = info["data_offsets"]
+        out[name] = torch.from_numpy(np.frombuffer(data[b:e], dtype="<f4").reshape(info["shape"]).copy())
+    return out, meta
