@@ -199,57 +199,128 @@ void Gemm(size_t M, size_t N, size_t K, const float* A, size_t lda, const float*
       for (size_t j = 0; j < N; ++j) C[i * ldc + j] = 0.0f;
 }
 
-// Scores for one row against all keys, vectorised over keys: s[j] = sum_d q[d] * kt[d][j].
-void Attention(const AttentionHeadArgs& a, size_t row_begin, size_t row_end, float* scratch) {
+// Attention for R (1..4) rows at a time: each K'^T or V' vector loaded feeds R rows, and 4 vectors
+// of output per row keep 4R independent accumulators in flight.
+template <size_t R>
+void AttentionRows(const AttentionHeadArgs& a, size_t r0, float* scratch) {
   const D d;
   const size_t L = hn::Lanes(d);
-  float* s = scratch;
-  for (size_t r = row_begin; r < row_end; ++r) {
-    const float* q = a.q + r * a.q_stride;
-    size_t j = 0;
-    for (; j + L <= a.keys; j += L) {
-      auto acc = hn::Zero(d);
-      for (size_t t = 0; t < a.head_dim; ++t)
-        acc = hn::MulAdd(hn::Set(d, q[t]), hn::LoadU(d, a.kt + t * a.kt_stride + j), acc);
-      hn::StoreU(hn::Mul(acc, hn::Set(d, a.scale)), d, s + j);
+  using V = decltype(hn::Zero(d));
+  const size_t ks = a.keys + 16;  // scratch row stride
+  const float* q[R];
+  float* s[R];
+  for (size_t r = 0; r < R; ++r) {
+    q[r] = a.q + (r0 + r) * a.q_stride;
+    s[r] = scratch + r * ks;
+  }
+  const auto vscale = hn::Set(d, a.scale);
+  // Scores: s[r][j] = scale * sum_t q[r][t] * kt[t][j].
+  size_t j = 0;
+  for (; j + 4 * L <= a.keys; j += 4 * L) {
+    V acc[R][4];
+    for (size_t r = 0; r < R; ++r)
+      for (size_t i = 0; i < 4; ++i) acc[r][i] = hn::Zero(d);
+    for (size_t t = 0; t < a.head_dim; ++t) {
+      const float* k = a.kt + t * a.kt_stride + j;
+      const V k0 = hn::LoadU(d, k), k1 = hn::LoadU(d, k + L), k2 = hn::LoadU(d, k + 2 * L),
+              k3 = hn::LoadU(d, k + 3 * L);
+      for (size_t r = 0; r < R; ++r) {
+        const V bq = hn::Set(d, q[r][t]);
+        acc[r][0] = hn::MulAdd(bq, k0, acc[r][0]);
+        acc[r][1] = hn::MulAdd(bq, k1, acc[r][1]);
+        acc[r][2] = hn::MulAdd(bq, k2, acc[r][2]);
+        acc[r][3] = hn::MulAdd(bq, k3, acc[r][3]);
+      }
     }
-    for (; j < a.keys; ++j) {
+    for (size_t r = 0; r < R; ++r)
+      for (size_t i = 0; i < 4; ++i) hn::StoreU(hn::Mul(acc[r][i], vscale), d, s[r] + j + i * L);
+  }
+  for (; j + L <= a.keys; j += L) {
+    V acc[R];
+    for (size_t r = 0; r < R; ++r) acc[r] = hn::Zero(d);
+    for (size_t t = 0; t < a.head_dim; ++t) {
+      const V k0 = hn::LoadU(d, a.kt + t * a.kt_stride + j);
+      for (size_t r = 0; r < R; ++r) acc[r] = hn::MulAdd(hn::Set(d, q[r][t]), k0, acc[r]);
+    }
+    for (size_t r = 0; r < R; ++r) hn::StoreU(hn::Mul(acc[r], vscale), d, s[r] + j);
+  }
+  for (; j < a.keys; ++j)
+    for (size_t r = 0; r < R; ++r) {
       float acc = 0.0f;
-      for (size_t t = 0; t < a.head_dim; ++t) acc += q[t] * a.kt[t * a.kt_stride + j];
-      s[j] = acc * a.scale;
+      for (size_t t = 0; t < a.head_dim; ++t) acc += q[r][t] * a.kt[t * a.kt_stride + j];
+      s[r][j] = acc * a.scale;
     }
-    // Softmax over the keys.
+  // Softmax over the keys, per row; 1/sum is applied to the output.
+  float inv[R];
+  for (size_t r = 0; r < R; ++r) {
+    float* sr = s[r];
     auto vmax = hn::Set(d, -INFINITY);
-    for (j = 0; j + L <= a.keys; j += L) vmax = hn::Max(vmax, hn::LoadU(d, s + j));
+    for (j = 0; j + L <= a.keys; j += L) vmax = hn::Max(vmax, hn::LoadU(d, sr + j));
     float max_score = hn::GetLane(hn::MaxOfLanes(d, vmax));
-    for (; j < a.keys; ++j) max_score = s[j] > max_score ? s[j] : max_score;
+    for (; j < a.keys; ++j) max_score = sr[j] > max_score ? sr[j] : max_score;
     const auto vm = hn::Set(d, max_score);
     auto vsum = hn::Zero(d);
     for (j = 0; j + L <= a.keys; j += L) {
-      const auto e = hn::Exp(d, hn::Sub(hn::LoadU(d, s + j), vm));
+      const auto e = hn::Exp(d, hn::Sub(hn::LoadU(d, sr + j), vm));
       vsum = hn::Add(vsum, e);
-      hn::StoreU(e, d, s + j);
+      hn::StoreU(e, d, sr + j);
     }
     float sum = hn::GetLane(hn::SumOfLanes(d, vsum));
     for (; j < a.keys; ++j) {
-      s[j] = std::exp(s[j] - max_score);
-      sum += s[j];
+      sr[j] = std::exp(sr[j] - max_score);
+      sum += sr[j];
     }
-    const float inv = 1.0f / sum;
-    // o = (p @ v) / sum, vectorised over head_dim.
-    float* o = a.o + r * a.o_stride;
-    size_t c = 0;
-    for (; c + L <= a.head_dim; c += L) {
-      auto acc = hn::Zero(d);
-      for (size_t t = 0; t < a.keys; ++t)
-        acc = hn::MulAdd(hn::Set(d, s[t]), hn::LoadU(d, a.v + t * a.v_stride + c), acc);
-      hn::StoreU(hn::Mul(acc, hn::Set(d, inv)), d, o + c);
+    inv[r] = 1.0f / sum;
+  }
+  // o[r] = (p[r] @ v) / sum[r], vectorised over head_dim.
+  float* o[R];
+  for (size_t r = 0; r < R; ++r) o[r] = a.o + (r0 + r) * a.o_stride;
+  size_t c = 0;
+  for (; c + 4 * L <= a.head_dim; c += 4 * L) {
+    V acc[R][4];
+    for (size_t r = 0; r < R; ++r)
+      for (size_t i = 0; i < 4; ++i) acc[r][i] = hn::Zero(d);
+    for (size_t t = 0; t < a.keys; ++t) {
+      const float* v = a.v + t * a.v_stride + c;
+      const V v0 = hn::LoadU(d, v), v1 = hn::LoadU(d, v + L), v2 = hn::LoadU(d, v + 2 * L),
+              v3 = hn::LoadU(d, v + 3 * L);
+      for (size_t r = 0; r < R; ++r) {
+        const V bp = hn::Set(d, s[r][t]);
+        acc[r][0] = hn::MulAdd(bp, v0, acc[r][0]);
+        acc[r][1] = hn::MulAdd(bp, v1, acc[r][1]);
+        acc[r][2] = hn::MulAdd(bp, v2, acc[r][2]);
+        acc[r][3] = hn::MulAdd(bp, v3, acc[r][3]);
+      }
     }
-    for (; c < a.head_dim; ++c) {
+    for (size_t r = 0; r < R; ++r)
+      for (size_t i = 0; i < 4; ++i)
+        hn::StoreU(hn::Mul(acc[r][i], hn::Set(d, inv[r])), d, o[r] + c + i * L);
+  }
+  for (; c + L <= a.head_dim; c += L) {
+    V acc[R];
+    for (size_t r = 0; r < R; ++r) acc[r] = hn::Zero(d);
+    for (size_t t = 0; t < a.keys; ++t) {
+      const V v0 = hn::LoadU(d, a.v + t * a.v_stride + c);
+      for (size_t r = 0; r < R; ++r) acc[r] = hn::MulAdd(hn::Set(d, s[r][t]), v0, acc[r]);
+    }
+    for (size_t r = 0; r < R; ++r) hn::StoreU(hn::Mul(acc[r], hn::Set(d, inv[r])), d, o[r] + c);
+  }
+  for (; c < a.head_dim; ++c)
+    for (size_t r = 0; r < R; ++r) {
       float acc = 0.0f;
-      for (size_t t = 0; t < a.keys; ++t) acc += s[t] * a.v[t * a.v_stride + c];
-      o[c] = acc * inv;
+      for (size_t t = 0; t < a.keys; ++t) acc += s[r][t] * a.v[t * a.v_stride + c];
+      o[r][c] = acc * inv[r];
     }
+}
+
+void Attention(const AttentionHeadArgs& a, size_t row_begin, size_t row_end, float* scratch) {
+  size_t r = row_begin;
+  for (; r + 4 <= row_end; r += 4) AttentionRows<4>(a, r, scratch);
+  switch (row_end - r) {
+    case 3: AttentionRows<3>(a, r, scratch); break;
+    case 2: AttentionRows<2>(a, r, scratch); break;
+    case 1: AttentionRows<1>(a, r, scratch); break;
+    default: break;
   }
 }
 

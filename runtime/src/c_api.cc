@@ -122,6 +122,7 @@ linfer_session_options linfer_session_options_default(void) {
   o.num_threads = 1;
   o.arena = nullptr;
   o.arena_size = 0;
+  o.enable_profiling = 0;
   return o;
 }
 
@@ -185,6 +186,22 @@ linfer_status linfer_session_output(const linfer_session* session, const float**
   *rows = s.output_rows();
   *cols = s.output_cols();
   return LINFER_OK;
+}
+
+linfer_status linfer_session_profile(const linfer_session* session, linfer_profile* out) {
+  if (!session || !out) return fail(LINFER_ERROR_INVALID_ARGUMENT, "session or out is null");
+  *out = session->impl->profile();
+  return LINFER_OK;
+}
+
+void linfer_session_profile_reset(linfer_session* session) {
+  if (session) session->impl->reset_profile();
+}
+
+const char* linfer_op_kind_name(linfer_op_kind kind) {
+  static const char* const names[LINFER_OP_KIND_COUNT] = {
+      "embedding", "norm", "dense", "compress", "attention", "activation", "elementwise"};
+  return unsigned(kind) < LINFER_OP_KIND_COUNT ? names[kind] : "unknown";
 }
 
 linfer_status linfer_session_memory(const linfer_session* session, size_t* arena_bytes,

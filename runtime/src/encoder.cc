@@ -1,6 +1,7 @@
 #include "encoder.h"
 
 #include <cmath>
+#include <cstring>
 #include <map>
 
 namespace linfer {
@@ -151,6 +152,27 @@ using Shape = std::vector<uint32_t>;
 
 }  // namespace
 
+namespace {
+bool ends_with(const std::string& s, const char* suffix) {
+  const size_t n = std::strlen(suffix);
+  return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
+}
+}  // namespace
+
+bool is_dense_weight(const std::string& slot) {
+  for (const char* layer : {".attention.q.weight", ".attention.k.weight", ".attention.v.weight",
+                            ".attention.out.weight", ".feed_forward.fc1.weight",
+                            ".feed_forward.fc2.weight"})
+    if (ends_with(slot, layer)) return true;
+  return slot == "head.dense.weight" || slot == "head.out.weight";
+}
+
+bool weight_may_be_quantized(const std::string& slot) {
+  return is_dense_weight(slot) || slot == "token_embedding" || slot == "position_embedding" ||
+         slot == "global_tokens" || slot == "shared_proj" || ends_with(slot, ".attention.proj_k") ||
+         ends_with(slot, ".attention.proj_v");
+}
+
 std::string validate_description(const EncoderDescription& d) {
   const EncoderConfig& c = d.config;
   std::string err = validate_config(c);
@@ -169,14 +191,13 @@ std::string validate_description(const EncoderDescription& d) {
   struct Expect {
     Shape shape;
     bool optional = false;
-    bool matrix = false;  // may be stored as f16 or int8
   };
   std::map<std::string, Expect> expect;
-  auto need = [&](const std::string& name, Shape s, bool matrix = false) {
-    expect[name] = {std::move(s), false, matrix};
+  auto need = [&](const std::string& name, Shape s) {
+    expect[name] = {std::move(s), false};
   };
-  auto maybe = [&](const std::string& name, Shape s, bool matrix = false) {
-    expect[name] = {std::move(s), true, matrix};
+  auto maybe = [&](const std::string& name, Shape s) {
+    expect[name] = {std::move(s), true};
   };
   auto norm = [&](const std::string& name, bool present) {
     if (present) {
@@ -184,52 +205,52 @@ std::string validate_description(const EncoderDescription& d) {
       need(name + ".bias", {D});
     }
   };
-  if (c.vocab_size > 0) need("token_embedding", {c.vocab_size, D}, true);
+  if (c.vocab_size > 0) need("token_embedding", {c.vocab_size, D});
   if (c.positions == PositionKind::Learned) {
     // rows are checked below: at least position_offset + n
   }
   norm("embedding_norm", c.embedding_norm);
   if (linformer && c.projection_sharing == ProjectionSharing::Layerwise) {
-    need("shared_proj", {k, n}, true);
+    need("shared_proj", {k, n});
     maybe("shared_proj_bias", {k});
   }
   const Shape proj = per_head ? Shape{H, k, n} : Shape{k, n};
   const Shape proj_bias = per_head ? Shape{H, k} : Shape{k};
   for (uint32_t i = 0; i < c.num_layers; ++i) {
     const std::string p = "layers." + std::to_string(i) + ".";
-    need(p + "attention.q.weight", {H * dh, D}, true);
+    need(p + "attention.q.weight", {H * dh, D});
     maybe(p + "attention.q.bias", {H * dh});
-    need(p + "attention.k.weight", {kvh * dh, D}, true);
+    need(p + "attention.k.weight", {kvh * dh, D});
     maybe(p + "attention.k.bias", {kvh * dh});
-    need(p + "attention.v.weight", {kvh * dh, D}, true);
+    need(p + "attention.v.weight", {kvh * dh, D});
     maybe(p + "attention.v.bias", {kvh * dh});
-    need(p + "attention.out.weight", {D, H * dh}, true);
+    need(p + "attention.out.weight", {D, H * dh});
     maybe(p + "attention.out.bias", {D});
     if (linformer && c.projection_sharing != ProjectionSharing::Layerwise) {
-      need(p + "attention.proj_k", proj, true);
+      need(p + "attention.proj_k", proj);
       maybe(p + "attention.proj_k_bias", proj_bias);
       if (c.has_separate_proj_v()) {
-        need(p + "attention.proj_v", proj, true);
+        need(p + "attention.proj_v", proj);
         maybe(p + "attention.proj_v_bias", proj_bias);
       }
     }
     norm(p + "attention_norm", true);
-    need(p + "feed_forward.fc1.weight", {F, D}, true);
+    need(p + "feed_forward.fc1.weight", {F, D});
     maybe(p + "feed_forward.fc1.bias", {F});
-    need(p + "feed_forward.fc2.weight", {D, F}, true);
+    need(p + "feed_forward.fc2.weight", {D, F});
     maybe(p + "feed_forward.fc2.bias", {D});
     norm(p + "feed_forward_norm", true);
   }
   norm("final_norm", c.final_norm);
   if (c.head != HeadKind::None) {
     const uint32_t out = c.output_channels();
-    maybe("head.dense.weight", {D, D}, true);
+    maybe("head.dense.weight", {D, D});
     maybe("head.dense.bias", {D});
     if (c.head == HeadKind::LmLogits) {
       maybe("head.norm.weight", {D});
       maybe("head.norm.bias", {D});
     }
-    need("head.out.weight", {out, D}, true);
+    need("head.out.weight", {out, D});
     maybe("head.out.bias", {out});
   }
 
@@ -248,8 +269,6 @@ std::string validate_description(const EncoderDescription& d) {
               std::to_string(rows_needed) + "," + std::to_string(D) + "]";
       else if (w.shape[0] > Limits::kMaxPositionRows)
         err = "position_embedding has too many rows";
-      else if (w.dtype != DType::F32)
-        err = "position_embedding must be f32";
       return;
     }
     auto it = expect.find(name);
@@ -271,7 +290,7 @@ std::string validate_description(const EncoderDescription& d) {
       err = name + " has an unknown dtype";
       return;
     }
-    if (!e.matrix && w.dtype != DType::F32) {
+    if (!weight_may_be_quantized(name) && w.dtype != DType::F32) {
       err = name + " must be f32 (only matrices may be f16 or int8)";
       return;
     }

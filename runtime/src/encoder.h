@@ -84,10 +84,11 @@ struct WeightView {
   DType dtype = DType::F32;
   std::vector<uint32_t> shape;  // empty: the tensor is absent
   const void* data = nullptr;
-  const float* scales = nullptr;  // I8 only: one per shape[0]
+  const float* scales = nullptr;  // I8 only: one per row (rows = elements / last dimension)
   bool present() const { return !shape.empty(); }
   uint64_t elements() const;
   uint64_t bytes() const { return elements() * dtype_size(dtype); }
+  uint64_t rows() const { return shape.empty() ? 0 : elements() / shape.back(); }
 };
 
 struct LinearWeights {
@@ -141,6 +142,12 @@ struct Limits {
 // that required tensors are present and that no unexpected tensor is. Returns "" when valid, else a
 // one-line message naming the problem. Used by the converter before writing and by the loader.
 std::string validate_description(const EncoderDescription& desc);
+
+// True for the slots that may be stored as f16 or int8: matrices (linear weights, embeddings,
+// sequence projections, GiveTake tokens). Norms and biases are always f32.
+bool weight_may_be_quantized(const std::string& slot);
+// True for the weight of a dense layer (the int8 compute path runs these in int8).
+bool is_dense_weight(const std::string& slot);
 
 }  // namespace linfer
 

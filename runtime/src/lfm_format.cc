@@ -37,7 +37,7 @@ struct Writer {
     }
     auto shape = fbb.CreateVector(w.shape);
     flatbuffers::Offset<flatbuffers::Vector<float>> scales = 0;
-    if (w.dtype == DType::I8 && w.scales) scales = fbb.CreateVector(w.scales, w.shape[0]);
+    if (w.dtype == DType::I8 && w.scales) scales = fbb.CreateVector(w.scales, w.rows());
     return fbs::CreateTensor(fbb, fbs::DType(w.dtype), shape, blob_offsets[idx], w.bytes(), scales);
   }
   flatbuffers::Offset<fbs::Linear> linear(const LinearWeights& l) {
@@ -182,8 +182,8 @@ struct Reader {
     w.data = data_section + t->offset();
     if (w.dtype == DType::I8) {
       const auto* scales = t->scales();
-      if (!scales || scales->size() != w.shape[0]) {
-        err = name + ": int8 tensor needs " + std::to_string(w.shape[0]) + " scales, has " +
+      if (!scales || scales->size() != w.rows()) {
+        err = name + ": int8 tensor needs " + std::to_string(w.rows()) + " scales, has " +
               std::to_string(scales ? scales->size() : 0);
         return {};
       }

@@ -1,5 +1,8 @@
 #include "model.h"
 
+#include "half.h"
+#include "int8/dense_int8.h"
+
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -13,30 +16,6 @@ namespace linfer::rt {
 
 Model::~Model() {
   if (mapped) munmap(mapped, mapped_size);
-}
-
-float half_to_float(uint16_t h) {
-  const uint32_t sign = uint32_t(h & 0x8000) << 16;
-  uint32_t exp = (h >> 10) & 0x1f, mant = h & 0x3ff, bits;
-  if (exp == 0) {
-    if (mant == 0) {
-      bits = sign;
-    } else {  // subnormal: normalise
-      exp = 127 - 15 + 1;
-      while (!(mant & 0x400)) {
-        mant <<= 1;
-        --exp;
-      }
-      bits = sign | (exp << 23) | ((mant & 0x3ff) << 13);
-    }
-  } else if (exp == 31) {
-    bits = sign | 0x7f800000u | (mant << 13);
-  } else {
-    bits = sign | ((exp + 127 - 15) << 23) | (mant << 13);
-  }
-  float f;
-  std::memcpy(&f, &bits, sizeof f);
-  return f;
 }
 
 namespace {
@@ -58,6 +37,10 @@ LoadResult finish_load(std::unique_ptr<Model>& m) {
     if (!w.present() || !alloc_error.empty()) return;
     m->parameter_count += w.elements();
     if (w.dtype == DType::F32) return;
+    (w.dtype == DType::F16 ? any_f16 : any_i8) = true;
+    // Dense int8 weights stay int8 where the CPU has the int8 kernels; everything else that is
+    // not f32 is widened once here (f16 arithmetic is not used on any target yet).
+    if (w.dtype == DType::I8 && is_dense_weight(name) && kernels::int8_fast_path_available()) return;
     auto it = done.find(w.data);
     if (it == done.end()) {
       const uint64_t n = w.elements();
@@ -75,14 +58,13 @@ LoadResult finish_load(std::unique_ptr<Model>& m) {
         }
       } else {
         const int8_t* src = static_cast<const int8_t*>(w.data);
-        const uint64_t row = n / w.shape[0];
+        const uint64_t row = w.shape.back();
         for (uint64_t i = 0; i < n; ++i) f[i] = w.scales[i / row] * float(src[i]);
       }
       m->widened_bytes += n * sizeof(float);
       it = done.emplace(w.data, f.get()).first;
       m->widened.push_back(std::move(f));
     }
-    (w.dtype == DType::F16 ? any_f16 : any_i8) = true;
     w.data = it->second;
     w.dtype = DType::F32;
     w.scales = nullptr;

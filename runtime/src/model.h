@@ -38,6 +38,4 @@ struct LoadResult {
 LoadResult load_model_file(const std::string& path, std::unique_ptr<Model>* out);
 LoadResult load_model_memory(const void* data, size_t size, std::unique_ptr<Model>* out);
 
-float half_to_float(uint16_t h);
-
 }  // namespace linfer::rt

@@ -1,5 +1,6 @@
 #include "session.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -17,13 +18,14 @@ enum Step { kEmbed = 0, kAttention = 1, kFeedForward = 2, kHead = 3 };
 struct Plan {
   enum Id {
     X, X2, H, Sub, Q, Attn, FF, CompK, CompV, KP, VP, KT, RowSum, Scratch, Positions, Pooled,
-    Pooled2, Out, Count
+    Pooled2, Out, QX, QScales, Count
   };
   std::vector<ArenaRequest> req = std::vector<ArenaRequest>(Count, ArenaRequest{0, 0, 0});
   uint64_t total = 0;
 };
 
-Plan make_plan(const EncoderConfig& c, uint64_t T, uint64_t threads) {
+// int8: whether any dense layer runs on the int8 kernels (they need room for quantized rows).
+Plan make_plan(const EncoderConfig& c, uint64_t T, uint64_t threads, bool int8) {
   Plan p;
   const uint64_t D = c.dim, HD = uint64_t(c.num_heads) * c.head_dim, k = c.proj_len,
                  G = c.projection_groups(), S = G == 1 ? c.kv_heads : c.num_heads,
@@ -54,6 +56,12 @@ Plan make_plan(const EncoderConfig& c, uint64_t T, uint64_t threads) {
     set(Plan::Out, c.num_classes, kHead, kHead);
   } else if (c.head == HeadKind::LmLogits) {
     set(Plan::Out, T * c.vocab_size, kHead, kHead);
+  }
+  if (int8) {
+    const uint64_t rows = std::max<uint64_t>(T, k);
+    const uint64_t widest = std::max<uint64_t>(std::max<uint64_t>(D, HD), c.ff_dim);
+    set(Plan::QX, rows * ((widest + 3) / 4), kAttention, kHead);  // bytes / 4, in floats
+    set(Plan::QScales, rows, kAttention, kHead);
   }
   // Empty requests take no room.
   std::vector<ArenaRequest> used;
@@ -95,6 +103,14 @@ void parallel_ranges(pthreadpool_t pool, size_t threads, size_t items, size_t qu
 
 const float* f32(const WeightView& w) { return static_cast<const float*>(w.data); }
 
+bool has_int8_dense(const Model& m) {
+  bool any = false;
+  for_each_weight(m.desc, [&](const std::string&, const WeightView& w) {
+    any = any || (w.present() && w.dtype == DType::I8);
+  });
+  return any;
+}
+
 }  // namespace
 
 Session::~Session() {
@@ -120,7 +136,7 @@ linfer_status Session::arena_size(const Model& model, const linfer_session_optio
   uint32_t max_len, threads;
   *error = check_options(model.desc.config, options, &max_len, &threads);
   if (!error->empty()) return LINFER_ERROR_INVALID_ARGUMENT;
-  *bytes = make_plan(model.desc.config, max_len, threads).total;
+  *bytes = make_plan(model.desc.config, max_len, threads, has_int8_dense(model)).total;
   return LINFER_OK;
 }
 
@@ -129,6 +145,7 @@ linfer_status Session::create(const Model& model, const linfer_session_options& 
   std::unique_ptr<Session> s(new Session());
   s->model_ = &model;
   s->cfg_ = model.desc.config;
+  s->profiling_ = options.enable_profiling != 0;
   *error = check_options(s->cfg_, options, &s->max_len_, &s->threads_);
   if (!error->empty()) return LINFER_ERROR_INVALID_ARGUMENT;
   const linfer_status st = s->prepare(options, error);
@@ -140,7 +157,7 @@ linfer_status Session::prepare(const linfer_session_options& options, std::strin
   const EncoderConfig& c = cfg_;
   *error = kernels::initialize_xnnpack();
   if (!error->empty()) return LINFER_ERROR_INTERNAL;
-  Plan plan = make_plan(c, max_len_, threads_);
+  Plan plan = make_plan(c, max_len_, threads_, has_int8_dense(*model_));
   uint8_t* base;
   if (options.arena) {
     if (options.arena_size < plan.total) {
@@ -166,7 +183,8 @@ linfer_status Session::prepare(const linfer_session_options& options, std::strin
           at(Plan::Q),       at(Plan::Attn),   at(Plan::FF),     at(Plan::CompK),
           at(Plan::CompV),   at(Plan::KP),     at(Plan::VP),     at(Plan::KT),
           at(Plan::RowSum),  at(Plan::Scratch), at(Plan::Positions), at(Plan::Pooled),
-          at(Plan::Pooled2), at(Plan::Out)};
+          at(Plan::Pooled2), at(Plan::Out),   at(Plan::QScales),
+          reinterpret_cast<uint8_t*>(at(Plan::QX))};
   scratch_stride_ = kernels::attention_f32_scratch_floats(c.proj_len) + 16;
 
   if (c.positions == PositionKind::Sinusoidal) {
@@ -200,44 +218,87 @@ linfer_status Session::prepare(const linfer_session_options& options, std::strin
   for (uint32_t i = 0; i < c.num_layers && error->empty(); ++i) {
     const LayerWeights& w = model_->desc.layers[i];
     LayerOps& ops = layer_ops_[i];
-    auto make = [&](kernels::DenseLayer& op, size_t in, size_t out_ch, size_t out_stride,
-                    const float* weight, const float* bias, bool relu) {
-      if (error->empty()) *error = op.create(in, out_ch, in, out_stride, weight, bias, relu);
+    auto make = [&](Linear& op, size_t in, size_t out_ch, const WeightView& weight,
+                    size_t first_row, const float* bias, bool relu) {
+      if (error->empty()) *error = make_linear(op, in, out_ch, weight, first_row, bias, relu);
     };
-    make(ops.q, D, HD, HD, f32(w.q.weight), f32(w.q.bias), false);
+    make(ops.q, D, HD, w.q.weight, 0, f32(w.q.bias), false);
     // K and V: on the compressed input (k rows). Per-head projections give each head its own
     // compressed input, so each head gets the operator for its slice of W (or the one shared
     // single head when kv_heads = 1). With placement "after", the bias goes through E (added by
-    // hand as rowsum(E) * b), so XNNPACK gets no bias.
+    // hand as rowsum(E) * b), so the operator gets no bias.
     for (int kv = 0; kv < 2; ++kv) {
       const LinearWeights& lw = kv == 0 ? w.k : w.v;
-      std::vector<kernels::DenseLayer>& list = kv == 0 ? ops.k : ops.v;
+      std::vector<Linear>& list = kv == 0 ? ops.k : ops.v;
       const float* bias = before_placement ? f32(lw.bias) : nullptr;
       if (!per_head) {
         list.resize(1);
-        make(list[0], D, kvh * dh, kvh * dh, f32(lw.weight), bias, false);
+        make(list[0], D, kvh * dh, lw.weight, 0, bias, false);
       } else {
         list.resize(kvh);
         for (size_t h = 0; h < kvh; ++h)
-          make(list[h], D, dh, dh, f32(lw.weight) + h * dh * D, bias ? bias + h * dh : nullptr,
-               false);
+          make(list[h], D, dh, lw.weight, h * dh, bias ? bias + h * dh : nullptr, false);
       }
     }
-    make(ops.out, HD, D, D, f32(w.out.weight), f32(w.out.bias), false);
-    make(ops.fc1, D, F, F, f32(w.fc1.weight), f32(w.fc1.bias), c.activation == Activation::Relu);
-    make(ops.fc2, F, D, D, f32(w.fc2.weight), f32(w.fc2.bias), false);
+    make(ops.out, HD, D, w.out.weight, 0, f32(w.out.bias), false);
+    make(ops.fc1, D, F, w.fc1.weight, 0, f32(w.fc1.bias), c.activation == Activation::Relu);
+    make(ops.fc2, F, D, w.fc2.weight, 0, f32(w.fc2.bias), false);
   }
   const HeadWeights& hw = model_->desc.head;
   if (error->empty() && hw.dense.weight.present())
-    *error = head_dense_.create(D, D, D, D, f32(hw.dense.weight), f32(hw.dense.bias), false);
-  if (error->empty() && c.head != HeadKind::None) {
-    const size_t out_ch = c.output_channels();
-    *error = head_out_.create(D, out_ch, D, out_ch, f32(hw.out.weight), f32(hw.out.bias), false);
-  }
+    *error = make_linear(head_dense_, D, D, hw.dense.weight, 0, f32(hw.dense.bias), false);
+  if (error->empty() && c.head != HeadKind::None)
+    *error = make_linear(head_out_, D, c.output_channels(), hw.out.weight, 0, f32(hw.out.bias), false);
   if (!error->empty()) return LINFER_ERROR_INTERNAL;
   const size_t after = kernels::xnnpack_allocated_bytes();
-  packed_bytes_ = after > before ? after - before : 0;
+  packed_bytes_ += after > before ? after - before : 0;
   return LINFER_OK;
+}
+
+std::string Session::make_linear(Linear& op, size_t in, size_t out, const WeightView& weight,
+                                 size_t first_row, const float* bias, bool relu) {
+  op.relu = relu;
+  if (weight.dtype == DType::I8) {
+    op.int8 = true;
+    const std::string err = kernels::pack_int8_weights(
+        static_cast<const int8_t*>(weight.data) + first_row * in, weight.scales + first_row, bias,
+        in, out, &op.i8);
+    packed_bytes_ += op.i8.bytes();
+    return err;
+  }
+  return op.f32.create(in, out, in, out, f32(weight) + first_row * in, bias, relu);
+}
+
+bool Session::run_linear(const Linear& op, size_t rows, const float* x, float* y) {
+  const auto t0 = now();
+  if (!op.int8) {
+    const bool ok = op.f32.run(rows, x, y, pool_);
+    lap(LINFER_OP_DENSE, t0);
+    return ok;
+  }
+#if defined(__x86_64__)
+  const kernels::Int8Weights& w = op.i8;
+  // Quantize the rows (per-row scale), then split rows across threads, or output channels when
+  // there are too few rows to go round.
+  parallel_ranges(pool_, threads_, rows, 1, [&](size_t b, size_t e, size_t) {
+    kernels::quantize_rows_u8_avx512(x + b * w.in, w.in, e - b, w.in, w.in_padded,
+                                     buf_.qx + b * w.in_padded, buf_.qscales + b);
+  });
+  if (rows >= 8 * threads_) {
+    parallel_ranges(pool_, threads_, rows, 4, [&](size_t b, size_t e, size_t) {
+      kernels::dense_int8_f32_avx512vnni(w, buf_.qx + b * w.in_padded, buf_.qscales + b, e - b,
+                                         y + b * w.out, w.out, 0, w.out, op.relu);
+    });
+  } else {
+    parallel_ranges(pool_, threads_, w.out, 64, [&](size_t b, size_t e, size_t) {
+      kernels::dense_int8_f32_avx512vnni(w, buf_.qx, buf_.qscales, rows, y, w.out, b, e, op.relu);
+    });
+  }
+  lap(LINFER_OP_DENSE, t0);
+  return true;
+#else
+  return false;  // unreachable: int8 weights are widened at load where the kernels are missing
+#endif
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -261,6 +322,7 @@ linfer_status Session::run_ids(const int32_t* ids, size_t length, std::string* e
                " is outside the vocabulary [0, " + std::to_string(c.vocab_size) + ")";
       return LINFER_ERROR_INVALID_ARGUMENT;
     }
+  const auto t0 = now();
   const float* table = f32(model_->desc.token_embedding);
   const size_t D = c.dim;
   for (size_t t = 0; t < length; ++t) {
@@ -268,6 +330,7 @@ linfer_status Session::run_ids(const int32_t* ids, size_t length, std::string* e
     float* dst = buf_.x + t * D;
     for (size_t i = 0; i < D; ++i) dst[i] = c.embedding_scale * src[i];
   }
+  lap(LINFER_OP_EMBEDDING, t0);
   return forward(length, error);
 }
 
@@ -282,15 +345,26 @@ linfer_status Session::run_embeddings(const float* embeddings, size_t length, st
   return forward(length, error);
 }
 
+std::chrono::steady_clock::time_point Session::lap(linfer_op_kind kind,
+                                                  std::chrono::steady_clock::time_point start) {
+  if (!profiling_) return start;
+  const auto t = std::chrono::steady_clock::now();
+  profile_.milliseconds[kind] += std::chrono::duration<double, std::milli>(t - start).count();
+  return t;
+}
+
 void Session::layernorm_rows(const float* in, float* out, size_t T, const NormWeights& n) {
+  const auto t0 = now();
   const size_t D = cfg_.dim;
   parallel_ranges(pool_, threads_, T, 1, [&](size_t b, size_t e, size_t) {
     kernels::layernorm_f32_fast(in + b * D, D, out + b * D, D, e - b, D, f32(n.weight),
                                 f32(n.bias), cfg_.norm_eps);
   });
+  lap(LINFER_OP_NORM, t0);
 }
 
 void Session::activate(float* x, size_t rows, size_t cols, Activation act) {
+  const auto t0 = now();
   parallel_ranges(pool_, threads_, rows, 1, [&](size_t b, size_t e, size_t) {
     float* p = x + b * cols;
     const size_t n = (e - b) * cols;
@@ -300,12 +374,15 @@ void Session::activate(float* x, size_t rows, size_t cols, Activation act) {
       case Activation::Relu: kernels::relu_f32_fast(p, n); break;
     }
   });
+  lap(LINFER_OP_ACTIVATION, t0);
 }
 
 void Session::add_rows(float* y, const float* x, size_t rows, size_t cols) {
+  const auto t0 = now();
   parallel_ranges(pool_, threads_, rows, 1, [&](size_t b, size_t e, size_t) {
     kernels::add_f32_fast(y + b * cols, x + b * cols, (e - b) * cols);
   });
+  lap(LINFER_OP_ELEMENTWISE, t0);
 }
 
 bool Session::attention(const LayerWeights& w, LayerOps& ops, const float* in, size_t T) {
@@ -313,7 +390,7 @@ bool Session::attention(const LayerWeights& w, LayerOps& ops, const float* in, s
   const size_t D = c.dim, H = c.num_heads, dh = c.head_dim, HD = H * dh, kvh = c.kv_heads,
                k = c.proj_len, n = c.max_seq_len, G = c.projection_groups();
   const bool per_head = G > 1;
-  if (!ops.q.run(T, in, buf_.q, pool_)) return false;
+  if (!run_linear(ops.q, T, in, buf_.q)) return false;
 
   // Compress the input along the sequence first: comp = E[:, :T] X (k x D per group). K and V
   // are then projected on k rows instead of T (the reassociation E (X W) = (E X) W).
@@ -323,6 +400,7 @@ bool Session::attention(const LayerWeights& w, LayerOps& ops, const float* in, s
   const bool separate_v = c.has_separate_proj_v();
   const WeightView& Fv = separate_v ? w.proj_v : E;
   const WeightView& Fb = separate_v ? w.proj_v_bias : Eb;
+  auto t = now();
   const size_t rows = G * k;  // all groups' compressed rows, split across threads
   for (int kv = 0; kv < (separate_v ? 2 : 1); ++kv) {
     const float* proj = f32(kv == 0 ? E : Fv);
@@ -332,6 +410,7 @@ bool Session::attention(const LayerWeights& w, LayerOps& ops, const float* in, s
       kernels::gemm_f32_fast(e - b, D, T, proj + b * n, n, in, D, comp + b * D, D);
     });
   }
+  lap(LINFER_OP_COMPRESS, t);
   const float* comp_v = separate_v ? buf_.comp_v : buf_.comp_k;
 
   // K' and V' = comp W^T (+ bias), per group.
@@ -340,14 +419,16 @@ bool Session::attention(const LayerWeights& w, LayerOps& ops, const float* in, s
   for (int kv = 0; kv < 2; ++kv) {
     const float* comp = kv == 0 ? buf_.comp_k : comp_v;
     float* dst = kv == 0 ? buf_.kp : buf_.vp;
-    std::vector<kernels::DenseLayer>& list = kv == 0 ? ops.k : ops.v;
+    std::vector<Linear>& list = kv == 0 ? ops.k : ops.v;
     if (!per_head) {
-      if (!list[0].run(k, comp, dst, pool_)) return false;
+      if (!run_linear(list[0], k, comp, dst)) return false;
     } else {
       for (size_t h = 0; h < H; ++h)
-        if (!list[kvh == 1 ? 0 : h].run(k, comp + h * k * D, dst + h * k * dh, pool_)) return false;
+        if (!run_linear(list[kvh == 1 ? 0 : h], k, comp + h * k * D, dst + h * k * dh))
+          return false;
     }
-    // Biases that XNNPACK did not add.
+    // Biases that the dense operator did not add.
+    t = now();
     const LinearWeights& lw = kv == 0 ? w.k : w.v;
     const WeightView& pb = kv == 0 ? Eb : Fb;
     const float* proj = f32(kv == 0 ? E : Fv);
@@ -378,8 +459,10 @@ bool Session::attention(const LayerWeights& w, LayerOps& ops, const float* in, s
         }
       }
     }
+    lap(LINFER_OP_ELEMENTWISE, t);
   }
   // Transpose each K' head to [dh x k] so the scores vectorise over the k keys.
+  t = now();
   for (size_t s = 0; s < S; ++s) {
     const float* src = buf_.kp + (per_head ? s * k * dh : s * dh);
     float* dst = buf_.kt + s * dh * k;
@@ -410,13 +493,14 @@ bool Session::attention(const LayerWeights& w, LayerOps& ops, const float* in, s
       kernels::attention_f32_fast(a, r0, std::min(T, r0 + block), scratch);
     }
   });
-  return ops.out.run(T, buf_.attn, buf_.sub, pool_);
+  lap(LINFER_OP_ATTENTION, t);
+  return run_linear(ops.out, T, buf_.attn, buf_.sub);
 }
 
 bool Session::feed_forward(const LayerWeights& w, LayerOps& ops, const float* in, size_t T) {
-  if (!ops.fc1.run(T, in, buf_.ff, pool_)) return false;
+  if (!run_linear(ops.fc1, T, in, buf_.ff)) return false;
   if (cfg_.activation != Activation::Relu) activate(buf_.ff, T, cfg_.ff_dim, cfg_.activation);
-  return ops.fc2.run(T, buf_.ff, buf_.sub, pool_);
+  return run_linear(ops.fc2, T, buf_.ff, buf_.sub);
 }
 
 bool Session::head(size_t T) {
@@ -432,7 +516,7 @@ bool Session::head(size_t T) {
   if (c.head == HeadKind::LmLogits) {
     const float* in = buf_.x;
     if (hw.dense.weight.present()) {
-      if (!head_dense_.run(T, buf_.x, buf_.h, pool_)) return false;
+      if (!run_linear(head_dense_, T, buf_.x, buf_.h)) return false;
       activate(buf_.h, T, D, c.head_activation);
       in = buf_.h;
     }
@@ -440,7 +524,7 @@ bool Session::head(size_t T) {
       layernorm_rows(in, buf_.h, T, hw.norm);
       in = buf_.h;
     }
-    if (!head_out_.run(T, in, buf_.out, pool_)) return false;
+    if (!run_linear(head_out_, T, in, buf_.out)) return false;
     output_ = buf_.out;
     output_rows_ = T;
     output_cols_ = c.vocab_size;
@@ -458,11 +542,11 @@ bool Session::head(size_t T) {
     }
   }
   if (hw.dense.weight.present()) {
-    if (!head_dense_.run(1, pooled, buf_.pooled2, pool_)) return false;
+    if (!run_linear(head_dense_, 1, pooled, buf_.pooled2)) return false;
     for (size_t i = 0; i < D; ++i) buf_.pooled2[i] = std::tanh(buf_.pooled2[i]);
     pooled = buf_.pooled2;
   }
-  if (!head_out_.run(1, pooled, buf_.out, pool_)) return false;
+  if (!run_linear(head_out_, 1, pooled, buf_.out)) return false;
   output_ = buf_.out;
   output_rows_ = 1;
   output_cols_ = c.num_classes;
@@ -475,6 +559,7 @@ linfer_status Session::forward(size_t T, std::string* error) {
   const size_t D = c.dim;
   output_ = nullptr;
   output_rows_ = output_cols_ = 0;
+  if (profiling_) ++profile_.runs;
   // Positions.
   if (c.positions != PositionKind::None) {
     const float* pos = c.positions == PositionKind::Learned

@@ -4,12 +4,14 @@
 
 #include <pthreadpool.h>
 
+#include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "linfer/linfer.h"
 #include "model.h"
+#include "int8/dense_int8.h"
 #include "xnnpack/dense.h"
 
 namespace linfer::rt {
@@ -33,21 +35,36 @@ class Session {
   size_t output_cols() const { return output_cols_; }
   size_t arena_bytes() const { return arena_bytes_; }
   size_t packed_weight_bytes() const { return packed_bytes_; }
+  linfer_profile profile() const { return profile_; }
+  void reset_profile() { profile_ = linfer_profile{}; }
 
  private:
   Session() = default;
+  // A dense layer: XNNPACK in f32, or the int8 kernels when the weight is stored in int8 and the
+  // CPU has them (the model keeps such weights int8 only then).
+  struct Linear {
+    kernels::DenseLayer f32;
+    kernels::Int8Weights i8;
+    bool int8 = false, relu = false;
+  };
   struct LayerOps {
-    kernels::DenseLayer q, out, fc1, fc2;
-    std::vector<kernels::DenseLayer> k, v;  // one, or one per head (per-head projections)
+    Linear q, out, fc1, fc2;
+    std::vector<Linear> k, v;  // one, or one per head (per-head projections)
   };
   struct Buffers {
     float *x = nullptr, *x2 = nullptr, *h = nullptr, *sub = nullptr, *q = nullptr,
           *attn = nullptr, *ff = nullptr, *comp_k = nullptr, *comp_v = nullptr, *kp = nullptr,
           *vp = nullptr, *kt = nullptr, *rowsum = nullptr, *scratch = nullptr,
-          *positions = nullptr, *pooled = nullptr, *pooled2 = nullptr, *out = nullptr;
+          *positions = nullptr, *pooled = nullptr, *pooled2 = nullptr, *out = nullptr,
+          *qscales = nullptr;
+    uint8_t* qx = nullptr;  // int8 path: quantized rows
   };
 
   linfer_status prepare(const linfer_session_options& options, std::string* error);
+  // Creates `op` for rows [first_row, first_row + out) of `weight`. Returns "" or a message.
+  std::string make_linear(Linear& op, size_t in, size_t out, const WeightView& weight,
+                          size_t first_row, const float* bias, bool relu);
+  bool run_linear(const Linear& op, size_t rows, const float* x, float* y);
   linfer_status forward(size_t T, std::string* error);
   bool attention(const LayerWeights& w, LayerOps& ops, const float* in, size_t T);
   bool feed_forward(const LayerWeights& w, LayerOps& ops, const float* in, size_t T);
@@ -64,10 +81,18 @@ class Session {
   size_t arena_bytes_ = 0, packed_bytes_ = 0;
   Buffers buf_;
   std::vector<LayerOps> layer_ops_;
-  kernels::DenseLayer head_dense_, head_out_;
+  Linear head_dense_, head_out_;
   const float* output_ = nullptr;
   size_t output_rows_ = 0, output_cols_ = 0;
   size_t scratch_stride_ = 0;
+  bool profiling_ = false;
+  linfer_profile profile_{};
+  // Adds the time since `start` to `kind` when profiling; returns the new start.
+  std::chrono::steady_clock::time_point lap(linfer_op_kind kind,
+                                            std::chrono::steady_clock::time_point start);
+  std::chrono::steady_clock::time_point now() const {
+    return profiling_ ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
+  }
 };
 
 }  // namespace linfer::rt

@@ -18,7 +18,7 @@ namespace {
 int fail(const std::string& m, int code = 1) {
   std::fprintf(stderr, "linfer-bench: %s\n", m.c_str());
   if (code == 2)
-    std::fprintf(stderr, "usage: linfer-bench MODEL.lfm [--seq-len N] [--threads N] [--runs N]\n");
+    std::fprintf(stderr, "usage: linfer-bench MODEL.lfm [--seq-len N] [--threads N] [--runs N] [--profile]\n");
   return code;
 }
 bool parse_uint(const char* s, uint32_t lo, uint32_t hi, uint32_t* out) {
@@ -34,6 +34,7 @@ bool parse_uint(const char* s, uint32_t lo, uint32_t hi, uint32_t* out) {
 int main(int argc, char** argv) {
   std::string model_path;
   uint32_t seq_len = 0, threads = 1, runs = 10;
+  bool profile = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--seq-len" || a == "--threads" || a == "--runs") {
@@ -43,6 +44,8 @@ int main(int argc, char** argv) {
       const uint32_t hi = a == "--threads" ? 256 : a == "--runs" ? 100000 : (1u << 20);
       if (!parse_uint(v, 1, hi, dst))
         return fail(a + " must be an integer in [1, " + std::to_string(hi) + "], got '" + v + "'", 2);
+    } else if (a == "--profile") {
+      profile = true;
     } else if (!a.empty() && a[0] == '-') {
       return fail("unknown option '" + a + "'", 2);
     } else if (model_path.empty()) {
@@ -64,6 +67,7 @@ int main(int argc, char** argv) {
   linfer::SessionOptions options;
   options.max_seq_len = seq_len;
   options.num_threads = threads;
+  options.enable_profiling = profile;
   linfer::Session session;
   s = linfer::Session::Create(model, options, &session);
   if (!s) return fail(s.message());
@@ -83,6 +87,7 @@ int main(int argc, char** argv) {
   };
   s = run_once();  // warm-up
   if (!s) return fail(s.message());
+  linfer_profile warm = session.profile();
   std::vector<double> ms;
   for (uint32_t r = 0; r < runs; ++r) {
     const auto t0 = std::chrono::steady_clock::now();
@@ -104,5 +109,17 @@ int main(int argc, char** argv) {
   std::printf("gflops: %.2f\n", double(linfer_model_flops(model.get(), seq_len)) / (median * 1e6));
   std::printf("arena_bytes: %zu\npacked_weight_bytes: %zu\npeak_rss_bytes: %ld\n",
               session.arena_bytes(), session.packed_weight_bytes(), ru.ru_maxrss * 1024L);
+  if (profile) {
+    // Mean per run over the timed runs; profiling adds a clock read around each operator.
+    const linfer_profile p = session.profile();
+    double total = 0;
+    for (int k = 0; k < LINFER_OP_KIND_COUNT; ++k) total += p.milliseconds[k] - warm.milliseconds[k];
+    std::printf("profile (mean ms per run, share of profiled time):\n");
+    for (int k = 0; k < LINFER_OP_KIND_COUNT; ++k) {
+      const double ms = (p.milliseconds[k] - warm.milliseconds[k]) / runs;
+      std::printf("  %-12s %9.3f  %5.1f%%\n", linfer_op_kind_name(linfer_op_kind(k)), ms,
+                  total > 0 ? 100.0 * ms * runs / total : 0.0);
+    }
+  }
   return 0;
 }

@@ -14,6 +14,7 @@
 #include "config_json.h"
 #include "encoder.h"
 #include "lfm_format.h"
+#include "quantize.h"
 #include "tool_util.h"
 
 namespace {
@@ -146,8 +147,6 @@ int main(int argc, char** argv) {
     return fail("unknown layout '" + layout + "' (auto, lucidrains, fairseq, tatp22, linfer)", 2);
   if (dtype != "f32" && dtype != "f16" && dtype != "int8")
     return fail("unknown dtype '" + dtype + "' (f32, f16, int8)", 2);
-  if (dtype != "f32")
-    return fail("--dtype " + dtype + " is not supported yet; this version writes f32 models");
 
   std::string err;
   std::unique_ptr<Checkpoint> ck = linfer::convert::read_checkpoint(input, &err);
@@ -181,8 +180,14 @@ int main(int argc, char** argv) {
   err = map_linfer_layout(*ck, config, &conv);
   if (!err.empty()) return fail(input + ": " + err);
 
+  linfer::convert::QuantizedStore quantized;
+  if (dtype != "f32") {
+    err = linfer::convert::quantize_description(
+        &conv.desc, dtype == "f16" ? linfer::DType::F16 : linfer::DType::I8, &quantized);
+    if (!err.empty()) return fail(err);
+  }
   std::vector<uint8_t> bytes;
-  err = linfer::write_lfm(conv.desc, "linfer-convert 0.1.0 (layout linfer)",
+  err = linfer::write_lfm(conv.desc, "linfer-convert 0.1.0 (layout " + layout + ", " + dtype + ")",
                           {{"source_format", ck->format}, {"source_layout", layout}}, &bytes);
   if (!err.empty()) return fail(err);
   err = linfer::tools::write_file_atomic(output, bytes.data(), bytes.size());
@@ -197,8 +202,17 @@ int main(int argc, char** argv) {
               linfer::to_string(c.norm_placement), linfer::to_string(c.positions),
               linfer::to_string(c.projection_placement), linfer::to_string(c.projection_sharing),
               linfer::to_string(c.activation), linfer::to_string(c.head));
-  std::printf("parameters: %llu (f32: %llu bytes)\n", (unsigned long long)conv.parameters,
-              (unsigned long long)(conv.parameters * 4));
+  std::map<std::string, uint64_t> bytes_by_dtype;
+  std::map<const void*, bool> counted;
+  linfer::for_each_weight(conv.desc, [&](const std::string&, const linfer::WeightView& w) {
+    if (w.present() && !counted[w.data]) {
+      counted[w.data] = true;
+      bytes_by_dtype[linfer::to_string(w.dtype)] += w.bytes();
+    }
+  });
+  std::printf("parameters: %llu; weight bytes:", (unsigned long long)conv.parameters);
+  for (const auto& [name, n] : bytes_by_dtype) std::printf(" %s %llu", name.c_str(), (unsigned long long)n);
+  std::printf("\n");
   std::printf("shared tensors: %s\n", conv.shared.empty() ? "none" : "");
   for (const std::string& s : conv.shared) std::printf("  %s\n", s.c_str());
   std::printf("wrote %s (%zu bytes)\n", output.c_str(), bytes.size());

@@ -68,7 +68,25 @@ typedef struct linfer_session_options {
   uint32_t num_threads; /* 0 or 1: run on the calling thread */
   void* arena;          /* optional caller buffer of arena_size bytes; NULL: the session allocates */
   size_t arena_size;
+  uint32_t enable_profiling; /* non-zero: accumulate time per operator kind (linfer_session_profile) */
 } linfer_session_options;
+
+/* Operator kinds for profiling. */
+typedef enum linfer_op_kind {
+  LINFER_OP_EMBEDDING = 0, /* token lookup, positions */
+  LINFER_OP_NORM,          /* layer norms */
+  LINFER_OP_DENSE,         /* Q, K', V', out, feed-forward and head linears (XNNPACK or int8) */
+  LINFER_OP_COMPRESS,      /* E X: the sequence compression */
+  LINFER_OP_ATTENTION,     /* K'^T transpose, scores, softmax, P V' */
+  LINFER_OP_ACTIVATION,    /* GELU */
+  LINFER_OP_ELEMENTWISE,   /* residual adds, biases through E, pooling */
+  LINFER_OP_KIND_COUNT
+} linfer_op_kind;
+
+typedef struct linfer_profile {
+  double milliseconds[LINFER_OP_KIND_COUNT]; /* summed over the runs since the last reset */
+  uint64_t runs;
+} linfer_profile;
 
 LINFER_API const char* linfer_version(void);
 LINFER_API const char* linfer_status_string(linfer_status status);
@@ -101,6 +119,11 @@ LINFER_API linfer_status linfer_session_run_embeddings(linfer_session* session, 
 /* The last run's output, valid until the next run or free: `rows` x `cols` floats, row-major. */
 LINFER_API linfer_status linfer_session_output(const linfer_session* session, const float** out_data,
                                     size_t* out_rows, size_t* out_cols);
+/* Profile accumulated since creation or the last reset (needs options.enable_profiling). */
+LINFER_API linfer_status linfer_session_profile(const linfer_session* session, linfer_profile* out);
+LINFER_API void linfer_session_profile_reset(linfer_session* session);
+LINFER_API const char* linfer_op_kind_name(linfer_op_kind kind);
+
 /* Arena bytes in use, and bytes XNNPACK holds for this session's packed weights. */
 LINFER_API linfer_status linfer_session_memory(const linfer_session* session, size_t* out_arena_bytes,
                                     size_t* out_packed_weight_bytes);

@@ -66,7 +66,10 @@ struct SessionOptions {
   uint32_t num_threads = 1;
   void* arena = nullptr;     // optional caller-owned buffer
   size_t arena_size = 0;
-  linfer_session_options c() const { return {max_seq_len, num_threads, arena, arena_size}; }
+  bool enable_profiling = false;
+  linfer_session_options c() const {
+    return {max_seq_len, num_threads, arena, arena_size, enable_profiling ? 1u : 0u};
+  }
 };
 
 // The output of a run: a view into the session's arena, valid until the next run.
@@ -106,6 +109,12 @@ class Session {
     size_t a = 0, p = 0;
     linfer_session_memory(session_.get(), &a, &p);
     return a;
+  }
+  // Milliseconds per operator kind summed over runs (needs SessionOptions::enable_profiling).
+  linfer_profile profile() const {
+    linfer_profile p{};
+    linfer_session_profile(session_.get(), &p);
+    return p;
   }
   size_t packed_weight_bytes() const {
     size_t a = 0, p = 0;

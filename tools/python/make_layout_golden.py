@@ -1,0 +1,337 @@
+"""Writes tests/golden_layouts/: checkpoints in the three upstream Linformer layouts, with outputs.
+
+    /usr/bin/python3 tools/python/make_layout_golden.py [OUT_DIR]   (default: tests/golden_layouts)
+
+Models come from the re-creations in tools/python/upstream/ (same state_dict names and forward as
+lucidrains/linformer, fairseq linformer_roberta and tatp22/linformer-pytorch). For each case:
+a checkpoint, config.json for lucidrains and tatp22 (constructor arguments under the library's own
+names; their checkpoints are bare state_dicts), and for each T in {1, 7, n/2+1, n} the input
+(ids_<T>.txt token ids, or emb_<T>.npy float32 [T, dim] for the plain lucidrains Linformer) and
+out_<T>.npy (float32, computed in float64 from the weights exactly as saved). cases.tsv lists
+case, layout, checkpoint, config ("-" if none), input kind (ids|emb) and output
+(lm logits [T, V] | class logits [1, classes] | hidden [T, dim]).
+"""
+
+import copy
+import inspect
+import io
+import json
+import math
+import os
+import pickle
+import shutil
+import struct
+import sys
+
+sys.dont_write_bytecode = True  # keep the source tree clean
+
+import numpy as np
+import torch
+from torch import nn
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from upstream import fairseq_linformer as fq  # noqa: E402
+from upstream import lucidrains as luc  # noqa: E402
+from upstream import tatp22 as tat  # noqa: E402
+
+# fmt: "zip" torch.save to a path (archive prefix = file stem), "zip_handle" torch.save to an open
+# file (prefix "archive/", as fairseq does), "legacy" (_use_new_zipfile_serialization=False),
+# "safetensors" (written by hand; only for layouts without aliased tensors).
+CASES = [
+    # ---------------------------------------------------------------- lucidrains/linformer 0.2.3
+    dict(name="lucidrains_lm", layout="lucidrains", cls="LinformerLM", fmt="zip",
+         args=dict(num_tokens=64, dim=32, seq_len=32, depth=2, k=8, heads=4)),
+    dict(name="lucidrains_share_kv_legacy", layout="lucidrains", cls="LinformerLM", fmt="legacy",
+         args=dict(num_tokens=80, dim=24, seq_len=40, depth=2, k=10, heads=3, share_kv=True)),
+    dict(name="lucidrains_one_kv_head_safetensors", layout="lucidrains", cls="LinformerLM",
+         fmt="safetensors",
+         args=dict(num_tokens=50, dim=32, seq_len=48, depth=1, k=16, heads=4, one_kv_head=True)),
+    dict(name="lucidrains_dim_head", layout="lucidrains", cls="LinformerLM", fmt="zip",
+         args=dict(num_tokens=100, dim=16, seq_len=32, depth=2, k=8, heads=2, dim_head=12)),
+    dict(name="lucidrains_reversible", layout="lucidrains", cls="LinformerLM", fmt="zip",
+         args=dict(num_tokens=70, dim=32, seq_len=36, depth=2, k=12, heads=4, reversible=True)),
+    dict(name="lucidrains_linformer", layout="lucidrains", cls="Linformer", fmt="zip",
+         args=dict(dim=32, seq_len=32, depth=2, k=8, heads=4)),
+    # ---------------------------------------------------------------- fairseq linformer_roberta
+    dict(name="fairseq_default_args", layout="fairseq", vocab=64, style="args", optimizer_state=True,
+         args=dict(encoder_layers=2, encoder_embed_dim=32, encoder_ffn_embed_dim=64,
+                   encoder_attention_heads=4, max_positions=32, compressed=4)),
+    dict(name="fairseq_default_cfg", layout="fairseq", vocab=72, style="cfg",
+         args=dict(encoder_layers=2, encoder_embed_dim=24, encoder_ffn_embed_dim=48,
+                   encoder_attention_heads=3, tokens_per_sample=48, compressed=3)),
+    dict(name="fairseq_shared_kv", layout="fairseq", vocab=50, style="cfg",
+         args=dict(encoder_layers=2, encoder_embed_dim=32, encoder_ffn_embed_dim=64,
+                   encoder_attention_heads=2, max_positions=40, compressed=4, shared_kv_compressed=1)),
+    dict(name="fairseq_layerwise", layout="fairseq", vocab=60, style="args",
+         args=dict(encoder_layers=2, encoder_embed_dim=32, encoder_ffn_embed_dim=64,
+                   encoder_attention_heads=4, max_positions=32, compressed=2,
+                   shared_layer_kv_compressed=1)),
+    dict(name="fairseq_layerwise_shared_kv_cfgns", layout="fairseq", vocab=80, style="cfg_ns",
+         args=dict(encoder_layers=2, encoder_embed_dim=16, encoder_ffn_embed_dim=32,
+                   encoder_attention_heads=2, max_positions=36, compressed=3,
+                   shared_layer_kv_compressed=1, shared_kv_compressed=1)),
+    dict(name="fairseq_cls", layout="fairseq", vocab=56, style="args",
+         cls_head=("sentence_classification_head", 3),
+         args=dict(encoder_layers=1, encoder_embed_dim=32, encoder_ffn_embed_dim=64,
+                   encoder_attention_heads=4, max_positions=40, compressed=3)),
+    dict(name="fairseq_fp16", layout="fairseq", vocab=64, style="args", dtype="float16",
+         args=dict(encoder_layers=2, encoder_embed_dim=32, encoder_ffn_embed_dim=64,
+                   encoder_attention_heads=4, max_positions=32, compressed=4)),
+    dict(name="fairseq_bf16_untied", layout="fairseq", vocab=100, style="cfg", dtype="bfloat16",
+         args=dict(encoder_layers=2, encoder_embed_dim=32, encoder_ffn_embed_dim=64,
+                   encoder_attention_heads=4, max_positions=48, compressed=4,
+                   untie_weights_roberta=True)),
+    # ---------------------------------------------------------------- tatp22/linformer-pytorch
+    dict(name="tatp22_none_gelu", layout="tatp22", fmt="zip",
+         args=dict(num_tokens=64, input_size=32, channels=32, dim_k=8, dim_ff=64, nhead=4, depth=2,
+                   activation="gelu", parameter_sharing="none")),
+    dict(name="tatp22_headwise_relu", layout="tatp22", fmt="zip",
+         args=dict(num_tokens=90, input_size=40, channels=24, dim_k=10, dim_ff=48, nhead=2, depth=2,
+                   activation="relu", parameter_sharing="headwise")),
+    dict(name="tatp22_kv_gelu", layout="tatp22", fmt="zip",
+         args=dict(num_tokens=50, input_size=48, channels=16, dim_k=16, dim_ff=32, nhead=2, depth=2,
+                   activation="gelu", parameter_sharing="kv")),
+    dict(name="tatp22_layerwise_relu", layout="tatp22", fmt="zip",
+         args=dict(num_tokens=100, input_size=32, channels=32, dim_k=12, dim_ff=64, nhead=4, depth=2,
+                   activation="relu", parameter_sharing="layerwise")),
+]
+
+
+def lengths(n):
+    return sorted({1, 7, n // 2 + 1, n})
+
+
+# --------------------------------------------------------------------------------- models
+
+
+def constructor_config(cls, given):
+    """Every constructor argument of cls under its own name, defaults filled in (None -> null)."""
+    params = list(inspect.signature(cls.__init__).parameters.values())[1:]
+    return {p.name: given[p.name] if p.name in given else p.default for p in params}
+
+
+def build(case):
+    """Returns (model, config dict or None, max_len n, vocab size or None, output kind)."""
+    a = case["args"]
+    if case["layout"] == "lucidrains":
+        cls = getattr(luc, case["cls"])
+        model = cls(**a)
+        vocab = a.get("num_tokens")
+        return model, constructor_config(cls, a), a["seq_len"], vocab, "lm logits" if vocab else "hidden"
+    if case["layout"] == "tatp22":
+        return (tat.LinformerLM(**a), constructor_config(tat.LinformerLM, a), a["input_size"],
+                a["num_tokens"], "lm logits")
+    import argparse
+
+    model = fq.LinformerModel(argparse.Namespace(**a), case["vocab"])
+    out = "lm logits"
+    if "cls_head" in case:
+        model.register_classification_head(*case["cls_head"])
+        out = "class logits"
+    return model, None, model.args.max_positions, case["vocab"], out
+
+
+def init_random(model, seed):
+    """Deterministic non-trivial values for every (unique) parameter. Linear weights and bare
+    projection parameters: normal, std clamp(1/sqrt(fan_in), 0.1, 0.3); embeddings N(0, 1)
+    (positions 0.5), padding rows zero; LayerNorm weight 1 + 0.1 N; every bias 0.1 N (including the
+    fairseq compress_layer bias, which the forward must ignore)."""
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for name, p in model.named_parameters():  # shared parameters are listed once
+            noise = torch.randn(p.shape, generator=g, dtype=torch.float64)
+            parent, _, leaf = name.rpartition(".")
+            owner = model.get_submodule(parent) if parent else model
+            if isinstance(owner, nn.LayerNorm):
+                val = 1.0 + 0.1 * noise if leaf == "weight" else 0.1 * noise
+            elif isinstance(owner, nn.Embedding):
+                val = noise * (0.5 if "pos" in parent else 1.0)
+                if owner.padding_idx is not None:
+                    val[owner.padding_idx] = 0.0
+            elif leaf == "bias":
+                val = 0.1 * noise
+            else:  # Linear weights (out, in) and lucidrains proj_k/proj_v (seq_len, k)
+                fan_in = p.shape[1] if isinstance(owner, nn.Linear) or leaf == "weight" else p.shape[0]
+                val = min(max(1.0 / math.sqrt(fan_in), 0.1), 0.3) * noise
+            p.copy_(val.to(p.dtype))
+
+
+def reference(model, case, inp):
+    """Float64 forward of a copy of model; returns a float32 numpy array without the batch axis."""
+    m = copy.deepcopy(model).double().eval()
+    if case["layout"] == "tatp22":  # exact inv_freq (the saved float32 buffer is rounded)
+        C = case["args"]["channels"]
+        m.pos_emb.inv_freq = 1.0 / (100000.0 ** (torch.arange(0, C, 2, dtype=torch.float64) / C))
+    with torch.no_grad():
+        if case["layout"] == "lucidrains" and case["cls"] == "Linformer":
+            out = m(torch.from_numpy(inp).double()[None])
+        elif case["layout"] == "tatp22":
+            out = m(torch.as_tensor(inp)[None], allow_short=True)
+        elif case["layout"] == "fairseq":
+            head = case["cls_head"][0] if "cls_head" in case else None
+            out = m(torch.as_tensor(inp)[None], classification_head_name=head)
+        else:
+            out = m(torch.as_tensor(inp)[None])
+    out = out.numpy()
+    return (out if out.ndim == 2 else out[0]).astype(np.float32)
+
+
+# --------------------------------------------------------------------------------- files
+
+
+def save_safetensors(sd, path):
+    """8-byte LE header length, JSON header (dtype/shape/data_offsets), contiguous data. All F32."""
+    header, blobs, offset = {}, [], 0
+    for name, t in sd.items():
+        assert t.dtype == torch.float32
+        data = t.contiguous().numpy().astype("<f4").tobytes()
+        header[name] = {"dtype": "F32", "shape": list(t.shape), "data_offsets": [offset, offset + len(data)]}
+        blobs.append(data)
+        offset += len(data)
+    header["__metadata__"] = {"format": "pt"}
+    hbytes = json.dumps(header, separators=(",", ":")).encode("utf-8")
+    hbytes += b" " * ((-len(hbytes)) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(hbytes)))
+        f.write(hbytes)
+        for b in blobs:
+            f.write(b)
+
+
+class _LegacyKeys:
+    """A pickle_module for torch.save(_use_new_zipfile_serialization=False) that makes its output
+    reproducible. torch names each storage str(storage._cdata), a heap address, and writes the
+    data records in the string order of those names. Here the persistent ids get address-like
+    names fixed by first appearance (through a fixed permutation, so that the record order still
+    differs from the pickle order as in real files), and the key list and records are rewritten
+    in the order of the new names. Everything else is torch's own output."""
+
+    __name__ = "pickle"  # torch.save checks pickle_module.__name__
+
+    def __init__(self, n_storages):
+        perm = np.random.RandomState(7).permutation(n_storages)
+        self.names = [str(94000000000000 + 4096 * int(i)) for i in perm]
+        self.rename, self.elsize, self.span = {}, {}, None
+
+    def Pickler(self, f, protocol):
+        module = self
+
+        class P(pickle._Pickler):  # the pure-Python pickler calls self.persistent_id(obj)
+            def __setattr__(self, name, value):
+                if name == "persistent_id":
+                    value = module._wrap(value)
+                super().__setattr__(name, value)
+
+        return P(f, protocol)
+
+    def _wrap(self, fn):
+        def persistent_id(obj):
+            pid = fn(obj)
+            if pid is None or pid[0] != "storage":
+                return pid
+            key = pid[2]
+            if key not in self.rename:
+                self.rename[key] = self.names[len(self.rename)]
+                self.elsize[key] = torch._utils._element_size(pid[1].dtype)
+            return pid[:2] + (self.rename[key],) + pid[3:]
+
+        return persistent_id
+
+    def dump(self, obj, f, protocol):
+        start = f.tell()
+        pickle.dump(obj, f, protocol=protocol)
+        if isinstance(obj, list):  # the storage key list (original names, sorted)
+            self.span = (start, f.tell(), list(obj))
+
+
+def save_legacy(obj, path):
+    """torch.save(obj, _use_new_zipfile_serialization=False), made reproducible (see _LegacyKeys)."""
+    n = len({t.storage()._cdata for t in obj.values()})
+    mod = _LegacyKeys(n)
+    buf = io.BytesIO()
+    torch.save(obj, buf, pickle_module=mod, _use_new_zipfile_serialization=False)
+    raw = buf.getvalue()
+    start, end, keys = mod.span
+    records, pos = {}, end
+    for key in keys:  # per storage: int64 element count, then the raw bytes
+        (numel,) = struct.unpack("<q", raw[pos : pos + 8])
+        size = 8 + numel * mod.elsize[key]
+        records[mod.rename[key]] = raw[pos : pos + size]
+        pos += size
+    assert pos == len(raw) and len(records) == n
+    order = sorted(records)
+    with open(path, "wb") as f:
+        f.write(raw[:start])
+        f.write(pickle.dumps(order, protocol=2))
+        for name in order:
+            f.write(records[name])
+    back = torch.load(path)
+    assert list(back) == list(obj) and all(torch.equal(back[k], v) for k, v in obj.items())
+
+
+def write_case(root, index, case):
+    seed = 2000 + 31 * index
+    torch.manual_seed(seed)
+    model, config, n, vocab, out_kind = build(case)
+    init_random(model, seed)
+    model.eval()
+    d = os.path.join(root, case["name"])
+    os.makedirs(d)
+    if case["layout"] == "fairseq":
+        dtype = case.get("dtype", "float32")
+        if dtype != "float32":
+            model = model.to(getattr(torch, dtype))  # trainer: model.half() / .to(torch.bfloat16)
+        ckpt = "checkpoint.pt"
+        state = fq.checkpoint_dict(model, style=case["style"], fp16=dtype == "float16",
+                                   bf16=dtype == "bfloat16", optimizer_state=case.get("optimizer_state", False))
+        with open(os.path.join(d, ckpt), "wb") as f:  # fairseq saves through a file object
+            torch.save(state, f)
+        cfg_name = "-"
+    else:
+        sd = model.state_dict()
+        fmt = case["fmt"]
+        ckpt = "checkpoint.safetensors" if fmt == "safetensors" else "checkpoint.pt"
+        path = os.path.join(d, ckpt)
+        if fmt == "safetensors":
+            save_safetensors(sd, path)
+        elif fmt == "legacy":
+            save_legacy(sd, path)
+        else:
+            torch.save(sd, path)
+        cfg_name = "config.json"
+        with open(os.path.join(d, cfg_name), "w") as f:
+            json.dump(config, f, indent=2)
+            f.write("\n")
+    rng = np.random.RandomState(seed)
+    emb_input = vocab is None
+    for t in lengths(n):
+        if emb_input:
+            inp = rng.standard_normal((t, case["args"]["dim"])).astype(np.float32)
+            np.save(os.path.join(d, "emb_%d.npy" % t), inp)
+        else:
+            inp = rng.randint(0, vocab, size=t)
+            if case["layout"] == "fairseq":  # never the padding id 1
+                inp = np.where(inp == fq.PAD, 0, inp)
+            with open(os.path.join(d, "ids_%d.txt" % t), "w") as f:
+                f.write(" ".join(str(int(i)) for i in inp) + "\n")
+        np.save(os.path.join(d, "out_%d.npy" % t), reference(model, case, inp))
+    return [case["name"], case["layout"], ckpt, cfg_name, "emb" if emb_input else "ids", out_kind]
+
+
+def main():
+    here = os.path.dirname(os.path.abspath(__file__))
+    root = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(here, "..", "..", "tests", "golden_layouts"))
+    os.makedirs(root, exist_ok=True)
+    for case in CASES:
+        if os.path.isdir(os.path.join(root, case["name"])):
+            shutil.rmtree(os.path.join(root, case["name"]))
+    rows = [["case", "layout", "checkpoint", "config", "input", "output"]]
+    for index, case in enumerate(CASES):
+        rows.append(write_case(root, index, case))
+        print("wrote", "\t".join(rows[-1]))
+    with open(os.path.join(root, "cases.tsv"), "w") as f:
+        f.write("".join("\t".join(r) + "\n" for r in rows))
+
+
+if __name__ == "__main__":
+    main()
