@@ -24,8 +24,10 @@ namespace {
 // ---- fixtures ---------------------------------------------------------------------------------
 
 std::string fixture_dir() {
-#ifdef LINFER_READER_FIXTURES
+#if defined(LINFER_READER_FIXTURES)
   return LINFER_READER_FIXTURES;
+#elif defined(LINFER_SOURCE_DIR)
+  return std::string(LINFER_SOURCE_DIR) + "/tests/readers";
 #else
   std::string here = __FILE__;  // .../tests/unit/test_readers.cpp
   size_t slash = here.rfind('/');

@@ -131,9 +131,13 @@ def build(case):
     return model, None, model.args.max_positions, case["vocab"], out
 
 
+SEQ_PROJ = (".proj_k", ".proj_v", ".compress_", ".E.", ".F.")  # lucidrains, fairseq, tatp22
+
+
 def init_random(model, seed):
-    """Deterministic non-trivial values for every (unique) parameter. Linear weights and bare
-    projection parameters: normal, std clamp(1/sqrt(fan_in), 0.1, 0.3); embeddings N(0, 1)
+    """Deterministic non-trivial values for every (unique) parameter. Sequence projections
+    (E/F in any layout): normal, std 0.3; other Linear weights: normal, std
+    clamp(1/sqrt(fan_in), 0.1, 0.3); embeddings N(0, 1)
     (positions 0.5), padding rows zero; LayerNorm weight 1 + 0.1 N; every bias 0.1 N (including the
     fairseq compress_layer bias, which the forward must ignore)."""
     g = torch.Generator().manual_seed(seed)
@@ -150,8 +154,10 @@ def init_random(model, seed):
                     val[owner.padding_idx] = 0.0
             elif leaf == "bias":
                 val = 0.1 * noise
-            else:  # Linear weights (out, in) and lucidrains proj_k/proj_v (seq_len, k)
-                fan_in = p.shape[1] if isinstance(owner, nn.Linear) or leaf == "weight" else p.shape[0]
+            elif any(tag in name for tag in SEQ_PROJ):  # sequence projections E/F
+                val = 0.3 * noise
+            else:  # Linear weights (out, in)
+                fan_in = p.shape[1]
                 val = min(max(1.0 / math.sqrt(fan_in), 0.1), 0.3) * noise
             p.copy_(val.to(p.dtype))
 

@@ -1,0 +1,537 @@
+"""Independent checks of the upstream re-creations and of tests/golden_layouts/.
+
+    /usr/bin/python3 tools/python/upstream/check_upstream.py [GOLDEN_LAYOUTS_DIR]
+
+1. Documented facts (shared/reference/checkpoint-formats.md sections 1-3), on freshly built models:
+   lucidrains' example LinformerLM(256, 64, 128, 2, k=32, heads=4) has 34 keys and 157,184
+   values, share_kv 30 keys, one_kv_head / dim_head / reversible shapes and prefixes; tatp22's
+   example LinformerLM(256, 128, 64, dim_k=32, dim_ff=128, nhead=4, depth=2) has 80 keys in every
+   sharing mode and 80/56/52/50 storages (none/headwise/kv/layerwise) in the saved zip; fairseq's
+   linformer_roberta_base shapes (2 layers built) and the key duplication of layerwise sharing.
+2. For every case in cases.tsv: reads the checkpoint (own safetensors parser; torch.load), lists
+   the pickle GLOBALs, checks key names, order and shapes against lists derived here from the
+   config (not from the re-creations), and checks storage aliasing groups exactly.
+3. Recomputes every out_<T>.npy with a plain-numpy float64 forward written from the notes (per-head
+   loops, no torch) and requires agreement within 1e-6 (relative to max(1, |ref|)); then loads the
+   tensors into the torch re-creation (strict) and requires agreement with numpy within 1e-9.
+   Prints the mean normalised attention entropy so degenerate fixtures stand out.
+"""
+
+import argparse
+import copy
+import io
+import json
+import math
+import os
+import pickletools
+import struct
+import sys
+import zipfile
+
+sys.dont_write_bytecode = True
+
+import numpy as np
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+from upstream import fairseq_linformer as fq  # noqa: E402
+from upstream import lucidrains as luc  # noqa: E402
+from upstream import tatp22 as tat  # noqa: E402
+
+# ------------------------------------------------------------------------------ numpy primitives
+
+_erf = np.vectorize(math.erf)
+
+
+def gelu(x):
+    return 0.5 * x * (1.0 + _erf(x / math.sqrt(2.0)))
+
+
+def relu(x):
+    return np.maximum(x, 0.0)
+
+
+ACT = {"gelu": gelu, "relu": relu}
+
+
+def layer_norm(x, w, b, eps=1e-5):
+    m = x.mean(-1, keepdims=True)
+    v = ((x - m) ** 2).mean(-1, keepdims=True)
+    return (x - m) / np.sqrt(v + eps) * w + b
+
+
+def softmax(s):
+    e = np.exp(s - s.max(-1, keepdims=True))
+    return e / e.sum(-1, keepdims=True)
+
+
+class Entropy:
+    def __init__(self):
+        self.values = []
+
+    def add(self, P):
+        if P.shape[-1] > 1:
+            self.values.append(float((-(P * np.log(P + 1e-300)).sum(-1) / math.log(P.shape[-1])).mean()))
+
+    def mean(self):
+        return float(np.mean(self.values)) if self.values else float("nan")
+
+
+def attend(Q, K, V, heads, hd, kv_heads, ent):
+    """Q [T, heads*hd]; K, V [k, kv_heads*hd]. Head h reads kv head h (or 0 if kv_heads == 1)."""
+    outs = []
+    for h in range(heads):
+        g = h if kv_heads == heads else 0
+        q, kk, vv = Q[:, h * hd:(h + 1) * hd], K[:, g * hd:(g + 1) * hd], V[:, g * hd:(g + 1) * hd]
+        P = softmax(q @ kk.T / math.sqrt(hd))
+        ent.add(P)
+        outs.append(P @ vv)
+    return np.concatenate(outs, axis=1)
+
+
+def lin(x, W, name, bias=True):
+    y = x @ W[name + ".weight"].T
+    return y + W[name + ".bias"] if bias else y
+
+
+# ------------------------------------------------------------------------------ numpy forwards
+
+
+def np_lucidrains(W, c, inp, ent):
+    lm = "num_tokens" in c
+    d, H, n = c["dim"], c["heads"], c["seq_len"]
+    hd = c["dim_head"] or d // H
+    kvh = 1 if c["one_kv_head"] else H
+    if lm:
+        T = len(inp)
+        x = W["token_emb.weight"][inp] + W["pos_emb.weight"][:T]
+    else:
+        x = inp.astype(np.float64)
+        T = x.shape[0]
+    pre = "linformer.net." if lm else "net."
+
+    def attn(h, p):  # projection after to_k/to_v, rows [:T] of the (n, k) parameter
+        K = h @ W[p + "to_k.weight"].T
+        V = K if c["share_kv"] else h @ W[p + "to_v.weight"].T
+        Pk = W[p + "proj_k"][:T]
+        Pv = Pk if c["share_kv"] else W[p + "proj_v"][:T]
+        o = attend(h @ W[p + "to_q.weight"].T, Pk.T @ K, Pv.T @ V, H, hd, kvh, ent)
+        return lin(o, W, p + "to_out")
+
+    def ff(h, p):
+        return lin(gelu(lin(h, W, p + "w1")), W, p + "w2")
+
+    def pre_norm(fn, h, p):
+        return fn(layer_norm(h, W[p + "norm.weight"], W[p + "norm.bias"]), p + "fn.")
+
+    x1 = x2 = x  # reversible: both halves start as the input
+    for i in range(c["depth"]):
+        if c["reversible"]:
+            a, f = pre + "blocks.%d.f.net." % i, pre + "blocks.%d.g.net." % i
+            x1 = x1 + pre_norm(attn, x2, a)
+            x2 = x2 + pre_norm(ff, x1, f)
+        else:
+            a, f = pre + "layers.%d.0." % i, pre + "layers.%d.1." % i
+            x = x + pre_norm(attn, x, a)
+            x = x + pre_norm(ff, x, f)
+    if c["reversible"]:
+        x = x1 + x2
+    return lin(x, W, "to_logits") if lm else x
+
+
+def np_fairseq(W, a, inp, head, ent):
+    P = "encoder.sentence_encoder."
+    T = len(inp)
+    C, H = a.encoder_embed_dim, a.encoder_attention_heads
+    hd = C // H
+    act = ACT[a.activation_fn]
+    x = W[P + "embed_tokens.weight"][inp] + W[P + "embed_positions.weight"][np.arange(T) + 2]
+    x = layer_norm(x, W[P + "layernorm_embedding.weight"], W[P + "layernorm_embedding.bias"])
+    for i in range(a.encoder_layers):
+        p = P + "layers.%d." % i
+        s = p + "self_attn."
+        Ek = W[s + "compress_k.weight"][:, :T]  # (k, T); its bias (layerwise) is never used
+        Ev = Ek if a.shared_kv_compressed else W[s + "compress_v.weight"][:, :T]
+        Kc = lin(Ek @ x, W, s + "k_proj")  # compress BEFORE k_proj, then + k_proj bias
+        Vc = lin(Ev @ x, W, s + "v_proj")
+        o = lin(attend(lin(x, W, s + "q_proj"), Kc, Vc, H, hd, H, ent), W, s + "out_proj")
+        x = layer_norm(x + o, W[p + "self_attn_layer_norm.weight"], W[p + "self_attn_layer_norm.bias"])
+        f = lin(act(lin(x, W, p + "fc1")), W, p + "fc2")
+        x = layer_norm(x + f, W[p + "final_layer_norm.weight"], W[p + "final_layer_norm.bias"])
+    if head is not None:
+        h = "classification_heads.%s." % head
+        return lin(np.tanh(lin(x[:1], W, h + "dense")), W, h + "out_proj")
+    L = "encoder.lm_head."
+    y = layer_norm(act(lin(x, W, L + "dense")), W[L + "layer_norm.weight"], W[L + "layer_norm.bias"])
+    return y @ W[L + "weight"].T + W[L + "bias"]
+
+
+def np_tatp22(W, c, inp, ent):
+    T, C, H = len(inp), c["channels"], c["nhead"]
+    d = C // H
+    i = np.arange(C // 2)
+    ang = np.arange(T)[:, None] * (100000.0 ** (-2.0 * i / C))[None, :]
+    x = W["to_token_emb.weight"][inp] + np.concatenate([np.sin(ang), np.cos(ang)], axis=1)
+    act = ACT[c["activation"]]
+    for layer in range(c["depth"]):
+        p = "linformer.seq.%d." % (2 * layer)
+        outs = []
+        for h in range(H):
+            Q = x @ W[p + "fn.to_q.%d.weight" % h].T
+            K = x @ W[p + "fn.to_k.%d.weight" % h].T
+            V = x @ W[p + "fn.to_v.%d.weight" % h].T
+            e, f = p + "fn.heads.%d.E." % h, p + "fn.heads.%d.F." % h
+            Kp = W[e + "weight"][:, :T] @ K + W[e + "bias"][:, None]  # (k, d): bias per row k
+            Vp = W[f + "weight"][:, :T] @ V + W[f + "bias"][:, None]
+            Pm = softmax(Q @ Kp.T / math.sqrt(d))
+            ent.add(Pm)
+            outs.append(Pm @ Vp)
+        x = layer_norm(x + lin(np.concatenate(outs, 1), W, p + "fn.w_o"), W[p + "norm.weight"], W[p + "norm.bias"])
+        q = "linformer.seq.%d." % (2 * layer + 1)
+        x = layer_norm(x + lin(act(lin(x, W, q + "fn.w_1")), W, q + "fn.w_2"), W[q + "norm.weight"], W[q + "norm.bias"])
+    return lin(x, W, "to_logits")
+
+
+# ------------------------------------------------------------------------------ expected keys
+
+
+def keys_lucidrains(c):
+    lm = "num_tokens" in c
+    d, H, n, k = c["dim"], c["heads"], c["seq_len"], c["k"]
+    hd = c["dim_head"] or d // H
+    kv = hd if c["one_kv_head"] else hd * H
+    out = []
+    if lm:
+        out += [("token_emb.weight", (c["num_tokens"], d)), ("pos_emb.weight", (n, d))]
+    pre = "linformer.net." if lm else "net."
+    for i in range(c["depth"]):
+        if c["reversible"]:
+            a, f = pre + "blocks.%d.f.net." % i, pre + "blocks.%d.g.net." % i
+        else:
+            a, f = pre + "layers.%d.0." % i, pre + "layers.%d.1." % i
+        out.append((a + "fn.proj_k", (n, k)))
+        if not c["share_kv"]:
+            out.append((a + "fn.proj_v", (n, k)))
+        out += [(a + "fn.to_q.weight", (H * hd, d)), (a + "fn.to_k.weight", (kv, d))]
+        if not c["share_kv"]:
+            out.append((a + "fn.to_v.weight", (kv, d)))
+        out += [(a + "fn.to_out.weight", (d, H * hd)), (a + "fn.to_out.bias", (d,)),
+                (a + "norm.weight", (d,)), (a + "norm.bias", (d,)),
+                (f + "fn.w1.weight", (4 * d, d)), (f + "fn.w1.bias", (4 * d,)),
+                (f + "fn.w2.weight", (d, 4 * d)), (f + "fn.w2.bias", (d,)),
+                (f + "norm.weight", (d,)), (f + "norm.bias", (d,))]
+    if lm:
+        out += [("to_logits.weight", (c["num_tokens"], d)), ("to_logits.bias", (c["num_tokens"],))]
+    return out, []
+
+
+def keys_tatp22(c):
+    V, n, C, k, H, F = c["num_tokens"], c["input_size"], c["channels"], c["dim_k"], c["nhead"], c["dim_ff"]
+    d, mode = C // H, c["parameter_sharing"]
+    out = [("to_token_emb.weight", (V, C)), ("pos_emb.inv_freq", ((C + 1) // 2,))]
+    groups = {}  # alias group id -> names
+
+    def proj(name, layer, h, which):
+        gid = {"none": (layer, h, which), "headwise": (layer, which), "kv": (layer,), "layerwise": ()}[mode]
+        for leaf, shape in (("weight", (k, n)), ("bias", (k,))):
+            out.append((name + leaf, shape))
+            groups.setdefault(gid + (leaf,), []).append(name + leaf)
+
+    for layer in range(c["depth"]):
+        p = "linformer.seq.%d." % (2 * layer)
+        for h in range(H):
+            proj(p + "fn.heads.%d.E." % h, layer, h, "E")
+            proj(p + "fn.heads.%d.F." % h, layer, h, "F")
+        for m in ("to_q", "to_k", "to_v"):
+            out += [(p + "fn.%s.%d.weight" % (m, h), (d, C)) for h in range(H)]
+        out += [(p + "fn.w_o.weight", (C, d * H)), (p + "fn.w_o.bias", (C,)),
+                (p + "norm.weight", (C,)), (p + "norm.bias", (C,))]
+        q = "linformer.seq.%d." % (2 * layer + 1)
+        out += [(q + "fn.w_1.weight", (F, C)), (q + "fn.w_1.bias", (F,)), (q + "fn.w_2.weight", (C, F)),
+                (q + "fn.w_2.bias", (C,)), (q + "norm.weight", (C,)), (q + "norm.bias", (C,))]
+    out += [("to_logits.weight", (V, C)), ("to_logits.bias", (V,))]
+    return out, [g for g in groups.values() if len(g) > 1]
+
+
+def keys_fairseq(a, V, heads):
+    """Order = module registration order, own parameters/buffers before children (the version
+    buffers therefore come first in their module)."""
+    C, F, n = a.encoder_embed_dim, a.encoder_ffn_embed_dim, a.max_positions
+    k = n // a.compressed
+    layerwise, skv = a.shared_layer_kv_compressed == 1, a.shared_kv_compressed == 1
+    P = "encoder.sentence_encoder."
+    out = [("encoder.version", ()), (P + "version", (1,)), (P + "embed_tokens.weight", (V, C)),
+           (P + "embed_positions.weight", (n + 2, C)),
+           (P + "layernorm_embedding.weight", (C,)), (P + "layernorm_embedding.bias", (C,))]
+    comp = {"weight": [P + "compress_layer.weight"], "bias": [P + "compress_layer.bias"]}
+    for i in range(a.encoder_layers):
+        p = P + "layers.%d." % i
+        out.append((p + "version", ()))
+        for m in ("k_proj", "v_proj", "q_proj"):
+            out += [(p + "self_attn.%s.weight" % m, (C, C)), (p + "self_attn.%s.bias" % m, (C,))]
+        for m in ("compress_k",) if skv else ("compress_k", "compress_v"):
+            out.append((p + "self_attn.%s.weight" % m, (k, n)))
+            if layerwise:
+                out.append((p + "self_attn.%s.bias" % m, (k,)))
+                comp["weight"].append(p + "self_attn.%s.weight" % m)
+                comp["bias"].append(p + "self_attn.%s.bias" % m)
+        out += [(p + "self_attn.out_proj.weight", (C, C)), (p + "self_attn.out_proj.bias", (C,)),
+                (p + "self_attn_layer_norm.weight", (C,)), (p + "self_attn_layer_norm.bias", (C,)),
+                (p + "fc1.weight", (F, C)), (p + "fc1.bias", (F,)), (p + "fc2.weight", (C, F)),
+                (p + "fc2.bias", (C,)), (p + "final_layer_norm.weight", (C,)), (p + "final_layer_norm.bias", (C,))]
+    if layerwise:
+        out += [(P + "compress_layer.weight", (k, n)), (P + "compress_layer.bias", (k,))]
+    L = "encoder.lm_head."
+    out += [(L + "weight", (V, C)), (L + "bias", (V,)), (L + "dense.weight", (C, C)), (L + "dense.bias", (C,)),
+            (L + "layer_norm.weight", (C,)), (L + "layer_norm.bias", (C,))]
+    for name, ncls in heads:
+        h = "classification_heads.%s." % name
+        out += [(h + "dense.weight", (C, C)), (h + "dense.bias", (C,)), (h + "out_proj.weight", (ncls, C)),
+                (h + "out_proj.bias", (ncls,))]
+    groups = [] if a.untie_weights_roberta else [[P + "embed_tokens.weight", L + "weight"]]
+    if layerwise:
+        groups += [comp["weight"], comp["bias"]]
+    return out, groups
+
+
+# ------------------------------------------------------------------------------ reading files
+
+
+def read_safetensors(path):
+    raw = open(path, "rb").read()
+    (hn,) = struct.unpack("<Q", raw[:8])
+    assert hn % 8 == 0 and raw[8:9] == b"{"
+    header = json.loads(raw[8:8 + hn].decode("utf-8"))
+    header.pop("__metadata__", None)
+    data = raw[8 + hn:]
+    out, spans = {}, []
+    for name, info in header.items():
+        assert info["dtype"] == "F32"
+        b, e = info["data_offsets"]
+        assert e - b == 4 * int(np.prod(info["shape"], dtype=np.int64))
+        spans.append((b, e))
+        out[name] = torch.from_numpy(np.frombuffer(data[b:e], dtype="<f4").reshape(info["shape"]).copy())
+    pos = 0
+    for b, e in sorted(spans):
+        assert b == pos, "hole or overlap"
+        pos = e
+    assert pos == len(data)
+    return out
+
+
+def pickle_globals(path):
+    """GLOBAL opcodes of the object pickle (zip: data.pkl; legacy: the 4th pickle)."""
+    raw = open(path, "rb").read()
+    if raw[:2] == b"PK":
+        z = zipfile.ZipFile(path)
+        name = [n for n in z.namelist() if n.endswith("data.pkl")][0]
+        streams = [z.read(name)]
+    else:
+        f = io.BytesIO(raw)
+        streams = []
+        for _ in range(4):
+            start = f.tell()
+            for _op in pickletools.genops(f):
+                pass
+            streams.append(raw[start:f.tell()])
+        streams = streams[3:]
+    found = set()
+    for s in streams:
+        for op, arg, _pos in pickletools.genops(s):
+            if op.name == "GLOBAL":
+                found.add(arg.replace(" ", "."))
+    return sorted(found)
+
+
+def alias_groups(sd):
+    by_ptr = {}
+    for name, t in sd.items():
+        if t.numel():
+            by_ptr.setdefault((t.storage().data_ptr(), t.storage_offset(), tuple(t.shape)), []).append(name)
+    return sorted(sorted(g) for g in by_ptr.values() if len(g) > 1)
+
+
+# ------------------------------------------------------------------------------ checks
+
+
+def check_doc_facts():
+    m = luc.LinformerLM(num_tokens=256, dim=64, seq_len=128, depth=2, k=32, heads=4)
+    sd = m.state_dict()
+    assert len(sd) == 34 and sum(t.numel() for t in sd.values()) == 157184
+    assert len(luc.LinformerLM(256, 64, 128, 2, k=32, heads=4, share_kv=True).state_dict()) == 30
+    sd = luc.LinformerLM(256, 64, 128, 2, k=32, heads=4, one_kv_head=True).state_dict()
+    assert sd["linformer.net.layers.0.0.fn.to_k.weight"].shape == (16, 64)
+    assert sd["linformer.net.layers.0.0.fn.to_v.weight"].shape == (16, 64)
+    sd = luc.LinformerLM(256, 64, 128, 2, k=32, heads=4, dim_head=32).state_dict()
+    assert sd["linformer.net.layers.1.0.fn.to_q.weight"].shape == (128, 64)
+    assert sd["linformer.net.layers.1.0.fn.to_out.weight"].shape == (64, 128)
+    sd = luc.LinformerLM(256, 64, 128, 2, k=32, heads=4, reversible=True).state_dict()
+    assert "linformer.net.blocks.1.f.net.fn.proj_k" in sd and "linformer.net.blocks.1.g.net.norm.bias" in sd
+    assert len(sd) == 34
+    print("lucidrains doc example: 34 keys, 157184 values, variants as documented")
+
+    counts = {}
+    for mode in ("none", "headwise", "kv", "layerwise"):
+        m = tat.LinformerLM(num_tokens=256, input_size=128, channels=64, dim_k=32, dim_ff=128, nhead=4,
+                            depth=2, parameter_sharing=mode)
+        buf = io.BytesIO()
+        torch.save(m.state_dict(), buf)
+        names = zipfile.ZipFile(io.BytesIO(buf.getvalue())).namelist()
+        counts[mode] = (len(m.state_dict()), sum(1 for x in names if "/data/" in x))
+        assert m.state_dict()["linformer.seq.0.fn.heads.0.E.weight"].shape == (32, 128)
+        assert m.state_dict()["pos_emb.inv_freq"].shape == (32,)
+    assert counts == {"none": (80, 80), "headwise": (80, 56), "kv": (80, 52), "layerwise": (80, 50)}, counts
+    print("tatp22 doc example: (keys, storages)", counts)
+
+    a = fq.base_architecture(argparse.Namespace(encoder_layers=2, tokens_per_sample=512))
+    m = fq.LinformerModel(copy.deepcopy(a), 50)
+    sd = m.state_dict()
+    expect, _ = keys_fairseq(a, 50, [])
+    assert [(k, tuple(v.shape)) for k, v in sd.items()] == expect
+    assert sd["encoder.sentence_encoder.embed_positions.weight"].shape == (514, 768)
+    assert sd["encoder.sentence_encoder.layers.1.self_attn.compress_k.weight"].shape == (128, 512)
+    assert sd["encoder.sentence_encoder.version"].tolist() == [3.0] and sd["encoder.version"].item() == 2
+    del m, sd
+    for skv, per_layer in ((0, 4), (1, 2)):
+        a = fq.base_architecture(argparse.Namespace(encoder_layers=3, encoder_embed_dim=16, encoder_ffn_embed_dim=32,
+                                                    encoder_attention_heads=2, max_positions=64,
+                                                    shared_layer_kv_compressed=1, shared_kv_compressed=skv))
+        sd = fq.LinformerModel(a, 20).state_dict()
+        comp = [k for k in sd if "compress" in k]
+        assert len(comp) == 3 * per_layer + 2, comp
+        assert len({sd[k].storage().data_ptr() for k in comp}) == 2
+    print("fairseq base shapes as documented; layerwise: compress_k/v.{weight,bias} repeated per layer "
+          "on the compress_layer storages")
+
+
+def load_case(root, row):
+    name, layout, ckpt, cfg_file = row[:4]
+    d = os.path.join(root, name)
+    path = os.path.join(d, ckpt)
+    config = json.load(open(os.path.join(d, cfg_file))) if cfg_file != "-" else None
+    state = None
+    if ckpt.endswith(".safetensors"):
+        sd = read_safetensors(path)
+        globs = []
+    elif layout == "fairseq":
+        state = torch.load(path, map_location="cpu")  # holds an argparse.Namespace
+        sd = state["model"]
+        globs = pickle_globals(path)
+    else:
+        sd = torch.load(path, map_location="cpu", weights_only=True)
+        globs = pickle_globals(path)
+    return d, config, state, sd, globs
+
+
+def fairseq_args(state):
+    if state.get("args") is not None:
+        return "args", state["args"]
+    m = state["cfg"]["model"]
+    return ("cfg.model Namespace", m) if isinstance(m, argparse.Namespace) else ("cfg.model dict", argparse.Namespace(**m))
+
+
+def check_case(root, row):
+    name, layout, ckpt, cfg_file, kind, out_kind = row
+    d, config, state, sd, globs = load_case(root, row)
+    W = {k: v.double().numpy() for k, v in sd.items()}
+    note = ""
+    heads = []
+    if layout == "lucidrains":
+        expect, groups = keys_lucidrains(config)
+        model = (luc.LinformerLM if "num_tokens" in config else luc.Linformer)(**config)
+    elif layout == "tatp22":
+        expect, groups = keys_tatp22(config)
+        model = tat.LinformerLM(**config)
+    else:
+        style, ns = fairseq_args(state)
+        a = fq.base_architecture(copy.deepcopy(ns))
+        heads = sorted({(k.split(".")[1], sd[k].shape[0]) for k in sd if k.startswith("classification_heads.")
+                        and k.endswith("out_proj.weight")})
+        V = sd["encoder.sentence_encoder.embed_tokens.weight"].shape[0]
+        expect, groups = keys_fairseq(a, V, heads)
+        model = fq.LinformerModel(copy.deepcopy(ns), V)
+        for h, ncls in heads:
+            model.register_classification_head(h, ncls)
+        dtypes = sorted({str(t.dtype).replace("torch.", "") for t in sd.values()})
+        assert sd["encoder.version"].dtype == torch.int64 and sd["encoder.sentence_encoder.layers.0.version"].dtype == torch.int64
+        assert float(sd["encoder.sentence_encoder.version"][0]) == 3.0
+        assert not W["encoder.sentence_encoder.embed_tokens.weight"][fq.PAD].any()
+        assert not W["encoder.sentence_encoder.embed_positions.weight"][fq.PAD].any()
+        if a.shared_layer_kv_compressed:
+            assert np.abs(W["encoder.sentence_encoder.compress_layer.bias"]).min() > 0  # must be ignored
+        note = "%s, dtypes %s, top-level %s" % (style, "/".join(dtypes), ",".join(state))
+    got = [(k, tuple(v.shape)) for k, v in sd.items()]
+    assert got == expect, "key list differs:\n%s" % "\n".join(
+        "%s %s" % x for x in sorted(set(got) ^ set(expect)))
+    if not ckpt.endswith(".safetensors"):
+        assert alias_groups(sd) == sorted(sorted(g) for g in groups), (alias_groups(sd), groups)
+    model.load_state_dict(sd, strict=True)
+    model = model.double().eval()
+    if layout == "tatp22":
+        C = config["channels"]
+        saved_inv_freq = model.pos_emb.inv_freq.clone()
+        model.pos_emb.inv_freq = 1.0 / (100000.0 ** (torch.arange(0, C, 2, dtype=torch.float64) / C))
+    ent = Entropy()
+    worst_ref = worst_torch = inv_freq_effect = 0.0
+    n_out = 0
+    for fn in sorted(os.listdir(d)):
+        if not fn.startswith("out_"):
+            continue
+        T = int(fn[4:-4])
+        ref = np.load(os.path.join(d, fn))
+        assert ref.dtype == np.float32
+        if kind == "emb":
+            inp = np.load(os.path.join(d, "emb_%d.npy" % T))
+            assert inp.dtype == np.float32 and inp.shape == (T, config["dim"])
+        else:
+            inp = np.array([int(x) for x in open(os.path.join(d, "ids_%d.txt" % T)).read().split()])
+            assert len(inp) == T
+        if layout == "lucidrains":
+            out = np_lucidrains(W, config, inp, ent)
+        elif layout == "tatp22":
+            out = np_tatp22(W, config, inp, ent)
+        else:
+            assert not (inp == fq.PAD).any()
+            out = np_fairseq(W, a, inp, heads[0][0] if heads else None, ent)
+        if out_kind == "lm logits":
+            exp_shape = (T, W["encoder.lm_head.bias" if layout == "fairseq" else "to_logits.bias"].shape[0])
+        else:
+            exp_shape = (1, heads[0][1]) if out_kind == "class logits" else (T, config["dim"])
+        assert ref.shape == out.shape == exp_shape, (ref.shape, out.shape, exp_shape)
+        worst_ref = max(worst_ref, float(np.max(np.abs(out - ref) / np.maximum(1.0, np.abs(out)))))
+        with torch.no_grad():
+            if kind == "emb":
+                t_out = model(torch.from_numpy(inp).double()[None])[0]
+            elif layout == "tatp22":
+                t_out = model(torch.as_tensor(inp)[None], allow_short=True)[0]
+                m2 = copy.deepcopy(model)
+                m2.pos_emb.inv_freq = saved_inv_freq.double()
+                inv_freq_effect = max(inv_freq_effect, float((m2(torch.as_tensor(inp)[None], allow_short=True)[0] - t_out).abs().max()))
+            elif layout == "fairseq":
+                t_out = model(torch.as_tensor(inp)[None], classification_head_name=heads[0][0] if heads else None)
+                t_out = t_out if out_kind == "class logits" else t_out[0]
+            else:
+                t_out = model(torch.as_tensor(inp)[None])[0]
+        worst_torch = max(worst_torch, float(np.max(np.abs(t_out.numpy() - out))))
+        n_out += 1
+    assert worst_ref <= 1e-6, (name, worst_ref)
+    assert worst_torch <= 1e-9, (name, worst_torch)
+    extra = " inv_freq(f32 buffer) effect %.1e" % inv_freq_effect if layout == "tatp22" else ""
+    print("%-36s ok  %2d keys %d alias groups, %d outputs, numpy vs file %.1e, torch vs numpy %.1e, "
+          "entropy %.2f%s  %s  globals: %s" % (name, len(sd), len(groups), n_out, worst_ref, worst_torch,
+                                                ent.mean(), extra, note, " ".join(globs)))
+
+
+def main():
+    root = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(HERE, "..", "..", "..", "tests", "golden_layouts"))
+    check_doc_facts()
+    rows = [line.rstrip("\n").split("\t") for line in open(os.path.join(root, "cases.tsv"))]
+    assert rows[0] == ["case", "layout", "checkpoint", "config", "input", "output"]
+    for row in rows[1:]:
+        check_case(root, row)
+    print("all %d cases ok" % (len(rows) - 1))
+
+
+if __name__ == "__main__":
+    main()
