@@ -12,6 +12,7 @@ case, layout, checkpoint, config ("-" if none), input kind (ids|emb) and output
 (lm logits [T, V] | class logits [1, classes] | hidden [T, dim]).
 """
 
+import argparse
 import copy
 import inspect
 import io
@@ -121,8 +122,6 @@ def build(case):
     if case["layout"] == "tatp22":
         return (tat.LinformerLM(**a), constructor_config(tat.LinformerLM, a), a["input_size"],
                 a["num_tokens"], "lm logits")
-    import argparse
-
     model = fq.LinformerModel(argparse.Namespace(**a), case["vocab"])
     out = "lm logits"
     if "cls_head" in case:
@@ -135,11 +134,10 @@ SEQ_PROJ = (".proj_k", ".proj_v", ".compress_", ".E.", ".F.")  # lucidrains, fai
 
 
 def init_random(model, seed):
-    """Deterministic non-trivial values for every (unique) parameter. Sequence projections
-    (E/F in any layout): normal, std 0.3; other Linear weights: normal, std
-    clamp(1/sqrt(fan_in), 0.1, 0.3); embeddings N(0, 1)
-    (positions 0.5), padding rows zero; LayerNorm weight 1 + 0.1 N; every bias 0.1 N (including the
-    fairseq compress_layer bias, which the forward must ignore)."""
+    """Deterministic non-trivial values for every (unique) parameter. Sequence projections (E/F
+    in any layout): normal, std 0.3; other Linear weights: normal, std clamp(1/sqrt(fan_in), 0.1,
+    0.3); embeddings N(0, 1) (positions 0.5), padding rows zero; LayerNorm weight 1 + 0.1 N; every
+    bias 0.1 N (including the fairseq compress_layer bias, which the forward must ignore)."""
     g = torch.Generator().manual_seed(seed)
     with torch.no_grad():
         for name, p in model.named_parameters():  # shared parameters are listed once

@@ -1,0 +1,254 @@
+"""Data for the language-identification example (train.py, eval_accuracy.py).
+
+Task: which language is a piece of a manual page written in? The texts are the roff sources of
+Debian's manual-page packages: English from `manpages`, the translations from the manpages-l10n
+packages (manpages-cs, -de, -es, -fr, -it, -nl, -pl, -pt-br, -ru). Only the files a package owns
+(`dpkg -L`) are read, so pages installed by other packages never enter the data.
+
+    ensure_packages()                 # apt-get install -y --no-install-recommends the missing ones
+    docs = load_documents()           # {lang: [(page, text bytes)]}, every page of every package
+    split_of("ls.1")                  # "train" | "val" | "test", from a hash of the page name
+    samples = make_samples(docs, pages, per_lang=50, seed=...)   # fixed test/val samples
+
+The split is by page name ("ls.1", "passwd.5"), never by sample: all pieces of a page, and the page
+in every language, fall on one side. The hash is sha256("linfer-langid-v1:" + page): bucket
+value % 100 < 10 is test, < 15 validation, the rest train.
+"""
+
+import gzip
+import hashlib
+import os
+import random
+import re
+import subprocess
+
+# class index order = this order (examples/models/langid.labels.txt)
+LANGS = [
+    ("en", "manpages", "English"),
+    ("cs", "manpages-cs", "Czech"),
+    ("de", "manpages-de", "German"),
+    ("es", "manpages-es", "Spanish"),
+    ("fr", "manpages-fr", "French"),
+    ("it", "manpages-it", "Italian"),
+    ("nl", "manpages-nl", "Dutch"),
+    ("pl", "manpages-pl", "Polish"),
+    ("pt_BR", "manpages-pt-br", "Brazilian Portuguese"),
+    ("ru", "manpages-ru", "Russian"),
+]
+LABELS = [lang for lang, _, _ in LANGS]
+PACKAGES = [pkg for _, pkg, _ in LANGS]
+
+SPLIT_SALT = "linfer-langid-v1:"
+TEST_BUCKETS = 10  # of 100
+VAL_BUCKETS = 5
+SAMPLE_BYTES = 1024  # n
+MIN_SAMPLE_BYTES = 100  # a page's last piece is kept if at least this long
+
+# the translators' credits that close every manpages-l10n page: the same boilerplate on every page
+# of a language, so it is dropped (it would put near-identical text on both sides of the split)
+TRANSLATION_HEADINGS = {
+    "TRANSLATION", "PŘEKLAD", "ÜBERSETZUNG", "TRADUCCIÓN", "TRADUCTION", "TRADUZIONE", "VERTALING",
+    "TŁUMACZENIE", "TRADUÇÃO", "ПЕРЕВОД",
+}
+
+
+# ---------------------------------------------------------------------------------------------
+# packages
+
+
+def package_versions():
+    """{package: version} as dpkg-query reports it ("" when not installed)."""
+    out = {}
+    for pkg in PACKAGES:
+        r = subprocess.run(["dpkg-query", "-W", "-f=${Status}\t${Version}", pkg],
+                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        status, _, version = r.stdout.partition("\t")
+        out[pkg] = version if r.returncode == 0 and status.endswith(" installed") else ""
+    return out
+
+
+def ensure_packages():
+    """Installs the packages that are missing (Debian archive, apt-get); returns their versions."""
+    missing = [p for p, v in package_versions().items() if not v]
+    if missing:
+        cmd = ["apt-get", "install", "-y", "--no-install-recommends"] + missing
+        print("installing:", " ".join(missing), flush=True)
+        env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+        if subprocess.run(cmd, env=env).returncode != 0:
+            subprocess.run(["apt-get", "update"], env=env, check=True)
+            subprocess.run(cmd, env=env, check=True)
+    versions = package_versions()
+    missing = [p for p, v in versions.items() if not v]
+    if missing:
+        raise SystemExit("packages still missing: " + " ".join(missing))
+    return versions
+
+
+def package_pages(lang, pkg):
+    """[(page name, path)] of the gzipped manual pages pkg owns for lang (symlinks skipped)."""
+    listing = subprocess.run(["dpkg", "-L", pkg], stdout=subprocess.PIPE, check=True, text=True).stdout
+    prefix = "/usr/share/man/" if lang == "en" else "/usr/share/man/%s/" % lang
+    pat = re.compile(re.escape(prefix) + r"man[1-9][a-z]*/([^/]+)\.gz$")
+    pages = []
+    for path in listing.splitlines():
+        m = pat.match(path)
+        if m and os.path.isfile(path) and not os.path.islink(path):
+            pages.append((m.group(1), path))
+    return sorted(pages)
+
+
+# ---------------------------------------------------------------------------------------------
+# roff -> plain text
+
+_SPECIAL = {
+    "em": "\u2014", "en": "\u2013", "aq": "'", "dq": '"', "lq": "\u201c", "rq": "\u201d",
+    "oq": "\u2018", "cq": "\u2019", "bu": "\u2022", "co": "\u00a9", "rg": "\u00ae", "tm": "\u2122",
+    "hy": "-", "mi": "-", "pl": "+", "eq": "=", "ti": "~", "ha": "^", "rs": "\\", "sl": "/",
+    "Fo": "\u00ab", "Fc": "\u00bb", "fo": "\u2039", "fc": "\u203a", "ss": "\u00df", "de": "\u00b0",
+    "mu": "\u00d7", "di": "\u00f7", "<=": "\u2264", ">=": "\u2265", "!=": "\u2260", "->": "\u2192",
+    "<-": "\u2190", "ga": "`", "aa": "\u00b4", "at": "@", "sh": "#", "Do": "$", "ba": "|", "br": "|",
+    "pd": "\u2202", "ua": "\u2191", "da": "\u2193", "cs": "", "tf": "", "BU": "\u2022",
+}
+_TEXT_MACROS = re.compile(r"^[.'][ \t]*(SH|SS|B|I|BR|IR|RB|RI|BI|IB|SM|SB)(?:[ \t]+(.*))?$")
+_BLOCK_START = {"EX": "EE", "TS": "TE", "EQ": "EN", "PS": "PE", "de": ".", "ig": ".."}
+
+
+def _special(name):
+    if name.startswith("u") and re.fullmatch(r"u[0-9A-Fa-f]{4,6}", name):
+        return chr(int(name[1:], 16))
+    if name.startswith("char") and name[4:].isdigit():
+        return chr(int(name[4:]))
+    return _SPECIAL.get(name, "")
+
+
+def _escapes(s):
+    """Inline roff escapes -> text (a small subset; anything unknown is dropped)."""
+    s = re.sub(r'\\".*$', "", s)  # comment
+    s = re.sub(r"\\f(\[[^\]]*\]|\(..|.)", "", s)  # fonts
+    s = re.sub(r"\\s[+-]?(\d|\(\d\d|\[\d+\])", "", s)  # sizes
+    s = re.sub(r"\\[*](\[[^\]]*\]|\(..|.)", lambda m: {"R": "\u00ae", "(Tm": "\u2122", "(lq": "\u201c",
+                                                      "(rq": "\u201d"}.get(m.group(1), ""), s)  # strings
+    s = re.sub(r"\\\[([^\]]*)\]", lambda m: _special(m.group(1)), s)
+    s = re.sub(r"\\\((..)", lambda m: _special(m.group(1)), s)
+    s = re.sub(r"\\[kmnzgVYwhvlLxXNDoboHSRZ]('[^']*'|\[[^\]]*\]|\(..|.)", "", s)  # drawing, registers
+    s = s.replace("\\-", "-").replace("\\e", "\\").replace("\\~", " ").replace("\\ ", " ")
+    s = s.replace("\\0", " ").replace("\\:", "")
+    s = re.sub(r"\\[&|^,/%)cdrtupa{}!]", "", s)
+    s = re.sub(r"\\(.)", r"\1", s)
+    return s
+
+
+def clean_roff(src):
+    """Plain text of a man page source (str): macro lines dropped except the text of headings and
+    font macros, example/table/equation blocks dropped, escapes resolved, the translators'
+    credits section dropped. Lines stay lines; runs of blank lines collapse."""
+    out = []
+    block_end = None
+    skip_section = False
+    for raw in src.split("\n"):
+        line = raw.rstrip()
+        if block_end is not None:
+            if re.match(r"^[.'][ \t]*" + re.escape(block_end) + r"\b", line) or (
+                    block_end in (".", "..") and line.strip() == block_end):
+                block_end = None
+            continue
+        m = re.match(r"^[.'][ \t]*(\w+)", line)
+        if m and m.group(1) in _BLOCK_START:
+            block_end = _BLOCK_START[m.group(1)]
+            continue
+        if line.startswith(".") or line.startswith("'"):
+            tm = _TEXT_MACROS.match(line)
+            if tm is None:
+                if re.match(r"^[.'][ \t]*(PP|P|LP|TP|IP|HP|sp|br)\b", line):
+                    out.append("")  # paragraph break
+                continue
+            macro, args = tm.group(1), (tm.group(2) or "")
+            if macro in ("SH", "SS"):
+                heading = _escapes(args).replace('"', "").strip()
+                skip_section = macro == "SH" and heading.upper() in TRANSLATION_HEADINGS
+                if not skip_section:
+                    out.extend(["", heading])
+                continue
+            line = args.replace('"', "")
+        if skip_section:
+            continue
+        text = re.sub(r"[ \t]+", " ", _escapes(line)).strip()
+        out.append(text)
+    text = "\n".join(out)
+    text = re.sub(r"\n{3,}", "\n\n", text)
+    return text.strip() + "\n"
+
+
+def read_page(path):
+    with gzip.open(path, "rb") as f:
+        data = f.read()
+    return clean_roff(data.decode("utf-8", errors="replace")).encode("utf-8")
+
+
+def load_documents(min_bytes=MIN_SAMPLE_BYTES):
+    """{lang: [(page, text bytes)]} for every page (pages that are only a `.so` link, or shorter
+    than min_bytes after cleaning, are left out)."""
+    docs = {}
+    for lang, pkg, _ in LANGS:
+        docs[lang] = []
+        for page, path in package_pages(lang, pkg):
+            text = read_page(path)
+            if len(text) >= min_bytes:
+                docs[lang].append((page, text))
+    return docs
+
+
+# ---------------------------------------------------------------------------------------------
+# split and samples
+
+
+def split_of(page):
+    h = int.from_bytes(hashlib.sha256((SPLIT_SALT + page).encode("utf-8")).digest()[:8], "little")
+    b = h % 100
+    return "test" if b < TEST_BUCKETS else "val" if b < TEST_BUCKETS + VAL_BUCKETS else "train"
+
+
+def _char_start(data, i):
+    """Moves i back to the first byte of a UTF-8 character."""
+    while 0 < i < len(data) and (data[i] & 0xC0) == 0x80:
+        i -= 1
+    return i
+
+
+def pieces(text, n=SAMPLE_BYTES, min_bytes=MIN_SAMPLE_BYTES):
+    """Cuts a document into consecutive pieces of at most n bytes, each ending at a whitespace (or
+    at least a character boundary) when one lies in the last 64 bytes; drops a last piece shorter
+    than min_bytes. Every piece is valid UTF-8 when the text is."""
+    out = []
+    i = 0
+    while i < len(text):
+        end = min(i + n, len(text))
+        if end < len(text):
+            ws = max(text.rfind(b" ", i, end), text.rfind(b"\n", i, end))
+            end = ws + 1 if ws >= end - 64 and ws > i else _char_start(text, end)
+        if end - i >= min_bytes:
+            out.append(text[i:end])
+        i = end
+    return out
+
+
+def make_samples(docs, pages, per_lang, seed, per_page=4):
+    """A fixed, class-balanced sample set from the given pages: for each language, every piece of
+    every page in `pages`, at most per_page of them per page (chosen with the seed), then per_lang
+    of those (seeded shuffle). Returns [(label index, lang, page, piece index, bytes)]."""
+    pages = set(pages)
+    out = []
+    for ci, (lang, _, _) in enumerate(LANGS):
+        rng = random.Random("%s:%s" % (seed, lang))
+        cand = []
+        for page, text in docs[lang]:
+            if page not in pages:
+                continue
+            ps = list(enumerate(pieces(text)))
+            rng.shuffle(ps)
+            cand.extend((ci, lang, page, j, p) for j, p in sorted(ps[:per_page]))
+        rng.shuffle(cand)
+        if len(cand) < per_lang:
+            raise SystemExit("only %d samples for %s (need %d)" % (len(cand), lang, per_lang))
+        out.extend(sorted(cand[:per_lang], key=lambda s: (s[2], s[3])))
+    return out
