@@ -52,10 +52,11 @@ double scaled_error(const float* got, const std::vector<float>& want) {
   return diff / scale;
 }
 
+// The lengths T for which `dir` holds out_<T>.npy, ascending.
 std::vector<int> lengths_of(const std::string& dir) {
   std::vector<int> out;
   int code = 0;
-  std::stringstream ss(run_command("ls " + dir + " | sed -n 's/^ids_\\([0-9]*\\)\\.txt$/\\1/p' | sort -n", &code));
+  std::stringstream ss(run_command("ls " + dir + " | sed -n 's/^out_\\([0-9]*\\)\\.npy$/\\1/p' | sort -n", &code));
   int t;
   while (ss >> t) out.push_back(t);
   return out;
@@ -117,6 +118,66 @@ TEST_CASE("golden parity with PyTorch for every case, length and thread count") 
       }
     }
   }
+}
+
+// Checkpoints written by the project's re-creations of lucidrains, fairseq and tatp22 modules
+// (tools/python/upstream, tools/python/make_layout_golden.py): same key names, same forward.
+TEST_CASE("golden parity for the lucidrains, fairseq and tatp22 layouts") {
+  const std::string root = std::string(LINFER_SOURCE_DIR) + "/tests/golden_layouts";
+  std::ifstream tsv(root + "/cases.tsv");
+  std::string line;
+  std::getline(tsv, line);  // header
+  int cases_run = 0;
+  while (std::getline(tsv, line)) {
+    std::stringstream ss(line);
+    std::string name, layout, checkpoint, config, input, output;
+    std::getline(ss, name, '\t');
+    std::getline(ss, layout, '\t');
+    std::getline(ss, checkpoint, '\t');
+    std::getline(ss, config, '\t');
+    std::getline(ss, input, '\t');
+    CAPTURE(name);
+    const std::string dir = root + "/" + name;
+    const std::string lfm = kTmp + "/layout_" + name + ".lfm";
+    std::remove(lfm.c_str());
+    int code = 0;
+    const std::string out = run_command(std::string(LINFER_CONVERT_PATH) + " " + dir + "/" + checkpoint + " -o " +
+                                            lfm + (config == "-" ? "" : " --config " + dir + "/" + config),
+                                        &code);
+    REQUIRE_MESSAGE(code == 0, out);
+    CHECK(out.find("layout: " + layout) != std::string::npos);  // detected from the key names
+    linfer::Model model;
+    linfer::Status s = linfer::Model::Load(lfm, &model);
+    REQUIRE_MESSAGE(s.ok(), s.message());
+    linfer::Session session;
+    REQUIRE(linfer::Session::Create(model, linfer::SessionOptions(), &session).ok());
+    int lengths = 0;
+    for (int T : lengths_of(dir)) {
+      CAPTURE(T);
+      std::vector<float> want;
+      std::vector<size_t> shape;
+      REQUIRE(linfer::tools::read_npy_f32(dir + "/out_" + std::to_string(T) + ".npy", &want, &shape).empty());
+      if (input == "emb") {
+        std::vector<float> emb;
+        std::vector<size_t> eshape;
+        REQUIRE(linfer::tools::read_npy_f32(dir + "/emb_" + std::to_string(T) + ".npy", &emb, &eshape).empty());
+        s = session.RunEmbeddings(emb.data(), size_t(T));
+      } else {
+        std::vector<int32_t> ids;
+        REQUIRE(linfer::tools::read_token_ids(dir + "/ids_" + std::to_string(T) + ".txt", &ids).empty());
+        s = session.Run(ids);
+      }
+      REQUIRE_MESSAGE(s.ok(), s.message());
+      const linfer::OutputView o = session.output();
+      REQUIRE(o.rows * o.cols == want.size());
+      const double err = scaled_error(o.data, want);
+      CHECK_MESSAGE(err <= 1e-4, "scaled error " << err);
+      ++lengths;
+    }
+    CHECK(lengths == 4);
+    ++cases_run;
+  }
+  CHECK(cases_run >= 18);
 }
 
 TEST_CASE("linfer-run --dump writes the same output as the API") {

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "checkpoint.h"
-#include "config_json.h"
+#include "layouts.h"
 #include "encoder.h"
 #include "lfm_format.h"
 #include "quantize.h"
@@ -30,90 +30,6 @@ int fail(const std::string& message, int code = 1) {
   std::fprintf(stderr, "linfer-convert: %s\n", message.c_str());
   if (code == 2) std::fprintf(stderr, "%s\n", kUsage);
   return code;
-}
-
-bool starts_with(const std::string& s, const char* p) { return s.rfind(p, 0) == 0; }
-
-// Guesses the source library from the key names.
-std::string detect_layout(const Checkpoint& ck) {
-  int linfer = 0, lucidrains = 0, fairseq = 0, tatp22 = 0;
-  for (const auto& [name, t] : ck.tensors) {
-    if (starts_with(name, "layers.") || name == "token_embedding.weight") ++linfer;
-    if (starts_with(name, "linformer.net.") || name == "token_emb.weight") ++lucidrains;
-    if (starts_with(name, "encoder.sentence_encoder.") || starts_with(name, "decoder.sentence_encoder."))
-      ++fairseq;
-    if (starts_with(name, "linformer.seq.") || name == "to_token_emb.weight") ++tatp22;
-  }
-  const int best = std::max(std::max(linfer, lucidrains), std::max(fairseq, tatp22));
-  if (best == 0) return "";
-  return best == linfer ? "linfer" : best == lucidrains ? "lucidrains" : best == fairseq ? "fairseq" : "tatp22";
-}
-
-// Name of a canonical slot in the linfer layout's state dict.
-std::string linfer_key(const std::string& slot) {
-  if (slot == "token_embedding" || slot == "position_embedding") return slot + ".weight";
-  return slot;
-}
-
-struct Converted {
-  linfer::EncoderDescription desc;
-  std::vector<std::vector<float>> storage;  // owns the f32 data the views point at
-  uint64_t parameters = 0;
-  std::vector<std::string> shared;          // "a = b" lines for tensors that share memory
-};
-
-std::string map_linfer_layout(const Checkpoint& ck, const linfer::EncoderConfig& config, Converted* out) {
-  linfer::EncoderDescription& d = out->desc;
-  d.config = config;
-  d.layers.resize(config.num_layers);
-  std::map<std::string, bool> used;
-  // Views of one storage with the same offset, shape and strides are one tensor (shared memory).
-  std::map<std::string, std::pair<const void*, std::string>> by_view;
-  out->storage.reserve(ck.tensors.size());
-  std::string err;
-  linfer::for_each_weight(d, [&](const std::string& slot, linfer::WeightView& w) {
-    if (!err.empty()) return;
-    const std::string key = linfer_key(slot);
-    auto it = ck.tensors.find(key);
-    if (it == ck.tensors.end()) return;
-    const SourceTensor& t = it->second;
-    used[key] = true;
-    w.shape.clear();
-    for (int64_t s : t.shape) {
-      if (s <= 0 || s > int64_t(UINT32_MAX)) {
-        err = "tensor '" + key + "' has an unusable dimension " + std::to_string(s);
-        return;
-      }
-      w.shape.push_back(uint32_t(s));
-    }
-    if (w.shape.empty()) {
-      err = "tensor '" + key + "' is a scalar; expected a vector or matrix";
-      return;
-    }
-    std::string view_key = t.storage_key + "@" + std::to_string(t.storage_offset);
-    for (size_t i = 0; i < t.shape.size(); ++i)
-      view_key += ":" + std::to_string(t.shape[i]) + "/" + std::to_string(t.strides[i]);
-    auto seen = by_view.find(view_key);
-    if (seen != by_view.end()) {
-      w.data = seen->second.first;
-      out->shared.push_back(key + " = " + seen->second.second);
-      return;
-    }
-    out->storage.emplace_back();
-    if (!linfer::convert::tensor_to_f32(ck, t, &out->storage.back(), &err)) {
-      err = "tensor '" + key + "': " + err;
-      return;
-    }
-    w.dtype = linfer::DType::F32;
-    w.data = out->storage.back().data();
-    by_view[view_key] = {w.data, key};
-    out->parameters += out->storage.back().size();
-  });
-  if (!err.empty()) return err;
-  for (const auto& [name, t] : ck.tensors)
-    if (!used.count(name))
-      return "checkpoint tensor '" + name + "' has no place in the linfer layout with this configuration";
-  return linfer::validate_description(d);
 }
 
 }  // namespace
@@ -152,33 +68,20 @@ int main(int argc, char** argv) {
   std::unique_ptr<Checkpoint> ck = linfer::convert::read_checkpoint(input, &err);
   if (!ck) return fail(input + ": " + err);
   if (layout == "auto") {
-    layout = detect_layout(*ck);
+    layout = linfer::convert::detect_layout(*ck);
     if (layout.empty())
       return fail(input + ": cannot detect the layout from the key names; pass --layout");
   }
-  if (layout != "linfer")
-    return fail("layout '" + layout + "' is not supported yet; this version converts the linfer layout");
-
-  // The configuration: --config, else the checkpoint's own linfer_config entry.
   std::string config_text;
   if (!config_path.empty()) {
     std::vector<uint8_t> bytes;
     err = linfer::tools::read_file(config_path, &bytes);
     if (!err.empty()) return fail(err);
     config_text.assign(bytes.begin(), bytes.end());
-  } else {
-    auto it = ck->metadata.find("linfer_config");
-    if (it == ck->metadata.end())
-      return fail(input + ": the checkpoint carries no linfer_config; pass --config CONFIG.json");
-    config_text = it->second;
   }
-  linfer::EncoderConfig config;
-  err = linfer::convert::parse_linfer_config(config_text, &config);
-  if (!err.empty()) return fail((config_path.empty() ? input + " linfer_config" : config_path) + ": " + err);
-
-  Converted conv;
-  err = map_linfer_layout(*ck, config, &conv);
-  if (!err.empty()) return fail(input + ": " + err);
+  linfer::convert::MappedModel conv;
+  err = linfer::convert::map_checkpoint(layout, *ck, config_text, &conv);
+  if (!err.empty()) return fail(input + " (" + layout + " layout): " + err);
 
   linfer::convert::QuantizedStore quantized;
   if (dtype != "f32") {
@@ -195,6 +98,7 @@ int main(int argc, char** argv) {
 
   const linfer::EncoderConfig& c = conv.desc.config;
   std::printf("layout: %s (%s)\n", layout.c_str(), ck->format.c_str());
+  for (const std::string& note : conv.notes) std::printf("note: %s\n", note.c_str());
   std::printf("config: %s, %u layers, dim %u, %u heads x %u (kv heads %u), ff %u, n=%u, k=%u, vocab %u\n",
               linfer::to_string(c.attention_kind), c.num_layers, c.dim, c.num_heads, c.head_dim,
               c.kv_heads, c.ff_dim, c.max_seq_len, c.proj_len, c.vocab_size);

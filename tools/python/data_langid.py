@@ -12,7 +12,7 @@ packages (manpages-cs, -de, -es, -fr, -it, -nl, -pl, -pt-br, -ru). Only the file
 
 The split is by page name ("ls.1", "passwd.5"), never by sample: all pieces of a page, and the page
 in every language, fall on one side. The hash is sha256("linfer-langid-v1:" + page): bucket
-value % 100 < 10 is test, < 15 validation, the rest train.
+value % 100 < 20 is test, < 25 validation, the rest train.
 """
 
 import gzip
@@ -39,7 +39,7 @@ LABELS = [lang for lang, _, _ in LANGS]
 PACKAGES = [pkg for _, pkg, _ in LANGS]
 
 SPLIT_SALT = "linfer-langid-v1:"
-TEST_BUCKETS = 10  # of 100
+TEST_BUCKETS = 20  # of 100
 VAL_BUCKETS = 5
 SAMPLE_BYTES = 1024  # n
 MIN_SAMPLE_BYTES = 100  # a page's last piece is kept if at least this long
@@ -233,22 +233,25 @@ def pieces(text, n=SAMPLE_BYTES, min_bytes=MIN_SAMPLE_BYTES):
 
 
 def make_samples(docs, pages, per_lang, seed, per_page=4):
-    """A fixed, class-balanced sample set from the given pages: for each language, every piece of
-    every page in `pages`, at most per_page of them per page (chosen with the seed), then per_lang
-    of those (seeded shuffle). Returns [(label index, lang, page, piece index, bytes)]."""
+    """A fixed sample set from the given pages, balanced over the classes as far as the pages
+    allow. For each language: the pieces of every page in `pages`, at most per_page per page first
+    (a seeded choice), the page's other pieces only to fill up; per_lang of them (fewer if the
+    pages hold fewer). Returns [(label index, lang, page, piece index, bytes)], per language in
+    page order."""
     pages = set(pages)
     out = []
     for ci, (lang, _, _) in enumerate(LANGS):
         rng = random.Random("%s:%s" % (seed, lang))
-        cand = []
+        first, rest = [], []
         for page, text in docs[lang]:
             if page not in pages:
                 continue
-            ps = list(enumerate(pieces(text)))
+            ps = [(ci, lang, page, j, p) for j, p in enumerate(pieces(text))]
             rng.shuffle(ps)
-            cand.extend((ci, lang, page, j, p) for j, p in sorted(ps[:per_page]))
-        rng.shuffle(cand)
-        if len(cand) < per_lang:
-            raise SystemExit("only %d samples for %s (need %d)" % (len(cand), lang, per_lang))
-        out.extend(sorted(cand[:per_lang], key=lambda s: (s[2], s[3])))
+            first.extend(ps[:per_page])
+            rest.extend(ps[per_page:])
+        rng.shuffle(first)
+        rng.shuffle(rest)
+        chosen = (first + rest)[:per_lang]
+        out.extend(sorted(chosen, key=lambda s: (s[2], s[3])))
     return out

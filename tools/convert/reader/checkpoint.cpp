@@ -203,15 +203,6 @@ void check_view(const std::string& what, const std::vector<int64_t>& shape,
 
 namespace {
 
-// Legacy torch.save: pickle of LONG1 0x1950a86a20f9469cfc6c right after PROTO (and FRAME).
-bool is_legacy_torch(const uint8_t* d, uint64_t n) {
-  static const uint8_t magic[12] = {0x8a, 0x0a, 0x6c, 0xfc, 0x9c, 0x46, 0xf9, 0x20, 0x6a, 0xa8, 0x50, 0x19};
-  if (n < 2 || d[0] != 0x80) return false;
-  for (uint64_t at : {uint64_t(2), uint64_t(11)})
-    if (n >= at + sizeof magic && std::memcmp(d + at, magic, sizeof magic) == 0) return true;
-  return false;
-}
-
 void parse_any(Checkpoint* ck) {
   const uint8_t* d = ck->file_data;
   uint64_t n = ck->file_size;
@@ -222,9 +213,13 @@ void parse_any(Checkpoint* ck) {
   }
   if (n >= 8 && std::memcmp(d, "PYTORCH1", 8) == 0)
     fail("PyTorch preview archive format (PYTORCH1 magic) is not supported");
-  if (is_legacy_torch(d, n)) fail("legacy torch.save format is not supported yet");
+  if (is_legacy_torch(d, n)) {
+    parse_torch_legacy(d, n, ck);
+    return;
+  }
   if (n >= 512 && std::memcmp(d + 257, "ustar", 5) == 0)
-    fail("legacy torch.save format (tar archive) is not supported yet");
+    fail("tar archive: the tar-based torch.save format of early PyTorch releases is not supported; "
+         "load it with torch and save it again with torch.save");
   parse_safetensors(d, n, ck);
 }
 

@@ -61,6 +61,17 @@ void parse_safetensors(const uint8_t* data, uint64_t size, Checkpoint* out);
 // torch.save zip archive: fills format, tensors, storages, metadata and root.
 void parse_torch_zip(const uint8_t* data, uint64_t size, Checkpoint* out);
 
+// Legacy torch.save stream (PyTorch < 1.6, or _use_new_zipfile_serialization=False): fills format,
+// tensors, storages, metadata and root. Called when is_legacy_torch() is true.
+void parse_torch_legacy(const uint8_t* data, uint64_t size, Checkpoint* out);
+// The file starts with a pickle PROTO 2..5 and has the legacy magic number (the LONG1 bytes) within
+// its first 64 bytes. parse_torch_legacy then insists that the magic is the whole first pickle.
+bool is_legacy_torch(const uint8_t* data, uint64_t size);
+
+// Picks the state dict of an unpickled torch.save object (the root if it is a dict of tensors, else
+// its 'state_dict' or 'model' entry) and fills out->tensors and out->metadata; fails if none.
+void select_state_dict(const Value* root, Checkpoint* out);
+
 // Owns the Values of one unpickled object.
 struct ValueArena {
   std::deque<Value> values;
@@ -76,8 +87,26 @@ struct StorageRequest {
 };
 using StorageResolver = std::function<void(const StorageRequest&)>;
 
+struct UnpickleOptions {
+  enum class PersistentIds {
+    Forbidden,  // BINPERSID is an error (the small pickles of the legacy format)
+    Zip,        // ('storage', StorageClass, key, location, numel)
+    Legacy,     // ('storage', StorageClass, key, location, numel, view_metadata=None); 'module' refused
+  };
+  PersistentIds persistent_ids = PersistentIds::Zip;
+  // false: STOP must be the last byte of `data`. true: STOP ends the pickle and the bytes after it
+  // belong to the caller (several pickles back to back); *consumed gets the length of the pickle.
+  bool stop_at_stop = false;
+  // Added to the offsets named in error messages (the position of `data` in the file).
+  uint64_t base_offset = 0;
+  // Names the pickle in some messages ("data.pkl", "legacy object pickle", ...).
+  const char* what = "data.pkl";
+};
+
 // Runs the restricted unpickler over `data`. Values go into `arena`; returns the result of STOP.
-Value* unpickle(const uint8_t* data, size_t size, ValueArena* arena, const StorageResolver& resolve);
+// If `consumed` is non-null it receives the number of bytes up to and including STOP.
+Value* unpickle(const uint8_t* data, size_t size, ValueArena* arena, const StorageResolver& resolve,
+                const UnpickleOptions& options = UnpickleOptions(), size_t* consumed = nullptr);
 
 // Checks a tensor view against a storage of `storage_numel` elements; fails naming `what`.
 void check_view(const std::string& what, const std::vector<int64_t>& shape,

@@ -250,6 +250,10 @@ void parse_torch_zip(const uint8_t* data, uint64_t size, Checkpoint* out) {
   out->format = "torch-zip";
   out->root = std::shared_ptr<Value>(arena, root);
 
+  select_state_dict(root, out);
+}
+
+void select_state_dict(const Value* root, Checkpoint* out) {
   const Value* state_dict = nullptr;
   std::string why;
   if (is_tensor_dict(root)) {

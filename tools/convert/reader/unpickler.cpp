@@ -92,19 +92,23 @@ struct DictIndex {
 
 class Unpickler {
  public:
-  Unpickler(const uint8_t* data, size_t size, ValueArena* arena, const StorageResolver& resolve)
-      : p_(data), n_(size), arena_(arena), resolve_(resolve) {}
+  Unpickler(const uint8_t* data, size_t size, ValueArena* arena, const StorageResolver& resolve,
+            const UnpickleOptions& options)
+      : p_(data), n_(size), arena_(arena), resolve_(resolve), options_(options) {}
 
-  Value* run() {
+  Value* run(size_t* consumed) {
     while (true) {
-      if (pos_ >= n_) fail("pickle stream ended without STOP (truncated data.pkl?)");
+      if (pos_ >= n_)
+        fail(std::string("pickle stream ended without STOP (truncated ") + options_.what + "?)");
       op_pos_ = pos_;
       op_ = p_[pos_++];
       if (op_ == STOP) {
         Value* result = pop();
         if (!stack_.empty() || !marks_.empty())
           fail("pickle stream ends with " + std::to_string(stack_.size()) + " extra stack items");
-        if (pos_ != n_) fail("pickle stream has " + std::to_string(n_ - pos_) + " trailing bytes after STOP");
+        if (!options_.stop_at_stop && pos_ != n_)
+          fail("pickle stream has " + std::to_string(n_ - pos_) + " trailing bytes after STOP");
+        if (consumed) *consumed = pos_;
         return result;
       }
       step();
@@ -115,7 +119,7 @@ class Unpickler {
   // ---- input
   const uint8_t* take(uint64_t k) {
     if (k > n_ - pos_)
-      fail("truncated pickle stream: " + op_label(op_) + " at offset " + std::to_string(op_pos_) +
+      fail("truncated pickle stream: " + op_label(op_) + at() +
            " needs " + std::to_string(k) + " more bytes");
     const uint8_t* r = p_ + pos_;
     pos_ += size_t(k);
@@ -128,16 +132,16 @@ class Unpickler {
   std::string line() {
     size_t start = pos_;
     while (pos_ < n_ && p_[pos_] != '\n') {
-      if (pos_ - start >= kMaxGlobalName) fail("GLOBAL name at offset " + std::to_string(op_pos_) + " is too long");
+      if (pos_ - start >= kMaxGlobalName) fail("GLOBAL name" + at() + " is too long");
       ++pos_;
     }
-    if (pos_ >= n_) fail("truncated pickle stream: GLOBAL at offset " + std::to_string(op_pos_));
+    if (pos_ >= n_) fail("truncated pickle stream: GLOBAL" + at());
     std::string s(reinterpret_cast<const char*>(p_ + start), pos_ - start);
     ++pos_;
     return s;
   }
 
-  std::string at() const { return " at offset " + std::to_string(op_pos_); }
+  std::string at() const { return " at offset " + std::to_string(options_.base_offset + op_pos_); }
   std::string where() const { return op_label(op_) + at(); }
 
   // ---- values
@@ -253,8 +257,17 @@ class Unpickler {
 
   Value* make_global(const std::string& module, const std::string& name) {
     GlobalInfo info;
-    if (!lookup_global(module, name, &info))
+    if (!lookup_global(module, name, &info)) {
+      // A legacy whole-module save names each nn.Module class in a ('module', cls, file, source)
+      // persistent id, so the first forbidden global sits right after MARK 'module'.
+      if (options_.persistent_ids == UnpickleOptions::PersistentIds::Legacy && !marks_.empty() &&
+          stack_.size() == marks_.back() + 1 && stack_.back()->kind == Kind::String &&
+          stack_.back()->text == "module")
+        fail("checkpoint refers to forbidden global " + quote(module + "." + name) +
+             " in a ('module', ...) persistent id: the file holds a whole nn.Module, not a state dict; "
+             "save model.state_dict() instead");
       fail("checkpoint refers to forbidden global " + quote(module + "." + name));
+    }
     Value* g = make(Kind::Global);
     g->module = module;
     g->name = name;
@@ -263,9 +276,18 @@ class Unpickler {
   }
 
   Value* persistent_load(Value* pid) {
-    const std::string bad = "persistent id" + at() +
-                            " is not ('storage', StorageClass, key, location, numel)";
-    if (pid->kind != Kind::Tuple || pid->items.size() != 5) fail(bad);
+    using Ids = UnpickleOptions::PersistentIds;
+    if (options_.persistent_ids == Ids::Forbidden)
+      fail(std::string("persistent id") + at() + " in the " + options_.what + " (only the object pickle may refer to storages)");
+    const bool legacy = options_.persistent_ids == Ids::Legacy;
+    const size_t fields = legacy ? 6 : 5;
+    const std::string bad = "persistent id" + at() + " is not ('storage', StorageClass, key, location, numel" +
+                            (legacy ? ", view_metadata)" : ")");
+    if (legacy && pid->kind == Kind::Tuple && !pid->items.empty() && pid->items[0]->kind == Kind::String &&
+        pid->items[0]->text == "module")
+      fail("persistent id" + at() + " is a pickled module class ('module', ...): the file holds a whole "
+           "nn.Module, not a state dict; save model.state_dict() instead");
+    if (pid->kind != Kind::Tuple || pid->items.size() != fields) fail(bad);
     const Value* tag = pid->items[0];
     const Value* cls = pid->items[1];
     const Value* key = pid->items[2];
@@ -278,6 +300,9 @@ class Unpickler {
     if (key->kind != Kind::String || key->text.empty()) fail(bad + ": bad storage key");
     if (location->kind != Kind::String) fail(bad + ": bad location");
     if (numel->kind != Kind::Int || numel->integer < 0) fail(bad + ": bad element count");
+    if (legacy && pid->items[5]->kind != Kind::None)
+      fail("persistent id" + at() + " of storage " + quote(key->text) + " has view_metadata (a " +
+           pid->items[5]->kind_name() + "): legacy storage views are not supported");
     StorageRequest req{key->text, location->text, global_info(cls).dtype, uint64_t(numel->integer)};
     resolve_(req);
     Value* s = make(Kind::Storage);
@@ -554,6 +579,7 @@ class Unpickler {
   uint8_t op_ = 0;
   ValueArena* arena_;
   const StorageResolver& resolve_;
+  const UnpickleOptions& options_;
   std::vector<Value*> stack_;
   std::vector<size_t> marks_;
   std::unordered_map<uint64_t, Value*> memo_;
@@ -564,9 +590,10 @@ class Unpickler {
 
 }  // namespace
 
-Value* unpickle(const uint8_t* data, size_t size, ValueArena* arena, const StorageResolver& resolve) {
-  Unpickler u(data, size, arena, resolve);
-  return u.run();
+Value* unpickle(const uint8_t* data, size_t size, ValueArena* arena, const StorageResolver& resolve,
+                const UnpickleOptions& options, size_t* consumed) {
+  Unpickler u(data, size, arena, resolve, options);
+  return u.run(consumed);
 }
 
 }  // namespace linfer::convert::detail

@@ -1,0 +1,680 @@
+#include "layouts.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <set>
+
+#include "config_json.h"
+
+namespace linfer::convert {
+namespace {
+
+using json = nlohmann::json;
+using Shape = std::vector<uint32_t>;
+
+bool starts_with(const std::string& s, const std::string& p) { return s.rfind(p, 0) == 0; }
+std::string str(size_t i) { return std::to_string(i); }
+
+// Fetches checkpoint tensors as f32 views with checked shapes, keeps one copy per storage view
+// (so tensors that alias in the checkpoint alias in the model) and records which keys were used.
+class Builder {
+ public:
+  Builder(const Checkpoint& ck, MappedModel* out) : ck_(ck), out_(out) {}
+
+  bool has(const std::string& name) const { return ck_.tensors.count(name) > 0; }
+  std::string error;
+
+  // The identity of the memory behind `name`: equal for tensors that are the same view.
+  std::string identity(const std::string& name) const {
+    const SourceTensor& t = ck_.tensors.at(name);
+    std::string id = t.storage_key + "@" + std::to_string(t.storage_offset);
+    for (size_t i = 0; i < t.shape.size(); ++i)
+      id += ":" + std::to_string(t.shape[i]) + "/" + std::to_string(t.strides[i]);
+    return id;
+  }
+
+  // `name` with exactly `shape`, or an error. Returns an empty view on error.
+  WeightView load(const std::string& name, const Shape& shape) {
+    if (!error.empty()) return {};
+    auto it = ck_.tensors.find(name);
+    if (it == ck_.tensors.end()) {
+      error = "tensor '" + name + "' is missing";
+      return {};
+    }
+    used_.insert(name);
+    const SourceTensor& t = it->second;
+    Shape got;
+    for (int64_t s : t.shape) got.push_back(s >= 0 && s <= int64_t(UINT32_MAX) ? uint32_t(s) : 0);
+    if (got != shape) {
+      error = "tensor '" + name + "' has shape " + shape_to_string(got) + ", expected " +
+              shape_to_string(shape);
+      return {};
+    }
+    const std::string id = identity(name);
+    WeightView w;
+    w.shape = shape;
+    auto seen = by_identity_.find(id);
+    if (seen != by_identity_.end()) {
+      w.data = seen->second.first;
+      out_->shared.push_back(name + " = " + seen->second.second);
+      return w;
+    }
+    auto data = std::make_unique<std::vector<float>>();
+    std::string err;
+    if (!tensor_to_f32(ck_, t, data.get(), &err)) {
+      error = "tensor '" + name + "': " + err;
+      return {};
+    }
+    w.data = data->data();
+    out_->parameters += data->size();
+    by_identity_[id] = {w.data, name};
+    out_->storage.push_back(std::move(data));
+    return w;
+  }
+  WeightView load_optional(const std::string& name, const Shape& shape) {
+    return has(name) ? load(name, shape) : WeightView();
+  }
+  // Marks a key as deliberately ignored (buffers, unused biases).
+  void ignore(const std::string& name) { used_.insert(name); }
+
+  // A new tensor made by the mapper (a transpose, a stack of heads).
+  WeightView make(const Shape& shape, std::vector<float> values) {
+    auto data = std::make_unique<std::vector<float>>(std::move(values));
+    WeightView w;
+    w.shape = shape;
+    w.data = data->data();
+    out_->storage.push_back(std::move(data));
+    return w;
+  }
+  // Rows of several [r x c] tensors stacked into one [sum r x c] tensor (or [count, r, c]).
+  WeightView stack(const std::vector<std::string>& names, const Shape& each, bool new_axis) {
+    std::vector<float> all;
+    for (const std::string& n : names) {
+      WeightView w = load(n, each);
+      if (!error.empty()) return {};
+      const float* p = static_cast<const float*>(w.data);
+      all.insert(all.end(), p, p + w.elements());
+    }
+    Shape shape = each;
+    if (new_axis) shape.insert(shape.begin(), uint32_t(names.size()));
+    else shape[0] *= uint32_t(names.size());
+    return make(shape, std::move(all));
+  }
+  WeightView transpose(const std::string& name, uint32_t rows, uint32_t cols) {
+    WeightView w = load(name, {rows, cols});
+    if (!error.empty()) return {};
+    const float* p = static_cast<const float*>(w.data);
+    std::vector<float> t(size_t(rows) * cols);
+    for (size_t r = 0; r < rows; ++r)
+      for (size_t c = 0; c < cols; ++c) t[c * rows + r] = p[r * cols + c];
+    return make({cols, rows}, std::move(t));
+  }
+
+  // Every checkpoint tensor must have been used or ignored: anything else means a variant the
+  // mapper does not understand, which must not be dropped silently.
+  std::string check_all_used(const std::string& layout) const {
+    for (const auto& [name, t] : ck_.tensors)
+      if (!used_.count(name))
+        return "checkpoint tensor '" + name + "' has no place in the " + layout +
+               " layout with this configuration";
+    return "";
+  }
+
+ private:
+  const Checkpoint& ck_;
+  MappedModel* out_;
+  std::set<std::string> used_;
+  std::map<std::string, std::pair<const void*, std::string>> by_identity_;
+};
+
+// Reads a library's constructor arguments from --config, refusing keys it does not know.
+struct LibraryConfig {
+  json j;
+  std::string error;
+  std::string source;
+
+  bool parse(const std::string& text, const std::set<std::string>& known, const std::string& src) {
+    source = src;
+    j = json::parse(text, nullptr, false);
+    if (j.is_discarded() || !j.is_object()) {
+      error = source + " is not a JSON object";
+      return false;
+    }
+    for (const auto& item : j.items())
+      if (!known.count(item.key())) {
+        error = source + ": unknown key '" + item.key() + "'";
+        return false;
+      }
+    return true;
+  }
+  bool present(const char* key) const { return j.contains(key) && !j.at(key).is_null(); }
+  uint32_t u32(const char* key, uint32_t fallback, bool required = false) {
+    if (!present(key)) {
+      if (required && error.empty()) error = source + ": missing '" + key + "'";
+      return fallback;
+    }
+    const json& v = j.at(key);
+    if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() > int64_t(UINT32_MAX)) {
+      if (error.empty()) error = source + ": '" + key + "' must be a non-negative integer";
+      return fallback;
+    }
+    return uint32_t(v.get<int64_t>());
+  }
+  bool flag(const char* key, bool fallback) {
+    if (!present(key)) return fallback;
+    if (!j.at(key).is_boolean()) {
+      if (error.empty()) error = source + ": '" + key + "' must be true or false";
+      return fallback;
+    }
+    return j.at(key).get<bool>();
+  }
+  std::string text(const char* key, const std::string& fallback) {
+    if (!present(key)) return fallback;
+    if (!j.at(key).is_string()) {
+      if (error.empty()) error = source + ": '" + key + "' must be a string";
+      return fallback;
+    }
+    return j.at(key).get<std::string>();
+  }
+};
+
+// ---------------------------------------------------------------------------------------------
+// linfer: the project's own layout (docs/converter.md)
+
+std::string map_linfer(const Checkpoint& ck, const std::string& config_json, MappedModel* out) {
+  std::string text = config_json;
+  if (text.empty()) {
+    auto it = ck.metadata.find("linfer_config");
+    if (it == ck.metadata.end())
+      return "the checkpoint carries no linfer_config; pass --config CONFIG.json";
+    text = it->second;
+  }
+  EncoderConfig config;
+  std::string err = parse_linfer_config(text, &config);
+  if (!err.empty()) return "configuration: " + err;
+  EncoderDescription& d = out->desc;
+  d.config = config;
+  d.layers.resize(config.num_layers);
+  Builder b(ck, out);
+  for_each_weight(d, [&](const std::string& slot, WeightView& w) {
+    const std::string key =
+        slot == "token_embedding" || slot == "position_embedding" ? slot + ".weight" : slot;
+    if (!b.has(key) || !b.error.empty()) return;
+    Shape shape;
+    for (int64_t s : ck.tensors.at(key).shape) shape.push_back(uint32_t(std::max<int64_t>(0, s)));
+    w = b.load(key, shape);  // shapes are checked against the configuration by validation
+  });
+  if (!b.error.empty()) return b.error;
+  return b.check_all_used("linfer");
+}
+
+// ---------------------------------------------------------------------------------------------
+// lucidrains/linformer: LinformerLM and Linformer (checkpoint-formats.md section 1)
+
+std::string map_lucidrains(const Checkpoint& ck, const std::string& config_json, MappedModel* out) {
+  if (config_json.empty())
+    return "lucidrains checkpoints do not record the number of heads: pass --config CONFIG.json "
+           "with the constructor arguments (num_tokens, dim, seq_len, depth, k, heads, ...)";
+  LibraryConfig lc;
+  if (!lc.parse(config_json, {"num_tokens", "dim", "seq_len", "depth", "k", "heads", "dim_head",
+                              "one_kv_head", "share_kv", "reversible", "dropout"},
+                "--config"))
+    return lc.error;
+  const bool lm = ck.tensors.count("token_emb.weight") > 0;
+  EncoderConfig& c = out->desc.config;
+  c.dim = lc.u32("dim", 0, true);
+  c.max_seq_len = lc.u32("seq_len", 0, true);
+  c.num_layers = lc.u32("depth", 0, true);
+  c.proj_len = lc.u32("k", 256);
+  c.num_heads = lc.u32("heads", 8);
+  c.vocab_size = lm ? lc.u32("num_tokens", 0, true) : 0;
+  const bool one_kv_head = lc.flag("one_kv_head", false), share_kv = lc.flag("share_kv", false),
+             reversible = lc.flag("reversible", false);
+  if (!lc.error.empty()) return lc.error;
+  if (c.num_heads == 0 || c.dim % c.num_heads != 0)
+    return "--config: dim must be divisible by heads (lucidrains asserts it)";
+  c.head_dim = lc.u32("dim_head", c.dim / c.num_heads);
+  c.kv_heads = one_kv_head ? 1 : c.num_heads;
+  c.ff_dim = 4 * c.dim;
+  c.norm_placement = reversible ? NormPlacement::Reversible : NormPlacement::Pre;
+  c.positions = lm ? PositionKind::Learned : PositionKind::None;
+  c.projection_placement = ProjectionPlacement::After;
+  c.projection_sharing = share_kv ? ProjectionSharing::KeyValue : ProjectionSharing::Headwise;
+  c.activation = Activation::GeluErf;
+  c.head = lm ? HeadKind::LmLogits : HeadKind::None;
+  out->notes.push_back(std::string(lm ? "LinformerLM" : "Linformer (takes embeddings)") +
+                       (reversible ? ", reversible" : "") + (share_kv ? ", share_kv" : "") +
+                       (one_kv_head ? ", one_kv_head" : ""));
+
+  EncoderDescription& d = out->desc;
+  d.layers.resize(c.num_layers);
+  Builder b(ck, out);
+  const uint32_t D = c.dim, HD = c.num_heads * c.head_dim, KV = c.kv_heads * c.head_dim,
+                 n = c.max_seq_len, k = c.proj_len;
+  const std::string root = lm ? "linformer.net." : "net.";
+  if (lm) {
+    d.token_embedding = b.load("token_emb.weight", {c.vocab_size, D});
+    d.position_embedding = b.load("pos_emb.weight", {n, D});
+    d.head.out.weight = b.load("to_logits.weight", {c.vocab_size, D});
+    d.head.out.bias = b.load("to_logits.bias", {c.vocab_size});
+  }
+  for (uint32_t i = 0; i < c.num_layers && b.error.empty(); ++i) {
+    LayerWeights& l = d.layers[i];
+    const std::string a = reversible ? root + "blocks." + str(i) + ".f.net."
+                                     : root + "layers." + str(i) + ".0.";
+    const std::string f = reversible ? root + "blocks." + str(i) + ".g.net."
+                                     : root + "layers." + str(i) + ".1.";
+    l.q.weight = b.load(a + "fn.to_q.weight", {HD, D});
+    l.k.weight = b.load(a + "fn.to_k.weight", {KV, D});
+    // share_kv: values are the keys themselves (to_v and proj_v do not exist).
+    l.v.weight = share_kv ? l.k.weight : b.load(a + "fn.to_v.weight", {KV, D});
+    l.out.weight = b.load(a + "fn.to_out.weight", {D, HD});
+    l.out.bias = b.load(a + "fn.to_out.bias", {D});
+    l.proj_k = b.transpose(a + "fn.proj_k", n, k);  // stored [n, k]; E is [k, n]
+    if (!share_kv) l.proj_v = b.transpose(a + "fn.proj_v", n, k);
+    l.attention_norm.weight = b.load(a + "norm.weight", {D});
+    l.attention_norm.bias = b.load(a + "norm.bias", {D});
+    l.fc1.weight = b.load(f + "fn.w1.weight", {c.ff_dim, D});
+    l.fc1.bias = b.load(f + "fn.w1.bias", {c.ff_dim});
+    l.fc2.weight = b.load(f + "fn.w2.weight", {D, c.ff_dim});
+    l.fc2.bias = b.load(f + "fn.w2.bias", {D});
+    l.feed_forward_norm.weight = b.load(f + "norm.weight", {D});
+    l.feed_forward_norm.bias = b.load(f + "norm.bias", {D});
+  }
+  if (!b.error.empty()) return b.error;
+  return b.check_all_used("lucidrains");
+}
+
+// ---------------------------------------------------------------------------------------------
+// fairseq linformer_roberta (checkpoint-formats.md section 2)
+
+// Hyperparameters from "args" (argparse.Namespace) or "cfg"["model"] (dict or Namespace).
+const Value* fairseq_args(const Checkpoint& ck) {
+  if (!ck.root || !ck.root->is_dict()) return nullptr;
+  const Value* args = ck.root->get("args");
+  if (args && !args->is_none()) return args;
+  const Value* cfg = ck.root->get("cfg");
+  if (cfg && !cfg->is_none()) {
+    const Value* model = cfg->get("model");
+    if (model && !model->is_none()) return model;
+  }
+  return nullptr;
+}
+
+std::string map_fairseq(const Checkpoint& ck, const std::string& config_json, MappedModel* out) {
+  if (!config_json.empty())
+    return "fairseq checkpoints carry their own hyperparameters (args or cfg); --config is not used";
+  const Value* args = fairseq_args(ck);
+  if (!args) return "the fairseq checkpoint has neither 'args' nor 'cfg.model'";
+  std::string err;
+  auto number = [&](const char* key, double fallback, bool required) {
+    const Value* v = args->get(key);
+    double x = fallback;
+    if (!v || v->is_none()) {
+      if (required && err.empty()) err = std::string("fairseq args: missing '") + key + "'";
+      return fallback;
+    }
+    if (!v->as_number(&x) && err.empty()) err = std::string("fairseq args: '") + key + "' is not a number";
+    return x;
+  };
+  auto text = [&](const char* key, const char* fallback) {
+    const std::string* s = args->get_string(key);
+    return s ? *s : std::string(fallback);
+  };
+  auto u32 = [&](const char* key, double fallback, bool required) {
+    const double x = number(key, fallback, required);
+    if ((x < 0 || x > 1e9 || x != std::floor(x)) && err.empty())
+      err = std::string("fairseq args: '") + key + "' is not a size";
+    return uint32_t(x >= 0 && x <= 1e9 ? x : 0);
+  };
+  EncoderConfig& c = out->desc.config;
+  c.num_layers = u32("encoder_layers", 12, true);
+  c.dim = u32("encoder_embed_dim", 768, true);
+  c.ff_dim = u32("encoder_ffn_embed_dim", 3072, true);
+  c.num_heads = u32("encoder_attention_heads", 12, true);
+  c.max_seq_len = u32("max_positions", 512, true);
+  const uint32_t compressed = u32("compressed", 4, false);
+  const bool shared_kv = number("shared_kv_compressed", 0, false) != 0;
+  const bool layerwise = number("shared_layer_kv_compressed", 0, false) != 0;
+  const bool normalize_before = number("encoder_normalize_before", 0, false) != 0;
+  const bool no_scale = number("no_scale_embedding", 1, false) != 0;
+  const std::string act = text("activation_fn", "gelu");
+  if (!err.empty()) return err;
+  if (compressed == 0) return "fairseq args: 'compressed' must be at least 1";
+  if (normalize_before)
+    return "fairseq args: encoder_normalize_before = True (a pre-norm Linformer) is not supported; "
+           "linformer_roberta is post-norm";
+  if (c.num_heads == 0 || c.dim % c.num_heads) return "fairseq args: embed dim not divisible by heads";
+  if (act != "gelu" && act != "relu" && act != "gelu_accurate")
+    return "fairseq args: activation_fn '" + act + "' is not supported (gelu, gelu_accurate, relu)";
+  c.head_dim = c.dim / c.num_heads;
+  c.kv_heads = c.num_heads;
+  c.proj_len = c.max_seq_len / compressed;
+  c.activation = act == "relu" ? Activation::Relu : act == "gelu" ? Activation::GeluErf : Activation::GeluTanh;
+  c.head_activation = c.activation;
+  c.norm_placement = NormPlacement::Post;
+  c.positions = PositionKind::Learned;
+  c.position_offset = 2;  // make_positions: padding_idx (1) + 1, for inputs without padding
+  c.embedding_scale = no_scale ? 1.0f : std::sqrt(float(c.dim));
+  c.projection_placement = ProjectionPlacement::Before;
+  c.projection_sharing = layerwise ? ProjectionSharing::Layerwise
+                         : shared_kv ? ProjectionSharing::KeyValue
+                                     : ProjectionSharing::Headwise;
+
+  // Older checkpoints say decoder./emb_layer_norm (RobertaModel.upgrade_state_dict_named).
+  std::string P = "encoder.sentence_encoder.";
+  if (!ck.tensors.count(P + "embed_tokens.weight") && ck.tensors.count("decoder.sentence_encoder.embed_tokens.weight"))
+    P = "decoder.sentence_encoder.";
+  const std::string E = P.substr(0, P.find('.') + 1);  // "encoder." or "decoder."
+  auto tok = ck.tensors.find(P + "embed_tokens.weight");
+  if (tok == ck.tensors.end() || tok->second.shape.size() != 2)
+    return "tensor '" + P + "embed_tokens.weight' is missing";
+  c.vocab_size = uint32_t(std::max<int64_t>(0, tok->second.shape[0]));
+
+  // The head: a classification head if there is exactly one, else the LM head.
+  std::set<std::string> heads;
+  for (const auto& [name, t] : ck.tensors)
+    if (starts_with(name, "classification_heads.")) {
+      const std::string rest = name.substr(strlen("classification_heads."));
+      heads.insert(rest.substr(0, rest.find('.')));
+    }
+  if (heads.size() > 1) {
+    std::string list;
+    for (const std::string& h : heads) list += (list.empty() ? "" : ", ") + h;
+    return "the checkpoint has several classification heads (" + list + "); linfer models have one";
+  }
+  const std::string cls = heads.empty() ? "" : "classification_heads." + *heads.begin() + ".";
+  c.head = cls.empty() ? HeadKind::LmLogits : HeadKind::Classifier;
+  if (!cls.empty()) {
+    auto w = ck.tensors.find(cls + "out_proj.weight");
+    if (w == ck.tensors.end() || w->second.shape.size() != 2) return "tensor '" + cls + "out_proj.weight' is missing";
+    c.num_classes = uint32_t(std::max<int64_t>(0, w->second.shape[0]));
+    c.pooling = Pooling::First;
+    out->notes.push_back("classification head '" + *heads.begin() + "' (the LM head is dropped)");
+  }
+  const bool embedding_norm = ck.tensors.count(P + "layernorm_embedding.weight") ||
+                              ck.tensors.count(P + "emb_layer_norm.weight");
+  c.embedding_norm = embedding_norm;
+
+  EncoderDescription& d = out->desc;
+  d.layers.resize(c.num_layers);
+  Builder b(ck, out);
+  const uint32_t D = c.dim, n = c.max_seq_len, k = c.proj_len, F = c.ff_dim;
+  d.token_embedding = b.load(P + "embed_tokens.weight", {c.vocab_size, D});
+  {
+    auto pos = ck.tensors.find(P + "embed_positions.weight");
+    const uint32_t rows = pos != ck.tensors.end() && pos->second.shape.size() == 2
+                              ? uint32_t(std::max<int64_t>(0, pos->second.shape[0])) : 0;
+    if (rows < n + 2) return "tensor '" + P + "embed_positions.weight' needs at least max_positions + 2 rows";
+    d.position_embedding = b.load(P + "embed_positions.weight", {rows, D});
+  }
+  if (embedding_norm) {
+    const std::string ln = ck.tensors.count(P + "layernorm_embedding.weight") ? "layernorm_embedding" : "emb_layer_norm";
+    d.embedding_norm.weight = b.load(P + ln + ".weight", {D});
+    d.embedding_norm.bias = b.load(P + ln + ".bias", {D});
+  }
+  if (layerwise) {
+    d.shared_proj = b.load(P + "compress_layer.weight", {k, n});
+    b.ignore(P + "compress_layer.bias");  // fairseq applies the weight only (F.linear, no bias)
+  }
+  b.ignore(E + "version");
+  b.ignore(P + "version");
+  for (uint32_t i = 0; i < c.num_layers && b.error.empty(); ++i) {
+    LayerWeights& l = d.layers[i];
+    const std::string p = P + "layers." + str(i) + ".";
+    b.ignore(p + "version");
+    auto linear = [&](LinearWeights& lw, const std::string& name, uint32_t o, uint32_t in) {
+      lw.weight = b.load(p + name + ".weight", {o, in});
+      lw.bias = b.load(p + name + ".bias", {o});
+    };
+    linear(l.q, "self_attn.q_proj", D, D);
+    linear(l.k, "self_attn.k_proj", D, D);
+    linear(l.v, "self_attn.v_proj", D, D);
+    linear(l.out, "self_attn.out_proj", D, D);
+    if (layerwise) {
+      // Every layer's compress_k (and compress_v) is the shared layer: same storage.
+      for (const char* which : {"self_attn.compress_k", "self_attn.compress_v"}) {
+        const std::string name = p + which + ".weight";
+        if (!b.has(name)) continue;
+        if (b.identity(name) != b.identity(P + "compress_layer.weight"))
+          return "'" + name + "' is not the shared compress_layer although shared_layer_kv_compressed is set";
+        b.ignore(name);
+        b.ignore(p + which + ".bias");
+      }
+    } else {
+      l.proj_k = b.load(p + "self_attn.compress_k.weight", {k, n});
+      if (!shared_kv) l.proj_v = b.load(p + "self_attn.compress_v.weight", {k, n});
+    }
+    l.attention_norm.weight = b.load(p + "self_attn_layer_norm.weight", {D});
+    l.attention_norm.bias = b.load(p + "self_attn_layer_norm.bias", {D});
+    linear(l.fc1, "fc1", F, D);
+    linear(l.fc2, "fc2", D, F);
+    l.feed_forward_norm.weight = b.load(p + "final_layer_norm.weight", {D});
+    l.feed_forward_norm.bias = b.load(p + "final_layer_norm.bias", {D});
+  }
+  if (cls.empty()) {
+    d.head.dense.weight = b.load(E + "lm_head.dense.weight", {D, D});
+    d.head.dense.bias = b.load(E + "lm_head.dense.bias", {D});
+    d.head.norm.weight = b.load(E + "lm_head.layer_norm.weight", {D});
+    d.head.norm.bias = b.load(E + "lm_head.layer_norm.bias", {D});
+    d.head.out.weight = b.load(E + "lm_head.weight", {c.vocab_size, D});
+    d.head.out.bias = b.load(E + "lm_head.bias", {c.vocab_size});
+  } else {
+    d.head.dense.weight = b.load(cls + "dense.weight", {D, D});
+    d.head.dense.bias = b.load(cls + "dense.bias", {D});
+    d.head.out.weight = b.load(cls + "out_proj.weight", {c.num_classes, D});
+    d.head.out.bias = b.load(cls + "out_proj.bias", {c.num_classes});
+    for (const char* name : {"lm_head.dense.weight", "lm_head.dense.bias", "lm_head.layer_norm.weight",
+                             "lm_head.layer_norm.bias", "lm_head.weight", "lm_head.bias"})
+      b.ignore(E + name);
+  }
+  if (!b.error.empty()) return b.error;
+  out->notes.push_back("fairseq linformer_roberta: post-norm, positions offset 2 (inputs without padding), "
+                       "compression before k_proj/v_proj, k = " + str(k));
+  return b.check_all_used("fairseq");
+}
+
+// ---------------------------------------------------------------------------------------------
+// tatp22/linformer-pytorch LinformerLM (checkpoint-formats.md section 3)
+
+std::string map_tatp22(const Checkpoint& ck, const std::string& config_json, MappedModel* out) {
+  if (config_json.empty())
+    return "tatp22 checkpoints do not record the activation, causal or full_attention settings: "
+           "pass --config CONFIG.json with the LinformerLM constructor arguments";
+  LibraryConfig lc;
+  if (!lc.parse(config_json, {"num_tokens", "input_size", "channels", "dim_k", "dim_ff", "dim_d",
+                              "dropout_ff", "dropout_tokens", "nhead", "depth", "ff_intermediate",
+                              "dropout", "activation", "checkpoint_level", "parameter_sharing",
+                              "k_reduce_by_layer", "full_attention", "include_ff",
+                              "w_o_intermediate_dim", "emb_dim", "return_emb", "decoder_mode",
+                              "causal", "method"},
+                "--config"))
+    return lc.error;
+  const std::string method = lc.text("method", "learnable");
+  if (method == "convolution")
+    return "tatp22 method 'convolution' projects with a strided convolution, which a Linformer E "
+           "matrix cannot represent: refused";
+  if (method == "no_params")
+    return "tatp22 method 'no_params' uses random projections that are not saved in the "
+           "checkpoint, so the model cannot be reproduced: refused";
+  if (method != "learnable") return "tatp22 method '" + method + "' is unknown";
+  if (lc.flag("causal", false) || lc.flag("decoder_mode", false))
+    return "a causal tatp22 Linformer masks the projected scores in a way linfer does not reproduce: refused";
+  if (lc.flag("full_attention", false))
+    return "tatp22 full_attention = true is not supported yet (the E/F weights in the file are unused)";
+  if (lc.u32("k_reduce_by_layer", 0) != 0) return "tatp22 k_reduce_by_layer != 0 is not supported";
+  if (!lc.flag("include_ff", true)) return "tatp22 include_ff = false is not supported";
+  if (lc.flag("return_emb", false)) return "tatp22 return_emb = true is not supported";
+  for (const char* key : {"ff_intermediate", "w_o_intermediate_dim", "emb_dim"})
+    if (lc.present(key)) return std::string("tatp22 ") + key + " must be null (the default) for linfer";
+  EncoderConfig& c = out->desc.config;
+  c.vocab_size = lc.u32("num_tokens", 0, true);
+  c.max_seq_len = lc.u32("input_size", 0, true);
+  c.dim = lc.u32("channels", 0, true);
+  c.proj_len = lc.u32("dim_k", 64);
+  c.ff_dim = lc.u32("dim_ff", 1024);
+  c.num_heads = lc.u32("nhead", 4);
+  c.num_layers = lc.u32("depth", 2);
+  const std::string act = lc.text("activation", "gelu");
+  const std::string sharing = lc.text("parameter_sharing", "layerwise");
+  if (!lc.error.empty()) return lc.error;
+  if (c.num_heads == 0) return "--config: nhead must be at least 1";
+  c.head_dim = lc.u32("dim_d", c.dim / c.num_heads);
+  if (act != "gelu" && act != "relu") return "--config: activation must be gelu or relu";
+  c.activation = act == "relu" ? Activation::Relu : Activation::GeluErf;
+  c.kv_heads = c.num_heads;
+  c.norm_placement = NormPlacement::Post;
+  c.positions = PositionKind::Sinusoidal;
+  c.sinusoidal_base = 100000.0f;
+  c.projection_placement = ProjectionPlacement::After;
+  c.head = HeadKind::LmLogits;
+
+  EncoderDescription& d = out->desc;
+  d.layers.resize(c.num_layers);
+  Builder b(ck, out);
+  const uint32_t D = c.dim, H = c.num_heads, dh = c.head_dim, n = c.max_seq_len, k = c.proj_len;
+  auto attn = [](uint32_t i) { return "linformer.seq." + str(2 * i) + "."; };
+  auto ff = [](uint32_t i) { return "linformer.seq." + str(2 * i + 1) + "."; };
+  auto proj = [&](uint32_t i, uint32_t h, const char* which) {
+    return attn(i) + "fn.heads." + str(h) + "." + which + ".weight";
+  };
+  for (uint32_t i = 0; i < c.num_layers; ++i)
+    for (uint32_t h = 0; h < H; ++h)
+      for (const char* which : {"E", "F"})
+        if (!b.has(proj(i, h, which))) return "tensor '" + proj(i, h, which) + "' is missing";
+
+  // Sharing shows only as storage aliasing: find which E/F weights are the same memory.
+  const std::string first = b.identity(proj(0, 0, "E"));
+  bool all_same = true, per_layer_shared = true, kv_same = true;
+  for (uint32_t i = 0; i < c.num_layers; ++i) {
+    const std::string e0 = b.identity(proj(i, 0, "E")), f0 = b.identity(proj(i, 0, "F"));
+    kv_same = kv_same && e0 == f0;
+    for (uint32_t h = 0; h < H; ++h) {
+      const std::string e = b.identity(proj(i, h, "E")), f = b.identity(proj(i, h, "F"));
+      all_same = all_same && e == first && f == first;
+      per_layer_shared = per_layer_shared && e == e0 && f == f0;
+    }
+  }
+  ProjectionSharing found = all_same           ? ProjectionSharing::Layerwise
+                            : !per_layer_shared ? ProjectionSharing::None
+                            : kv_same           ? ProjectionSharing::KeyValue
+                                                : ProjectionSharing::Headwise;
+  const std::map<std::string, ProjectionSharing> modes = {
+      {"none", ProjectionSharing::None}, {"headwise", ProjectionSharing::Headwise},
+      {"kv", ProjectionSharing::KeyValue}, {"layerwise", ProjectionSharing::Layerwise}};
+  auto declared = modes.find(sharing);
+  if (declared == modes.end()) return "--config: unknown parameter_sharing '" + sharing + "'";
+  // Some modes cannot be told apart by aliasing: with one layer, layerwise is kv; with one head,
+  // headwise is none. Then the declared mode is the same model.
+  const bool equivalent =
+      (c.num_layers == 1 && found == ProjectionSharing::Layerwise &&
+       declared->second == ProjectionSharing::KeyValue) ||
+      (H == 1 && found == ProjectionSharing::Headwise && declared->second == ProjectionSharing::None);
+  if (declared->second != found && !equivalent)
+    return "--config says parameter_sharing '" + sharing +
+           "' but the checkpoint's storage sharing is '" + to_string(found) + "'";
+  c.projection_sharing = declared->second;
+  const char* found_name = to_string(found);
+  out->notes.push_back(std::string("sharing detected from storage aliasing: ") + found_name);
+
+  d.token_embedding = b.load("to_token_emb.weight", {c.vocab_size, D});
+  b.ignore("pos_emb.inv_freq");  // recomputed exactly from the formula
+  d.head.out.weight = b.load("to_logits.weight", {c.vocab_size, D});
+  d.head.out.bias = b.load("to_logits.bias", {c.vocab_size});
+  auto bias_name = [&](uint32_t i, uint32_t h, const char* which) {
+    return attn(i) + "fn.heads." + str(h) + "." + which + ".bias";
+  };
+  if (c.projection_sharing == ProjectionSharing::Layerwise) {
+    d.shared_proj = b.load(proj(0, 0, "E"), {k, n});
+    d.shared_proj_bias = b.load(bias_name(0, 0, "E"), {k});
+  }
+  for (uint32_t i = 0; i < c.num_layers && b.error.empty(); ++i) {
+    LayerWeights& l = d.layers[i];
+    std::vector<std::string> q, kk, v, e, f, eb, fb;
+    for (uint32_t h = 0; h < H; ++h) {
+      q.push_back(attn(i) + "fn.to_q." + str(h) + ".weight");
+      kk.push_back(attn(i) + "fn.to_k." + str(h) + ".weight");
+      v.push_back(attn(i) + "fn.to_v." + str(h) + ".weight");
+      e.push_back(proj(i, h, "E"));
+      f.push_back(proj(i, h, "F"));
+      eb.push_back(bias_name(i, h, "E"));
+      fb.push_back(bias_name(i, h, "F"));
+    }
+    // Per-head [dh, C] weights stack into [H*dh, C], heads in order.
+    l.q.weight = b.stack(q, {dh, D}, false);
+    l.k.weight = b.stack(kk, {dh, D}, false);
+    l.v.weight = b.stack(v, {dh, D}, false);
+    l.out.weight = b.load(attn(i) + "fn.w_o.weight", {D, H * dh});
+    l.out.bias = b.load(attn(i) + "fn.w_o.bias", {D});
+    switch (c.projection_sharing) {
+      case ProjectionSharing::None:
+        l.proj_k = b.stack(e, {k, n}, true);
+        l.proj_v = b.stack(f, {k, n}, true);
+        l.proj_k_bias = b.stack(eb, {k}, true);
+        l.proj_v_bias = b.stack(fb, {k}, true);
+        break;
+      case ProjectionSharing::Headwise:
+        l.proj_k = b.load(e[0], {k, n});
+        l.proj_v = b.load(f[0], {k, n});
+        l.proj_k_bias = b.load(eb[0], {k});
+        l.proj_v_bias = b.load(fb[0], {k});
+        break;
+      case ProjectionSharing::KeyValue:
+        l.proj_k = b.load(e[0], {k, n});
+        l.proj_k_bias = b.load(eb[0], {k});
+        break;
+      case ProjectionSharing::Layerwise: break;
+    }
+    // The other heads' E/F (and biases) are the same memory as the ones loaded above.
+    if (c.projection_sharing != ProjectionSharing::None)
+      for (uint32_t h = 0; h < H; ++h)
+        for (const std::string& name : {e[h], f[h], eb[h], fb[h]}) b.ignore(name);
+    l.attention_norm.weight = b.load(attn(i) + "norm.weight", {D});
+    l.attention_norm.bias = b.load(attn(i) + "norm.bias", {D});
+    l.fc1.weight = b.load(ff(i) + "fn.w_1.weight", {c.ff_dim, D});
+    l.fc1.bias = b.load(ff(i) + "fn.w_1.bias", {c.ff_dim});
+    l.fc2.weight = b.load(ff(i) + "fn.w_2.weight", {D, c.ff_dim});
+    l.fc2.bias = b.load(ff(i) + "fn.w_2.bias", {D});
+    l.feed_forward_norm.weight = b.load(ff(i) + "norm.weight", {D});
+    l.feed_forward_norm.bias = b.load(ff(i) + "norm.bias", {D});
+  }
+  if (!b.error.empty()) return b.error;
+  out->notes.push_back("tatp22: post-norm, sinusoidal positions (base 100000), E/F with bias after "
+                       "to_k/to_v; inputs shorter than input_size use the first T columns of E and F "
+                       "(upstream accepts only full-length inputs)");
+  return b.check_all_used("tatp22");
+}
+
+}  // namespace
+
+std::string detect_layout(const Checkpoint& ck) {
+  int linfer = 0, lucidrains = 0, fairseq = 0, tatp22 = 0;
+  for (const auto& [name, t] : ck.tensors) {
+    if (starts_with(name, "layers.") || name == "token_embedding.weight") ++linfer;
+    if (starts_with(name, "linformer.net.") || starts_with(name, "net.layers.") ||
+        starts_with(name, "net.blocks.") || name == "token_emb.weight")
+      ++lucidrains;
+    if (starts_with(name, "encoder.sentence_encoder.") || starts_with(name, "decoder.sentence_encoder."))
+      ++fairseq;
+    if (starts_with(name, "linformer.seq.") || name == "to_token_emb.weight") ++tatp22;
+  }
+  const int best = std::max(std::max(linfer, lucidrains), std::max(fairseq, tatp22));
+  if (best == 0) return "";
+  return best == linfer ? "linfer" : best == lucidrains ? "lucidrains" : best == fairseq ? "fairseq" : "tatp22";
+}
+
+std::string map_checkpoint(const std::string& layout, const Checkpoint& ck,
+                           const std::string& config_json, MappedModel* out) {
+  std::string err = layout == "linfer"       ? map_linfer(ck, config_json, out)
+                    : layout == "lucidrains" ? map_lucidrains(ck, config_json, out)
+                    : layout == "fairseq"    ? map_fairseq(ck, config_json, out)
+                    : layout == "tatp22"     ? map_tatp22(ck, config_json, out)
+                                             : "unknown layout '" + layout + "'";
+  if (!err.empty()) return err;
+  return validate_description(out->desc);
+}
+
+}  // namespace linfer::convert

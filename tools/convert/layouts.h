@@ -1,0 +1,31 @@
+// Layout mappers: a checkpoint's tensors (by the source library's key names) -> the canonical
+// encoder description. One mapper per source library; each fills EncoderConfig from the
+// library's own hyperparameters and fetches every tensor with its expected shape, converting
+// layouts (transposes, per-head stacking) on the way.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "checkpoint.h"
+#include "encoder.h"
+
+namespace linfer::convert {
+
+struct MappedModel {
+  EncoderDescription desc;
+  std::vector<std::unique_ptr<std::vector<float>>> storage;  // owns the f32 data of the views
+  uint64_t parameters = 0;
+  std::vector<std::string> shared;  // "a = b": tensors that are one tensor in the model
+  std::vector<std::string> notes;   // what the mapper decided, printed by the converter
+};
+
+// Guesses the layout from the key names: "linfer", "lucidrains", "fairseq", "tatp22" or "".
+std::string detect_layout(const Checkpoint& ck);
+
+// config_json: the --config file's text ("" if none). Returns "" or a one-line message.
+std::string map_checkpoint(const std::string& layout, const Checkpoint& ck,
+                           const std::string& config_json, MappedModel* out);
+
+}  // namespace linfer::convert
