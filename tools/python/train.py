@@ -194,6 +194,7 @@ def main():
     ap.add_argument("--eval-every", type=int, default=200)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--bench", type=int, default=0, help="only time this many steps")
+    ap.add_argument("--no-write", action="store_true", help="train and evaluate, write nothing")
     ap.add_argument("--convert", default=os.path.join(ROOT, "build", "bin", "linfer-convert"))
     args = ap.parse_args()
 
@@ -257,7 +258,7 @@ def main():
                 step + 1, steps, loss_avg, right / seen, vacc, el, el / (step + 1)), flush=True)
             right, seen = 0, 0
     train_seconds = time.time() - t0
-    if args.bench:
+    if args.bench or args.no_write:
         return
 
     diff = check_batched(model, [s[4] for s in val[:3]])

@@ -1,0 +1,152 @@
+// linfer-convert on malicious and corrupt checkpoints: every one is refused with exit code 1 and a
+// single line naming the problem, and leaves no output file (nor a temporary one) behind.
+#include <doctest/doctest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "tool_util.h"
+
+namespace {
+
+const std::string kSrc = LINFER_SOURCE_DIR;
+const std::string kTmp = std::string(LINFER_TEST_TMP) + "/convert_cli";
+
+std::string run_command(const std::string& cmd, int* code) {
+  std::string out;
+  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
+  char buf[512];
+  while (p && fgets(buf, sizeof buf, p)) out += buf;
+  const int st = p ? pclose(p) : -1;
+  *code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return out;
+}
+
+std::vector<uint8_t> file(const std::string& path) {
+  std::vector<uint8_t> b;
+  REQUIRE(linfer::tools::read_file(path, &b).empty());
+  return b;
+}
+
+void write(const std::string& path, const std::vector<uint8_t>& bytes) {
+  std::ofstream f(path, std::ios::binary);
+  f.write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
+}
+
+std::vector<uint8_t> text(const std::string& s) { return std::vector<uint8_t>(s.begin(), s.end()); }
+
+// A safetensors file from a JSON header and a data size.
+std::vector<uint8_t> safetensors(const std::string& header, size_t data_bytes) {
+  std::vector<uint8_t> b(8);
+  uint64_t n = header.size();
+  std::memcpy(b.data(), &n, 8);
+  b.insert(b.end(), header.begin(), header.end());
+  b.resize(b.size() + data_bytes, 0);
+  return b;
+}
+
+struct Case {
+  std::string name;
+  std::function<std::vector<uint8_t>()> make;
+  std::string extra_args;  // e.g. --config
+  std::string message;
+};
+
+}  // namespace
+
+TEST_CASE("malicious and corrupt checkpoints: one-line error, exit 1, no output file") {
+  std::system(("rm -rf " + kTmp + " && mkdir -p " + kTmp).c_str());
+  const std::string layouts = kSrc + "/tests/golden_layouts";
+  const std::string readers = kSrc + "/tests/readers";
+  {
+    std::ofstream(kTmp + "/bad_key.json") << R"({"num_tokens": 64, "dim": 32, "seq_len": 32, "depth": 2, "heads": 4, "typo": 1})";
+    std::ofstream(kTmp + "/no_heads_divide.json") << R"({"num_tokens": 64, "dim": 32, "seq_len": 32, "depth": 2, "k": 8, "heads": 5})";
+    std::string tatp = [&] { std::ifstream f(layouts + "/tatp22_kv_gelu/config.json"); return std::string(std::istreambuf_iterator<char>(f), {}); }();
+    auto with = [&](const std::string& from, const std::string& to) {
+      std::string s = tatp;
+      s.replace(s.find(from), from.size(), to);
+      return s;
+    };
+    std::ofstream(kTmp + "/tatp_conv.json") << with("\"learnable\"", "\"convolution\"");
+    std::ofstream(kTmp + "/tatp_noparams.json") << with("\"learnable\"", "\"no_params\"");
+    std::ofstream(kTmp + "/tatp_causal.json") << with("\"causal\": false", "\"causal\": true");
+    std::ofstream(kTmp + "/tatp_sharing.json") << with("\"kv\"", "\"none\"");
+    std::ofstream(kTmp + "/linfer_k_gt_n.json") << R"({"vocab_size": 64, "dim": 32, "num_layers": 2, "num_heads": 4, "head_dim": 8, "ff_dim": 64, "max_seq_len": 32, "proj_len": 40})";
+  }
+  const std::string lucid = layouts + "/lucidrains_lm/checkpoint.pt";
+  std::vector<Case> cases = {
+      {"forbidden global posix.system", [&] { return file(readers + "/malicious_system.pt"); }, "", "forbidden global 'posix.system'"},
+      {"TorchScript archive", [&] { return file(readers + "/torchscript.pt"); }, "", "TorchScript"},
+      {"empty file", [] { return std::vector<uint8_t>(); }, "", "is empty"},
+      {"plain text", [] { return text("this is not a checkpoint at all, just some text\n"); }, "", ""},
+      {"zip truncated in half", [&] { auto b = file(lucid); b.resize(b.size() / 2); return b; }, "", ""},
+      {"zip central directory offset out of range", [&] {
+         auto b = file(lucid);
+         // Corrupt every end-of-central-directory offset field we can find (plain and ZIP64).
+         for (size_t i = b.size() - 22; i > 0 && i + 22 > b.size() - 200; --i)
+           if (std::memcmp(&b[i], "PK\x05\x06", 4) == 0) { uint32_t bad = 0x7ffffff0; std::memcpy(&b[i + 16], &bad, 4); }
+         for (size_t i = 0; i + 56 <= b.size(); ++i)
+           if (std::memcmp(&b[i], "PK\x06\x06", 4) == 0) { uint64_t bad = uint64_t(1) << 40; std::memcpy(&b[i + 48], &bad, 8); }
+         return b; }, "", ""},
+      {"zip with its local headers zeroed", [&] {
+         auto b = file(lucid);
+         for (size_t i = 0; i + 4 <= b.size(); ++i)
+           if (std::memcmp(&b[i], "PK\x03\x04", 4) == 0) std::memset(&b[i], 0, 4);
+         return b; }, "", ""},
+      {"legacy file truncated", [&] { auto b = file(layouts + "/lucidrains_share_kv_legacy/checkpoint.pt"); b.resize(b.size() - 100); return b; },
+       "--config " + layouts + "/lucidrains_share_kv_legacy/config.json", ""},
+      {"safetensors lying offsets (gap)", [] { return safetensors(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})", 12); }, "", ""},
+      {"safetensors offsets past the end", [] { return safetensors(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})", 4); }, "", ""},
+      {"safetensors huge shape", [] { return safetensors(R"({"a":{"dtype":"F32","shape":[4294967296,4294967296],"data_offsets":[0,8]}})", 8); }, "", ""},
+      {"safetensors header length absurd", [] { auto b = safetensors("{}", 0); uint64_t n = uint64_t(1) << 50; std::memcpy(b.data(), &n, 8); return b; }, "", ""},
+      {"safetensors duplicate key", [] { return safetensors(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"a":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})", 8); }, "", "duplicate"},
+      {"safetensors without a known layout", [] { return safetensors(R"({"mystery.weight":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})", 4); }, "", "cannot detect the layout"},
+      {"lucidrains without --config", [&] { return file(lucid); }, "", "pass --config"},
+      {"lucidrains config with an unknown key", [&] { return file(lucid); }, "--config " + kTmp + "/bad_key.json", "unknown key 'typo'"},
+      {"lucidrains config: dim not divisible by heads", [&] { return file(lucid); }, "--config " + kTmp + "/no_heads_divide.json", "divisible by heads"},
+      {"tatp22 method convolution", [&] { return file(layouts + "/tatp22_kv_gelu/checkpoint.pt"); }, "--config " + kTmp + "/tatp_conv.json", "convolution"},
+      {"tatp22 method no_params", [&] { return file(layouts + "/tatp22_kv_gelu/checkpoint.pt"); }, "--config " + kTmp + "/tatp_noparams.json", "not saved in the checkpoint"},
+      {"tatp22 causal", [&] { return file(layouts + "/tatp22_kv_gelu/checkpoint.pt"); }, "--config " + kTmp + "/tatp_causal.json", "causal"},
+      {"tatp22 sharing contradicts the storages", [&] { return file(layouts + "/tatp22_kv_gelu/checkpoint.pt"); }, "--config " + kTmp + "/tatp_sharing.json", "storage sharing is 'kv'"},
+      {"fairseq with --config", [&] { return file(layouts + "/fairseq_default_cfg/checkpoint.pt"); }, "--config " + kTmp + "/bad_key.json", "carry their own hyperparameters"},
+      {"linfer layout with k > n", [&] { return file(kSrc + "/tests/golden/c07_bare_state_dict_none/checkpoint.pt"); }, "--config " + kTmp + "/linfer_k_gt_n.json", "exceeds max_seq_len"},
+      {"bare state_dict without a configuration", [&] { return file(kSrc + "/tests/golden/c07_bare_state_dict_none/checkpoint.pt"); }, "", "pass --config"},
+  };
+  CHECK(cases.size() >= 20);
+  int index = 0;
+  for (const Case& c : cases) {
+    CAPTURE(c.name);
+    const std::string in = kTmp + "/in_" + std::to_string(index) + ".bin";
+    const std::string out = kTmp + "/out_" + std::to_string(index++) + ".lfm";
+    write(in, c.make());
+    int code = 0;
+    const std::string text = run_command(std::string(LINFER_CONVERT_PATH) + " " + in + " -o " + out + " " + c.extra_args, &code);
+    CHECK(code == 1);
+    CHECK(text.rfind("linfer-convert: ", 0) == 0);
+    CHECK_MESSAGE(std::count(text.begin(), text.end(), '\n') == 1, text);
+    if (!c.message.empty()) CHECK_MESSAGE(text.find(c.message) != std::string::npos, text);
+    CHECK(access(out.c_str(), F_OK) != 0);
+  }
+  // Nothing else was left in the folder: no temporary output files.
+  int code = 0;
+  CHECK(run_command("ls " + kTmp + " | grep -c tmp", &code) == "0\n");
+}
+
+TEST_CASE("linfer-convert usage errors exit 2") {
+  int code = 0;
+  std::string out = run_command(std::string(LINFER_CONVERT_PATH) + " x.pt -o y.lfm --dtype f64", &code);
+  CHECK(code == 2);
+  CHECK(out.find("unknown dtype 'f64'") != std::string::npos);
+  out = run_command(std::string(LINFER_CONVERT_PATH) + " x.pt", &code);
+  CHECK(code == 2);
+  CHECK(out.find("no output given") != std::string::npos);
+  out = run_command(std::string(LINFER_CONVERT_PATH) + " /nonexistent.pt -o " + kTmp + "/never.lfm", &code);
+  CHECK(code == 1);
+  CHECK(access((kTmp + "/never.lfm").c_str(), F_OK) != 0);
+}
