@@ -33,9 +33,11 @@ void gemm_f32_ref(size_t M, size_t N, size_t K, const float* A, size_t lda, cons
 void gemm_f32_fast(size_t M, size_t N, size_t K, const float* A, size_t lda, const float* B,
                    size_t ldb, float* C, size_t ldc);
 
-// One head of softmax attention against a short, compressed key/value set:
-// o[r] = softmax(scale * q[r] . kt[:, j] over j < keys) @ v, for rows [row_begin, row_end).
-// kt is K' transposed ([head_dim x keys], row stride kt_stride) so that scores vectorise over keys.
+// One head of softmax attention: o[r] = softmax(scale * q[r] . kt[:, j] over j < keys) @ v, for
+// rows [row_begin, row_end). kt is K transposed ([head_dim x keys], row stride kt_stride) so that
+// scores vectorise over keys. The fast kernel walks the keys in blocks of kAttentionKeyBlock with
+// an online softmax, so its scratch does not grow with the number of keys: the same kernel runs
+// the Linformer's k compressed keys (one block) and full attention over all T keys.
 struct AttentionHeadArgs {
   const float* q;   // [rows x head_dim], row stride q_stride
   size_t q_stride;
@@ -49,8 +51,9 @@ struct AttentionHeadArgs {
   size_t keys;
   float scale;
 };
-// Floats of scratch the kernels need per call.
-size_t attention_f32_scratch_floats(size_t keys);
+constexpr size_t kAttentionKeyBlock = 256;
+// Floats of scratch attention_f32_fast needs per call (the reference allocates its own).
+size_t attention_f32_scratch_floats(size_t keys, size_t head_dim);
 void attention_f32_ref(const AttentionHeadArgs& args, size_t row_begin, size_t row_end,
                        float* scratch);
 void attention_f32_fast(const AttentionHeadArgs& args, size_t row_begin, size_t row_end,

@@ -2,6 +2,7 @@
 // accumulate in double where that makes the oracle tighter than the code under test.
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "kernels.h"
 
@@ -54,11 +55,14 @@ void gemm_f32_ref(size_t M, size_t N, size_t K, const float* A, size_t lda, cons
     }
 }
 
-size_t attention_f32_scratch_floats(size_t keys) { return 4 * (keys + 16); }
+size_t attention_f32_scratch_floats(size_t keys, size_t head_dim) {
+  return 4 * (std::min(keys, kAttentionKeyBlock) + 16) + 4 * (head_dim + 16);
+}
 
-void attention_f32_ref(const AttentionHeadArgs& a, size_t row_begin, size_t row_end,
-                       float* scratch) {
-  float* p = scratch;
+// Two passes over all keys at once (softmax, then the weighted sum): the plain formula.
+void attention_f32_ref(const AttentionHeadArgs& a, size_t row_begin, size_t row_end, float*) {
+  std::vector<float> scores(a.keys);
+  float* p = scores.data();
   for (size_t r = row_begin; r < row_end; ++r) {
     const float* q = a.q + r * a.q_stride;
     float max_score = -INFINITY;

@@ -7,6 +7,7 @@
 #include <hwy/highway.h>
 #include <hwy/contrib/math/math-inl.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "kernels.h"
@@ -199,118 +200,140 @@ void Gemm(size_t M, size_t N, size_t K, const float* A, size_t lda, const float*
       for (size_t j = 0; j < N; ++j) C[i * ldc + j] = 0.0f;
 }
 
-// Attention for R (1..4) rows at a time: each K'^T or V' vector loaded feeds R rows, and 4 vectors
-// of output per row keep 4R independent accumulators in flight.
+// Attention for R (1..4) rows at a time, over the keys in blocks of kKeyBlock with an online
+// softmax (running max and sum per row), so any number of keys works in O(block) scratch: the
+// Linformer's k compressed keys are one block, full attention's T keys are many. Each K'^T or V'
+// vector loaded feeds R rows, and 4 vectors per row keep 4R accumulators in flight.
 template <size_t R>
 void AttentionRows(const AttentionHeadArgs& a, size_t r0, float* scratch) {
   const D d;
   const size_t L = hn::Lanes(d);
   using V = decltype(hn::Zero(d));
-  const size_t ks = a.keys + 16;  // scratch row stride
+  const size_t block = std::min(a.keys, kAttentionKeyBlock);
+  const size_t ks = block + 16, dh = a.head_dim;
   const float* q[R];
   float* s[R];
+  float* acc_row[R];
+  float* o[R];
+  float m[R], l[R];
   for (size_t r = 0; r < R; ++r) {
     q[r] = a.q + (r0 + r) * a.q_stride;
     s[r] = scratch + r * ks;
+    acc_row[r] = scratch + R * ks + r * (dh + 16);
+    o[r] = a.o + (r0 + r) * a.o_stride;
+    m[r] = -INFINITY;
+    l[r] = 0.0f;
+    for (size_t c = 0; c < dh; ++c) acc_row[r][c] = 0.0f;
   }
   const auto vscale = hn::Set(d, a.scale);
-  // Scores: s[r][j] = scale * sum_t q[r][t] * kt[t][j].
-  size_t j = 0;
-  for (; j + 4 * L <= a.keys; j += 4 * L) {
-    V acc[R][4];
-    for (size_t r = 0; r < R; ++r)
-      for (size_t i = 0; i < 4; ++i) acc[r][i] = hn::Zero(d);
-    for (size_t t = 0; t < a.head_dim; ++t) {
-      const float* k = a.kt + t * a.kt_stride + j;
-      const V k0 = hn::LoadU(d, k), k1 = hn::LoadU(d, k + L), k2 = hn::LoadU(d, k + 2 * L),
-              k3 = hn::LoadU(d, k + 3 * L);
-      for (size_t r = 0; r < R; ++r) {
-        const V bq = hn::Set(d, q[r][t]);
-        acc[r][0] = hn::MulAdd(bq, k0, acc[r][0]);
-        acc[r][1] = hn::MulAdd(bq, k1, acc[r][1]);
-        acc[r][2] = hn::MulAdd(bq, k2, acc[r][2]);
-        acc[r][3] = hn::MulAdd(bq, k3, acc[r][3]);
+  for (size_t j0 = 0; j0 < a.keys; j0 += block) {
+    const size_t nb = std::min(block, a.keys - j0);
+    const float* kt = a.kt + j0;
+    // Scores: s[r][j] = scale * sum_t q[r][t] * kt[t][j0 + j].
+    size_t j = 0;
+    for (; j + 4 * L <= nb; j += 4 * L) {
+      V acc[R][4];
+      for (size_t r = 0; r < R; ++r)
+        for (size_t i = 0; i < 4; ++i) acc[r][i] = hn::Zero(d);
+      for (size_t t = 0; t < dh; ++t) {
+        const float* k = kt + t * a.kt_stride + j;
+        const V k0 = hn::LoadU(d, k), k1 = hn::LoadU(d, k + L), k2 = hn::LoadU(d, k + 2 * L),
+                k3 = hn::LoadU(d, k + 3 * L);
+        for (size_t r = 0; r < R; ++r) {
+          const V bq = hn::Set(d, q[r][t]);
+          acc[r][0] = hn::MulAdd(bq, k0, acc[r][0]);
+          acc[r][1] = hn::MulAdd(bq, k1, acc[r][1]);
+          acc[r][2] = hn::MulAdd(bq, k2, acc[r][2]);
+          acc[r][3] = hn::MulAdd(bq, k3, acc[r][3]);
+        }
       }
+      for (size_t r = 0; r < R; ++r)
+        for (size_t i = 0; i < 4; ++i) hn::StoreU(hn::Mul(acc[r][i], vscale), d, s[r] + j + i * L);
     }
-    for (size_t r = 0; r < R; ++r)
-      for (size_t i = 0; i < 4; ++i) hn::StoreU(hn::Mul(acc[r][i], vscale), d, s[r] + j + i * L);
-  }
-  for (; j + L <= a.keys; j += L) {
-    V acc[R];
-    for (size_t r = 0; r < R; ++r) acc[r] = hn::Zero(d);
-    for (size_t t = 0; t < a.head_dim; ++t) {
-      const V k0 = hn::LoadU(d, a.kt + t * a.kt_stride + j);
-      for (size_t r = 0; r < R; ++r) acc[r] = hn::MulAdd(hn::Set(d, q[r][t]), k0, acc[r]);
+    for (; j + L <= nb; j += L) {
+      V acc[R];
+      for (size_t r = 0; r < R; ++r) acc[r] = hn::Zero(d);
+      for (size_t t = 0; t < dh; ++t) {
+        const V k0 = hn::LoadU(d, kt + t * a.kt_stride + j);
+        for (size_t r = 0; r < R; ++r) acc[r] = hn::MulAdd(hn::Set(d, q[r][t]), k0, acc[r]);
+      }
+      for (size_t r = 0; r < R; ++r) hn::StoreU(hn::Mul(acc[r], vscale), d, s[r] + j);
     }
-    for (size_t r = 0; r < R; ++r) hn::StoreU(hn::Mul(acc[r], vscale), d, s[r] + j);
-  }
-  for (; j < a.keys; ++j)
+    for (; j < nb; ++j)
+      for (size_t r = 0; r < R; ++r) {
+        float acc = 0.0f;
+        for (size_t t = 0; t < dh; ++t) acc += q[r][t] * kt[t * a.kt_stride + j];
+        s[r][j] = acc * a.scale;
+      }
+    // Online softmax: rescale what was accumulated to the new running max.
+    float correction[R];
     for (size_t r = 0; r < R; ++r) {
-      float acc = 0.0f;
-      for (size_t t = 0; t < a.head_dim; ++t) acc += q[r][t] * a.kt[t * a.kt_stride + j];
-      s[r][j] = acc * a.scale;
+      float* sr = s[r];
+      auto vmax = hn::Set(d, -INFINITY);
+      for (j = 0; j + L <= nb; j += L) vmax = hn::Max(vmax, hn::LoadU(d, sr + j));
+      float block_max = hn::GetLane(hn::MaxOfLanes(d, vmax));
+      for (; j < nb; ++j) block_max = sr[j] > block_max ? sr[j] : block_max;
+      const float m_new = block_max > m[r] ? block_max : m[r];
+      correction[r] = std::exp(m[r] - m_new);  // 0 on the first block (m = -inf)
+      m[r] = m_new;
+      const auto vm = hn::Set(d, m_new);
+      auto vsum = hn::Zero(d);
+      for (j = 0; j + L <= nb; j += L) {
+        const auto e = hn::Exp(d, hn::Sub(hn::LoadU(d, sr + j), vm));
+        vsum = hn::Add(vsum, e);
+        hn::StoreU(e, d, sr + j);
+      }
+      float sum = hn::GetLane(hn::SumOfLanes(d, vsum));
+      for (; j < nb; ++j) {
+        sr[j] = std::exp(sr[j] - m_new);
+        sum += sr[j];
+      }
+      l[r] = l[r] * correction[r] + sum;
     }
-  // Softmax over the keys, per row; 1/sum is applied to the output.
-  float inv[R];
+    // acc[r] = acc[r] * correction + p[r] @ v[j0 : j0 + nb], vectorised over head_dim.
+    const float* vb = a.v + j0 * a.v_stride;
+    size_t c = 0;
+    for (; c + 4 * L <= dh; c += 4 * L) {
+      V acc[R][4];
+      for (size_t r = 0; r < R; ++r)
+        for (size_t i = 0; i < 4; ++i)
+          acc[r][i] = hn::Mul(hn::LoadU(d, acc_row[r] + c + i * L), hn::Set(d, correction[r]));
+      for (size_t t = 0; t < nb; ++t) {
+        const float* v = vb + t * a.v_stride + c;
+        const V v0 = hn::LoadU(d, v), v1 = hn::LoadU(d, v + L), v2 = hn::LoadU(d, v + 2 * L),
+                v3 = hn::LoadU(d, v + 3 * L);
+        for (size_t r = 0; r < R; ++r) {
+          const V bp = hn::Set(d, s[r][t]);
+          acc[r][0] = hn::MulAdd(bp, v0, acc[r][0]);
+          acc[r][1] = hn::MulAdd(bp, v1, acc[r][1]);
+          acc[r][2] = hn::MulAdd(bp, v2, acc[r][2]);
+          acc[r][3] = hn::MulAdd(bp, v3, acc[r][3]);
+        }
+      }
+      for (size_t r = 0; r < R; ++r)
+        for (size_t i = 0; i < 4; ++i) hn::StoreU(acc[r][i], d, acc_row[r] + c + i * L);
+    }
+    for (; c + L <= dh; c += L) {
+      V acc[R];
+      for (size_t r = 0; r < R; ++r)
+        acc[r] = hn::Mul(hn::LoadU(d, acc_row[r] + c), hn::Set(d, correction[r]));
+      for (size_t t = 0; t < nb; ++t) {
+        const V v0 = hn::LoadU(d, vb + t * a.v_stride + c);
+        for (size_t r = 0; r < R; ++r) acc[r] = hn::MulAdd(hn::Set(d, s[r][t]), v0, acc[r]);
+      }
+      for (size_t r = 0; r < R; ++r) hn::StoreU(acc[r], d, acc_row[r] + c);
+    }
+    for (; c < dh; ++c)
+      for (size_t r = 0; r < R; ++r) {
+        float acc = acc_row[r][c] * correction[r];
+        for (size_t t = 0; t < nb; ++t) acc += s[r][t] * vb[t * a.v_stride + c];
+        acc_row[r][c] = acc;
+      }
+  }
   for (size_t r = 0; r < R; ++r) {
-    float* sr = s[r];
-    auto vmax = hn::Set(d, -INFINITY);
-    for (j = 0; j + L <= a.keys; j += L) vmax = hn::Max(vmax, hn::LoadU(d, sr + j));
-    float max_score = hn::GetLane(hn::MaxOfLanes(d, vmax));
-    for (; j < a.keys; ++j) max_score = sr[j] > max_score ? sr[j] : max_score;
-    const auto vm = hn::Set(d, max_score);
-    auto vsum = hn::Zero(d);
-    for (j = 0; j + L <= a.keys; j += L) {
-      const auto e = hn::Exp(d, hn::Sub(hn::LoadU(d, sr + j), vm));
-      vsum = hn::Add(vsum, e);
-      hn::StoreU(e, d, sr + j);
-    }
-    float sum = hn::GetLane(hn::SumOfLanes(d, vsum));
-    for (; j < a.keys; ++j) {
-      sr[j] = std::exp(sr[j] - max_score);
-      sum += sr[j];
-    }
-    inv[r] = 1.0f / sum;
+    const float inv = 1.0f / l[r];
+    for (size_t c = 0; c < dh; ++c) o[r][c] = acc_row[r][c] * inv;
   }
-  // o[r] = (p[r] @ v) / sum[r], vectorised over head_dim.
-  float* o[R];
-  for (size_t r = 0; r < R; ++r) o[r] = a.o + (r0 + r) * a.o_stride;
-  size_t c = 0;
-  for (; c + 4 * L <= a.head_dim; c += 4 * L) {
-    V acc[R][4];
-    for (size_t r = 0; r < R; ++r)
-      for (size_t i = 0; i < 4; ++i) acc[r][i] = hn::Zero(d);
-    for (size_t t = 0; t < a.keys; ++t) {
-      const float* v = a.v + t * a.v_stride + c;
-      const V v0 = hn::LoadU(d, v), v1 = hn::LoadU(d, v + L), v2 = hn::LoadU(d, v + 2 * L),
-              v3 = hn::LoadU(d, v + 3 * L);
-      for (size_t r = 0; r < R; ++r) {
-        const V bp = hn::Set(d, s[r][t]);
-        acc[r][0] = hn::MulAdd(bp, v0, acc[r][0]);
-        acc[r][1] = hn::MulAdd(bp, v1, acc[r][1]);
-        acc[r][2] = hn::MulAdd(bp, v2, acc[r][2]);
-        acc[r][3] = hn::MulAdd(bp, v3, acc[r][3]);
-      }
-    }
-    for (size_t r = 0; r < R; ++r)
-      for (size_t i = 0; i < 4; ++i)
-        hn::StoreU(hn::Mul(acc[r][i], hn::Set(d, inv[r])), d, o[r] + c + i * L);
-  }
-  for (; c + L <= a.head_dim; c += L) {
-    V acc[R];
-    for (size_t r = 0; r < R; ++r) acc[r] = hn::Zero(d);
-    for (size_t t = 0; t < a.keys; ++t) {
-      const V v0 = hn::LoadU(d, a.v + t * a.v_stride + c);
-      for (size_t r = 0; r < R; ++r) acc[r] = hn::MulAdd(hn::Set(d, s[r][t]), v0, acc[r]);
-    }
-    for (size_t r = 0; r < R; ++r) hn::StoreU(hn::Mul(acc[r], hn::Set(d, inv[r])), d, o[r] + c);
-  }
-  for (; c < a.head_dim; ++c)
-    for (size_t r = 0; r < R; ++r) {
-      float acc = 0.0f;
-      for (size_t t = 0; t < a.keys; ++t) acc += s[r][t] * a.v[t * a.v_stride + c];
-      o[r][c] = acc * inv[r];
-    }
 }
 
 void Attention(const AttentionHeadArgs& a, size_t row_begin, size_t row_end, float* scratch) {

@@ -129,7 +129,18 @@ std::string validate_config(const EncoderConfig& c) {
     if (c.proj_len > c.max_seq_len)
       return "proj_len k = " + std::to_string(c.proj_len) + " exceeds max_seq_len n = " +
              std::to_string(c.max_seq_len) + " (Linformer needs k <= n)";
-    if (c.causal != CausalMode::Bidirectional) return "a causal Linformer cannot be represented";
+  } else if (c.proj_len != 0) {
+    return std::string("proj_len applies to linformer attention only, not ") +
+           to_string(c.attention_kind);
+  }
+  if (c.causal != CausalMode::Bidirectional && c.attention_kind != AttentionKind::LinearElu)
+    return std::string("causal mode is only defined for linear (elu+1) attention, not ") +
+           to_string(c.attention_kind);
+  if (c.attention_kind == AttentionKind::GiveTake) {
+    if (!(e = check_range("num_global_tokens", c.num_global_tokens, 1, Limits::kMaxGlobalTokens)).empty())
+      return e;
+  } else if (c.num_global_tokens != 0) {
+    return "num_global_tokens applies to givetake attention only";
   }
   if (!(e = check_range("vocab_size", c.vocab_size, 0, Limits::kMaxVocab)).empty()) return e;
   if (c.head == HeadKind::LmLogits && c.vocab_size == 0) return "an LM head needs vocab_size > 0";
@@ -242,6 +253,7 @@ std::string validate_description(const EncoderDescription& d) {
     norm(p + "feed_forward_norm", true);
   }
   norm("final_norm", c.final_norm);
+  if (c.attention_kind == AttentionKind::GiveTake) need("global_tokens", {c.num_global_tokens, D});
   if (c.head != HeadKind::None) {
     const uint32_t out = c.output_channels();
     maybe("head.dense.weight", {D, D});
@@ -256,6 +268,23 @@ std::string validate_description(const EncoderDescription& d) {
 
   for_each_weight(d, [&](const std::string& name, const WeightView& w) {
     if (!err.empty()) return;
+    const size_t dot = name.rfind('.');
+    const std::string leaf = dot == std::string::npos ? name : name.substr(dot + 1);
+    if (leaf == "conv_weight" || leaf == "conv_bias") {
+      // GiveTake's optional depthwise convolution: [dim, kernel] (odd kernel) and [dim].
+      if (!w.present()) return;
+      if (c.attention_kind != AttentionKind::GiveTake)
+        err = name + " is present but only givetake attention has a convolution";
+      else if (leaf == "conv_weight" && (w.shape.size() != 2 || w.shape[0] != D ||
+                                         w.shape[1] % 2 == 0 || w.shape[1] > Limits::kMaxConvKernel))
+        err = name + " has shape " + shape_to_string(w.shape) + ", expected [" + std::to_string(D) +
+              ", odd kernel <= " + std::to_string(Limits::kMaxConvKernel) + "]";
+      else if (leaf == "conv_bias" && w.shape != Shape{D})
+        err = name + " has shape " + shape_to_string(w.shape) + ", expected [" + std::to_string(D) + "]";
+      else if (w.dtype != DType::F32)
+        err = name + " must be f32";
+      return;
+    }
     if (name == "position_embedding") {
       if (c.positions != PositionKind::Learned) {
         if (w.present()) err = "position_embedding is present but positions are " +

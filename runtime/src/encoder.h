@@ -61,9 +61,13 @@ struct EncoderConfig {
   Pooling pooling = Pooling::First;
   uint32_t num_classes = 0;
 
-  // Number of distinct E (and F) matrices per layer: heads for sharing None, else 1.
+  // Number of distinct E (and F) matrices per layer: heads for sharing None, else 1 (and 1 for
+  // the kinds without projections).
   uint32_t projection_groups() const {
-    return projection_sharing == ProjectionSharing::None ? num_heads : 1;
+    return attention_kind == AttentionKind::Linformer &&
+                   projection_sharing == ProjectionSharing::None
+               ? num_heads
+               : 1;
   }
   bool has_separate_proj_v() const {
     return projection_sharing == ProjectionSharing::None ||
@@ -136,6 +140,8 @@ struct Limits {
   static constexpr uint32_t kMaxClasses = 1u << 24;
   static constexpr uint32_t kMaxPositionRows = (1u << 20) + 4096;
   static constexpr uint64_t kMaxTensorElements = 1ull << 34;
+  static constexpr uint32_t kMaxGlobalTokens = 4096;
+  static constexpr uint32_t kMaxConvKernel = 1023;
 };
 
 // Checks the configuration and that every tensor present has the shape the configuration implies,

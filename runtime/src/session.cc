@@ -24,6 +24,12 @@ struct Plan {
   uint64_t total = 0;
 };
 
+// Floats of attention scratch per thread.
+size_t scratch_stride(const EncoderConfig& c, uint64_t T) {
+  const uint64_t keys = c.attention_kind == AttentionKind::Linformer ? c.proj_len : T;
+  return kernels::attention_f32_scratch_floats(keys, c.head_dim) + 16;
+}
+
 // int8: whether any dense layer runs on the int8 kernels (they need room for quantized rows).
 Plan make_plan(const EncoderConfig& c, uint64_t T, uint64_t threads, bool int8) {
   Plan p;
@@ -40,14 +46,18 @@ Plan make_plan(const EncoderConfig& c, uint64_t T, uint64_t threads, bool int8) 
   set(Plan::Q, T * HD, kAttention, kAttention);
   set(Plan::Attn, T * HD, kAttention, kAttention);
   set(Plan::FF, T * c.ff_dim, kFeedForward, kFeedForward);
-  set(Plan::CompK, G * k * D, kAttention, kAttention);
-  if (c.has_separate_proj_v()) set(Plan::CompV, G * k * D, kAttention, kAttention);
-  set(Plan::KP, k * S * dh, kAttention, kAttention);
-  set(Plan::VP, k * S * dh, kAttention, kAttention);
-  set(Plan::KT, S * dh * k, kAttention, kAttention);
-  set(Plan::RowSum, 2 * G * k, kAttention, kAttention);
-  set(Plan::Scratch, threads * (kernels::attention_f32_scratch_floats(k) + 16), kAttention,
-      kAttention);
+  // Keys per head: the Linformer's k compressed rows, or all T rows for full attention.
+  const bool linformer = c.attention_kind == AttentionKind::Linformer;
+  const uint64_t keys = linformer ? k : T;
+  if (linformer) {
+    set(Plan::CompK, G * k * D, kAttention, kAttention);
+    if (c.has_separate_proj_v()) set(Plan::CompV, G * k * D, kAttention, kAttention);
+    set(Plan::RowSum, 2 * G * k, kAttention, kAttention);
+  }
+  set(Plan::KP, keys * S * dh, kAttention, kAttention);
+  set(Plan::VP, keys * S * dh, kAttention, kAttention);
+  set(Plan::KT, S * dh * keys, kAttention, kAttention);
+  set(Plan::Scratch, threads * scratch_stride(c, T), kAttention, kAttention);
   // Sinusoidal positions are computed once at creation and kept for every run.
   if (c.positions == PositionKind::Sinusoidal) set(Plan::Positions, T * D, kEmbed, kHead);
   if (c.head == HeadKind::Classifier) {
@@ -185,7 +195,7 @@ linfer_status Session::prepare(const linfer_session_options& options, std::strin
           at(Plan::RowSum),  at(Plan::Scratch), at(Plan::Positions), at(Plan::Pooled),
           at(Plan::Pooled2), at(Plan::Out),   at(Plan::QScales),
           reinterpret_cast<uint8_t*>(at(Plan::QX))};
-  scratch_stride_ = kernels::attention_f32_scratch_floats(c.proj_len) + 16;
+  scratch_stride_ = scratch_stride(c, max_len_);
 
   if (c.positions == PositionKind::Sinusoidal) {
     const uint32_t half = c.dim / 2;
@@ -226,11 +236,12 @@ linfer_status Session::prepare(const linfer_session_options& options, std::strin
     // K and V: on the compressed input (k rows). Per-head projections give each head its own
     // compressed input, so each head gets the operator for its slice of W (or the one shared
     // single head when kv_heads = 1). With placement "after", the bias goes through E (added by
-    // hand as rowsum(E) * b), so the operator gets no bias.
+    // hand as rowsum(E) * b), so the operator gets no bias. Full attention: a plain linear.
     for (int kv = 0; kv < 2; ++kv) {
       const LinearWeights& lw = kv == 0 ? w.k : w.v;
       std::vector<Linear>& list = kv == 0 ? ops.k : ops.v;
-      const float* bias = before_placement ? f32(lw.bias) : nullptr;
+      const bool linformer = c.attention_kind == AttentionKind::Linformer;
+      const float* bias = !linformer || before_placement ? f32(lw.bias) : nullptr;
       if (!per_head) {
         list.resize(1);
         make(list[0], D, kvh * dh, lw.weight, 0, bias, false);
@@ -385,12 +396,12 @@ void Session::add_rows(float* y, const float* x, size_t rows, size_t cols) {
   lap(LINFER_OP_ELEMENTWISE, t0);
 }
 
-bool Session::attention(const LayerWeights& w, LayerOps& ops, const float* in, size_t T) {
+// Linformer keys and values: K' = E X W_k^T (+ biases), V' likewise, k rows per group.
+bool Session::linformer_kv(const LayerWeights& w, LayerOps& ops, const float* in, size_t T) {
   const EncoderConfig& c = cfg_;
   const size_t D = c.dim, H = c.num_heads, dh = c.head_dim, HD = H * dh, kvh = c.kv_heads,
                k = c.proj_len, n = c.max_seq_len, G = c.projection_groups();
   const bool per_head = G > 1;
-  if (!run_linear(ops.q, T, in, buf_.q)) return false;
 
   // Compress the input along the sequence first: comp = E[:, :T] X (k x D per group). K and V
   // are then projected on k rows instead of T (the reassociation E (X W) = (E X) W).
@@ -461,13 +472,33 @@ bool Session::attention(const LayerWeights& w, LayerOps& ops, const float* in, s
     }
     lap(LINFER_OP_ELEMENTWISE, t);
   }
-  // Transpose each K' head to [dh x k] so the scores vectorise over the k keys.
-  t = now();
+  return true;
+}
+
+bool Session::attention(const LayerWeights& w, LayerOps& ops, const float* in, size_t T) {
+  const EncoderConfig& c = cfg_;
+  const size_t H = c.num_heads, dh = c.head_dim, HD = H * dh, kvh = c.kv_heads;
+  const bool linformer = c.attention_kind == AttentionKind::Linformer;
+  const bool per_head = linformer && c.projection_groups() > 1;
+  if (!run_linear(ops.q, T, in, buf_.q)) return false;
+  // Keys and values: the Linformer's k compressed rows, or all T rows for full attention.
+  size_t keys;
+  if (linformer) {
+    if (!linformer_kv(w, ops, in, T)) return false;
+    keys = c.proj_len;
+  } else {
+    if (!run_linear(ops.k[0], T, in, buf_.kp) || !run_linear(ops.v[0], T, in, buf_.vp)) return false;
+    keys = T;
+  }
+  const size_t S = per_head ? H : kvh;                // distinct K/V heads
+  const size_t kp_stride = per_head ? dh : kvh * dh;  // row stride of K/V
+  auto t = now();
+  // Transpose each K head to [dh x keys] so the scores vectorise over the keys.
   for (size_t s = 0; s < S; ++s) {
-    const float* src = buf_.kp + (per_head ? s * k * dh : s * dh);
-    float* dst = buf_.kt + s * dh * k;
-    for (size_t r = 0; r < k; ++r)
-      for (size_t j = 0; j < dh; ++j) dst[j * k + r] = src[r * kp_stride + j];
+    const float* src = buf_.kp + (per_head ? s * keys * dh : s * dh);
+    float* dst = buf_.kt + s * dh * keys;
+    for (size_t r = 0; r < keys; ++r)
+      for (size_t j = 0; j < dh; ++j) dst[j * keys + r] = src[r * kp_stride + j];
   }
   // The attention core: (head, block of rows) items split across threads.
   const size_t block = 32;
@@ -481,14 +512,14 @@ bool Session::attention(const LayerWeights& w, LayerOps& ops, const float* in, s
       kernels::AttentionHeadArgs a;
       a.q = buf_.q + h * dh;
       a.q_stride = HD;
-      a.kt = buf_.kt + s * dh * k;
-      a.kt_stride = k;
-      a.v = buf_.vp + (per_head ? s * k * dh : s * dh);
+      a.kt = buf_.kt + s * dh * keys;
+      a.kt_stride = keys;
+      a.v = buf_.vp + (per_head ? s * keys * dh : s * dh);
       a.v_stride = kp_stride;
       a.o = buf_.attn + h * dh;
       a.o_stride = HD;
       a.head_dim = dh;
-      a.keys = k;
+      a.keys = keys;
       a.scale = scale;
       kernels::attention_f32_fast(a, r0, std::min(T, r0 + block), scratch);
     }

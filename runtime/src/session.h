@@ -67,6 +67,7 @@ class Session {
   bool run_linear(const Linear& op, size_t rows, const float* x, float* y);
   linfer_status forward(size_t T, std::string* error);
   bool attention(const LayerWeights& w, LayerOps& ops, const float* in, size_t T);
+  bool linformer_kv(const LayerWeights& w, LayerOps& ops, const float* in, size_t T);
   bool feed_forward(const LayerWeights& w, LayerOps& ops, const float* in, size_t T);
   void layernorm_rows(const float* in, float* out, size_t T, const NormWeights& n);
   void activate(float* x, size_t rows, size_t cols, Activation act);

@@ -96,9 +96,60 @@ def write_parameters():
     torch.save(dict(model.named_parameters()), path("parameters.pt"))  # _rebuild_parameter
 
 
+def legacy_save(obj, name, **kwargs):
+    """torch.save in the pre-1.6 format: magic, protocol, sys_info, object, key list, records."""
+    torch.save(obj, path(name), _use_new_zipfile_serialization=False, **kwargs)
+
+
 def write_legacy():
     _, sd = small_state_dict()
-    torch.save(sd, path("legacy.pt"), _use_new_zipfile_serialization=False)
+    legacy_save(sd, "legacy.pt")
+
+
+def write_legacy_variants():
+    """The zip fixtures' contents again in the legacy format (storage keys are heap addresses)."""
+    t = torch.arange(6, dtype=torch.float32).view(2, 3)
+    legacy_save({"embed.weight": t, "head.weight": t, "row": t[1]}, "legacy_shared.pt")
+    base = torch.arange(20, dtype=torch.float32).view(4, 5)
+    legacy_save({"transposed": base.t(), "sliced": base[1:, 2:], "column": base[:, 3]}, "legacy_views.pt")
+    legacy_save({
+        "half": torch.tensor([1.0, -2.5, 65504.0, 2.0 ** -24, 0.0], dtype=torch.float16),
+        "bf16": torch.tensor([1.0, -3.0, 2.0 ** 100], dtype=torch.bfloat16),
+        "double": torch.tensor([[0.125, -7.0]], dtype=torch.float64),
+        "long": torch.tensor([1, -2, 2 ** 40], dtype=torch.int64),
+        "scalar": torch.tensor(3.5),
+        "empty": torch.zeros(0, 3),
+    }, "legacy_dtypes.pt")
+    _, sd = small_state_dict()
+    legacy_save(sd, "legacy_proto4.pt", pickle_protocol=4)  # FRAME in every pickle
+    model, sd = small_state_dict()
+    model.half()
+    args = argparse.Namespace(arch="linformer_roberta_base", lr=[0.0001], fp16=True)
+    legacy_save({"args": args, "model": model.state_dict(), "extra_state": {"epoch": 3}}, "legacy_fairseq_like.pt")
+    legacy_save(Tiny(), "legacy_module.pt")  # a whole nn.Module: ('module', cls, file, source) ids
+
+
+class Tiny(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = torch.nn.Parameter(torch.ones(2))
+
+
+def write_legacy_golden_expected():
+    """Per tensor of the real legacy golden file: name, dtype, shape, FNV-1a 64 of its float32 values
+    (contiguous, little-endian), as torch.load reads them. test_readers.cpp compares its own reading."""
+    golden = os.path.join(HERE, "..", "golden_layouts", "lucidrains_share_kv_legacy", "checkpoint.pt")
+    sd = torch.load(golden)
+    lines = []
+    for name, t in sd.items():
+        raw = t.float().contiguous().numpy().tobytes()
+        h = 0xcbf29ce484222325
+        for b in raw:
+            h = ((h ^ b) * 0x100000001b3) & 0xffffffffffffffff
+        shape = ",".join(str(d) for d in t.shape) or "-"
+        lines.append(f"{name} {str(t.dtype).replace('torch.', '')} {shape} {h:016x}\n")
+    with open(path("legacy_golden_expected.txt"), "w") as f:
+        f.write("".join(lines))
 
 
 def write_torchscript():
@@ -132,6 +183,8 @@ def main():
     write_fairseq_like()
     write_parameters()
     write_legacy()
+    write_legacy_variants()
+    write_legacy_golden_expected()
     write_torchscript()
     write_malicious()
     for name in sorted(os.listdir(HERE)):

@@ -131,9 +131,10 @@ std::vector<BadCase> catalogue() {
         t->mutate_size(t->size() / 2); return b; }, INV, "final_norm.weight must be f32");
   add("attention kind not in this runtime", [] {
         EncoderConfig c = small_config();
-        c.attention_kind = AttentionKind::FullSoftmax;
+        c.attention_kind = AttentionKind::LinearElu;
+        c.proj_len = 0;
         return model_bytes(make_model(c).desc); }, LINFER_ERROR_UNSUPPORTED,
-      "attention kind 'full softmax' is not supported");
+      "attention kind 'linear (elu+1)' is not supported");
   return cases;
 }
 

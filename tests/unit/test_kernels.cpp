@@ -93,7 +93,8 @@ TEST_CASE("gemm_f32: fast matches reference") {
 }
 
 TEST_CASE("attention_f32: fast matches reference") {
-  for (size_t keys : {1, 5, 16, 33, 128})
+  // Up to 700 keys: full attention crosses several key blocks of the online softmax.
+  for (size_t keys : {1, 5, 16, 33, 128, 257, 700})
     for (size_t dh : {1, 7, 16, 33}) {
       const size_t rows = 11, q_stride = dh * 2 + 1, kt_stride = keys + 2, v_stride = dh + 5,
                    o_stride = dh * 2 + 1;
@@ -101,7 +102,7 @@ TEST_CASE("attention_f32: fast matches reference") {
       auto kt = random_vec(dh * kt_stride, uint32_t(keys * dh), 2.0f);
       auto v = random_vec(keys * v_stride, 5);
       std::vector<float> ref(rows * o_stride, 0.0f), fast(rows * o_stride, 0.0f);
-      std::vector<float> scratch(attention_f32_scratch_floats(keys));
+      std::vector<float> scratch(attention_f32_scratch_floats(keys, dh));
       AttentionHeadArgs a{q.data(), q_stride, kt.data(), kt_stride, v.data(), v_stride, nullptr,
                           o_stride, dh, keys, 1.0f / std::sqrt(float(dh))};
       a.o = ref.data();

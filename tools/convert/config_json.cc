@@ -70,13 +70,13 @@ std::string parse_linfer_config(const std::string& text, EncoderConfig* out) {
   // Keys the reference writes that only decide which tensors exist (presence is read from the
   // checkpoint itself).
   static const std::set<std::string> kInformational = {"qkv_bias", "proj_bias", "head_transform",
-                                                       "ff_bias"};
+                                                       "ff_bias", "conv_kernel"};
   static const std::set<std::string> kKnown = {
       "vocab_size", "dim", "num_layers", "num_heads", "head_dim", "kv_heads", "ff_dim",
       "max_seq_len", "proj_len", "attention_kind", "norm_placement", "embedding_norm",
       "final_norm", "norm_eps", "positions", "position_offset", "sinusoidal_base",
       "embedding_scale", "projection_placement", "projection_sharing", "activation", "head",
-      "head_activation", "pooling", "num_classes"};
+      "head_activation", "pooling", "num_classes", "causal", "num_global_tokens"};
   for (const auto& item : j.items())
     if (!kKnown.count(item.key()) && !kInformational.count(item.key()))
       return "unknown configuration key '" + item.key() + "'";
@@ -92,7 +92,7 @@ std::string parse_linfer_config(const std::string& text, EncoderConfig* out) {
   p.u32("kv_heads", &c.kv_heads, false);
   p.u32("ff_dim", &c.ff_dim, true);
   p.u32("max_seq_len", &c.max_seq_len, true);
-  p.u32("proj_len", &c.proj_len, true);
+  p.u32("proj_len", &c.proj_len, false);
   p.choice("attention_kind", &c.attention_kind,
            {{"linformer", AttentionKind::Linformer}, {"full", AttentionKind::FullSoftmax},
             {"linear_elu", AttentionKind::LinearElu}, {"givetake", AttentionKind::GiveTake}});
@@ -123,6 +123,10 @@ std::string parse_linfer_config(const std::string& text, EncoderConfig* out) {
             {"relu", Activation::Relu}});
   p.choice("pooling", &c.pooling, {{"first", Pooling::First}, {"mean", Pooling::Mean}});
   p.u32("num_classes", &c.num_classes, false);
+  p.u32("num_global_tokens", &c.num_global_tokens, false);
+  bool causal = false;
+  p.boolean("causal", &causal);
+  c.causal = causal ? CausalMode::Causal : CausalMode::Bidirectional;
   if (!p.err.empty()) return p.err;
   *out = c;
   return "";

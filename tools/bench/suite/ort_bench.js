@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// ort_bench.js MODEL.onnx --threads T [--runs R] [--warmup W] [--check IDS.txt REF.npy]
+// ort_bench.js MODEL.onnx --threads T [--runs R] [--warmup W] [--check IDS.txt OUT.f32]
 //
 // Times ONNX Runtime (onnxruntime-node, CPU execution provider) on a model with a fixed int64
 // input [T]: W warm-up runs, then R timed runs of session.run(). Session options:
@@ -8,8 +8,8 @@
 //   latency_ms: median X, min Y, max Z
 //   peak_rss_bytes: B        (VmHWM of this process, /proc/self/status)
 //   load_ms: L               (session creation, not part of the latency)
-// With --check it instead runs once on the given ids and compares the output with REF.npy
-// (float32), printing "check: max_abs_err E, max_abs_ref M".
+// With --check it instead runs once on the given ids (whitespace-separated) and writes the output
+// as raw little-endian float32 to OUT.f32 (the suite compares it with PyTorch's).
 'use strict';
 
 const fs = require('fs');
@@ -18,12 +18,12 @@ const ort = require(path.join(__dirname, 'node_modules', 'onnxruntime-node'));
 
 function usage(msg) {
   if (msg) process.stderr.write(`ort_bench: ${msg}\n`);
-  process.stderr.write('usage: ort_bench.js MODEL.onnx --threads T [--runs R] [--warmup W] [--check IDS.txt REF.npy]\n');
+  process.stderr.write('usage: ort_bench.js MODEL.onnx --threads T [--runs R] [--warmup W] [--check IDS.txt OUT.f32]\n');
   process.exit(2);
 }
 
 function parseArgs(argv) {
-  const a = { model: null, threads: 1, runs: 10, warmup: 1, checkIds: null, checkRef: null };
+  const a = { model: null, threads: 1, runs: 10, warmup: 1, checkIds: null, checkOut: null };
   for (let i = 0; i < argv.length; ++i) {
     const s = argv[i];
     const num = () => {
@@ -36,9 +36,9 @@ function parseArgs(argv) {
     else if (s === '--runs') a.runs = num();
     else if (s === '--warmup') a.warmup = num();
     else if (s === '--check') {
-      if (i + 2 >= argv.length) usage('--check needs IDS.txt and REF.npy');
+      if (i + 2 >= argv.length) usage('--check needs IDS.txt and OUT.f32');
       a.checkIds = argv[++i];
-      a.checkRef = argv[++i];
+      a.checkOut = argv[++i];
     } else if (s.startsWith('-')) usage(`unknown option ${s}`);
     else if (!a.model) a.model = s;
     else usage(`unexpected argument ${s}`);
@@ -51,20 +51,6 @@ function parseArgs(argv) {
 function vmHWM() {
   const m = /VmHWM:\s+(\d+)\s+kB/.exec(fs.readFileSync('/proc/self/status', 'utf8'));
   return m ? Number(m[1]) * 1024 : -1;
-}
-
-// Minimal .npy reader: little-endian float32, C order.
-function readNpyF32(file) {
-  const buf = fs.readFileSync(file);
-  if (buf.toString('latin1', 1, 6) !== 'NUMPY') throw new Error(`${file}: not a .npy file`);
-  const major = buf[6];
-  const hlen = major === 1 ? buf.readUInt16LE(8) : buf.readUInt32LE(8);
-  const hstart = major === 1 ? 10 : 12;
-  const header = buf.toString('latin1', hstart, hstart + hlen);
-  if (!/'descr':\s*'<f4'/.test(header) || /'fortran_order':\s*True/.test(header))
-    throw new Error(`${file}: expected little-endian float32 in C order`);
-  const data = buf.subarray(hstart + hlen);
-  return new Float32Array(data.buffer.slice(data.byteOffset, data.byteOffset + data.length));
 }
 
 function median(sorted) {
@@ -93,14 +79,8 @@ async function main() {
     if (Number.isFinite(T) && ids.length !== T) throw new Error(`check ids have length ${ids.length}, model wants ${T}`);
     const feeds = { [inputName]: new ort.Tensor('int64', BigInt64Array.from(ids), [ids.length]) };
     const out = (await session.run(feeds))[outputName].data;
-    const ref = readNpyF32(a.checkRef);
-    if (out.length !== ref.length) throw new Error(`output has ${out.length} values, reference ${ref.length}`);
-    let err = 0, mag = 0;
-    for (let i = 0; i < ref.length; ++i) {
-      err = Math.max(err, Math.abs(out[i] - ref[i]));
-      mag = Math.max(mag, Math.abs(ref[i]));
-    }
-    console.log(`check: max_abs_err ${err.toExponential(3)}, max_abs_ref ${mag.toExponential(3)}`);
+    fs.writeFileSync(a.checkOut, Buffer.from(out.buffer, out.byteOffset, out.byteLength));
+    console.log(`check: wrote ${out.length} float32 values to ${a.checkOut}`);
     return;
   }
 

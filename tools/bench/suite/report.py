@@ -126,18 +126,21 @@ def render(results, plot_files, plot_note):
     w("| ONNX Runtime | onnxruntime-node %s (npm; the libonnxruntime it ships), node %s, CPU execution provider |" % (m["onnxruntime_node"], m["node"]))
     w("| PyTorch | torch %s (Debian python3-torch %s), eager mode, OpenBLAS %s (libopenblas0-pthread) |" % (m["torch"], m["torch_pkg"], m["openblas"]))
     w("| threads | 1 and 2 (the machine has %s CPUs) |" % m["cpus"])
+    w("| load average (1, 5, 15 min) | %s at the start, %s at the end |" % (
+        " ".join(m.get("loadavg_start", ["?"])), " ".join(m.get("loadavg_end", ["?"]))))
     w("")
     fp = results["fma_peak"]
     w("**Measured FMA peak** (tools/bench/suite/fma_peak.cc, `g++ %s`, 16 independent %s FMA "
       "accumulators per thread, single precision, best of 3 one-second repetitions): %s. "
-      "The \"% of peak\" columns divide by the peak measured with the same number of threads." % (
+      "The \"%% of peak\" columns divide by the peak measured with the same number of threads." % (
           fp["flags"], fp["isa"].upper(),
           ", ".join("%.1f GFLOP/s with %d thread%s" % (peak[t], t, "s" if t > 1 else "") for t in sorted(peak))))
     w("")
     w("## Models")
     w("")
     w("Built in PyTorch by tools/bench/suite/make_models.py from tools/python/linfer_ref.py "
-      "(`LinferEncoder`, `init_random` with seed 7), saved as safetensors, then:")
+      "(`LinferEncoder`; `init_random` with seed 7, linear weights with std 1/sqrt(fan_in), E and F "
+      "with std 1/sqrt(n), embeddings std 1), saved as safetensors, then:")
     w("")
     w("- linfer: `linfer-convert M.safetensors -o M.lfm --dtype f32` (and `--dtype int8` for S);")
     w("- ONNX Runtime: `torch.onnx.export` (opset 17, constant folding), one file per (model, n) with a "
@@ -156,14 +159,25 @@ def render(results, plot_files, plot_note):
       "input of T tokens uses the first T columns of E and F (linfer and PyTorch), and the ONNX file "
       "of length T has those columns folded in as constants.")
     w("")
-    w("**Parity** (output of the LM head on the same random ids, against PyTorch float32; the suite "
-      "stops if linfer f32 or ONNX Runtime is off by more than 1e-3 of the largest |output|):")
+    w("**Parity**: the LM-head output of each runtime on the same random ids, against PyTorch float32: "
+      "largest absolute error, relative error (Frobenius norm of the difference / norm of the "
+      "reference) and the share of positions whose arg-max token agrees. The suite stops if linfer f32 "
+      "or ONNX Runtime is off by more than 1e-3 of the largest |output|.")
     w("")
-    w("| model | n | max abs output | ONNX Runtime err | linfer f32 err | linfer int8 err |")
+    w("| model | n | max abs output | ONNX Runtime | linfer f32 | linfer int8 |")
     w("|---|---|---|---|---|---|")
+
+    def perr(p, key):
+        if key not in p:
+            return "-"
+        e = p[key]
+        return "%.2g / %.2g / %.1f%%" % (e["max_abs"], e["rel"], 100 * e["argmax"])
+
     for p in results["parity"]:
-        w("| %s | %d | %.3g | %.2g | %.2g | %s |" % (p["model"], p["T"], p["max_abs_ref"], p["ort"], p["linfer_f32"],
-                                                   ("%.2g" % p["linfer_int8"]) if "linfer_int8" in p else "-"))
+        w("| %s | %d | %.3g | %s | %s | %s |" % (p["model"], p["T"], p["max_abs_ref"], perr(p, "ort"),
+                                                perr(p, "linfer_f32"), perr(p, "linfer_int8")))
+    w("")
+    w("(cells: max abs error / relative error / arg-max agreement)")
     w("")
     w("## Protocol")
     w("")

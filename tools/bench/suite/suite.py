@@ -115,6 +115,7 @@ def machine_info():
         "xnnpack": sh("dpkg-query -W -f='${Version}' libxnnpack0"),
         "gcc": sh("gcc -dumpfullversion"),
         "linfer_commit": commit + (" (runtime sources modified)" if dirty else ""),
+        "loadavg_start": open("/proc/loadavg").read().split()[:3],
     }
 
 
@@ -156,37 +157,44 @@ def build_models(work, binp, name, n, lengths):
     return time.time() - t0
 
 
-def parity(work, binp, name, lengths):
-    """linfer (f32, and int8 for S) and ORT against the PyTorch float32 output at the smallest T."""
+def parity(work, binp, name):
+    """linfer (f32, and int8 for S) and ORT against the PyTorch float32 output on the check ids."""
     ids = os.path.join(work, name + "_check_ids.txt")
     ref = os.path.join(work, name + "_check_ref.npy")
     with open(ids) as f:
         T = len(f.read().split())
-    if not os.path.exists(os.path.join(work, "%s_n%d.onnx" % (name, T))):
+    onnx = os.path.join(work, "%s_n%d.onnx" % (name, T))
+    if not os.path.exists(onnx):
         raise SystemExit("suite: no ONNX file for the parity length %d" % T)
-    res = {"model": name, "T": T}
-    text = run(["node", os.path.join(HERE, "ort_bench.js"), os.path.join(work, "%s_n%d.onnx" % (name, T)),
-                "--check", ids, ref])
-    m = re.search(r"max_abs_err ([\d.e+-]+), max_abs_ref ([\d.e+-]+)", text)
-    res["ort"] = float(m.group(1))
-    res["max_abs_ref"] = float(m.group(2))
+    outs = {"ort": os.path.join(work, "%s_ort_check_out.f32" % name)}
+    run(["node", os.path.join(HERE, "ort_bench.js"), onnx, "--check", ids, outs["ort"]])
     dtypes = ["f32", "int8"] if name == "S" else ["f32"]
-    code = ("import numpy as np, sys; a = np.load(sys.argv[1]); b = np.load(sys.argv[2]); "
-            "print(float(np.abs(a - b).max()) if a.shape == b.shape else 'shape')")
     for dt in dtypes:
-        dump = os.path.join(work, "%s_%s_check_out.npy" % (name, dt))
-        run([os.path.join(binp, "linfer-run"), os.path.join(work, "%s_%s.lfm" % (name, dt)), "--ids", ids, "--dump", dump])
-        val = run([PY, "-c", code, dump, ref]).strip()
-        if val == "shape":
-            raise SystemExit("suite: linfer output shape differs from PyTorch's")
-        res["linfer_" + dt] = float(val)
+        outs["linfer_" + dt] = os.path.join(work, "%s_%s_check_out.npy" % (name, dt))
+        run([os.path.join(binp, "linfer-run"), os.path.join(work, "%s_%s.lfm" % (name, dt)), "--ids", ids,
+             "--dump", outs["linfer_" + dt]])
+    code = """
+import json, sys, numpy as np
+ref = np.load(sys.argv[1]).astype(np.float64)
+res = {"max_abs_ref": float(np.abs(ref).max())}
+for kv in sys.argv[2:]:
+    key, path = kv.split("=", 1)
+    out = np.fromfile(path, dtype="<f4") if path.endswith(".f32") else np.load(path)
+    out = out.reshape(ref.shape).astype(np.float64)
+    res[key] = {"max_abs": float(np.abs(out - ref).max()),
+                "rel": float(np.linalg.norm(out - ref) / np.linalg.norm(ref)),
+                "argmax": float((out.argmax(1) == ref.argmax(1)).mean())}
+print(json.dumps(res))
+"""
+    res = json.loads(run([PY, "-c", code, ref] + ["%s=%s" % kv for kv in outs.items()]))
+    res.update({"model": name, "T": T})
     tol = 1e-3 * res["max_abs_ref"]
     for key in ("ort", "linfer_f32"):
-        if not res[key] <= tol:
-            raise SystemExit("suite: parity check failed for %s on %s: max abs error %g > %g" % (key, name, res[key], tol))
-    log("parity %s T=%d: max |ref| %.3g; max abs err ORT %.3g, linfer f32 %.3g%s" % (
-        name, T, res["max_abs_ref"], res["ort"], res["linfer_f32"],
-        (", linfer int8 %.3g" % res["linfer_int8"]) if "linfer_int8" in res else ""))
+        if not res[key]["max_abs"] <= tol:
+            raise SystemExit("suite: parity check failed for %s on %s: max abs error %g > %g"
+                             % (key, name, res[key]["max_abs"], tol))
+    log("parity %s T=%d (max |ref| %.3g): %s" % (name, T, res["max_abs_ref"], ", ".join(
+        "%s max abs err %.3g, rel %.2g" % (k, res[k]["max_abs"], res[k]["rel"]) for k in outs)))
     return res
 
 
@@ -252,7 +260,7 @@ def main():
         lengths = [T for T, _ in cells]
         results["configs"][name] = models.config(name, n)
         t_models += build_models(work, binp, name, n, lengths)
-        results["parity"].append(parity(work, binp, name, lengths))
+        results["parity"].append(parity(work, binp, name))
     results["models_wall_s"] = t_models
     results_path = os.path.join(work, "results.json")
     for name, n, cells in p:
@@ -263,6 +271,7 @@ def main():
                 with open(results_path, "w") as f:
                     json.dump(results, f, indent=1)
     results["wall_s"] = time.time() - t_start
+    results["machine"]["loadavg_end"] = open("/proc/loadavg").read().split()[:3]
     with open(results_path, "w") as f:
         json.dump(results, f, indent=1)
     log("results in %s (%.0f s)" % (results_path, results["wall_s"]))
