@@ -204,6 +204,18 @@ const char* linfer_op_kind_name(linfer_op_kind kind) {
   return unsigned(kind) < LINFER_OP_KIND_COUNT ? names[kind] : "unknown";
 }
 
+linfer_status linfer_session_hidden_states(const linfer_session* session, const float** data,
+                                           size_t* rows, size_t* cols) {
+  if (!session || !data || !rows || !cols)
+    return fail(LINFER_ERROR_INVALID_ARGUMENT, "session or an output pointer is null");
+  const linfer::rt::Session& s = *session->impl;
+  if (!s.output()) return fail(LINFER_ERROR_INVALID_ARGUMENT, "the session has not run yet");
+  *data = s.hidden_states();
+  *rows = s.hidden_rows();
+  *cols = s.hidden_cols();
+  return LINFER_OK;
+}
+
 linfer_status linfer_session_memory(const linfer_session* session, size_t* arena_bytes,
                                     size_t* packed_bytes) {
   if (!session || !arena_bytes || !packed_bytes)

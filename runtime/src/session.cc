@@ -591,6 +591,7 @@ linfer_status Session::forward(size_t T, std::string* error) {
   output_ = nullptr;
   output_rows_ = output_cols_ = 0;
   if (profiling_) ++profile_.runs;
+  last_length_ = T;
   // Positions.
   if (c.positions != PositionKind::None) {
     const float* pos = c.positions == PositionKind::Learned

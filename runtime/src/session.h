@@ -33,6 +33,10 @@ class Session {
   const float* output() const { return output_; }
   size_t output_rows() const { return output_rows_; }
   size_t output_cols() const { return output_cols_; }
+  // Final hidden states of the last run: the residual stream, which no head overwrites.
+  const float* hidden_states() const { return buf_.x; }
+  size_t hidden_rows() const { return last_length_; }
+  size_t hidden_cols() const { return cfg_.dim; }
   size_t arena_bytes() const { return arena_bytes_; }
   size_t packed_weight_bytes() const { return packed_bytes_; }
   linfer_profile profile() const { return profile_; }
@@ -84,7 +88,7 @@ class Session {
   std::vector<LayerOps> layer_ops_;
   Linear head_dense_, head_out_;
   const float* output_ = nullptr;
-  size_t output_rows_ = 0, output_cols_ = 0;
+  size_t output_rows_ = 0, output_cols_ = 0, last_length_ = 0;
   size_t scratch_stride_ = 0;
   bool profiling_ = false;
   linfer_profile profile_{};

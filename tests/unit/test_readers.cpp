@@ -864,11 +864,419 @@ TEST_CASE("tensor_to_f32 checks every view against its storage") {
 }
 
 // ================================================================================================
+// legacy torch.save (pre-1.6): magic, protocol version, sys_info, object pickle, key list, records
+
+namespace {
+
+const std::string kLegacyMagic("\x80\x02\x8a\x0a\x6c\xfc\x9c\x46\xf9\x20\x6a\xa8\x50\x19\x2e", 15);
+
+std::string record(int64_t count, const std::string& data) {
+  std::string r;
+  put64(r, uint64_t(count));
+  return r + data;
+}
+
+std::string f16_bytes() { return std::string("\x00\x3c\x00\x40", 4); }  // 1.0, 2.0
+
+// A legacy file built piece by piece; the defaults make a valid one whose records are in a
+// different order from the pickle's first use (like the real writer: the key list is sorted).
+struct Legacy {
+  std::string magic = kLegacyMagic;
+  int64_t version = 1001;
+  bool little_endian = true;
+  int64_t int_size = 4;
+  std::string object;               // the object pickle; default: {"w": F32 [2,3] "k1", "h": F16 [1] "k0"}
+  std::vector<std::string> keys = {"k0", "k1"};
+  std::string records = record(2, f16_bytes()) + record(6, floats({1, 2, 3, 4, 5, 6}));
+
+  Legacy() {
+    Pickle p;
+    p.proto().op('}').mark();
+    p.str("w").tensor("FloatStorage", "k1", 6, 0, {2, 3}, {3, 1}, "N");
+    p.str("h").tensor("HalfStorage", "k0", 2, 1, {1}, {1}, "N");
+    p.op('u').stop();
+    object = p.s;
+  }
+  std::string version_pickle() const { return Pickle().proto().integer(version).stop().s; }
+  std::string sys_info() const {
+    Pickle p;
+    p.proto().op('}').mark().str("protocol_version").integer(1001).str("little_endian").op(little_endian ? 0x88 : 0x89);
+    p.str("type_sizes").op('}').mark().str("short").integer(2).str("int").integer(int_size).str("long").integer(4);
+    p.op('u').op('u').stop();
+    return p.s;
+  }
+  std::string key_list() const {
+    Pickle p;
+    p.proto().op(']').mark();
+    for (const std::string& k : keys) p.str(k);
+    p.op('e').stop();
+    return p.s;
+  }
+  std::string head() const { return magic + version_pickle() + sys_info() + object; }
+  std::string build() const { return head() + key_list() + records; }
+};
+
+// FNV-1a 64 of the bytes of `v`.
+uint64_t fnv1a(const std::vector<float>& v) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  const auto* b = reinterpret_cast<const uint8_t*>(v.data());
+  for (size_t i = 0; i < v.size() * sizeof(float); ++i) h = (h ^ b[i]) * 0x100000001b3ull;
+  return h;
+}
+
+}  // namespace
+
+TEST_CASE("torch legacy fixture: plain state dict reads like the zip one") {
+  auto ck = must_load_file("legacy.pt");
+  auto zip = must_load_file("plain.pt");
+  CHECK(ck->format == "torch-legacy");
+  REQUIRE(ck->tensors.size() == 4);
+  CHECK(ck->storages.size() == 4);
+  CHECK(f32(*ck, "0.weight") == std::vector<float>{0, 0.25f, 0.5f, 0.75f, 1, 1.25f, 1.5f, 1.75f, 2, 2.25f, 2.5f, 2.75f});
+  CHECK(ck->tensors.at("0.weight").shape == std::vector<int64_t>{3, 4});
+  for (const auto& [name, t] : zip->tensors) {
+    CHECK(ck->tensors.at(name).shape == t.shape);
+    CHECK(f32(*ck, name) == f32(*zip, name));
+  }
+  REQUIRE(ck->root != nullptr);
+  CHECK(ck->root->state != nullptr);  // OrderedDict _metadata, as in the zip format
+}
+
+TEST_CASE("torch legacy fixture: shared storage") {
+  auto ck = must_load_file("legacy_shared.pt");
+  REQUIRE(ck->tensors.size() == 3);
+  CHECK(ck->storages.size() == 1);
+  const SourceTensor& e = ck->tensors.at("embed.weight");
+  const SourceTensor& h = ck->tensors.at("head.weight");
+  const SourceTensor& r = ck->tensors.at("row");
+  CHECK(e.storage_key == h.storage_key);
+  CHECK(e.storage_key == r.storage_key);
+  CHECK(r.storage_offset == 3);
+  CHECK(f32(*ck, "embed.weight") == std::vector<float>{0, 1, 2, 3, 4, 5});
+  CHECK(f32(*ck, "head.weight") == std::vector<float>{0, 1, 2, 3, 4, 5});
+  CHECK(f32(*ck, "row") == std::vector<float>{3, 4, 5});
+}
+
+TEST_CASE("torch legacy fixture: views with offsets and strides") {
+  auto ck = must_load_file("legacy_views.pt");
+  const SourceTensor& s = ck->tensors.at("sliced");
+  CHECK(s.storage_offset == 7);
+  CHECK(s.strides == std::vector<int64_t>{5, 1});
+  CHECK(f32(*ck, "sliced") == std::vector<float>{7, 8, 9, 12, 13, 14, 17, 18, 19});
+  CHECK(f32(*ck, "column") == std::vector<float>{3, 8, 13, 18});
+  CHECK(ck->tensors.at("column").storage_offset == 3);
+  CHECK(f32(*ck, "transposed") == std::vector<float>{0, 5, 10, 15, 1, 6, 11, 16, 2, 7, 12, 17, 3, 8, 13, 18, 4, 9, 14, 19});
+  CHECK(ck->storages.size() == 1);
+}
+
+TEST_CASE("torch legacy fixture: float16 and other dtypes") {
+  auto ck = must_load_file("legacy_dtypes.pt");
+  CHECK(ck->tensors.at("half").dtype == SourceDType::F16);
+  CHECK(ck->storages.at(ck->tensors.at("half").storage_key).bytes == 10);
+  CHECK(f32(*ck, "half") == std::vector<float>{1.0f, -2.5f, 65504.0f, std::ldexp(1.0f, -24), 0.0f});
+  CHECK(ck->tensors.at("bf16").dtype == SourceDType::BF16);
+  CHECK(f32(*ck, "bf16") == std::vector<float>{1.0f, -3.0f, std::ldexp(1.0f, 100)});
+  CHECK(f32(*ck, "double") == std::vector<float>{0.125f, -7.0f});
+  CHECK(ck->tensors.at("scalar").shape.empty());
+  CHECK(f32(*ck, "scalar") == std::vector<float>{3.5f});
+  CHECK(f32(*ck, "empty").empty());
+  const Storage& ls = ck->storages.at(ck->tensors.at("long").storage_key);
+  REQUIRE(ls.bytes == 24);
+  int64_t values[3];
+  std::memcpy(values, ls.data, 24);
+  CHECK(values[1] == -2);
+  CHECK(values[2] == (int64_t(1) << 40));
+}
+
+TEST_CASE("torch legacy fixture: pickle protocol 4 (FRAME in every pickle)") {
+  auto ck = must_load_file("legacy_proto4.pt");
+  CHECK(ck->format == "torch-legacy");
+  CHECK(ck->tensors.size() == 4);
+  CHECK(f32(*ck, "1.bias") == std::vector<float>{-0.25f, 0.0f, 0.25f});
+}
+
+TEST_CASE("torch legacy fixture: fairseq-like dict with argparse.Namespace and f16 model") {
+  auto ck = must_load_file("legacy_fairseq_like.pt");
+  REQUIRE(ck->tensors.size() == 4);
+  CHECK(ck->tensors.at("0.weight").dtype == SourceDType::F16);
+  CHECK(f32(*ck, "0.bias") == std::vector<float>{0.5f, -1.0f, 2.0f});
+  REQUIRE(ck->root->get("args") != nullptr);
+  CHECK(*ck->root->get("args")->get_string("arch") == "linformer_roberta_base");
+  CHECK(ck->root->get("extra_state")->get("epoch")->integer == 3);
+}
+
+TEST_CASE("torch legacy fixture: a whole pickled nn.Module is refused") {
+  std::string error;
+  CHECK(read_checkpoint(fixture("legacy_module.pt"), &error) == nullptr);
+  CHECK(error ==
+        "legacy torch.save: checkpoint refers to forbidden global '__main__.Tiny' in a ('module', ...) "
+        "persistent id: the file holds a whole nn.Module, not a state dict; save model.state_dict() instead");
+}
+
+TEST_CASE("torch legacy: real torch 1.13 file (golden lucidrains_share_kv_legacy) matches torch.load") {
+  // legacy_golden_expected.txt: name dtype shape fnv1a64(float32 values), written from torch.load by
+  // make_fixtures.py. The file's storage keys were renamed and its records follow the sorted key
+  // list, not the pickle's order of first use.
+  auto ck = must_load_file("../golden_layouts/lucidrains_share_kv_legacy/checkpoint.pt");
+  CHECK(ck->format == "torch-legacy");
+  std::istringstream expected(slurp(fixture("legacy_golden_expected.txt")));
+  std::string name, dtype, shape, hash;
+  size_t count = 0;
+  while (expected >> name >> dtype >> shape >> hash) {
+    ++count;
+    INFO("tensor " << name);
+    auto it = ck->tensors.find(name);
+    REQUIRE(it != ck->tensors.end());
+    CHECK(dtype == "float32");
+    CHECK(it->second.dtype == SourceDType::F32);
+    std::string got_shape;
+    for (int64_t d : it->second.shape) got_shape += (got_shape.empty() ? "" : ",") + std::to_string(d);
+    CHECK(got_shape == shape);
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(fnv1a(f32(*ck, name))));
+    CHECK(hash == buf);
+  }
+  CHECK(count == 30);
+  CHECK(ck->tensors.size() == count);
+}
+
+TEST_CASE("torch legacy: hand-built files") {
+  SUBCASE("valid: records follow the key list, not the pickle order") {
+    auto ck = must_load(Legacy().build());
+    CHECK(ck->format == "torch-legacy");
+    CHECK(f32(*ck, "w") == std::vector<float>{1, 2, 3, 4, 5, 6});
+    CHECK(f32(*ck, "h") == std::vector<float>{2});
+    CHECK(ck->storages.at("k0").bytes == 4);
+  }
+  SUBCASE("key list in another order than sorted is followed") {
+    Legacy l;
+    l.keys = {"k1", "k0"};
+    l.records = record(6, floats({1, 2, 3, 4, 5, 6})) + record(2, f16_bytes());
+    auto ck = must_load(l.build());
+    CHECK(f32(*ck, "w") == std::vector<float>{1, 2, 3, 4, 5, 6});
+    CHECK(f32(*ck, "h") == std::vector<float>{2});
+  }
+  SUBCASE("long size 8 in sys_info and up to 4095 zero bytes of padding are accepted") {
+    Legacy l;
+    l.records += std::string(4095, '\0');
+    must_load(l.build());
+  }
+  SUBCASE("empty storage and empty state dict") {
+    Legacy l;
+    Pickle p;
+    p.proto().op('}').mark().str("e").tensor("FloatStorage", "z", 0, 0, {0}, {1}, "N").op('u').stop();
+    l.object = p.s;
+    l.keys = {"z"};
+    l.records = record(0, "");
+    auto ck = must_load(l.build());
+    CHECK(f32(*ck, "e").empty());
+    Legacy none;
+    none.object = Pickle().proto().op('}').stop().s;
+    none.keys = {};
+    none.records = "";
+    CHECK(must_load(none.build())->tensors.empty());
+  }
+}
+
+TEST_CASE("torch legacy: corrupt files are refused with a one-line message naming the problem") {
+  const Legacy good;
+  must_load(good.build());
+  SUBCASE("bad magic position: the protocol-version pickle comes first") {
+    Legacy l;
+    expect_error(l.version_pickle() + l.magic + l.sys_info() + l.object + l.key_list() + l.records,
+                 "legacy torch.save: the file must start with the magic-number pickle, but the magic number is at offset 8 instead of 2");
+  }
+  SUBCASE("magic pickle without STOP") {
+    Legacy l;
+    l.magic = l.magic.substr(0, 14) + "N.";
+    expect_error(l.build(), "legacy torch.save: the magic-number pickle does not end with STOP at offset 14");
+  }
+  SUBCASE("protocol 4 magic with a bad FRAME length") {
+    Legacy l;
+    l.magic = std::string("\x80\x04\x95\x0e\0\0\0\0\0\0\0", 11) + kLegacyMagic.substr(2);
+    expect_error(l.build(), "legacy torch.save: the magic-number pickle has a FRAME of 14 bytes (expected 13)");
+  }
+  SUBCASE("wrong protocol version") {
+    Legacy l;
+    l.version = 1000;
+    expect_error(l.build(), "legacy torch.save: invalid protocol version 1000 (expected 1001)");
+  }
+  SUBCASE("protocol version is not an int") {
+    Legacy l;
+    std::string bad = l.magic + Pickle().proto().str("1001").stop().s + l.sys_info() + l.object + l.key_list() + l.records;
+    expect_error(bad, "legacy torch.save: the protocol version is a str, not 1001");
+  }
+  SUBCASE("big-endian sys_info") {
+    Legacy l;
+    l.little_endian = false;
+    expect_error(l.build(), "legacy torch.save: the file was written on a big-endian machine (sys_info little_endian is False); big-endian files are not supported");
+  }
+  SUBCASE("odd type size in sys_info") {
+    Legacy l;
+    l.int_size = 8;
+    expect_error(l.build(), "legacy torch.save: sys_info type_sizes 'int' is 8 (expected 4)");
+  }
+  SUBCASE("sys_info is not a dict") {
+    Legacy l;
+    expect_error(l.magic + l.version_pickle() + Pickle().proto().op(']').stop().s + l.object + l.key_list() + l.records,
+                 "legacy torch.save: sys_info is a list, not a dict");
+  }
+  SUBCASE("key list missing a key") {
+    Legacy l;
+    l.keys = {"k0"};
+    l.records = record(2, f16_bytes());
+    expect_error(l.build(), "legacy torch.save: storage 'k1' used by the object pickle is missing from the storage key list (1 missing)");
+  }
+  SUBCASE("key list naming a storage the pickle does not use") {
+    Legacy l;
+    l.keys = {"k0", "k1", "k2"};
+    l.records += record(1, floats({7}));
+    expect_error(l.build(), "legacy torch.save: storage key 'k2' in the key list is not used by the object pickle");
+  }
+  SUBCASE("key listed twice") {
+    Legacy l;
+    l.keys = {"k0", "k0", "k1"};
+    expect_error(l.build(), "legacy torch.save: storage key 'k0' appears twice in the key list");
+  }
+  SUBCASE("key list is not a list of strings") {
+    Legacy l;
+    std::string keys = Pickle().proto().op(']').mark().integer(5).op('e').stop().s;
+    expect_error(l.head() + keys + l.records, "legacy torch.save: the storage key list holds a int, not a string");
+  }
+  SUBCASE("count mismatch") {
+    Legacy l;
+    l.records = record(2, f16_bytes()) + record(5, floats({1, 2, 3, 4, 5}));
+    expect_error(l.build(), "holds 5 elements but the object pickle says 6");
+  }
+  SUBCASE("negative count") {
+    Legacy l;
+    l.records = record(-1, "") + record(6, floats({1, 2, 3, 4, 5, 6}));
+    expect_error(l.build(), "has a negative element count (-1)");
+  }
+  SUBCASE("truncated record data") {
+    std::string bytes = good.build();
+    bytes.resize(bytes.size() - 14);
+    expect_error(bytes, "storage 'k1' record at offset " + std::to_string(bytes.size() + 14 - 32) +
+                            " needs 24 bytes (6 x F32) but the file has only 10 bytes left");
+  }
+  SUBCASE("truncated record count") {
+    std::string bytes = good.head() + good.key_list() + record(2, f16_bytes()) + "\x06\0\0";
+    expect_error(bytes, "is truncated: it needs an 8-byte element count but the file has 3 bytes left");
+  }
+  SUBCASE("record past the end of the file (count and numel agree)") {
+    Legacy l;
+    Pickle p;
+    p.proto().op('}').mark().str("w").tensor("FloatStorage", "k", int64_t(1) << 40, 0, {2}, {1}, "N").op('u').stop();
+    l.object = p.s;
+    l.keys = {"k"};
+    l.records = record(int64_t(1) << 40, floats({1, 2}));
+    expect_error(l.build(), "storage 'k' record at offset");
+    expect_error(l.build(), "needs 4398046511104 bytes (1099511627776 x F32) but the file has only 8 bytes left");
+  }
+  SUBCASE("numel * itemsize overflows") {
+    Legacy l;
+    Pickle p;
+    p.proto().op('}').mark().str("w").tensor("DoubleStorage", "k", int64_t(1) << 62, 0, {2}, {1}, "N").op('u').stop();
+    l.object = p.s;
+    expect_error(l.build(), "legacy torch.save: storage 'k' element count 4611686018427387904 is too large");
+  }
+  SUBCASE("6-tuple with view_metadata") {
+    Legacy l;
+    Pickle p;
+    Pickle meta;
+    meta.str("k9").integer(0).integer(2).op(0x87);  // (view_key, offset, size)
+    p.proto().op('}').mark().str("w").tensor("FloatStorage", "k1", 6, 0, {2}, {1}, meta.s).op('u').stop();
+    l.object = p.s;
+    l.keys = {"k1"};
+    l.records = record(6, floats({1, 2, 3, 4, 5, 6}));
+    expect_error(l.build(), "of storage 'k1' has view_metadata (a tuple): legacy storage views are not supported");
+  }
+  SUBCASE("5-tuple persistent id (zip style) in a legacy file") {
+    Legacy l;
+    l.object = one_tensor_pickle(6, 0, {6}, {1});
+    expect_error(l.build(), "is not ('storage', StorageClass, key, location, numel, view_metadata)");
+  }
+  SUBCASE("('module', ...) persistent id") {
+    Legacy l;
+    Pickle p;
+    p.proto().mark().str("module").op('N').str("f.py").str("src").tuple().op('Q').stop();
+    l.object = p.s;
+    expect_error(l.build(), "is a pickled module class ('module', ...): the file holds a whole nn.Module");
+  }
+  SUBCASE("persistent id in the key list pickle") {
+    Legacy l;
+    std::string keys = Pickle().proto().str("k0").op('Q').stop().s;
+    expect_error(l.head() + keys + l.records, "persistent id at offset " + std::to_string(l.head().size() + 11) +
+                                                  " in the storage key list pickle");
+  }
+  SUBCASE("forbidden global in the object pickle") {
+    Legacy l;
+    l.object = Pickle().proto().global("posix", "system").str("id").op(0x85).op('R').stop().s;
+    expect_error(l.build(), "legacy torch.save: checkpoint refers to forbidden global 'posix.system'");
+  }
+  SUBCASE("error offsets are file offsets") {
+    Legacy l;
+    l.object = Pickle().proto().op('}').raw("I1\n").stop().s;
+    expect_error(l.build(), "unsupported pickle opcode 0x49 at offset " + std::to_string(l.head().size() - l.object.size() + 3));
+  }
+  SUBCASE("file ends after the object pickle") {
+    expect_error(good.head(), "legacy torch.save: the file ends before the storage key list pickle (offset " +
+                                  std::to_string(good.head().size()) + ")");
+  }
+  SUBCASE("object pickle without STOP") {
+    Legacy l;
+    expect_error(l.magic + l.version_pickle() + l.sys_info() + Pickle().proto().op('}').s,
+                 "pickle stream ended without STOP (truncated object pickle?)");
+  }
+  SUBCASE("trailing garbage") {
+    Legacy l;
+    l.records += "x";
+    expect_error(l.build(), "legacy torch.save: 1 trailing bytes after the last storage record");
+  }
+  SUBCASE("too much zero padding") {
+    Legacy l;
+    l.records += std::string(4096, '\0');
+    expect_error(l.build(), "4096 trailing bytes after the last storage record at offset");
+  }
+  SUBCASE("view past the end of its storage") {
+    Legacy l;
+    Pickle p;
+    p.proto().op('}').mark().str("w").tensor("FloatStorage", "k1", 6, 4, {3}, {1}, "N").op('u').stop();
+    l.object = p.s;
+    l.keys = {"k1"};
+    l.records = record(6, floats({1, 2, 3, 4, 5, 6}));
+    expect_error(l.build(), "view reaches element 6 but its storage has only 6 elements");
+  }
+  SUBCASE("tar archive (the oldest format) stays refused") {
+    std::string tar(1024, '\0');
+    std::memcpy(&tar[0], "storages", 8);
+    std::memcpy(&tar[257], "ustar", 5);
+    expect_error(tar, "tar archive: the tar-based torch.save format of early PyTorch releases is not supported");
+  }
+}
+
+TEST_CASE("torch legacy: the real fixtures cut at every length are refused cleanly") {
+  for (const char* name : {"legacy.pt", "legacy_shared.pt"}) {
+    const std::string original = slurp(fixture(name));
+    for (size_t len = 0; len < original.size(); ++len) {
+      std::string error;
+      auto ck = load_bytes(original.substr(0, len), &error);
+      INFO(name << " cut to " << len << " bytes");
+      CHECK(ck == nullptr);
+      CHECK(!error.empty());
+      CHECK(error.find('\n') == std::string::npos);
+    }
+  }
+}
+
+// ================================================================================================
 // robustness: random corruptions of every fixture must give a clean error or a checkpoint
 
 TEST_CASE("mutated fixtures never crash") {
   const char* names[] = {"plain.pt", "shared.pt", "views.pt", "dtypes.pt", "with_config.pt", "proto4.pt",
-                         "fairseq_like.pt", "parameters.pt", "malicious_system.pt"};
+                         "fairseq_like.pt", "parameters.pt", "malicious_system.pt", "legacy.pt",
+                         "legacy_shared.pt", "legacy_views.pt", "legacy_dtypes.pt", "legacy_proto4.pt",
+                         "legacy_fairseq_like.pt", "legacy_module.pt"};
   std::mt19937 rng(1234);
   int loaded = 0, refused = 0;
   for (const char* name : names) {

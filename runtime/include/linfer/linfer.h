@@ -124,6 +124,12 @@ LINFER_API linfer_status linfer_session_profile(const linfer_session* session, l
 LINFER_API void linfer_session_profile_reset(linfer_session* session);
 LINFER_API const char* linfer_op_kind_name(linfer_op_kind kind);
 
+/* The last run's final hidden states [length x dim] (after the final norm, before any head):
+ * for sentence vectors and features. Valid until the next run or free. */
+LINFER_API linfer_status linfer_session_hidden_states(const linfer_session* session,
+                                                      const float** out_data, size_t* out_rows,
+                                                      size_t* out_cols);
+
 /* Arena bytes in use, and bytes XNNPACK holds for this session's packed weights. */
 LINFER_API linfer_status linfer_session_memory(const linfer_session* session, size_t* out_arena_bytes,
                                     size_t* out_packed_weight_bytes);

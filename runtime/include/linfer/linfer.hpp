@@ -105,6 +105,12 @@ class Session {
     linfer_session_output(session_.get(), &v.data, &v.rows, &v.cols);
     return v;
   }
+  // Final hidden states [rows x dim] of the last run (after the final norm, before the head).
+  OutputView hidden_states() const {
+    OutputView v;
+    linfer_session_hidden_states(session_.get(), &v.data, &v.rows, &v.cols);
+    return v;
+  }
   size_t arena_bytes() const {
     size_t a = 0, p = 0;
     linfer_session_memory(session_.get(), &a, &p);
