@@ -1,12 +1,29 @@
 #!/usr/bin/env bash
-# The test command: installs what is missing, builds, and runs every test twice: a Release build,
-# then a build with AddressSanitizer and UndefinedBehaviorSanitizer.
+# The test command: installs what is missing, builds, and runs every test:
+#   1. Release build, all tests
+#   2. AddressSanitizer + UndefinedBehaviorSanitizer (and LeakSanitizer) build, all tests
+#   3. ThreadSanitizer build, the concurrency test
+#   4. aarch64 cross build (Raspberry Pi), all tests under qemu-user
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 start=$SECONDS
+step() { echo; echo "=== $* ($((SECONDS - start)) s)"; }
+
+step "Release build and tests"
 bash scripts/build.sh build
 (cd build && ctest --output-on-failure -j2)
+
+step "AddressSanitizer + UndefinedBehaviorSanitizer build and tests"
 bash scripts/build.sh build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLINFER_SANITIZE=ON
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j2)
+
+step "ThreadSanitizer: concurrent sessions on one model"
+cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLINFER_TSAN=ON > /dev/null
+cmake --build build-tsan -j"$(nproc)" --target test_concurrency
+(cd build-tsan && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -R test_concurrency)
+
+step "aarch64 cross build, tests under qemu-aarch64"
+bash scripts/test-arm64.sh
+
 echo "test.sh: all tests passed in $((SECONDS - start)) s"

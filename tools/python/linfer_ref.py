@@ -1,4 +1,7 @@
-"""PyTorch reference of the canonical linfer encoder (attention_kind "linformer").
+"""PyTorch reference of the canonical linfer encoder, every attention kind of the format:
+"linformer", "full" (softmax over all rows), "linear_elu" (Katharopoulos et al. 2020, optionally
+causal) and "givetake" (GT-SA: learned global tokens, Take and Give attention, optional depthwise
+convolution).
 
 Implements the semantics of docs/converter.md and saves state_dicts under the "linfer" layout
 names listed there. Run with Debian's interpreter: /usr/bin/python3 (torch 1.13, numpy).
@@ -14,7 +17,14 @@ names listed there. Run with Debian's interpreter: /usr/bin/python3 (torch 1.13,
 Extra config keys understood here (they only decide which tensors exist; the converter detects
 presence from the key names): "qkv_bias" [true] (q/k/v/out biases), "proj_bias" [false]
 (projection biases), "head_transform" [false] (lm: head.dense + head.norm; classifier:
-head.dense), "ff_bias" [true] (fc1/fc2 biases).
+head.dense), "ff_bias" [true] (fc1/fc2 biases), "conv_kernel" [0] (givetake: odd kernel size of
+the depthwise convolution, 0 = none).
+
+Keys of the other attention kinds (docs/converter.md): "causal" [false] (linear_elu only),
+"num_global_tokens" (givetake p, >= 1; 0 otherwise). proj_len is required for "linformer" only and
+must be absent or 0 for the other kinds, whose attention ignores the projection_* keys. For the
+linformer kind these keys are kept out of the resolved config unless given, so existing fixtures
+written with resolve_config stay byte-identical.
 """
 
 import copy
@@ -56,8 +66,14 @@ DEFAULTS = OrderedDict(
 
 REQUIRED = ("vocab_size", "dim", "num_layers", "num_heads", "head_dim", "ff_dim", "max_seq_len", "proj_len")
 
+# Keys of the non-linformer kinds, appended to the resolved config (for "linformer" only when the
+# caller gave them).
+KIND_DEFAULTS = OrderedDict([("causal", False), ("num_global_tokens", 0), ("conv_kernel", 0)])
+
+ATTENTION_KINDS = ("linformer", "full", "linear_elu", "givetake")
+
 _CHOICES = {
-    "attention_kind": ("linformer",),
+    "attention_kind": ATTENTION_KINDS,
     "norm_placement": ("pre", "post", "reversible"),
     "positions": ("none", "learned", "sinusoidal"),
     "projection_placement": ("after", "before"),
@@ -72,13 +88,21 @@ _CHOICES = {
 def resolve_config(config):
     """Returns a new dict with every default filled in; raises ValueError on a bad config."""
     cfg = OrderedDict()
+    kind = config.get("attention_kind", DEFAULTS["attention_kind"])
+    linformer = kind == "linformer"
     for key in REQUIRED:
         if key not in config:
+            if key == "proj_len" and not linformer:  # k applies to linformer only
+                cfg[key] = 0
+                continue
             raise ValueError("config: missing key %r" % key)
         cfg[key] = int(config[key])
     cfg["kv_heads"] = int(config.get("kv_heads", cfg["num_heads"]))
     for key, value in DEFAULTS.items():
         cfg[key] = config.get(key, value)
+    for key, value in KIND_DEFAULTS.items():
+        if not linformer or key in config:
+            cfg[key] = config.get(key, value)
     for key in config:
         if key not in cfg:
             raise ValueError("config: unknown key %r" % key)
@@ -86,12 +110,34 @@ def resolve_config(config):
         if cfg[key] not in choices:
             raise ValueError("config: %s must be one of %s, not %r" % (key, choices, cfg[key]))
     for key in REQUIRED:
-        if cfg[key] <= 0:
+        if key == "proj_len" and not linformer:
+            if cfg[key] != 0:
+                raise ValueError("config: proj_len applies to linformer attention only, not %r" % kind)
+        elif cfg[key] <= 0:
             raise ValueError("config: %s must be positive" % key)
     if cfg["kv_heads"] not in (cfg["num_heads"], 1):
         raise ValueError("config: kv_heads must be num_heads or 1")
     if cfg["proj_len"] > cfg["max_seq_len"]:
         raise ValueError("config: proj_len must not exceed max_seq_len")
+    if not linformer and cfg["proj_bias"]:
+        raise ValueError("config: proj_bias applies to linformer attention only")
+    causal = cfg.get("causal", False)
+    if not isinstance(causal, bool):
+        raise ValueError("config: causal must be true or false")
+    if causal and kind != "linear_elu":
+        raise ValueError("config: causal is only defined for linear_elu attention, not %r" % kind)
+    p = cfg.get("num_global_tokens", 0)
+    if not isinstance(p, int) or isinstance(p, bool) or p < 0:
+        raise ValueError("config: num_global_tokens must be a non-negative integer")
+    if kind == "givetake" and p < 1:
+        raise ValueError("config: givetake attention needs num_global_tokens >= 1")
+    if kind != "givetake" and p != 0:
+        raise ValueError("config: num_global_tokens applies to givetake attention only")
+    ck = cfg.get("conv_kernel", 0)
+    if not isinstance(ck, int) or isinstance(ck, bool) or ck < 0 or (ck and ck % 2 == 0):
+        raise ValueError("config: conv_kernel must be 0 or an odd positive integer")
+    if ck and kind != "givetake":
+        raise ValueError("config: conv_kernel applies to givetake attention only")
     if cfg["head"] == "classifier" and int(cfg["num_classes"]) <= 0:
         raise ValueError("config: classifier head needs num_classes > 0")
     if int(cfg["position_offset"]) < 0:
@@ -210,6 +256,131 @@ class Attention(nn.Module):
         return self.out(o.transpose(0, 1).reshape(T, H * hd))
 
 
+class _DenseAttention(nn.Module):
+    """Q/K/V/out linears of the non-linformer kinds (same names and shapes as Attention)."""
+
+    def __init__(self, cfg):
+        super().__init__()
+        dim, H, hd, kvh = cfg["dim"], cfg["num_heads"], cfg["head_dim"], cfg["kv_heads"]
+        bias = bool(cfg["qkv_bias"])
+        self.H, self.hd, self.kvh = H, hd, kvh
+        self.q = nn.Linear(dim, H * hd, bias=bias)
+        self.k = nn.Linear(dim, kvh * hd, bias=bias)
+        self.v = nn.Linear(dim, kvh * hd, bias=bias)
+        self.out = nn.Linear(H * hd, dim, bias=bias)
+
+    def _heads(self, y, n_heads):
+        """[R, n_heads*hd] -> [H, R, hd]; a single kv head is read by every head."""
+        R = y.shape[0]
+        y = y.view(R, n_heads, self.hd).transpose(0, 1)
+        return y.expand(self.H, R, self.hd) if n_heads == 1 and self.H != 1 else y
+
+    def _merge(self, o):
+        """[H, R, hd] -> out([R, H*hd])."""
+        return self.out(o.transpose(0, 1).reshape(o.shape[1], self.H * self.hd))
+
+
+def softmax_attention(q, k, v, hd):
+    """softmax(q k^T / sqrt(hd)) v per head: [H, Rq, hd] x [H, Rk, hd] x [H, Rk, dv]."""
+    return torch.matmul(torch.softmax(torch.matmul(q, k.transpose(1, 2)) / math.sqrt(hd), dim=-1), v)
+
+
+class FullAttention(_DenseAttention):
+    """attention_kind "full": softmax(Q_h K_h^T / sqrt(head_dim)) V_h over all T rows."""
+
+    def forward(self, x, *unused):
+        q = self._heads(self.q(x), self.H)
+        k = self._heads(self.k(x), self.kvh)
+        v = self._heads(self.v(x), self.kvh)
+        return self._merge(softmax_attention(q, k, v, self.hd))
+
+
+def elu_feature_map(x):
+    """phi(x) = elu(x) + 1 (Katharopoulos et al. 2020), > 0 everywhere."""
+    return F.elu(x) + 1.0
+
+
+class LinearEluAttention(_DenseAttention):
+    """attention_kind "linear_elu": out_i = phi(q_i)^T S / (phi(q_i)^T z) per head, with
+    S = sum_j phi(k_j) v_j^T and z = sum_j phi(k_j) over all j (bidirectional) or j <= i (causal).
+    No 1/sqrt(d) scale, no epsilon in the denominator."""
+
+    def __init__(self, cfg):
+        super().__init__(cfg)
+        self.causal = bool(cfg.get("causal", False))
+
+    def forward(self, x, *unused):
+        q = elu_feature_map(self._heads(self.q(x), self.H))  # [H, T, hd]
+        k = elu_feature_map(self._heads(self.k(x), self.kvh))
+        v = self._heads(self.v(x), self.kvh)
+        if self.causal:
+            # the masked quadratic form; equal to the running S_i, z_i of the recurrent form
+            a = torch.matmul(q, k.transpose(1, 2))  # [H, T, T], a[h, i, j] = phi(q_i).phi(k_j)
+            a = torch.tril(a)
+            num = torch.matmul(a, v)
+            den = a.sum(dim=-1, keepdim=True)
+        else:
+            S = torch.matmul(k.transpose(1, 2), v)  # [H, hd, hd]
+            z = k.sum(dim=1)  # [H, hd]
+            num = torch.matmul(q, S)
+            den = torch.matmul(q, z.unsqueeze(2))  # [H, T, 1]
+        return self._merge(num / den)
+
+
+class GiveTakeAttention(_DenseAttention):
+    """attention_kind "givetake" (GT-SA). The input holds T sequence rows followed by the p global
+    token rows; the output has the same layout (sequence rows first).
+
+    Take: Y_t = softmax(Q_t K_s^T / sqrt(hd)) V_s; Give: Y_s = softmax(Q_s K_t^T / sqrt(hd)) Y_t
+    (per head, K/V of kv head h or 0); both through the out linear. With conv_kernel > 0 the
+    sequence output adds a depthwise convolution of the sequence input:
+    A_s = out(Y_s) + conv(X_s), conv[t, c] = b[c] + sum_j w[c, j] X_s[t + j - (K-1)/2, c] (zero
+    padding); A_t = out(Y_t)."""
+
+    def __init__(self, cfg):
+        super().__init__(cfg)
+        self.p = int(cfg["num_global_tokens"])
+        kernel = int(cfg.get("conv_kernel", 0))
+        self.kernel = kernel
+        if kernel:
+            self.conv_weight = nn.Parameter(torch.zeros(cfg["dim"], kernel))
+            self.conv_bias = nn.Parameter(torch.zeros(cfg["dim"]))
+
+    def depthwise_conv(self, xs):
+        """Depthwise 1-D convolution over the T rows of xs [T, dim], zero padded, same length."""
+        w = self.conv_weight.unsqueeze(1)  # [dim, 1, K]
+        y = F.conv1d(xs.t().unsqueeze(0), w, self.conv_bias, padding=self.kernel // 2, groups=xs.shape[1])
+        return y.squeeze(0).t()
+
+    def forward(self, x, *unused):
+        T = x.shape[0] - self.p
+        xs, xt = x[:T], x[T:]
+        q_s = self._heads(self.q(xs), self.H)  # [H, T, hd]
+        k_s = self._heads(self.k(xs), self.kvh)
+        v_s = self._heads(self.v(xs), self.kvh)
+        q_t = self._heads(self.q(xt), self.H)  # [H, p, hd]
+        k_t = self._heads(self.k(xt), self.kvh)
+        y_t = softmax_attention(q_t, k_s, v_s, self.hd)  # Take  [H, p, hd]
+        y_s = softmax_attention(q_s, k_t, y_t, self.hd)  # Give  [H, T, hd]
+        a_s = self._merge(y_s)
+        if self.kernel:
+            a_s = a_s + self.depthwise_conv(xs)
+        return torch.cat([a_s, self._merge(y_t)], dim=0)
+
+
+def make_attention(cfg):
+    kind = cfg["attention_kind"]
+    if kind == "linformer":
+        return Attention(cfg)
+    if kind == "full":
+        return FullAttention(cfg)
+    if kind == "linear_elu":
+        return LinearEluAttention(cfg)
+    if kind == "givetake":
+        return GiveTakeAttention(cfg)
+    raise ValueError(kind)
+
+
 class FeedForward(nn.Module):
     def __init__(self, cfg):
         super().__init__()
@@ -226,7 +397,7 @@ class Layer(nn.Module):
     def __init__(self, cfg):
         super().__init__()
         eps = float(cfg["norm_eps"])
-        self.attention = Attention(cfg)
+        self.attention = make_attention(cfg)
         self.attention_norm = nn.LayerNorm(cfg["dim"], eps=eps)
         self.feed_forward = FeedForward(cfg)
         self.feed_forward_norm = nn.LayerNorm(cfg["dim"], eps=eps)
@@ -275,7 +446,10 @@ class LinferEncoder(nn.Module):
             self.position_embedding = nn.Embedding(n + int(cfg["position_offset"]), dim)
         if cfg["embedding_norm"]:
             self.embedding_norm = nn.LayerNorm(dim, eps=eps)
-        if cfg["projection_sharing"] == "layerwise":
+        if cfg["attention_kind"] == "givetake":
+            # GiveTake: the initial values of the p global token rows (layer 0 input, as is)
+            self.global_tokens = nn.Parameter(torch.zeros(int(cfg["num_global_tokens"]), dim))
+        if cfg["attention_kind"] == "linformer" and cfg["projection_sharing"] == "layerwise":
             self.shared_proj = nn.Parameter(torch.zeros(k, n))
             if cfg["proj_bias"]:
                 self.shared_proj_bias = nn.Parameter(torch.zeros(k))
@@ -299,7 +473,12 @@ class LinferEncoder(nn.Module):
         return x
 
     def encode(self, ids):
-        """Hidden states [T, dim] after the layers and the final norm."""
+        """Hidden states [T, dim] after the layers and the final norm.
+
+        GiveTake: the p global token rows are appended below the T sequence rows (initial values
+        global_tokens, no scale, position or embedding norm) and go through every layer with the
+        sequence, norms and feed-forward included (both are row-wise); only the attention mixes
+        the two streams. They are dropped after the last layer."""
         cfg = self.cfg
         if ids.dim() != 1:
             raise ValueError("ids must be a 1-D LongTensor [T]")
@@ -309,6 +488,9 @@ class LinferEncoder(nn.Module):
         if int(ids.min()) < 0 or int(ids.max()) >= cfg["vocab_size"]:
             raise ValueError("token id out of range")
         x = self.embed(ids)
+        givetake = cfg["attention_kind"] == "givetake"
+        if givetake:
+            x = torch.cat([x, self.global_tokens.to(x.dtype)], dim=0)
         sp = getattr(self, "shared_proj", None)
         spb = getattr(self, "shared_proj_bias", None)
         placement = cfg["norm_placement"]
@@ -327,6 +509,8 @@ class LinferEncoder(nn.Module):
                 else:
                     x = layer.attention_norm(x + layer.attention(x, sp, spb))
                     x = layer.feed_forward_norm(x + layer.feed_forward(x))
+        if givetake:
+            x = x[:T]
         if cfg["final_norm"]:
             x = self.final_norm(x)
         return x
@@ -346,8 +530,10 @@ def init_random(model, seed=0, weight_std=(0.1, 0.3), proj_std=0.3, embed_std=1.
     """Fills every parameter with non-trivial values, deterministically from seed.
 
     Linear weights: normal, std = clamp(1/sqrt(fan_in), *weight_std); projections E/F: normal,
-    std proj_std; embeddings: normal, std embed_std (positions half of it); norm weights 1 + 0.1 N;
-    every bias (norm, linear, projection) 0.1 N.
+    std proj_std; embeddings: normal, std embed_std (positions half of it); GiveTake global
+    tokens: normal, std embed_std; convolution weights: normal, std 0.4/sqrt(kernel) (the same
+    scale as the attention branch it is added to); norm weights
+    1 + 0.1 N; every bias (norm, linear, projection, convolution) 0.1 N.
     """
     g = torch.Generator().manual_seed(int(seed))
     lo, hi = weight_std
@@ -367,6 +553,10 @@ def init_random(model, seed=0, weight_std=(0.1, 0.3), proj_std=0.3, embed_std=1.
                     val = std * noise
                 else:
                     val = 0.1 * noise
+            elif name == "global_tokens":
+                val = embed_std * noise
+            elif leaf == "conv_weight":
+                val = 0.4 * noise / math.sqrt(p.shape[1])
             elif leaf.endswith("_bias"):
                 val = 0.1 * noise
             else:  # proj_k, proj_v, shared_proj

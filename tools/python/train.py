@@ -43,7 +43,7 @@ MODELS = os.path.join(ROOT, "examples", "models")
 EXAMPLES_DATA = os.path.join(ROOT, "examples", "data")
 
 CONFIG = {
-    "vocab_size": 256, "dim": 96, "num_layers": 2, "num_heads": 4, "head_dim": 24, "ff_dim": 256,
+    "vocab_size": 256, "dim": 64, "num_layers": 2, "num_heads": 4, "head_dim": 16, "ff_dim": 256,
     "max_seq_len": 1024, "proj_len": 128, "norm_placement": "pre", "final_norm": True,
     "positions": "learned", "projection_placement": "after", "projection_sharing": "kv",
     "activation": "gelu", "head": "classifier", "pooling": "mean",

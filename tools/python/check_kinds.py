@@ -1,0 +1,446 @@
+"""Independent check of the full / linear_elu / givetake kinds of linfer_ref.py and of
+tests/golden_kinds.
+
+    /usr/bin/python3 tools/python/check_kinds.py [GOLDEN_KINDS_DIR]     (default: tests/golden_kinds)
+
+For every case in cases.txt it
+  1. reads the checkpoint with check_ref.py's parsers and checks the embedded config equals
+     config.json;
+  2. checks the tensor names and shapes against the docs/converter.md table, derived here from the
+     config (no linformer projections; givetake: global_tokens [p, dim], conv_weight [dim, kernel]
+     and conv_bias [dim] per layer when conv_kernel > 0);
+  3. recomputes every out_<T>.npy with a plain-numpy float64 forward written from the "Semantics"
+     section of docs/converter.md (row and head loops; linear_elu in its recurrent form with the
+     running S and z) and requires agreement within 1e-6 (relative to max(1, |ref|));
+  4. loads the same tensors into linfer_ref.LinferEncoder (strict) and requires agreement with the
+     numpy forward within 1e-9.
+Then, for causal linear_elu cases: the module run on every prefix of ids_<n> gives the first t
+rows of the full run (1e-12), and a numpy token-by-token run that carries only (S, z) per layer
+and head between tokens reproduces out_<n>.npy. Finally the full kind is compared with the
+linformer kind given identity projections (k = n) at T = n, where the two are the same function.
+"""
+
+import json
+import math
+import os
+import sys
+
+sys.dont_write_bytecode = True  # keep the source tree clean
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import check_ref as cr  # noqa: E402  (readers, act, layer_norm, linear)
+
+DEFAULTS = dict(cr.DEFAULTS, causal=False, num_global_tokens=0, conv_kernel=0)
+
+
+def full_config(c):
+    cfg = dict(DEFAULTS)
+    cfg.update(c)
+    cfg.setdefault("kv_heads", cfg["num_heads"])
+    return cfg
+
+
+def expected_shapes(cfg, sd):
+    d, H, hd, kvh = cfg["dim"], cfg["num_heads"], cfg["head_dim"], cfg["kv_heads"]
+    n, V = cfg["max_seq_len"], cfg["vocab_size"]
+    qkv_bias = "layers.0.attention.q.bias" in sd
+    s = {"token_embedding.weight": (V, d)}
+    if cfg["positions"] == "learned":
+        s["position_embedding.weight"] = (n + cfg["position_offset"], d)
+    if cfg["embedding_norm"]:
+        s["embedding_norm.weight"] = s["embedding_norm.bias"] = (d,)
+    if cfg["attention_kind"] == "givetake":
+        s["global_tokens"] = (cfg["num_global_tokens"], d)
+    for i in range(cfg["num_layers"]):
+        p = "layers.%d." % i
+        for name, shape in (("q", (H * hd, d)), ("k", (kvh * hd, d)), ("v", (kvh * hd, d)), ("out", (d, H * hd))):
+            s[p + "attention.%s.weight" % name] = shape
+            if qkv_bias:
+                s[p + "attention.%s.bias" % name] = (shape[0],)
+        if cfg["conv_kernel"]:
+            s[p + "attention.conv_weight"] = (d, cfg["conv_kernel"])
+            s[p + "attention.conv_bias"] = (d,)
+        s[p + "attention_norm.weight"] = s[p + "attention_norm.bias"] = (d,)
+        s[p + "feed_forward.fc1.weight"] = (cfg["ff_dim"], d)
+        s[p + "feed_forward.fc1.bias"] = (cfg["ff_dim"],)
+        s[p + "feed_forward.fc2.weight"] = (d, cfg["ff_dim"])
+        s[p + "feed_forward.fc2.bias"] = (d,)
+        s[p + "feed_forward_norm.weight"] = s[p + "feed_forward_norm.bias"] = (d,)
+    if cfg["final_norm"]:
+        s["final_norm.weight"] = s["final_norm.bias"] = (d,)
+    if cfg["head"] != "none":
+        if "head.dense.weight" in sd:
+            s["head.dense.weight"] = (d, d)
+            s["head.dense.bias"] = (d,)
+            if cfg["head"] == "lm":
+                s["head.norm.weight"] = s["head.norm.bias"] = (d,)
+        c = V if cfg["head"] == "lm" else cfg["num_classes"]
+        s["head.out.weight"] = (c, d)
+        s["head.out.bias"] = (c,)
+    return s
+
+
+# ------------------------------------------------------------------------------ numpy forward
+
+
+class Stats:
+    entropy_sum = 0.0
+    rows = 0
+
+
+def softmax_row(s, track=True):
+    e = np.exp(s - s.max())
+    w = e / e.sum()
+    if track and len(w) > 1:
+        Stats.entropy_sum += float(-(w * np.log(np.maximum(w, 1e-300))).sum()) / math.log(len(w))
+        Stats.rows += 1
+    return w
+
+
+def head_proj(cfg, sd, a, which, X, h):
+    """Rows of X through linear `which` (q, k or v), columns of head h (kv head 0 when kv_heads = 1)."""
+    hd = cfg["head_dim"]
+    g = h if (which == "q" or cfg["kv_heads"] == cfg["num_heads"]) else 0
+    W = sd[a + which + ".weight"][g * hd : (g + 1) * hd]
+    b = sd[a + which + ".bias"][g * hd : (g + 1) * hd] if a + which + ".bias" in sd else np.zeros(hd)
+    return X @ W.T + b
+
+
+def phi(x):
+    return np.where(x > 0, x + 1.0, np.exp(np.minimum(x, 0.0)))  # elu(x) + 1
+
+
+def attn_full(cfg, sd, a, X):
+    T, hd = X.shape[0], cfg["head_dim"]
+    heads = []
+    for h in range(cfg["num_heads"]):
+        Q, K, V = (head_proj(cfg, sd, a, w, X, h) for w in "qkv")
+        O = np.zeros((T, hd))
+        for i in range(T):
+            O[i] = softmax_row(np.array([Q[i] @ K[j] for j in range(T)]) / math.sqrt(hd)) @ V
+        heads.append(O)
+    return cr.linear(sd, sd, a + "out", np.concatenate(heads, axis=1))
+
+
+def attn_linear(cfg, sd, a, X):
+    """Recurrent form: S_i = sum_{j<=i} phi(k_j) v_j^T, z_i = sum_{j<=i} phi(k_j) (causal), or the
+    sums over all j (bidirectional); out_i = phi(q_i)^T S / (phi(q_i)^T z)."""
+    T, hd = X.shape[0], cfg["head_dim"]
+    heads = []
+    for h in range(cfg["num_heads"]):
+        Q, K, V = (head_proj(cfg, sd, a, w, X, h) for w in "qkv")
+        Q, K = phi(Q), phi(K)
+        O = np.zeros((T, hd))
+        if cfg["causal"]:
+            S, z = np.zeros((hd, hd)), np.zeros(hd)
+            for i in range(T):
+                S += np.outer(K[i], V[i])
+                z += K[i]
+                O[i] = (Q[i] @ S) / (Q[i] @ z)
+        else:
+            S = sum(np.outer(K[j], V[j]) for j in range(T))
+            z = K.sum(axis=0)
+            for i in range(T):
+                O[i] = (Q[i] @ S) / (Q[i] @ z)
+        heads.append(O)
+    return cr.linear(sd, sd, a + "out", np.concatenate(heads, axis=1))
+
+
+def depthwise_conv(W, b, X):
+    T, C = X.shape
+    K = W.shape[1]
+    r = (K - 1) // 2
+    Y = np.zeros((T, C))
+    for t in range(T):
+        for c in range(C):
+            acc = b[c]
+            for j in range(K):
+                src = t + j - r
+                if 0 <= src < T:
+                    acc += W[c, j] * X[src, c]
+            Y[t, c] = acc
+    return Y
+
+
+def attn_givetake(cfg, sd, a, Xs, Xt):
+    """Take: Y_t = softmax(Q_t K_s^T / sqrt(hd)) V_s; Give: Y_s = softmax(Q_s K_t^T / sqrt(hd)) Y_t;
+    per head; A_s = out(Y_s) [+ conv(X_s)], A_t = out(Y_t)."""
+    T, p, hd = Xs.shape[0], Xt.shape[0], cfg["head_dim"]
+    ys, yt = [], []
+    for h in range(cfg["num_heads"]):
+        Qs, Ks, Vs = (head_proj(cfg, sd, a, w, Xs, h) for w in "qkv")
+        Qt, Kt = (head_proj(cfg, sd, a, w, Xt, h) for w in "qk")
+        Yt = np.zeros((p, hd))
+        for m in range(p):  # Take: token m gathers from the sequence
+            Yt[m] = softmax_row(np.array([Qt[m] @ Ks[j] for j in range(T)]) / math.sqrt(hd)) @ Vs
+        Ys = np.zeros((T, hd))
+        for i in range(T):  # Give: row i reads the tokens' gathered values
+            Ys[i] = softmax_row(np.array([Qs[i] @ Kt[m] for m in range(p)]) / math.sqrt(hd)) @ Yt
+        ys.append(Ys)
+        yt.append(Yt)
+    As = cr.linear(sd, sd, a + "out", np.concatenate(ys, axis=1))
+    At = cr.linear(sd, sd, a + "out", np.concatenate(yt, axis=1))
+    if a + "conv_weight" in sd:
+        As = As + depthwise_conv(sd[a + "conv_weight"], sd[a + "conv_bias"], Xs)
+    return As, At
+
+
+def embed(cfg, sd, ids):
+    T, dim, off = len(ids), cfg["dim"], cfg["position_offset"]
+    x = np.stack([cfg["embedding_scale"] * sd["token_embedding.weight"][i] for i in ids])
+    if cfg["positions"] == "learned":
+        x = x + sd["position_embedding.weight"][off : off + T]
+    elif cfg["positions"] == "sinusoidal":
+        base = float(cfg["sinusoidal_base"])
+        for t in range(T):
+            for i in range(dim):
+                if i < dim // 2:
+                    x[t, i] += math.sin((t + off) * base ** (-2.0 * i / dim))
+                else:
+                    x[t, i] += math.cos((t + off) * base ** (-2.0 * (i - dim // 2) / dim))
+    if cfg["embedding_norm"]:
+        x = cr.layer_norm(x, sd["embedding_norm.weight"], sd["embedding_norm.bias"], float(cfg["norm_eps"]))
+    return x
+
+
+def head(cfg, sd, x):
+    eps = float(cfg["norm_eps"])
+    if cfg["final_norm"]:
+        x = cr.layer_norm(x, sd["final_norm.weight"], sd["final_norm.bias"], eps)
+    if cfg["head"] == "lm":
+        if "head.dense.weight" in sd:
+            x = cr.act(cfg["head_activation"], cr.linear(sd, sd, "head.dense", x))
+        if "head.norm.weight" in sd:
+            x = cr.layer_norm(x, sd["head.norm.weight"], sd["head.norm.bias"], eps)
+        x = cr.linear(sd, sd, "head.out", x)
+    elif cfg["head"] == "classifier":
+        x = x[:1] if cfg["pooling"] == "first" else x.mean(axis=0, keepdims=True)
+        if "head.dense.weight" in sd:
+            x = np.tanh(cr.linear(sd, sd, "head.dense", x))
+        x = cr.linear(sd, sd, "head.out", x)
+    return x
+
+
+def numpy_forward(cfg, sd, ids):
+    """Streams are kept apart here: xs (T sequence rows) and, for givetake, xt (p token rows)."""
+    eps = float(cfg["norm_eps"])
+    kind = cfg["attention_kind"]
+    gt = kind == "givetake"
+
+    def ln(name, v):
+        return cr.layer_norm(v, sd[name + ".weight"], sd[name + ".bias"], eps)
+
+    def ff(p, v):
+        return cr.linear(sd, sd, p + "feed_forward.fc2", cr.act(cfg["activation"], cr.linear(sd, sd, p + "feed_forward.fc1", v)))
+
+    def attn(p, s, t):  # -> (sequence output, token output or None)
+        a = p + "attention."
+        if kind == "full":
+            return attn_full(cfg, sd, a, s), None
+        if kind == "linear_elu":
+            return attn_linear(cfg, sd, a, s), None
+        return attn_givetake(cfg, sd, a, s, t)
+
+    xs = embed(cfg, sd, ids)
+    xt = sd["global_tokens"].copy() if gt else None
+    L = cfg["num_layers"]
+    place = cfg["norm_placement"]
+    if place == "reversible":
+        s1, s2, t1, t2 = xs, xs, xt, xt
+        for i in range(L):
+            p = "layers.%d." % i
+            As, At = attn(p, ln(p + "attention_norm", s2), ln(p + "attention_norm", t2) if gt else None)
+            s1n = s1 + As
+            s2 = s2 + ff(p, ln(p + "feed_forward_norm", s1n))
+            s1 = s1n
+            if gt:
+                t1n = t1 + At
+                t2 = t2 + ff(p, ln(p + "feed_forward_norm", t1n))
+                t1 = t1n
+        xs = s1 + s2
+    else:
+        for i in range(L):
+            p = "layers.%d." % i
+            if place == "pre":
+                As, At = attn(p, ln(p + "attention_norm", xs), ln(p + "attention_norm", xt) if gt else None)
+                xs = xs + As
+                xs = xs + ff(p, ln(p + "feed_forward_norm", xs))
+                if gt:
+                    xt = xt + At
+                    xt = xt + ff(p, ln(p + "feed_forward_norm", xt))
+            else:
+                As, At = attn(p, xs, xt)
+                xs = ln(p + "attention_norm", xs + As)
+                xs = ln(p + "feed_forward_norm", xs + ff(p, xs))
+                if gt:
+                    xt = ln(p + "attention_norm", xt + At)
+                    xt = ln(p + "feed_forward_norm", xt + ff(p, xt))
+    return head(cfg, sd, xs)
+
+
+def numpy_stream_causal(cfg, sd, ids):
+    """Causal linear_elu run token by token (pre/post norm): between tokens only the per-layer,
+    per-head state (S [hd, hd], z [hd]) is kept. Returns the rows stacked."""
+    assert cfg["attention_kind"] == "linear_elu" and cfg["causal"] and cfg["norm_placement"] != "reversible"
+    eps, hd, H, L = float(cfg["norm_eps"]), cfg["head_dim"], cfg["num_heads"], cfg["num_layers"]
+    state = [[(np.zeros((hd, hd)), np.zeros(hd)) for _ in range(H)] for _ in range(L)]
+    x_all = embed(cfg, sd, ids)  # row-wise: row t depends on token t and position t only
+    rows = []
+
+    def ln(name, v):
+        return cr.layer_norm(v, sd[name + ".weight"], sd[name + ".bias"], eps)
+
+    for t in range(len(ids)):
+        x = x_all[t : t + 1]
+        for i in range(L):
+            p = "layers.%d." % i
+            a = p + "attention."
+            inp = ln(p + "attention_norm", x) if cfg["norm_placement"] == "pre" else x
+            heads = []
+            for h in range(H):
+                q, k, v = (head_proj(cfg, sd, a, w, inp, h)[0] for w in "qkv")
+                S, z = state[i][h]
+                S = S + np.outer(phi(k), v)
+                z = z + phi(k)
+                state[i][h] = (S, z)
+                heads.append((phi(q) @ S) / (phi(q) @ z))
+            A = cr.linear(sd, sd, a + "out", np.concatenate(heads)[None, :])
+            f = lambda v: cr.linear(sd, sd, p + "feed_forward.fc2", cr.act(cfg["activation"], cr.linear(sd, sd, p + "feed_forward.fc1", v)))  # noqa: E731
+            if cfg["norm_placement"] == "pre":
+                x = x + A
+                x = x + f(ln(p + "feed_forward_norm", x))
+            else:
+                x = ln(p + "attention_norm", x + A)
+                x = ln(p + "feed_forward_norm", x + f(x))
+        rows.append(x[0])
+    return head(cfg, sd, np.stack(rows))
+
+
+# ------------------------------------------------------------------------------ driver
+
+
+def load_case(root, name, ckpt):
+    d = os.path.join(root, name)
+    file_config = json.load(open(os.path.join(d, "config.json")))
+    path = os.path.join(d, ckpt)
+    sd, emb_config = cr.read_safetensors(path) if ckpt.endswith(".safetensors") else cr.read_torch(path)
+    assert emb_config is not None, "kinds fixtures always embed their config"
+    assert emb_config == file_config, "embedded config differs from config.json"
+    return d, file_config, sd
+
+
+def check_case(root, name, ckpt):
+    import torch
+    import linfer_ref as lr
+
+    d, file_config, sd = load_case(root, name, ckpt)
+    cfg = full_config(file_config)
+    assert cfg["attention_kind"] in ("full", "linear_elu", "givetake"), cfg["attention_kind"]
+    got = {k: tuple(v.shape) for k, v in sd.items()}
+    want = expected_shapes(cfg, sd)
+    assert got == want, "names/shapes differ from the doc table:\n  got  %s\n  want %s" % (
+        sorted(set(got.items()) - set(want.items())), sorted(set(want.items()) - set(got.items())))
+
+    model = lr.LinferEncoder(file_config).double().eval()
+    model.load_state_dict({k: torch.from_numpy(v) for k, v in sd.items()}, strict=True)
+
+    worst_file = worst_mod = 0.0
+    Stats.entropy_sum, Stats.rows = 0.0, 0
+    n = cfg["max_seq_len"]
+    ts = sorted(int(f[4:-4]) for f in os.listdir(d) if f.startswith("out_"))
+    assert ts == sorted({1, 7, n // 2 + 1, n}), ts
+    scale = 0.0
+    for t in ts:
+        ids = [int(v) for v in open(os.path.join(d, "ids_%d.txt" % t)).read().split()]
+        assert len(ids) == t
+        ref = np.load(os.path.join(d, "out_%d.npy" % t))
+        assert ref.dtype == np.float32
+        mine = numpy_forward(cfg, sd, ids)
+        rows = 1 if cfg["head"] == "classifier" else t
+        cols = {"lm": cfg["vocab_size"], "classifier": cfg["num_classes"]}.get(cfg["head"], cfg["dim"])
+        assert ref.shape == (rows, cols) == mine.shape, (ref.shape, mine.shape)
+        assert np.isfinite(ref).all()
+        scale = max(scale, float(np.abs(ref).max()))
+        worst_file = max(worst_file, float((np.abs(mine - ref) / np.maximum(1.0, np.abs(mine))).max()))
+        with torch.no_grad():
+            mod = model(torch.tensor(ids, dtype=torch.long)).numpy()
+        worst_mod = max(worst_mod, float((np.abs(mod - mine) / np.maximum(1.0, np.abs(mine))).max()))
+    entropy = Stats.entropy_sum / Stats.rows if Stats.rows else float("nan")
+    ok = worst_file <= 1e-6 and worst_mod <= 1e-9
+    extra = ""
+    if cfg["causal"]:
+        ok &= check_causal(d, cfg, sd, model)
+        extra = " causal-prefix+stream ok" if ok else " causal FAIL"
+    print("%-32s %-10s %-11s npy-vs-numpy %.1e  module-vs-numpy %.1e  |out| %.2f  attn-entropy %.2f%s  %s" % (
+        name, cfg["attention_kind"], ckpt.split(".")[-1], worst_file, worst_mod, scale, entropy, extra,
+        "ok" if ok else "FAIL"))
+    return ok
+
+
+def check_causal(d, cfg, sd, model):
+    """Prefix property of the module and the token-by-token recurrent run."""
+    import torch
+
+    n = cfg["max_seq_len"]
+    ids = [int(v) for v in open(os.path.join(d, "ids_%d.txt" % n)).read().split()]
+    with torch.no_grad():
+        full = model(torch.tensor(ids, dtype=torch.long)).numpy()
+        worst = 0.0
+        for t in range(1, n + 1):
+            pre = model(torch.tensor(ids[:t], dtype=torch.long)).numpy()
+            worst = max(worst, float(np.abs(pre - full[:t]).max()))
+    stream = numpy_stream_causal(cfg, sd, ids)
+    ref = np.load(os.path.join(d, "out_%d.npy" % n))
+    stream_err = float((np.abs(stream - ref) / np.maximum(1.0, np.abs(stream))).max())
+    print("  causal: prefix runs vs full run max |diff| %.1e (t = 1..%d); token-by-token (S, z) run vs out_%d %.1e"
+          % (worst, n, n, stream_err))
+    return worst <= 1e-12 and stream_err <= 1e-6
+
+
+def check_full_vs_linformer_identity(root, name, ckpt):
+    """full == linformer with E = F = I (k = n, placement after, headwise) at T = n."""
+    import torch
+    import linfer_ref as lr
+
+    d, file_config, sd = load_case(root, name, ckpt)
+    n = file_config["max_seq_len"]
+    lin_config = dict(file_config, attention_kind="linformer", proj_len=n, projection_sharing="headwise")
+    lin = lr.LinferEncoder(lin_config).double().eval()
+    tensors = {k: torch.from_numpy(v) for k, v in sd.items()}
+    for i in range(file_config["num_layers"]):
+        for w in ("proj_k", "proj_v"):
+            tensors["layers.%d.attention.%s" % (i, w)] = torch.eye(n, dtype=torch.float64)
+    lin.load_state_dict(tensors, strict=True)
+    ids = [int(v) for v in open(os.path.join(d, "ids_%d.txt" % n)).read().split()]
+    with torch.no_grad():
+        a = lin(torch.tensor(ids, dtype=torch.long)).numpy()
+    ref = np.load(os.path.join(d, "out_%d.npy" % n))
+    err = float((np.abs(a - ref) / np.maximum(1.0, np.abs(ref))).max())
+    ok = err <= 1e-6
+    print("%-32s full vs linformer(E = F = I, k = n) at T = %d: %.1e  %s" % (name, n, err, "ok" if ok else "FAIL"))
+    return ok
+
+
+def main():
+    here = os.path.dirname(os.path.abspath(__file__))
+    root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(here, "..", "..", "tests", "golden_kinds")
+    root = os.path.abspath(root)
+    cases = [line.rstrip("\n").split("\t") for line in open(os.path.join(root, "cases.txt")) if line.strip()]
+    results = [check_case(root, name, ckpt) for name, ckpt in cases]
+    kinds = {json.load(open(os.path.join(root, c[0], "config.json")))["attention_kind"] for c in cases}
+    assert kinds == {"full", "linear_elu", "givetake"}, kinds
+    assert any(json.load(open(os.path.join(root, c[0], "config.json"))).get("causal") for c in cases)
+    for name, ckpt in cases:
+        cfg = json.load(open(os.path.join(root, name, "config.json")))
+        if cfg["attention_kind"] == "full" and cfg.get("kv_heads", cfg["num_heads"]) == cfg["num_heads"]:
+            results.append(check_full_vs_linformer_identity(root, name, ckpt))
+    if not all(results):
+        print("check_kinds: FAILED")
+        sys.exit(1)
+    print("check_kinds: all %d checks ok" % len(results))
+
+
+if __name__ == "__main__":
+    main()
