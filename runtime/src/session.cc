@@ -18,7 +18,7 @@ enum Step { kEmbed = 0, kAttention = 1, kFeedForward = 2, kHead = 3 };
 struct Plan {
   enum Id {
     X, X2, H, Sub, Q, Attn, FF, CompK, CompV, KP, VP, KT, RowSum, Scratch, Positions, Pooled,
-    Pooled2, Out, QX, QScales, Count
+    Pooled2, Out, QX, QScales, LinearState, Count
   };
   std::vector<ArenaRequest> req = std::vector<ArenaRequest>(Count, ArenaRequest{0, 0, 0});
   uint64_t total = 0;
@@ -26,6 +26,7 @@ struct Plan {
 
 // Floats of attention scratch per thread.
 size_t scratch_stride(const EncoderConfig& c, uint64_t T) {
+  if (c.attention_kind == AttentionKind::LinearElu) return c.head_dim + 16;
   const uint64_t keys = c.attention_kind == AttentionKind::Linformer ? c.proj_len : T;
   return kernels::attention_f32_scratch_floats(keys, c.head_dim) + 16;
 }
@@ -56,7 +57,10 @@ Plan make_plan(const EncoderConfig& c, uint64_t T, uint64_t threads, bool int8) 
   }
   set(Plan::KP, keys * S * dh, kAttention, kAttention);
   set(Plan::VP, keys * S * dh, kAttention, kAttention);
-  set(Plan::KT, S * dh * keys, kAttention, kAttention);
+  if (c.attention_kind == AttentionKind::LinearElu)  // S (dh x dh) and z (dh) per kv head
+    set(Plan::LinearState, S * (dh * dh + dh), kAttention, kAttention);
+  else
+    set(Plan::KT, S * dh * keys, kAttention, kAttention);
   set(Plan::Scratch, threads * scratch_stride(c, T), kAttention, kAttention);
   // Sinusoidal positions are computed once at creation and kept for every run.
   if (c.positions == PositionKind::Sinusoidal) set(Plan::Positions, T * D, kEmbed, kHead);
@@ -194,7 +198,7 @@ linfer_status Session::prepare(const linfer_session_options& options, std::strin
           at(Plan::CompV),   at(Plan::KP),     at(Plan::VP),     at(Plan::KT),
           at(Plan::RowSum),  at(Plan::Scratch), at(Plan::Positions), at(Plan::Pooled),
           at(Plan::Pooled2), at(Plan::Out),   at(Plan::QScales),
-          reinterpret_cast<uint8_t*>(at(Plan::QX))};
+          reinterpret_cast<uint8_t*>(at(Plan::QX)), at(Plan::LinearState)};
   scratch_stride_ = scratch_stride(c, max_len_);
 
   if (c.positions == PositionKind::Sinusoidal) {
@@ -490,6 +494,12 @@ bool Session::attention(const LayerWeights& w, LayerOps& ops, const float* in, s
     if (!run_linear(ops.k[0], T, in, buf_.kp) || !run_linear(ops.v[0], T, in, buf_.vp)) return false;
     keys = T;
   }
+  if (c.attention_kind == AttentionKind::LinearElu) {
+    const auto t = now();
+    linear_attention(T);
+    lap(LINFER_OP_ATTENTION, t);
+    return run_linear(ops.out, T, buf_.attn, buf_.sub);
+  }
   const size_t S = per_head ? H : kvh;                // distinct K/V heads
   const size_t kp_stride = per_head ? dh : kvh * dh;  // row stride of K/V
   auto t = now();
@@ -526,6 +536,51 @@ bool Session::attention(const LayerWeights& w, LayerOps& ops, const float* in, s
   });
   lap(LINFER_OP_ATTENTION, t);
   return run_linear(ops.out, T, buf_.attn, buf_.sub);
+}
+
+// Linear (elu+1) attention over q, kp, vp (T rows). Bidirectional: per kv head, the state
+// (S, z) over all rows, then every row of every head reads it. Causal: row i adds itself to the
+// state and then reads it, so it sees rows j <= i only.
+void Session::linear_attention(size_t T) {
+  const EncoderConfig& c = cfg_;
+  const size_t H = c.num_heads, dh = c.head_dim, HD = H * dh, kvh = c.kv_heads, KV = kvh * dh;
+  const size_t heads_per_kv = H / kvh;
+  auto state = [&](size_t s) { return buf_.linear_state + s * (dh * dh + dh); };
+  if (c.causal == CausalMode::Causal) {
+    parallel_ranges(pool_, threads_, kvh, 1, [&](size_t b, size_t e, size_t chunk) {
+      float* scratch = buf_.scratch + chunk * scratch_stride_;
+      for (size_t s = b; s < e; ++s) {
+        float* S = state(s);
+        std::fill(S, S + dh * dh + dh, 0.0f);
+        for (size_t i = 0; i < T; ++i) {
+          kernels::linear_attention_state_f32_fast(buf_.kp + i * KV + s * dh, KV, buf_.vp + i * KV + s * dh,
+                                                   KV, 1, dh, S, S + dh * dh);
+          for (size_t h = s * heads_per_kv; h < (s + 1) * heads_per_kv; ++h)
+            kernels::linear_attention_apply_f32_fast(buf_.q + i * HD + h * dh, HD, 1, dh, S, S + dh * dh,
+                                                     buf_.attn + i * HD + h * dh, HD, scratch);
+        }
+      }
+    });
+    return;
+  }
+  parallel_ranges(pool_, threads_, kvh, 1, [&](size_t b, size_t e, size_t) {
+    for (size_t s = b; s < e; ++s) {
+      float* S = state(s);
+      std::fill(S, S + dh * dh + dh, 0.0f);
+      kernels::linear_attention_state_f32_fast(buf_.kp + s * dh, KV, buf_.vp + s * dh, KV, T, dh, S,
+                                               S + dh * dh);
+    }
+  });
+  const size_t block = 32, blocks = (T + block - 1) / block;
+  parallel_ranges(pool_, threads_, H * blocks, 1, [&](size_t b, size_t e, size_t chunk) {
+    float* scratch = buf_.scratch + chunk * scratch_stride_;
+    for (size_t item = b; item < e; ++item) {
+      const size_t h = item / blocks, r0 = (item % blocks) * block, rows = std::min(block, T - r0);
+      const float* S = state(h / heads_per_kv);
+      kernels::linear_attention_apply_f32_fast(buf_.q + r0 * HD + h * dh, HD, rows, dh, S, S + dh * dh,
+                                               buf_.attn + r0 * HD + h * dh, HD, scratch);
+    }
+  });
 }
 
 bool Session::feed_forward(const LayerWeights& w, LayerOps& ops, const float* in, size_t T) {

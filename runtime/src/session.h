@@ -62,6 +62,7 @@ class Session {
           *positions = nullptr, *pooled = nullptr, *pooled2 = nullptr, *out = nullptr,
           *qscales = nullptr;
     uint8_t* qx = nullptr;  // int8 path: quantized rows
+    float* linear_state = nullptr;  // linear attention: S and z per kv head
   };
 
   linfer_status prepare(const linfer_session_options& options, std::string* error);
@@ -72,6 +73,7 @@ class Session {
   linfer_status forward(size_t T, std::string* error);
   bool attention(const LayerWeights& w, LayerOps& ops, const float* in, size_t T);
   bool linformer_kv(const LayerWeights& w, LayerOps& ops, const float* in, size_t T);
+  void linear_attention(size_t T);
   bool feed_forward(const LayerWeights& w, LayerOps& ops, const float* in, size_t T);
   void layernorm_rows(const float* in, float* out, size_t T, const NormWeights& n);
   void activate(float* x, size_t rows, size_t cols, Activation act);

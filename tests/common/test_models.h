@@ -62,6 +62,7 @@ inline OwnedDescription make_model(const EncoderConfig& c, uint32_t seed = 1) {
   if (c.positions == PositionKind::Learned)
     fill(o.desc.position_embedding, {c.position_offset + c.max_seq_len, D});
   if (c.embedding_norm) norm(o.desc.embedding_norm);
+  if (c.attention_kind == AttentionKind::GiveTake) fill(o.desc.global_tokens, {c.num_global_tokens, D});
   const bool per_head = c.projection_sharing == ProjectionSharing::None;
   const std::vector<uint32_t> proj = per_head ? std::vector<uint32_t>{c.num_heads, c.proj_len, c.max_seq_len}
                                               : std::vector<uint32_t>{c.proj_len, c.max_seq_len};

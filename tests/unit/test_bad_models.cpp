@@ -131,10 +131,11 @@ std::vector<BadCase> catalogue() {
         t->mutate_size(t->size() / 2); return b; }, INV, "final_norm.weight must be f32");
   add("attention kind not in this runtime", [] {
         EncoderConfig c = small_config();
-        c.attention_kind = AttentionKind::LinearElu;
+        c.attention_kind = AttentionKind::GiveTake;
         c.proj_len = 0;
+        c.num_global_tokens = 2;
         return model_bytes(make_model(c).desc); }, LINFER_ERROR_UNSUPPORTED,
-      "attention kind 'linear (elu+1)' is not supported");
+      "attention kind 'givetake' is not supported");
   return cases;
 }
 

@@ -11,7 +11,7 @@
 using namespace linfer;
 
 TEST_CASE("sessions on one shared model run concurrently with identical results") {
-  for (AttentionKind kind : {AttentionKind::Linformer, AttentionKind::FullSoftmax}) {
+  for (AttentionKind kind : {AttentionKind::Linformer, AttentionKind::FullSoftmax, AttentionKind::LinearElu}) {
     EncoderConfig c = testing::small_config();
     c.attention_kind = kind;
     if (kind != AttentionKind::Linformer) c.proj_len = 0;

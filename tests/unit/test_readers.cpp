@@ -885,6 +885,7 @@ struct Legacy {
   int64_t version = 1001;
   bool little_endian = true;
   int64_t int_size = 4;
+  int64_t long_size = 4;
   std::string object;               // the object pickle; default: {"w": F32 [2,3] "k1", "h": F16 [1] "k0"}
   std::vector<std::string> keys = {"k0", "k1"};
   std::string records = record(2, f16_bytes()) + record(6, floats({1, 2, 3, 4, 5, 6}));
@@ -901,7 +902,7 @@ struct Legacy {
   std::string sys_info() const {
     Pickle p;
     p.proto().op('}').mark().str("protocol_version").integer(1001).str("little_endian").op(little_endian ? 0x88 : 0x89);
-    p.str("type_sizes").op('}').mark().str("short").integer(2).str("int").integer(int_size).str("long").integer(4);
+    p.str("type_sizes").op('}').mark().str("short").integer(2).str("int").integer(int_size).str("long").integer(long_size);
     p.op('u').op('u').stop();
     return p.s;
   }
@@ -1058,6 +1059,7 @@ TEST_CASE("torch legacy: hand-built files") {
   }
   SUBCASE("long size 8 in sys_info and up to 4095 zero bytes of padding are accepted") {
     Legacy l;
+    l.long_size = 8;
     l.records += std::string(4095, '\0');
     must_load(l.build());
   }
@@ -1084,7 +1086,7 @@ TEST_CASE("torch legacy: corrupt files are refused with a one-line message namin
   SUBCASE("bad magic position: the protocol-version pickle comes first") {
     Legacy l;
     expect_error(l.version_pickle() + l.magic + l.sys_info() + l.object + l.key_list() + l.records,
-                 "legacy torch.save: the file must start with the magic-number pickle, but the magic number is at offset 8 instead of 2");
+                 "legacy torch.save: the file must start with the magic-number pickle, but the magic number is at offset 10 instead of 2");
   }
   SUBCASE("magic pickle without STOP") {
     Legacy l;
@@ -1111,10 +1113,13 @@ TEST_CASE("torch legacy: corrupt files are refused with a one-line message namin
     l.little_endian = false;
     expect_error(l.build(), "legacy torch.save: the file was written on a big-endian machine (sys_info little_endian is False); big-endian files are not supported");
   }
-  SUBCASE("odd type size in sys_info") {
+  SUBCASE("odd type sizes in sys_info") {
     Legacy l;
     l.int_size = 8;
     expect_error(l.build(), "legacy torch.save: sys_info type_sizes 'int' is 8 (expected 4)");
+    l.int_size = 4;
+    l.long_size = 2;
+    expect_error(l.build(), "legacy torch.save: sys_info type_sizes 'long' is 2 (expected 4 or 8)");
   }
   SUBCASE("sys_info is not a dict") {
     Legacy l;
@@ -1160,7 +1165,7 @@ TEST_CASE("torch legacy: corrupt files are refused with a one-line message namin
                             " needs 24 bytes (6 x F32) but the file has only 10 bytes left");
   }
   SUBCASE("truncated record count") {
-    std::string bytes = good.head() + good.key_list() + record(2, f16_bytes()) + "\x06\0\0";
+    std::string bytes = good.head() + good.key_list() + record(2, f16_bytes()) + std::string("\x06\0\0", 3);
     expect_error(bytes, "is truncated: it needs an 8-byte element count but the file has 3 bytes left");
   }
   SUBCASE("record past the end of the file (count and numel agree)") {
@@ -1206,7 +1211,7 @@ TEST_CASE("torch legacy: corrupt files are refused with a one-line message namin
   SUBCASE("persistent id in the key list pickle") {
     Legacy l;
     std::string keys = Pickle().proto().str("k0").op('Q').stop().s;
-    expect_error(l.head() + keys + l.records, "persistent id at offset " + std::to_string(l.head().size() + 11) +
+    expect_error(l.head() + keys + l.records, "persistent id at offset " + std::to_string(l.head().size() + 9) +
                                                   " in the storage key list pickle");
   }
   SUBCASE("forbidden global in the object pickle") {

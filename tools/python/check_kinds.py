@@ -367,13 +367,13 @@ def check_case(root, name, ckpt):
         with torch.no_grad():
             mod = model(torch.tensor(ids, dtype=torch.long)).numpy()
         worst_mod = max(worst_mod, float((np.abs(mod - mine) / np.maximum(1.0, np.abs(mine))).max()))
-    entropy = Stats.entropy_sum / Stats.rows if Stats.rows else float("nan")
+    entropy = "%.2f" % (Stats.entropy_sum / Stats.rows) if Stats.rows else "-"
     ok = worst_file <= 1e-6 and worst_mod <= 1e-9
     extra = ""
     if cfg["causal"]:
         ok &= check_causal(d, cfg, sd, model)
         extra = " causal-prefix+stream ok" if ok else " causal FAIL"
-    print("%-32s %-10s %-11s npy-vs-numpy %.1e  module-vs-numpy %.1e  |out| %.2f  attn-entropy %.2f%s  %s" % (
+    print("%-32s %-10s %-11s npy-vs-numpy %.1e  module-vs-numpy %.1e  |out| %.2f  attn-entropy %s%s  %s" % (
         name, cfg["attention_kind"], ckpt.split(".")[-1], worst_file, worst_mod, scale, entropy, extra,
         "ok" if ok else "FAIL"))
     return ok

@@ -98,6 +98,60 @@ def package_pages(lang, pkg):
 
 
 # ---------------------------------------------------------------------------------------------
+# untranslated paragraphs
+#
+# manpages-l10n ships a page when most of it is translated; the rest stays in English (po4a keeps
+# the original of every untranslated paragraph). Those paragraphs are English text under another
+# label, so they are dropped from the translated pages: a paragraph goes when it holds at least
+# two English function words and more of them than function words of the page's language. Words
+# that are function words in both (Dutch "is", Polish "to", Spanish "a", ...) count for neither.
+
+_EN_WORDS = set("""the of and to is that for are be with this by or not as it from which can will
+when has have was were been an if on these then than into also may must should only such any each
+other all its their there a in used you your does see""".split())
+_WORDS = {
+    "cs": """a je se v na ze z s k do pro to o jako nebo který která které jsou být by není pokud tak
+             při jeho jen už také lze této tento tato po od za ve i""",
+    "de": """der die das und ist nicht mit von den dem des ein eine einer zu für auf im wird werden oder
+             sich es als bei wenn kann sind aus auch nur an in wie diese""",
+    "es": """el la los las de del que y en un una es por para con no se al o su sus lo como más si
+             este esta puede son a""",
+    "fr": """le la les de des du et est un une en que qui dans pour par pas sur ne au aux ce cette il
+             sont avec ou si être peut a on se""",
+    "it": """il lo la i gli le di del della che e è un una in per con non da si sono come al o se
+             questo questa può a nel""",
+    "nl": """de het een en van is in dat die te op voor met niet zijn wordt worden of als door aan bij
+             er kan deze naar om ook""",
+    "pl": """i w z na się nie do że jest to jak o a od po przez dla lub oraz jego są może być jeśli tak
+             czy ze we które który która""",
+    "pt_BR": """o a os as de do da dos das e é um uma em no na que para por com não se ao ou como são
+                pode este esta seu sua""",
+    "ru": """и в не на что с по для это как из к или если от при а же только быть может его он она то
+             также будет все этот""",
+}
+_SHARED = {"de": {"will", "also", "was", "see"}, "nl": {"was", "been"}, "fr": {"as", "an"}}
+_FUNCTION_WORDS = {lang: set(words.split()) for lang, words in _WORDS.items()}
+_ENGLISH_ONLY = {lang: _EN_WORDS - ws - _SHARED.get(lang, set()) for lang, ws in _FUNCTION_WORDS.items()}
+_WORD = re.compile(r"[^\W\d_]+")
+
+
+def untranslated(paragraph, lang):
+    """True when a paragraph (str) of a page translated into lang reads as English."""
+    words = _WORD.findall(paragraph.lower())
+    en = sum(w in _ENGLISH_ONLY[lang] for w in words)
+    own = sum(w in _FUNCTION_WORDS[lang] for w in words)
+    return en >= 2 and en > own
+
+
+def drop_untranslated(text, lang):
+    """text (str) without its English paragraphs (lang "en": unchanged)."""
+    if lang == "en":
+        return text
+    paras = text.split("\n\n")
+    return "\n\n".join(p for p in paras if not untranslated(p, lang))
+
+
+# ---------------------------------------------------------------------------------------------
 # roff -> plain text
 
 _SPECIAL = {
@@ -179,10 +233,12 @@ def clean_roff(src):
     return text.strip() + "\n"
 
 
-def read_page(path):
+def read_page(path, lang):
+    """Plain text (UTF-8 bytes) of a gzipped page, untranslated paragraphs dropped."""
     with gzip.open(path, "rb") as f:
         data = f.read()
-    return clean_roff(data.decode("utf-8", errors="replace")).encode("utf-8")
+    text = drop_untranslated(clean_roff(data.decode("utf-8", errors="replace")), lang)
+    return (text.strip() + "\n").encode("utf-8")
 
 
 def load_documents(min_bytes=MIN_SAMPLE_BYTES):
@@ -192,7 +248,7 @@ def load_documents(min_bytes=MIN_SAMPLE_BYTES):
     for lang, pkg, _ in LANGS:
         docs[lang] = []
         for page, path in package_pages(lang, pkg):
-            text = read_page(path)
+            text = read_page(path, lang)
             if len(text) >= min_bytes:
                 docs[lang].append((page, text))
     return docs
