@@ -74,6 +74,15 @@ void linear_attention_apply_f32_fast(const float* q, size_t q_stride, size_t row
                                      const float* S, const float* z, float* o, size_t o_stride,
                                      float* scratch);
 
+// Depthwise 1-D convolution over the rows (same length, zero padding), added to y:
+// y[t][c] += bias[c] + sum_{j<K} w[j][c] * x[t + j - (K-1)/2][c], for rows [row_begin, row_end)
+// of a T-row input. w is tap-major ([K x channels]) so that the channels vectorise.
+void conv_depthwise_add_f32_ref(const float* x, size_t T, size_t channels, const float* w, size_t K,
+                                const float* bias, float* y, size_t row_begin, size_t row_end);
+void conv_depthwise_add_f32_fast(const float* x, size_t T, size_t channels, const float* w,
+                                 size_t K, const float* bias, float* y, size_t row_begin,
+                                 size_t row_end);
+
 // Name of the instruction set the fast kernels dispatch to on this CPU (e.g. "AVX3", "NEON").
 const char* fast_kernel_target();
 

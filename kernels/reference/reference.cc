@@ -86,6 +86,20 @@ void attention_f32_ref(const AttentionHeadArgs& a, size_t row_begin, size_t row_
   }
 }
 
+void conv_depthwise_add_f32_ref(const float* x, size_t T, size_t channels, const float* w, size_t K,
+                                const float* bias, float* y, size_t row_begin, size_t row_end) {
+  const long half = long(K - 1) / 2;
+  for (size_t t = row_begin; t < row_end; ++t)
+    for (size_t c = 0; c < channels; ++c) {
+      double acc = bias ? bias[c] : 0.0;
+      for (size_t j = 0; j < K; ++j) {
+        const long src = long(t) + long(j) - half;
+        if (src >= 0 && src < long(T)) acc += double(w[j * channels + c]) * x[size_t(src) * channels + c];
+      }
+      y[t * channels + c] += float(acc);
+    }
+}
+
 static double phi(double x) { return x > 0 ? x + 1.0 : std::exp(x); }
 
 void linear_attention_state_f32_ref(const float* k, size_t k_stride, const float* v,

@@ -410,6 +410,32 @@ void LinearAttentionApply(const float* q, size_t q_stride, size_t rows, size_t d
   }
 }
 
+void ConvDepthwiseAdd(const float* x, size_t T, size_t channels, const float* w, size_t K,
+                      const float* bias, float* y, size_t row_begin, size_t row_end) {
+  const D d;
+  const size_t L = hn::Lanes(d);
+  const long half = long(K - 1) / 2;
+  for (size_t t = row_begin; t < row_end; ++t) {
+    // Taps whose source row lies inside [0, T).
+    const size_t j_begin = size_t(std::max(0L, half - long(t)));
+    const size_t j_end = size_t(std::min(long(K), long(T) - long(t) + half));
+    float* yt = y + t * channels;
+    size_t c = 0;
+    for (; c + L <= channels; c += L) {
+      auto acc = bias ? hn::LoadU(d, bias + c) : hn::Zero(d);
+      for (size_t j = j_begin; j < j_end; ++j)
+        acc = hn::MulAdd(hn::LoadU(d, w + j * channels + c),
+                         hn::LoadU(d, x + (t + j - size_t(half)) * channels + c), acc);
+      hn::StoreU(hn::Add(hn::LoadU(d, yt + c), acc), d, yt + c);
+    }
+    for (; c < channels; ++c) {
+      float acc = bias ? bias[c] : 0.0f;
+      for (size_t j = j_begin; j < j_end; ++j) acc += w[j * channels + c] * x[(t + j - size_t(half)) * channels + c];
+      yt[c] += acc;
+    }
+  }
+}
+
 }  // namespace HWY_NAMESPACE
 }  // namespace linfer::kernels
 HWY_AFTER_NAMESPACE();
@@ -426,6 +452,7 @@ HWY_EXPORT(Gemm);
 HWY_EXPORT(Attention);
 HWY_EXPORT(LinearAttentionState);
 HWY_EXPORT(LinearAttentionApply);
+HWY_EXPORT(ConvDepthwiseAdd);
 
 const char* fast_kernel_target() { return HWY_DYNAMIC_DISPATCH(TargetNameImpl)(); }
 void layernorm_f32_fast(const float* x, size_t x_stride, float* y, size_t y_stride, size_t rows,
@@ -452,6 +479,11 @@ void linear_attention_apply_f32_fast(const float* q, size_t q_stride, size_t row
                                      const float* S, const float* z, float* o, size_t o_stride,
                                      float* scratch) {
   HWY_DYNAMIC_DISPATCH(LinearAttentionApply)(q, q_stride, rows, d, S, z, o, o_stride, scratch);
+}
+void conv_depthwise_add_f32_fast(const float* x, size_t T, size_t channels, const float* w,
+                                 size_t K, const float* bias, float* y, size_t row_begin,
+                                 size_t row_end) {
+  HWY_DYNAMIC_DISPATCH(ConvDepthwiseAdd)(x, T, channels, w, K, bias, y, row_begin, row_end);
 }
 }  // namespace linfer::kernels
 #endif

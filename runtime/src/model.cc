@@ -26,9 +26,6 @@ LoadResult finish_load(std::unique_ptr<Model>& m) {
   std::string err = parse_lfm(bytes, m->size, &m->file_desc, &m->info);
   if (!err.empty()) return {LINFER_ERROR_INVALID_MODEL, err};
   const EncoderConfig& c = m->file_desc.config;
-  if (c.attention_kind == AttentionKind::GiveTake)
-    return {LINFER_ERROR_UNSUPPORTED, std::string("attention kind '") + to_string(c.attention_kind) +
-                                          "' is not supported by this runtime yet"};
   m->desc = m->file_desc;
   std::map<const void*, const float*> done;  // shared weights are widened once
   bool any_f16 = false, any_i8 = false;

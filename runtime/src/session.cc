@@ -27,29 +27,30 @@ struct Plan {
 // Floats of attention scratch per thread.
 size_t scratch_stride(const EncoderConfig& c, uint64_t T) {
   if (c.attention_kind == AttentionKind::LinearElu) return c.head_dim + 16;
-  const uint64_t keys = c.attention_kind == AttentionKind::Linformer ? c.proj_len : T;
+  const uint64_t keys = c.attention_kind == AttentionKind::Linformer ? c.proj_len : T + c.num_global_tokens;
   return kernels::attention_f32_scratch_floats(keys, c.head_dim) + 16;
 }
 
 // int8: whether any dense layer runs on the int8 kernels (they need room for quantized rows).
 Plan make_plan(const EncoderConfig& c, uint64_t T, uint64_t threads, bool int8) {
   Plan p;
+  const uint64_t R = T + c.num_global_tokens;  // GiveTake's tokens ride along as extra rows
   const uint64_t D = c.dim, HD = uint64_t(c.num_heads) * c.head_dim, k = c.proj_len,
                  G = c.projection_groups(), S = G == 1 ? c.kv_heads : c.num_heads,
                  dh = c.head_dim, F4 = sizeof(float);
   auto set = [&](Plan::Id id, uint64_t floats, int first, int last) {
     p.req[id] = {floats * F4, first, last};
   };
-  set(Plan::X, T * D, kEmbed, kHead);
-  if (c.norm_placement == NormPlacement::Reversible) set(Plan::X2, T * D, kEmbed, kFeedForward);
-  set(Plan::H, T * D, kEmbed, kHead);
-  set(Plan::Sub, T * D, kAttention, kFeedForward);
-  set(Plan::Q, T * HD, kAttention, kAttention);
-  set(Plan::Attn, T * HD, kAttention, kAttention);
-  set(Plan::FF, T * c.ff_dim, kFeedForward, kFeedForward);
+  set(Plan::X, R * D, kEmbed, kHead);
+  if (c.norm_placement == NormPlacement::Reversible) set(Plan::X2, R * D, kEmbed, kFeedForward);
+  set(Plan::H, R * D, kEmbed, kHead);
+  set(Plan::Sub, R * D, kAttention, kFeedForward);
+  set(Plan::Q, R * HD, kAttention, kAttention);
+  set(Plan::Attn, R * HD, kAttention, kAttention);
+  set(Plan::FF, R * c.ff_dim, kFeedForward, kFeedForward);
   // Keys per head: the Linformer's k compressed rows, or all T rows for full attention.
   const bool linformer = c.attention_kind == AttentionKind::Linformer;
-  const uint64_t keys = linformer ? k : T;
+  const uint64_t keys = linformer ? k : R;
   if (linformer) {
     set(Plan::CompK, G * k * D, kAttention, kAttention);
     if (c.has_separate_proj_v()) set(Plan::CompV, G * k * D, kAttention, kAttention);
@@ -72,7 +73,7 @@ Plan make_plan(const EncoderConfig& c, uint64_t T, uint64_t threads, bool int8) 
     set(Plan::Out, T * c.vocab_size, kHead, kHead);
   }
   if (int8) {
-    const uint64_t rows = std::max<uint64_t>(T, k);
+    const uint64_t rows = std::max<uint64_t>(R, k);
     const uint64_t widest = std::max<uint64_t>(std::max<uint64_t>(D, HD), c.ff_dim);
     set(Plan::QX, rows * ((widest + 3) / 4), kAttention, kHead);  // bytes / 4, in floats
     set(Plan::QScales, rows, kAttention, kHead);
@@ -258,6 +259,16 @@ linfer_status Session::prepare(const linfer_session_options& options, std::strin
     make(ops.out, HD, D, w.out.weight, 0, f32(w.out.bias), false);
     make(ops.fc1, D, F, w.fc1.weight, 0, f32(w.fc1.bias), c.activation == Activation::Relu);
     make(ops.fc2, F, D, w.fc2.weight, 0, f32(w.fc2.bias), false);
+  }
+  // GiveTake convolutions: taps transposed to [K x dim] so the kernel vectorises over channels.
+  conv_taps_.resize(c.num_layers);
+  for (uint32_t i = 0; i < c.num_layers; ++i) {
+    const WeightView& cw = model_->desc.layers[i].conv_weight;
+    if (!cw.present()) continue;
+    const size_t K = cw.shape[1];
+    conv_taps_[i].resize(K * D);
+    for (size_t ch = 0; ch < D; ++ch)
+      for (size_t j = 0; j < K; ++j) conv_taps_[i][j * D + ch] = f32(cw)[ch * K + j];
   }
   const HeadWeights& hw = model_->desc.head;
   if (error->empty() && hw.dense.weight.present())
@@ -484,6 +495,7 @@ bool Session::attention(const LayerWeights& w, LayerOps& ops, const float* in, s
   const size_t H = c.num_heads, dh = c.head_dim, HD = H * dh, kvh = c.kv_heads;
   const bool linformer = c.attention_kind == AttentionKind::Linformer;
   const bool per_head = linformer && c.projection_groups() > 1;
+  if (c.attention_kind == AttentionKind::GiveTake) return give_take(w, ops, in, T);
   if (!run_linear(ops.q, T, in, buf_.q)) return false;
   // Keys and values: the Linformer's k compressed rows, or all T rows for full attention.
   size_t keys;
@@ -536,6 +548,68 @@ bool Session::attention(const LayerWeights& w, LayerOps& ops, const float* in, s
   });
   lap(LINFER_OP_ATTENTION, t);
   return run_linear(ops.out, T, buf_.attn, buf_.sub);
+}
+
+// GiveTake: the p tokens (rows [T, T + p) of `in`) take from the sequence, then the sequence
+// takes from what the tokens gathered (docs/converter.md). Both streams share W_q, W_k, W_v, W_out.
+bool Session::give_take(const LayerWeights& w, LayerOps& ops, const float* in, size_t T) {
+  const EncoderConfig& c = cfg_;
+  const size_t p = c.num_global_tokens, R = T + p, H = c.num_heads, dh = c.head_dim, HD = H * dh,
+               kvh = c.kv_heads, KV = kvh * dh, D = c.dim;
+  if (!run_linear(ops.q, R, in, buf_.q) || !run_linear(ops.k[0], R, in, buf_.kp) ||
+      !run_linear(ops.v[0], T, in, buf_.vp))
+    return false;
+  auto t = now();
+  // K transposed per kv head: the sequence's [dh x T], then the tokens' [dh x p].
+  float* kt_seq = buf_.kt;
+  float* kt_tok = buf_.kt + kvh * dh * T;
+  for (size_t s = 0; s < kvh; ++s)
+    for (size_t r = 0; r < R; ++r)
+      for (size_t j = 0; j < dh; ++j) {
+        const float v = buf_.kp[r * KV + s * dh + j];
+        if (r < T) kt_seq[s * dh * T + j * T + r] = v;
+        else kt_tok[s * dh * p + j * p + (r - T)] = v;
+      }
+  const float scale = 1.0f / std::sqrt(float(dh));
+  const size_t heads_per_kv = H / kvh;
+  auto run_heads = [&](size_t rows, size_t keys, auto args_for_head) {
+    const size_t block = 32, blocks = (rows + block - 1) / block;
+    parallel_ranges(pool_, threads_, H * blocks, 1, [&](size_t b, size_t e, size_t chunk) {
+      float* scratch = buf_.scratch + chunk * scratch_stride_;
+      for (size_t item = b; item < e; ++item) {
+        const size_t h = item / blocks, r0 = (item % blocks) * block;
+        kernels::AttentionHeadArgs a = args_for_head(h);
+        a.head_dim = dh;
+        a.keys = keys;
+        a.scale = scale;
+        kernels::attention_f32_fast(a, r0, std::min(rows, r0 + block), scratch);
+      }
+    });
+  };
+  // Take: Y_t = softmax(Q_t K_s^T / sqrt(dh)) V_s, into rows [T, R) of attn.
+  run_heads(p, T, [&](size_t h) {
+    const size_t s = h / heads_per_kv;
+    return kernels::AttentionHeadArgs{buf_.q + T * HD + h * dh, HD, kt_seq + s * dh * T, T,
+                                      buf_.vp + s * dh, KV, buf_.attn + T * HD + h * dh, HD, 0, 0, 0};
+  });
+  // Give: Y_s = softmax(Q_s K_t^T / sqrt(dh)) Y_t (head h's own take output), into rows [0, T).
+  run_heads(T, p, [&](size_t h) {
+    const size_t s = h / heads_per_kv;
+    return kernels::AttentionHeadArgs{buf_.q + h * dh, HD, kt_tok + s * dh * p, p,
+                                      buf_.attn + T * HD + h * dh, HD, buf_.attn + h * dh, HD, 0, 0, 0};
+  });
+  lap(LINFER_OP_ATTENTION, t);
+  if (!run_linear(ops.out, R, buf_.attn, buf_.sub)) return false;
+  if (w.conv_weight.present()) {  // the locality branch: depthwise convolution of the input
+    t = now();
+    const size_t K = w.conv_weight.shape[1];
+    const float* taps = conv_taps_[&w - model_->desc.layers.data()].data();
+    parallel_ranges(pool_, threads_, T, 1, [&](size_t b, size_t e, size_t) {
+      kernels::conv_depthwise_add_f32_fast(in, T, D, taps, K, f32(w.conv_bias), buf_.sub, b, e);
+    });
+    lap(LINFER_OP_ELEMENTWISE, t);
+  }
+  return true;
 }
 
 // Linear (elu+1) attention over q, kp, vp (T rows). Bidirectional: per kv head, the state
@@ -656,36 +730,41 @@ linfer_status Session::forward(size_t T, std::string* error) {
   }
   if (c.embedding_norm) layernorm_rows(buf_.x, buf_.x, T, d.embedding_norm);
 
+  // GiveTake carries its p learned tokens as rows [T, T + p) of the same buffers: norms, the
+  // feed-forward and the residuals treat them like sequence rows; only attention tells them apart.
+  const size_t R = T + c.num_global_tokens;
+  if (c.num_global_tokens)
+    std::memcpy(buf_.x + T * D, d.global_tokens.data, c.num_global_tokens * D * sizeof(float));
   bool ok = true;
   if (c.norm_placement == NormPlacement::Reversible)
-    std::memcpy(buf_.x2, buf_.x, T * D * sizeof(float));
+    std::memcpy(buf_.x2, buf_.x, R * D * sizeof(float));
   for (uint32_t i = 0; i < c.num_layers && ok; ++i) {
     const LayerWeights& w = d.layers[i];
     LayerOps& ops = layer_ops_[i];
     switch (c.norm_placement) {
       case NormPlacement::Pre:
-        layernorm_rows(buf_.x, buf_.h, T, w.attention_norm);
+        layernorm_rows(buf_.x, buf_.h, R, w.attention_norm);
         ok = attention(w, ops, buf_.h, T);
-        add_rows(buf_.x, buf_.sub, T, D);
-        layernorm_rows(buf_.x, buf_.h, T, w.feed_forward_norm);
-        ok = ok && feed_forward(w, ops, buf_.h, T);
-        add_rows(buf_.x, buf_.sub, T, D);
+        add_rows(buf_.x, buf_.sub, R, D);
+        layernorm_rows(buf_.x, buf_.h, R, w.feed_forward_norm);
+        ok = ok && feed_forward(w, ops, buf_.h, R);
+        add_rows(buf_.x, buf_.sub, R, D);
         break;
       case NormPlacement::Post:
         ok = attention(w, ops, buf_.x, T);
-        add_rows(buf_.x, buf_.sub, T, D);
-        layernorm_rows(buf_.x, buf_.x, T, w.attention_norm);
-        ok = ok && feed_forward(w, ops, buf_.x, T);
-        add_rows(buf_.x, buf_.sub, T, D);
-        layernorm_rows(buf_.x, buf_.x, T, w.feed_forward_norm);
+        add_rows(buf_.x, buf_.sub, R, D);
+        layernorm_rows(buf_.x, buf_.x, R, w.attention_norm);
+        ok = ok && feed_forward(w, ops, buf_.x, R);
+        add_rows(buf_.x, buf_.sub, R, D);
+        layernorm_rows(buf_.x, buf_.x, R, w.feed_forward_norm);
         break;
       case NormPlacement::Reversible:  // x holds y1, x2 holds y2
-        layernorm_rows(buf_.x2, buf_.h, T, w.attention_norm);
+        layernorm_rows(buf_.x2, buf_.h, R, w.attention_norm);
         ok = attention(w, ops, buf_.h, T);
-        add_rows(buf_.x, buf_.sub, T, D);
-        layernorm_rows(buf_.x, buf_.h, T, w.feed_forward_norm);
-        ok = ok && feed_forward(w, ops, buf_.h, T);
-        add_rows(buf_.x2, buf_.sub, T, D);
+        add_rows(buf_.x, buf_.sub, R, D);
+        layernorm_rows(buf_.x, buf_.h, R, w.feed_forward_norm);
+        ok = ok && feed_forward(w, ops, buf_.h, R);
+        add_rows(buf_.x2, buf_.sub, R, D);
         break;
     }
   }

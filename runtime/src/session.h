@@ -74,6 +74,7 @@ class Session {
   bool attention(const LayerWeights& w, LayerOps& ops, const float* in, size_t T);
   bool linformer_kv(const LayerWeights& w, LayerOps& ops, const float* in, size_t T);
   void linear_attention(size_t T);
+  bool give_take(const LayerWeights& w, LayerOps& ops, const float* in, size_t T);
   bool feed_forward(const LayerWeights& w, LayerOps& ops, const float* in, size_t T);
   void layernorm_rows(const float* in, float* out, size_t T, const NormWeights& n);
   void activate(float* x, size_t rows, size_t cols, Activation act);
@@ -89,6 +90,7 @@ class Session {
   Buffers buf_;
   std::vector<LayerOps> layer_ops_;
   Linear head_dense_, head_out_;
+  std::vector<std::vector<float>> conv_taps_;  // per layer, GiveTake convolution [K x dim]
   const float* output_ = nullptr;
   size_t output_rows_ = 0, output_cols_ = 0, last_length_ = 0;
   size_t scratch_stride_ = 0;

@@ -129,13 +129,25 @@ std::vector<BadCase> catalogue() {
   add("norm weight stored as f16", [] { auto b = valid();
         auto* t = root(b)->mutable_final_norm()->mutable_weight(); t->mutate_dtype(fb::DType::F16);
         t->mutate_size(t->size() / 2); return b; }, INV, "final_norm.weight must be f32");
-  add("attention kind not in this runtime", [] {
+  add("givetake without its global tokens", [] {
         EncoderConfig c = small_config();
         c.attention_kind = AttentionKind::GiveTake;
         c.proj_len = 0;
         c.num_global_tokens = 2;
-        return model_bytes(make_model(c).desc); }, LINFER_ERROR_UNSUPPORTED,
-      "attention kind 'givetake' is not supported");
+        return with_desc([](testing::OwnedDescription& o) { o.desc.global_tokens = WeightView(); }, c); },
+      INV, "global_tokens is missing");
+  add("givetake convolution with an even kernel", [] {
+        EncoderConfig c = small_config();
+        c.attention_kind = AttentionKind::GiveTake;
+        c.proj_len = 0;
+        c.num_global_tokens = 2;
+        return with_desc([](testing::OwnedDescription& o) {
+          static std::vector<float> w(24 * 4, 0.1f);
+          o.desc.layers[0].conv_weight.shape = {24, 4};
+          o.desc.layers[0].conv_weight.data = w.data(); }, c); },
+      INV, "odd kernel");
+  add("causal full attention", [] { return with_config([](fb::Config* c) {
+        c->mutate_causal(fb::CausalMode::Causal); }); }, INV, "causal mode is only defined for linear");
   return cases;
 }
 

@@ -11,10 +11,12 @@
 using namespace linfer;
 
 TEST_CASE("sessions on one shared model run concurrently with identical results") {
-  for (AttentionKind kind : {AttentionKind::Linformer, AttentionKind::FullSoftmax, AttentionKind::LinearElu}) {
+  for (AttentionKind kind : {AttentionKind::Linformer, AttentionKind::FullSoftmax,
+                            AttentionKind::LinearElu, AttentionKind::GiveTake}) {
     EncoderConfig c = testing::small_config();
     c.attention_kind = kind;
     if (kind != AttentionKind::Linformer) c.proj_len = 0;
+    if (kind == AttentionKind::GiveTake) c.num_global_tokens = 3;
     auto owned = testing::make_model(c, 11);
     const std::vector<uint8_t> bytes = testing::model_bytes(owned.desc);
     Model model;

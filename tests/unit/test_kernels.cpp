@@ -134,3 +134,21 @@ TEST_CASE("linear attention (elu+1): fast state and apply match the reference") 
       CHECK(rel_err(o2, o1) < 1e-5);
     }
 }
+
+TEST_CASE("conv_depthwise_add_f32: fast matches reference, including the edges") {
+  for (size_t T : {1, 2, 5, 33})
+    for (size_t ch : {1, 7, 16, 40})
+      for (size_t K : {1, 3, 5, 9}) {
+        CAPTURE(T);
+        CAPTURE(ch);
+        CAPTURE(K);
+        auto x = random_vec(T * ch, uint32_t(T * 100 + ch), 1.0f);
+        auto w = random_vec(K * ch, uint32_t(K + ch), 0.5f);
+        auto b = random_vec(ch, 3, 0.1f);
+        auto y1 = random_vec(T * ch, 4, 1.0f), y2 = y1;
+        conv_depthwise_add_f32_ref(x.data(), T, ch, w.data(), K, b.data(), y1.data(), 0, T);
+        conv_depthwise_add_f32_fast(x.data(), T, ch, w.data(), K, b.data(), y2.data(), 0, T / 2);
+        conv_depthwise_add_f32_fast(x.data(), T, ch, w.data(), K, b.data(), y2.data(), T / 2, T);
+        CHECK(rel_err(y2, y1) < 1e-5);
+      }
+}

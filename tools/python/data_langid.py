@@ -163,7 +163,7 @@ _SPECIAL = {
     "<-": "\u2190", "ga": "`", "aa": "\u00b4", "at": "@", "sh": "#", "Do": "$", "ba": "|", "br": "|",
     "pd": "\u2202", "ua": "\u2191", "da": "\u2193", "cs": "", "tf": "", "BU": "\u2022",
 }
-_TEXT_MACROS = re.compile(r"^[.'][ \t]*(SH|SS|B|I|BR|IR|RB|RI|BI|IB|SM|SB)(?:[ \t]+(.*))?$")
+_TEXT_MACROS = re.compile(r"^[.'][ \t]*(SH|SS|Sh|Ss|B|I|BR|IR|RB|RI|BI|IB|SM|SB)(?:[ \t]+(.*))?$")
 _BLOCK_START = {"EX": "EE", "TS": "TE", "EQ": "EN", "PS": "PE", "de": ".", "ig": ".."}
 
 
@@ -213,13 +213,13 @@ def clean_roff(src):
         if line.startswith(".") or line.startswith("'"):
             tm = _TEXT_MACROS.match(line)
             if tm is None:
-                if re.match(r"^[.'][ \t]*(PP|P|LP|TP|IP|HP|sp|br)\b", line):
+                if re.match(r"^[.'][ \t]*(PP|P|LP|TP|IP|HP|sp|br|Pp|Lp|It|Bl|El|Bd|Ed)\b", line):
                     out.append("")  # paragraph break
                 continue
             macro, args = tm.group(1), (tm.group(2) or "")
-            if macro in ("SH", "SS"):
+            if macro in ("SH", "SS", "Sh", "Ss"):
                 heading = _escapes(args).replace('"', "").strip()
-                skip_section = macro == "SH" and heading.upper() in TRANSLATION_HEADINGS
+                skip_section = macro in ("SH", "Sh") and heading.upper() in TRANSLATION_HEADINGS
                 if not skip_section:
                     out.extend(["", heading])
                 continue

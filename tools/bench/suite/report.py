@@ -195,7 +195,10 @@ def render(results, plot_files, plot_note):
       "peak RSS is VmHWM from /proc/self/status.")
     w("- PyTorch: `/usr/bin/python3 tools/bench/suite/torch_bench.py M.safetensors --seq-len n --threads T "
       "--runs 1 --warmup 1`: torch.set_num_threads(T), set_num_interop_threads(1), "
-      "torch.inference_mode(); OMP_NUM_THREADS and OPENBLAS_NUM_THREADS set to T; peak RSS from "
+      "torch.inference_mode(); OMP_NUM_THREADS and OPENBLAS_NUM_THREADS set to T, OMP_WAIT_POLICY=PASSIVE "
+      "(Debian's torch has two thread pools, OpenMP for element-wise work and OpenBLAS's pthreads for "
+      "the matrix products; with the default policy idle OpenMP workers spin on the cores OpenBLAS "
+      "needs, which made 2-thread runs about 3x slower on a busy machine); peak RSS from "
       "resource.getrusage.")
     w("")
     w("Rounds per cell: %s." % "; ".join(sorted({"%s n=%d: %d" % (c["model"], c["T"], c["runs"]) for c in results["cells"]},
@@ -256,7 +259,8 @@ def render(results, plot_files, plot_note):
                 mib(s["linfer"]["arena"]), mib(s["linfer"]["packed"])))
         w("")
         if "linfer_int8" in cells[0]["samples"]:
-            w("linfer int8 (per-row int8 weights, `--dtype int8`) against linfer f32 on the same rounds:")
+            w("linfer int8 (per-row int8 weights, `--dtype int8`) against linfer f32 on the same rounds "
+              "(int8 GFLOP/s counts the same multiply-adds; it can exceed the f32 FMA peak):")
             w("")
             w("| n | threads | f32 ms | int8 ms | int8 speed-up | int8 GFLOP/s | f32 peak RSS | int8 peak RSS | int8 packed weights |")
             w("|---|---|---|---|---|---|---|---|---|")
@@ -290,14 +294,16 @@ def render(results, plot_files, plot_note):
     w("")
     w("## Running it")
     w("")
-    w("    bash tools/bench/suite/run_suite.sh            # full suite (about 20 minutes on this machine)")
+    w("    bash tools/bench/suite/run_suite.sh            # full suite (10-15 minutes on an idle 2-core machine)")
     w("    bash tools/bench/suite/run_suite.sh --quick    # smoke test: S at n = 512 and 2048, 3 rounds")
     w("")
     w("The script installs what is missing (scripts/install-deps.sh, python3-matplotlib, "
       "onnxruntime-node from tools/bench/suite/package-lock.json with `npm ci --ignore-scripts`), "
       "builds linfer (`scripts/build.sh build`, or an incremental build of the tools), builds and "
       "converts the models into tools/bench/suite/work/ (kept between runs; override with "
-      "`LINFER_BENCH_WORK=DIR`), measures, and rewrites this file and the plots. Raw results: "
+      "`LINFER_BENCH_WORK=DIR`; building and exporting them the first time takes about 3 minutes), "
+      "measures, and rewrites this file and the plots (`--no-install` and `--no-build` skip the first "
+      "two steps). Raw results: "
       "work/results.json. Run it on an otherwise idle machine: the suite never runs two benchmark "
       "processes at once, but anything else running shares the same cores.")
     w("")

@@ -28,7 +28,7 @@ for a in "$@"; do
     --quick) quick=(--quick) ;;
     --no-install) install=0 ;;
     --no-build) build=0 ;;
-    -h|--help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
     *) echo "run_suite.sh: unknown argument '$a' (try --help)" >&2; exit 2 ;;
   esac
 done

@@ -219,6 +219,10 @@ def command(rt, work, binp, name, T, threads):
                "--seq-len", str(T), "--threads", str(threads), "--runs", "1", "--warmup", "1"]
         env["OMP_NUM_THREADS"] = str(threads)
         env["OPENBLAS_NUM_THREADS"] = str(threads)
+        # Debian's torch runs two thread pools: OpenMP (element-wise ops, softmax, norms) and
+        # OpenBLAS's own pthreads (matrix products). With the default wait policy the idle OpenMP
+        # workers spin and take cores from OpenBLAS (3x slower at 2 threads on a busy machine).
+        env["OMP_WAIT_POLICY"] = "PASSIVE"
     return cmd, env
 
 

@@ -4,7 +4,8 @@ Times the PyTorch reference (tools/python/linfer_ref.py LinferEncoder, eager mod
 random token ids [N]: torch.set_num_threads(T), torch.set_num_interop_threads(1),
 torch.inference_mode(); W warm-up runs, then R timed runs. Run with /usr/bin/python3 (Debian's
 torch). The driver also sets OMP_NUM_THREADS and OPENBLAS_NUM_THREADS to T for this process, so
-that OpenBLAS (which does Debian torch's matrix products) uses the same number of threads.
+that OpenBLAS (which does Debian torch's matrix products) uses the same number of threads, and
+OMP_WAIT_POLICY=PASSIVE, so that idle OpenMP workers do not spin on the cores OpenBLAS works on.
 Prints, in linfer-bench's format:
     latency_ms: median X, min Y, max Z
     peak_rss_bytes: B     (resource.getrusage(RUSAGE_SELF).ru_maxrss)
