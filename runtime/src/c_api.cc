@@ -176,6 +176,19 @@ linfer_status linfer_session_run_embeddings(linfer_session* session, const float
   return LINFER_OK;
 }
 
+linfer_status linfer_session_step(linfer_session* session, int32_t token_id) {
+  if (!session) return fail(LINFER_ERROR_INVALID_ARGUMENT, "session is null");
+  std::string err;
+  const linfer_status s = session->impl->step(token_id, &err);
+  if (s != LINFER_OK) return fail(s, err);
+  if (!g_last_error.empty()) g_last_error.clear();
+  return LINFER_OK;
+}
+
+void linfer_session_reset_state(linfer_session* session) {
+  if (session) session->impl->reset_state();
+}
+
 linfer_status linfer_session_output(const linfer_session* session, const float** data,
                                     size_t* rows, size_t* cols) {
   if (!session || !data || !rows || !cols)

@@ -18,7 +18,7 @@ enum Step { kEmbed = 0, kAttention = 1, kFeedForward = 2, kHead = 3 };
 struct Plan {
   enum Id {
     X, X2, H, Sub, Q, Attn, FF, CompK, CompV, KP, VP, KT, RowSum, Scratch, Positions, Pooled,
-    Pooled2, Out, QX, QScales, LinearState, Count
+    Pooled2, Out, QX, QScales, LinearState, CarriedState, Count
   };
   std::vector<ArenaRequest> req = std::vector<ArenaRequest>(Count, ArenaRequest{0, 0, 0});
   uint64_t total = 0;
@@ -60,6 +60,8 @@ Plan make_plan(const EncoderConfig& c, uint64_t T, uint64_t threads, bool int8) 
   set(Plan::VP, keys * S * dh, kAttention, kAttention);
   if (c.attention_kind == AttentionKind::LinearElu)  // S (dh x dh) and z (dh) per kv head
     set(Plan::LinearState, S * (dh * dh + dh), kAttention, kAttention);
+  if (c.attention_kind == AttentionKind::LinearElu && c.causal == CausalMode::Causal)
+    set(Plan::CarriedState, uint64_t(c.num_layers) * S * (dh * dh + dh), kEmbed, kHead);
   else
     set(Plan::KT, S * dh * keys, kAttention, kAttention);
   set(Plan::Scratch, threads * scratch_stride(c, T), kAttention, kAttention);
@@ -199,7 +201,7 @@ linfer_status Session::prepare(const linfer_session_options& options, std::strin
           at(Plan::CompV),   at(Plan::KP),     at(Plan::VP),     at(Plan::KT),
           at(Plan::RowSum),  at(Plan::Scratch), at(Plan::Positions), at(Plan::Pooled),
           at(Plan::Pooled2), at(Plan::Out),   at(Plan::QScales),
-          reinterpret_cast<uint8_t*>(at(Plan::QX)), at(Plan::LinearState)};
+          reinterpret_cast<uint8_t*>(at(Plan::QX)), at(Plan::LinearState), at(Plan::CarriedState)};
   scratch_stride_ = scratch_stride(c, max_len_);
 
   if (c.positions == PositionKind::Sinusoidal) {
@@ -360,6 +362,32 @@ linfer_status Session::run_ids(const int32_t* ids, size_t length, std::string* e
   return forward(length, error);
 }
 
+linfer_status Session::step(int32_t id, std::string* error) {
+  const EncoderConfig& c = cfg_;
+  if (c.attention_kind != AttentionKind::LinearElu || c.causal != CausalMode::Causal) {
+    *error = "token-by-token runs need a causal linear-attention model";
+    return LINFER_ERROR_INVALID_ARGUMENT;
+  }
+  if (c.head == HeadKind::Classifier) {
+    *error = "token-by-token runs give one row per token; a classifier pools the whole input";
+    return LINFER_ERROR_INVALID_ARGUMENT;
+  }
+  if (step_position_ >= max_len_) {
+    *error = "the session has taken " + std::to_string(step_position_) +
+             " tokens, its maximum length; reset the state to start over";
+    return LINFER_ERROR_INVALID_ARGUMENT;
+  }
+  if (step_position_ == 0) {  // a fresh sequence: the carried state starts empty
+    const size_t per_layer = c.kv_heads * (size_t(c.head_dim) * c.head_dim + c.head_dim);
+    std::fill(buf_.carried_state, buf_.carried_state + c.num_layers * per_layer, 0.0f);
+  }
+  stepping_ = true;
+  const linfer_status s = run_ids(&id, 1, error);
+  stepping_ = false;
+  if (s == LINFER_OK) ++step_position_;
+  return s;
+}
+
 linfer_status Session::run_embeddings(const float* embeddings, size_t length, std::string* error) {
   if (length == 0 || length > max_len_ || !embeddings) {
     *error = !embeddings ? std::string("embeddings are null")
@@ -508,7 +536,7 @@ bool Session::attention(const LayerWeights& w, LayerOps& ops, const float* in, s
   }
   if (c.attention_kind == AttentionKind::LinearElu) {
     const auto t = now();
-    linear_attention(T);
+    linear_attention(T, size_t(&w - model_->desc.layers.data()));
     lap(LINFER_OP_ATTENTION, t);
     return run_linear(ops.out, T, buf_.attn, buf_.sub);
   }
@@ -615,17 +643,19 @@ bool Session::give_take(const LayerWeights& w, LayerOps& ops, const float* in, s
 // Linear (elu+1) attention over q, kp, vp (T rows). Bidirectional: per kv head, the state
 // (S, z) over all rows, then every row of every head reads it. Causal: row i adds itself to the
 // state and then reads it, so it sees rows j <= i only.
-void Session::linear_attention(size_t T) {
+void Session::linear_attention(size_t T, size_t layer) {
   const EncoderConfig& c = cfg_;
   const size_t H = c.num_heads, dh = c.head_dim, HD = H * dh, kvh = c.kv_heads, KV = kvh * dh;
   const size_t heads_per_kv = H / kvh;
   auto state = [&](size_t s) { return buf_.linear_state + s * (dh * dh + dh); };
   if (c.causal == CausalMode::Causal) {
+    // The state is kept per layer so that step() can continue where the last call stopped.
+    float* carried = buf_.carried_state + layer * kvh * (dh * dh + dh);
     parallel_ranges(pool_, threads_, kvh, 1, [&](size_t b, size_t e, size_t chunk) {
       float* scratch = buf_.scratch + chunk * scratch_stride_;
       for (size_t s = b; s < e; ++s) {
-        float* S = state(s);
-        std::fill(S, S + dh * dh + dh, 0.0f);
+        float* S = carried + s * (dh * dh + dh);
+        if (!stepping_) std::fill(S, S + dh * dh + dh, 0.0f);
         for (size_t i = 0; i < T; ++i) {
           kernels::linear_attention_state_f32_fast(buf_.kp + i * KV + s * dh, KV, buf_.vp + i * KV + s * dh,
                                                    KV, 1, dh, S, S + dh * dh);
@@ -721,11 +751,13 @@ linfer_status Session::forward(size_t T, std::string* error) {
   output_rows_ = output_cols_ = 0;
   if (profiling_) ++profile_.runs;
   last_length_ = T;
+  if (!stepping_) step_position_ = 0;  // a whole run starts a new sequence
   // Positions.
   if (c.positions != PositionKind::None) {
+    const size_t first = stepping_ ? step_position_ : 0;  // position of row 0
     const float* pos = c.positions == PositionKind::Learned
-                           ? f32(d.position_embedding) + size_t(c.position_offset) * D
-                           : buf_.positions;
+                           ? f32(d.position_embedding) + (size_t(c.position_offset) + first) * D
+                           : buf_.positions + first * D;
     add_rows(buf_.x, pos, T, D);
   }
   if (c.embedding_norm) layernorm_rows(buf_.x, buf_.x, T, d.embedding_norm);

@@ -29,6 +29,8 @@ class Session {
 
   linfer_status run_ids(const int32_t* ids, size_t length, std::string* error);
   linfer_status run_embeddings(const float* embeddings, size_t length, std::string* error);
+  linfer_status step(int32_t id, std::string* error);
+  void reset_state() { step_position_ = 0; }
 
   const float* output() const { return output_; }
   size_t output_rows() const { return output_rows_; }
@@ -63,6 +65,7 @@ class Session {
           *qscales = nullptr;
     uint8_t* qx = nullptr;  // int8 path: quantized rows
     float* linear_state = nullptr;  // linear attention: S and z per kv head
+    float* carried_state = nullptr;  // causal linear attention: S and z per layer and kv head
   };
 
   linfer_status prepare(const linfer_session_options& options, std::string* error);
@@ -73,7 +76,7 @@ class Session {
   linfer_status forward(size_t T, std::string* error);
   bool attention(const LayerWeights& w, LayerOps& ops, const float* in, size_t T);
   bool linformer_kv(const LayerWeights& w, LayerOps& ops, const float* in, size_t T);
-  void linear_attention(size_t T);
+  void linear_attention(size_t T, size_t layer);
   bool give_take(const LayerWeights& w, LayerOps& ops, const float* in, size_t T);
   bool feed_forward(const LayerWeights& w, LayerOps& ops, const float* in, size_t T);
   void layernorm_rows(const float* in, float* out, size_t T, const NormWeights& n);
@@ -93,6 +96,10 @@ class Session {
   std::vector<std::vector<float>> conv_taps_;  // per layer, GiveTake convolution [K x dim]
   const float* output_ = nullptr;
   size_t output_rows_ = 0, output_cols_ = 0, last_length_ = 0;
+  // Token-by-token runs of causal linear attention: tokens fed so far, and whether the current
+  // forward pass continues from the carried state (buf_.carried_state) instead of starting over.
+  size_t step_position_ = 0;
+  bool stepping_ = false;
   size_t scratch_stride_ = 0;
   bool profiling_ = false;
   linfer_profile profile_{};

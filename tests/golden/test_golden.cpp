@@ -203,3 +203,42 @@ TEST_CASE("linfer-run --dump writes the same output as the API") {
   CHECK(code == 0);
   CHECK(out.find("output: hidden states [7, 32]") != std::string::npos);
 }
+
+TEST_CASE("causal linear attention token by token equals the whole-sequence run") {
+  const std::string dir = std::string(LINFER_SOURCE_DIR) + "/tests/golden_kinds/k05_linear_causal_lm";
+  const std::string lfm = kTmp + "/step.lfm";
+  int code = 0;
+  const std::string out = run_command(std::string(LINFER_CONVERT_PATH) + " " + dir + "/checkpoint.safetensors -o " + lfm, &code);
+  REQUIRE_MESSAGE(code == 0, out);
+  linfer::Model model;
+  REQUIRE(linfer::Model::Load(lfm, &model).ok());
+  const int T = lengths_of(dir).back();
+  std::vector<int32_t> ids;
+  REQUIRE(linfer::tools::read_token_ids(dir + "/ids_" + std::to_string(T) + ".txt", &ids).empty());
+  std::vector<float> want;
+  std::vector<size_t> shape;
+  REQUIRE(linfer::tools::read_npy_f32(dir + "/out_" + std::to_string(T) + ".npy", &want, &shape).empty());
+  linfer::Session session;
+  REQUIRE(linfer::Session::Create(model, linfer::SessionOptions(), &session).ok());
+  for (int pass = 0; pass < 2; ++pass) {  // the second pass checks that reset starts over
+    session.ResetState();
+    for (int i = 0; i < T; ++i) {
+      CAPTURE(i);
+      REQUIRE(session.Step(ids[size_t(i)]).ok());
+      const linfer::OutputView o = session.output();
+      REQUIRE(o.rows == 1);
+      REQUIRE(o.cols == shape[1]);
+      std::vector<float> row(want.begin() + long(i) * long(o.cols), want.begin() + long(i + 1) * long(o.cols));
+      CHECK(scaled_error(o.data, row) <= 1e-4);
+    }
+    const linfer::Status past_end = session.Step(ids[0]);
+    CHECK(past_end.code() == LINFER_ERROR_INVALID_ARGUMENT);
+    CHECK(past_end.message().find("maximum length") != std::string::npos);
+  }
+  // Models that are not causal linear attention refuse to step.
+  linfer::Model other;
+  REQUIRE(linfer::Model::Load(kTmp + "/" + cases().front().name + ".lfm", &other).ok());
+  linfer::Session s2;
+  REQUIRE(linfer::Session::Create(other, linfer::SessionOptions(), &s2).ok());
+  CHECK(s2.Step(1).message() == "token-by-token runs need a causal linear-attention model");
+}

@@ -122,7 +122,8 @@ def render(results, plot_files, plot_note):
     w("| vector ISA | %s |" % m["isa"])
     w("| memory | %s |" % m["mem_total"])
     w("| OS, kernel | %s, Linux %s |" % (m["os"], m["kernel"]))
-    w("| linfer | commit %s, built by scripts/build.sh (Release), gcc %s, XNNPACK %s |" % (m["linfer_commit"], m["gcc"], m["xnnpack"]))
+    w("| linfer | source commit %s; binaries built %s (Release, scripts/build.sh), gcc %s, XNNPACK %s |" % (
+        m["linfer_commit"], m.get("linfer_built", "?"), m["gcc"], m["xnnpack"]))
     w("| ONNX Runtime | onnxruntime-node %s (npm; the libonnxruntime it ships), node %s, CPU execution provider |" % (m["onnxruntime_node"], m["node"]))
     w("| PyTorch | torch %s (Debian python3-torch %s), eager mode, OpenBLAS %s (libopenblas0-pthread) |" % (m["torch"], m["torch_pkg"], m["openblas"]))
     w("| threads | 1 and 2 (the machine has %s CPUs) |" % m["cpus"])

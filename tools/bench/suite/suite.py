@@ -83,7 +83,7 @@ def sh(cmd):
         return ""
 
 
-def machine_info():
+def machine_info(binp):
     lscpu = sh("LC_ALL=C lscpu")
 
     def field(name):
@@ -115,6 +115,7 @@ def machine_info():
         "xnnpack": sh("dpkg-query -W -f='${Version}' libxnnpack0"),
         "gcc": sh("gcc -dumpfullversion"),
         "linfer_commit": commit + (" (runtime sources modified)" if dirty else ""),
+        "linfer_built": time.strftime("%Y-%m-%d %H:%M", time.localtime(os.path.getmtime(os.path.join(binp, "linfer-bench")))),
         "loadavg_start": open("/proc/loadavg").read().split()[:3],
     }
 
@@ -256,7 +257,7 @@ def main():
     os.makedirs(work, exist_ok=True)
     t_start = time.time()
     results = {"mode": "quick" if args.quick else "full", "started": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
-               "machine": machine_info(), "threads": list(THREADS), "cells": [], "parity": [], "configs": {}}
+               "machine": machine_info(binp), "threads": list(THREADS), "cells": [], "parity": [], "configs": {}}
     results["fma_peak"] = fma_peak(work)
     p = plan(args.quick)
     t_models = 0.0
