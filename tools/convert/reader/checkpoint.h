@@ -1,7 +1,8 @@
 // Safe checkpoint readers for linfer-convert.
 //
-// Reads safetensors files and torch.save zip archives (PyTorch >= 1.6) without executing anything:
-// the pickle inside a torch file is interpreted by a restricted stack machine that only knows the
+// Reads safetensors files, torch.save zip archives (PyTorch >= 1.6) and legacy torch.save streams
+// (PyTorch < 1.6 or _use_new_zipfile_serialization=False) without executing anything: the pickles
+// of a torch file are interpreted by a restricted stack machine that only knows the
 // opcodes a state dict needs and a short allow-list of globals, and keeps everything as data.
 // Every offset, size and count is checked against the input; on bad input the readers return an
 // error message, they never crash, abort or allocate more than a small multiple of the input size.
@@ -104,7 +105,7 @@ struct Value {
 };
 
 struct Checkpoint {
-  std::string format;                              // "safetensors" | "torch-zip"
+  std::string format;                              // "safetensors" | "torch-zip" | "torch-legacy"
   std::map<std::string, SourceTensor> tensors;     // the state dict, by name
   std::map<std::string, Storage> storages;         // every storage referenced by the file, by key
   // safetensors: __metadata__. torch files: the string -> string entries of the top-level dict.
