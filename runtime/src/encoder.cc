@@ -335,14 +335,28 @@ std::string validate_description(const EncoderDescription& d) {
 namespace linfer {
 uint64_t forward_flops(const EncoderConfig& c, uint64_t T) {
   const uint64_t D = c.dim, HD = uint64_t(c.num_heads) * c.head_dim, k = c.proj_len,
-                 G = c.projection_groups(), F = c.ff_dim, dh = c.head_dim;
-  const uint64_t kv_width = G == 1 ? uint64_t(c.kv_heads) * dh : uint64_t(c.num_heads) * dh;
-  uint64_t layer = 2 * T * D * HD;                                    // Q
-  layer += 2 * G * k * T * D * (c.has_separate_proj_v() ? 2 : 1);    // E X (and F X)
-  layer += 2 * 2 * k * D * kv_width;                                  // K', V'
-  layer += 2 * 2 * T * k * HD;                                        // scores, P V'
-  layer += 2 * T * HD * D;                                            // out
-  layer += 2 * 2 * T * D * F;                                         // feed-forward
+                 G = c.projection_groups(), F = c.ff_dim, dh = c.head_dim,
+                 KV = uint64_t(c.kv_heads) * dh, p = c.num_global_tokens, R = T + p;
+  uint64_t layer = 2 * R * D * HD + 2 * R * HD * D + 2 * 2 * R * D * F;  // Q, out, feed-forward
+  switch (c.attention_kind) {
+    case AttentionKind::Linformer: {
+      const uint64_t kv_width = G == 1 ? KV : HD;
+      layer += 2 * G * k * T * D * (c.has_separate_proj_v() ? 2 : 1);  // E X (and F X)
+      layer += 2 * 2 * k * D * kv_width;                                // K', V'
+      layer += 2 * 2 * T * k * HD;                                      // scores, P V'
+      break;
+    }
+    case AttentionKind::FullSoftmax:
+      layer += 2 * 2 * T * D * KV + 2 * 2 * T * T * HD;  // K, V; scores, P V
+      break;
+    case AttentionKind::LinearElu:
+      layer += 2 * 2 * T * D * KV + 2 * T * dh * KV + 2 * T * dh * HD;  // K, V; state; apply
+      break;
+    case AttentionKind::GiveTake:
+      layer += 2 * R * D * KV + 2 * T * D * KV;  // K (sequence and tokens), V
+      layer += 2 * 2 * p * T * HD * 2;           // take and give: scores and weighted sums
+      break;
+  }
   uint64_t total = layer * c.num_layers;
   if (c.head == HeadKind::LmLogits) total += 2 * T * D * c.vocab_size;
   return total;

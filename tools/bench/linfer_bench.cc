@@ -21,6 +21,23 @@ int fail(const std::string& m, int code = 1) {
     std::fprintf(stderr, "usage: linfer-bench MODEL.lfm [--seq-len N] [--threads N] [--runs N] [--profile]\n");
   return code;
 }
+// Peak resident memory of this process: VmHWM from /proc (getrusage's ru_maxrss would include a
+// parent's memory at fork, since Linux carries the high-water mark across exec).
+long peak_rss_bytes() {
+  std::FILE* f = std::fopen("/proc/self/status", "r");
+  if (f) {
+    char line[256];
+    long kb = -1;
+    while (std::fgets(line, sizeof line, f))
+      if (std::sscanf(line, "VmHWM: %ld kB", &kb) == 1) break;
+    std::fclose(f);
+    if (kb >= 0) return kb * 1024;
+  }
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  return ru.ru_maxrss * 1024L;
+}
+
 bool parse_uint(const char* s, uint32_t lo, uint32_t hi, uint32_t* out) {
   char* end = nullptr;
   errno = 0;
@@ -99,8 +116,7 @@ int main(int argc, char** argv) {
   std::sort(ms.begin(), ms.end());
   const double median = ms.size() % 2 ? ms[ms.size() / 2]
                                       : 0.5 * (ms[ms.size() / 2 - 1] + ms[ms.size() / 2]);
-  struct rusage ru;
-  getrusage(RUSAGE_SELF, &ru);
+  const long peak_rss = peak_rss_bytes();
   std::printf("model: %s (%s, %u layers, dim %u, %u heads, ff %u, n=%u, k=%u, %s weights)\n",
               model_path.c_str(), info.attention_kind, info.num_layers, info.dim, info.num_heads,
               info.ff_dim, info.max_seq_len, info.proj_len, info.weight_dtype);
@@ -108,7 +124,7 @@ int main(int argc, char** argv) {
   std::printf("latency_ms: median %.3f, min %.3f, max %.3f\n", median, ms.front(), ms.back());
   std::printf("gflops: %.2f\n", double(linfer_model_flops(model.get(), seq_len)) / (median * 1e6));
   std::printf("arena_bytes: %zu\npacked_weight_bytes: %zu\npeak_rss_bytes: %ld\n",
-              session.arena_bytes(), session.packed_weight_bytes(), ru.ru_maxrss * 1024L);
+              session.arena_bytes(), session.packed_weight_bytes(), peak_rss);
   if (profile) {
     // Mean per run over the timed runs; profiling adds a clock read around each operator.
     const linfer_profile p = session.profile();
