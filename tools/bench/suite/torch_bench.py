@@ -8,7 +8,7 @@ that OpenBLAS (which does Debian torch's matrix products) uses the same number o
 OMP_WAIT_POLICY=PASSIVE, so that idle OpenMP workers do not spin on the cores OpenBLAS works on.
 Prints, in linfer-bench's format:
     latency_ms: median X, min Y, max Z
-    peak_rss_bytes: B     (resource.getrusage(RUSAGE_SELF).ru_maxrss)
+    peak_rss_bytes: B     (VmHWM of this process; getrusage would include the parent's at fork)
     load_ms: L
 """
 
@@ -27,6 +27,19 @@ sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
 
 import linfer_ref  # noqa: E402
 
+
+
+def peak_rss_bytes():
+    """VmHWM from /proc: Linux carries ru_maxrss across exec, so getrusage would report the
+    parent's peak when that is larger."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 def load_model(path):
     """Reads the safetensors file tensor by tensor straight into the model's parameters, so that
@@ -81,7 +94,7 @@ def main():
     ms.sort()
     k = len(ms)
     med = ms[k // 2] if k % 2 else 0.5 * (ms[k // 2 - 1] + ms[k // 2])
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    rss = peak_rss_bytes()
     print("seq_len: %d, threads: %d (torch %s, num_threads %d), runs: %d, warmup: %d"
           % (T, args.threads, torch.__version__, torch.get_num_threads(), args.runs, args.warmup))
     print("latency_ms: median %.3f, min %.3f, max %.3f" % (med, ms[0], ms[-1]))
