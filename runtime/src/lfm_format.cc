@@ -1,5 +1,6 @@
 #include "lfm_format.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <map>
@@ -136,6 +137,14 @@ struct Reader {
   const uint8_t* data_section;
   uint64_t data_size;
   std::string err;
+  // Where each tensor's bytes are, for the overlap check (check_aliasing).
+  struct Extent {
+    uint64_t offset, size;
+    DType dtype;
+    const flatbuffers::Vector<float>* scales;
+    std::string name;
+  };
+  std::vector<Extent> extents;
 
   // Converts one tensor, checking rank, dims, byte size, offset and scales. Absent -> empty view.
   WeightView tensor(const fbs::Tensor* t, const std::string& name) {
@@ -180,6 +189,7 @@ struct Reader {
       return {};
     }
     w.data = data_section + t->offset();
+    extents.push_back({t->offset(), bytes, w.dtype, t->scales(), name});
     if (w.dtype == DType::I8) {
       const auto* scales = t->scales();
       if (!scales || scales->size() != w.rows()) {
@@ -212,6 +222,37 @@ struct Reader {
     out.weight = tensor(n->weight(), name + ".weight");
     out.bias = tensor(n->bias(), name + ".bias");
     return out;
+  }
+  // Tensors may share bytes only as exact aliases (the writer stores shared weights once): same
+  // offset, size and dtype, and for int8 the same scales. The loader widens f16/int8 data once
+  // per offset, so a partial overlap or an alias with another dtype, size or scales would hand one
+  // tensor a copy made for another (a heap overflow when it is smaller; found by fuzzing), and
+  // allowing overlaps would let a small file describe far more distinct weight bytes than it has.
+  void check_aliasing() {
+    if (!err.empty()) return;
+    std::vector<const Extent*> order;
+    for (const Extent& e : extents) order.push_back(&e);
+    std::stable_sort(order.begin(), order.end(), [](const Extent* a, const Extent* b) {
+      return a->offset != b->offset ? a->offset < b->offset : a->size < b->size;
+    });
+    const Extent* group = nullptr;  // the first tensor at the start of the current byte range
+    for (const Extent* e : order) {
+      if (group && e->offset < group->offset + group->size) {
+        const bool same_scales =
+            e->dtype != DType::I8 ||
+            (e->scales && group->scales && e->scales->size() == group->scales->size() &&
+             std::memcmp(e->scales->data(), group->scales->data(), e->scales->size() * sizeof(float)) == 0);
+        if (e->offset != group->offset || e->size != group->size || e->dtype != group->dtype || !same_scales) {
+          err = e->name + ": data [" + std::to_string(e->offset) + ", +" + std::to_string(e->size) +
+                ") overlaps " + group->name + " [" + std::to_string(group->offset) + ", +" +
+                std::to_string(group->size) + ") without being the same " + to_string(group->dtype) +
+                " tensor (shared weights must have the same offset, size, dtype and scales)";
+          return;
+        }
+        continue;
+      }
+      group = e;
+    }
   }
 };
 
@@ -316,6 +357,7 @@ std::string parse_lfm(const uint8_t* data, size_t size, EncoderDescription* desc
     d.head.norm = r.norm(m->head()->norm(), "head.norm");
     d.head.out = r.linear(m->head()->out(), "head.out");
   }
+  r.check_aliasing();
   if (!r.err.empty()) return r.err;
   std::string err = validate_description(d);
   if (!err.empty()) return err;

@@ -27,7 +27,9 @@ LoadResult finish_load(std::unique_ptr<Model>& m) {
   if (!err.empty()) return {LINFER_ERROR_INVALID_MODEL, err};
   const EncoderConfig& c = m->file_desc.config;
   m->desc = m->file_desc;
-  std::map<const void*, const float*> done;  // shared weights are widened once
+  // Shared weights are widened once. Keyed by address alone because parse_lfm only accepts
+  // tensors that share bytes as exact aliases (same offset, size, dtype and scales).
+  std::map<const void*, const float*> done;
   bool any_f16 = false, any_i8 = false;
   std::string alloc_error;
   for_each_weight(m->desc, [&](const std::string& name, WeightView& w) {

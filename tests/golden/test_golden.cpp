@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "linfer/linfer.hpp"
+#include "test_util.h"
 #include "tool_util.h"
 
 namespace {
@@ -19,16 +20,7 @@ namespace {
 const std::string kGolden = std::string(LINFER_SOURCE_DIR) + "/tests/golden";
 const std::string kTmp = std::string(LINFER_TEST_TMP) + "/golden";
 
-std::string run_command(const std::string& cmd, int* exit_code) {
-  std::string out;
-  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-  if (!p) return out;
-  char buf[512];
-  while (fgets(buf, sizeof buf, p)) out += buf;
-  const int st = pclose(p);
-  *exit_code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return out;
-}
+using linfer::testing::run_command;
 
 struct Case {
   std::string name, checkpoint;

@@ -16,6 +16,7 @@
 #include "linfer/linfer.h"
 #include "linfer_generated.h"
 #include "test_models.h"
+#include "test_util.h"
 
 using namespace linfer;
 using linfer::testing::make_model;
@@ -151,16 +152,7 @@ std::vector<BadCase> catalogue() {
   return cases;
 }
 
-std::string run_command(const std::string& cmd, int* exit_code) {
-  std::string out;
-  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-  if (!p) return out;
-  char buf[512];
-  while (fgets(buf, sizeof buf, p)) out += buf;
-  const int st = pclose(p);
-  *exit_code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return out;
-}
+using linfer::testing::run_command;
 
 }  // namespace
 

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "test_util.h"
 #include "tool_util.h"
 
 namespace {
@@ -18,15 +19,7 @@ namespace {
 const std::string kSrc = LINFER_SOURCE_DIR;
 const std::string kTmp = std::string(LINFER_TEST_TMP) + "/convert_cli";
 
-std::string run_command(const std::string& cmd, int* code) {
-  std::string out;
-  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-  char buf[512];
-  while (p && fgets(buf, sizeof buf, p)) out += buf;
-  const int st = p ? pclose(p) : -1;
-  *code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return out;
-}
+using linfer::testing::run_command;
 
 std::vector<uint8_t> file(const std::string& path) {
   std::vector<uint8_t> b;

@@ -14,6 +14,7 @@
 #include "int8/dense_int8.h"
 #include "linfer/linfer.hpp"
 #include "quantize.h"
+#include "test_util.h"
 #include "tool_util.h"
 
 using namespace linfer;
@@ -113,15 +114,7 @@ TEST_CASE("int8 dense: fast kernel matches the reference, quantized activations 
 }
 
 namespace {
-std::string run_command(const std::string& cmd, int* code) {
-  std::string out;
-  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-  char buf[512];
-  while (p && fgets(buf, sizeof buf, p)) out += buf;
-  const int st = p ? pclose(p) : -1;
-  *code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return out;
-}
+using linfer::testing::run_command;
 std::vector<float> run_model(const std::string& lfm, const std::vector<int32_t>& ids) {
   Model m;
   Status s = Model::Load(lfm, &m);

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "linfer/linfer.hpp"
+#include "tool_util.h"
 
 namespace {
 int fail(const std::string& m, int code = 1) {
@@ -38,14 +39,6 @@ long peak_rss_bytes() {
   return ru.ru_maxrss * 1024L;
 }
 
-bool parse_uint(const char* s, uint32_t lo, uint32_t hi, uint32_t* out) {
-  char* end = nullptr;
-  errno = 0;
-  const unsigned long v = std::strtoul(s, &end, 10);
-  if (!*s || *end || errno || v < lo || v > hi || s[0] == '-') return false;
-  *out = uint32_t(v);
-  return true;
-}
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -59,7 +52,7 @@ int main(int argc, char** argv) {
       const char* v = argv[++i];
       uint32_t* dst = a == "--seq-len" ? &seq_len : a == "--threads" ? &threads : &runs;
       const uint32_t hi = a == "--threads" ? 256 : a == "--runs" ? 100000 : (1u << 20);
-      if (!parse_uint(v, 1, hi, dst))
+      if (!linfer::tools::parse_uint(v, 1, hi, dst))
         return fail(a + " must be an integer in [1, " + std::to_string(hi) + "], got '" + v + "'", 2);
     } else if (a == "--profile") {
       profile = true;

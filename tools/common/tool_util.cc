@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -117,6 +118,15 @@ std::string read_token_ids(const std::string& path, std::vector<int32_t>* ids) {
     ids->push_back(int32_t(v));
   }
   return "";
+}
+
+bool parse_uint(const char* s, uint32_t lo, uint32_t hi, uint32_t* out) {
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long v = std::strtoul(s, &end, 10);
+  if (!*s || *end || errno || v < lo || v > hi || s[0] == '-' || s[0] == '+') return false;
+  *out = uint32_t(v);
+  return true;
 }
 
 std::string read_text_bytes(const std::string& path, std::vector<int32_t>* ids) {

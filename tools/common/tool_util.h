@@ -23,4 +23,7 @@ std::string read_text_bytes(const std::string& path, std::vector<int32_t>* ids);
 
 std::string read_file(const std::string& path, std::vector<uint8_t>* out);
 
+// A whole decimal string in [lo, hi] (no sign, no trailing characters).
+bool parse_uint(const char* text, uint32_t lo, uint32_t hi, uint32_t* out);
+
 }  // namespace linfer::tools

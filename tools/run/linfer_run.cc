@@ -24,14 +24,6 @@ int fail(const std::string& message) {
   return 1;
 }
 
-bool parse_uint(const char* s, uint32_t lo, uint32_t hi, uint32_t* out) {
-  char* end = nullptr;
-  errno = 0;
-  const unsigned long v = std::strtoul(s, &end, 10);
-  if (!*s || *end || errno || v < lo || v > hi || s[0] == '-') return false;
-  *out = uint32_t(v);
-  return true;
-}
 
 }  // namespace
 
@@ -51,7 +43,7 @@ int main(int argc, char** argv) {
       if (a == "--ids") ids_path = v;
       else if (a == "--text") text_path = v;
       else if (a == "--dump") dump_path = v;
-      else if (!parse_uint(v, 1, 256, &threads))
+      else if (!linfer::tools::parse_uint(v, 1, 256, &threads))
         return usage_error(std::string("--threads must be an integer in [1, 256], got '") + v + "'");
     } else if (a == "-h" || a == "--help") {
       std::printf("usage: linfer-run MODEL.lfm (--ids FILE | --text FILE) [--dump OUT.npy] [--threads N]\n");
