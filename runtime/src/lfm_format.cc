@@ -321,7 +321,7 @@ std::string parse_lfm(const uint8_t* data, size_t size, EncoderDescription* desc
   if (cfg.num_layers > Limits::kMaxLayers)
     return "invalid configuration: num_layers = " + std::to_string(cfg.num_layers) + " is too large";
 
-  Reader r{data + data_offset, data_size, ""};
+  Reader r{data + data_offset, data_size, "", {}};
   d.token_embedding = r.tensor(m->token_embedding(), "token_embedding");
   d.position_embedding = r.tensor(m->position_embedding(), "position_embedding");
   d.embedding_norm = r.norm(m->embedding_norm(), "embedding_norm");

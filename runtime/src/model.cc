@@ -25,7 +25,6 @@ LoadResult finish_load(std::unique_ptr<Model>& m) {
   const uint8_t* bytes = m->mapped ? static_cast<const uint8_t*>(m->mapped) : m->copy.get();
   std::string err = parse_lfm(bytes, m->size, &m->file_desc, &m->info);
   if (!err.empty()) return {LINFER_ERROR_INVALID_MODEL, err};
-  const EncoderConfig& c = m->file_desc.config;
   m->desc = m->file_desc;
   // Shared weights are widened once. Keyed by address alone because parse_lfm only accepts
   // tensors that share bytes as exact aliases (same offset, size, dtype and scales).

@@ -442,8 +442,8 @@ void Session::add_rows(float* y, const float* x, size_t rows, size_t cols) {
 // Linformer keys and values: K' = E X W_k^T (+ biases), V' likewise, k rows per group.
 bool Session::linformer_kv(const LayerWeights& w, LayerOps& ops, const float* in, size_t T) {
   const EncoderConfig& c = cfg_;
-  const size_t D = c.dim, H = c.num_heads, dh = c.head_dim, HD = H * dh, kvh = c.kv_heads,
-               k = c.proj_len, n = c.max_seq_len, G = c.projection_groups();
+  const size_t D = c.dim, H = c.num_heads, dh = c.head_dim, kvh = c.kv_heads, k = c.proj_len,
+               n = c.max_seq_len, G = c.projection_groups();
   const bool per_head = G > 1;
 
   // Compress the input along the sequence first: comp = E[:, :T] X (k x D per group). K and V
@@ -468,7 +468,6 @@ bool Session::linformer_kv(const LayerWeights& w, LayerOps& ops, const float* in
   const float* comp_v = separate_v ? buf_.comp_v : buf_.comp_k;
 
   // K' and V' = comp W^T (+ bias), per group.
-  const size_t S = per_head ? H : kvh;                    // distinct K'/V' heads
   const size_t kp_stride = per_head ? dh : kvh * dh;      // row stride of K'/V'
   for (int kv = 0; kv < 2; ++kv) {
     const float* comp = kv == 0 ? buf_.comp_k : comp_v;

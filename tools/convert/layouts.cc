@@ -181,6 +181,20 @@ struct LibraryConfig {
   }
 };
 
+// Layer and head counts come from the checkpoint or --config and size the vectors and loops of the
+// mappers, so they are bounded before anything is allocated (validate_description checks the rest
+// at the end). Without this, "num_layers": 4000000000 in a checkpoint's linfer_config made
+// layers.resize() throw std::bad_alloc out of linfer-convert (found by fuzzing).
+std::string check_counts(const EncoderConfig& c) {
+  if (c.num_layers > Limits::kMaxLayers)
+    return "the configuration has " + std::to_string(c.num_layers) + " layers (at most " +
+           std::to_string(Limits::kMaxLayers) + ")";
+  if (c.num_heads > Limits::kMaxHeads)
+    return "the configuration has " + std::to_string(c.num_heads) + " heads (at most " +
+           std::to_string(Limits::kMaxHeads) + ")";
+  return "";
+}
+
 // ---------------------------------------------------------------------------------------------
 // linfer: the project's own layout (docs/converter.md)
 
@@ -195,6 +209,7 @@ std::string map_linfer(const Checkpoint& ck, const std::string& config_json, Map
   EncoderConfig config;
   std::string err = parse_linfer_config(text, &config);
   if (!err.empty()) return "configuration: " + err;
+  if (!(err = check_counts(config)).empty()) return "configuration: " + err;
   EncoderDescription& d = out->desc;
   d.config = config;
   d.layers.resize(config.num_layers);
@@ -249,6 +264,7 @@ std::string map_lucidrains(const Checkpoint& ck, const std::string& config_json,
                        (reversible ? ", reversible" : "") + (share_kv ? ", share_kv" : "") +
                        (one_kv_head ? ", one_kv_head" : ""));
 
+  if (const std::string e = check_counts(c); !e.empty()) return e;
   EncoderDescription& d = out->desc;
   d.layers.resize(c.num_layers);
   Builder b(ck, out);
@@ -399,6 +415,7 @@ std::string map_fairseq(const Checkpoint& ck, const std::string& config_json, Ma
                               ck.tensors.count(P + "emb_layer_norm.weight");
   c.embedding_norm = embedding_norm;
 
+  if (const std::string e = check_counts(c); !e.empty()) return e;
   EncoderDescription& d = out->desc;
   d.layers.resize(c.num_layers);
   Builder b(ck, out);
@@ -532,6 +549,7 @@ std::string map_tatp22(const Checkpoint& ck, const std::string& config_json, Map
   c.projection_placement = ProjectionPlacement::After;
   c.head = HeadKind::LmLogits;
 
+  if (const std::string e = check_counts(c); !e.empty()) return e;
   EncoderDescription& d = out->desc;
   d.layers.resize(c.num_layers);
   Builder b(ck, out);

@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <new>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -32,9 +34,24 @@ int fail(const std::string& message, int code = 1) {
   return code;
 }
 
+int run(int argc, char** argv);
+
 }  // namespace
 
+// Every failure is one line and a non-zero exit, also when memory runs out on a hostile input.
 int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::bad_alloc&) {
+    return fail("out of memory");
+  } catch (const std::exception& e) {
+    return fail(std::string("internal error: ") + e.what());
+  }
+}
+
+namespace {
+
+int run(int argc, char** argv) {
   std::string input, output, config_path, layout = "auto", dtype = "f32";
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -122,3 +139,5 @@ int main(int argc, char** argv) {
   std::printf("wrote %s (%zu bytes)\n", output.c_str(), bytes.size());
   return 0;
 }
+
+}  // namespace
