@@ -7,6 +7,7 @@ packages=(
   libxnnpack-dev libpthreadpool-dev libflatbuffers-dev flatbuffers-compiler libhwy-dev
   nlohmann-json3-dev doctest-dev
   python3-torch python3-numpy libopenblas0-pthread
+  clang libclang-rt-14-dev
 )
 missing=()
 for p in "${packages[@]}"; do

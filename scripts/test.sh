@@ -3,7 +3,8 @@
 #   1. Release build, all tests
 #   2. AddressSanitizer + UndefinedBehaviorSanitizer (and LeakSanitizer) build, all tests
 #   3. ThreadSanitizer build, the concurrency test
-#   4. aarch64 cross build (Raspberry Pi), all tests under qemu-user
+#   4. libFuzzer targets (clang), a short smoke run of each on its corpus and regressions
+#   5. aarch64 cross build (Raspberry Pi), all tests under qemu-user
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
@@ -22,6 +23,12 @@ step "ThreadSanitizer: concurrent sessions on one model"
 cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLINFER_TSAN=ON > /dev/null
 cmake --build build-tsan -j"$(nproc)" --target test_concurrency
 (cd build-tsan && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -R test_concurrency)
+
+step "Fuzz targets: smoke runs"
+cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang \
+  -DCMAKE_CXX_COMPILER=clang++ -DLINFER_FUZZ=ON -DLINFER_BUILD_TESTS=OFF > /dev/null
+cmake --build build-fuzz -j"$(nproc)" --target fuzz_lfm fuzz_safetensors fuzz_torch fuzz_convert
+bash tests/fuzz/smoke.sh build-fuzz 20
 
 step "aarch64 cross build, tests under qemu-aarch64"
 bash scripts/test-arm64.sh

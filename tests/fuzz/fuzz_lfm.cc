@@ -1,7 +1,7 @@
 // libFuzzer target: .lfm bytes -> linfer_model_load_from_memory; if the model loads, its info, a
 // session (max_seq_len = min(n, 64), one thread) and one run on token ids (or embeddings) taken
 // from the input, then everything is freed. The C API must never crash, abort or leak, whatever
-// the bytes.
+// the bytes. check_views() adds an oracle for the weights XNNPACK reads (it is not instrumented).
 //
 // Models that are valid but expensive are skipped after loading (a fuzzer that spends its time
 // packing a 1024-layer model finds nothing): the checks below bound the session's memory and one
@@ -10,11 +10,17 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
+#include <string>
 #include <vector>
 
+#include <sanitizer/asan_interface.h>
+
 #include "linfer/linfer.h"
+#include "model.h"
 
 namespace {
 
@@ -22,6 +28,26 @@ constexpr uint32_t kMaxLength = 64;
 constexpr size_t kMaxArenaBytes = size_t(64) << 20;
 constexpr uint64_t kMaxParameters = uint64_t(4) << 20;  // described weights: bounds packing work
 constexpr uint64_t kMaxFlops = uint64_t(1) << 28;       // one run
+
+// An oracle for what ASan cannot see: XNNPACK is a prebuilt library without ASan instrumentation,
+// so its reads of the weights when it packs them are unchecked. Every weight view the kernels are
+// given must therefore lie in memory the loaded model owns (the file copy or a widened f32 copy):
+// ASan's shadow memory says whether each region is addressable. (This is how a widened copy
+// handed to a larger tensor that shared its offset shows up; tests/fuzz/regressions/fuzz_lfm.)
+void check_views(const uint8_t* data, size_t size) {
+  std::unique_ptr<linfer::rt::Model> m;
+  if (linfer::rt::load_model_memory(data, size, &m).status != LINFER_OK) return;
+  linfer::for_each_weight(m->desc, [&](const std::string& name, const linfer::WeightView& w) {
+    if (!w.present()) return;
+    const void* bad = __asan_region_is_poisoned(const_cast<void*>(w.data), w.bytes());
+    if (!bad && w.scales) bad = __asan_region_is_poisoned(const_cast<float*>(w.scales), w.rows() * sizeof(float));
+    if (bad) {
+      std::fprintf(stderr, "fuzz_lfm: weight %s (%s, %llu bytes) reaches unowned memory\n", name.c_str(),
+                   linfer::to_string(w.dtype), (unsigned long long)w.bytes());
+      abort();
+    }
+  });
+}
 
 // FNV-1a, to derive the ids from the whole input (so mutations anywhere change them a little).
 uint32_t hash(const uint8_t* data, size_t size) {
@@ -98,6 +124,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (model || linfer_last_error()[0] == '\0') abort();  // a failure names its problem
     return 0;
   }
+  check_views(data, size);
   exercise(model, data, size);
   linfer_model_free(model);
   return 0;

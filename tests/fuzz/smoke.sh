@@ -44,8 +44,8 @@ for target in fuzz_lfm fuzz_safetensors fuzz_torch fuzz_convert; do
   mkdir -p "$work/$target"
   if "$bin" "${common[@]}" -dict="$here/${dict[$target]}" -max_total_time="$seconds" \
        -print_final_stats=1 "$work/$target" "${dirs[@]}" > "$work/$target.log" 2>&1; then
-    stats=$(grep -E '^stat::(number_of_executed_units|peak_rss_mb)' "$work/$target.log" | awk '{print $2}' | paste -sd' ')
-    cov=$(grep -oE 'cov: [0-9]+' "$work/$target.log" | tail -n 1)
+    stats=$(grep -E '^stat::(number_of_executed_units|peak_rss_mb)' "$work/$target.log" | awk '{print $2}' | paste -sd' ' || true)
+    cov=$(grep -oE 'cov: [0-9]+' "$work/$target.log" | tail -n 1 || true)
     echo "smoke.sh: $target ok ($((SECONDS - start)) s; execs, peak MB: $stats; $cov)"
   else
     tail -n 60 "$work/$target.log" >&2

@@ -184,7 +184,7 @@ struct LibraryConfig {
 // Layer and head counts come from the checkpoint or --config and size the vectors and loops of the
 // mappers, so they are bounded before anything is allocated (validate_description checks the rest
 // at the end). Without this, "num_layers": 4000000000 in a checkpoint's linfer_config made
-// layers.resize() throw std::bad_alloc out of linfer-convert (found by fuzzing).
+// layers.resize() throw std::bad_alloc out of linfer-convert (tests/fuzz/regressions/fuzz_convert).
 std::string check_counts(const EncoderConfig& c) {
   if (c.num_layers > Limits::kMaxLayers)
     return "the configuration has " + std::to_string(c.num_layers) + " layers (at most " +

@@ -164,7 +164,7 @@ _SPECIAL = {
     "pd": "\u2202", "ua": "\u2191", "da": "\u2193", "cs": "", "tf": "", "BU": "\u2022",
 }
 _TEXT_MACROS = re.compile(r"^[.'][ \t]*(SH|SS|Sh|Ss|B|I|BR|IR|RB|RI|BI|IB|SM|SB)(?:[ \t]+(.*))?$")
-_BLOCK_START = {"EX": "EE", "TS": "TE", "EQ": "EN", "PS": "PE", "de": ".", "ig": ".."}
+_BLOCK_START = {"EX": "EE", "TS": "TE", "EQ": "EN", "PS": "PE", "de": "..", "ig": ".."}
 
 
 def _special(name):
@@ -202,10 +202,16 @@ def clean_roff(src):
     for raw in src.split("\n"):
         line = raw.rstrip()
         if block_end is not None:
-            if re.match(r"^[.'][ \t]*" + re.escape(block_end) + r"\b", line) or (
-                    block_end in (".", "..") and line.strip() == block_end):
+            # a block ends at its closing request, or at the latest at the next section heading
+            if block_end == ".." and line.strip() == "..":
                 block_end = None
-            continue
+                continue
+            if block_end != ".." and re.match(r"^[.'][ \t]*" + block_end + r"\b", line):
+                block_end = None
+                continue
+            if not re.match(r"^[.'][ \t]*(SH|Sh)\b", line):
+                continue
+            block_end = None
         m = re.match(r"^[.'][ \t]*(\w+)", line)
         if m and m.group(1) in _BLOCK_START:
             block_end = _BLOCK_START[m.group(1)]

@@ -133,6 +133,20 @@ def main():
     wrong = [(s[1], s[2], s[3], names[p]) for s, p in zip(samples, preds["pytorch"]) if p != s[0]]
 
     lines = [BEGIN, ""]
+    info_path = os.path.join(args.models, "langid.train.json")
+    if os.path.exists(info_path):
+        with open(info_path) as f:
+            info = json.load(f)
+        last = info["curve"][-1] if info.get("curve") else {}
+        lines.append("Training run (from `examples/models/langid.train.json`): `%s`, %d steps of batch %d, "
+                     "%.1f minutes of wall time with %d threads on a 2-core machine shared with other jobs; "
+                     "%d parameters; final validation accuracy %.1f%% (%d samples of the validation pages). "
+                     "Train-split text per class (KB): %s." % (
+                         info["command"], info["steps"], info["batch"], info["train_seconds"] / 60.0,
+                         info["threads"], info["parameters"], 100 * last.get("val_acc", float("nan")),
+                         info["val_samples"],
+                         ", ".join("%s %d" % (k, v // 1000) for k, v in info["train_bytes"].items())))
+        lines.append("")
     lines.append("Test split: %d samples (%s) from %d pages; %d of them are 1000-1024 bytes long, the "
                  "rest are the shorter last pieces of pages (%d-%d bytes). Sample seed `%s`." % (
                      len(samples), ", ".join("%s %d" % kv for kv in counts.items()),
@@ -149,6 +163,12 @@ def main():
         else:
             lines.append("| %s (langid.%s.lfm) | %.2f%% | %s | %.2f%% | %.6f | %.2e |" % (
                 key, key.split()[1], 100 * acc, ref, 100 * agree, cos, maxdiff))
+    long_ = lengths >= 1000
+    lines.append("")
+    lines.append("By length: " + "; ".join("%s %.2f%% on the %d pieces of 1000+ bytes, %.2f%% on the %d shorter ones" % (
+        key, 100 * float((preds[key][long_] == labels[long_]).mean()), int(long_.sum()),
+        100 * float((preds[key][~long_] == labels[~long_]).mean()), int((~long_).sum()))
+        for key in ("pytorch", "linfer int8")) + ".")
     lines.append("")
     lines.append("Per-language accuracy:")
     lines.append("")

@@ -17,9 +17,12 @@ the training runs a batched forward written here for the configuration used (pre
 positions, projection after the linears, "kv" or "headwise" sharing, mean or first pooling), on
 the same parameters; the script checks that it agrees with LinferEncoder before and after training.
 
-Training data: random windows of n = 1024 bytes (20% of the batches shorter, 64..1023 bytes,
-so that short inputs work too) from the train-split pages, each class drawn with equal
-probability (the packages differ up to 18x in size). AdamW, warm-up then cosine decay.
+Training data: random windows of n = 1024 bytes from the train-split pages, each class drawn with
+equal probability (the packages differ up to 20x in size). 30% of the batches are shorter (one
+random length in 64..1023 per batch) so that short inputs work too; half of their windows end
+where a page ends, like the last pieces of pages in the test split. AdamW, warm-up then cosine
+decay; dropout 0.1 on the embeddings and the residual branches during training only (the
+checkpoint is the plain LinferEncoder).
 """
 
 import argparse
@@ -72,12 +75,14 @@ def check_supported(model):
         raise SystemExit("train.py's batched forward handles kv/headwise sharing with kv_heads = heads")
 
 
-def batched_forward(model, ids):
-    """ids [B, T] (T <= n) -> class logits [B, C]; the same function as model(ids[b]) per row."""
+def batched_forward(model, ids, dropout=0.0):
+    """ids [B, T] (T <= n) -> class logits [B, C]; the same function as model(ids[b]) per row.
+    dropout > 0 (training only) drops out the embeddings and each residual branch's output."""
     c = model.cfg
     B, T = ids.shape
     H, hd = c["num_heads"], c["head_dim"]
-    x = model.token_embedding(ids) + model.position_embedding.weight[:T]
+    drop = (lambda t: F.dropout(t, dropout, training=True)) if dropout > 0 else (lambda t: t)
+    x = drop(model.token_embedding(ids) + model.position_embedding.weight[:T])
     for layer in model.layers:
         a = layer.attention
         h = layer.attention_norm(x)
@@ -90,8 +95,8 @@ def batched_forward(model, ids):
         q = (a.q(h) * (1.0 / math.sqrt(hd))).view(B, T, H, hd).transpose(1, 2)  # [B, H, T, hd]
         att = torch.softmax(torch.matmul(q, kp), dim=-1)  # [B, H, T, k]
         o = torch.matmul(att, vp).transpose(1, 2).reshape(B, T, H * hd)
-        x = x + a.out(o)
-        x = x + layer.feed_forward(layer.feed_forward_norm(x))
+        x = x + drop(a.out(o))
+        x = x + drop(layer.feed_forward(layer.feed_forward_norm(x)))
     x = model.final_norm(x) if c["final_norm"] else x
     pooled = x[:, 0] if c["pooling"] == "first" else x.mean(dim=1)
     return model.head.out(pooled)
@@ -111,13 +116,15 @@ def check_batched(model, samples):
 
 
 def init_weights(model, seed):
-    """Embeddings N(0, 0.02); projections E/F N(0, 1/sqrt(n)); linears and norms PyTorch's defaults
-    (LinferEncoder leaves the projections at zero)."""
+    """Token embeddings N(0, 1) (nn.Embedding's default), positions N(0, 0.02), projections E/F
+    N(0, 1/sqrt(n)) (LinferEncoder leaves them at zero), linears and norms PyTorch's defaults."""
     g = torch.Generator().manual_seed(seed)
     n = model.cfg["max_seq_len"]
     with torch.no_grad():
         for name, p in model.named_parameters():
-            if name.endswith("embedding.weight"):
+            if name == "token_embedding.weight":
+                p.copy_(torch.randn(p.shape, generator=g))
+            elif name == "position_embedding.weight":
                 p.copy_(0.02 * torch.randn(p.shape, generator=g))
             elif name.endswith("proj_k") or name.endswith("proj_v"):
                 p.copy_(torch.randn(p.shape, generator=g) / math.sqrt(n))
@@ -128,21 +135,27 @@ def init_weights(model, seed):
 
 
 class WindowSampler:
-    """Random byte windows from each class's train pages (joined with blank lines)."""
+    """Random byte windows from each class's train pages (joined with blank lines). A "tail"
+    window ends where a page ends, like the short last pieces of the test split."""
 
     def __init__(self, docs, seed):
-        self.corpora = []
+        self.corpora, self.ends = [], []
         for lang in data.LABELS:
-            text = b"\n\n".join(t for p, t in docs[lang] if data.split_of(p) == "train")
+            texts = [t for p, t in docs[lang] if data.split_of(p) == "train"]
+            text = b"\n\n".join(texts)
             self.corpora.append(np.frombuffer(text, dtype=np.uint8))
+            self.ends.append(np.cumsum([len(t) + 2 for t in texts]) - 2)  # end offset of each page
         self.rng = np.random.default_rng(seed)
 
-    def batch(self, B, T):
+    def batch(self, B, T, tail_fraction=0.0):
         ids = np.empty((B, T), dtype=np.int64)
         labels = self.rng.integers(0, len(self.corpora), size=B)
         for b, c in enumerate(labels):
             corpus = self.corpora[c]
-            i = int(self.rng.integers(0, len(corpus) - T + 1))
+            if self.rng.random() < tail_fraction:
+                i = max(0, int(self.ends[c][self.rng.integers(0, len(self.ends[c]))]) - T)
+            else:
+                i = int(self.rng.integers(0, len(corpus) - T + 1))
             while i > 0 and (corpus[i] & 0xC0) == 0x80:  # start on a character
                 i -= 1
             ids[b] = corpus[i:i + T]
@@ -185,12 +198,14 @@ def write_examples(docs, test_pages):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--steps", type=int, default=600)
+    ap.add_argument("--steps", type=int, default=1000)
     ap.add_argument("--batch", type=int, default=8)
     ap.add_argument("--lr", type=float, default=3e-3)
     ap.add_argument("--warmup", type=int, default=50)
     ap.add_argument("--weight-decay", type=float, default=0.01)
-    ap.add_argument("--short-fraction", type=float, default=0.2)
+    ap.add_argument("--dropout", type=float, default=0.1, help="training only (not in linfer_ref)")
+    ap.add_argument("--short-fraction", type=float, default=0.3)
+    ap.add_argument("--tail-fraction", type=float, default=0.5, help="of the short windows: page ends")
     ap.add_argument("--seed", type=int, default=20260501)
     ap.add_argument("--eval-every", type=int, default=50)
     ap.add_argument("--threads", type=int, default=2)
@@ -235,10 +250,10 @@ def main():
         model.train()
         short = len_rng.random() < args.short_fraction
         T = int(len_rng.integers(64, n)) if short else n
-        ids, labels = sampler.batch(args.batch, T)
+        ids, labels = sampler.batch(args.batch, T, tail_fraction=args.tail_fraction if short else 0.0)
         for g in opt.param_groups:
             g["lr"] = lr_at(step)
-        logits = batched_forward(model, ids)
+        logits = batched_forward(model, ids, dropout=args.dropout)
         loss = F.cross_entropy(logits, labels)
         opt.zero_grad(set_to_none=True)
         loss.backward()
@@ -277,7 +292,8 @@ def main():
         "command": "/usr/bin/python3 tools/python/train.py" + "".join(" " + a for a in sys.argv[1:]),
         "config": CONFIG, "parameters": nparams, "packages": versions,
         "steps": steps, "batch": args.batch, "lr": args.lr, "warmup": args.warmup,
-        "weight_decay": args.weight_decay, "short_fraction": args.short_fraction, "seed": args.seed,
+        "weight_decay": args.weight_decay, "dropout": args.dropout, "short_fraction": args.short_fraction,
+        "tail_fraction": args.tail_fraction, "seed": args.seed,
         "threads": args.threads, "train_seconds": round(train_seconds, 1),
         "train_bytes": {l: int(len(c)) for l, c in zip(data.LABELS, sampler.corpora)},
         "val_samples": len(val), "curve": curve, "sample_texts": samples,
