@@ -313,7 +313,7 @@ bool Session::run_linear(const Linear& op, size_t rows, const float* x, float* y
                                      buf_.qx + b * w.in_padded, buf_.qscales + b);
   });
   if (rows >= 8 * threads_) {
-    parallel_ranges(pool_, threads_, rows, 4, [&](size_t b, size_t e, size_t) {
+    parallel_ranges(pool_, threads_, rows, 6, [&](size_t b, size_t e, size_t) {
       kernels::dense_int8_f32_avx512vnni(w, buf_.qx + b * w.in_padded, buf_.qscales + b, e - b,
                                          y + b * w.out, w.out, 0, w.out, op.relu);
     });

@@ -71,9 +71,11 @@ TEST_CASE("int8 dense: fast kernel matches the reference, quantized activations 
   std::mt19937 rng(9);
   std::normal_distribution<float> nd(0.0f, 1.0f);
   std::uniform_int_distribution<int> wi(-127, 127);
-  for (size_t in : {1, 3, 4, 17, 64, 130})
-    for (size_t out : {1, 15, 16, 33, 70})
-      for (size_t rows : {1, 3, 4, 9}) {
+  // Sizes reach every tile shape (6 x 4 blocks of 16 and the remainders) and, with in = 1030,
+  // more than one block of rows.
+  for (size_t in : {1, 3, 4, 17, 64, 130, 1030})
+    for (size_t out : {1, 15, 16, 33, 70, 130})
+      for (size_t rows : {1, 3, 4, 9, 13, 25}) {
         CAPTURE(in);
         CAPTURE(out);
         CAPTURE(rows);
@@ -98,6 +100,14 @@ TEST_CASE("int8 dense: fast kernel matches the reference, quantized activations 
           kernels::dense_int8_f32_avx512vnni(packed, q_ref.data(), s_ref.data(), rows, y_fast.data(), out, 0, out, relu);
           for (size_t i = 0; i < y_ref.size(); ++i)
             CHECK(y_fast[i] == doctest::Approx(y_ref[i]).epsilon(1e-5).scale(1.0));
+          // A range of output channels (how the runtime splits few rows across threads).
+          if (out > 16) {
+            std::vector<float> y_part(rows * out, -7.0f);
+            kernels::dense_int8_f32_avx512vnni(packed, q_ref.data(), s_ref.data(), rows, y_part.data(), out, 16, out, relu);
+            for (size_t r = 0; r < rows; ++r)
+              for (size_t o = 0; o < out; ++o)
+                CHECK(y_part[r * out + o] == (o < 16 ? -7.0f : y_fast[r * out + o]));
+          }
           // The integers are exact: the reference equals the float math on dequantized values.
           for (size_t r = 0; r < rows; ++r)
             for (size_t o = 0; o < out; ++o) {
