@@ -23,6 +23,18 @@ void gelu_tanh_f32_fast(float* x, size_t n);
 void relu_f32_ref(float* x, size_t n);
 void relu_f32_fast(float* x, size_t n);
 
+// The epilogue of a dense layer: y = act(x W^T + b), or with accumulate y += act(x W^T + b) (the
+// residual stream). The fast kernels take accumulate with None or Relu only (the runtime never
+// asks for more).
+enum class DenseActivation { None, Relu, GeluErf, GeluTanh };
+struct DenseEpilogue {
+  DenseActivation activation = DenseActivation::None;
+  bool accumulate = false;
+};
+// Applies act to n values in place.
+void activation_f32_ref(float* x, size_t n, DenseActivation act);
+void activation_f32_fast(float* x, size_t n, DenseActivation act);
+
 // y[i] += x[i]
 void add_f32_ref(float* y, const float* x, size_t n);
 void add_f32_fast(float* y, const float* x, size_t n);

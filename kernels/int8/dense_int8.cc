@@ -78,7 +78,8 @@ std::string pack_int8_weights(const int8_t* w, const float* scales, const float*
 }
 
 void dense_int8_f32_ref(const Int8Weights& w, const uint8_t* qx, const float* xs, size_t rows,
-                        float* y, size_t y_stride, size_t n_begin, size_t n_end, bool relu) {
+                        float* y, size_t y_stride, size_t n_begin, size_t n_end,
+                        DenseEpilogue e) {
   const size_t kg = w.in_padded / 4;
   for (size_t r = 0; r < rows; ++r) {
     const uint8_t* xr = qx + r * w.in_padded;
@@ -89,7 +90,9 @@ void dense_int8_f32_ref(const Int8Weights& w, const uint8_t* qx, const float* xs
         for (size_t t = 0; t < 4; ++t) acc += int32_t(xr[g * 4 + t]) * block[g * 64 + t];
       acc -= w.sum128[n];
       float v = float(acc) * xs[r] * w.scale[n] + w.bias[n];
-      y[r * y_stride + n] = relu && v < 0.0f ? 0.0f : v;
+      activation_f32_ref(&v, 1, e.activation);
+      float& out = y[r * y_stride + n];
+      out = e.accumulate ? out + v : v;
     }
   }
 }
@@ -150,7 +153,8 @@ LINFER_VNNI inline void vnni_loop_6x4(const int8_t* base, size_t block_stride, s
 // activation broadcast feeds NB; enough independent accumulators to hide vpdpbusd's latency.
 template <int R, int NB>
 LINFER_VNNI inline void vnni_tile(const Int8Weights& w, const uint8_t* qx, const float* xs,
-                                  float* y, size_t y_stride, size_t nb0, bool relu, size_t n_end) {
+                                  float* y, size_t y_stride, size_t nb0, size_t n_end,
+                                  DenseEpilogue e) {
   const size_t kg = w.in_padded / 4, block_stride = kg * 64, q_stride = w.in_padded;
   __m512i acc[R][NB];
 #pragma GCC unroll 8
@@ -174,6 +178,7 @@ LINFER_VNNI inline void vnni_tile(const Int8Weights& w, const uint8_t* qx, const
       }
     }
   }
+  const bool relu = e.activation == DenseActivation::Relu;
 #pragma GCC unroll 4
   for (int b = 0; b < NB; ++b) {
     const size_t n0 = (nb0 + b) * 16;
@@ -184,10 +189,12 @@ LINFER_VNNI inline void vnni_tile(const Int8Weights& w, const uint8_t* qx, const
     const __mmask16 mask = valid == 16 ? __mmask16(0xffff) : __mmask16((1u << valid) - 1);
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
+      float* dst = y + r * y_stride + n0;
       const __m512 v = _mm512_cvtepi32_ps(_mm512_sub_epi32(acc[r][b], s128));
       __m512 out = _mm512_fmadd_ps(v, _mm512_mul_ps(ws, _mm512_set1_ps(xs[r])), bias);
       if (relu) out = _mm512_max_ps(out, _mm512_setzero_ps());
-      _mm512_mask_storeu_ps(y + r * y_stride + n0, mask, out);
+      if (e.accumulate) out = _mm512_add_ps(out, _mm512_maskz_loadu_ps(mask, dst));
+      _mm512_mask_storeu_ps(dst, mask, out);
     }
   }
 }
@@ -198,12 +205,12 @@ constexpr int kTileBlocks = 4;  // NB of the main tile (64 output channels)
 template <int R>
 LINFER_VNNI inline void vnni_tile_blocks(int nb, const Int8Weights& w, const uint8_t* qx,
                                          const float* xs, float* y, size_t y_stride, size_t nb0,
-                                         bool relu, size_t n_end) {
+                                         size_t n_end, DenseEpilogue e) {
   switch (nb) {
-    case 4: vnni_tile<R, 4>(w, qx, xs, y, y_stride, nb0, relu, n_end); break;
-    case 3: vnni_tile<R, 3>(w, qx, xs, y, y_stride, nb0, relu, n_end); break;
-    case 2: vnni_tile<R, 2>(w, qx, xs, y, y_stride, nb0, relu, n_end); break;
-    default: vnni_tile<R, 1>(w, qx, xs, y, y_stride, nb0, relu, n_end); break;
+    case 4: vnni_tile<R, 4>(w, qx, xs, y, y_stride, nb0, n_end, e); break;
+    case 3: vnni_tile<R, 3>(w, qx, xs, y, y_stride, nb0, n_end, e); break;
+    case 2: vnni_tile<R, 2>(w, qx, xs, y, y_stride, nb0, n_end, e); break;
+    default: vnni_tile<R, 1>(w, qx, xs, y, y_stride, nb0, n_end, e); break;
   }
 }
 }  // namespace
@@ -211,10 +218,13 @@ LINFER_VNNI inline void vnni_tile_blocks(int nb, const Int8Weights& w, const uin
 LINFER_VNNI void dense_int8_f32_avx512vnni(const Int8Weights& w, const uint8_t* qx,
                                            const float* xs, size_t rows, float* y,
                                            size_t y_stride, size_t n_begin, size_t n_end,
-                                           bool relu) {
+                                           DenseEpilogue e) {
   // Blocked for the caches: a block of rows (its quantized activations stay in L1/L2) meets every
   // strip of 64 output channels in turn (the packed weights of a layer stay in L2), and within a
-  // strip the register tiles walk down the rows.
+  // strip the register tiles walk down the rows; then the block's outputs, still in cache, get
+  // the activations that do not fit in the register epilogue (GELU).
+  const bool gelu = e.activation == DenseActivation::GeluErf ||
+                    e.activation == DenseActivation::GeluTanh;
   const size_t nb_begin = n_begin / 16, nb_end = (n_end + 15) / 16;
   const size_t row_block = std::max<size_t>(kTileRows, (24 * 1024) / w.in_padded / kTileRows * kTileRows);
   for (size_t r0 = 0; r0 < rows; r0 += row_block) {
@@ -226,15 +236,18 @@ LINFER_VNNI void dense_int8_f32_avx512vnni(const Int8Weights& w, const uint8_t* 
         const uint8_t* q = qx + r * w.in_padded;
         float* yr = y + r * y_stride;
         switch (R) {
-          case 6: vnni_tile_blocks<6>(nblocks, w, q, xs + r, yr, y_stride, nb, relu, n_end); break;
-          case 5: vnni_tile_blocks<5>(nblocks, w, q, xs + r, yr, y_stride, nb, relu, n_end); break;
-          case 4: vnni_tile_blocks<4>(nblocks, w, q, xs + r, yr, y_stride, nb, relu, n_end); break;
-          case 3: vnni_tile_blocks<3>(nblocks, w, q, xs + r, yr, y_stride, nb, relu, n_end); break;
-          case 2: vnni_tile_blocks<2>(nblocks, w, q, xs + r, yr, y_stride, nb, relu, n_end); break;
-          default: vnni_tile_blocks<1>(nblocks, w, q, xs + r, yr, y_stride, nb, relu, n_end); break;
+          case 6: vnni_tile_blocks<6>(nblocks, w, q, xs + r, yr, y_stride, nb, n_end, e); break;
+          case 5: vnni_tile_blocks<5>(nblocks, w, q, xs + r, yr, y_stride, nb, n_end, e); break;
+          case 4: vnni_tile_blocks<4>(nblocks, w, q, xs + r, yr, y_stride, nb, n_end, e); break;
+          case 3: vnni_tile_blocks<3>(nblocks, w, q, xs + r, yr, y_stride, nb, n_end, e); break;
+          case 2: vnni_tile_blocks<2>(nblocks, w, q, xs + r, yr, y_stride, nb, n_end, e); break;
+          default: vnni_tile_blocks<1>(nblocks, w, q, xs + r, yr, y_stride, nb, n_end, e); break;
         }
       }
     }
+    if (gelu)
+      for (size_t r = r0; r < r_end; ++r)
+        activation_f32_fast(y + r * y_stride + n_begin, n_end - n_begin, e.activation);
   }
 }
 

@@ -13,6 +13,8 @@
 #include <memory>
 #include <string>
 
+#include "kernels.h"
+
 namespace linfer::kernels {
 
 // True when this CPU runs the int8 fast path (AVX-512 VNNI). Elsewhere the runtime widens int8
@@ -44,13 +46,14 @@ std::string pack_int8_weights(const int8_t* w, const float* scales, const float*
                               size_t out, Int8Weights* packed);
 
 // y[r][n] for rows [0, rows) and output channels [n_begin, n_end) (multiples of 16 except the
-// last), from quantized rows qx (stride in_padded) and their scales.
+// last), from quantized rows qx (stride in_padded) and their scales, with the epilogue (kernels.h).
 void dense_int8_f32_ref(const Int8Weights& w, const uint8_t* qx, const float* x_scales, size_t rows,
-                        float* y, size_t y_stride, size_t n_begin, size_t n_end, bool relu);
+                        float* y, size_t y_stride, size_t n_begin, size_t n_end,
+                        DenseEpilogue epilogue);
 #if defined(__x86_64__)
 void dense_int8_f32_avx512vnni(const Int8Weights& w, const uint8_t* qx, const float* x_scales,
                                size_t rows, float* y, size_t y_stride, size_t n_begin,
-                               size_t n_end, bool relu);
+                               size_t n_end, DenseEpilogue epilogue);
 #endif
 
 }  // namespace linfer::kernels

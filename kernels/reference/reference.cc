@@ -41,6 +41,15 @@ void relu_f32_ref(float* x, size_t n) {
   for (size_t i = 0; i < n; ++i) x[i] = x[i] > 0.0f ? x[i] : 0.0f;
 }
 
+void activation_f32_ref(float* x, size_t n, DenseActivation act) {
+  switch (act) {
+    case DenseActivation::None: break;
+    case DenseActivation::Relu: relu_f32_ref(x, n); break;
+    case DenseActivation::GeluErf: gelu_erf_f32_ref(x, n); break;
+    case DenseActivation::GeluTanh: gelu_tanh_f32_ref(x, n); break;
+  }
+}
+
 void add_f32_ref(float* y, const float* x, size_t n) {
   for (size_t i = 0; i < n; ++i) y[i] += x[i];
 }

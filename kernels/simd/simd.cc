@@ -462,6 +462,14 @@ void layernorm_f32_fast(const float* x, size_t x_stride, float* y, size_t y_stri
 void gelu_erf_f32_fast(float* x, size_t n) { HWY_DYNAMIC_DISPATCH(GeluErf)(x, n); }
 void gelu_tanh_f32_fast(float* x, size_t n) { HWY_DYNAMIC_DISPATCH(GeluTanh)(x, n); }
 void relu_f32_fast(float* x, size_t n) { HWY_DYNAMIC_DISPATCH(Relu)(x, n); }
+void activation_f32_fast(float* x, size_t n, DenseActivation act) {
+  switch (act) {
+    case DenseActivation::None: break;
+    case DenseActivation::Relu: relu_f32_fast(x, n); break;
+    case DenseActivation::GeluErf: gelu_erf_f32_fast(x, n); break;
+    case DenseActivation::GeluTanh: gelu_tanh_f32_fast(x, n); break;
+  }
+}
 void add_f32_fast(float* y, const float* x, size_t n) { HWY_DYNAMIC_DISPATCH(Add)(y, x, n); }
 void gemm_f32_fast(size_t M, size_t N, size_t K, const float* A, size_t lda, const float* B,
                    size_t ldb, float* C, size_t ldc) {

@@ -120,6 +120,15 @@ void parallel_ranges(pthreadpool_t pool, size_t threads, size_t items, size_t qu
 
 const float* f32(const WeightView& w) { return static_cast<const float*>(w.data); }
 
+kernels::DenseActivation dense_activation(Activation a) {
+  switch (a) {
+    case Activation::GeluErf: return kernels::DenseActivation::GeluErf;
+    case Activation::GeluTanh: return kernels::DenseActivation::GeluTanh;
+    case Activation::Relu: return kernels::DenseActivation::Relu;
+  }
+  return kernels::DenseActivation::None;
+}
+
 bool has_int8_dense(const Model& m) {
   bool any = false;
   for_each_weight(m.desc, [&](const std::string&, const WeightView& w) {
@@ -236,10 +245,11 @@ linfer_status Session::prepare(const linfer_session_options& options, std::strin
     const LayerWeights& w = model_->desc.layers[i];
     LayerOps& ops = layer_ops_[i];
     auto make = [&](Linear& op, size_t in, size_t out_ch, const WeightView& weight,
-                    size_t first_row, const float* bias, bool relu) {
-      if (error->empty()) *error = make_linear(op, in, out_ch, weight, first_row, bias, relu);
+                    size_t first_row, const float* bias,
+                    kernels::DenseActivation act = kernels::DenseActivation::None) {
+      if (error->empty()) *error = make_linear(op, in, out_ch, weight, first_row, bias, act);
     };
-    make(ops.q, D, HD, w.q.weight, 0, f32(w.q.bias), false);
+    make(ops.q, D, HD, w.q.weight, 0, f32(w.q.bias));
     // K and V: on the compressed input (k rows). Per-head projections give each head its own
     // compressed input, so each head gets the operator for its slice of W (or the one shared
     // single head when kv_heads = 1). With placement "after", the bias goes through E (added by
@@ -251,16 +261,16 @@ linfer_status Session::prepare(const linfer_session_options& options, std::strin
       const float* bias = !linformer || before_placement ? f32(lw.bias) : nullptr;
       if (!per_head) {
         list.resize(1);
-        make(list[0], D, kvh * dh, lw.weight, 0, bias, false);
+        make(list[0], D, kvh * dh, lw.weight, 0, bias);
       } else {
         list.resize(kvh);
         for (size_t h = 0; h < kvh; ++h)
-          make(list[h], D, dh, lw.weight, h * dh, bias ? bias + h * dh : nullptr, false);
+          make(list[h], D, dh, lw.weight, h * dh, bias ? bias + h * dh : nullptr);
       }
     }
-    make(ops.out, HD, D, w.out.weight, 0, f32(w.out.bias), false);
-    make(ops.fc1, D, F, w.fc1.weight, 0, f32(w.fc1.bias), c.activation == Activation::Relu);
-    make(ops.fc2, F, D, w.fc2.weight, 0, f32(w.fc2.bias), false);
+    make(ops.out, HD, D, w.out.weight, 0, f32(w.out.bias));
+    make(ops.fc1, D, F, w.fc1.weight, 0, f32(w.fc1.bias), dense_activation(c.activation));
+    make(ops.fc2, F, D, w.fc2.weight, 0, f32(w.fc2.bias));
   }
   // GiveTake convolutions: taps transposed to [K x dim] so the kernel vectorises over channels.
   conv_taps_.resize(c.num_layers);
@@ -274,52 +284,98 @@ linfer_status Session::prepare(const linfer_session_options& options, std::strin
   }
   const HeadWeights& hw = model_->desc.head;
   if (error->empty() && hw.dense.weight.present())
-    *error = make_linear(head_dense_, D, D, hw.dense.weight, 0, f32(hw.dense.bias), false);
+    *error = make_linear(head_dense_, D, D, hw.dense.weight, 0, f32(hw.dense.bias),
+                         c.head == HeadKind::LmLogits ? dense_activation(c.head_activation)
+                                                      : kernels::DenseActivation::None);
   if (error->empty() && c.head != HeadKind::None)
-    *error = make_linear(head_out_, D, c.output_channels(), hw.out.weight, 0, f32(hw.out.bias), false);
+    *error = make_linear(head_out_, D, c.output_channels(), hw.out.weight, 0, f32(hw.out.bias));
   if (!error->empty()) return LINFER_ERROR_INTERNAL;
   const size_t after = kernels::xnnpack_allocated_bytes();
   packed_bytes_ += after > before ? after - before : 0;
   return LINFER_OK;
 }
 
+// LINFER_DENSE=xnnpack runs the f32 dense layers on XNNPACK even where the own AVX-512 kernel
+// would run: to compare the two, and to test the XNNPACK path on x86.
+static bool own_f32_dense_kernel() {
+  const char* v = std::getenv("LINFER_DENSE");
+  return kernels::f32_dense_fast_path_available() && !(v && std::strcmp(v, "xnnpack") == 0);
+}
+
 std::string Session::make_linear(Linear& op, size_t in, size_t out, const WeightView& weight,
-                                 size_t first_row, const float* bias, bool relu) {
-  op.relu = relu;
+                                 size_t first_row, const float* bias,
+                                 kernels::DenseActivation activation) {
+  op.activation = activation;
   if (weight.dtype == DType::I8) {
-    op.int8 = true;
+    op.kernel = Linear::Kernel::Int8Vnni;
     const std::string err = kernels::pack_int8_weights(
         static_cast<const int8_t*>(weight.data) + first_row * in, weight.scales + first_row, bias,
         in, out, &op.i8);
     packed_bytes_ += op.i8.bytes();
     return err;
   }
-  return op.f32.create(in, out, in, out, f32(weight) + first_row * in, bias, relu);
+  if (own_f32_dense_kernel()) {
+    op.kernel = Linear::Kernel::F32Avx512;
+    const std::string err = kernels::pack_f32_weights(f32(weight) + first_row * in, bias, in, out,
+                                                      &op.f32);
+    packed_bytes_ += op.f32.bytes();
+    return err;
+  }
+  op.kernel = Linear::Kernel::Xnnpack;
+  return op.xnn.create(in, out, in, out, f32(weight) + first_row * in, bias,
+                       activation == kernels::DenseActivation::Relu);
 }
 
-bool Session::run_linear(const Linear& op, size_t rows, const float* x, float* y) {
-  const auto t0 = now();
-  if (!op.int8) {
-    const bool ok = op.f32.run(rows, x, y, pool_);
+bool Session::run_linear(const Linear& op, size_t rows, const float* x, float* y, bool accumulate) {
+  auto t0 = now();
+  if (op.kernel == Linear::Kernel::Xnnpack) {
+    // XNNPACK has no accumulate and no GELU: a temporary and separate passes.
+    const size_t out = op.xnn.outputs();
+    if (!op.xnn.run(rows, x, accumulate ? buf_.sub : y, pool_)) return false;
     lap(LINFER_OP_DENSE, t0);
-    return ok;
+    if (accumulate) add_rows(y, buf_.sub, rows, out);
+    if (op.activation != kernels::DenseActivation::None &&
+        op.activation != kernels::DenseActivation::Relu)
+      activate(y, rows, out, op.activation);
+    return true;
+  }
+  const kernels::DenseEpilogue epilogue{op.activation, accumulate};
+  // Rows split across threads, or output channels when there are too few rows to go round.
+  const bool split_rows = rows >= 8 * threads_;
+  if (op.kernel == Linear::Kernel::F32Avx512) {
+#if defined(__x86_64__)
+    const kernels::F32Weights& w = op.f32;
+    if (split_rows) {
+      parallel_ranges(pool_, threads_, rows, 6, [&](size_t b, size_t e, size_t) {
+        kernels::dense_f32_avx512(w, x + b * w.in, w.in, e - b, y + b * w.out, w.out, 0, w.out,
+                                  epilogue);
+      });
+    } else {
+      parallel_ranges(pool_, threads_, w.out, 64, [&](size_t b, size_t e, size_t) {
+        kernels::dense_f32_avx512(w, x, w.in, rows, y, w.out, b, e, epilogue);
+      });
+    }
+    lap(LINFER_OP_DENSE, t0);
+    return true;
+#else
+    return false;  // unreachable: the kernel is chosen only where it exists
+#endif
   }
 #if defined(__x86_64__)
   const kernels::Int8Weights& w = op.i8;
-  // Quantize the rows (per-row scale), then split rows across threads, or output channels when
-  // there are too few rows to go round.
+  // Quantize the rows (per-row scale), then the dot products.
   parallel_ranges(pool_, threads_, rows, 1, [&](size_t b, size_t e, size_t) {
     kernels::quantize_rows_u8_avx512(x + b * w.in, w.in, e - b, w.in, w.in_padded,
                                      buf_.qx + b * w.in_padded, buf_.qscales + b);
   });
-  if (rows >= 8 * threads_) {
+  if (split_rows) {
     parallel_ranges(pool_, threads_, rows, 6, [&](size_t b, size_t e, size_t) {
       kernels::dense_int8_f32_avx512vnni(w, buf_.qx + b * w.in_padded, buf_.qscales + b, e - b,
-                                         y + b * w.out, w.out, 0, w.out, op.relu);
+                                         y + b * w.out, w.out, 0, w.out, epilogue);
     });
   } else {
     parallel_ranges(pool_, threads_, w.out, 64, [&](size_t b, size_t e, size_t) {
-      kernels::dense_int8_f32_avx512vnni(w, buf_.qx, buf_.qscales, rows, y, w.out, b, e, op.relu);
+      kernels::dense_int8_f32_avx512vnni(w, buf_.qx, buf_.qscales, rows, y, w.out, b, e, epilogue);
     });
   }
   lap(LINFER_OP_DENSE, t0);
@@ -417,16 +473,10 @@ void Session::layernorm_rows(const float* in, float* out, size_t T, const NormWe
   lap(LINFER_OP_NORM, t0);
 }
 
-void Session::activate(float* x, size_t rows, size_t cols, Activation act) {
+void Session::activate(float* x, size_t rows, size_t cols, kernels::DenseActivation act) {
   const auto t0 = now();
   parallel_ranges(pool_, threads_, rows, 1, [&](size_t b, size_t e, size_t) {
-    float* p = x + b * cols;
-    const size_t n = (e - b) * cols;
-    switch (act) {
-      case Activation::GeluErf: kernels::gelu_erf_f32_fast(p, n); break;
-      case Activation::GeluTanh: kernels::gelu_tanh_f32_fast(p, n); break;
-      case Activation::Relu: kernels::relu_f32_fast(p, n); break;
-    }
+    kernels::activation_f32_fast(x + b * cols, (e - b) * cols, act);
   });
   lap(LINFER_OP_ACTIVATION, t0);
 }
@@ -517,12 +567,13 @@ bool Session::linformer_kv(const LayerWeights& w, LayerOps& ops, const float* in
   return true;
 }
 
-bool Session::attention(const LayerWeights& w, LayerOps& ops, const float* in, size_t T) {
+bool Session::attention(const LayerWeights& w, LayerOps& ops, const float* in, size_t T,
+                        float* residual) {
   const EncoderConfig& c = cfg_;
   const size_t H = c.num_heads, dh = c.head_dim, HD = H * dh, kvh = c.kv_heads;
   const bool linformer = c.attention_kind == AttentionKind::Linformer;
   const bool per_head = linformer && c.projection_groups() > 1;
-  if (c.attention_kind == AttentionKind::GiveTake) return give_take(w, ops, in, T);
+  if (c.attention_kind == AttentionKind::GiveTake) return give_take(w, ops, in, T, residual);
   if (!run_linear(ops.q, T, in, buf_.q)) return false;
   // Keys and values: the Linformer's k compressed rows, or all T rows for full attention.
   size_t keys;
@@ -537,7 +588,7 @@ bool Session::attention(const LayerWeights& w, LayerOps& ops, const float* in, s
     const auto t = now();
     linear_attention(T, size_t(&w - model_->desc.layers.data()));
     lap(LINFER_OP_ATTENTION, t);
-    return run_linear(ops.out, T, buf_.attn, buf_.sub);
+    return run_linear(ops.out, T, buf_.attn, residual, true);
   }
   const size_t S = per_head ? H : kvh;                // distinct K/V heads
   const size_t kp_stride = per_head ? dh : kvh * dh;  // row stride of K/V
@@ -574,12 +625,13 @@ bool Session::attention(const LayerWeights& w, LayerOps& ops, const float* in, s
     }
   });
   lap(LINFER_OP_ATTENTION, t);
-  return run_linear(ops.out, T, buf_.attn, buf_.sub);
+  return run_linear(ops.out, T, buf_.attn, residual, true);
 }
 
 // GiveTake: the p tokens (rows [T, T + p) of `in`) take from the sequence, then the sequence
 // takes from what the tokens gathered (docs/converter.md). Both streams share W_q, W_k, W_v, W_out.
-bool Session::give_take(const LayerWeights& w, LayerOps& ops, const float* in, size_t T) {
+bool Session::give_take(const LayerWeights& w, LayerOps& ops, const float* in, size_t T,
+                        float* residual) {
   const EncoderConfig& c = cfg_;
   const size_t p = c.num_global_tokens, R = T + p, H = c.num_heads, dh = c.head_dim, HD = H * dh,
                kvh = c.kv_heads, KV = kvh * dh, D = c.dim;
@@ -626,6 +678,8 @@ bool Session::give_take(const LayerWeights& w, LayerOps& ops, const float* in, s
                                       buf_.attn + T * HD + h * dh, HD, buf_.attn + h * dh, HD, 0, 0, 0};
   });
   lap(LINFER_OP_ATTENTION, t);
+  // Into buf_.sub, not straight into the residual: the convolution below still reads the input,
+  // which is the residual stream itself with post-norm.
   if (!run_linear(ops.out, R, buf_.attn, buf_.sub)) return false;
   if (w.conv_weight.present()) {  // the locality branch: depthwise convolution of the input
     t = now();
@@ -636,6 +690,7 @@ bool Session::give_take(const LayerWeights& w, LayerOps& ops, const float* in, s
     });
     lap(LINFER_OP_ELEMENTWISE, t);
   }
+  add_rows(residual, buf_.sub, R, D);
   return true;
 }
 
@@ -686,10 +741,9 @@ void Session::linear_attention(size_t T, size_t layer) {
   });
 }
 
-bool Session::feed_forward(const LayerWeights& w, LayerOps& ops, const float* in, size_t T) {
-  if (!run_linear(ops.fc1, T, in, buf_.ff)) return false;
-  if (cfg_.activation != Activation::Relu) activate(buf_.ff, T, cfg_.ff_dim, cfg_.activation);
-  return run_linear(ops.fc2, T, buf_.ff, buf_.sub);
+bool Session::feed_forward(const LayerWeights&, LayerOps& ops, const float* in, size_t T,
+                           float* residual) {
+  return run_linear(ops.fc1, T, in, buf_.ff) && run_linear(ops.fc2, T, buf_.ff, residual, true);
 }
 
 bool Session::head(size_t T) {
@@ -705,8 +759,7 @@ bool Session::head(size_t T) {
   if (c.head == HeadKind::LmLogits) {
     const float* in = buf_.x;
     if (hw.dense.weight.present()) {
-      if (!run_linear(head_dense_, T, buf_.x, buf_.h)) return false;
-      activate(buf_.h, T, D, c.head_activation);
+      if (!run_linear(head_dense_, T, buf_.x, buf_.h)) return false;  // with its activation
       in = buf_.h;
     }
     if (hw.norm.weight.present()) {
@@ -773,29 +826,26 @@ linfer_status Session::forward(size_t T, std::string* error) {
     const LayerWeights& w = d.layers[i];
     LayerOps& ops = layer_ops_[i];
     switch (c.norm_placement) {
+      // The sublayers add into the residual stream themselves. With post-norm their input is
+      // the stream: each reads it in full (Q, K, V; the first feed-forward layer) before the
+      // last dense layer adds to it.
       case NormPlacement::Pre:
         layernorm_rows(buf_.x, buf_.h, R, w.attention_norm);
-        ok = attention(w, ops, buf_.h, T);
-        add_rows(buf_.x, buf_.sub, R, D);
+        ok = attention(w, ops, buf_.h, T, buf_.x);
         layernorm_rows(buf_.x, buf_.h, R, w.feed_forward_norm);
-        ok = ok && feed_forward(w, ops, buf_.h, R);
-        add_rows(buf_.x, buf_.sub, R, D);
+        ok = ok && feed_forward(w, ops, buf_.h, R, buf_.x);
         break;
       case NormPlacement::Post:
-        ok = attention(w, ops, buf_.x, T);
-        add_rows(buf_.x, buf_.sub, R, D);
+        ok = attention(w, ops, buf_.x, T, buf_.x);
         layernorm_rows(buf_.x, buf_.x, R, w.attention_norm);
-        ok = ok && feed_forward(w, ops, buf_.x, R);
-        add_rows(buf_.x, buf_.sub, R, D);
+        ok = ok && feed_forward(w, ops, buf_.x, R, buf_.x);
         layernorm_rows(buf_.x, buf_.x, R, w.feed_forward_norm);
         break;
       case NormPlacement::Reversible:  // x holds y1, x2 holds y2
         layernorm_rows(buf_.x2, buf_.h, R, w.attention_norm);
-        ok = attention(w, ops, buf_.h, T);
-        add_rows(buf_.x, buf_.sub, R, D);
+        ok = attention(w, ops, buf_.h, T, buf_.x);
         layernorm_rows(buf_.x, buf_.h, R, w.feed_forward_norm);
-        ok = ok && feed_forward(w, ops, buf_.h, R);
-        add_rows(buf_.x2, buf_.sub, R, D);
+        ok = ok && feed_forward(w, ops, buf_.h, R, buf_.x2);
         break;
     }
   }
@@ -803,7 +853,7 @@ linfer_status Session::forward(size_t T, std::string* error) {
   if (ok && c.final_norm) layernorm_rows(buf_.x, buf_.x, T, d.final_norm);
   if (ok) ok = head(T);
   if (!ok) {
-    *error = "an XNNPACK operator failed during run";
+    *error = "a dense layer failed during run (XNNPACK)";
     return LINFER_ERROR_INTERNAL;
   }
   return LINFER_OK;

@@ -1,5 +1,5 @@
-// A session: the arena planned for one maximum length and thread count, XNNPACK operators created
-// once, and run(), which trusts what creation checked and allocates nothing.
+// A session: the arena planned for one maximum length and thread count, dense layers packed once,
+// and run(), which trusts what creation checked and allocates nothing.
 #pragma once
 
 #include <pthreadpool.h>
@@ -11,6 +11,7 @@
 
 #include "linfer/linfer.h"
 #include "model.h"
+#include "f32/dense_f32.h"
 #include "int8/dense_int8.h"
 #include "xnnpack/dense.h"
 
@@ -46,12 +47,16 @@ class Session {
 
  private:
   Session() = default;
-  // A dense layer: XNNPACK in f32, or the int8 kernels when the weight is stored in int8 and the
-  // CPU has them (the model keeps such weights int8 only then).
+  // A dense layer on one of three kernels, chosen at creation: the int8 VNNI kernel (int8 weights,
+  // which the model keeps int8 only where the CPU has it), the own AVX-512 f32 kernel, or XNNPACK
+  // (f32 elsewhere: NEON, AVX2; or when LINFER_DENSE=xnnpack). The own kernels fuse the activation
+  // and the residual add; run_linear does them as separate passes around XNNPACK.
   struct Linear {
-    kernels::DenseLayer f32;
+    enum class Kernel { Xnnpack, F32Avx512, Int8Vnni } kernel = Kernel::Xnnpack;
+    kernels::DenseActivation activation = kernels::DenseActivation::None;
+    kernels::DenseLayer xnn;
+    kernels::F32Weights f32;
     kernels::Int8Weights i8;
-    bool int8 = false, relu = false;
   };
   struct LayerOps {
     Linear q, out, fc1, fc2;
@@ -71,16 +76,20 @@ class Session {
   linfer_status prepare(const linfer_session_options& options, std::string* error);
   // Creates `op` for rows [first_row, first_row + out) of `weight`. Returns "" or a message.
   std::string make_linear(Linear& op, size_t in, size_t out, const WeightView& weight,
-                          size_t first_row, const float* bias, bool relu);
-  bool run_linear(const Linear& op, size_t rows, const float* x, float* y);
+                          size_t first_row, const float* bias,
+                          kernels::DenseActivation activation = kernels::DenseActivation::None);
+  // y = act(x W^T + b), or with accumulate y += x W^T + b (y then must not be buf_.sub).
+  bool run_linear(const Linear& op, size_t rows, const float* x, float* y, bool accumulate = false);
   linfer_status forward(size_t T, std::string* error);
-  bool attention(const LayerWeights& w, LayerOps& ops, const float* in, size_t T);
+  // The attention and feed-forward sublayers add their output to `residual`.
+  bool attention(const LayerWeights& w, LayerOps& ops, const float* in, size_t T, float* residual);
   bool linformer_kv(const LayerWeights& w, LayerOps& ops, const float* in, size_t T);
   void linear_attention(size_t T, size_t layer);
-  bool give_take(const LayerWeights& w, LayerOps& ops, const float* in, size_t T);
-  bool feed_forward(const LayerWeights& w, LayerOps& ops, const float* in, size_t T);
+  bool give_take(const LayerWeights& w, LayerOps& ops, const float* in, size_t T, float* residual);
+  bool feed_forward(const LayerWeights& w, LayerOps& ops, const float* in, size_t T,
+                    float* residual);
   void layernorm_rows(const float* in, float* out, size_t T, const NormWeights& n);
-  void activate(float* x, size_t rows, size_t cols, Activation act);
+  void activate(float* x, size_t rows, size_t cols, kernels::DenseActivation act);
   void add_rows(float* y, const float* x, size_t rows, size_t cols);
   bool head(size_t T);
 

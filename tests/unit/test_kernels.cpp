@@ -5,6 +5,7 @@
 #include <random>
 #include <vector>
 
+#include "f32/dense_f32.h"
 #include "kernels.h"
 
 using namespace linfer::kernels;
@@ -90,6 +91,60 @@ TEST_CASE("gemm_f32: fast matches reference") {
         gemm_f32_fast(M, N, K, A.data(), lda, B.data(), ldb, fast.data(), ldc);
         CHECK_MESSAGE(rel_err(fast, ref) < 1e-5, "M " << M << " N " << N << " K " << K);
       }
+}
+
+TEST_CASE("dense_f32: AVX-512 kernel matches reference, every tile shape and epilogue") {
+#if defined(__x86_64__)
+  if (!f32_dense_fast_path_available()) return;
+  const DenseEpilogue epilogues[] = {{DenseActivation::None, false},
+                                     {DenseActivation::Relu, false},
+                                     {DenseActivation::GeluErf, false},
+                                     {DenseActivation::GeluTanh, false},
+                                     {DenseActivation::None, true},
+                                     {DenseActivation::Relu, true}};
+  // rows reach the 6-row tile and its remainders, out the 4-block tile and its remainders, and
+  // in = 1030 more than one block of rows.
+  for (size_t rows : {1, 5, 6, 13, 25})
+    for (size_t out : {1, 15, 16, 33, 64, 130})
+      for (size_t in : {1, 7, 64, 1030}) {
+        const size_t x_stride = in + 3, y_stride = out + 5;
+        auto W = random_vec(out * in, uint32_t(out * 7 + in)), bias = random_vec(out, 3);
+        auto x = random_vec(rows * x_stride, uint32_t(rows + in));
+        F32Weights packed;
+        REQUIRE(pack_f32_weights(W.data(), bias.data(), in, out, &packed).empty());
+        for (const DenseEpilogue e : epilogues) {
+          const auto y0 = random_vec(rows * y_stride, 11);
+          std::vector<float> ref = y0, fast = y0, part = y0;
+          dense_f32_ref(packed, x.data(), x_stride, rows, ref.data(), y_stride, 0, out, e);
+          dense_f32_avx512(packed, x.data(), x_stride, rows, fast.data(), y_stride, 0, out, e);
+          CHECK_MESSAGE(rel_err(fast, ref) < 1e-5, "rows " << rows << " out " << out << " in "
+                                                           << in << " act " << int(e.activation)
+                                                           << " acc " << e.accumulate);
+          // Output channels [16, out) only (the split for few rows): the rest stays untouched.
+          if (out > 16) {
+            dense_f32_avx512(packed, x.data(), x_stride, rows, part.data(), y_stride, 16, out, e);
+            for (size_t r = 0; r < rows; ++r)
+              for (size_t o = 0; o < y_stride; ++o)
+                CHECK(part[r * y_stride + o] ==
+                      (o >= 16 && o < out ? fast[r * y_stride + o] : y0[r * y_stride + o]));
+          }
+        }
+      }
+  // The reference itself against the plain formula on the unpacked weights.
+  const size_t rows = 3, out = 19, in = 21;
+  auto W = random_vec(out * in, 5), bias = random_vec(out, 6), x = random_vec(rows * in, 7);
+  F32Weights packed;
+  REQUIRE(pack_f32_weights(W.data(), bias.data(), in, out, &packed).empty());
+  std::vector<float> y(rows * out), want(rows * out);
+  dense_f32_ref(packed, x.data(), in, rows, y.data(), out, 0, out, {});
+  for (size_t r = 0; r < rows; ++r)
+    for (size_t o = 0; o < out; ++o) {
+      double acc = bias[o];
+      for (size_t k = 0; k < in; ++k) acc += double(x[r * in + k]) * W[o * in + k];
+      want[r * out + o] = float(acc);
+    }
+  CHECK(rel_err(y, want) < 1e-6);
+#endif
 }
 
 TEST_CASE("attention_f32: fast matches reference") {

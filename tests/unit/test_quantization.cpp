@@ -94,20 +94,29 @@ TEST_CASE("int8 dense: fast kernel matches the reference, quantized activations 
         kernels::quantize_rows_u8_avx512(x.data(), in, rows, in, kp, q_fast.data(), s_fast.data());
         CHECK(q_ref == q_fast);
         CHECK(s_ref == s_fast);
-        for (bool relu : {false, true}) {
+        using kernels::DenseActivation;
+        const kernels::DenseEpilogue epilogues[] = {{DenseActivation::None, false},
+                                                    {DenseActivation::Relu, false},
+                                                    {DenseActivation::GeluErf, false},
+                                                    {DenseActivation::None, true},
+                                                    {DenseActivation::Relu, true}};
+        for (const kernels::DenseEpilogue e : epilogues) {
+          CAPTURE(int(e.activation));
+          CAPTURE(e.accumulate);
           std::vector<float> y_ref(rows * out, -7.0f), y_fast(rows * out, -7.0f);
-          kernels::dense_int8_f32_ref(packed, q_ref.data(), s_ref.data(), rows, y_ref.data(), out, 0, out, relu);
-          kernels::dense_int8_f32_avx512vnni(packed, q_ref.data(), s_ref.data(), rows, y_fast.data(), out, 0, out, relu);
+          kernels::dense_int8_f32_ref(packed, q_ref.data(), s_ref.data(), rows, y_ref.data(), out, 0, out, e);
+          kernels::dense_int8_f32_avx512vnni(packed, q_ref.data(), s_ref.data(), rows, y_fast.data(), out, 0, out, e);
           for (size_t i = 0; i < y_ref.size(); ++i)
             CHECK(y_fast[i] == doctest::Approx(y_ref[i]).epsilon(1e-5).scale(1.0));
           // A range of output channels (how the runtime splits few rows across threads).
           if (out > 16) {
             std::vector<float> y_part(rows * out, -7.0f);
-            kernels::dense_int8_f32_avx512vnni(packed, q_ref.data(), s_ref.data(), rows, y_part.data(), out, 16, out, relu);
+            kernels::dense_int8_f32_avx512vnni(packed, q_ref.data(), s_ref.data(), rows, y_part.data(), out, 16, out, e);
             for (size_t r = 0; r < rows; ++r)
               for (size_t o = 0; o < out; ++o)
                 CHECK(y_part[r * out + o] == (o < 16 ? -7.0f : y_fast[r * out + o]));
           }
+          if (e.activation == DenseActivation::GeluErf) continue;
           // The integers are exact: the reference equals the float math on dequantized values.
           for (size_t r = 0; r < rows; ++r)
             for (size_t o = 0; o < out; ++o) {
@@ -115,7 +124,8 @@ TEST_CASE("int8 dense: fast kernel matches the reference, quantized activations 
               for (size_t k = 0; k < in; ++k)
                 acc += double(int(q_ref[r * kp + k]) - 128) * w[o * in + k];
               double want = acc * s_ref[r] * scales[o] + bias[o];
-              if (relu && want < 0) want = 0;
+              if (e.activation == DenseActivation::Relu && want < 0) want = 0;
+              if (e.accumulate) want += -7.0;
               CHECK(y_ref[r * out + o] == doctest::Approx(want).epsilon(1e-5).scale(1.0));
             }
         }
