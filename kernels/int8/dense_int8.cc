@@ -114,30 +114,35 @@ LINFER_VNNI inline __m512i broadcast_u8x4(const uint8_t* p) {
   return _mm512_set1_epi32(v);
 }
 
-// The main 6 x 4 tile with its 24 accumulators as named variables: GCC keeps an array of
-// __m512i accumulators on the stack (a store per step), named variables stay in registers.
-LINFER_VNNI inline void vnni_loop_6x4(const int8_t* base, size_t block_stride, size_t kg,
-                                      const uint8_t* qx, size_t q_stride, __m512i (&acc)[6][4]) {
+constexpr size_t kTileRows = 6, kTileBlocks = 4;
+
+// The one register tile: 6 quantized rows times 4 packed blocks of 16 output channels over the
+// kg groups of 4 inputs. 24 accumulators as named variables (GCC keeps an array of them on the
+// stack), 4 weight vectors and one broadcast per row and step. Smaller tiles repeat a row or
+// block pointer and drop the extra results (as in f32/dense_f32.cc).
+LINFER_VNNI inline void vnni_tile_6x4(const uint8_t* const (&a)[6], const int8_t* const (&b)[4],
+                                      size_t kg, __m512i (&acc)[6][4]) {
+  const uint8_t *a0 = a[0], *a1 = a[1], *a2 = a[2], *a3 = a[3], *a4 = a[4], *a5 = a[5];
+  const int8_t *b0 = b[0], *b1 = b[1], *b2 = b[2], *b3 = b[3];
 #define LINFER_ACC_ROW(r)                                                                      \
-  __m512i a##r##0 = _mm512_setzero_si512(), a##r##1 = _mm512_setzero_si512(),                 \
-          a##r##2 = _mm512_setzero_si512(), a##r##3 = _mm512_setzero_si512();
+  __m512i c##r##0 = _mm512_setzero_si512(), c##r##1 = _mm512_setzero_si512(),                 \
+          c##r##2 = _mm512_setzero_si512(), c##r##3 = _mm512_setzero_si512();
 #define LINFER_DOT_ROW(r)                                                                      \
   {                                                                                            \
-    const __m512i av = broadcast_u8x4(q + r * q_stride);                                       \
-    dpbusd(a##r##0, av, w0), dpbusd(a##r##1, av, w1), dpbusd(a##r##2, av, w2),                 \
-        dpbusd(a##r##3, av, w3);                                                               \
+    const __m512i av = broadcast_u8x4(a##r + g * 4);                                           \
+    dpbusd(c##r##0, av, w0), dpbusd(c##r##1, av, w1), dpbusd(c##r##2, av, w2),                 \
+        dpbusd(c##r##3, av, w3);                                                               \
   }
 #define LINFER_STORE_ROW(r) \
-  acc[r][0] = a##r##0, acc[r][1] = a##r##1, acc[r][2] = a##r##2, acc[r][3] = a##r##3;
+  acc[r][0] = c##r##0, acc[r][1] = c##r##1, acc[r][2] = c##r##2, acc[r][3] = c##r##3;
   LINFER_ACC_ROW(0) LINFER_ACC_ROW(1) LINFER_ACC_ROW(2)
   LINFER_ACC_ROW(3) LINFER_ACC_ROW(4) LINFER_ACC_ROW(5)
   for (size_t g = 0; g < kg; ++g) {
-    const int8_t* wp = base + g * 64;
-    const uint8_t* q = qx + g * 4;
-    const __m512i w0 = _mm512_load_si512(reinterpret_cast<const void*>(wp));
-    const __m512i w1 = _mm512_load_si512(reinterpret_cast<const void*>(wp + block_stride));
-    const __m512i w2 = _mm512_load_si512(reinterpret_cast<const void*>(wp + 2 * block_stride));
-    const __m512i w3 = _mm512_load_si512(reinterpret_cast<const void*>(wp + 3 * block_stride));
+    const size_t o = g * 64;
+    const __m512i w0 = _mm512_load_si512(reinterpret_cast<const void*>(b0 + o)),
+                  w1 = _mm512_load_si512(reinterpret_cast<const void*>(b1 + o)),
+                  w2 = _mm512_load_si512(reinterpret_cast<const void*>(b2 + o)),
+                  w3 = _mm512_load_si512(reinterpret_cast<const void*>(b3 + o));
     LINFER_DOT_ROW(0) LINFER_DOT_ROW(1) LINFER_DOT_ROW(2)
     LINFER_DOT_ROW(3) LINFER_DOT_ROW(4) LINFER_DOT_ROW(5)
   }
@@ -148,69 +153,35 @@ LINFER_VNNI inline void vnni_loop_6x4(const int8_t* base, size_t block_stride, s
 #undef LINFER_STORE_ROW
 }
 
-// One register tile: R rows x NB blocks of 16 output channels, all R * NB accumulators in
-// registers (6 x 4 = 24 of the 32 zmm), so every weight load feeds R dot products and every
-// activation broadcast feeds NB; enough independent accumulators to hide vpdpbusd's latency.
-template <int R, int NB>
-LINFER_VNNI inline void vnni_tile(const Int8Weights& w, const uint8_t* qx, const float* xs,
-                                  float* y, size_t y_stride, size_t nb0, size_t n_end,
-                                  DenseEpilogue e) {
-  const size_t kg = w.in_padded / 4, block_stride = kg * 64, q_stride = w.in_padded;
-  __m512i acc[R][NB];
-#pragma GCC unroll 8
-  for (int r = 0; r < R; ++r)
-#pragma GCC unroll 4
-    for (int b = 0; b < NB; ++b) acc[r][b] = _mm512_setzero_si512();
-  const int8_t* base = w.packed.get() + nb0 * block_stride;
-  if constexpr (R == 6 && NB == 4) {
-    vnni_loop_6x4(base, block_stride, kg, qx, q_stride, acc);
-  } else {
-    for (size_t g = 0; g < kg; ++g) {
-      __m512i wv[NB];
-#pragma GCC unroll 4
-      for (int b = 0; b < NB; ++b)
-        wv[b] = _mm512_load_si512(reinterpret_cast<const void*>(base + b * block_stride + g * 64));
-#pragma GCC unroll 8
-      for (int r = 0; r < R; ++r) {
-        const __m512i av = broadcast_u8x4(qx + r * q_stride + g * 4);
-#pragma GCC unroll 4
-        for (int b = 0; b < NB; ++b) dpbusd(acc[r][b], av, wv[b]);
-      }
-    }
-  }
+// Rows [0, R) (R <= 6), output channels [n0, n_end) (at most 64): integer dot products, then
+// dequantization, bias, ReLU and accumulate in registers.
+LINFER_VNNI void tile(const Int8Weights& w, const uint8_t* qx, const float* xs, size_t R,
+                      float* y, size_t y_stride, size_t n0, size_t n_end, DenseEpilogue e) {
+  const size_t kg = w.in_padded / 4, NB = (n_end - n0 + 15) / 16;
+  const uint8_t* a[kTileRows];
+  for (size_t r = 0; r < kTileRows; ++r) a[r] = qx + std::min(r, R - 1) * w.in_padded;
+  const int8_t* b[kTileBlocks];
+  for (size_t j = 0; j < kTileBlocks; ++j)
+    b[j] = w.packed.get() + (n0 / 16 + std::min(j, NB - 1)) * kg * 64;
+  __m512i acc[kTileRows][kTileBlocks];
+  vnni_tile_6x4(a, b, kg, acc);
   const bool relu = e.activation == DenseActivation::Relu;
-#pragma GCC unroll 4
-  for (int b = 0; b < NB; ++b) {
-    const size_t n0 = (nb0 + b) * 16;
-    const __m512i s128 = _mm512_loadu_si512(w.sum128.get() + n0);
-    const __m512 ws = _mm512_loadu_ps(w.scale.get() + n0);
-    const __m512 bias = _mm512_loadu_ps(w.bias.get() + n0);
-    const size_t valid = std::min<size_t>(16, n_end - n0);
-    const __mmask16 mask = valid == 16 ? __mmask16(0xffff) : __mmask16((1u << valid) - 1);
-#pragma GCC unroll 8
-    for (int r = 0; r < R; ++r) {
-      float* dst = y + r * y_stride + n0;
-      const __m512 v = _mm512_cvtepi32_ps(_mm512_sub_epi32(acc[r][b], s128));
+  for (size_t j = 0; j < NB; ++j) {
+    const size_t n = n0 + j * 16;
+    const __mmask16 mask =
+        n_end - n >= 16 ? __mmask16(0xffff) : __mmask16((1u << (n_end - n)) - 1);
+    // Per-channel arrays are padded to a multiple of 16.
+    const __m512i s128 = _mm512_loadu_si512(w.sum128.get() + n);
+    const __m512 ws = _mm512_loadu_ps(w.scale.get() + n);
+    const __m512 bias = _mm512_loadu_ps(w.bias.get() + n);
+    for (size_t r = 0; r < R; ++r) {
+      float* dst = y + r * y_stride + n;
+      const __m512 v = _mm512_cvtepi32_ps(_mm512_sub_epi32(acc[r][j], s128));
       __m512 out = _mm512_fmadd_ps(v, _mm512_mul_ps(ws, _mm512_set1_ps(xs[r])), bias);
       if (relu) out = _mm512_max_ps(out, _mm512_setzero_ps());
       if (e.accumulate) out = _mm512_add_ps(out, _mm512_maskz_loadu_ps(mask, dst));
       _mm512_mask_storeu_ps(dst, mask, out);
     }
-  }
-}
-
-constexpr int kTileRows = 6;    // R of the main tile
-constexpr int kTileBlocks = 4;  // NB of the main tile (64 output channels)
-
-template <int R>
-LINFER_VNNI inline void vnni_tile_blocks(int nb, const Int8Weights& w, const uint8_t* qx,
-                                         const float* xs, float* y, size_t y_stride, size_t nb0,
-                                         size_t n_end, DenseEpilogue e) {
-  switch (nb) {
-    case 4: vnni_tile<R, 4>(w, qx, xs, y, y_stride, nb0, n_end, e); break;
-    case 3: vnni_tile<R, 3>(w, qx, xs, y, y_stride, nb0, n_end, e); break;
-    case 2: vnni_tile<R, 2>(w, qx, xs, y, y_stride, nb0, n_end, e); break;
-    default: vnni_tile<R, 1>(w, qx, xs, y, y_stride, nb0, n_end, e); break;
   }
 }
 }  // namespace
@@ -225,26 +196,14 @@ LINFER_VNNI void dense_int8_f32_avx512vnni(const Int8Weights& w, const uint8_t* 
   // the activations that do not fit in the register epilogue (GELU).
   const bool gelu = e.activation == DenseActivation::GeluErf ||
                     e.activation == DenseActivation::GeluTanh;
-  const size_t nb_begin = n_begin / 16, nb_end = (n_end + 15) / 16;
-  const size_t row_block = std::max<size_t>(kTileRows, (24 * 1024) / w.in_padded / kTileRows * kTileRows);
+  const size_t row_block =
+      std::max(kTileRows, (24 * 1024) / w.in_padded / kTileRows * kTileRows);
   for (size_t r0 = 0; r0 < rows; r0 += row_block) {
     const size_t r_end = std::min(rows, r0 + row_block);
-    for (size_t nb = nb_begin; nb < nb_end; nb += kTileBlocks) {
-      const int nblocks = int(std::min<size_t>(kTileBlocks, nb_end - nb));
-      for (size_t r = r0; r < r_end; r += kTileRows) {
-        const size_t R = std::min<size_t>(kTileRows, r_end - r);
-        const uint8_t* q = qx + r * w.in_padded;
-        float* yr = y + r * y_stride;
-        switch (R) {
-          case 6: vnni_tile_blocks<6>(nblocks, w, q, xs + r, yr, y_stride, nb, n_end, e); break;
-          case 5: vnni_tile_blocks<5>(nblocks, w, q, xs + r, yr, y_stride, nb, n_end, e); break;
-          case 4: vnni_tile_blocks<4>(nblocks, w, q, xs + r, yr, y_stride, nb, n_end, e); break;
-          case 3: vnni_tile_blocks<3>(nblocks, w, q, xs + r, yr, y_stride, nb, n_end, e); break;
-          case 2: vnni_tile_blocks<2>(nblocks, w, q, xs + r, yr, y_stride, nb, n_end, e); break;
-          default: vnni_tile_blocks<1>(nblocks, w, q, xs + r, yr, y_stride, nb, n_end, e); break;
-        }
-      }
-    }
+    for (size_t n = n_begin; n < n_end; n += kTileBlocks * 16)
+      for (size_t r = r0; r < r_end; r += kTileRows)
+        tile(w, qx + r * w.in_padded, xs + r, std::min(kTileRows, r_end - r), y + r * y_stride,
+             y_stride, n, std::min(n_end, n + kTileBlocks * 16), e);
     if (gelu)
       for (size_t r = r0; r < r_end; ++r)
         activation_f32_fast(y + r * y_stride + n_begin, n_end - n_begin, e.activation);
