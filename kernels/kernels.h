@@ -35,6 +35,10 @@ struct DenseEpilogue {
 void activation_f32_ref(float* x, size_t n, DenseActivation act);
 void activation_f32_fast(float* x, size_t n, DenseActivation act);
 
+// Sum of n values (double accumulation in the reference).
+float sum_f32_ref(const float* x, size_t n);
+float sum_f32_fast(const float* x, size_t n);
+
 // y[i] += x[i]
 void add_f32_ref(float* y, const float* x, size_t n);
 void add_f32_fast(float* y, const float* x, size_t n);
@@ -64,6 +68,7 @@ struct AttentionHeadArgs {
   float scale;
 };
 constexpr size_t kAttentionKeyBlock = 256;
+constexpr size_t kAttentionMaxRows = 8;  // rows the fast kernel takes at a time, at most
 // Floats of scratch attention_f32_fast needs per call (the reference allocates its own).
 size_t attention_f32_scratch_floats(size_t keys, size_t head_dim);
 void attention_f32_ref(const AttentionHeadArgs& args, size_t row_begin, size_t row_end,

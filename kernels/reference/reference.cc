@@ -50,6 +50,12 @@ void activation_f32_ref(float* x, size_t n, DenseActivation act) {
   }
 }
 
+float sum_f32_ref(const float* x, size_t n) {
+  double s = 0;
+  for (size_t i = 0; i < n; ++i) s += x[i];
+  return float(s);
+}
+
 void add_f32_ref(float* y, const float* x, size_t n) {
   for (size_t i = 0; i < n; ++i) y[i] += x[i];
 }
@@ -65,7 +71,7 @@ void gemm_f32_ref(size_t M, size_t N, size_t K, const float* A, size_t lda, cons
 }
 
 size_t attention_f32_scratch_floats(size_t keys, size_t head_dim) {
-  return 4 * (std::min(keys, kAttentionKeyBlock) + 16) + 4 * (head_dim + 16);
+  return kAttentionMaxRows * (std::min(keys, kAttentionKeyBlock) + 16 + head_dim + 16);
 }
 
 // Two passes over all keys at once (softmax, then the weighted sum): the plain formula.

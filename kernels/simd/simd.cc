@@ -128,6 +128,20 @@ void Add(float* y, const float* x, size_t n) {
   for (; i < n; ++i) y[i] += x[i];
 }
 
+float Sum(const float* x, size_t n) {
+  const D d;
+  const size_t L = hn::Lanes(d);
+  auto s0 = hn::Zero(d), s1 = hn::Zero(d);  // two chains: the adds' latency
+  size_t i = 0;
+  for (; i + 2 * L <= n; i += 2 * L) {
+    s0 = hn::Add(s0, hn::LoadU(d, x + i));
+    s1 = hn::Add(s1, hn::LoadU(d, x + i + L));
+  }
+  float s = hn::GetLane(hn::SumOfLanes(d, hn::Add(s0, s1)));
+  for (; i < n; ++i) s += x[i];
+  return s;
+}
+
 // C = A B. Register block: 4 rows of A by 4 vectors of B's columns; the K loop streams rows of B
 // and broadcasts elements of A. K is split into panels so the B panel stays in L2.
 void Gemm(size_t M, size_t N, size_t K, const float* A, size_t lda, const float* B, size_t ldb,
@@ -204,7 +218,7 @@ void Gemm(size_t M, size_t N, size_t K, const float* A, size_t lda, const float*
 // softmax (running max and sum per row), so any number of keys works in O(block) scratch: the
 // Linformer's k compressed keys are one block, full attention's T keys are many. Each K'^T or V'
 // vector loaded feeds R rows, and 4 vectors per row keep 4R accumulators in flight.
-template <size_t R>
+template <size_t R, size_t NV>
 void AttentionRows(const AttentionHeadArgs& a, size_t r0, float* scratch) {
   const D d;
   const size_t L = hn::Lanes(d);
@@ -231,24 +245,21 @@ void AttentionRows(const AttentionHeadArgs& a, size_t r0, float* scratch) {
     const float* kt = a.kt + j0;
     // Scores: s[r][j] = scale * sum_t q[r][t] * kt[t][j0 + j].
     size_t j = 0;
-    for (; j + 4 * L <= nb; j += 4 * L) {
-      V acc[R][4];
+    for (; j + NV * L <= nb; j += NV * L) {
+      V acc[R][NV];
       for (size_t r = 0; r < R; ++r)
-        for (size_t i = 0; i < 4; ++i) acc[r][i] = hn::Zero(d);
+        for (size_t i = 0; i < NV; ++i) acc[r][i] = hn::Zero(d);
       for (size_t t = 0; t < dh; ++t) {
         const float* k = kt + t * a.kt_stride + j;
-        const V k0 = hn::LoadU(d, k), k1 = hn::LoadU(d, k + L), k2 = hn::LoadU(d, k + 2 * L),
-                k3 = hn::LoadU(d, k + 3 * L);
+        V kv[NV];
+        for (size_t i = 0; i < NV; ++i) kv[i] = hn::LoadU(d, k + i * L);
         for (size_t r = 0; r < R; ++r) {
           const V bq = hn::Set(d, q[r][t]);
-          acc[r][0] = hn::MulAdd(bq, k0, acc[r][0]);
-          acc[r][1] = hn::MulAdd(bq, k1, acc[r][1]);
-          acc[r][2] = hn::MulAdd(bq, k2, acc[r][2]);
-          acc[r][3] = hn::MulAdd(bq, k3, acc[r][3]);
+          for (size_t i = 0; i < NV; ++i) acc[r][i] = hn::MulAdd(bq, kv[i], acc[r][i]);
         }
       }
       for (size_t r = 0; r < R; ++r)
-        for (size_t i = 0; i < 4; ++i) hn::StoreU(hn::Mul(acc[r][i], vscale), d, s[r] + j + i * L);
+        for (size_t i = 0; i < NV; ++i) hn::StoreU(hn::Mul(acc[r][i], vscale), d, s[r] + j + i * L);
     }
     for (; j + L <= nb; j += L) {
       V acc[R];
@@ -293,25 +304,22 @@ void AttentionRows(const AttentionHeadArgs& a, size_t r0, float* scratch) {
     // acc[r] = acc[r] * correction + p[r] @ v[j0 : j0 + nb], vectorised over head_dim.
     const float* vb = a.v + j0 * a.v_stride;
     size_t c = 0;
-    for (; c + 4 * L <= dh; c += 4 * L) {
-      V acc[R][4];
+    for (; c + NV * L <= dh; c += NV * L) {
+      V acc[R][NV];
       for (size_t r = 0; r < R; ++r)
-        for (size_t i = 0; i < 4; ++i)
+        for (size_t i = 0; i < NV; ++i)
           acc[r][i] = hn::Mul(hn::LoadU(d, acc_row[r] + c + i * L), hn::Set(d, correction[r]));
       for (size_t t = 0; t < nb; ++t) {
         const float* v = vb + t * a.v_stride + c;
-        const V v0 = hn::LoadU(d, v), v1 = hn::LoadU(d, v + L), v2 = hn::LoadU(d, v + 2 * L),
-                v3 = hn::LoadU(d, v + 3 * L);
+        V vv[NV];
+        for (size_t i = 0; i < NV; ++i) vv[i] = hn::LoadU(d, v + i * L);
         for (size_t r = 0; r < R; ++r) {
           const V bp = hn::Set(d, s[r][t]);
-          acc[r][0] = hn::MulAdd(bp, v0, acc[r][0]);
-          acc[r][1] = hn::MulAdd(bp, v1, acc[r][1]);
-          acc[r][2] = hn::MulAdd(bp, v2, acc[r][2]);
-          acc[r][3] = hn::MulAdd(bp, v3, acc[r][3]);
+          for (size_t i = 0; i < NV; ++i) acc[r][i] = hn::MulAdd(bp, vv[i], acc[r][i]);
         }
       }
       for (size_t r = 0; r < R; ++r)
-        for (size_t i = 0; i < 4; ++i) hn::StoreU(acc[r][i], d, acc_row[r] + c + i * L);
+        for (size_t i = 0; i < NV; ++i) hn::StoreU(acc[r][i], d, acc_row[r] + c + i * L);
     }
     for (; c + L <= dh; c += L) {
       V acc[R];
@@ -336,15 +344,21 @@ void AttentionRows(const AttentionHeadArgs& a, size_t r0, float* scratch) {
   }
 }
 
+// Rows at a time and vectors per row: 8 x 2 keeps 16 accumulators and halves the loads of K'^T
+// and V' per score against 4 x 4 (those loads, from L2, limited the kernel); targets with 16
+// vector registers take 4 x 2.
+#if HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3
+constexpr size_t kAttnRows = 4;
+#else
+constexpr size_t kAttnRows = 8;
+#endif
+static_assert(kAttnRows <= kAttentionMaxRows, "scratch is sized for kAttentionMaxRows");
+constexpr size_t kAttnVectors = 2;
+
 void Attention(const AttentionHeadArgs& a, size_t row_begin, size_t row_end, float* scratch) {
   size_t r = row_begin;
-  for (; r + 4 <= row_end; r += 4) AttentionRows<4>(a, r, scratch);
-  switch (row_end - r) {
-    case 3: AttentionRows<3>(a, r, scratch); break;
-    case 2: AttentionRows<2>(a, r, scratch); break;
-    case 1: AttentionRows<1>(a, r, scratch); break;
-    default: break;
-  }
+  for (; r + kAttnRows <= row_end; r += kAttnRows) AttentionRows<kAttnRows, kAttnVectors>(a, r, scratch);
+  for (; r < row_end; ++r) AttentionRows<1, kAttnVectors>(a, r, scratch);
 }
 
 // phi(x) = elu(x) + 1 = x + 1 for x > 0, exp(x) otherwise; into dst[0, d).
@@ -448,6 +462,7 @@ HWY_EXPORT(GeluErf);
 HWY_EXPORT(GeluTanh);
 HWY_EXPORT(Relu);
 HWY_EXPORT(Add);
+HWY_EXPORT(Sum);
 HWY_EXPORT(Gemm);
 HWY_EXPORT(Attention);
 HWY_EXPORT(LinearAttentionState);
@@ -470,6 +485,7 @@ void activation_f32_fast(float* x, size_t n, DenseActivation act) {
     case DenseActivation::GeluTanh: gelu_tanh_f32_fast(x, n); break;
   }
 }
+float sum_f32_fast(const float* x, size_t n) { return HWY_DYNAMIC_DISPATCH(Sum)(x, n); }
 void add_f32_fast(float* y, const float* x, size_t n) { HWY_DYNAMIC_DISPATCH(Add)(y, x, n); }
 void gemm_f32_fast(size_t M, size_t N, size_t K, const float* A, size_t lda, const float* B,
                    size_t ldb, float* C, size_t ldc) {

@@ -538,15 +538,10 @@ bool Session::linformer_kv(const LayerWeights& w, LayerOps& ops, const float* in
     const bool after_bias = c.projection_placement == ProjectionPlacement::After && lw.bias.present();
     if (after_bias || pb.present()) {
       float* rowsum = buf_.rowsum;
-      for (size_t g = 0; g < G; ++g)
-        for (size_t r = 0; r < k; ++r) {
-          float s = 0.0f;
-          if (after_bias) {
-            const float* e = proj + (g * k + r) * n;
-            for (size_t t = 0; t < T; ++t) s += e[t];
-          }
-          rowsum[g * k + r] = s;
-        }
+      parallel_ranges(pool_, threads_, rows, 8, [&](size_t b, size_t e, size_t) {
+        for (size_t r = b; r < e; ++r)
+          rowsum[r] = after_bias ? kernels::sum_f32_fast(proj + r * n, T) : 0.0f;
+      });
       const float* b = f32(lw.bias);
       const float* pbias = f32(pb);
       for (size_t g = 0; g < G; ++g) {

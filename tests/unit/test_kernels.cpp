@@ -80,6 +80,16 @@ TEST_CASE("gelu: extreme inputs stay finite and saturate") {
   }
 }
 
+TEST_CASE("sum_f32: fast matches reference") {
+  for (size_t n : kOddSizes) {
+    const auto x = random_vec(n, uint32_t(n));
+    const float ref = sum_f32_ref(x.data(), n);
+    CHECK_MESSAGE(std::fabs(sum_f32_fast(x.data(), n) - ref) < 1e-5 * (1.0 + std::sqrt(double(n))),
+                  "n " << n);
+  }
+  CHECK(sum_f32_fast(nullptr, 0) == 0.0f);
+}
+
 TEST_CASE("gemm_f32: fast matches reference") {
   for (size_t M : {1, 3, 4, 9, 17})
     for (size_t N : {1, 5, 16, 33, 70})
