@@ -95,6 +95,43 @@ def cfg_line(cfg):
                 cfg["positions"], cfg["projection_sharing"]))
 
 
+def targets(results, peak, w):
+    """The issue's targets (2 threads), each with the figures of this run and whether it is met."""
+    rows = []
+    cells = {(c["model"], c["T"], c["threads"]): summarize(c) for c in results["cells"]}
+    flops = {(c["model"], c["T"], c["threads"]): c["flops"] for c in results["cells"]}
+
+    def add(target, key, figure, ok):
+        rows.append((target, "%s n=%d" % (key[0], key[1]), figure, "yes" if ok else "**no**"))
+
+    for key in sorted(k for k in cells if k[2] == 2):
+        s = cells[key]
+        vs_ort = s["ort"]["median"] / s["linfer"]["median"]
+        need = 1.5 if key[0] == "S" else 1.3
+        add("linfer f32 >= %.1fx ONNX Runtime" % need, key, "%.2fx" % vs_ort, vs_ort >= need)
+        if key[0] == "S":
+            vs_torch = s["torch"]["median"] / s["linfer"]["median"]
+            add("linfer f32 >= 4x PyTorch", key, "%.2fx" % vs_torch, vs_torch >= 4)
+        if key[1] >= 2048:
+            frac = flops[key] / (s["linfer"]["median"] * 1e6) / peak[2]
+            add(">= 45% of the FMA peak", key, "%.0f%%" % (100 * frac), frac >= 0.45)
+        if key[1] == 8192:
+            r = s["linfer"]["rss"] / s["ort"]["rss"]
+            add("peak RSS <= 1/3 of ONNX Runtime's", key, "%.2f" % r, r <= 1 / 3)
+        if key == ("S", 2048, 2) and "linfer_int8" in s:
+            r = s["linfer_int8"]["median"] / s["linfer"]["median"]
+            add("int8 latency <= 0.6 of f32", key, "%.2f" % r, r <= 0.6)
+    if not rows:
+        return
+    w("### Targets (2 threads, medians of this run)")
+    w("")
+    w("| target | cell | this run | met |")
+    w("|---|---|---|---|")
+    for r in rows:
+        w("| %s | %s | %s | %s |" % r)
+    w("")
+
+
 def render(results, plot_files, plot_note):
     m = results["machine"]
     peak = {int(k): v for k, v in results["fma_peak"]["gflops"].items()}
@@ -278,6 +315,7 @@ def render(results, plot_files, plot_note):
     if plot_note:
         w("(%s)" % plot_note)
         w("")
+    targets(results, peak, w)
     w("### Spread")
     w("")
     w("min / median / max latency (ms) over the rounds, and model load time (median, ms; not part of the latency).")
