@@ -1,5 +1,5 @@
-// linfer-bench MODEL.lfm [--seq-len N] [--threads N] [--runs N]
-// Times run() on random token ids (fixed seed) after one warm-up run and prints latency (median,
+// linfer-bench MODEL.lfm [--seq-len N] [--threads N] [--runs N] [--warmup N]
+// Times run() on random token ids (fixed seed) after warm-up runs (default 1) and prints latency (median,
 // min, max), effective GFLOP/s, arena bytes, packed weight bytes and peak RSS.
 #include <sys/resource.h>
 
@@ -19,7 +19,7 @@ namespace {
 int fail(const std::string& m, int code = 1) {
   std::fprintf(stderr, "linfer-bench: %s\n", m.c_str());
   if (code == 2)
-    std::fprintf(stderr, "usage: linfer-bench MODEL.lfm [--seq-len N] [--threads N] [--runs N] [--profile]\n");
+    std::fprintf(stderr, "usage: linfer-bench MODEL.lfm [--seq-len N] [--threads N] [--runs N] [--warmup N] [--profile]\n");
   return code;
 }
 // Peak resident memory of this process: VmHWM from /proc (getrusage's ru_maxrss would include a
@@ -43,15 +43,16 @@ long peak_rss_bytes() {
 
 int main(int argc, char** argv) {
   std::string model_path;
-  uint32_t seq_len = 0, threads = 1, runs = 10;
+  uint32_t seq_len = 0, threads = 1, runs = 10, warmup = 1;
   bool profile = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--seq-len" || a == "--threads" || a == "--runs") {
+    if (a == "--seq-len" || a == "--threads" || a == "--runs" || a == "--warmup") {
       if (i + 1 >= argc) return fail(a + " needs a value", 2);
       const char* v = argv[++i];
-      uint32_t* dst = a == "--seq-len" ? &seq_len : a == "--threads" ? &threads : &runs;
-      const uint32_t hi = a == "--threads" ? 256 : a == "--runs" ? 100000 : (1u << 20);
+      uint32_t* dst = a == "--seq-len" ? &seq_len : a == "--threads" ? &threads
+                    : a == "--runs"    ? &runs    : &warmup;
+      const uint32_t hi = a == "--threads" ? 256 : a == "--runs" || a == "--warmup" ? 100000 : (1u << 20);
       if (!linfer::tools::parse_uint(v, 1, hi, dst))
         return fail(a + " must be an integer in [1, " + std::to_string(hi) + "], got '" + v + "'", 2);
     } else if (a == "--profile") {
@@ -95,8 +96,10 @@ int main(int argc, char** argv) {
   auto run_once = [&]() {
     return info.vocab_size ? session.Run(ids) : session.RunEmbeddings(embeddings.data(), seq_len);
   };
-  s = run_once();  // warm-up
-  if (!s) return fail(s.message());
+  for (uint32_t w = 0; w < warmup; ++w) {
+    s = run_once();
+    if (!s) return fail(s.message());
+  }
   linfer_profile warm = session.profile();
   std::vector<double> ms;
   for (uint32_t r = 0; r < runs; ++r) {

@@ -220,27 +220,30 @@ def render(results, plot_files, plot_note):
     w("## Protocol")
     w("")
     w("For every cell (model, n, threads) the suite runs R rounds. In each round it starts every runtime "
-      "once, in its own process: the process loads the model, does one warm-up forward pass and one timed "
-      "forward pass, reports and exits. The order of the runtimes rotates from round to round, so that "
-      "machine noise hits all runtimes alike. The latency of a runtime is the median of its R timed passes; "
-      "its peak RSS is the largest peak of its R processes (weights, buffers and the runtime itself: "
-      "node/V8 for ONNX Runtime, the Python interpreter and torch for PyTorch).")
+      "once, in its own process: the process loads the model, does W warm-up forward passes and P timed "
+      "passes (steady state: ONNX Runtime and PyTorch are still markedly slower on their second pass than "
+      "later), reports the median of the P, and exits. The order of the runtimes rotates from round to "
+      "round, so that machine noise hits all runtimes alike. The latency of a runtime is the median of "
+      "its R per-process medians; its peak RSS is the largest peak of its R processes (weights, buffers "
+      "and the runtime itself: node/V8 for ONNX Runtime, the Python interpreter and torch for PyTorch).")
     w("")
-    w("- linfer: `linfer-bench M.lfm --seq-len n --threads T --runs 1` (one warm-up inside); peak RSS "
+    w("- linfer: `linfer-bench M.lfm --seq-len n --threads T --runs P --warmup W`; peak RSS "
       "from getrusage; arena bytes as linfer-bench reports them.")
-    w("- ONNX Runtime: `node tools/bench/suite/ort_bench.js M_n.onnx --threads T --runs 1 --warmup 1`: "
+    w("- ONNX Runtime: `node tools/bench/suite/ort_bench.js M_n.onnx --threads T --runs P --warmup W`: "
       "intraOpNumThreads = T, interOpNumThreads = 1, graphOptimizationLevel all, sequential execution; "
       "peak RSS is VmHWM from /proc/self/status.")
     w("- PyTorch: `/usr/bin/python3 tools/bench/suite/torch_bench.py M.safetensors --seq-len n --threads T "
-      "--runs 1 --warmup 1`: torch.set_num_threads(T), set_num_interop_threads(1), "
+      "--runs P --warmup W`: torch.set_num_threads(T), set_num_interop_threads(1), "
       "torch.inference_mode(); OMP_NUM_THREADS and OPENBLAS_NUM_THREADS set to T, OMP_WAIT_POLICY=PASSIVE "
       "(Debian's torch has two thread pools, OpenMP for element-wise work and OpenBLAS's pthreads for "
       "the matrix products; with the default policy idle OpenMP workers spin on the cores OpenBLAS "
       "needs, which made 2-thread runs about 3x slower on a busy machine); peak RSS from "
       "resource.getrusage.")
     w("")
-    w("Rounds per cell: %s." % "; ".join(sorted({"%s n=%d: %d" % (c["model"], c["T"], c["runs"]) for c in results["cells"]},
-                                                key=lambda s: (s[0], int(s.split("=")[1].split(":")[0])))))
+    w("Rounds R, warm-up passes W and timed passes P per process: %s." % "; ".join(sorted(
+        {"%s n=%d: R=%d, W=%d, P=%d" % (c["model"], c["T"], c["runs"], c.get("warmup", 1), c.get("per_process", 1))
+         for c in results["cells"]},
+        key=lambda s: (s[0], int(s.split("=")[1].split(":")[0])))))
     w("")
     w("**FLOPs.** One count per (model, n) serves every runtime: the Linformer forward as linfer computes "
       "it (runtime/src/encoder.cc `forward_flops`), 2 x the multiply-adds of the matrix products, per layer "

@@ -8,10 +8,10 @@ and ONNX Runtime reproduce the PyTorch output; time every runtime, alternating b
 by run; write DIR/results.json; render docs/benchmarks.md and the plots (report.py).
 
 Timing protocol: for a cell (model, n, threads) and each of R rounds, every runtime is started once,
-in its own process, loads the model, does one warm-up run and one timed run (linfer-bench --runs 1,
-ort_bench.js --runs 1, torch_bench.py --runs 1) and exits. The order of the runtimes rotates from
-round to round. A runtime's latency for the cell is the median of its R timed runs; its peak RSS is
-the largest of its R processes' peaks.
+in its own process, loads the model, does W warm-up runs and P timed runs (steady state: ONNX
+Runtime and PyTorch are still slower on their second run than later), reports the median of the P,
+and exits. The order of the runtimes rotates from round to round. A runtime's latency for the cell
+is the median of its R per-process medians; its peak RSS is the largest of its R processes' peaks.
 """
 
 import argparse
@@ -35,12 +35,12 @@ PROC_TIMEOUT = 1800  # seconds for one process (load + warm-up + one run)
 
 
 def plan(quick):
-    """[(model, n_max, [(length, runs), ...])]"""
+    """[(model, n_max, [(length, rounds, warm-up runs, timed runs per process), ...])]"""
     if quick:
-        return [("S", 8192, [(512, 3), (2048, 3)])]
+        return [("S", 8192, [(512, 3, 2, 3), (2048, 3, 2, 3)])]
     return [
-        ("S", 8192, [(512, 10), (2048, 10), (8192, 5)]),
-        ("M", 4096, [(512, 3), (4096, 3)]),
+        ("S", 8192, [(512, 5, 3, 5), (2048, 5, 3, 5), (8192, 3, 2, 3)]),
+        ("M", 4096, [(512, 3, 2, 3), (4096, 2, 1, 2)]),
     ]
 
 
@@ -206,18 +206,18 @@ def runtimes_for(name):
     return rts
 
 
-def command(rt, work, binp, name, T, threads):
+def command(rt, work, binp, name, T, threads, warmup, runs):
     env = dict(os.environ)
     if rt in ("linfer", "linfer_int8"):
         dt = "int8" if rt == "linfer_int8" else "f32"
         cmd = [os.path.join(binp, "linfer-bench"), os.path.join(work, "%s_%s.lfm" % (name, dt)),
-               "--seq-len", str(T), "--threads", str(threads), "--runs", "1"]
+               "--seq-len", str(T), "--threads", str(threads), "--runs", str(runs), "--warmup", str(warmup)]
     elif rt == "ort":
         cmd = ["node", os.path.join(HERE, "ort_bench.js"), os.path.join(work, "%s_n%d.onnx" % (name, T)),
-               "--threads", str(threads), "--runs", "1", "--warmup", "1"]
+               "--threads", str(threads), "--runs", str(runs), "--warmup", str(warmup)]
     else:
         cmd = [PY, os.path.join(HERE, "torch_bench.py"), os.path.join(work, name + ".safetensors"),
-               "--seq-len", str(T), "--threads", str(threads), "--runs", "1", "--warmup", "1"]
+               "--seq-len", str(T), "--threads", str(threads), "--runs", str(runs), "--warmup", str(warmup)]
         env["OMP_NUM_THREADS"] = str(threads)
         env["OPENBLAS_NUM_THREADS"] = str(threads)
         # Debian's torch runs two thread pools: OpenMP (element-wise ops, softmax, norms) and
@@ -227,14 +227,14 @@ def command(rt, work, binp, name, T, threads):
     return cmd, env
 
 
-def time_cell(work, binp, name, n, T, threads, runs):
+def time_cell(work, binp, name, n, T, threads, runs, warmup, per_process):
     rts = runtimes_for(name)
     samples = {rt: [] for rt in rts}
     t0 = time.time()
     for r in range(runs):
         order = rts[r % len(rts):] + rts[:r % len(rts)]
         for rt in order:
-            cmd, env = command(rt, work, binp, name, T, threads)
+            cmd, env = command(rt, work, binp, name, T, threads, warmup, per_process)
             s = time.time()
             res = parse(run(cmd, env=env))
             res["wall_s"] = time.time() - s
@@ -242,7 +242,8 @@ def time_cell(work, binp, name, n, T, threads, runs):
             samples[rt].append(res)
         log("  %s n=%d threads=%d round %d/%d: %s" % (name, T, threads, r + 1, runs, ", ".join(
             "%s %.1f ms" % (rt, samples[rt][-1]["latency_ms"]) for rt in rts)))
-    return {"model": name, "n_max": n, "T": T, "threads": threads, "runs": runs,
+    return {"model": name, "n_max": n, "T": T, "threads": threads, "runs": runs, "warmup": warmup,
+            "per_process": per_process,
             "flops": models.flops(models.config(name, n), T), "samples": samples, "wall_s": time.time() - t0}
 
 
@@ -262,17 +263,17 @@ def main():
     p = plan(args.quick)
     t_models = 0.0
     for name, n, cells in p:
-        lengths = [T for T, _ in cells]
+        lengths = [cell[0] for cell in cells]
         results["configs"][name] = models.config(name, n)
         t_models += build_models(work, binp, name, n, lengths)
         results["parity"].append(parity(work, binp, name))
     results["models_wall_s"] = t_models
     results_path = os.path.join(work, "results.json")
     for name, n, cells in p:
-        for T, runs in cells:
+        for T, runs, warmup, per_process in cells:
             for threads in THREADS:
                 log("timing %s n=%d threads=%d, %d rounds" % (name, T, threads, runs))
-                results["cells"].append(time_cell(work, binp, name, n, T, threads, runs))
+                results["cells"].append(time_cell(work, binp, name, n, T, threads, runs, warmup, per_process))
                 with open(results_path, "w") as f:
                     json.dump(results, f, indent=1)
     results["wall_s"] = time.time() - t_start
