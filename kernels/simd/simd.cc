@@ -51,33 +51,39 @@ void LayerNorm(const float* x, size_t x_stride, float* y, size_t y_stride, size_
   }
 }
 
-// erf by Abramowitz & Stegun 7.1.26 (absolute error below 1.5e-7), vectorised.
+// erf(z) = z P(z^2) / Q(z^2) on |z| <= 3.92 (beyond, +-1: erf(3.92) = 1 - 5e-8), P and Q of
+// degree 5, fitted for this kernel by iteratively reweighted least squares on the absolute error
+// (tools/python/fit_erf.py): 1.6e-8 in exact arithmetic, 3.5e-7 evaluated in float. No exp and
+// one division: about twice as fast as Abramowitz & Stegun 7.1.26 with its exp, which matters
+// because GELU runs on every feed-forward activation.
+constexpr float kErfZMax = 3.92f;
+constexpr float kErfP[6] = {1.128378987312317f,    0.19274236261844635f,  0.05305701494216919f,
+                            0.003867200342938304f, 0.00028742037829943f, 2.0344823496998288e-06f};
+constexpr float kErfQ[5] = {0.5041451454162598f, 0.11507508903741837f, 0.015170113183557987f,
+                            0.0011877762153744698f, 3.806488530244678e-05f};
+
 template <class V>
 V Erf(D d, V z) {
-  const auto a = hn::Abs(z);
-  const auto t = hn::Div(hn::Set(d, 1.0f), hn::MulAdd(hn::Set(d, 0.3275911f), a, hn::Set(d, 1.0f)));
-  auto poly = hn::Set(d, 1.061405429f);
-  poly = hn::MulAdd(poly, t, hn::Set(d, -1.453152027f));
-  poly = hn::MulAdd(poly, t, hn::Set(d, 1.421413741f));
-  poly = hn::MulAdd(poly, t, hn::Set(d, -0.284496736f));
-  poly = hn::MulAdd(poly, t, hn::Set(d, 0.254829592f));
-  poly = hn::Mul(poly, t);
-  const auto e = hn::Exp(d, hn::Neg(hn::Mul(a, a)));
-  const auto r = hn::NegMulAdd(poly, e, hn::Set(d, 1.0f));  // 1 - poly * e
-  return hn::CopySign(r, z);
+  const auto zc = hn::Min(hn::Max(z, hn::Set(d, -kErfZMax)), hn::Set(d, kErfZMax));
+  const auto t = hn::Mul(zc, zc);
+  auto p = hn::Set(d, kErfP[5]);
+  for (int i = 4; i >= 0; --i) p = hn::MulAdd(p, t, hn::Set(d, kErfP[i]));
+  auto q = hn::Set(d, kErfQ[4]);
+  for (int i = 3; i >= 0; --i) q = hn::MulAdd(q, t, hn::Set(d, kErfQ[i]));
+  q = hn::MulAdd(q, t, hn::Set(d, 1.0f));
+  // Exactly +-1 beyond the fitted range, so that GELU is exactly 0 far left (not x * 3e-8).
+  return hn::IfThenElse(hn::Gt(hn::Abs(z), hn::Set(d, kErfZMax)), hn::CopySign(hn::Set(d, 1.0f), z),
+                        hn::Div(hn::Mul(zc, p), q));
 }
 
 float ErfScalar(float z) {
-  const float a = std::fabs(z);
-  const float t = 1.0f / (0.3275911f * a + 1.0f);
-  float poly = 1.061405429f;
-  poly = poly * t - 1.453152027f;
-  poly = poly * t + 1.421413741f;
-  poly = poly * t - 0.284496736f;
-  poly = poly * t + 0.254829592f;
-  poly *= t;
-  const float r = 1.0f - poly * std::exp(-a * a);
-  return std::copysign(r, z);
+  const float zc = std::min(std::max(z, -kErfZMax), kErfZMax), t = zc * zc;
+  float p = kErfP[5];
+  for (int i = 4; i >= 0; --i) p = p * t + kErfP[i];
+  float q = kErfQ[4];
+  for (int i = 3; i >= 0; --i) q = q * t + kErfQ[i];
+  q = q * t + 1.0f;
+  return std::fabs(z) > kErfZMax ? std::copysign(1.0f, z) : zc * p / q;
 }
 
 void GeluErf(float* x, size_t n) {

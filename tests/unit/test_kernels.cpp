@@ -78,6 +78,26 @@ TEST_CASE("gelu: extreme inputs stay finite and saturate") {
     CHECK(y[0] == doctest::Approx(0.0f));
     CHECK(y[6] == doctest::Approx(100.0f));
   }
+  // GELU-erf saturates exactly: 0 far left, x far right.
+  std::vector<float> far = {-1e30f, -100.0f, -20.0f, 20.0f, 100.0f};
+  auto g = far;
+  gelu_erf_f32_fast(g.data(), g.size());
+  CHECK(g == std::vector<float>{-0.0f, -0.0f, -0.0f, 20.0f, 100.0f});
+}
+
+TEST_CASE("gelu_erf: fast kernel within 1e-6 of the exact GELU on a fine grid") {
+  // The rational erf is fitted on |z| <= 3.92 (tools/python/fit_erf.py); the grid covers that
+  // range, its edge and beyond, with vector-sized and scalar-tail pieces.
+  std::vector<float> x;
+  for (double v = -12.0; v <= 12.0; v += 1.0 / 1024) x.push_back(float(v));
+  auto y = x;
+  gelu_erf_f32_fast(y.data(), y.size());
+  double worst = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    const double v = x[i], want = 0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0)));
+    worst = std::max(worst, std::fabs(y[i] - want));
+  }
+  CHECK(worst < 1e-6);
 }
 
 TEST_CASE("sum_f32: fast matches reference") {
