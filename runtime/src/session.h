@@ -71,6 +71,7 @@ class Session {
     uint8_t* qx = nullptr;  // int8 path: quantized rows
     float* linear_state = nullptr;  // linear attention: S and z per kv head
     float* carried_state = nullptr;  // causal linear attention: S and z per layer and kv head
+    float* row_blocks = nullptr;     // row pipeline: per thread, a block's Q, attention, hidden rows
   };
 
   linfer_status prepare(const linfer_session_options& options, std::string* error);
@@ -84,6 +85,11 @@ class Session {
   // The attention and feed-forward sublayers add their output to `residual`.
   bool attention(const LayerWeights& w, LayerOps& ops, const float* in, size_t T, float* residual);
   bool linformer_kv(const LayerWeights& w, LayerOps& ops, const float* in, size_t T);
+  size_t softmax_keys(const LayerWeights& w, LayerOps& ops, const float* in, size_t T);
+  kernels::AttentionHeadArgs head_args(size_t h, size_t keys, const float* q, float* o) const;
+  bool layer_rows(const LayerWeights& w, LayerOps& ops, size_t T);
+  void dense_rows(const Linear& op, const float* x, size_t rows, float* y, bool accumulate,
+                  size_t first_row);
   void linear_attention(size_t T, size_t layer);
   bool give_take(const LayerWeights& w, LayerOps& ops, const float* in, size_t T, float* residual);
   bool feed_forward(const LayerWeights& w, LayerOps& ops, const float* in, size_t T,
@@ -110,6 +116,8 @@ class Session {
   size_t step_position_ = 0;
   bool stepping_ = false;
   size_t scratch_stride_ = 0;
+  bool row_pipeline_ = false;  // layers run by layer_rows
+  size_t row_block_ = 0;       // its rows per block
   bool profiling_ = false;
   linfer_profile profile_{};
   // Adds the time since `start` to `kind` when profiling; returns the new start.
