@@ -642,12 +642,14 @@ size_t Session::softmax_keys(const LayerWeights& w, LayerOps& ops, const float* 
   const auto t = now();
   const size_t S = per_head ? H : kvh;                // distinct K/V heads
   const size_t kp_stride = per_head ? dh : kvh * dh;  // row stride of K/V
-  for (size_t s = 0; s < S; ++s) {
-    const float* src = buf_.kp + (per_head ? s * keys * dh : s * dh);
-    float* dst = buf_.kt + s * dh * keys;
-    for (size_t r = 0; r < keys; ++r)
-      for (size_t j = 0; j < dh; ++j) dst[j * keys + r] = src[r * kp_stride + j];
-  }
+  parallel_ranges(pool_, threads_, S, 1, [&](size_t b, size_t e, size_t) {
+    for (size_t s = b; s < e; ++s) {
+      const float* src = buf_.kp + (per_head ? s * keys * dh : s * dh);
+      float* dst = buf_.kt + s * dh * keys;
+      for (size_t r = 0; r < keys; ++r)
+        for (size_t j = 0; j < dh; ++j) dst[j * keys + r] = src[r * kp_stride + j];
+    }
+  });
   lap(LINFER_OP_ATTENTION, t);
   return keys;
 }
