@@ -537,14 +537,18 @@ bool Session::linformer_kv(const LayerWeights& w, LayerOps& ops, const float* in
   const WeightView& Fb = separate_v ? w.proj_v_bias : Eb;
   auto t = now();
   const size_t rows = G * k;  // all groups' compressed rows, split across threads
-  for (int kv = 0; kv < (separate_v ? 2 : 1); ++kv) {
-    const float* proj = f32(kv == 0 ? E : Fv);
-    float* comp = kv == 0 ? buf_.comp_k : buf_.comp_v;
-    parallel_ranges(pool_, threads_, rows, 4, [&](size_t b, size_t e, size_t) {
-      // Row r of group g is row (g*k + r) of the stacked [G*k x n] projection.
-      kernels::gemm_f32_fast(e - b, D, T, proj + b * n, n, in, D, comp + b * D, D);
-    });
-  }
+  // E's rows, then F's when separate, as one range split across threads (one parallel region).
+  // Row r of group g is row (g*k + r) of the stacked [G*k x n] projection.
+  parallel_ranges(pool_, threads_, (separate_v ? 2 : 1) * rows, 4, [&](size_t b, size_t e, size_t) {
+    for (int kv = 0; kv < 2; ++kv) {
+      const size_t lo = std::max(b, kv * rows), hi = std::min(e, (kv + 1) * rows);
+      if (lo >= hi) continue;
+      const float* proj = f32(kv == 0 ? E : Fv);
+      float* comp = kv == 0 ? buf_.comp_k : buf_.comp_v;
+      const size_t r = lo - kv * rows;
+      kernels::gemm_f32_fast(hi - lo, D, T, proj + r * n, n, in, D, comp + r * D, D);
+    }
+  });
   lap(LINFER_OP_COMPRESS, t);
   const float* comp_v = separate_v ? buf_.comp_v : buf_.comp_k;
 
