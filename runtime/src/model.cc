@@ -100,6 +100,16 @@ LoadResult load_model_file(const std::string& path, std::unique_ptr<Model>* out)
   return r;
 }
 
+void Model::release_pages(const void* p, size_t bytes) const {
+  if (!mapped || bytes == 0) return;
+  const uintptr_t page = uintptr_t(sysconf(_SC_PAGESIZE));
+  const uintptr_t lo = uintptr_t(mapped), hi = lo + mapped_size;
+  const uintptr_t begin = (uintptr_t(p) + page - 1) / page * page;
+  const uintptr_t end = std::min(hi, uintptr_t(p) + bytes) / page * page;
+  if (uintptr_t(p) < lo || begin >= end) return;
+  madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+}
+
 LoadResult load_model_memory(const void* data, size_t size, std::unique_ptr<Model>* out) {
   if (!data && size) return {LINFER_ERROR_INVALID_ARGUMENT, "model data is null"};
   auto m = std::make_unique<Model>();

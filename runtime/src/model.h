@@ -28,6 +28,12 @@ struct Model {
   uint64_t parameter_count = 0;
   uint64_t widened_bytes = 0;
   std::string weight_dtype;
+
+  // Drops the whole pages of the file mapping inside [p, p + bytes) from the resident set: a
+  // session calls it for weights it has packed into its own layout. They are clean file pages,
+  // read again from the file if anything touches them later, so the model stays usable and
+  // unchanged; only memory is returned. No-op for models loaded from memory.
+  void release_pages(const void* p, size_t bytes) const;
 };
 
 struct LoadResult {

@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <vector>
 
@@ -73,6 +74,33 @@ TEST_CASE("session: caller arena gives the same output as an owned one") {
   REQUIRE(Session::Create(m, SessionOptions(), &owned).ok());
   const auto ids = ids_of(33, 40);
   CHECK(run(caller, ids) == run(owned, ids));
+}
+
+TEST_CASE("session: a mapped model stays usable after sessions release its packed pages") {
+  // Sessions drop the file pages of the weights they pack (Model::release_pages); the next
+  // session packs from pages read again from the file, and must compute the same.
+  auto cfg = small_config();
+  cfg.dim = 128;
+  cfg.ff_dim = 512;  // 256 KiB feed-forward matrices: many whole pages to release
+  auto o = make_model(cfg);
+  const auto bytes = model_bytes(o.desc);
+  const std::string path = std::string(LINFER_TEST_TMP) + "/release_pages.lfm";
+  FILE* f = std::fopen(path.c_str(), "wb");
+  REQUIRE(f);
+  REQUIRE(std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size());
+  std::fclose(f);
+  Model mapped, copied = load(bytes);
+  REQUIRE(Model::Load(path, &mapped).ok());
+  const auto ids = ids_of(29, cfg.vocab_size);
+  Session first, second, reference;
+  REQUIRE(Session::Create(mapped, SessionOptions(), &first).ok());
+  const auto a = run(first, ids);
+  REQUIRE(Session::Create(mapped, SessionOptions(), &second).ok());
+  REQUIRE(Session::Create(copied, SessionOptions(), &reference).ok());
+  CHECK(run(second, ids) == a);
+  CHECK(run(first, ids) == a);
+  CHECK(run(reference, ids) == a);
+  std::remove(path.c_str());
 }
 
 TEST_CASE("session: bad inputs fail with a clear error before computing") {
