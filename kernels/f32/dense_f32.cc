@@ -4,15 +4,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#if defined(__x86_64__)
-// GCC 12 warns about the deliberately undefined pass-through operand of the AVX-512 intrinsics
-// once they are inlined into target-attribute functions (GCC bug 105593, fixed in GCC 13).
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#include <immintrin.h>
-#pragma GCC diagnostic pop
-#endif
+#include "dense_tiles.h"
 
 namespace linfer::kernels {
 
@@ -71,17 +63,17 @@ LINFER_AVX512 inline void fma(__m512& acc, __m512 a, __m512 b) {
   __asm__("vfmadd231ps %2, %1, %0" : "+v"(acc) : "v"(a), "v"(b));
 }
 
-constexpr size_t kTileRows = 6, kTileBlocks = 4;
+using dense_tiles::kBlocks;
+using dense_tiles::kRows;
+
 // Rows of x per block: 256 KiB of them stay in L2 while every 64-channel strip of the weights
 // passes (measured: 24 KiB blocks, sized for L1, stream the weights from L3 too often on M's
 // 768 x 3072 layers: 8% slower there, no faster on S).
 constexpr size_t kRowBlockBytes = 256 * 1024;
 
-// The one register tile: 6 rows of x times 4 packed blocks of 16 output channels over K steps,
-// acc[r][j] = sum_k x[r][k] * b[j][16 k .. 16 k + 16]. 24 accumulators as named variables (GCC
-// keeps an array of them on the stack), 4 weight vectors and one broadcast per row and step.
-// Smaller tiles repeat a row or block pointer and drop the extra results: a full-speed tile
-// costs less than a slower kernel per shape.
+// acc[r][j] = sum_k a[r][k] * b[j][16 k .. 16 k + 16] over K steps (dense_tiles.h): the 24
+// accumulators as named variables (GCC keeps an array of them on the stack), 4 weight vectors
+// and one broadcast per row and step.
 LINFER_AVX512 inline void fma_tile_6x4(const float* const (&a)[6], const float* const (&b)[4],
                                        size_t K, __m512 (&acc)[6][4]) {
   const float *a0 = a[0], *a1 = a[1], *a2 = a[2], *a3 = a[3], *a4 = a[4], *a5 = a[5];
@@ -113,29 +105,22 @@ LINFER_AVX512 inline void fma_tile_6x4(const float* const (&a)[6], const float* 
 }
 
 // Rows [0, R) of x and y (R <= 6), output channels [n0, n_end) (at most 64) from the packed
-// strip starting at block n0 / 16; bias, ReLU and accumulate applied in registers.
+// strip starting at block n0 / 16; bias, ReLU and accumulate in registers.
 LINFER_AVX512 void tile(const F32Weights& w, const float* x, size_t x_stride, size_t R, float* y,
                         size_t y_stride, size_t n0, size_t n_end, DenseEpilogue e) {
   const size_t K = w.in, NB = (n_end - n0 + 15) / 16;
-  const float* a[kTileRows];
-  for (size_t r = 0; r < kTileRows; ++r) a[r] = x + std::min(r, R - 1) * x_stride;
-  const float* b[kTileBlocks];
-  for (size_t j = 0; j < kTileBlocks; ++j) b[j] = w.packed.get() + (n0 / 16 + std::min(j, NB - 1)) * K * 16;
-  __m512 acc[kTileRows][kTileBlocks];
+  const float* a[kRows];
+  dense_tiles::tile_pointers(x, x_stride, R, a);
+  const float* b[kBlocks];
+  for (size_t j = 0; j < kBlocks; ++j) b[j] = w.packed.get() + (n0 / 16 + std::min(j, NB - 1)) * K * 16;
+  __m512 acc[kRows][kBlocks];
   fma_tile_6x4(a, b, K, acc);
-  const bool relu = e.activation == DenseActivation::Relu;
   for (size_t j = 0; j < NB; ++j) {
     const size_t n = n0 + j * 16;
-    const __mmask16 mask =
-        n_end - n >= 16 ? __mmask16(0xffff) : __mmask16((1u << (n_end - n)) - 1);
+    const __mmask16 mask = dense_tiles::first_lanes(n_end - n);
     const __m512 bias = _mm512_loadu_ps(w.bias.get() + n);  // padded to a multiple of 16
-    for (size_t r = 0; r < R; ++r) {
-      float* dst = y + r * y_stride + n;
-      __m512 out = _mm512_add_ps(acc[r][j], bias);
-      if (relu) out = _mm512_max_ps(out, _mm512_setzero_ps());
-      if (e.accumulate) out = _mm512_add_ps(out, _mm512_maskz_loadu_ps(mask, dst));
-      _mm512_mask_storeu_ps(dst, mask, out);
-    }
+    for (size_t r = 0; r < R; ++r)
+      dense_tiles::store_output(y + r * y_stride + n, _mm512_add_ps(acc[r][j], bias), mask, e);
   }
 }
 }  // namespace
@@ -143,23 +128,13 @@ LINFER_AVX512 void tile(const F32Weights& w, const float* x, size_t x_stride, si
 LINFER_AVX512 void dense_f32_avx512(const F32Weights& w, const float* x, size_t x_stride,
                                     size_t rows, float* y, size_t y_stride, size_t n_begin,
                                     size_t n_end, DenseEpilogue e) {
-  // A block of rows (kRowBlockBytes of x, in L2) meets every strip of 64 output channels in
-  // turn, the register tiles walking down the rows; then the block's outputs, still in cache, get
-  // the activations that do not fit in the register epilogue (GELU).
   const size_t row_block =
-      std::max(kTileRows, kRowBlockBytes / (w.in * sizeof(float)) / kTileRows * kTileRows);
-  const bool gelu = e.activation == DenseActivation::GeluErf ||
-                    e.activation == DenseActivation::GeluTanh;
-  for (size_t r0 = 0; r0 < rows; r0 += row_block) {
-    const size_t r_end = std::min(rows, r0 + row_block);
-    for (size_t n = n_begin; n < n_end; n += kTileBlocks * 16)
-      for (size_t r = r0; r < r_end; r += kTileRows)
-        tile(w, x + r * x_stride, x_stride, std::min(kTileRows, r_end - r), y + r * y_stride,
-             y_stride, n, std::min(n_end, n + kTileBlocks * 16), e);
-    if (gelu)
-      for (size_t r = r0; r < r_end; ++r)
-        activation_f32_fast(y + r * y_stride + n_begin, n_end - n_begin, e.activation);
-  }
+      std::max(kRows, kRowBlockBytes / (w.in * sizeof(float)) / kRows * kRows);
+  dense_tiles::for_each_tile(rows, row_block, n_begin, n_end, y, y_stride, e.activation,
+                             [&](size_t r, size_t R, size_t n, size_t n_stop) {
+                               tile(w, x + r * x_stride, x_stride, R, y + r * y_stride, y_stride,
+                                    n, n_stop, e);
+                             });
 }
 #endif
 

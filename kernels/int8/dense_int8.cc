@@ -5,15 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#if defined(__x86_64__)
-// GCC 12 warns about the deliberately undefined pass-through operand of the AVX-512 intrinsics
-// once they are inlined into target-attribute functions (GCC bug 105593, fixed in GCC 13).
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#include <immintrin.h>
-#pragma GCC diagnostic pop
-#endif
+#include "dense_tiles.h"
 
 namespace linfer::kernels {
 
@@ -114,12 +106,12 @@ LINFER_VNNI inline __m512i broadcast_u8x4(const uint8_t* p) {
   return _mm512_set1_epi32(v);
 }
 
-constexpr size_t kTileRows = 6, kTileBlocks = 4;
+using dense_tiles::kBlocks;
+using dense_tiles::kRows;
 
-// The one register tile: 6 quantized rows times 4 packed blocks of 16 output channels over the
-// kg groups of 4 inputs. 24 accumulators as named variables (GCC keeps an array of them on the
-// stack), 4 weight vectors and one broadcast per row and step. Smaller tiles repeat a row or
-// block pointer and drop the extra results (as in f32/dense_f32.cc).
+// The register tile (dense_tiles.h) over the kg groups of 4 inputs: 6 quantized rows times 4
+// packed blocks of 16 output channels, the 24 accumulators as named variables (GCC keeps an
+// array of them on the stack), 4 weight vectors and one broadcast per row and step.
 LINFER_VNNI inline void vnni_tile_6x4(const uint8_t* const (&a)[6], const int8_t* const (&b)[4],
                                       size_t kg, __m512i (&acc)[6][4]) {
   const uint8_t *a0 = a[0], *a1 = a[1], *a2 = a[2], *a3 = a[3], *a4 = a[4], *a5 = a[5];
@@ -158,29 +150,24 @@ LINFER_VNNI inline void vnni_tile_6x4(const uint8_t* const (&a)[6], const int8_t
 LINFER_VNNI void tile(const Int8Weights& w, const uint8_t* qx, const float* xs, size_t R,
                       float* y, size_t y_stride, size_t n0, size_t n_end, DenseEpilogue e) {
   const size_t kg = w.in_padded / 4, NB = (n_end - n0 + 15) / 16;
-  const uint8_t* a[kTileRows];
-  for (size_t r = 0; r < kTileRows; ++r) a[r] = qx + std::min(r, R - 1) * w.in_padded;
-  const int8_t* b[kTileBlocks];
-  for (size_t j = 0; j < kTileBlocks; ++j)
+  const uint8_t* a[kRows];
+  dense_tiles::tile_pointers(qx, w.in_padded, R, a);
+  const int8_t* b[kBlocks];
+  for (size_t j = 0; j < kBlocks; ++j)
     b[j] = w.packed.get() + (n0 / 16 + std::min(j, NB - 1)) * kg * 64;
-  __m512i acc[kTileRows][kTileBlocks];
+  __m512i acc[kRows][kBlocks];
   vnni_tile_6x4(a, b, kg, acc);
-  const bool relu = e.activation == DenseActivation::Relu;
   for (size_t j = 0; j < NB; ++j) {
     const size_t n = n0 + j * 16;
-    const __mmask16 mask =
-        n_end - n >= 16 ? __mmask16(0xffff) : __mmask16((1u << (n_end - n)) - 1);
     // Per-channel arrays are padded to a multiple of 16.
     const __m512i s128 = _mm512_loadu_si512(w.sum128.get() + n);
     const __m512 ws = _mm512_loadu_ps(w.scale.get() + n);
     const __m512 bias = _mm512_loadu_ps(w.bias.get() + n);
     for (size_t r = 0; r < R; ++r) {
-      float* dst = y + r * y_stride + n;
       const __m512 v = _mm512_cvtepi32_ps(_mm512_sub_epi32(acc[r][j], s128));
-      __m512 out = _mm512_fmadd_ps(v, _mm512_mul_ps(ws, _mm512_set1_ps(xs[r])), bias);
-      if (relu) out = _mm512_max_ps(out, _mm512_setzero_ps());
-      if (e.accumulate) out = _mm512_add_ps(out, _mm512_maskz_loadu_ps(mask, dst));
-      _mm512_mask_storeu_ps(dst, mask, out);
+      dense_tiles::store_output(y + r * y_stride + n,
+                                _mm512_fmadd_ps(v, _mm512_mul_ps(ws, _mm512_set1_ps(xs[r])), bias),
+                                dense_tiles::first_lanes(n_end - n), e);
     }
   }
 }
@@ -190,24 +177,13 @@ LINFER_VNNI void dense_int8_f32_avx512vnni(const Int8Weights& w, const uint8_t* 
                                            const float* xs, size_t rows, float* y,
                                            size_t y_stride, size_t n_begin, size_t n_end,
                                            DenseEpilogue e) {
-  // Blocked for the caches: a block of rows (its quantized activations stay in L1/L2) meets every
-  // strip of 64 output channels in turn (the packed weights of a layer stay in L2), and within a
-  // strip the register tiles walk down the rows; then the block's outputs, still in cache, get
-  // the activations that do not fit in the register epilogue (GELU).
-  const bool gelu = e.activation == DenseActivation::GeluErf ||
-                    e.activation == DenseActivation::GeluTanh;
-  const size_t row_block =
-      std::max(kTileRows, (24 * 1024) / w.in_padded / kTileRows * kTileRows);
-  for (size_t r0 = 0; r0 < rows; r0 += row_block) {
-    const size_t r_end = std::min(rows, r0 + row_block);
-    for (size_t n = n_begin; n < n_end; n += kTileBlocks * 16)
-      for (size_t r = r0; r < r_end; r += kTileRows)
-        tile(w, qx + r * w.in_padded, xs + r, std::min(kTileRows, r_end - r), y + r * y_stride,
-             y_stride, n, std::min(n_end, n + kTileBlocks * 16), e);
-    if (gelu)
-      for (size_t r = r0; r < r_end; ++r)
-        activation_f32_fast(y + r * y_stride + n_begin, n_end - n_begin, e.activation);
-  }
+  // Blocks of about 24 KiB of quantized rows: they stay in L1 while the strips pass.
+  const size_t row_block = std::max(kRows, (24 * 1024) / w.in_padded / kRows * kRows);
+  dense_tiles::for_each_tile(rows, row_block, n_begin, n_end, y, y_stride, e.activation,
+                             [&](size_t r, size_t R, size_t n, size_t n_stop) {
+                               tile(w, qx + r * w.in_padded, xs + r, R, y + r * y_stride,
+                                    y_stride, n, n_stop, e);
+                             });
 }
 
 LINFER_VNNI void quantize_rows_u8_avx512(const float* x, size_t x_stride, size_t rows, size_t k,

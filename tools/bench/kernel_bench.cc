@@ -20,13 +20,9 @@
 #include "f32/dense_f32.h"
 #include "int8/dense_int8.h"
 
+#include "dense_tiles.h"  // immintrin.h, with GCC 12's false warnings silenced
+
 #if defined(__x86_64__)
-// GCC 12 false positives on the intrinsics' undefined pass-through operand (GCC bug 105593).
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#include <immintrin.h>
-#pragma GCC diagnostic pop
 
 namespace {
 using Clock = std::chrono::steady_clock;
