@@ -366,7 +366,7 @@ bool Session::run_linear(const Linear& op, size_t rows, const float* x, float* y
   auto t0 = now();
   if (op.kernel == Linear::Kernel::Xnnpack) {
     // XNNPACK has no accumulate and no GELU: a temporary and separate passes.
-    const size_t out = op.xnn.outputs();
+    const size_t out = op.outputs();
     if (!op.xnn.run(rows, x, accumulate ? buf_.sub : y, pool_)) return false;
     lap(LINFER_OP_DENSE, t0);
     if (accumulate) add_rows(y, buf_.sub, rows, out);
@@ -375,50 +375,19 @@ bool Session::run_linear(const Linear& op, size_t rows, const float* x, float* y
       activate(y, rows, out, op.activation);
     return true;
   }
-  const kernels::DenseEpilogue epilogue{op.activation, accumulate};
-  // Rows split across threads, or output channels when there are too few rows to go round.
-  const bool split_rows = rows >= 8 * threads_;
-  if (op.kernel == Linear::Kernel::F32Avx512) {
-#if defined(__x86_64__)
-    const kernels::F32Weights& w = op.f32;
-    if (split_rows) {
-      parallel_ranges(pool_, threads_, rows, 6, [&](size_t b, size_t e, size_t) {
-        kernels::dense_f32_avx512(w, x + b * w.in, w.in, e - b, y + b * w.out, w.out, 0, w.out,
-                                  epilogue);
-      });
-    } else {
-      parallel_ranges(pool_, threads_, w.out, 64, [&](size_t b, size_t e, size_t) {
-        kernels::dense_f32_avx512(w, x, w.in, rows, y, w.out, b, e, epilogue);
-      });
-    }
-    lap(LINFER_OP_DENSE, t0);
-    return true;
-#else
-    return false;  // unreachable: the kernel is chosen only where it exists
-#endif
-  }
-#if defined(__x86_64__)
-  const kernels::Int8Weights& w = op.i8;
-  // Quantize the rows (per-row scale), then the dot products.
-  parallel_ranges(pool_, threads_, rows, 1, [&](size_t b, size_t e, size_t) {
-    kernels::quantize_rows_u8_avx512(x + b * w.in, w.in, e - b, w.in, w.in_padded,
-                                     buf_.qx + b * w.in_padded, buf_.qscales + b);
-  });
-  if (split_rows) {
+  const size_t in = op.inputs(), out = op.outputs();
+  if (rows >= 8 * threads_) {  // rows split across threads, each quantizing its own (int8)
     parallel_ranges(pool_, threads_, rows, 6, [&](size_t b, size_t e, size_t) {
-      kernels::dense_int8_f32_avx512vnni(w, buf_.qx + b * w.in_padded, buf_.qscales + b, e - b,
-                                         y + b * w.out, w.out, 0, w.out, epilogue);
+      dense_rows(op, x + b * in, e - b, y + b * out, accumulate, b);
     });
-  } else {
-    parallel_ranges(pool_, threads_, w.out, 64, [&](size_t b, size_t e, size_t) {
-      kernels::dense_int8_f32_avx512vnni(w, buf_.qx, buf_.qscales, rows, y, w.out, b, e, epilogue);
+  } else {  // too few rows to go round: output channels split, int8 rows quantized once first
+    quantize_rows(op, x, rows, 0);
+    parallel_ranges(pool_, threads_, out, 64, [&](size_t b, size_t e, size_t) {
+      dense_quantized(op, x, rows, y, accumulate, 0, b, e);
     });
   }
   lap(LINFER_OP_DENSE, t0);
   return true;
-#else
-  return false;  // unreachable: int8 weights are widened at load where the kernels are missing
-#endif
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -871,23 +840,42 @@ bool Session::layer_rows(const LayerWeights& w, LayerOps& ops, size_t T) {
 #endif
 }
 
-// One thread's dense layer on `rows` rows (the row pipeline); first_row places the quantized
-// rows of the int8 kernel in the arena.
+// One thread's share of a dense layer on the own kernels (run_linear, the row pipeline): rows
+// [0, rows) of x, which are rows [first_row, first_row + rows) of the run; first_row places the
+// int8 kernel's quantized rows in the arena.
 void Session::dense_rows(const Linear& op, const float* x, size_t rows, float* y, bool accumulate,
                          size_t first_row) {
+  quantize_rows(op, x, rows, first_row);
+  dense_quantized(op, x, rows, y, accumulate, first_row, 0, op.outputs());
+}
+
+// int8: quantizes the rows (one scale each) into the arena; nothing for f32.
+void Session::quantize_rows(const Linear& op, const float* x, size_t rows, size_t first_row) {
+#if defined(__x86_64__)
+  if (op.kernel != Linear::Kernel::Int8Vnni) return;
+  const kernels::Int8Weights& w = op.i8;
+  kernels::quantize_rows_u8_avx512(x, w.in, rows, w.in, w.in_padded,
+                                   buf_.qx + first_row * w.in_padded, buf_.qscales + first_row);
+#else
+  (void)op, (void)x, (void)rows, (void)first_row;
+#endif
+}
+
+// Output channels [n_begin, n_end) of the rows (int8: as quantize_rows left them).
+void Session::dense_quantized(const Linear& op, const float* x, size_t rows, float* y,
+                              bool accumulate, size_t first_row, size_t n_begin, size_t n_end) {
 #if defined(__x86_64__)
   const kernels::DenseEpilogue e{op.activation, accumulate};
   if (op.kernel == Linear::Kernel::F32Avx512) {
-    kernels::dense_f32_avx512(op.f32, x, op.f32.in, rows, y, op.f32.out, 0, op.f32.out, e);
+    kernels::dense_f32_avx512(op.f32, x, op.f32.in, rows, y, op.f32.out, n_begin, n_end, e);
     return;
   }
   const kernels::Int8Weights& w = op.i8;
-  uint8_t* qx = buf_.qx + first_row * w.in_padded;
-  float* qs = buf_.qscales + first_row;
-  kernels::quantize_rows_u8_avx512(x, w.in, rows, w.in, w.in_padded, qx, qs);
-  kernels::dense_int8_f32_avx512vnni(w, qx, qs, rows, y, w.out, 0, w.out, e);
+  kernels::dense_int8_f32_avx512vnni(w, buf_.qx + first_row * w.in_padded,
+                                     buf_.qscales + first_row, rows, y, w.out, n_begin, n_end, e);
 #else
-  (void)op, (void)x, (void)rows, (void)y, (void)accumulate, (void)first_row;
+  (void)op, (void)x, (void)rows, (void)y, (void)accumulate, (void)first_row, (void)n_begin,
+      (void)n_end;  // unreachable: the own kernels are chosen only where they exist
 #endif
 }
 

@@ -57,6 +57,13 @@ class Session {
     kernels::DenseLayer xnn;
     kernels::F32Weights f32;
     kernels::Int8Weights i8;
+    size_t inputs() const {
+      return kernel == Kernel::Xnnpack ? xnn.inputs() : kernel == Kernel::F32Avx512 ? f32.in : i8.in;
+    }
+    size_t outputs() const {
+      return kernel == Kernel::Xnnpack ? xnn.outputs()
+             : kernel == Kernel::F32Avx512 ? f32.out : i8.out;
+    }
   };
   struct LayerOps {
     Linear q, out, fc1, fc2;
@@ -90,6 +97,9 @@ class Session {
   bool layer_rows(const LayerWeights& w, LayerOps& ops, size_t T);
   void dense_rows(const Linear& op, const float* x, size_t rows, float* y, bool accumulate,
                   size_t first_row);
+  void quantize_rows(const Linear& op, const float* x, size_t rows, size_t first_row);
+  void dense_quantized(const Linear& op, const float* x, size_t rows, float* y, bool accumulate,
+                       size_t first_row, size_t n_begin, size_t n_end);
   void linear_attention(size_t T, size_t layer);
   bool give_take(const LayerWeights& w, LayerOps& ops, const float* in, size_t T, float* residual);
   bool feed_forward(const LayerWeights& w, LayerOps& ops, const float* in, size_t T,
