@@ -1,4 +1,7 @@
 // The C API: catches everything, maps failures to status codes and keeps the message per thread.
+#include <algorithm>
+#include <cstddef>
+#include <cstring>
 #include <new>
 #include <string>
 
@@ -117,20 +120,44 @@ uint64_t linfer_model_flops(const linfer_model* model, size_t length) {
 }
 
 linfer_session_options linfer_session_options_default(void) {
-  linfer_session_options o;
-  o.max_seq_len = 0;
+  linfer_session_options o{};
+  o.struct_size = sizeof(linfer_session_options);
   o.num_threads = 1;
-  o.arena = nullptr;
-  o.arena_size = 0;
-  o.enable_profiling = 0;
+  o.dense_path = LINFER_DENSE_AUTO;
+  o.row_pipeline = LINFER_PIPELINE_AUTO;
   return o;
 }
+
+namespace {
+// The caller's options as this library's struct: fields past the caller's struct_size keep their
+// defaults; fields of a later header that this library does not know must be zero.
+linfer_status read_options(const linfer_session_options* in, linfer_session_options* out) {
+  *out = linfer_session_options_default();
+  if (!in) return LINFER_OK;
+  constexpr size_t kFirstVersion = offsetof(linfer_session_options, dense_path);
+  if (in->struct_size < kFirstVersion)
+    return fail(LINFER_ERROR_INVALID_ARGUMENT,
+                "options.struct_size is " + std::to_string(in->struct_size) +
+                    ": start from linfer_session_options_default()");
+  const size_t known = std::min(in->struct_size, sizeof(linfer_session_options));
+  std::memcpy(out, in, known);
+  out->struct_size = sizeof(linfer_session_options);
+  const unsigned char* extra = reinterpret_cast<const unsigned char*>(in) + known;
+  for (size_t i = 0; i < in->struct_size - known; ++i)
+    if (extra[i])
+      return fail(LINFER_ERROR_UNSUPPORTED,
+                  "the options set a field this library (linfer " + std::string(linfer_version()) +
+                      ") does not know");
+  return LINFER_OK;
+}
+}  // namespace
 
 linfer_status linfer_session_arena_size(const linfer_model* model,
                                         const linfer_session_options* options, size_t* out_bytes) {
   return guarded([&] {
     if (!model || !out_bytes) return fail(LINFER_ERROR_INVALID_ARGUMENT, "model or out_bytes is null");
-    const linfer_session_options o = options ? *options : linfer_session_options_default();
+    linfer_session_options o;
+    if (const linfer_status rs = read_options(options, &o); rs != LINFER_OK) return rs;
     std::string err;
     const linfer_status s = linfer::rt::Session::arena_size(*model->impl, o, out_bytes, &err);
     return s == LINFER_OK ? ok() : fail(s, err);
@@ -143,7 +170,8 @@ linfer_status linfer_session_create(const linfer_model* model, const linfer_sess
     if (!model || !out_session)
       return fail(LINFER_ERROR_INVALID_ARGUMENT, "model or out_session is null");
     *out_session = nullptr;
-    const linfer_session_options o = options ? *options : linfer_session_options_default();
+    linfer_session_options o;
+    if (const linfer_status rs = read_options(options, &o); rs != LINFER_OK) return rs;
     std::unique_ptr<linfer::rt::Session> s;
     std::string err;
     const linfer_status st = linfer::rt::Session::create(*model->impl, o, &s, &err);

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <cstring>
 
 #include "arena_plan.h"
@@ -31,40 +30,50 @@ size_t scratch_stride(const EncoderConfig& c, uint64_t T) {
   return kernels::attention_f32_scratch_floats(keys, c.head_dim) + 16;
 }
 
-// LINFER_DENSE=xnnpack runs the f32 dense layers on XNNPACK even where the own AVX-512 kernel
-// would run: to compare the two, and to test the XNNPACK path on x86.
-bool own_f32_dense_kernel() {
-  const char* v = std::getenv("LINFER_DENSE");
-  return kernels::f32_dense_fast_path_available() && !(v && std::strcmp(v, "xnnpack") == 0);
+// Whether f32 dense layers run on the own AVX-512 kernel (else XNNPACK): where the CPU has it,
+// unless the options ask for XNNPACK (to compare the two, and to test the XNNPACK path on x86).
+bool own_f32_dense_kernel(const linfer_session_options& o) {
+  return kernels::f32_dense_fast_path_available() && o.dense_path != LINFER_DENSE_XNNPACK;
 }
 
 // Whether the layers run as one row pipeline (Session::layer_rows): softmax attention (Linformer
 // or full) with every dense layer on the own kernels, which any thread can run on any rows, and
-// a layer's Q, output and feed-forward weights small enough (8 MiB) to stay in the last-level
-// cache while every block of rows passes through all of them. Measured (2 threads): S (2.5 MiB
-// per layer in f32) runs 0-2% faster at n = 512, 3% at 2048, 6-9% at 8192, with an arena of
-// 24 MiB instead of 56 at 8192; M (23.6 MiB) runs 7% slower, because each block then streams
-// the whole layer from memory, where operator by operator one matrix (9 MiB) is reused.
-// LINFER_PIPELINE=off runs operator by operator anyway (tests and comparisons).
-bool row_pipeline(const EncoderConfig& c, bool int8) {
-  const char* env = std::getenv("LINFER_PIPELINE");
-  if (env && std::strcmp(env, "off") == 0) return false;
+// (automatic choice) a layer's Q, output and feed-forward weights small enough (8 MiB) to stay
+// in the last-level cache while every block of rows passes through all of them. Measured (2
+// threads): S (2.5 MiB per layer in f32) runs 0-2% faster at n = 512, 3% at 2048, 6-9% at 8192,
+// with an arena of 24 MiB instead of 56 at 8192; M (23.6 MiB) runs 7% slower, because each block
+// then streams the whole layer from memory, where operator by operator one matrix (9 MiB) is
+// reused.
+bool row_pipeline(const EncoderConfig& c, bool int8, const linfer_session_options& o) {
+  if (o.row_pipeline == LINFER_PIPELINE_OFF) return false;
   const uint64_t HD = uint64_t(c.num_heads) * c.head_dim;
   const uint64_t weights = (2 * c.dim * HD + 2 * uint64_t(c.dim) * c.ff_dim) * (int8 ? 1 : 4);
   return (c.attention_kind == AttentionKind::Linformer ||
           c.attention_kind == AttentionKind::FullSoftmax) &&
-         own_f32_dense_kernel() && weights <= (8u << 20);
+         own_f32_dense_kernel(o) && (o.row_pipeline == LINFER_PIPELINE_ON || weights <= (8u << 20));
 }
 
 // Rows per block of the row pipeline: a block's Q, attention output and feed-forward hidden
 // rows (2 HD + F floats each) take about 512 KiB, half of a core's L2 on current x86 cores.
-size_t row_block(const EncoderConfig& c) {
+size_t row_block(const EncoderConfig& c, const linfer_session_options& o) {
+  if (o.pipeline_block_rows) return o.pipeline_block_rows;
   const size_t per_row = (2 * size_t(c.num_heads) * c.head_dim + c.ff_dim) * sizeof(float);
   return std::clamp<size_t>((512 * 1024) / per_row / 6 * 6, 6, 96);
 }
 
+// Bytes of one quantized input row in the int8 scratch (Buffers::qx): the widest input of any
+// dense layer, padded to the kernel's groups of 4. One stride for every layer, so that rows
+// [a, b) of one layer and rows [c, d) of another never share bytes when [a, b) and [c, d) are
+// disjoint: threads of the row pipeline quantize different layers' inputs at the same time. A
+// call for rows [a, b) writes inside [a * stride, b * stride) (its own rows are in_padded apart).
+size_t quantized_row_stride(const EncoderConfig& c) {
+  const size_t widest = std::max<size_t>(std::max<size_t>(c.dim, size_t(c.num_heads) * c.head_dim), c.ff_dim);
+  return (widest + 3) / 4 * 4;
+}
+
 // int8: whether any dense layer runs on the int8 kernels (they need room for quantized rows).
-Plan make_plan(const EncoderConfig& c, uint64_t T, uint64_t threads, bool int8) {
+Plan make_plan(const EncoderConfig& c, uint64_t T, uint64_t threads, bool int8,
+               const linfer_session_options& o) {
   Plan p;
   const uint64_t R = T + c.num_global_tokens;  // GiveTake's tokens ride along as extra rows
   const uint64_t D = c.dim, HD = uint64_t(c.num_heads) * c.head_dim, k = c.proj_len,
@@ -76,8 +85,8 @@ Plan make_plan(const EncoderConfig& c, uint64_t T, uint64_t threads, bool int8) 
   set(Plan::X, R * D, kEmbed, kHead);
   if (c.norm_placement == NormPlacement::Reversible) set(Plan::X2, R * D, kEmbed, kFeedForward);
   set(Plan::H, R * D, kEmbed, kHead);
-  if (row_pipeline(c, int8)) {  // per-thread blocks of rows instead of whole-sequence buffers
-    set(Plan::RowBlocks, threads * row_block(c) * (2 * HD + c.ff_dim), kAttention, kFeedForward);
+  if (row_pipeline(c, int8, o)) {  // per-thread blocks of rows instead of whole-sequence buffers
+    set(Plan::RowBlocks, threads * row_block(c, o) * (2 * HD + c.ff_dim), kAttention, kFeedForward);
   } else {
     set(Plan::Sub, R * D, kAttention, kFeedForward);
     set(Plan::Q, R * HD, kAttention, kAttention);
@@ -112,8 +121,7 @@ Plan make_plan(const EncoderConfig& c, uint64_t T, uint64_t threads, bool int8) 
   }
   if (int8) {
     const uint64_t rows = std::max<uint64_t>(R, k);
-    const uint64_t widest = std::max<uint64_t>(std::max<uint64_t>(D, HD), c.ff_dim);
-    set(Plan::QX, rows * ((widest + 3) / 4), kAttention, kHead);  // bytes / 4, in floats
+    set(Plan::QX, rows * quantized_row_stride(c) / 4, kAttention, kHead);  // bytes / 4, in floats
     set(Plan::QScales, rows, kAttention, kHead);
   }
   // Empty requests take no room.
@@ -190,6 +198,13 @@ static std::string check_options(const EncoderConfig& c, const linfer_session_op
   *threads = o.num_threads ? o.num_threads : 1;
   if (*threads > 256) return "num_threads " + std::to_string(o.num_threads) + " exceeds 256";
   if (o.arena && o.arena_size == 0) return "an arena pointer was given with arena_size 0";
+  if (o.dense_path != LINFER_DENSE_AUTO && o.dense_path != LINFER_DENSE_XNNPACK)
+    return "dense_path " + std::to_string(int(o.dense_path)) + " is not a linfer_dense_path";
+  if (o.row_pipeline != LINFER_PIPELINE_AUTO && o.row_pipeline != LINFER_PIPELINE_OFF &&
+      o.row_pipeline != LINFER_PIPELINE_ON)
+    return "row_pipeline " + std::to_string(int(o.row_pipeline)) + " is not a linfer_row_pipeline";
+  if (o.pipeline_block_rows > 4096)
+    return "pipeline_block_rows " + std::to_string(o.pipeline_block_rows) + " exceeds 4096";
   return "";
 }
 
@@ -198,7 +213,7 @@ linfer_status Session::arena_size(const Model& model, const linfer_session_optio
   uint32_t max_len, threads;
   *error = check_options(model.desc.config, options, &max_len, &threads);
   if (!error->empty()) return LINFER_ERROR_INVALID_ARGUMENT;
-  *bytes = make_plan(model.desc.config, max_len, threads, has_int8_dense(model)).total;
+  *bytes = make_plan(model.desc.config, max_len, threads, has_int8_dense(model), options).total;
   return LINFER_OK;
 }
 
@@ -219,7 +234,7 @@ linfer_status Session::prepare(const linfer_session_options& options, std::strin
   const EncoderConfig& c = cfg_;
   *error = kernels::initialize_xnnpack();
   if (!error->empty()) return LINFER_ERROR_INTERNAL;
-  Plan plan = make_plan(c, max_len_, threads_, has_int8_dense(*model_));
+  Plan plan = make_plan(c, max_len_, threads_, has_int8_dense(*model_), options);
   uint8_t* base;
   if (options.arena) {
     if (options.arena_size < plan.total) {
@@ -249,8 +264,10 @@ linfer_status Session::prepare(const linfer_session_options& options, std::strin
           reinterpret_cast<uint8_t*>(at(Plan::QX)), at(Plan::LinearState), at(Plan::CarriedState),
           at(Plan::RowBlocks)};
   scratch_stride_ = scratch_stride(c, max_len_);
-  row_pipeline_ = row_pipeline(c, has_int8_dense(*model_));
-  row_block_ = row_block(c);
+  row_pipeline_ = row_pipeline(c, has_int8_dense(*model_), options);
+  row_block_ = row_block(c, options);
+  own_f32_dense_ = own_f32_dense_kernel(options);
+  qx_stride_ = quantized_row_stride(c);
 
   if (c.positions == PositionKind::Sinusoidal) {
     const uint32_t half = c.dim / 2;
@@ -350,7 +367,7 @@ std::string Session::make_linear(Linear& op, size_t in, size_t out, const Weight
     return err;
   }
   const float* w = f32(weight) + first_row * in;
-  if (own_f32_dense_kernel()) {
+  if (own_f32_dense_) {
     op.kernel = Linear::Kernel::F32Avx512;
     err = kernels::pack_f32_weights(w, bias, in, out, &op.f32);
     packed_bytes_ += op.f32.bytes();
@@ -855,7 +872,7 @@ void Session::quantize_rows(const Linear& op, const float* x, size_t rows, size_
   if (op.kernel != Linear::Kernel::Int8Vnni) return;
   const kernels::Int8Weights& w = op.i8;
   kernels::quantize_rows_u8_avx512(x, w.in, rows, w.in, w.in_padded,
-                                   buf_.qx + first_row * w.in_padded, buf_.qscales + first_row);
+                                   buf_.qx + first_row * qx_stride_, buf_.qscales + first_row);
 #else
   (void)op, (void)x, (void)rows, (void)first_row;
 #endif
@@ -871,7 +888,7 @@ void Session::dense_quantized(const Linear& op, const float* x, size_t rows, flo
     return;
   }
   const kernels::Int8Weights& w = op.i8;
-  kernels::dense_int8_f32_avx512vnni(w, buf_.qx + first_row * w.in_padded,
+  kernels::dense_int8_f32_avx512vnni(w, buf_.qx + first_row * qx_stride_,
                                      buf_.qscales + first_row, rows, y, w.out, n_begin, n_end, e);
 #else
   (void)op, (void)x, (void)rows, (void)y, (void)accumulate, (void)first_row, (void)n_begin,

@@ -49,7 +49,7 @@ class Session {
   Session() = default;
   // A dense layer on one of three kernels, chosen at creation: the int8 VNNI kernel (int8 weights,
   // which the model keeps int8 only where the CPU has it), the own AVX-512 f32 kernel, or XNNPACK
-  // (f32 elsewhere: NEON, AVX2; or when LINFER_DENSE=xnnpack). The own kernels fuse the activation
+  // (f32 elsewhere: NEON, AVX2; or with the option LINFER_DENSE_XNNPACK). The own kernels fuse the activation
   // and the residual add; run_linear does them as separate passes around XNNPACK.
   struct Linear {
     enum class Kernel { Xnnpack, F32Avx512, Int8Vnni } kernel = Kernel::Xnnpack;
@@ -126,8 +126,10 @@ class Session {
   size_t step_position_ = 0;
   bool stepping_ = false;
   size_t scratch_stride_ = 0;
+  bool own_f32_dense_ = false; // f32 dense layers on the own kernel, not XNNPACK
   bool row_pipeline_ = false;  // layers run by layer_rows
   size_t row_block_ = 0;       // its rows per block
+  size_t qx_stride_ = 0;       // bytes per quantized row in buf_.qx (quantized_row_stride)
   bool profiling_ = false;
   linfer_profile profile_{};
   // Adds the time since `start` to `kind` when profiling; returns the new start.

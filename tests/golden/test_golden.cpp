@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "linfer/linfer.hpp"
+#include "test_paths.h"
 #include "test_util.h"
 #include "tool_util.h"
 
@@ -59,7 +60,7 @@ std::vector<int> lengths_of(const std::string& dir) {
 // tests/golden: the Linformer options; tests/golden_kinds: full softmax, linear (elu+1), GiveTake.
 TEST_CASE("golden parity with PyTorch for every case, length and thread count") {
   std::system(("mkdir -p " + kTmp).c_str());
-  for (const std::string root : {kGolden, std::string(LINFER_SOURCE_DIR) + "/tests/golden_kinds"})
+  for (const std::string& root : {kGolden, std::string(LINFER_SOURCE_DIR) + "/tests/golden_kinds"})
   for (const Case& c : cases(root)) {
     CAPTURE(c.name);
     const std::string dir = root + "/" + c.name;
@@ -85,7 +86,7 @@ TEST_CASE("golden parity with PyTorch for every case, length and thread count") 
     const auto lengths = lengths_of(dir);
     REQUIRE(lengths.size() == 4);
     for (uint32_t threads : {1u, 2u}) {
-      linfer::SessionOptions opt;
+      linfer::SessionOptions opt = linfer::testing::path_options();
       opt.num_threads = threads;
       linfer::Session session;
       s = linfer::Session::Create(model, opt, &session);
@@ -142,7 +143,7 @@ TEST_CASE("golden parity for the lucidrains, fairseq and tatp22 layouts") {
     linfer::Status s = linfer::Model::Load(lfm, &model);
     REQUIRE_MESSAGE(s.ok(), s.message());
     linfer::Session session;
-    REQUIRE(linfer::Session::Create(model, linfer::SessionOptions(), &session).ok());
+    REQUIRE(linfer::Session::Create(model, linfer::testing::path_options(), &session).ok());
     int lengths = 0;
     for (int T : lengths_of(dir)) {
       CAPTURE(T);
@@ -211,7 +212,7 @@ TEST_CASE("causal linear attention token by token equals the whole-sequence run"
   std::vector<size_t> shape;
   REQUIRE(linfer::tools::read_npy_f32(dir + "/out_" + std::to_string(T) + ".npy", &want, &shape).empty());
   linfer::Session session;
-  REQUIRE(linfer::Session::Create(model, linfer::SessionOptions(), &session).ok());
+  REQUIRE(linfer::Session::Create(model, linfer::testing::path_options(), &session).ok());
   for (int pass = 0; pass < 2; ++pass) {  // the second pass checks that reset starts over
     session.ResetState();
     for (int i = 0; i < T; ++i) {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "linfer/linfer.hpp"
+#include "test_paths.h"
 
 extern "C" void* __libc_malloc(size_t);
 extern "C" void* __libc_calloc(size_t, size_t);
@@ -49,7 +50,7 @@ TEST_CASE("run() performs no heap allocation, for every golden model and 1 or 2 
     }
     REQUIRE_MESSAGE(s.ok(), s.message());
     for (uint32_t threads : {1u, 2u}) {
-      linfer::SessionOptions opt;
+      linfer::SessionOptions opt = linfer::testing::path_options();
       opt.num_threads = threads;
       linfer::Session session;
       REQUIRE(linfer::Session::Create(model, opt, &session).ok());

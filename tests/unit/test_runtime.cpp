@@ -213,3 +213,41 @@ TEST_CASE("model info; f16 and int8 weights run close to f32") {
   }
   CHECK(dot / std::sqrt(nx * ny) > 0.999);
 }
+
+TEST_CASE("session options: struct_size versions and invalid values fail with a message") {
+  auto o = make_model(small_config());
+  Model m = load(model_bytes(o.desc));
+  linfer_session* s = nullptr;
+  // A caller that did not start from linfer_session_options_default().
+  linfer_session_options zeroed{};
+  CHECK(linfer_session_create(m.get(), &zeroed, &s) == LINFER_ERROR_INVALID_ARGUMENT);
+  CHECK(std::string(linfer_last_error()).find("struct_size") != std::string::npos);
+  CHECK(s == nullptr);
+  // An older caller: the struct ends before dense_path; the fields it lacks keep their defaults.
+  linfer_session_options older = linfer_session_options_default();
+  older.struct_size = offsetof(linfer_session_options, dense_path);
+  older.dense_path = linfer_dense_path(77);  // beyond its struct_size: not read
+  REQUIRE(linfer_session_create(m.get(), &older, &s) == LINFER_OK);
+  linfer_session_free(s);
+  // A newer caller with a field this library does not know: zero is fine, non-zero refused.
+  struct Newer {
+    linfer_session_options known;
+    uint64_t future_field;
+  } newer{linfer_session_options_default(), 0};
+  newer.known.struct_size = sizeof(Newer);
+  REQUIRE(linfer_session_create(m.get(), &newer.known, &s) == LINFER_OK);
+  linfer_session_free(s);
+  newer.future_field = 1;
+  CHECK(linfer_session_create(m.get(), &newer.known, &s) == LINFER_ERROR_UNSUPPORTED);
+  CHECK(std::string(linfer_last_error()).find("does not know") != std::string::npos);
+  // Values outside the enums.
+  linfer_session_options bad = linfer_session_options_default();
+  bad.dense_path = linfer_dense_path(9);
+  CHECK(linfer_session_create(m.get(), &bad, &s) == LINFER_ERROR_INVALID_ARGUMENT);
+  CHECK(std::string(linfer_last_error()) == "dense_path 9 is not a linfer_dense_path");
+  bad = linfer_session_options_default();
+  bad.row_pipeline = linfer_row_pipeline(3);
+  CHECK(linfer_session_create(m.get(), &bad, &s) == LINFER_ERROR_INVALID_ARGUMENT);
+  size_t bytes = 0;
+  CHECK(linfer_session_arena_size(m.get(), &bad, &bytes) == LINFER_ERROR_INVALID_ARGUMENT);
+}

@@ -1,4 +1,5 @@
-// linfer-bench MODEL.lfm [--seq-len N] [--threads N] [--runs N] [--warmup N]
+// linfer-bench MODEL.lfm [--seq-len N] [--threads N] [--runs N] [--warmup N] [--profile]
+//                        [--dense auto|xnnpack] [--pipeline auto|on|off]
 // Times run() on random token ids (fixed seed) after warm-up runs (default 1) and prints latency (median,
 // min, max), effective GFLOP/s, arena bytes, packed weight bytes and peak RSS.
 #include <sys/resource.h>
@@ -19,7 +20,8 @@ namespace {
 int fail(const std::string& m, int code = 1) {
   std::fprintf(stderr, "linfer-bench: %s\n", m.c_str());
   if (code == 2)
-    std::fprintf(stderr, "usage: linfer-bench MODEL.lfm [--seq-len N] [--threads N] [--runs N] [--warmup N] [--profile]\n");
+    std::fprintf(stderr, "usage: linfer-bench MODEL.lfm [--seq-len N] [--threads N] [--runs N] [--warmup N] [--profile]\n"
+                 "                    [--dense auto|xnnpack] [--pipeline auto|on|off]\n");
   return code;
 }
 // Peak resident memory of this process: VmHWM from /proc (getrusage's ru_maxrss would include a
@@ -45,6 +47,7 @@ int main(int argc, char** argv) {
   std::string model_path;
   uint32_t seq_len = 0, threads = 1, runs = 10, warmup = 1;
   bool profile = false;
+  linfer::SessionOptions options;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--seq-len" || a == "--threads" || a == "--runs" || a == "--warmup") {
@@ -57,6 +60,16 @@ int main(int argc, char** argv) {
         return fail(a + " must be an integer in [1, " + std::to_string(hi) + "], got '" + v + "'", 2);
     } else if (a == "--profile") {
       profile = true;
+    } else if (a == "--dense" || a == "--pipeline") {
+      if (i + 1 >= argc) return fail(a + " needs a value", 2);
+      const std::string v = argv[++i];
+      if (a == "--dense" && (v == "auto" || v == "xnnpack"))
+        options.dense_path = v == "auto" ? LINFER_DENSE_AUTO : LINFER_DENSE_XNNPACK;
+      else if (a == "--pipeline" && (v == "auto" || v == "on" || v == "off"))
+        options.row_pipeline = v == "auto" ? LINFER_PIPELINE_AUTO
+                               : v == "on" ? LINFER_PIPELINE_ON : LINFER_PIPELINE_OFF;
+      else
+        return fail(a + " does not take '" + v + "'", 2);
     } else if (!a.empty() && a[0] == '-') {
       return fail("unknown option '" + a + "'", 2);
     } else if (model_path.empty()) {
@@ -75,7 +88,6 @@ int main(int argc, char** argv) {
     return fail("--seq-len " + std::to_string(seq_len) + " exceeds the model's n = " +
                 std::to_string(info.max_seq_len));
 
-  linfer::SessionOptions options;
   options.max_seq_len = seq_len;
   options.num_threads = threads;
   options.enable_profiling = profile;

@@ -63,12 +63,34 @@ typedef struct linfer_model_info {
   const char* weight_dtype;       /* "f32", "f16", "int8" or "mixed" */
 } linfer_model_info;
 
+/* Which code runs the dense layers (Q, K, V, output, feed-forward, heads). */
+typedef enum linfer_dense_path {
+  LINFER_DENSE_AUTO = 0,   /* linfer's own kernels, on the model's shared weights */
+  LINFER_DENSE_XNNPACK = 1 /* f32 layers through XNNPACK operators: each session packs its own
+                              copy of the weights (int8 layers keep the own kernels) */
+} linfer_dense_path;
+
+/* The row pipeline runs a layer as one parallel region over blocks of rows (docs/performance.md). */
+typedef enum linfer_row_pipeline {
+  LINFER_PIPELINE_AUTO = 0, /* where the layer's weights fit the last-level cache */
+  LINFER_PIPELINE_OFF = 1,  /* operator by operator */
+  LINFER_PIPELINE_ON = 2    /* whenever the model allows it (softmax attention, own kernels) */
+} linfer_row_pipeline;
+
+/* Session options. Start from linfer_session_options_default(), which sets struct_size, then
+ * change fields: a program built against this header keeps working with a later library that
+ * has appended fields (they keep their defaults), and a later program with this library as long
+ * as it leaves the fields this library does not know at zero. */
 typedef struct linfer_session_options {
+  size_t struct_size;   /* sizeof(linfer_session_options) as the caller was compiled */
   uint32_t max_seq_len; /* longest input this session accepts; 0: the model's n */
   uint32_t num_threads; /* 0 or 1: run on the calling thread */
   void* arena;          /* optional caller buffer of arena_size bytes; NULL: the session allocates */
   size_t arena_size;
   uint32_t enable_profiling; /* non-zero: accumulate time per operator kind (linfer_session_profile) */
+  linfer_dense_path dense_path;
+  linfer_row_pipeline row_pipeline;
+  uint32_t pipeline_block_rows; /* rows per block of the row pipeline; 0: chosen for the cache */
 } linfer_session_options;
 
 /* Operator kinds for profiling. */

@@ -67,8 +67,20 @@ struct SessionOptions {
   void* arena = nullptr;     // optional caller-owned buffer
   size_t arena_size = 0;
   bool enable_profiling = false;
+  linfer_dense_path dense_path = LINFER_DENSE_AUTO;
+  linfer_row_pipeline row_pipeline = LINFER_PIPELINE_AUTO;
+  uint32_t pipeline_block_rows = 0;  // 0: chosen for the cache
   linfer_session_options c() const {
-    return {max_seq_len, num_threads, arena, arena_size, enable_profiling ? 1u : 0u};
+    linfer_session_options o = linfer_session_options_default();
+    o.max_seq_len = max_seq_len;
+    o.num_threads = num_threads;
+    o.arena = arena;
+    o.arena_size = arena_size;
+    o.enable_profiling = enable_profiling ? 1u : 0u;
+    o.dense_path = dense_path;
+    o.row_pipeline = row_pipeline;
+    o.pipeline_block_rows = pipeline_block_rows;
+    return o;
   }
 };
 
