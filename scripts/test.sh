@@ -2,7 +2,7 @@
 # The test command: installs what is missing, builds, and runs every test:
 #   1. Release build, all tests
 #   2. AddressSanitizer + UndefinedBehaviorSanitizer (and LeakSanitizer) build, all tests
-#   3. ThreadSanitizer build, the concurrency test
+#   3. ThreadSanitizer build, the concurrency and determinism tests
 #   4. libFuzzer targets (clang), a short smoke run of each on its corpus and regressions
 #   5. aarch64 cross build (Raspberry Pi), all tests under qemu-user
 set -euo pipefail
@@ -19,10 +19,10 @@ step "AddressSanitizer + UndefinedBehaviorSanitizer build and tests"
 bash scripts/build.sh build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLINFER_SANITIZE=ON
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j2)
 
-step "ThreadSanitizer: concurrent sessions on one model"
+step "ThreadSanitizer: concurrent sessions on one model, determinism across thread counts"
 cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLINFER_TSAN=ON > /dev/null
-cmake --build build-tsan -j"$(nproc)" --target test_concurrency
-(cd build-tsan && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -R test_concurrency)
+cmake --build build-tsan -j"$(nproc)" --target test_concurrency test_determinism linfer-convert linfer-run
+(cd build-tsan && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -R 'test_concurrency|test_determinism')
 
 step "Fuzz targets: smoke runs"
 cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang \

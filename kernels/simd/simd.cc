@@ -1,6 +1,7 @@
 // Fast kernels, written once with Highway and compiled for every target Highway knows (AVX-512,
 // AVX2, SSE4, NEON, SVE, scalar); HWY_DYNAMIC_DISPATCH picks the best one for the running CPU.
-// Remainders that do not fill a vector run as scalar code with the same arithmetic order.
+// Remainders that do not fill a vector run as scalar code with the same arithmetic order, or (where
+// the scalar code would round differently) through the vector code on a padded copy.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "simd/simd.cc"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
@@ -76,53 +77,43 @@ V Erf(D d, V z) {
                         hn::Div(hn::Mul(zc, p), q));
 }
 
-float ErfScalar(float z) {
-  const float zc = std::min(std::max(z, -kErfZMax), kErfZMax), t = zc * zc;
-  float p = kErfP[5];
-  for (int i = 4; i >= 0; --i) p = p * t + kErfP[i];
-  float q = kErfQ[4];
-  for (int i = 3; i >= 0; --i) q = q * t + kErfQ[i];
-  q = q * t + 1.0f;
-  return std::fabs(z) > kErfZMax ? std::copysign(1.0f, z) : zc * p / q;
+// Applies op (vector -> vector) to x[0, n) in place. The remainder that does not fill a vector
+// goes through the same vector code on a padded copy: an element's result must not depend on
+// where a thread's range starts, or outputs would change with the thread count.
+template <class Op>
+void MapInPlace(float* x, size_t n, Op op) {
+  const D d;
+  const size_t L = hn::Lanes(d);
+  size_t i = 0;
+  for (; i + L <= n; i += L) hn::StoreU(op(hn::LoadU(d, x + i)), d, x + i);
+  if (i == n) return;
+  HWY_ALIGN float tail[hn::MaxLanes(d)] = {};
+  std::copy(x + i, x + n, tail);
+  hn::Store(op(hn::Load(d, tail)), d, tail);
+  std::copy(tail, tail + (n - i), x + i);
 }
 
 void GeluErf(float* x, size_t n) {
   const D d;
-  const size_t L = hn::Lanes(d);
   const auto half = hn::Set(d, 0.5f), one = hn::Set(d, 1.0f), rsqrt2 = hn::Set(d, 0.70710678f);
-  size_t i = 0;
-  for (; i + L <= n; i += L) {
-    const auto v = hn::LoadU(d, x + i);
-    const auto e = Erf(d, hn::Mul(v, rsqrt2));
-    hn::StoreU(hn::Mul(hn::Mul(half, v), hn::Add(one, e)), d, x + i);
-  }
-  for (; i < n; ++i) x[i] = 0.5f * x[i] * (1.0f + ErfScalar(x[i] * 0.70710678f));
+  MapInPlace(x, n, [&](auto v) {
+    return hn::Mul(hn::Mul(half, v), hn::Add(one, Erf(d, hn::Mul(v, rsqrt2))));
+  });
 }
 
 void GeluTanh(float* x, size_t n) {
   const D d;
-  const size_t L = hn::Lanes(d);
-  const float c = 0.7978845608f;  // sqrt(2 / pi)
-  const auto half = hn::Set(d, 0.5f), one = hn::Set(d, 1.0f), vc = hn::Set(d, c),
-             k = hn::Set(d, 0.044715f);
-  size_t i = 0;
-  for (; i + L <= n; i += L) {
-    const auto v = hn::LoadU(d, x + i);
-    const auto inner = hn::Mul(vc, hn::MulAdd(hn::Mul(k, v), hn::Mul(v, v), v));
-    hn::StoreU(hn::Mul(hn::Mul(half, v), hn::Add(one, hn::Tanh(d, inner))), d, x + i);
-  }
-  for (; i < n; ++i) {
-    const float v = x[i];
-    x[i] = 0.5f * v * (1.0f + std::tanh(c * (v + 0.044715f * v * v * v)));
-  }
+  const auto half = hn::Set(d, 0.5f), one = hn::Set(d, 1.0f), c = hn::Set(d, 0.7978845608f),
+             k = hn::Set(d, 0.044715f);  // c = sqrt(2 / pi)
+  MapInPlace(x, n, [&](auto v) {
+    const auto inner = hn::Mul(c, hn::MulAdd(hn::Mul(k, v), hn::Mul(v, v), v));
+    return hn::Mul(hn::Mul(half, v), hn::Add(one, hn::Tanh(d, inner)));
+  });
 }
 
 void Relu(float* x, size_t n) {
   const D d;
-  const size_t L = hn::Lanes(d);
-  size_t i = 0;
-  for (; i + L <= n; i += L) hn::StoreU(hn::Max(hn::LoadU(d, x + i), hn::Zero(d)), d, x + i);
-  for (; i < n; ++i) x[i] = x[i] > 0.0f ? x[i] : 0.0f;
+  MapInPlace(x, n, [&](auto v) { return hn::Max(v, hn::Zero(d)); });
 }
 
 void Add(float* y, const float* x, size_t n) {
@@ -131,7 +122,7 @@ void Add(float* y, const float* x, size_t n) {
   size_t i = 0;
   for (; i + L <= n; i += L)
     hn::StoreU(hn::Add(hn::LoadU(d, y + i), hn::LoadU(d, x + i)), d, y + i);
-  for (; i < n; ++i) y[i] += x[i];
+  for (; i < n; ++i) y[i] += x[i];  // a single rounding either way
 }
 
 float Sum(const float* x, size_t n) {

@@ -86,13 +86,15 @@ DenseLayer::~DenseLayer() {
 }
 
 std::string DenseLayer::create(size_t in, size_t out, size_t in_stride, size_t out_stride,
-                               const float* weight, const float* bias, bool relu) {
+                               const float* weight, const float* bias, bool relu,
+                               bool yield_workers) {
   if (op_) xnn_delete_operator(op_);
   op_ = nullptr;
   in_ = in;
   out_ = out;
   const xnn_status s = xnn_create_fully_connected_nc_f32(
-      in, out, in_stride, out_stride, weight, bias, relu ? 0.0f : -INFINITY, INFINITY, 0, &op_);
+      in, out, in_stride, out_stride, weight, bias, relu ? 0.0f : -INFINITY, INFINITY,
+      yield_workers ? XNN_FLAG_YIELD_WORKERS : 0, &op_);
   if (s != xnn_status_success) {
     op_ = nullptr;
     return "XNNPACK could not create a " + std::to_string(in) + "x" + std::to_string(out) +

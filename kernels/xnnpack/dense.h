@@ -21,10 +21,11 @@ class DenseLayer {
   DenseLayer& operator=(DenseLayer&& other) noexcept;
   ~DenseLayer();
 
-  // weight [out x in] row-major, bias [out] or null. relu fuses max(0, .) into the output.
+  // weight [out x in] row-major, bias [out] or null. relu fuses max(0, .) into the output;
+  // yield_workers lets the pool's threads sleep after each run instead of spinning.
   // Returns "" or a message.
   std::string create(size_t in, size_t out, size_t in_stride, size_t out_stride,
-                     const float* weight, const float* bias, bool relu);
+                     const float* weight, const float* bias, bool relu, bool yield_workers);
   // Must only be called on a created layer with rows >= 1.
   bool run(size_t rows, const float* x, float* y, pthreadpool_t pool) const;
 

@@ -125,6 +125,7 @@ linfer_session_options linfer_session_options_default(void) {
   o.num_threads = 1;
   o.dense_path = LINFER_DENSE_AUTO;
   o.row_pipeline = LINFER_PIPELINE_AUTO;
+  o.thread_wait = LINFER_WAIT_AUTO;
   return o;
 }
 

@@ -1,5 +1,10 @@
 #include "session.h"
 
+#include <sched.h>
+#if defined(__SANITIZE_THREAD__)
+#include <sanitizer/tsan_interface.h>
+#endif
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -137,21 +142,57 @@ Plan make_plan(const EncoderConfig& c, uint64_t T, uint64_t threads, bool int8,
   return p;
 }
 
-// Runs fn(chunk) for chunk in [0, chunks) on the pool (or inline). No allocation.
+// ThreadSanitizer cannot see the synchronisation inside libpthreadpool (not instrumented), so
+// in TSan builds a parallel region states the ordering the pool guarantees: everything before the
+// region happens before every chunk (start), every chunk before everything after it (done).
+// Two addresses, so that no chunk is ordered after another: races between chunks stay visible.
+#if defined(__SANITIZE_THREAD__)
+struct RegionSync {
+  char start, done;
+  void before() { __tsan_release(&start); }
+  void chunk_begin() { __tsan_acquire(&start); }
+  void chunk_end() { __tsan_release(&done); }
+  void after() { __tsan_acquire(&done); }
+};
+#else
+struct RegionSync {
+  void before() {}
+  void chunk_begin() {}
+  void chunk_end() {}
+  void after() {}
+};
+#endif
+
+// Runs fn(chunk) for chunk in [0, chunks) on the pool (or inline). No allocation. flags:
+// PTHREADPOOL_FLAG_YIELD_WORKERS or 0 (Session::pool_flags_).
 template <class Fn>
-void parallel_chunks(pthreadpool_t pool, size_t chunks, Fn& fn) {
+void parallel_chunks(pthreadpool_t pool, uint32_t flags, size_t chunks, Fn& fn) {
   if (!pool || chunks <= 1) {
     for (size_t i = 0; i < chunks; ++i) fn(i);
     return;
   }
+  struct Context {
+    Fn& fn;
+    RegionSync sync;
+  } ctx{fn, {}};
+  ctx.sync.before();
   pthreadpool_parallelize_1d(
-      pool, [](void* ctx, size_t i) { (*static_cast<Fn*>(ctx))(i); }, &fn, chunks, 0);
+      pool,
+      [](void* p, size_t i) {
+        Context& c = *static_cast<Context*>(p);
+        c.sync.chunk_begin();
+        c.fn(i);
+        c.sync.chunk_end();
+      },
+      &ctx, chunks, flags);
+  ctx.sync.after();
 }
 
 // Splits [0, items) into `chunks` contiguous ranges, multiples of `quantum` where possible, and
 // calls fn(begin, end, chunk).
 template <class Fn>
-void parallel_ranges(pthreadpool_t pool, size_t threads, size_t items, size_t quantum, Fn&& fn) {
+void parallel_ranges(pthreadpool_t pool, uint32_t flags, size_t threads, size_t items, size_t quantum,
+                     Fn&& fn) {
   const size_t units = (items + quantum - 1) / quantum;
   const size_t chunks = units < threads ? (units ? units : 1) : threads;
   auto body = [&](size_t c) {
@@ -159,7 +200,7 @@ void parallel_ranges(pthreadpool_t pool, size_t threads, size_t items, size_t qu
     const size_t e = std::min(items, (c + 1) * units / chunks * quantum);
     if (b < e) fn(b, e, c);
   };
-  parallel_chunks(pool, chunks, body);
+  parallel_chunks(pool, flags, chunks, body);
 }
 
 const float* f32(const WeightView& w) { return static_cast<const float*>(w.data); }
@@ -203,6 +244,9 @@ static std::string check_options(const EncoderConfig& c, const linfer_session_op
   if (o.row_pipeline != LINFER_PIPELINE_AUTO && o.row_pipeline != LINFER_PIPELINE_OFF &&
       o.row_pipeline != LINFER_PIPELINE_ON)
     return "row_pipeline " + std::to_string(int(o.row_pipeline)) + " is not a linfer_row_pipeline";
+  if (o.thread_wait != LINFER_WAIT_AUTO && o.thread_wait != LINFER_WAIT_SPIN &&
+      o.thread_wait != LINFER_WAIT_YIELD)
+    return "thread_wait " + std::to_string(int(o.thread_wait)) + " is not a linfer_thread_wait";
   if (o.pipeline_block_rows > 4096)
     return "pipeline_block_rows " + std::to_string(o.pipeline_block_rows) + " exceeds 4096";
   return "";
@@ -283,6 +327,15 @@ linfer_status Session::prepare(const linfer_session_options& options, std::strin
   }
 
   if (threads_ > 1) {
+    // Spinning workers hold their cores: with more threads than CPUs to run them, each barrier
+    // waits for a time slice (measured on 2 CPUs: 4 threads, 50 ms instead of 0.1 ms per run of
+    // a tiny model).
+    bool yield = options.thread_wait == LINFER_WAIT_YIELD;
+    if (options.thread_wait == LINFER_WAIT_AUTO) {
+      cpu_set_t cpus;
+      yield = sched_getaffinity(0, sizeof cpus, &cpus) == 0 && threads_ > uint32_t(CPU_COUNT(&cpus));
+    }
+    pool_flags_ = yield ? PTHREADPOOL_FLAG_YIELD_WORKERS : 0;
     pool_ = pthreadpool_create(threads_);
     if (!pool_) {
       *error = "could not create a pool of " + std::to_string(threads_) + " threads";
@@ -373,7 +426,8 @@ std::string Session::make_linear(Linear& op, size_t in, size_t out, const Weight
     packed_bytes_ += op.f32.bytes();
   } else {
     op.kernel = Linear::Kernel::Xnnpack;
-    err = op.xnn.create(in, out, in, out, w, bias, activation == kernels::DenseActivation::Relu);
+    err = op.xnn.create(in, out, in, out, w, bias, activation == kernels::DenseActivation::Relu,
+                         pool_flags_ != 0);
   }
   model_->release_pages(w, in * out * sizeof(float));
   return err;
@@ -394,12 +448,12 @@ bool Session::run_linear(const Linear& op, size_t rows, const float* x, float* y
   }
   const size_t in = op.inputs(), out = op.outputs();
   if (rows >= 8 * threads_) {  // rows split across threads, each quantizing its own (int8)
-    parallel_ranges(pool_, threads_, rows, 6, [&](size_t b, size_t e, size_t) {
+    parallel_ranges(pool_, pool_flags_, threads_, rows, 6, [&](size_t b, size_t e, size_t) {
       dense_rows(op, x + b * in, e - b, y + b * out, accumulate, b);
     });
   } else {  // too few rows to go round: output channels split, int8 rows quantized once first
     quantize_rows(op, x, rows, 0);
-    parallel_ranges(pool_, threads_, out, 64, [&](size_t b, size_t e, size_t) {
+    parallel_ranges(pool_, pool_flags_, threads_, out, 64, [&](size_t b, size_t e, size_t) {
       dense_quantized(op, x, rows, y, accumulate, 0, b, e);
     });
   }
@@ -488,7 +542,7 @@ std::chrono::steady_clock::time_point Session::lap(linfer_op_kind kind,
 void Session::layernorm_rows(const float* in, float* out, size_t T, const NormWeights& n) {
   const auto t0 = now();
   const size_t D = cfg_.dim;
-  parallel_ranges(pool_, threads_, T, 1, [&](size_t b, size_t e, size_t) {
+  parallel_ranges(pool_, pool_flags_, threads_, T, 1, [&](size_t b, size_t e, size_t) {
     kernels::layernorm_f32_fast(in + b * D, D, out + b * D, D, e - b, D, f32(n.weight),
                                 f32(n.bias), cfg_.norm_eps);
   });
@@ -497,7 +551,7 @@ void Session::layernorm_rows(const float* in, float* out, size_t T, const NormWe
 
 void Session::activate(float* x, size_t rows, size_t cols, kernels::DenseActivation act) {
   const auto t0 = now();
-  parallel_ranges(pool_, threads_, rows, 1, [&](size_t b, size_t e, size_t) {
+  parallel_ranges(pool_, pool_flags_, threads_, rows, 1, [&](size_t b, size_t e, size_t) {
     kernels::activation_f32_fast(x + b * cols, (e - b) * cols, act);
   });
   lap(LINFER_OP_ACTIVATION, t0);
@@ -505,7 +559,7 @@ void Session::activate(float* x, size_t rows, size_t cols, kernels::DenseActivat
 
 void Session::add_rows(float* y, const float* x, size_t rows, size_t cols) {
   const auto t0 = now();
-  parallel_ranges(pool_, threads_, rows, 1, [&](size_t b, size_t e, size_t) {
+  parallel_ranges(pool_, pool_flags_, threads_, rows, 1, [&](size_t b, size_t e, size_t) {
     kernels::add_f32_fast(y + b * cols, x + b * cols, (e - b) * cols);
   });
   lap(LINFER_OP_ELEMENTWISE, t0);
@@ -530,7 +584,7 @@ bool Session::linformer_kv(const LayerWeights& w, LayerOps& ops, const float* in
   const size_t rows = G * k;  // all groups' compressed rows, split across threads
   // E's rows, then F's when separate, as one range split across threads (one parallel region).
   // Row r of group g is row (g*k + r) of the stacked [G*k x n] projection.
-  parallel_ranges(pool_, threads_, (separate_v ? 2 : 1) * rows, 4, [&](size_t b, size_t e, size_t) {
+  parallel_ranges(pool_, pool_flags_, threads_, (separate_v ? 2 : 1) * rows, 4, [&](size_t b, size_t e, size_t) {
     for (int kv = 0; kv < 2; ++kv) {
       const size_t lo = std::max(b, kv * rows), hi = std::min(e, (kv + 1) * rows);
       if (lo >= hi) continue;
@@ -564,7 +618,7 @@ bool Session::linformer_kv(const LayerWeights& w, LayerOps& ops, const float* in
     const bool after_bias = c.projection_placement == ProjectionPlacement::After && lw.bias.present();
     if (after_bias || pb.present()) {
       float* rowsum = buf_.rowsum;
-      parallel_ranges(pool_, threads_, rows, 8, [&](size_t b, size_t e, size_t) {
+      parallel_ranges(pool_, pool_flags_, threads_, rows, 8, [&](size_t b, size_t e, size_t) {
         for (size_t r = b; r < e; ++r)
           rowsum[r] = after_bias ? kernels::sum_f32_fast(proj + r * n, T) : 0.0f;
       });
@@ -606,7 +660,7 @@ bool Session::attention(const LayerWeights& w, LayerOps& ops, const float* in, s
   // The attention core: (head, block of rows) items split across threads.
   const size_t block = 32;
   const size_t blocks = (T + block - 1) / block;
-  parallel_ranges(pool_, threads_, c.num_heads * blocks, 1, [&](size_t b, size_t e, size_t chunk) {
+  parallel_ranges(pool_, pool_flags_, threads_, c.num_heads * blocks, 1, [&](size_t b, size_t e, size_t chunk) {
     float* scratch = buf_.scratch + chunk * scratch_stride_;
     for (size_t item = b; item < e; ++item) {
       const size_t h = item / blocks, r0 = (item % blocks) * block;
@@ -637,7 +691,7 @@ size_t Session::softmax_keys(const LayerWeights& w, LayerOps& ops, const float* 
   const auto t = now();
   const size_t S = per_head ? H : kvh;                // distinct K/V heads
   const size_t kp_stride = per_head ? dh : kvh * dh;  // row stride of K/V
-  parallel_ranges(pool_, threads_, S, 1, [&](size_t b, size_t e, size_t) {
+  parallel_ranges(pool_, pool_flags_, threads_, S, 1, [&](size_t b, size_t e, size_t) {
     for (size_t s = b; s < e; ++s) {
       const float* src = buf_.kp + (per_head ? s * keys * dh : s * dh);
       float* dst = buf_.kt + s * dh * keys;
@@ -697,7 +751,7 @@ bool Session::give_take(const LayerWeights& w, LayerOps& ops, const float* in, s
   const size_t heads_per_kv = H / kvh;
   auto run_heads = [&](size_t rows, size_t keys, auto args_for_head) {
     const size_t block = 32, blocks = (rows + block - 1) / block;
-    parallel_ranges(pool_, threads_, H * blocks, 1, [&](size_t b, size_t e, size_t chunk) {
+    parallel_ranges(pool_, pool_flags_, threads_, H * blocks, 1, [&](size_t b, size_t e, size_t chunk) {
       float* scratch = buf_.scratch + chunk * scratch_stride_;
       for (size_t item = b; item < e; ++item) {
         const size_t h = item / blocks, r0 = (item % blocks) * block;
@@ -729,7 +783,7 @@ bool Session::give_take(const LayerWeights& w, LayerOps& ops, const float* in, s
     t = now();
     const size_t K = w.conv_weight.shape[1];
     const float* taps = conv_taps_[&w - model_->desc.layers.data()].data();
-    parallel_ranges(pool_, threads_, T, 1, [&](size_t b, size_t e, size_t) {
+    parallel_ranges(pool_, pool_flags_, threads_, T, 1, [&](size_t b, size_t e, size_t) {
       kernels::conv_depthwise_add_f32_fast(in, T, D, taps, K, f32(w.conv_bias), buf_.sub, b, e);
     });
     lap(LINFER_OP_ELEMENTWISE, t);
@@ -749,7 +803,7 @@ void Session::linear_attention(size_t T, size_t layer) {
   if (c.causal == CausalMode::Causal) {
     // The state is kept per layer so that step() can continue where the last call stopped.
     float* carried = buf_.carried_state + layer * kvh * (dh * dh + dh);
-    parallel_ranges(pool_, threads_, kvh, 1, [&](size_t b, size_t e, size_t chunk) {
+    parallel_ranges(pool_, pool_flags_, threads_, kvh, 1, [&](size_t b, size_t e, size_t chunk) {
       float* scratch = buf_.scratch + chunk * scratch_stride_;
       for (size_t s = b; s < e; ++s) {
         float* S = carried + s * (dh * dh + dh);
@@ -765,7 +819,7 @@ void Session::linear_attention(size_t T, size_t layer) {
     });
     return;
   }
-  parallel_ranges(pool_, threads_, kvh, 1, [&](size_t b, size_t e, size_t) {
+  parallel_ranges(pool_, pool_flags_, threads_, kvh, 1, [&](size_t b, size_t e, size_t) {
     for (size_t s = b; s < e; ++s) {
       float* S = state(s);
       std::fill(S, S + dh * dh + dh, 0.0f);
@@ -774,7 +828,7 @@ void Session::linear_attention(size_t T, size_t layer) {
     }
   });
   const size_t block = 32, blocks = (T + block - 1) / block;
-  parallel_ranges(pool_, threads_, H * blocks, 1, [&](size_t b, size_t e, size_t chunk) {
+  parallel_ranges(pool_, pool_flags_, threads_, H * blocks, 1, [&](size_t b, size_t e, size_t chunk) {
     float* scratch = buf_.scratch + chunk * scratch_stride_;
     for (size_t item = b; item < e; ++item) {
       const size_t h = item / blocks, r0 = (item % blocks) * block, rows = std::min(block, T - r0);
@@ -808,7 +862,7 @@ bool Session::layer_rows(const LayerWeights& w, LayerOps& ops, size_t T) {
   }
   const size_t keys = softmax_keys(w, ops, in, T);
   if (!keys) return false;
-  parallel_ranges(pool_, threads_, T, B, [&](size_t begin, size_t end, size_t chunk) {
+  parallel_ranges(pool_, pool_flags_, threads_, T, B, [&](size_t begin, size_t end, size_t chunk) {
     float* q = buf_.row_blocks + chunk * B * (2 * HD + F);
     float* attn = q + B * HD;
     float* ff = attn + B * HD;

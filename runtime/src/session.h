@@ -113,6 +113,7 @@ class Session {
   EncoderConfig cfg_;
   uint32_t max_len_ = 0, threads_ = 1;
   pthreadpool_t pool_ = nullptr;
+  uint32_t pool_flags_ = 0;  // PTHREADPOOL_FLAG_YIELD_WORKERS when the workers sleep between regions
   void* owned_arena_ = nullptr;
   size_t arena_bytes_ = 0, packed_bytes_ = 0;
   Buffers buf_;

@@ -12,28 +12,20 @@
 #include <vector>
 
 #include "linfer/linfer.hpp"
+#include "golden_cases.h"
 #include "test_paths.h"
 #include "test_util.h"
 #include "tool_util.h"
 
 namespace {
 
-const std::string kGolden = std::string(LINFER_SOURCE_DIR) + "/tests/golden";
 const std::string kTmp = std::string(LINFER_TEST_TMP) + "/golden";
 
+using linfer::testing::convert_golden;
+using linfer::testing::golden_cases;
+using linfer::testing::golden_layout_cases;
+using linfer::testing::GoldenCase;
 using linfer::testing::run_command;
-
-struct Case {
-  std::string name, checkpoint;
-};
-
-std::vector<Case> cases(const std::string& root = kGolden) {
-  std::vector<Case> out;
-  std::ifstream f(root + "/cases.txt");
-  std::string name, file;
-  while (f >> name >> file) out.push_back({name, file});
-  return out;
-}
 
 // Relative error of `got` against `want`, scaled by the output's largest magnitude.
 double scaled_error(const float* got, const std::vector<float>& want) {
@@ -60,30 +52,28 @@ std::vector<int> lengths_of(const std::string& dir) {
 // tests/golden: the Linformer options; tests/golden_kinds: full softmax, linear (elu+1), GiveTake.
 TEST_CASE("golden parity with PyTorch for every case, length and thread count") {
   std::system(("mkdir -p " + kTmp).c_str());
-  for (const std::string& root : {kGolden, std::string(LINFER_SOURCE_DIR) + "/tests/golden_kinds"})
-  for (const Case& c : cases(root)) {
+  int cases_run = 0;
+  for (const std::string folder : {"golden", "golden_kinds"})
+  for (const GoldenCase& c : golden_cases(folder)) {
     CAPTURE(c.name);
-    const std::string dir = root + "/" + c.name;
     const std::string lfm = kTmp + "/" + c.name + ".lfm";
-    const bool bare = c.name.find("bare") != std::string::npos;
     int code = 0;
     std::string out;
-    std::remove(lfm.c_str());
-    if (bare) {  // a bare state_dict carries no configuration: refused without --config
-      out = run_command(std::string(LINFER_CONVERT_PATH) + " " + dir + "/" + c.checkpoint + " -o " + lfm, &code);
+    if (!c.config.empty()) {  // a bare state_dict carries no configuration: refused without --config
+      GoldenCase bare = c;
+      bare.config.clear();
+      out = convert_golden(bare, lfm, "", &code);
       CHECK(code == 1);
       CHECK(out.find("--config") != std::string::npos);
       CHECK(std::ifstream(lfm).good() == false);
     }
-    out = run_command(std::string(LINFER_CONVERT_PATH) + " " + dir + "/" + c.checkpoint + " -o " + lfm +
-                          (bare ? " --config " + dir + "/config.json" : ""),
-                      &code);
+    out = convert_golden(c, lfm, "", &code);
     REQUIRE_MESSAGE(code == 0, out);
 
     linfer::Model model;
     linfer::Status s = linfer::Model::Load(lfm, &model);
     REQUIRE_MESSAGE(s.ok(), s.message());
-    const auto lengths = lengths_of(dir);
+    const auto lengths = lengths_of(c.dir);
     REQUIRE(lengths.size() == 4);
     for (uint32_t threads : {1u, 2u}) {
       linfer::SessionOptions opt = linfer::testing::path_options();
@@ -95,11 +85,11 @@ TEST_CASE("golden parity with PyTorch for every case, length and thread count") 
         CAPTURE(T);
         CAPTURE(threads);
         std::vector<int32_t> ids;
-        REQUIRE(linfer::tools::read_token_ids(dir + "/ids_" + std::to_string(T) + ".txt", &ids).empty());
+        REQUIRE(linfer::tools::read_token_ids(c.dir + "/ids_" + std::to_string(T) + ".txt", &ids).empty());
         REQUIRE(int(ids.size()) == T);
         std::vector<float> want;
         std::vector<size_t> shape;
-        REQUIRE(linfer::tools::read_npy_f32(dir + "/out_" + std::to_string(T) + ".npy", &want, &shape).empty());
+        REQUIRE(linfer::tools::read_npy_f32(c.dir + "/out_" + std::to_string(T) + ".npy", &want, &shape).empty());
         s = session.Run(ids);
         REQUIRE_MESSAGE(s.ok(), s.message());
         const linfer::OutputView o = session.output();
@@ -110,54 +100,41 @@ TEST_CASE("golden parity with PyTorch for every case, length and thread count") 
         CHECK_MESSAGE(err <= 1e-4, "scaled error " << err);
       }
     }
+    ++cases_run;
   }
+  CHECK(cases_run == 20);
 }
 
 // Checkpoints written by the project's re-creations of lucidrains, fairseq and tatp22 modules
 // (tools/python/upstream, tools/python/make_layout_golden.py): same key names, same forward.
 TEST_CASE("golden parity for the lucidrains, fairseq and tatp22 layouts") {
-  const std::string root = std::string(LINFER_SOURCE_DIR) + "/tests/golden_layouts";
-  std::ifstream tsv(root + "/cases.tsv");
-  std::string line;
-  std::getline(tsv, line);  // header
   int cases_run = 0;
-  while (std::getline(tsv, line)) {
-    std::stringstream ss(line);
-    std::string name, layout, checkpoint, config, input, output;
-    std::getline(ss, name, '\t');
-    std::getline(ss, layout, '\t');
-    std::getline(ss, checkpoint, '\t');
-    std::getline(ss, config, '\t');
-    std::getline(ss, input, '\t');
-    CAPTURE(name);
-    const std::string dir = root + "/" + name;
-    const std::string lfm = kTmp + "/layout_" + name + ".lfm";
-    std::remove(lfm.c_str());
+  for (const GoldenCase& c : golden_layout_cases()) {
+    CAPTURE(c.name);
+    const std::string lfm = kTmp + "/layout_" + c.name + ".lfm";
     int code = 0;
-    const std::string out = run_command(std::string(LINFER_CONVERT_PATH) + " " + dir + "/" + checkpoint + " -o " +
-                                            lfm + (config == "-" ? "" : " --config " + dir + "/" + config),
-                                        &code);
+    const std::string out = convert_golden(c, lfm, "", &code);
     REQUIRE_MESSAGE(code == 0, out);
-    CHECK(out.find("layout: " + layout) != std::string::npos);  // detected from the key names
+    CHECK(out.find("layout: " + c.layout) != std::string::npos);  // detected from the key names
     linfer::Model model;
     linfer::Status s = linfer::Model::Load(lfm, &model);
     REQUIRE_MESSAGE(s.ok(), s.message());
     linfer::Session session;
     REQUIRE(linfer::Session::Create(model, linfer::testing::path_options(), &session).ok());
     int lengths = 0;
-    for (int T : lengths_of(dir)) {
+    for (int T : lengths_of(c.dir)) {
       CAPTURE(T);
       std::vector<float> want;
       std::vector<size_t> shape;
-      REQUIRE(linfer::tools::read_npy_f32(dir + "/out_" + std::to_string(T) + ".npy", &want, &shape).empty());
-      if (input == "emb") {
+      REQUIRE(linfer::tools::read_npy_f32(c.dir + "/out_" + std::to_string(T) + ".npy", &want, &shape).empty());
+      if (c.embeddings) {
         std::vector<float> emb;
         std::vector<size_t> eshape;
-        REQUIRE(linfer::tools::read_npy_f32(dir + "/emb_" + std::to_string(T) + ".npy", &emb, &eshape).empty());
+        REQUIRE(linfer::tools::read_npy_f32(c.dir + "/emb_" + std::to_string(T) + ".npy", &emb, &eshape).empty());
         s = session.RunEmbeddings(emb.data(), size_t(T));
       } else {
         std::vector<int32_t> ids;
-        REQUIRE(linfer::tools::read_token_ids(dir + "/ids_" + std::to_string(T) + ".txt", &ids).empty());
+        REQUIRE(linfer::tools::read_token_ids(c.dir + "/ids_" + std::to_string(T) + ".txt", &ids).empty());
         s = session.Run(ids);
       }
       REQUIRE_MESSAGE(s.ok(), s.message());
@@ -170,15 +147,15 @@ TEST_CASE("golden parity for the lucidrains, fairseq and tatp22 layouts") {
     CHECK(lengths == 4);
     ++cases_run;
   }
-  CHECK(cases_run >= 18);
+  CHECK(cases_run == 18);
 }
 
 TEST_CASE("linfer-run --dump writes the same output as the API") {
-  const Case c = cases().front();
-  const std::string dir = kGolden + "/" + c.name;
+  const GoldenCase c = golden_cases("golden").front();
+  const std::string& dir = c.dir;
   const std::string lfm = kTmp + "/" + c.name + ".lfm";
   int code = 0;
-  std::string out = run_command(std::string(LINFER_CONVERT_PATH) + " " + dir + "/" + c.checkpoint + " -o " + lfm, &code);
+  std::string out = convert_golden(c, lfm, "", &code);
   REQUIRE_MESSAGE(code == 0, out);
   const int T = lengths_of(dir).back();
   const std::string npy = kTmp + "/dump.npy";
@@ -230,7 +207,7 @@ TEST_CASE("causal linear attention token by token equals the whole-sequence run"
   }
   // Models that are not causal linear attention refuse to step.
   linfer::Model other;
-  REQUIRE(linfer::Model::Load(kTmp + "/" + cases().front().name + ".lfm", &other).ok());
+  REQUIRE(linfer::Model::Load(kTmp + "/" + golden_cases("golden").front().name + ".lfm", &other).ok());
   linfer::Session s2;
   REQUIRE(linfer::Session::Create(other, linfer::SessionOptions(), &s2).ok());
   CHECK(s2.Step(1).message() == "token-by-token runs need a causal linear-attention model");

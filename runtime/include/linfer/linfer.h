@@ -77,6 +77,16 @@ typedef enum linfer_row_pipeline {
   LINFER_PIPELINE_ON = 2    /* whenever the model allows it (softmax attention, own kernels) */
 } linfer_row_pipeline;
 
+/* How the session's worker threads wait between parallel regions. Spinning answers fastest, but
+ * a spinning thread holds its core: with more threads than free cores (several sessions, or
+ * num_threads above the CPU count) spinning threads starve the ones with work, and a run can
+ * take a hundred times longer. */
+typedef enum linfer_thread_wait {
+  LINFER_WAIT_AUTO = 0,  /* spin when num_threads fits the CPUs this process may run on */
+  LINFER_WAIT_SPIN = 1,
+  LINFER_WAIT_YIELD = 2  /* sleep in the kernel: a few microseconds more per parallel region */
+} linfer_thread_wait;
+
 /* Session options. Start from linfer_session_options_default(), which sets struct_size, then
  * change fields: a program built against this header keeps working with a later library that
  * has appended fields (they keep their defaults), and a later program with this library as long
@@ -91,6 +101,7 @@ typedef struct linfer_session_options {
   linfer_dense_path dense_path;
   linfer_row_pipeline row_pipeline;
   uint32_t pipeline_block_rows; /* rows per block of the row pipeline; 0: chosen for the cache */
+  linfer_thread_wait thread_wait;
 } linfer_session_options;
 
 /* Operator kinds for profiling. */

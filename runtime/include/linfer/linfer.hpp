@@ -70,6 +70,7 @@ struct SessionOptions {
   linfer_dense_path dense_path = LINFER_DENSE_AUTO;
   linfer_row_pipeline row_pipeline = LINFER_PIPELINE_AUTO;
   uint32_t pipeline_block_rows = 0;  // 0: chosen for the cache
+  linfer_thread_wait thread_wait = LINFER_WAIT_AUTO;
   linfer_session_options c() const {
     linfer_session_options o = linfer_session_options_default();
     o.max_seq_len = max_seq_len;
@@ -80,6 +81,7 @@ struct SessionOptions {
     o.dense_path = dense_path;
     o.row_pipeline = row_pipeline;
     o.pipeline_block_rows = pipeline_block_rows;
+    o.thread_wait = thread_wait;
     return o;
   }
 };

@@ -1,0 +1,164 @@
+// Outputs must not depend on the number of threads or on the run. Every golden model (all kinds
+// and layouts) in f32, f16 and int8, and larger random models whose dim, attention width and
+// feed-forward width all differ, on every execution path, at lengths that give each thread
+// several row blocks: the outputs with 1, 2, 3 and 4 threads and of a repeated run must be
+// bit-identical. (Issue 12: threads of the int8 row pipeline overwrote each other's quantized
+// rows; every parity test passed because none of them split a model that way.) Also run under
+// ThreadSanitizer in CI (scripts/test.sh).
+#include <doctest/doctest.h>
+
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "golden_cases.h"
+#include "linfer/linfer.hpp"
+#include "quantize.h"
+#include "test_models.h"
+#include "test_paths.h"
+
+namespace {
+
+using linfer::Model;
+using linfer::Session;
+using linfer::SessionOptions;
+
+const std::string kTmp = std::string(LINFER_TEST_TMP) + "/determinism";
+
+// Token ids (or embeddings, for models without a vocabulary) for a run of T rows.
+struct Input {
+  std::vector<int32_t> ids;
+  std::vector<float> embeddings;
+};
+
+Input make_input(const linfer_model_info& info, uint32_t T, uint32_t seed) {
+  std::mt19937 rng(seed);
+  Input in;
+  if (info.vocab_size) {
+    for (uint32_t t = 0; t < T; ++t) in.ids.push_back(int32_t(rng() % info.vocab_size));
+  } else {
+    std::normal_distribution<float> nd;
+    in.embeddings.resize(size_t(T) * info.dim);
+    for (float& v : in.embeddings) v = nd(rng);
+  }
+  return in;
+}
+
+std::vector<float> run(Session& s, const Input& in, uint32_t T) {
+  const linfer::Status st = in.ids.empty() ? s.RunEmbeddings(in.embeddings.data(), T) : s.Run(in.ids);
+  REQUIRE_MESSAGE(st.ok(), st.message());
+  const linfer::OutputView o = s.output();
+  return std::vector<float>(o.data, o.data + o.rows * o.cols);
+}
+
+// Counts bit-level differences (NaN never equals itself, so compare bytes).
+size_t differences(const std::vector<float>& a, const std::vector<float>& b) {
+  if (a.size() != b.size()) return a.size() + b.size();
+  size_t n = 0;
+  for (size_t i = 0; i < a.size(); ++i) n += std::memcmp(&a[i], &b[i], sizeof(float)) != 0;
+  return n;
+}
+
+// Runs `model` on every path (and, for the row pipeline, with small blocks of 6 rows so that
+// short inputs make several blocks per thread) at each length, with 1 to 4 threads, twice per
+// session; every output must equal the first single-thread one bit for bit.
+void check_deterministic(const Model& model) {
+  const linfer_model_info info = model.info();
+  const uint32_t n = info.max_seq_len;
+  const std::vector<uint32_t> lengths = {n, n / 2 + 1};
+  struct Variant {
+    std::string path;
+    uint32_t block_rows;
+  };
+  for (const Variant& v : {Variant{"pipeline", 0}, Variant{"pipeline", 6}, Variant{"operators", 0},
+                           Variant{"xnnpack", 0}}) {
+    CAPTURE(v.path);
+    CAPTURE(v.block_rows);
+    std::vector<std::vector<float>> reference;
+    for (uint32_t threads = 1; threads <= 4; ++threads) {
+      CAPTURE(threads);
+      SessionOptions opt = linfer::testing::with_path(SessionOptions(), v.path);
+      opt.num_threads = threads;
+      opt.pipeline_block_rows = v.block_rows;
+      Session s;
+      const linfer::Status st = Session::Create(model, opt, &s);
+      REQUIRE_MESSAGE(st.ok(), st.message());
+      for (size_t i = 0; i < lengths.size(); ++i) {
+        CAPTURE(lengths[i]);
+        const Input in = make_input(info, lengths[i], uint32_t(7 + i));
+        for (int repeat = 0; repeat < 2; ++repeat) {
+          std::vector<float> out = run(s, in, lengths[i]);
+          if (reference.size() <= i) reference.push_back(out);
+          CHECK_MESSAGE(differences(out, reference[i]) == 0,
+                        differences(out, reference[i]) << " of " << out.size() << " values differ");
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("every golden model gives bit-identical outputs across runs and thread counts") {
+  std::system(("mkdir -p " + kTmp).c_str());
+  size_t models = 0;
+  for (const linfer::testing::GoldenCase& c : linfer::testing::all_golden_cases()) {
+    for (const std::string dtype : {"f32", "f16", "int8"}) {
+      CAPTURE(c.name);
+      CAPTURE(dtype);
+      const std::string lfm = kTmp + "/" + c.name + "_" + dtype + ".lfm";
+      int code = 0;
+      const std::string out = linfer::testing::convert_golden(c, lfm, "--dtype " + dtype, &code);
+      REQUIRE_MESSAGE(code == 0, out);
+      Model model;
+      const linfer::Status s = Model::Load(lfm, &model);
+      REQUIRE_MESSAGE(s.ok(), s.message());
+      check_deterministic(model);
+      ++models;
+    }
+  }
+  CHECK(models == 3 * 38);  // 10 Linformer option cases, 10 kinds, 18 layouts
+}
+
+TEST_CASE("larger models with dim, attention width and feed-forward width all different") {
+  using namespace linfer;
+  struct Kind {
+    AttentionKind kind;
+    CausalMode causal;
+    ProjectionSharing sharing;
+  };
+  for (const Kind& k : {Kind{AttentionKind::Linformer, CausalMode::Bidirectional, ProjectionSharing::Headwise},
+                        Kind{AttentionKind::Linformer, CausalMode::Bidirectional, ProjectionSharing::None},
+                        Kind{AttentionKind::FullSoftmax, CausalMode::Bidirectional, ProjectionSharing::Headwise},
+                        Kind{AttentionKind::LinearElu, CausalMode::Bidirectional, ProjectionSharing::Headwise},
+                        Kind{AttentionKind::LinearElu, CausalMode::Causal, ProjectionSharing::Headwise},
+                        Kind{AttentionKind::GiveTake, CausalMode::Bidirectional, ProjectionSharing::Headwise}}) {
+    EncoderConfig c = testing::small_config();
+    c.attention_kind = k.kind;
+    c.causal = k.causal;
+    c.projection_sharing = k.sharing;
+    c.vocab_size = 97;
+    c.dim = 40;
+    c.num_heads = 2;
+    c.head_dim = 24;  // attention width 48
+    c.kv_heads = 2;
+    c.ff_dim = 136;
+    c.max_seq_len = 260;
+    c.proj_len = k.kind == AttentionKind::Linformer ? 20 : 0;
+    c.num_global_tokens = k.kind == AttentionKind::GiveTake ? 5 : 0;
+    c.head = HeadKind::LmLogits;
+    for (DType dtype : {DType::F32, DType::F16, DType::I8}) {
+      CAPTURE(to_string(k.kind));
+      CAPTURE(to_string(dtype));
+      auto owned = testing::make_model(c, 21);
+      convert::QuantizedStore store;
+      if (dtype != DType::F32) REQUIRE(convert::quantize_description(&owned.desc, dtype, &store).empty());
+      const std::vector<uint8_t> bytes = testing::model_bytes(owned.desc);
+      Model model;
+      REQUIRE(Model::LoadFromMemory(bytes.data(), bytes.size(), &model).ok());
+      check_deterministic(model);
+    }
+  }
+}
