@@ -1,53 +1,106 @@
-// linfer kernels. Every fast kernel (suffix _fast: Highway, dispatched at run time to AVX-512,
-// AVX2, SSE4, NEON, SVE or scalar) has a portable scalar reference (suffix _ref) with the same
-// signature; tests/unit/test_kernels.cpp compares the two over odd sizes. Kernels are single-
-// threaded over the range they are given; the runtime splits work across its thread pool.
+// linfer kernels: the one header of kernels/. The tree is laid out by operation (elementwise/,
+// gemm/, attention/, conv/, dense/), the file names say data type and instruction set:
+//   <op>_ref.cc            portable scalar references, the oracles of the tests
+//   <op>_hwy.cc            Highway kernels, compiled for AVX-512, AVX2, SSE4, NEON and scalar and
+//                          dispatched at run time (functions named ..._hwy)
+//   dense_<dtype>_<isa>.cc the dense-layer kernels, one per weight dtype and instruction set,
+//                          chosen at run time by select_dense_kernel
+//   dense_f32_xnnpack.cc   dense layers through XNNPACK operators (an explicit session option)
+// Every fast kernel has a reference with the same contract; tests/unit/test_kernels.cpp compares
+// each pair over odd sizes on every instruction set the CPU has. Kernels are single-threaded over
+// the range they are given; the runtime splits work across its thread pool.
 #pragma once
 
+#include <pthreadpool.h>
+
 #include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "linfer/format/encoder.h"  // DType
 
 namespace linfer::kernels {
+
+// ---------------------------------------------------------------------------------------------
+// Element-wise and row kernels (elementwise/)
 
 // y[r] = (x[r] - mean) / sqrt(var + eps) * gamma + beta, for each of `rows` rows of `dim` values.
 // x and y may alias.
 void layernorm_f32_ref(const float* x, size_t x_stride, float* y, size_t y_stride, size_t rows,
                        size_t dim, const float* gamma, const float* beta, float eps);
-void layernorm_f32_fast(const float* x, size_t x_stride, float* y, size_t y_stride, size_t rows,
-                        size_t dim, const float* gamma, const float* beta, float eps);
+void layernorm_f32_hwy(const float* x, size_t x_stride, float* y, size_t y_stride, size_t rows,
+                       size_t dim, const float* gamma, const float* beta, float eps);
 
-// In place over n values.
+// In place over n values. An element's result does not depend on its position in the range.
 void gelu_erf_f32_ref(float* x, size_t n);
-void gelu_erf_f32_fast(float* x, size_t n);
+void gelu_erf_f32_hwy(float* x, size_t n);
 void gelu_tanh_f32_ref(float* x, size_t n);
-void gelu_tanh_f32_fast(float* x, size_t n);
+void gelu_tanh_f32_hwy(float* x, size_t n);
 void relu_f32_ref(float* x, size_t n);
-void relu_f32_fast(float* x, size_t n);
+void relu_f32_hwy(float* x, size_t n);
 
 // The epilogue of a dense layer: y = act(x W^T + b), or with accumulate y += act(x W^T + b) (the
-// residual stream). The fast kernels take accumulate with None or Relu only (the runtime never
-// asks for more).
-enum class DenseActivation { None, Relu, GeluErf, GeluTanh };
+// residual stream). The dense kernels take None, Relu, GeluErf and GeluTanh, accumulate with None
+// or Relu only; the runtime applies Tanh (a classifier head) as a pass of its own.
+enum class DenseActivation { None, Relu, GeluErf, GeluTanh, Tanh };
 struct DenseEpilogue {
   DenseActivation activation = DenseActivation::None;
   bool accumulate = false;
 };
 // Applies act to n values in place.
 void activation_f32_ref(float* x, size_t n, DenseActivation act);
-void activation_f32_fast(float* x, size_t n, DenseActivation act);
+void activation_f32_hwy(float* x, size_t n, DenseActivation act);
 
 // Sum of n values (double accumulation in the reference).
 float sum_f32_ref(const float* x, size_t n);
-float sum_f32_fast(const float* x, size_t n);
+float sum_f32_hwy(const float* x, size_t n);
 
 // y[i] += x[i]
 void add_f32_ref(float* y, const float* x, size_t n);
-void add_f32_fast(float* y, const float* x, size_t n);
+void add_f32_hwy(float* y, const float* x, size_t n);
+
+// out[c] = mean over rows r < rows of x[r * stride + c], c < cols (mean pooling).
+void mean_rows_f32_ref(const float* x, size_t rows, size_t cols, size_t stride, float* out);
+void mean_rows_f32_hwy(const float* x, size_t rows, size_t cols, size_t stride, float* out);
+
+// y[r][c] += s[r] * b[c] + p[r] for rows r < rows, c < cols (row stride y_stride); s and b, or
+// p, may be null (that term is then 0). The Linformer's biases through the projection: a K/V bias
+// b seen through E adds rowsum(E)[r] * b, a bias of E itself adds p[r] to every channel.
+void add_rank1_f32_ref(float* y, size_t y_stride, size_t rows, size_t cols, const float* s,
+                       const float* b, const float* p);
+void add_rank1_f32_hwy(float* y, size_t y_stride, size_t rows, size_t cols, const float* s,
+                       const float* b, const float* p);
+
+// y[i] = scale * x[i] for i < n, from f32, f16 (IEEE half bits) or int8 values: weights that
+// stay f16 or int8 in memory (embeddings, projections E and F) widened where they are used.
+void scale_f32_ref(const float* x, size_t n, float scale, float* y);
+void scale_f32_hwy(const float* x, size_t n, float scale, float* y);
+void convert_f16_to_f32_ref(const uint16_t* x, size_t n, float scale, float* y);
+void convert_f16_to_f32_hwy(const uint16_t* x, size_t n, float scale, float* y);
+void convert_int8_to_f32_ref(const int8_t* x, size_t n, float scale, float* y);
+void convert_int8_to_f32_hwy(const int8_t* x, size_t n, float scale, float* y);
+
+// dst[c][r] = src[r][c] for r < rows, c < cols (row strides in floats). Data movement only: the
+// fast version is portable C++ walking cache-sized blocks.
+void transpose_f32_ref(const float* src, size_t src_stride, size_t rows, size_t cols, float* dst,
+                       size_t dst_stride);
+void transpose_f32_generic(const float* src, size_t src_stride, size_t rows, size_t cols,
+                           float* dst, size_t dst_stride);
+
+// Name of the instruction set the Highway kernels dispatch to on this CPU (e.g. "AVX3", "NEON").
+const char* hwy_kernel_target();
+
+// ---------------------------------------------------------------------------------------------
+// Matrix product (gemm/): the Linformer's sequence compression E X.
 
 // C[M x N] = A[M x K] * B[K x N]; row strides lda, ldb, ldc (in floats). Overwrites C.
 void gemm_f32_ref(size_t M, size_t N, size_t K, const float* A, size_t lda, const float* B,
                   size_t ldb, float* C, size_t ldc);
-void gemm_f32_fast(size_t M, size_t N, size_t K, const float* A, size_t lda, const float* B,
-                   size_t ldb, float* C, size_t ldc);
+void gemm_f32_hwy(size_t M, size_t N, size_t K, const float* A, size_t lda, const float* B,
+                  size_t ldb, float* C, size_t ldc);
+
+// ---------------------------------------------------------------------------------------------
+// Attention (attention/)
 
 // One head of softmax attention: o[r] = softmax(scale * q[r] . kt[:, j] over j < keys) @ v, for
 // rows [row_begin, row_end). kt is K transposed ([head_dim x keys], row stride kt_stride) so that
@@ -69,38 +122,140 @@ struct AttentionHeadArgs {
 };
 constexpr size_t kAttentionKeyBlock = 256;
 constexpr size_t kAttentionMaxRows = 8;  // rows the fast kernel takes at a time, at most
-// Floats of scratch attention_f32_fast needs per call (the reference allocates its own).
+// Floats of scratch attention_f32_hwy needs per call (the reference allocates its own).
 size_t attention_f32_scratch_floats(size_t keys, size_t head_dim);
 void attention_f32_ref(const AttentionHeadArgs& args, size_t row_begin, size_t row_end,
                        float* scratch);
-void attention_f32_fast(const AttentionHeadArgs& args, size_t row_begin, size_t row_end,
-                        float* scratch);
+void attention_f32_hwy(const AttentionHeadArgs& args, size_t row_begin, size_t row_end,
+                       float* scratch);
 
 // Linear attention with phi(x) = elu(x) + 1 (Katharopoulos et al. 2020), one head of head_dim d.
 // State: S = sum_j phi(k_j) v_j^T ([d x d], row-major) and z = sum_j phi(k_j) ([d]).
 // state: adds rows [0, rows) of k and v to (S, z).
 void linear_attention_state_f32_ref(const float* k, size_t k_stride, const float* v,
                                     size_t v_stride, size_t rows, size_t d, float* S, float* z);
-void linear_attention_state_f32_fast(const float* k, size_t k_stride, const float* v,
-                                     size_t v_stride, size_t rows, size_t d, float* S, float* z);
+void linear_attention_state_f32_hwy(const float* k, size_t k_stride, const float* v,
+                                    size_t v_stride, size_t rows, size_t d, float* S, float* z);
 // apply: o_i = phi(q_i)^T S / (phi(q_i) . z) for rows [0, rows). scratch: d floats.
 void linear_attention_apply_f32_ref(const float* q, size_t q_stride, size_t rows, size_t d,
                                     const float* S, const float* z, float* o, size_t o_stride,
                                     float* scratch);
-void linear_attention_apply_f32_fast(const float* q, size_t q_stride, size_t rows, size_t d,
-                                     const float* S, const float* z, float* o, size_t o_stride,
-                                     float* scratch);
+void linear_attention_apply_f32_hwy(const float* q, size_t q_stride, size_t rows, size_t d,
+                                    const float* S, const float* z, float* o, size_t o_stride,
+                                    float* scratch);
+
+// ---------------------------------------------------------------------------------------------
+// Depthwise convolution (conv/)
 
 // Depthwise 1-D convolution over the rows (same length, zero padding), added to y:
 // y[t][c] += bias[c] + sum_{j<K} w[j][c] * x[t + j - (K-1)/2][c], for rows [row_begin, row_end)
 // of a T-row input. w is tap-major ([K x channels]) so that the channels vectorise.
 void conv_depthwise_add_f32_ref(const float* x, size_t T, size_t channels, const float* w, size_t K,
                                 const float* bias, float* y, size_t row_begin, size_t row_end);
-void conv_depthwise_add_f32_fast(const float* x, size_t T, size_t channels, const float* w,
-                                 size_t K, const float* bias, float* y, size_t row_begin,
-                                 size_t row_end);
+void conv_depthwise_add_f32_hwy(const float* x, size_t T, size_t channels, const float* w,
+                                size_t K, const float* bias, float* y, size_t row_begin,
+                                size_t row_end);
 
-// Name of the instruction set the fast kernels dispatch to on this CPU (e.g. "AVX3", "NEON").
-const char* fast_kernel_target();
+// ---------------------------------------------------------------------------------------------
+// Dense layers (dense/)
+
+// Instruction sets the dense kernels are written for, ordered within each architecture: a kernel
+// may run when the CPU has its set and the caller's cap is at or above it.
+enum class Isa : uint8_t {
+  Generic,     // portable C++ (auto-vectorised for the build's baseline)
+  X86Avx2,     // AVX2, FMA, F16C
+  X86AvxVnni,  // + AVX-VNNI (vpdpbusd on 256-bit vectors)
+  X86Avx512,   // AVX-512 F, BW, DQ, VL
+  X86Avx512Vnni,
+  ArmNeon,     // ARMv8.0 Advanced SIMD (Cortex-A72: Raspberry Pi 4)
+  ArmNeonDot,  // + dot product (SDOT; Cortex-A76: Raspberry Pi 5)
+};
+const char* to_string(Isa isa);
+bool cpu_has(Isa isa);
+// Whether a kernel written for `isa` may run under the cap `max` (same architecture, not above).
+bool isa_within(Isa isa, Isa max);
+// The best instruction set of this CPU (the cap that means "no cap").
+Isa best_isa();
+
+// The weights of a dense layer as the kernels read them: one group of the panel layout of
+// linfer/format/panel.h (the runtime hands over one group at a time). Per-channel arrays have
+// `out` entries, not padded: the kernels mask or copy the last panel's.
+struct DenseWeights {
+  DType dtype = DType::F32;
+  size_t in = 0, out = 0;          // inputs K, output channels N
+  const void* panels = nullptr;    // panel_count(N) panels of panel_bytes(dtype, K)
+  const float* scales = nullptr;   // int8: per output channel
+  const int32_t* sums = nullptr;   // int8: per output channel, the sum of its int8 weights
+  const float* bias = nullptr;     // per output channel, or null
+};
+
+// The rows a dense kernel reads: f32 rows, and for int8 kernels the same rows as the kernel's own
+// quantizer left them (q_stride bytes apart, one scale per row).
+struct DenseInput {
+  const float* x = nullptr;
+  size_t x_stride = 0;  // floats
+  const int8_t* q = nullptr;
+  size_t q_stride = 0;  // bytes, at least int8_padded_inputs(K)
+  const float* q_scales = nullptr;
+};
+
+// One dense kernel: op, weight dtype, instruction set.
+struct DenseKernel {
+  const char* name;  // e.g. "dense_int8_avx512vnni"
+  DType dtype;       // of the weights it reads
+  Isa isa;           // what it needs
+  size_t q_bytes;    // int8: bytes per quantized input (1, or 2 for 16-bit products), else 0
+  bool q_unsigned;   // int8 with q_bytes 1: inputs stored as q + 128 (x86 VNNI), else as q
+  // int8 kernels: quantizes `rows` rows of k values (linfer/format/int8.h) in the form this
+  // kernel reads (VNNI: q + 128 as bytes; AVX2: q as int16; Arm and generic: q), q_stride bytes
+  // apart, and pads each row to int8_padded_inputs(k) inputs with zero values. Null for f32 and
+  // f16 kernels.
+  void (*quantize)(const float* x, size_t x_stride, size_t rows, size_t k, int8_t* q,
+                   size_t q_stride, float* scales);
+  // y[r][n] = act(sum_k x[r][k] w[n][k] + b[n]) (or += with accumulate) for rows [0, rows) and
+  // output channels [n_begin, n_end); n_begin is a multiple of 16.
+  void (*run)(const DenseWeights& w, const DenseInput& in, size_t rows, float* y, size_t y_stride,
+              size_t n_begin, size_t n_end, DenseEpilogue epilogue);
+};
+
+// The scalar reference for weights of dtype: double accumulation for f32/f16; for int8 the exact
+// integer sums of the same quantized rows, dequantized as every int8 kernel does
+// (fma(float(sum), scale_x * scale_w, bias)), so int8 kernels must match it bit for bit.
+const DenseKernel& dense_kernel_ref(DType dtype);
+// Every kernel of this build for dtype, best first, the portable one last (tests, benchmarks).
+// *count receives their number.
+const DenseKernel* const* dense_kernels(DType dtype, size_t* count);
+// The best kernel for dtype that this CPU runs and `max` allows.
+const DenseKernel& select_dense_kernel(DType dtype, Isa max);
+
+// Dense layers through XNNPACK's f32 fully connected operator (dense_f32_xnnpack.cc). The
+// operator packs its own copy of the weights when it is created.
+class XnnpackDense {
+ public:
+  XnnpackDense() = default;
+  XnnpackDense(const XnnpackDense&) = delete;
+  XnnpackDense& operator=(const XnnpackDense&) = delete;
+  XnnpackDense(XnnpackDense&& other) noexcept { *this = static_cast<XnnpackDense&&>(other); }
+  XnnpackDense& operator=(XnnpackDense&& other) noexcept;
+  ~XnnpackDense();
+
+  // weight [out x in] row-major f32, bias [out] or null. relu fuses max(0, .) into the output;
+  // yield_workers lets the pool's threads sleep after each run instead of spinning.
+  // *packed_bytes receives the bytes XNNPACK allocated for it. Returns "" or a message.
+  std::string create(size_t in, size_t out, const float* weight, const float* bias, bool relu,
+                     bool yield_workers, size_t* packed_bytes);
+  // Must only be called on a created operator with rows >= 1.
+  bool run(size_t rows, const float* x, float* y, pthreadpool_t pool) const;
+
+  size_t inputs() const { return in_; }
+  size_t outputs() const { return out_; }
+
+ private:
+  struct xnn_operator* op_ = nullptr;
+  size_t in_ = 0, out_ = 0;
+};
+
+// Initialises XNNPACK once per process. Returns "" or a message.
+std::string initialize_xnnpack();
 
 }  // namespace linfer::kernels

@@ -39,7 +39,7 @@ int main(int argc, char** argv) {
   linfer_model* model = NULL;
   linfer_session* session = NULL;
   linfer_session_options options = linfer_session_options_default();
-  linfer_model_info info;
+  linfer_model_info info = {sizeof info}; /* struct_size first: the library fills what fits */
   const float* out;
   size_t rows, cols, count = 0, c, best = 0;
   int32_t* ids = NULL;

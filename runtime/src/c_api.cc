@@ -5,13 +5,12 @@
 #include <new>
 #include <string>
 
-#include "kernels.h"
 #include "linfer/linfer.h"
 #include "model.h"
 #include "session.h"
 
 struct linfer_model {
-  std::unique_ptr<linfer::rt::Model> impl;
+  std::unique_ptr<linfer::rt::LoadedModel> impl;
 };
 struct linfer_session {
   std::unique_ptr<linfer::rt::Session> impl;
@@ -43,7 +42,7 @@ linfer_status guarded(Fn&& body) {
   }
 }
 
-linfer_status finish_load(linfer::rt::LoadResult r, std::unique_ptr<linfer::rt::Model> m,
+linfer_status finish_load(linfer::rt::LoadResult r, std::unique_ptr<linfer::rt::LoadedModel> m,
                           linfer_model** out) {
   if (r.status != LINFER_OK) return fail(r.status, r.error);
   *out = new linfer_model{std::move(m)};
@@ -75,7 +74,7 @@ linfer_status linfer_model_load(const char* path, linfer_model** out_model) {
   return guarded([&] {
     if (!path || !out_model) return fail(LINFER_ERROR_INVALID_ARGUMENT, "path or out_model is null");
     *out_model = nullptr;
-    std::unique_ptr<linfer::rt::Model> m;
+    std::unique_ptr<linfer::rt::LoadedModel> m;
     linfer::rt::LoadResult r = linfer::rt::load_model_file(path, &m);
     return finish_load(std::move(r), std::move(m), out_model);
   });
@@ -85,7 +84,7 @@ linfer_status linfer_model_load_from_memory(const void* data, size_t size, linfe
   return guarded([&] {
     if (!data || !out_model) return fail(LINFER_ERROR_INVALID_ARGUMENT, "data or out_model is null");
     *out_model = nullptr;
-    std::unique_ptr<linfer::rt::Model> m;
+    std::unique_ptr<linfer::rt::LoadedModel> m;
     linfer::rt::LoadResult r = linfer::rt::load_model_memory(data, size, &m);
     return finish_load(std::move(r), std::move(m), out_model);
   });
@@ -95,23 +94,34 @@ void linfer_model_free(linfer_model* model) { delete model; }
 
 linfer_status linfer_model_get_info(const linfer_model* model, linfer_model_info* out) {
   if (!model || !out) return fail(LINFER_ERROR_INVALID_ARGUMENT, "model or out_info is null");
-  const linfer::rt::Model& m = *model->impl;
+  constexpr size_t kFirstVersion = offsetof(linfer_model_info, format_version);
+  if (out->struct_size < kFirstVersion)
+    return fail(LINFER_ERROR_INVALID_ARGUMENT, "out_info->struct_size is " + std::to_string(out->struct_size) +
+                                                   ": set it to sizeof(linfer_model_info)");
+  const linfer::rt::LoadedModel& m = *model->impl;
   const linfer::EncoderConfig& c = m.desc.config;
-  out->vocab_size = c.vocab_size;
-  out->dim = c.dim;
-  out->num_layers = c.num_layers;
-  out->num_heads = c.num_heads;
-  out->head_dim = c.head_dim;
-  out->ff_dim = c.ff_dim;
-  out->max_seq_len = c.max_seq_len;
-  out->proj_len = c.proj_len;
-  out->head = linfer_head_kind(c.head);
-  out->output_channels = c.output_channels();
-  out->parameter_count = m.parameter_count;
-  out->file_bytes = m.size;
-  out->resident_weight_bytes = m.widened_bytes;
-  out->attention_kind = linfer::to_string(c.attention_kind);
-  out->weight_dtype = m.weight_dtype.c_str();
+  linfer_model_info info{};
+  info.struct_size = sizeof info;
+  info.vocab_size = c.vocab_size;
+  info.dim = c.dim;
+  info.num_layers = c.num_layers;
+  info.num_heads = c.num_heads;
+  info.head_dim = c.head_dim;
+  info.ff_dim = c.ff_dim;
+  info.max_seq_len = c.max_seq_len;
+  info.proj_len = c.proj_len;
+  info.head = linfer_head_kind(c.head);
+  info.output_channels = c.output_channels();
+  info.parameter_count = m.parameter_count;
+  info.file_bytes = m.size;
+  info.resident_weight_bytes = m.weight_bytes;
+  info.attention_kind = linfer::to_string(c.attention_kind);
+  info.weight_dtype = m.weight_dtype.c_str();
+  info.format_version = m.format_version;
+  // Only what fits the caller's struct: a caller built against an older header has fewer fields.
+  const size_t n = std::min(out->struct_size, sizeof info);
+  std::memcpy(out, &info, n);
+  out->struct_size = n;
   return ok();
 }
 
@@ -256,6 +266,10 @@ linfer_status linfer_session_hidden_states(const linfer_session* session, const 
   *rows = s.hidden_rows();
   *cols = s.hidden_cols();
   return LINFER_OK;
+}
+
+const char* linfer_session_describe(const linfer_session* session) {
+  return session ? session->impl->description().c_str() : "";
 }
 
 linfer_status linfer_session_memory(const linfer_session* session, size_t* arena_bytes,

@@ -1,81 +1,90 @@
 #include "model.h"
 
-#include "half.h"
-#include "int8/dense_int8.h"
-
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <map>
+#include <set>
 
 namespace linfer::rt {
 
-Model::~Model() {
+LoadedModel::~LoadedModel() {
   if (mapped) munmap(mapped, mapped_size);
 }
 
 namespace {
 
-// Validates the bytes, builds the f32 description and fills the bookkeeping.
-LoadResult finish_load(std::unique_ptr<Model>& m) {
+// Drops the whole pages of the mapping inside [p, p + bytes) from the resident set. They are
+// clean file pages, read again from the file if anything touches them later.
+void release_pages(const LoadedModel& m, const void* p, uint64_t bytes) {
+  if (!m.mapped || bytes == 0) return;
+  const uintptr_t page = uintptr_t(sysconf(_SC_PAGESIZE));
+  const uintptr_t lo = uintptr_t(m.mapped), hi = lo + m.mapped_size;
+  if (uintptr_t(p) < lo || uintptr_t(p) >= hi) return;
+  const uintptr_t begin = (uintptr_t(p) + page - 1) / page * page;
+  const uintptr_t end = std::min<uintptr_t>(hi, uintptr_t(p) + bytes) / page * page;
+  if (begin < end) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+}
+
+// Verifies and validates the bytes, packs a version 1 file's dense weights, and fills the
+// bookkeeping.
+LoadResult finish_load(std::unique_ptr<LoadedModel>& m) {
   const uint8_t* bytes = m->mapped ? static_cast<const uint8_t*>(m->mapped) : m->copy.get();
-  std::string err = parse_lfm(bytes, m->size, &m->file_desc, &m->info);
+  LfmInfo info;
+  std::string err = parse_lfm(bytes, m->size, &m->desc, &info);
   if (!err.empty()) return {LINFER_ERROR_INVALID_MODEL, err};
-  m->desc = m->file_desc;
-  // Shared weights are widened once. Keyed by address alone because parse_lfm only accepts
-  // tensors that share bytes as exact aliases (same offset, size, dtype and scales).
-  std::map<const void*, const float*> done;
-  bool any_f16 = false, any_i8 = false;
-  std::string alloc_error;
-  for_each_weight(m->desc, [&](const std::string& name, WeightView& w) {
-    if (!w.present() || !alloc_error.empty()) return;
-    m->parameter_count += w.elements();
-    if (w.dtype == DType::F32) return;
-    (w.dtype == DType::F16 ? any_f16 : any_i8) = true;
-    // Dense int8 weights stay int8 where the CPU has the int8 kernels; everything else that is
-    // not f32 is widened once here (f16 arithmetic is not used on any target yet).
-    if (w.dtype == DType::I8 && is_dense_weight(name) && kernels::int8_fast_path_available()) return;
-    auto it = done.find(w.data);
-    if (it == done.end()) {
-      const uint64_t n = w.elements();
-      std::unique_ptr<float[]> f(new (std::nothrow) float[n]);
-      if (!f) {
-        alloc_error = "out of memory widening " + name;
-        return;
-      }
-      if (w.dtype == DType::F16) {
-        const uint8_t* src = static_cast<const uint8_t*>(w.data);
-        for (uint64_t i = 0; i < n; ++i) {
-          uint16_t h;
-          std::memcpy(&h, src + 2 * i, 2);
-          f[i] = half_to_float(h);
-        }
-      } else {
-        const int8_t* src = static_cast<const int8_t*>(w.data);
-        const uint64_t row = w.shape.back();
-        for (uint64_t i = 0; i < n; ++i) f[i] = w.scales[i / row] * float(src[i]);
-      }
-      m->widened_bytes += n * sizeof(float);
-      it = done.emplace(w.data, f.get()).first;
-      m->widened.push_back(std::move(f));
-    }
-    w.data = it->second;
-    w.dtype = DType::F32;
-    w.scales = nullptr;
+  m->format_version = info.format_version;
+
+  // Version 1: every dense weight row-major in the file. Packed once, for every session; the
+  // originals' pages are released unless another slot still reads them (a tied embedding).
+  std::vector<std::pair<const void*, uint64_t>> originals;
+  err = pack_dense_weights(&m->desc, &m->packed, /*move_tied_embedding=*/false, &originals);
+  if (!err.empty()) return {LINFER_ERROR_OUT_OF_MEMORY, err};
+  std::set<const void*> still_read;
+  for_each_weight(m->desc, [&](const std::string&, const WeightView& w) {
+    if (w.present()) still_read.insert(w.data);
   });
-  if (!alloc_error.empty()) return {LINFER_ERROR_OUT_OF_MEMORY, alloc_error};
-  // Norms and biases are always f32; the matrices decide what the file is called.
-  m->weight_dtype = any_f16 && any_i8 ? "mixed" : any_i8 ? "int8" : any_f16 ? "f16" : "f32";
+  for (const auto& [data, n] : originals)
+    if (!still_read.count(data)) release_pages(*m, data, n);
+
+  bool any_f16 = false, any_i8 = false, any_f32 = false;
+  std::set<const void*> counted;
+  for_each_weight(m->desc, [&](const std::string& name, const WeightView& w) {
+    if (!w.present()) return;
+    m->parameter_count += w.elements();
+    if (counted.insert(w.data).second) m->weight_bytes += w.bytes();
+    if (is_dense_weight(name))
+      (w.dtype == DType::F16 ? any_f16 : w.dtype == DType::I8 ? any_i8 : any_f32) = true;
+  });
+  m->weight_dtype = int(any_f16) + int(any_i8) + int(any_f32) > 1 ? "mixed"
+                    : any_i8                                      ? "int8"
+                    : any_f16                                     ? "f16"
+                                                                  : "f32";
+
+  m->conv_taps.resize(m->desc.layers.size());
+  const size_t D = m->desc.config.dim;
+  for (size_t i = 0; i < m->desc.layers.size(); ++i) {
+    const WeightView& cw = m->desc.layers[i].conv_weight;  // f32 [dim, K]
+    if (!cw.present()) continue;
+    const size_t K = cw.shape[1];
+    const float* src = static_cast<const float*>(cw.data);
+    std::vector<float>& taps = m->conv_taps[i];
+    taps.resize(K * D);
+    for (size_t ch = 0; ch < D; ++ch)
+      for (size_t j = 0; j < K; ++j) taps[j * D + ch] = src[ch * K + j];
+    m->weight_bytes += taps.size() * sizeof(float);
+  }
   return {};
 }
 
 }  // namespace
 
-LoadResult load_model_file(const std::string& path, std::unique_ptr<Model>* out) {
+LoadResult load_model_file(const std::string& path, std::unique_ptr<LoadedModel>* out) {
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return {LINFER_ERROR_IO, "cannot open '" + path + "': " + std::strerror(errno)};
   struct stat st;
@@ -83,7 +92,7 @@ LoadResult load_model_file(const std::string& path, std::unique_ptr<Model>* out)
     close(fd);
     return {LINFER_ERROR_IO, "'" + path + "' is not a regular file"};
   }
-  auto m = std::make_unique<Model>();
+  auto m = std::make_unique<LoadedModel>();
   m->size = size_t(st.st_size);
   if (m->size < 8) {
     close(fd);
@@ -100,19 +109,9 @@ LoadResult load_model_file(const std::string& path, std::unique_ptr<Model>* out)
   return r;
 }
 
-void Model::release_pages(const void* p, size_t bytes) const {
-  if (!mapped || bytes == 0) return;
-  const uintptr_t page = uintptr_t(sysconf(_SC_PAGESIZE));
-  const uintptr_t lo = uintptr_t(mapped), hi = lo + mapped_size;
-  const uintptr_t begin = (uintptr_t(p) + page - 1) / page * page;
-  const uintptr_t end = std::min(hi, uintptr_t(p) + bytes) / page * page;
-  if (uintptr_t(p) < lo || begin >= end) return;
-  madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
-}
-
-LoadResult load_model_memory(const void* data, size_t size, std::unique_ptr<Model>* out) {
+LoadResult load_model_memory(const void* data, size_t size, std::unique_ptr<LoadedModel>* out) {
   if (!data && size) return {LINFER_ERROR_INVALID_ARGUMENT, "model data is null"};
-  auto m = std::make_unique<Model>();
+  auto m = std::make_unique<LoadedModel>();
   void* p = nullptr;
   if (posix_memalign(&p, kDataAlignment, size ? size : 1) != 0)
     return {LINFER_ERROR_OUT_OF_MEMORY, "out of memory copying the model"};

@@ -1,5 +1,11 @@
-// A loaded model: the mapped file, its description, and f32 copies of any f16/int8 weights.
-// Immutable after load, so sessions on many threads may share it.
+// A loaded model: the file's bytes (mapped, or an aligned copy), its description, and the weights
+// every session reads. Immutable after load, so sessions on many threads share one LoadedModel
+// and no session holds weights of its own.
+//
+// Weights stay in their file dtype (f32, f16 or int8) on every CPU. Dense layers are read in the
+// panel layout (linfer/format/panel.h): a version 2 file stores them that way, so loading is a
+// mapping and a verification; a version 1 file is packed once here, at load, and the file pages
+// of the row-major originals are dropped from memory.
 #pragma once
 
 #include <cstdint>
@@ -7,33 +13,33 @@
 #include <string>
 #include <vector>
 
-#include "encoder.h"
-#include "lfm_format.h"
+#include "linfer/format/encoder.h"
+#include "linfer/format/lfm.h"
+#include "linfer/format/panel.h"
 #include "linfer/linfer.h"
 
 namespace linfer::rt {
 
-struct Model {
-  ~Model();
+struct LoadedModel {
+  ~LoadedModel();
   // The file bytes: either an mmap (mapped != nullptr) or an aligned copy.
   void* mapped = nullptr;
   size_t mapped_size = 0;
   std::unique_ptr<uint8_t, void (*)(void*)> copy{nullptr, free};
   size_t size = 0;
+  uint32_t format_version = 0;
 
-  EncoderDescription file_desc;  // as stored in the file
-  EncoderDescription desc;       // what the kernels use: every weight f32
-  std::vector<std::unique_ptr<float[]>> widened;
-  LfmInfo info;
+  // What the kernels read: every dense weight in panel layout (in the file, or in `packed`), the
+  // other weights as the file stores them.
+  EncoderDescription desc;
+  PanelStore packed;  // version 1 files: the dense weights, packed at load
+  // GiveTake convolutions per layer, taps transposed to [K x dim] so the kernel vectorises over
+  // channels (empty where a layer has none).
+  std::vector<std::vector<float>> conv_taps;
+
   uint64_t parameter_count = 0;
-  uint64_t widened_bytes = 0;
-  std::string weight_dtype;
-
-  // Drops the whole pages of the file mapping inside [p, p + bytes) from the resident set: a
-  // session calls it for weights it has packed into its own layout. They are clean file pages,
-  // read again from the file if anything touches them later, so the model stays usable and
-  // unchanged; only memory is returned. No-op for models loaded from memory.
-  void release_pages(const void* p, size_t bytes) const;
+  uint64_t weight_bytes = 0;  // bytes of the weights as held: in the file (read in place) or packed
+  std::string weight_dtype;   // "f32", "f16", "int8" or "mixed": the dtype of the dense weights
 };
 
 struct LoadResult {
@@ -41,7 +47,7 @@ struct LoadResult {
   std::string error;
 };
 
-LoadResult load_model_file(const std::string& path, std::unique_ptr<Model>* out);
-LoadResult load_model_memory(const void* data, size_t size, std::unique_ptr<Model>* out);
+LoadResult load_model_file(const std::string& path, std::unique_ptr<LoadedModel>* out);
+LoadResult load_model_memory(const void* data, size_t size, std::unique_ptr<LoadedModel>* out);
 
 }  // namespace linfer::rt

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "encoder.h"
-#include "lfm_format.h"
+#include "linfer/format/encoder.h"
+#include "linfer/format/lfm.h"
 
 namespace linfer::testing {
 

@@ -8,9 +8,9 @@
 #include <vector>
 
 #include "checkpoint.h"
-#include "encoder.h"
+#include "linfer/format/encoder.h"
 #include "layouts.h"
-#include "lfm_format.h"
+#include "linfer/format/lfm.h"
 #include "linfer/linfer.h"
 #include "quantize.h"
 

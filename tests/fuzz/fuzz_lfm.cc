@@ -57,7 +57,8 @@ uint32_t hash(const uint8_t* data, size_t size) {
 }
 
 void exercise(const linfer_model* model, const uint8_t* data, size_t size) {
-  linfer_model_info info;
+  linfer_model_info info{};
+  info.struct_size = sizeof info;
   if (linfer_model_get_info(model, &info) != LINFER_OK) abort();  // a loaded model has info
   if (info.parameter_count > kMaxParameters) return;
   const uint32_t max_len = std::min(info.max_seq_len, kMaxLength);

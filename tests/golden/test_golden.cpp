@@ -19,7 +19,8 @@
 
 namespace {
 
-const std::string kTmp = std::string(LINFER_TEST_TMP) + "/golden";
+// Per path: ctest runs the three path variants of this binary at the same time.
+const std::string kTmp = std::string(LINFER_TEST_TMP) + "/golden_" + linfer::testing::test_path();
 
 using linfer::testing::convert_golden;
 using linfer::testing::golden_cases;

@@ -15,6 +15,8 @@
 
 #include "linfer/linfer.h"
 #include "linfer_generated.h"
+#include "linfer/format/panel.h"
+#include "quantize.h"
 #include "test_models.h"
 #include "test_util.h"
 
@@ -32,12 +34,33 @@ struct BadCase {
   std::string message;  // must appear in the error
 };
 
-fb::Model* root(std::vector<uint8_t>& b) { return fb::GetMutableModel(b.data()); }
+fb::ModelFile* root(std::vector<uint8_t>& b) { return fb::GetMutableModelFile(b.data()); }
 fb::Tensor* q_weight(std::vector<uint8_t>& b) {
   return root(b)->mutable_layers()->GetMutableObject(0)->mutable_attention()->mutable_q()->mutable_weight();
 }
 
 std::vector<uint8_t> valid() { return model_bytes(make_model(small_config()).desc); }
+
+// A valid version 2 file: dense layers packed in panels (int8: with their channel sums).
+std::vector<uint8_t> valid_panels(DType dtype = DType::F32) {
+  auto o = make_model(small_config());
+  static convert::QuantizedStore quantized;
+  static PanelStore store;
+  if (dtype != DType::F32) REQUIRE(convert::quantize_description(&o.desc, dtype, &quantized).empty());
+  REQUIRE(pack_dense_weights(&o.desc, &store, true).empty());
+  return model_bytes(o.desc);
+}
+
+// A version 2 description with dense layers in panels, changed by f before writing it unchecked.
+std::vector<uint8_t> with_panels(std::function<void(EncoderDescription&)> f, DType dtype = DType::F32) {
+  auto o = make_model(small_config());
+  static convert::QuantizedStore quantized;
+  static PanelStore store;
+  if (dtype != DType::F32) REQUIRE(convert::quantize_description(&o.desc, dtype, &quantized).empty());
+  REQUIRE(pack_dense_weights(&o.desc, &store, true).empty());
+  f(o.desc);
+  return model_bytes(o.desc, /*validate=*/false);
+}
 
 std::vector<uint8_t> with_config(std::function<void(fb::Config*)> f) {
   auto b = valid();
@@ -65,8 +88,31 @@ std::vector<BadCase> catalogue() {
       "extends past the end of the file");
   add("garbage root offset", [] { auto b = valid(); uint32_t v = 0x7ffffff0; std::memcpy(b.data(), &v, 4); return b; },
       INV, "verifier");
-  add("format version 2", [] { auto b = valid(); root(b)->mutate_format_version(2); return b; }, INV,
-      "unsupported format version 2");
+  add("format version 3", [] { auto b = valid(); root(b)->mutate_format_version(3); return b; }, INV,
+      "unsupported format version 3");
+  add("format version 0", [] { auto b = valid(); root(b)->mutate_format_version(0); return b; }, INV,
+      "unsupported format version 0");
+  // Version 2: dense layers in panels.
+  add("panel layout in a version 1 file", [] { auto b = valid_panels(); root(b)->mutate_format_version(1); return b; },
+      INV, "panel layout needs format version 2");
+  add("unknown layout", [] { auto b = valid_panels(); q_weight(b)->mutate_layout(fb::Layout(5)); return b; }, INV,
+      "unknown layout 5");
+  add("panel tensor byte size wrong", [] { auto b = valid_panels(); q_weight(b)->mutate_size(q_weight(b)->size() - 64);
+        return b; }, INV, "in panel16 layout");
+  add("panel groups that do not divide the rows", [] { auto b = valid_panels(); q_weight(b)->mutate_panel_groups(5);
+        return b; }, INV, "panel groups that divide its rows");
+  add("panel groups the configuration does not use", [] { auto b = valid_panels();
+        q_weight(b)->mutate_panel_groups(2); return b; }, INV, "is packed in 2 panel groups, expected 1");
+  add("int8 panels without channel sums", [] { return with_panels([](EncoderDescription& d) {
+        d.layers[0].fc1.weight.channel_sums = nullptr; }, DType::I8); }, INV,
+      "layers.0.feed_forward.fc1.weight is int8 in panel layout but has no channel sums");
+  add("panel layout for a tensor that is not a dense layer", [] { return with_panels([](EncoderDescription& d) {
+        d.position_embedding.layout = Layout::Panel16;
+        d.position_embedding.shape = {48, 24};  // rows a multiple of 16: the same byte size
+      }); }, INV, "position_embedding cannot be stored in panel layout");
+  add("channel sums on a row-major tensor", [] { return with_panels([](EncoderDescription& d) {
+        static std::vector<int32_t> sums(40 * 24);
+        d.token_embedding.channel_sums = sums.data(); }, DType::I8); }, INV, "channel sums");
   add("data section misaligned", [] { auto b = valid(); root(b)->mutate_data_offset(root(b)->data_offset() + 4); return b; },
       INV, "data section offset");
   add("data section past the end", [] { auto b = valid(); root(b)->mutate_data_size(uint64_t(1) << 62); return b; },

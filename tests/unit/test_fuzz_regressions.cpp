@@ -41,7 +41,8 @@ std::vector<uint8_t> read_bytes(const fs::path& p) {
 
 // What fuzz_lfm does with a model that loads: a session of at most 64 tokens and one run.
 void run_model(linfer_model* model) {
-  linfer_model_info info;
+  linfer_model_info info{};
+  info.struct_size = sizeof info;
   REQUIRE(linfer_model_get_info(model, &info) == LINFER_OK);
   linfer_session_options o = linfer_session_options_default();
   o.max_seq_len = std::min<uint32_t>(info.max_seq_len, 64);
@@ -64,7 +65,7 @@ void run_model(linfer_model* model) {
   linfer_session_free(s);
 }
 
-fb::Model* root(std::vector<uint8_t>& b) { return fb::GetMutableModel(b.data()); }
+fb::ModelFile* root(std::vector<uint8_t>& b) { return fb::GetMutableModelFile(b.data()); }
 fb::Tensor* q_weight(std::vector<uint8_t>& b) {
   return root(b)->mutable_layers()->GetMutableObject(0)->mutable_attention()->mutable_q()->mutable_weight();
 }
@@ -179,7 +180,7 @@ TEST_CASE("loader: tensors that overlap without being the same tensor are refuse
 
 TEST_CASE("loader: exact aliases (tied weights) load; int8 aliases need the same scales") {
   auto b = quantized_model(DType::I8, true);
-  fb::Model* m = root(b);
+  fb::ModelFile* m = root(b);
   REQUIRE(m->token_embedding()->offset() == m->head()->out()->weight()->offset());
   linfer_model* model = nullptr;
   REQUIRE_MESSAGE(linfer_model_load_from_memory(b.data(), b.size(), &model) == LINFER_OK, linfer_last_error());

@@ -2,13 +2,17 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstring>
 #include <random>
+#include <string>
 #include <vector>
 
-#include "f32/dense_f32.h"
 #include "kernels.h"
+#include "linfer/format/half.h"
+#include "linfer/format/panel.h"
 
 using namespace linfer::kernels;
+using linfer::DType;
 
 namespace {
 std::vector<float> random_vec(size_t n, uint32_t seed, float scale = 1.0f) {
@@ -31,8 +35,8 @@ const size_t kOddSizes[] = {1, 3, 7, 15, 16, 17, 31, 33, 63, 65, 100, 257};
 }  // namespace
 
 TEST_CASE("fast kernels dispatch to a named target") {
-  MESSAGE("fast kernels use " << fast_kernel_target());
-  CHECK(std::string(fast_kernel_target()).size() > 0);
+  MESSAGE("Highway kernels use " << std::string(hwy_kernel_target()));
+  CHECK(std::string(hwy_kernel_target()).size() > 0);
 }
 
 TEST_CASE("layernorm_f32: fast matches reference") {
@@ -44,7 +48,7 @@ TEST_CASE("layernorm_f32: fast matches reference") {
       auto g = random_vec(dim, 11), b = random_vec(dim, 12);
       std::vector<float> ref(rows * stride, 0.0f), fast(rows * stride, 0.0f);
       layernorm_f32_ref(x.data(), stride, ref.data(), stride, rows, dim, g.data(), b.data(), 1e-5f);
-      layernorm_f32_fast(x.data(), stride, fast.data(), stride, rows, dim, g.data(), b.data(), 1e-5f);
+      layernorm_f32_hwy(x.data(), stride, fast.data(), stride, rows, dim, g.data(), b.data(), 1e-5f);
       CHECK_MESSAGE(rel_err(fast, ref) < 1e-5, "dim " << dim << " rows " << rows);
     }
 }
@@ -59,19 +63,19 @@ TEST_CASE("elementwise kernels: fast matches reference") {
       fast(b.data(), n);
       CHECK_MESSAGE(rel_err(b, a) <= tol, name << " n=" << n);
     };
-    check(gelu_erf_f32_ref, gelu_erf_f32_fast, "gelu_erf", 1e-6);
-    check(gelu_tanh_f32_ref, gelu_tanh_f32_fast, "gelu_tanh", 1e-6);
-    check(relu_f32_ref, relu_f32_fast, "relu", 0.0);
+    check(gelu_erf_f32_ref, gelu_erf_f32_hwy, "gelu_erf", 1e-6);
+    check(gelu_tanh_f32_ref, gelu_tanh_f32_hwy, "gelu_tanh", 1e-6);
+    check(relu_f32_ref, relu_f32_hwy, "relu", 0.0);
     auto y1 = random_vec(n, 99), y2 = y1;
     add_f32_ref(y1.data(), x.data(), n);
-    add_f32_fast(y2.data(), x.data(), n);
+    add_f32_hwy(y2.data(), x.data(), n);
     CHECK(rel_err(y2, y1) == 0.0);
   }
 }
 
 TEST_CASE("gelu: extreme inputs stay finite and saturate") {
   std::vector<float> x = {-100.0f, -20.0f, -5.0f, 0.0f, 5.0f, 20.0f, 100.0f, 1e30f, -1e30f};
-  for (auto fast : {gelu_erf_f32_fast, gelu_tanh_f32_fast}) {
+  for (auto fast : {gelu_erf_f32_hwy, gelu_tanh_f32_hwy}) {
     auto y = x;
     fast(y.data(), y.size());
     for (size_t i = 0; i < y.size(); ++i) CHECK(std::isfinite(y[i]));
@@ -81,7 +85,7 @@ TEST_CASE("gelu: extreme inputs stay finite and saturate") {
   // GELU-erf saturates exactly: 0 far left, x far right.
   std::vector<float> far = {-1e30f, -100.0f, -20.0f, 20.0f, 100.0f};
   auto g = far;
-  gelu_erf_f32_fast(g.data(), g.size());
+  gelu_erf_f32_hwy(g.data(), g.size());
   CHECK(g == std::vector<float>{-0.0f, -0.0f, -0.0f, 20.0f, 100.0f});
 }
 
@@ -91,7 +95,7 @@ TEST_CASE("gelu_erf: fast kernel within 1e-6 of the exact GELU on a fine grid") 
   std::vector<float> x;
   for (double v = -12.0; v <= 12.0; v += 1.0 / 1024) x.push_back(float(v));
   auto y = x;
-  gelu_erf_f32_fast(y.data(), y.size());
+  gelu_erf_f32_hwy(y.data(), y.size());
   double worst = 0;
   for (size_t i = 0; i < x.size(); ++i) {
     const double v = x[i], want = 0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0)));
@@ -104,10 +108,10 @@ TEST_CASE("sum_f32: fast matches reference") {
   for (size_t n : kOddSizes) {
     const auto x = random_vec(n, uint32_t(n));
     const float ref = sum_f32_ref(x.data(), n);
-    CHECK_MESSAGE(std::fabs(sum_f32_fast(x.data(), n) - ref) < 1e-5 * (1.0 + std::sqrt(double(n))),
+    CHECK_MESSAGE(std::fabs(sum_f32_hwy(x.data(), n) - ref) < 1e-5 * (1.0 + std::sqrt(double(n))),
                   "n " << n);
   }
-  CHECK(sum_f32_fast(nullptr, 0) == 0.0f);
+  CHECK(sum_f32_hwy(nullptr, 0) == 0.0f);
 }
 
 TEST_CASE("gemm_f32: fast matches reference") {
@@ -118,63 +122,221 @@ TEST_CASE("gemm_f32: fast matches reference") {
         auto A = random_vec(M * lda, uint32_t(M * 1000 + K)), B = random_vec(K * ldb, uint32_t(N + K));
         std::vector<float> ref(M * ldc, 7.0f), fast(M * ldc, 7.0f);
         gemm_f32_ref(M, N, K, A.data(), lda, B.data(), ldb, ref.data(), ldc);
-        gemm_f32_fast(M, N, K, A.data(), lda, B.data(), ldb, fast.data(), ldc);
+        gemm_f32_hwy(M, N, K, A.data(), lda, B.data(), ldb, fast.data(), ldc);
         CHECK_MESSAGE(rel_err(fast, ref) < 1e-5, "M " << M << " N " << N << " K " << K);
       }
 }
 
-TEST_CASE("dense_f32: AVX-512 kernel matches reference, every tile shape and epilogue") {
-#if defined(__x86_64__)
-  if (!f32_dense_fast_path_available()) return;
-  const DenseEpilogue epilogues[] = {{DenseActivation::None, false},
-                                     {DenseActivation::Relu, false},
-                                     {DenseActivation::GeluErf, false},
-                                     {DenseActivation::GeluTanh, false},
-                                     {DenseActivation::None, true},
-                                     {DenseActivation::Relu, true}};
-  // rows reach the 6-row tile and its remainders, out the 4-block tile and its remainders, and
-  // in = 1030 more than one block of rows.
-  for (size_t rows : {1, 5, 6, 13, 25})
-    for (size_t out : {1, 15, 16, 33, 64, 130})
-      for (size_t in : {1, 7, 64, 1030}) {
-        const size_t x_stride = in + 3, y_stride = out + 5;
-        auto W = random_vec(out * in, uint32_t(out * 7 + in)), bias = random_vec(out, 3);
-        auto x = random_vec(rows * x_stride, uint32_t(rows + in));
-        F32Weights packed;
-        REQUIRE(pack_f32_weights(W.data(), bias.data(), in, out, &packed).empty());
-        for (const DenseEpilogue e : epilogues) {
-          const auto y0 = random_vec(rows * y_stride, 11);
-          std::vector<float> ref = y0, fast = y0, part = y0;
-          dense_f32_ref(packed, x.data(), x_stride, rows, ref.data(), y_stride, 0, out, e);
-          dense_f32_avx512(packed, x.data(), x_stride, rows, fast.data(), y_stride, 0, out, e);
-          CHECK_MESSAGE(rel_err(fast, ref) < 1e-5, "rows " << rows << " out " << out << " in "
-                                                           << in << " act " << int(e.activation)
-                                                           << " acc " << e.accumulate);
-          // Output channels [16, out) only (the split for few rows): the rest stays untouched.
-          if (out > 16) {
-            dense_f32_avx512(packed, x.data(), x_stride, rows, part.data(), y_stride, 16, out, e);
-            for (size_t r = 0; r < rows; ++r)
-              for (size_t o = 0; o < y_stride; ++o)
-                CHECK(part[r * y_stride + o] ==
-                      (o >= 16 && o < out ? fast[r * y_stride + o] : y0[r * y_stride + o]));
-          }
-        }
-      }
-  // The reference itself against the plain formula on the unpacked weights.
-  const size_t rows = 3, out = 19, in = 21;
-  auto W = random_vec(out * in, 5), bias = random_vec(out, 6), x = random_vec(rows * in, 7);
-  F32Weights packed;
-  REQUIRE(pack_f32_weights(W.data(), bias.data(), in, out, &packed).empty());
-  std::vector<float> y(rows * out), want(rows * out);
-  dense_f32_ref(packed, x.data(), in, rows, y.data(), out, 0, out, {});
-  for (size_t r = 0; r < rows; ++r)
-    for (size_t o = 0; o < out; ++o) {
-      double acc = bias[o];
-      for (size_t k = 0; k < in; ++k) acc += double(x[r * in + k]) * W[o * in + k];
-      want[r * out + o] = float(acc);
+namespace {
+// A dense layer's weights in panel layout, made from row-major random values of dtype.
+struct PackedDense {
+  std::vector<float> w;        // the row-major values as f32 (int8: q * scale)
+  std::vector<uint8_t> raw;    // row-major in dtype
+  std::vector<float> scales, bias;
+  std::vector<int32_t> sums;
+  std::vector<uint8_t, std::allocator<uint8_t>> panels_storage;
+  uint8_t* panels = nullptr;
+  // One group's view.
+  DenseWeights view(DType dtype, size_t out, size_t in, size_t groups, size_t g, bool with_bias) const {
+    const size_t go = out / groups;
+    DenseWeights v;
+    v.dtype = dtype;
+    v.in = in;
+    v.out = go;
+    v.panels = panels + g * linfer::panel_count(uint32_t(go)) * linfer::panel_bytes(dtype, uint32_t(in));
+    if (dtype == DType::I8) {
+      v.scales = scales.data() + g * go;
+      v.sums = sums.data() + g * go;
     }
-  CHECK(rel_err(y, want) < 1e-6);
-#endif
+    v.bias = with_bias ? bias.data() + g * go : nullptr;
+    return v;
+  }
+};
+
+PackedDense make_dense(DType dtype, size_t out, size_t in, size_t groups, uint32_t seed) {
+  PackedDense p;
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> nd(0.0f, 1.0f);
+  std::uniform_int_distribution<int> qi(-127, 127);
+  p.w.resize(out * in);
+  p.raw.resize(out * in * linfer::dtype_size(dtype));
+  p.bias = random_vec(out, seed + 1);
+  if (dtype == DType::I8) {
+    p.scales.resize(out);
+    for (float& s : p.scales) s = 0.005f + std::fabs(nd(rng)) * 0.01f;
+  }
+  for (size_t n = 0; n < out; ++n)
+    for (size_t k = 0; k < in; ++k) {
+      const size_t i = n * in + k;
+      if (dtype == DType::F32) {
+        p.w[i] = nd(rng) / std::sqrt(float(in));
+        std::memcpy(&p.raw[i * 4], &p.w[i], 4);
+      } else if (dtype == DType::F16) {
+        const uint16_t h = linfer::float_to_half(nd(rng) / std::sqrt(float(in)));
+        std::memcpy(&p.raw[i * 2], &h, 2);
+        p.w[i] = linfer::half_to_float(h);
+      } else {
+        const int8_t q = int8_t(qi(rng));
+        p.raw[i] = uint8_t(q);
+        p.w[i] = q * p.scales[n];
+      }
+    }
+  p.panels_storage.resize(linfer::panel_matrix_bytes(dtype, uint32_t(out), uint32_t(in), uint32_t(groups)) + 64);
+  p.panels = p.panels_storage.data() + (64 - reinterpret_cast<uintptr_t>(p.panels_storage.data()) % 64) % 64;
+  linfer::pack_panels(dtype, p.raw.data(), uint32_t(out), uint32_t(in), uint32_t(groups), p.panels);
+  if (dtype == DType::I8) {
+    p.sums.resize(out);
+    linfer::int8_row_sums(reinterpret_cast<const int8_t*>(p.raw.data()), uint32_t(out), uint32_t(in), p.sums.data());
+  }
+  return p;
+}
+
+// The value a kernel's quantizer stored for input k of a row, as q.
+int stored_q(const DenseKernel& kernel, const int8_t* row, size_t k) {
+  if (kernel.q_bytes == 2) {
+    int16_t v;
+    std::memcpy(&v, row + 2 * k, 2);
+    return v;
+  }
+  return kernel.q_unsigned ? int(uint8_t(row[k])) - 128 : int(row[k]);
+}
+
+const DenseEpilogue kEpilogues[] = {{DenseActivation::None, false},    {DenseActivation::Relu, false},
+                                    {DenseActivation::GeluErf, false}, {DenseActivation::GeluTanh, false},
+                                    {DenseActivation::None, true},     {DenseActivation::Relu, true}};
+}  // namespace
+
+// Every dense kernel of this build that the CPU runs, for f32, f16 and int8 weights, against the
+// scalar reference: rows reach the register tiles and their remainders (6-row tiles on x86),
+// output channels the panels and the partial last panel, inputs the int8 groups of 4 and (1030)
+// more than one block of rows; every epilogue; a channel sub-range; a group of a grouped matrix.
+// f32/f16 within 1e-5 (float against double accumulation), int8 bit for bit (exact integer sums,
+// the same dequantization) except after GELU (the fast GELU is a 3.5e-7 approximation).
+TEST_CASE("dense kernels: every kernel for every weight dtype matches the reference") {
+  size_t checked = 0;
+  for (DType dtype : {DType::F32, DType::F16, DType::I8}) {
+    size_t count = 0;
+    const DenseKernel* const* list = dense_kernels(dtype, &count);
+    const DenseKernel& ref = dense_kernel_ref(dtype);
+    for (size_t ki = 0; ki < count; ++ki) {
+      const DenseKernel& kernel = *list[ki];
+      if (!cpu_has(kernel.isa)) {
+        MESSAGE("skipped " << std::string(kernel.name) << ": this CPU lacks " << std::string(to_string(kernel.isa)));
+        continue;
+      }
+      CAPTURE(std::string(kernel.name));
+      size_t kernel_checks = 0;
+      for (size_t rows : {1, 5, 6, 7, 13, 25})
+        for (size_t out : {1, 15, 16, 17, 33, 64, 65, 130})
+          for (size_t in : {1, 3, 4, 7, 64, 130, 1030}) {
+            if (rows * out * in > 25 * 130 * 130 && rows > 7) continue;  // keep the reference's time down
+            CAPTURE(rows);
+            CAPTURE(out);
+            CAPTURE(in);
+            const size_t groups = out % 2 == 0 && out >= 32 ? 2 : 1;
+            const PackedDense p = make_dense(dtype, out, in, groups, uint32_t(out * 131 + in));
+            const size_t x_stride = in + 3, y_stride = out + 5;
+            const auto x = random_vec(rows * x_stride, uint32_t(rows * 17 + in), 2.0f);
+            // Quantized rows: the kernel's own form, and the reference's.
+            const size_t kp = linfer::int8_padded_inputs(uint32_t(in));
+            const size_t q_stride = kp * std::max<size_t>(kernel.q_bytes, 1) + 8;
+            std::vector<int8_t> q(rows * q_stride, 99), q_ref(rows * kp, 99);
+            std::vector<float> qs(rows), qs_ref(rows);
+            DenseInput input{x.data(), x_stride, nullptr, 0, nullptr}, input_ref = input;
+            if (dtype == DType::I8) {
+              kernel.quantize(x.data(), x_stride, rows, in, q.data(), q_stride, qs.data());
+              ref.quantize(x.data(), x_stride, rows, in, q_ref.data(), kp, qs_ref.data());
+              CHECK(qs == qs_ref);
+              size_t mismatches = 0;
+              for (size_t r = 0; r < rows; ++r)
+                for (size_t k = 0; k < kp; ++k)
+                  mismatches += stored_q(kernel, q.data() + r * q_stride, k) != q_ref[r * kp + k];
+              CHECK(mismatches == 0);
+              input = {x.data(), x_stride, q.data(), q_stride, qs.data()};
+              input_ref = {x.data(), x_stride, q_ref.data(), kp, qs_ref.data()};
+            }
+            const size_t g = groups - 1, go = out / groups;
+            for (bool with_bias : {true, false})
+            for (const DenseEpilogue e : kEpilogues) {
+              CAPTURE(int(e.activation));
+              CAPTURE(e.accumulate);
+              CAPTURE(with_bias);
+              const DenseWeights w = p.view(dtype, out, in, groups, g, with_bias);
+              const auto y0 = random_vec(rows * y_stride, 11);
+              std::vector<float> want = y0, got = y0;
+              ref.run(w, input_ref, rows, want.data(), y_stride, 0, go, e);
+              kernel.run(w, input, rows, got.data(), y_stride, 0, go, e);
+              const bool exact = dtype == DType::I8 && e.activation != DenseActivation::GeluErf &&
+                                 e.activation != DenseActivation::GeluTanh;
+              if (exact) {
+                size_t differ = 0;
+                for (size_t i = 0; i < got.size(); ++i) differ += got[i] != want[i];
+                CHECK_MESSAGE(differ == 0, differ << " values differ");
+              } else {
+                CHECK(rel_err(got, want) < 1e-5);
+              }
+              // Output channels [16, go) only (the split when rows are few): the rest untouched.
+              if (go > 16) {
+                std::vector<float> part = y0;
+                kernel.run(w, input, rows, part.data(), y_stride, 16, go, e);
+                size_t wrong = 0;
+                for (size_t r = 0; r < rows; ++r)
+                  for (size_t o = 0; o < y_stride; ++o)
+                    wrong += part[r * y_stride + o] != (o >= 16 && o < go ? got[r * y_stride + o] : y0[r * y_stride + o]);
+                CHECK(wrong == 0);
+              }
+              ++checked;
+              ++kernel_checks;
+            }
+          }
+      MESSAGE(std::string(kernel.name) << ": " << kernel_checks << " shape x epilogue cases");
+    }
+  }
+  CHECK(checked > 0);
+}
+
+TEST_CASE("dense references equal the plain formula on the row-major weights") {
+  for (DType dtype : {DType::F32, DType::F16, DType::I8}) {
+    CAPTURE(linfer::to_string(dtype));
+    const size_t rows = 3, out = 35, in = 21;
+    const PackedDense p = make_dense(dtype, out, in, 1, 5);
+    const auto x = random_vec(rows * in, 7);
+    const DenseKernel& ref = dense_kernel_ref(dtype);
+    const DenseWeights w = p.view(dtype, out, in, 1, 0, true);
+    std::vector<int8_t> q(rows * linfer::int8_padded_inputs(in));
+    std::vector<float> qs(rows), xq = x;  // int8: the dequantized inputs the kernel sees
+    DenseInput input{x.data(), in, nullptr, 0, nullptr};
+    if (dtype == DType::I8) {
+      const size_t kp = linfer::int8_padded_inputs(in);
+      ref.quantize(x.data(), in, rows, in, q.data(), kp, qs.data());
+      for (size_t r = 0; r < rows; ++r)
+        for (size_t k = 0; k < in; ++k) xq[r * in + k] = q[r * kp + k] * qs[r];
+      input = {x.data(), in, q.data(), kp, qs.data()};
+    }
+    std::vector<float> y(rows * out), want(rows * out);
+    ref.run(w, input, rows, y.data(), out, 0, out, {});
+    for (size_t r = 0; r < rows; ++r)
+      for (size_t o = 0; o < out; ++o) {
+        double acc = p.bias[o];
+        for (size_t k = 0; k < in; ++k) acc += double(xq[r * in + k]) * p.w[o * in + k];
+        want[r * out + o] = float(acc);
+      }
+    CHECK(rel_err(y, want) < 1e-5);
+  }
+}
+
+TEST_CASE("dense kernel selection: the cap is obeyed, the portable kernel runs everywhere") {
+  for (DType dtype : {DType::F32, DType::F16, DType::I8}) {
+    const DenseKernel& best = select_dense_kernel(dtype, best_isa());
+    MESSAGE(std::string(linfer::to_string(dtype)) << ": " << std::string(best.name));
+    CHECK(cpu_has(best.isa));
+    CHECK(std::string(select_dense_kernel(dtype, Isa::Generic).name).find("generic") != std::string::npos);
+    for (Isa cap : {Isa::X86Avx2, Isa::X86AvxVnni, Isa::X86Avx512, Isa::ArmNeon, Isa::ArmNeonDot}) {
+      const DenseKernel& k = select_dense_kernel(dtype, cap);
+      CHECK(cpu_has(k.isa));
+      CHECK(isa_within(k.isa, cap));
+    }
+  }
 }
 
 TEST_CASE("attention_f32: fast matches reference") {
@@ -193,8 +355,8 @@ TEST_CASE("attention_f32: fast matches reference") {
       a.o = ref.data();
       attention_f32_ref(a, 0, rows, scratch.data());
       a.o = fast.data();
-      attention_f32_fast(a, 2, rows, scratch.data());  // a sub-range, rows 0-1 untouched
-      attention_f32_fast(a, 0, 2, scratch.data());
+      attention_f32_hwy(a, 2, rows, scratch.data());  // a sub-range, rows 0-1 untouched
+      attention_f32_hwy(a, 0, 2, scratch.data());
       CHECK_MESSAGE(rel_err(fast, ref) < 1e-5, "keys " << keys << " dh " << dh);
     }
 }
@@ -210,12 +372,12 @@ TEST_CASE("linear attention (elu+1): fast state and apply match the reference") 
       auto q = random_vec(rows * qs, uint32_t(d * 7 + rows), 1.5f);
       std::vector<float> S1(d * d, 0.5f), z1(d, 0.25f), S2 = S1, z2 = z1;  // non-zero start: a carried state
       linear_attention_state_f32_ref(k.data(), ks, v.data(), vs, rows, d, S1.data(), z1.data());
-      linear_attention_state_f32_fast(k.data(), ks, v.data(), vs, rows, d, S2.data(), z2.data());
+      linear_attention_state_f32_hwy(k.data(), ks, v.data(), vs, rows, d, S2.data(), z2.data());
       CHECK(rel_err(S2, S1) < 1e-5);
       CHECK(rel_err(z2, z1) < 1e-5);
       std::vector<float> o1(rows * os, 0.0f), o2(rows * os, 0.0f), scratch(d);
       linear_attention_apply_f32_ref(q.data(), qs, rows, d, S1.data(), z1.data(), o1.data(), os, scratch.data());
-      linear_attention_apply_f32_fast(q.data(), qs, rows, d, S1.data(), z1.data(), o2.data(), os, scratch.data());
+      linear_attention_apply_f32_hwy(q.data(), qs, rows, d, S1.data(), z1.data(), o2.data(), os, scratch.data());
       CHECK(rel_err(o2, o1) < 1e-5);
     }
 }
@@ -232,8 +394,8 @@ TEST_CASE("conv_depthwise_add_f32: fast matches reference, including the edges")
         auto b = random_vec(ch, 3, 0.1f);
         auto y1 = random_vec(T * ch, 4, 1.0f), y2 = y1;
         conv_depthwise_add_f32_ref(x.data(), T, ch, w.data(), K, b.data(), y1.data(), 0, T);
-        conv_depthwise_add_f32_fast(x.data(), T, ch, w.data(), K, b.data(), y2.data(), 0, T / 2);
-        conv_depthwise_add_f32_fast(x.data(), T, ch, w.data(), K, b.data(), y2.data(), T / 2, T);
+        conv_depthwise_add_f32_hwy(x.data(), T, ch, w.data(), K, b.data(), y2.data(), 0, T / 2);
+        conv_depthwise_add_f32_hwy(x.data(), T, ch, w.data(), K, b.data(), y2.data(), T / 2, T);
         CHECK(rel_err(y2, y1) < 1e-5);
       }
 }

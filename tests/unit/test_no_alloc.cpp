@@ -3,9 +3,11 @@
 #include <doctest/doctest.h>
 
 #include <atomic>
+#include <string>
 #include <cstdlib>
 #include <vector>
 
+#include "golden_cases.h"
 #include "linfer/linfer.hpp"
 #include "test_paths.h"
 
@@ -28,43 +30,50 @@ extern "C" int posix_memalign(void** out, size_t align, size_t n) {
 }
 extern "C" void* aligned_alloc(size_t align, size_t n) { ++g_allocations; return __libc_memalign(align, n); }
 
-TEST_CASE("run() performs no heap allocation, for every golden model and 1 or 2 threads") {
-  const char* cases[] = {"c01_pre_headwise_after", "c02_post_none_before_sinus_lm",
-                         "c03_rev_kv_offset_projbias", "c04_layerwise_before_nopos_cls_first",
-                         "c06_post_kv_before_cls_mean_nobias"};
-  for (const char* name : cases) {
-    CAPTURE(name);
-    const std::string lfm = std::string(LINFER_TEST_TMP) + "/no_alloc/" + name + ".lfm";
-    linfer::Model model;
-    linfer::Status s = linfer::Model::Load(lfm, &model);
-    if (!s.ok()) {
-      // The golden test converts these; convert here if it has not run yet.
-      const std::string cmd = std::string(LINFER_CONVERT_PATH) + " " + LINFER_SOURCE_DIR +
-                              "/tests/golden/" + name + "/checkpoint." +
-                              (std::string(name).find("c01") == 0 || std::string(name).find("c03") == 0
-                                   ? "safetensors" : "pt") +
-                              " -o " + lfm + " > /dev/null";
-      std::system(("mkdir -p " + std::string(LINFER_TEST_TMP) + "/no_alloc").c_str());
-      REQUIRE(std::system(cmd.c_str()) == 0);
-      s = linfer::Model::Load(lfm, &model);
-    }
-    REQUIRE_MESSAGE(s.ok(), s.message());
-    for (uint32_t threads : {1u, 2u}) {
-      linfer::SessionOptions opt = linfer::testing::path_options();
-      opt.num_threads = threads;
-      linfer::Session session;
-      REQUIRE(linfer::Session::Create(model, opt, &session).ok());
-      const uint32_t n = model.info().max_seq_len;
+// Every golden model (all attention kinds and layouts) in f32, f16 and int8, with 1 and 2 threads,
+// on the path ctest chose (LINFER_TEST_PATH), at lengths 1, 7, n/2+1 and n; token-by-token steps
+// for the causal model.
+TEST_CASE("run() performs no heap allocation, for every golden model, dtype and thread count") {
+  const std::string dir = std::string(LINFER_TEST_TMP) + "/no_alloc_" + linfer::testing::test_path();
+  std::system(("mkdir -p " + dir).c_str());
+  size_t models = 0;
+  for (const linfer::testing::GoldenCase& c : linfer::testing::all_golden_cases())
+    for (const std::string dtype : {"f32", "f16", "int8"}) {
+      CAPTURE(c.name);
+      CAPTURE(dtype);
+      const std::string lfm = dir + "/" + c.name + "_" + dtype + ".lfm";
+      int code = 0;
+      const std::string out = linfer::testing::convert_golden(c, lfm, "--dtype " + dtype, &code);
+      REQUIRE_MESSAGE(code == 0, out);
+      linfer::Model model;
+      const linfer::Status s = linfer::Model::Load(lfm, &model);
+      REQUIRE_MESSAGE(s.ok(), s.message());
+      const linfer_model_info info = model.info();
+      const uint32_t n = info.max_seq_len;
       std::vector<int32_t> ids(n, 1);
-      linfer::Status first = session.Run(ids);  // first run outside the count too
-      REQUIRE(first.ok());
-      const long before = g_allocations.load();
-      for (uint32_t T : {1u, 7u, n / 2 + 1, n}) {
-        const linfer::Status st = session.Run(ids.data(), T);
-        if (!st.ok()) FAIL(st.message());
+      std::vector<float> embeddings(size_t(n) * info.dim, 0.5f);
+      for (uint32_t threads : {1u, 2u}) {
+        linfer::SessionOptions opt = linfer::testing::path_options();
+        opt.num_threads = threads;
+        linfer::Session session;
+        REQUIRE(linfer::Session::Create(model, opt, &session).ok());
+        auto run = [&](uint32_t T) {
+          return info.vocab_size ? session.Run(ids.data(), T) : session.RunEmbeddings(embeddings.data(), T);
+        };
+        REQUIRE(run(n).ok());  // the first run outside the count too
+        const long before = g_allocations.load();
+        for (uint32_t T : {1u, 7u, n / 2 + 1, n}) {
+          const linfer::Status st = run(T);
+          if (!st.ok()) FAIL(st.message());
+        }
+        if (c.name.find("causal") != std::string::npos) {
+          session.ResetState();
+          for (int i = 0; i < 5; ++i) REQUIRE(session.Step(1).ok());
+        }
+        const long after = g_allocations.load();  // read before CHECK, which allocates itself
+        CHECK(after == before);
       }
-      const long after = g_allocations.load();
-      CHECK(after == before);
+      ++models;
     }
-  }
+  CHECK(models == 3 * 38);
 }

@@ -1,5 +1,6 @@
-// Quantization: f16 and int8 round trips within their error bounds, the int8 kernels against their
-// reference, and whole golden models converted to f16 and int8 against the f32 model.
+// Quantization: f16 and int8 round trips within their error bounds (the int8 kernels against
+// their reference are in test_kernels), and whole golden models converted to f16 and int8
+// against the f32 model.
 #include <doctest/doctest.h>
 #include <sys/wait.h>
 
@@ -10,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "half.h"
-#include "int8/dense_int8.h"
+#include "linfer/format/half.h"
+#include "linfer/format/int8.h"
 #include "linfer/linfer.hpp"
 #include "quantize.h"
 #include "test_util.h"
@@ -47,7 +48,7 @@ TEST_CASE("int8 row quantization: error at most half a step, extremes exact") {
     std::vector<float> w(n);
     for (float& x : w) x = nd(rng);
     std::vector<int8_t> q(n);
-    const float scale = convert::quantize_row_int8(w.data(), n, q.data());
+    const float scale = quantize_row_int8(w.data(), n, q.data());
     float amax = 0;
     for (float x : w) amax = std::max(amax, std::fabs(x));
     CHECK(scale == doctest::Approx(amax / 127.0f));
@@ -58,79 +59,8 @@ TEST_CASE("int8 row quantization: error at most half a step, extremes exact") {
   }
   std::vector<float> zeros(8, 0.0f);
   std::vector<int8_t> q(8, 1);
-  CHECK(convert::quantize_row_int8(zeros.data(), 8, q.data()) == 0.0f);
+  CHECK(quantize_row_int8(zeros.data(), 8, q.data()) == 0.0f);
   for (int8_t v : q) CHECK(v == 0);
-}
-
-TEST_CASE("int8 dense: fast kernel matches the reference, quantized activations too") {
-  if (!kernels::int8_fast_path_available()) {
-    MESSAGE("no AVX-512 VNNI here: the int8 fast path is not used on this CPU");
-    return;
-  }
-#if defined(__x86_64__)
-  std::mt19937 rng(9);
-  std::normal_distribution<float> nd(0.0f, 1.0f);
-  std::uniform_int_distribution<int> wi(-127, 127);
-  // Sizes reach every tile shape (6 x 4 blocks of 16 and the remainders) and, with in = 1030,
-  // more than one block of rows.
-  for (size_t in : {1, 3, 4, 17, 64, 130, 1030})
-    for (size_t out : {1, 15, 16, 33, 70, 130})
-      for (size_t rows : {1, 3, 4, 9, 13, 25}) {
-        CAPTURE(in);
-        CAPTURE(out);
-        CAPTURE(rows);
-        std::vector<int8_t> w(in * out);
-        for (auto& v : w) v = int8_t(wi(rng));
-        std::vector<float> scales(out), bias(out), x(rows * in);
-        for (auto& v : scales) v = 0.01f + std::fabs(nd(rng)) * 0.01f;
-        for (auto& v : bias) v = nd(rng);
-        for (auto& v : x) v = nd(rng) * 3.0f;
-        kernels::Int8Weights packed;
-        REQUIRE(kernels::pack_int8_weights(w.data(), scales.data(), bias.data(), in, out, &packed).empty());
-        const size_t kp = packed.in_padded;
-        std::vector<uint8_t> q_ref(rows * kp), q_fast(rows * kp);
-        std::vector<float> s_ref(rows), s_fast(rows);
-        kernels::quantize_rows_u8_ref(x.data(), in, rows, in, kp, q_ref.data(), s_ref.data());
-        kernels::quantize_rows_u8_avx512(x.data(), in, rows, in, kp, q_fast.data(), s_fast.data());
-        CHECK(q_ref == q_fast);
-        CHECK(s_ref == s_fast);
-        using kernels::DenseActivation;
-        const kernels::DenseEpilogue epilogues[] = {{DenseActivation::None, false},
-                                                    {DenseActivation::Relu, false},
-                                                    {DenseActivation::GeluErf, false},
-                                                    {DenseActivation::None, true},
-                                                    {DenseActivation::Relu, true}};
-        for (const kernels::DenseEpilogue e : epilogues) {
-          CAPTURE(int(e.activation));
-          CAPTURE(e.accumulate);
-          std::vector<float> y_ref(rows * out, -7.0f), y_fast(rows * out, -7.0f);
-          kernels::dense_int8_f32_ref(packed, q_ref.data(), s_ref.data(), rows, y_ref.data(), out, 0, out, e);
-          kernels::dense_int8_f32_avx512vnni(packed, q_ref.data(), s_ref.data(), rows, y_fast.data(), out, 0, out, e);
-          for (size_t i = 0; i < y_ref.size(); ++i)
-            CHECK(y_fast[i] == doctest::Approx(y_ref[i]).epsilon(1e-5).scale(1.0));
-          // A range of output channels (how the runtime splits few rows across threads).
-          if (out > 16) {
-            std::vector<float> y_part(rows * out, -7.0f);
-            kernels::dense_int8_f32_avx512vnni(packed, q_ref.data(), s_ref.data(), rows, y_part.data(), out, 16, out, e);
-            for (size_t r = 0; r < rows; ++r)
-              for (size_t o = 0; o < out; ++o)
-                CHECK(y_part[r * out + o] == (o < 16 ? -7.0f : y_fast[r * out + o]));
-          }
-          if (e.activation == DenseActivation::GeluErf) continue;
-          // The integers are exact: the reference equals the float math on dequantized values.
-          for (size_t r = 0; r < rows; ++r)
-            for (size_t o = 0; o < out; ++o) {
-              double acc = 0;
-              for (size_t k = 0; k < in; ++k)
-                acc += double(int(q_ref[r * kp + k]) - 128) * w[o * in + k];
-              double want = acc * s_ref[r] * scales[o] + bias[o];
-              if (e.activation == DenseActivation::Relu && want < 0) want = 0;
-              if (e.accumulate) want += -7.0;
-              CHECK(y_ref[r * out + o] == doctest::Approx(want).epsilon(1e-5).scale(1.0));
-            }
-        }
-      }
-#endif
 }
 
 namespace {

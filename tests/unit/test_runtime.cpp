@@ -7,7 +7,9 @@
 #include <vector>
 
 #include "arena_plan.h"
-#include "int8/dense_int8.h"
+#include "linfer/format/half.h"
+#include "linfer/format/int8.h"
+#include "linfer/format/panel.h"
 #include "linfer/linfer.hpp"
 #include "test_models.h"
 
@@ -76,30 +78,40 @@ TEST_CASE("session: caller arena gives the same output as an owned one") {
   CHECK(run(caller, ids) == run(owned, ids));
 }
 
-TEST_CASE("session: a mapped model stays usable after sessions release its packed pages") {
-  // Sessions drop the file pages of the weights they pack (Model::release_pages); the next
-  // session packs from pages read again from the file, and must compute the same.
+TEST_CASE("format versions 1 and 2 load to the same model; version 1 is packed once, at load") {
+  // Version 1 stores dense layers row-major: the loader packs them once and drops the file pages
+  // of the originals; a page read again later (nothing should) still holds the same bytes.
+  // Version 2 stores them in panels and is used in place. Same outputs, bit for bit.
   auto cfg = small_config();
   cfg.dim = 128;
   cfg.ff_dim = 512;  // 256 KiB feed-forward matrices: many whole pages to release
   auto o = make_model(cfg);
-  const auto bytes = model_bytes(o.desc);
-  const std::string path = std::string(LINFER_TEST_TMP) + "/release_pages.lfm";
+  std::vector<uint8_t> v1;
+  REQUIRE(write_lfm(o.desc, "test", {}, &v1, true, 1).empty());
+  PanelStore store;
+  REQUIRE(pack_dense_weights(&o.desc, &store, true).empty());
+  std::vector<uint8_t> v2;
+  REQUIRE(write_lfm(o.desc, "test", {}, &v2, true, 2).empty());
+  const std::string path = std::string(LINFER_TEST_TMP) + "/version1.lfm";
   FILE* f = std::fopen(path.c_str(), "wb");
   REQUIRE(f);
-  REQUIRE(std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size());
+  REQUIRE(std::fwrite(v1.data(), 1, v1.size(), f) == v1.size());
   std::fclose(f);
-  Model mapped, copied = load(bytes);
-  REQUIRE(Model::Load(path, &mapped).ok());
+  Model mapped1, copied2 = load(v2);
+  REQUIRE(Model::Load(path, &mapped1).ok());
+  CHECK(mapped1.info().format_version == 1);
+  CHECK(copied2.info().format_version == 2);
+  CHECK(mapped1.info().resident_weight_bytes == copied2.info().resident_weight_bytes);
   const auto ids = ids_of(29, cfg.vocab_size);
   Session first, second, reference;
-  REQUIRE(Session::Create(mapped, SessionOptions(), &first).ok());
+  REQUIRE(Session::Create(mapped1, SessionOptions(), &first).ok());
   const auto a = run(first, ids);
-  REQUIRE(Session::Create(mapped, SessionOptions(), &second).ok());
-  REQUIRE(Session::Create(copied, SessionOptions(), &reference).ok());
+  REQUIRE(Session::Create(mapped1, SessionOptions(), &second).ok());
+  REQUIRE(Session::Create(copied2, SessionOptions(), &reference).ok());
   CHECK(run(second, ids) == a);
   CHECK(run(first, ids) == a);
   CHECK(run(reference, ids) == a);
+  CHECK(first.packed_weight_bytes() == 0);  // sessions hold no weights of their own
   std::remove(path.c_str());
 }
 
@@ -158,24 +170,14 @@ TEST_CASE("session: same output for 1, 2 and 3 threads; repeated runs are bit-id
   }
 }
 
-TEST_CASE("model info; f16 and int8 weights run close to f32") {
+TEST_CASE("model info; f16 and int8 weights stay in their dtype and run close to f32") {
   auto o = make_model(small_config());
   // Store q of layer 0 as f16 and k of layer 1 as int8; the output must stay close to f32.
   Model f32 = load(model_bytes(o.desc));
   auto& q = o.desc.layers[0].q.weight;
   std::vector<uint16_t> half(q.elements());
   const float* qf = static_cast<const float*>(q.data);
-  for (size_t i = 0; i < half.size(); ++i) {  // round to nearest f16 (normal range only)
-    uint32_t bits;
-    std::memcpy(&bits, &qf[i], 4);
-    const uint32_t sign = (bits >> 16) & 0x8000;
-    const int exp = int((bits >> 23) & 0xff) - 127 + 15;
-    uint32_t mant = bits & 0x7fffff;
-    if (exp <= 0) { half[i] = uint16_t(sign); continue; }
-    uint32_t h = (uint32_t(exp) << 10) | (mant >> 13);
-    if (mant & 0x1000) ++h;
-    half[i] = uint16_t(sign | h);
-  }
+  for (size_t i = 0; i < half.size(); ++i) half[i] = float_to_half(qf[i]);
   q.dtype = DType::F16;
   q.data = half.data();
   auto& k = o.desc.layers[1].k.weight;
@@ -183,23 +185,18 @@ TEST_CASE("model info; f16 and int8 weights run close to f32") {
   const size_t rows = k.shape[0], cols = k.shape[1];
   std::vector<int8_t> q8(rows * cols);
   std::vector<float> scales(rows);
-  for (size_t r = 0; r < rows; ++r) {
-    float mx = 0;
-    for (size_t c = 0; c < cols; ++c) mx = std::max(mx, std::fabs(kf[r * cols + c]));
-    scales[r] = mx / 127.0f;
-    for (size_t c = 0; c < cols; ++c) q8[r * cols + c] = int8_t(std::lround(kf[r * cols + c] / scales[r]));
-  }
+  for (size_t r = 0; r < rows; ++r) scales[r] = quantize_row_int8(kf + r * cols, cols, q8.data() + r * cols);
   k.dtype = DType::I8;
   k.data = q8.data();
   k.scales = scales.data();
   Model mixed = load(model_bytes(o.desc));
   const linfer_model_info info = mixed.info();
   CHECK(std::string(info.weight_dtype) == "mixed");
-  // f16 is widened at load; int8 dense weights stay int8 where the int8 kernels run.
-  const uint64_t widened_k = kernels::int8_fast_path_available() ? 0 : k.elements() * 4;
-  CHECK(info.resident_weight_bytes == q.elements() * 4 + widened_k);
   CHECK(std::string(f32.info().weight_dtype) == "f32");
-  CHECK(f32.info().resident_weight_bytes == 0);
+  // Nothing is widened: the two models differ by exactly the bytes of q and k in their dtypes.
+  auto packed = [](DType t, const WeightView& w) { return panel_matrix_bytes(t, w.shape[0], w.shape[1], 1); };
+  CHECK(f32.info().resident_weight_bytes - info.resident_weight_bytes ==
+        packed(DType::F32, q) - packed(DType::F16, q) + packed(DType::F32, k) - packed(DType::I8, k));
   Session a, b;
   REQUIRE(Session::Create(f32, SessionOptions(), &a).ok());
   REQUIRE(Session::Create(mixed, SessionOptions(), &b).ok());

@@ -1,12 +1,15 @@
-// linfer-kernel-bench: single-thread speed of the dense kernels against this CPU's peak.
+// linfer-kernel-bench: single-thread speed of every dense kernel this CPU runs, against the peak
+// of the instruction it is built on.
 //
-//   linfer-kernel-bench [--rows N] [--seconds S]
+//   linfer-kernel-bench [--rows N] [--seconds S] [--kernel NAME]
 //
-// Measures the FMA peak (vfmadd231ps) and the VNNI peak (vpdpbusd) with 12 independent
-// accumulator chains, then times dense_f32_avx512 and dense_int8_f32_avx512vnni (activation
-// quantization included) on the dense shapes of the benchmark models S and M, and prints
-// GFLOP/s (int8: GOP/s, the same multiply-adds counted) and the fraction of the matching peak.
-// The figures in docs/performance.md come from here. x86-64 with AVX-512 only.
+// x86: measures the FMA peak (vfmadd231ps on 512- and 256-bit vectors) and the VNNI peak
+// (vpdpbusd, 512- and 256-bit) with 12 independent accumulator chains. Then times each dense
+// kernel (dense_<dtype>_<isa>, activation quantization included for int8) on the dense shapes of
+// the benchmark models S and M, weights in the panel layout, and prints GFLOP/s (int8: GOP/s,
+// the same multiply-adds counted) and the fraction of its peak (f32/f16 kernels: the FMA peak of
+// their vector width; int8: the VNNI peak of their width; the AVX2 int8 kernel without VNNI:
+// the 256-bit FMA peak). On other CPUs it prints the speeds only. docs/performance.md quotes it.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -17,67 +20,62 @@
 #include <string>
 #include <vector>
 
-#include "f32/dense_f32.h"
-#include "int8/dense_int8.h"
-
-#include "dense_tiles.h"  // immintrin.h, with GCC 12's false warnings silenced
+#include "kernels.h"
+#include "linfer/format/half.h"
+#include "linfer/format/panel.h"
 
 #if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 namespace {
 using Clock = std::chrono::steady_clock;
+using linfer::DType;
 using linfer::kernels::DenseActivation;
-using linfer::kernels::DenseEpilogue;
+using linfer::kernels::DenseKernel;
+using linfer::kernels::Isa;
 
 double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-// Peaks: 12 independent accumulator chains of one instruction (its latency times its
-// throughput needs at most 12 in flight on current x86 cores), run for `seconds`.
+#if defined(__x86_64__)
+// Peaks: 12 independent accumulator chains of one instruction (its latency times its throughput
+// needs at most 12 in flight on current x86 cores), run for `seconds`. GFLOP/s (2 per
+// multiply-add). One function per instruction: vector types cannot cross a function boundary
+// without the instruction set enabled, so a shared template would not do.
 constexpr long kChunk = 1 << 20;
-
-__attribute__((target("avx512f"))) double fma_peak_gflops(double seconds) {
-  __m512 a[12];
-  for (int i = 0; i < 12; ++i) a[i] = _mm512_set1_ps(float(i));
-  __m512 x = _mm512_set1_ps(1.0f), y = _mm512_set1_ps(1e-9f);
-  long steps = 0;
-  const auto t0 = Clock::now();
-  while (seconds_since(t0) < seconds) {
-    for (long i = 0; i < kChunk; ++i) {
-#pragma GCC unroll 12
-      for (int j = 0; j < 12; ++j) a[j] = _mm512_fmadd_ps(a[j], x, y);
-      __asm__ volatile("" : "+v"(x));  // keeps the loop from being folded
-    }
-    steps += kChunk;
+#define LINFER_PEAK(name, isa, V, init, x_value, y_value, step, reg, macs)                \
+  __attribute__((target(isa))) double name(double seconds) {                                \
+    V a[12];                                                                                 \
+    for (int i = 0; i < 12; ++i) a[i] = init;                                                \
+    V x = x_value, y = y_value;                                                              \
+    long steps = 0;                                                                          \
+    const auto t0 = Clock::now();                                                            \
+    while (seconds_since(t0) < seconds) {                                                    \
+      for (long i = 0; i < kChunk; ++i) {                                                    \
+        _Pragma("GCC unroll 12") for (int j = 0; j < 12; ++j) a[j] = step;                   \
+        __asm__ volatile("" : "+" reg(x)); /* x is opaque: nothing folds or hoists */         \
+      }                                                                                      \
+      steps += kChunk;                                                                       \
+    }                                                                                        \
+    const double rate = double(steps) * 12 * (macs) * 2 / seconds_since(t0) / 1e9;           \
+    for (int i = 1; i < 12; ++i) __asm__ volatile("" : : reg(a[i]));                         \
+    __asm__ volatile("" : : reg(a[0]), reg(y));                                              \
+    return rate;                                                                             \
   }
-  const double rate = double(steps) * 12 / seconds_since(t0);
-  for (int i = 1; i < 12; ++i) a[0] = _mm512_add_ps(a[0], a[i]);
-  volatile float sink = _mm512_reduce_add_ps(a[0]);
-  (void)sink;
-  return rate * 32 / 1e9;  // 16 lanes x 2 FLOP
-}
-
-__attribute__((target("avx512f,avx512bw,avx512vnni"))) double vnni_peak_gops(double seconds) {
-  __m512i a[12];
-  for (int i = 0; i < 12; ++i) a[i] = _mm512_set1_epi32(i);
-  __m512i x = _mm512_set1_epi32(0x01010101), y = _mm512_set1_epi32(0x02020202);
-  long steps = 0;
-  const auto t0 = Clock::now();
-  while (seconds_since(t0) < seconds) {
-    for (long i = 0; i < kChunk; ++i) {
-#pragma GCC unroll 12
-      for (int j = 0; j < 12; ++j) a[j] = _mm512_dpbusd_epi32(a[j], x, y);
-      __asm__ volatile("" : "+v"(x));
-    }
-    steps += kChunk;
-  }
-  const double rate = double(steps) * 12 / seconds_since(t0);
-  for (int i = 1; i < 12; ++i) a[0] = _mm512_add_epi32(a[0], a[i]);
-  volatile int sink = _mm512_reduce_add_epi32(a[0]);
-  (void)sink;
-  return rate * 128 / 1e9;  // 64 u8 x s8 products, 2 ops each
-}
+LINFER_PEAK(fma512_peak, "avx512f", __m512, _mm512_set1_ps(0.5f), _mm512_set1_ps(1.0f),
+            _mm512_set1_ps(1e-9f), _mm512_fmadd_ps(a[j], x, y), "v", 16)
+LINFER_PEAK(fma256_peak, "avx2,fma", __m256, _mm256_set1_ps(0.5f), _mm256_set1_ps(1.0f),
+            _mm256_set1_ps(1e-9f), _mm256_fmadd_ps(a[j], x, y), "x", 8)
+LINFER_PEAK(vnni512_peak, "avx512f,avx512bw,avx512vnni", __m512i, _mm512_set1_epi32(1),
+            _mm512_set1_epi32(0x01010101), _mm512_set1_epi32(0x02020202),
+            _mm512_dpbusd_epi32(a[j], x, y), "v", 64)
+LINFER_PEAK(vnni256_peak, "avx2,avxvnni", __m256i, _mm256_set1_epi32(1),
+            _mm256_set1_epi32(0x01010101), _mm256_set1_epi32(0x02020202),
+            _mm256_dpbusd_avx_epi32(a[j], x, y), "x", 32)
+#undef LINFER_PEAK
+#endif
 
 // Best of `reps` timings of fn, in seconds.
 template <class Fn>
@@ -90,11 +88,20 @@ double best_time(int reps, Fn fn) {
   }
   return best;
 }
+
+struct Shape {
+  const char* what;
+  size_t in, out;
+  DenseActivation act;
+  bool accumulate;
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
   size_t rows = 1024;
   double seconds = 1.0;
+  std::string only;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if ((a == "--rows" || a == "--seconds") && i + 1 < argc) {
@@ -106,26 +113,31 @@ int main(int argc, char** argv) {
       }
       if (a == "--rows") rows = size_t(v);
       else seconds = v;
+    } else if (a == "--kernel" && i + 1 < argc) {
+      only = argv[++i];
     } else {
-      std::fprintf(stderr, "usage: linfer-kernel-bench [--rows N] [--seconds S]\n");
+      std::fprintf(stderr, "usage: linfer-kernel-bench [--rows N] [--seconds S] [--kernel NAME]\n");
       return 2;
     }
   }
-  if (!linfer::kernels::f32_dense_fast_path_available() ||
-      !linfer::kernels::int8_fast_path_available()) {
-    std::fprintf(stderr, "linfer-kernel-bench: this CPU has no AVX-512 VNNI; nothing to measure\n");
-    return 1;
-  }
-  const double fma_peak = fma_peak_gflops(seconds), vnni_peak = vnni_peak_gops(seconds);
-  std::printf("one thread; peaks: f32 FMA %.1f GFLOP/s, int8 VNNI %.1f GOP/s\n", fma_peak,
-              vnni_peak);
-  std::printf("%-24s %-10s %12s %8s %12s %8s\n", "shape (rows x in x out)", "epilogue",
-              "f32 GFLOP/s", "of peak", "int8 GOP/s", "of peak");
-  struct Shape {
-    const char* what;
-    size_t in, out;
-    DenseActivation act;
-    bool accumulate;
+  // The peak each kernel is held against, by its instruction set and dtype (0: none measured).
+  double fma512 = 0, fma256 = 0, vnni512 = 0, vnni256 = 0;
+#if defined(__x86_64__)
+  if (linfer::kernels::cpu_has(Isa::X86Avx512)) fma512 = fma512_peak(seconds);
+  if (linfer::kernels::cpu_has(Isa::X86Avx2)) fma256 = fma256_peak(seconds);
+  if (linfer::kernels::cpu_has(Isa::X86Avx512Vnni)) vnni512 = vnni512_peak(seconds);
+  if (linfer::kernels::cpu_has(Isa::X86AvxVnni)) vnni256 = vnni256_peak(seconds);
+  std::printf("one thread; peaks (GFLOP/s, int8 GOP/s): FMA zmm %.1f, FMA ymm %.1f, VNNI zmm %.1f, VNNI ymm %.1f\n",
+              fma512, fma256, vnni512, vnni256);
+#endif
+  auto peak_of = [&](const DenseKernel& k) {
+    switch (k.isa) {
+      case Isa::X86Avx512: return fma512;
+      case Isa::X86Avx512Vnni: return vnni512;
+      case Isa::X86AvxVnni: return vnni256;
+      case Isa::X86Avx2: return fma256;
+      default: return 0.0;
+    }
   };
   const Shape shapes[] = {
       {"S q/out", 256, 256, DenseActivation::None, true},
@@ -135,45 +147,59 @@ int main(int argc, char** argv) {
       {"M ff1", 768, 3072, DenseActivation::GeluErf, false},
       {"M ff2", 3072, 768, DenseActivation::None, true},
   };
+  std::printf("%-22s %-26s %-10s %10s %8s\n", "kernel", "shape (rows x in x out)", "epilogue", "GFLOP/s",
+              "of peak");
   std::mt19937 rng(1);
   std::normal_distribution<float> nd(0.0f, 1.0f);
-  for (const Shape& s : shapes) {
-    std::vector<float> w(s.in * s.out), x(rows * s.in), y(rows * s.out), scales(s.out, 0.01f);
-    for (float& v : w) v = nd(rng) * 0.05f;
-    for (float& v : x) v = nd(rng);
-    std::vector<int8_t> w8(s.in * s.out);
-    for (size_t i = 0; i < w8.size(); ++i) w8[i] = int8_t(std::lround(std::max(-127.0f, std::min(127.0f, w[i] * 2000))));
-    linfer::kernels::F32Weights pf;
-    linfer::kernels::Int8Weights pi;
-    if (!linfer::kernels::pack_f32_weights(w.data(), nullptr, s.in, s.out, &pf).empty() ||
-        !linfer::kernels::pack_int8_weights(w8.data(), scales.data(), nullptr, s.in, s.out, &pi).empty()) {
-      std::fprintf(stderr, "linfer-kernel-bench: out of memory\n");
-      return 1;
+  for (DType dtype : {DType::F32, DType::F16, DType::I8}) {
+    size_t count = 0;
+    const DenseKernel* const* list = linfer::kernels::dense_kernels(dtype, &count);
+    for (size_t ki = 0; ki < count; ++ki) {
+      const DenseKernel& k = *list[ki];
+      if (!linfer::kernels::cpu_has(k.isa) || (!only.empty() && only != k.name)) continue;
+      for (const Shape& s : shapes) {
+        // Weights in the panel layout, as a model holds them.
+        std::vector<uint8_t> raw(s.in * s.out * linfer::dtype_size(dtype));
+        for (size_t i = 0; i < s.in * s.out; ++i) {
+          const float v = nd(rng) * 0.05f;
+          if (dtype == DType::F32) std::memcpy(&raw[i * 4], &v, 4);
+          else if (dtype == DType::F16) {
+            const uint16_t h = linfer::float_to_half(v);
+            std::memcpy(&raw[i * 2], &h, 2);
+          } else raw[i] = uint8_t(int8_t(std::lround(std::max(-127.0f, std::min(127.0f, v * 2000)))));
+        }
+        void* panels = nullptr;
+        if (posix_memalign(&panels, 64, linfer::panel_matrix_bytes(dtype, uint32_t(s.out), uint32_t(s.in), 1)) != 0) {
+          std::fprintf(stderr, "linfer-kernel-bench: out of memory\n");
+          return 1;
+        }
+        linfer::pack_panels(dtype, raw.data(), uint32_t(s.out), uint32_t(s.in), 1, panels);
+        std::vector<float> scales(s.out, 0.01f), x(rows * s.in), y(rows * s.out);
+        std::vector<int32_t> sums(s.out);
+        if (dtype == DType::I8)
+          linfer::int8_row_sums(reinterpret_cast<const int8_t*>(raw.data()), uint32_t(s.out), uint32_t(s.in), sums.data());
+        for (float& v : x) v = nd(rng);
+        linfer::kernels::DenseWeights w{dtype, s.in, s.out, panels, scales.data(), sums.data(), nullptr};
+        const size_t q_stride = linfer::int8_padded_inputs(uint32_t(s.in)) * std::max<size_t>(k.q_bytes, 1);
+        std::vector<int8_t> q(rows * q_stride);
+        std::vector<float> qs(rows);
+        const linfer::kernels::DenseInput input{x.data(), s.in, q.data(), q_stride, qs.data()};
+        const double macs = double(rows) * s.in * s.out;
+        const double t = best_time(5, [&] {
+          if (k.quantize) k.quantize(x.data(), s.in, rows, s.in, q.data(), q_stride, qs.data());
+          k.run(w, input, rows, y.data(), s.out, 0, s.out, {s.act, s.accumulate});
+        });
+        free(panels);
+        char shape[64];
+        std::snprintf(shape, sizeof shape, "%s %zux%zux%zu", s.what, rows, s.in, s.out);
+        const char* epi = s.act == DenseActivation::GeluErf ? "gelu" : s.accumulate ? "accumulate" : "-";
+        const double gflops = 2 * macs / t / 1e9, p = peak_of(k);
+        if (p > 0)
+          std::printf("%-22s %-26s %-10s %10.1f %7.0f%%\n", k.name, shape, epi, gflops, 100 * gflops / p);
+        else
+          std::printf("%-22s %-26s %-10s %10.1f %8s\n", k.name, shape, epi, gflops, "-");
+      }
     }
-    std::vector<uint8_t> qx(rows * pi.in_padded);
-    std::vector<float> qs(rows);
-    const DenseEpilogue e{s.act, s.accumulate};
-    const double macs = double(rows) * s.in * s.out;
-    const int reps = 5;
-    const double tf = best_time(reps, [&] {
-      linfer::kernels::dense_f32_avx512(pf, x.data(), s.in, rows, y.data(), s.out, 0, s.out, e);
-    });
-    const double ti = best_time(reps, [&] {
-      linfer::kernels::quantize_rows_u8_avx512(x.data(), s.in, rows, s.in, pi.in_padded, qx.data(), qs.data());
-      linfer::kernels::dense_int8_f32_avx512vnni(pi, qx.data(), qs.data(), rows, y.data(), s.out, 0, s.out, e);
-    });
-    char shape[64];
-    std::snprintf(shape, sizeof shape, "%s %zux%zux%zu", s.what, rows, s.in, s.out);
-    const char* epi = s.act == DenseActivation::GeluErf ? "gelu" : s.accumulate ? "accumulate" : "-";
-    std::printf("%-24s %-10s %12.1f %7.0f%% %12.1f %7.0f%%\n", shape, epi, 2 * macs / tf / 1e9,
-                100 * 2 * macs / tf / 1e9 / fma_peak, 2 * macs / ti / 1e9,
-                100 * 2 * macs / ti / 1e9 / vnni_peak);
   }
   return 0;
 }
-#else
-int main() {
-  std::fprintf(stderr, "linfer-kernel-bench: x86-64 only (the AVX-512 dense kernels)\n");
-  return 1;
-}
-#endif

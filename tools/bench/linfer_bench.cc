@@ -1,5 +1,9 @@
 // linfer-bench MODEL.lfm [--seq-len N] [--threads N] [--runs N] [--warmup N] [--profile]
-//                        [--dense auto|xnnpack] [--pipeline auto|on|off]
+//                        [--dense auto|xnnpack] [--pipeline auto|on|off] [--max-isa ISA]
+//                        [--sessions N]
+// --sessions N creates N sessions on the one model, runs each once, and reports the resident
+// memory the model and the sessions add (RSS from /proc/self/status) and the creation time:
+// the figures of docs/performance.md "Memory". Timed runs use the first session.
 // Times run() on random token ids (fixed seed) after warm-up runs (default 1) and prints latency (median,
 // min, max), effective GFLOP/s, arena bytes, packed weight bytes and peak RSS.
 #include <sys/resource.h>
@@ -21,11 +25,23 @@ int fail(const std::string& m, int code = 1) {
   std::fprintf(stderr, "linfer-bench: %s\n", m.c_str());
   if (code == 2)
     std::fprintf(stderr, "usage: linfer-bench MODEL.lfm [--seq-len N] [--threads N] [--runs N] [--warmup N] [--profile]\n"
-                 "                    [--dense auto|xnnpack] [--pipeline auto|on|off]\n");
+                 "                    [--dense auto|xnnpack] [--pipeline auto|on|off] [--max-isa ISA]\n"
+                 "                    [--sessions N]   (ISA: generic avx2 avxvnni avx512 avx512vnni neon neondot)\n");
   return code;
 }
 // Peak resident memory of this process: VmHWM from /proc (getrusage's ru_maxrss would include a
 // parent's memory at fork, since Linux carries the high-water mark across exec).
+// Current resident memory: VmRSS.
+long rss_bytes() {
+  long kb = -1;
+  if (std::FILE* f = std::fopen("/proc/self/status", "r")) {
+    char line[256];
+    while (std::fgets(line, sizeof line, f))
+      if (std::sscanf(line, "VmRSS: %ld kB", &kb) == 1) break;
+    std::fclose(f);
+  }
+  return kb * 1024;
+}
 long peak_rss_bytes() {
   std::FILE* f = std::fopen("/proc/self/status", "r");
   if (f) {
@@ -45,21 +61,30 @@ long peak_rss_bytes() {
 
 int main(int argc, char** argv) {
   std::string model_path;
-  uint32_t seq_len = 0, threads = 1, runs = 10, warmup = 1;
+  uint32_t seq_len = 0, threads = 1, runs = 10, warmup = 1, sessions = 1;
   bool profile = false;
   linfer::SessionOptions options;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--seq-len" || a == "--threads" || a == "--runs" || a == "--warmup") {
+    if (a == "--seq-len" || a == "--threads" || a == "--runs" || a == "--warmup" || a == "--sessions") {
       if (i + 1 >= argc) return fail(a + " needs a value", 2);
       const char* v = argv[++i];
       uint32_t* dst = a == "--seq-len" ? &seq_len : a == "--threads" ? &threads
-                    : a == "--runs"    ? &runs    : &warmup;
-      const uint32_t hi = a == "--threads" ? 256 : a == "--runs" || a == "--warmup" ? 100000 : (1u << 20);
+                    : a == "--runs"    ? &runs    : a == "--warmup" ? &warmup : &sessions;
+      const uint32_t hi = a == "--threads" || a == "--sessions" ? 256
+                          : a == "--runs" || a == "--warmup" ? 100000 : (1u << 20);
       if (!linfer::tools::parse_uint(v, 1, hi, dst))
         return fail(a + " must be an integer in [1, " + std::to_string(hi) + "], got '" + v + "'", 2);
     } else if (a == "--profile") {
       profile = true;
+    } else if (a == "--max-isa") {
+      if (i + 1 >= argc) return fail(a + " needs a value", 2);
+      const std::string v = argv[++i];
+      const char* names[] = {"auto", "generic", "avx2", "avxvnni", "avx512", "avx512vnni", "neon", "neondot"};
+      size_t k = 0;
+      while (k < 8 && v != names[k]) ++k;
+      if (k == 8) return fail("--max-isa does not take '" + v + "'", 2);
+      options.max_isa = linfer_isa(k);
     } else if (a == "--dense" || a == "--pipeline") {
       if (i + 1 >= argc) return fail(a + " needs a value", 2);
       const std::string v = argv[++i];
@@ -79,8 +104,12 @@ int main(int argc, char** argv) {
     }
   }
   if (model_path.empty()) return fail("no model given", 2);
+  const long rss_start = rss_bytes();
+  const auto load0 = std::chrono::steady_clock::now();
   linfer::Model model;
   linfer::Status s = linfer::Model::Load(model_path, &model);
+  const double load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - load0).count();
+  const long rss_loaded = rss_bytes();
   if (!s) return fail(model_path + ": " + s.message());
   const linfer_model_info info = model.info();
   if (seq_len == 0) seq_len = info.max_seq_len;
@@ -91,9 +120,15 @@ int main(int argc, char** argv) {
   options.max_seq_len = seq_len;
   options.num_threads = threads;
   options.enable_profiling = profile;
-  linfer::Session session;
-  s = linfer::Session::Create(model, options, &session);
-  if (!s) return fail(s.message());
+  std::vector<linfer::Session> all(sessions);
+  std::vector<double> create_ms;
+  for (linfer::Session& each : all) {
+    const auto c0 = std::chrono::steady_clock::now();
+    s = linfer::Session::Create(model, options, &each);
+    create_ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - c0).count());
+    if (!s) return fail(s.message());
+  }
+  linfer::Session& session = all[0];
 
   std::mt19937 rng(1234);
   std::vector<int32_t> ids(seq_len);
@@ -108,10 +143,15 @@ int main(int argc, char** argv) {
   auto run_once = [&]() {
     return info.vocab_size ? session.Run(ids) : session.RunEmbeddings(embeddings.data(), seq_len);
   };
+  for (size_t i = 1; i < all.size(); ++i) {  // every session computes once: its arena is touched
+    s = info.vocab_size ? all[i].Run(ids) : all[i].RunEmbeddings(embeddings.data(), seq_len);
+    if (!s) return fail(s.message());
+  }
   for (uint32_t w = 0; w < warmup; ++w) {
     s = run_once();
     if (!s) return fail(s.message());
   }
+  const long rss_sessions = rss_bytes();
   linfer_profile warm = session.profile();
   std::vector<double> ms;
   for (uint32_t r = 0; r < runs; ++r) {
@@ -129,10 +169,19 @@ int main(int argc, char** argv) {
               model_path.c_str(), info.attention_kind, info.num_layers, info.dim, info.num_heads,
               info.ff_dim, info.max_seq_len, info.proj_len, info.weight_dtype);
   std::printf("seq_len: %u, threads: %u, runs: %u\n", seq_len, threads, runs);
+  std::printf("session: %s\n", session.describe().c_str());
   std::printf("latency_ms: median %.3f, min %.3f, max %.3f\n", median, ms.front(), ms.back());
   std::printf("gflops: %.2f\n", double(linfer_model_flops(model.get(), seq_len)) / (median * 1e6));
   std::printf("arena_bytes: %zu\npacked_weight_bytes: %zu\npeak_rss_bytes: %ld\n",
               session.arena_bytes(), session.packed_weight_bytes(), peak_rss);
+  size_t arenas = 0, packed = 0;
+  for (const linfer::Session& each : all) arenas += each.arena_bytes(), packed += each.packed_weight_bytes();
+  std::printf("load_ms: %.2f\ncreate_ms: first %.2f, max %.2f\n", load_ms, create_ms.front(),
+              *std::max_element(create_ms.begin(), create_ms.end()));
+  std::printf("memory: format version %u, weights %llu bytes, %u sessions, arenas %zu bytes, "
+              "session-owned weights %zu bytes, rss added by load %ld bytes, by load and sessions %ld bytes\n",
+              info.format_version, (unsigned long long)info.resident_weight_bytes, sessions, arenas, packed,
+              rss_loaded - rss_start, rss_sessions - rss_start);
   if (profile) {
     // Mean per run over the timed runs; profiling adds a clock read around each operator.
     const linfer_profile p = session.profile();

@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "encoder.h"
+#include "linfer/format/encoder.h"
 
 namespace linfer::convert {
 // Returns "" or a one-line message naming the bad key or value. Unknown keys are refused.

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "checkpoint.h"
-#include "encoder.h"
+#include "linfer/format/encoder.h"
 
 namespace linfer::convert {
 

@@ -1,4 +1,5 @@
-// linfer-convert CHECKPOINT -o MODEL.lfm [--config CONFIG.json] [--layout auto|lucidrains|fairseq|tatp22|linfer] [--dtype f32|f16|int8]
+// linfer-convert CHECKPOINT -o MODEL.lfm [--config CONFIG.json] [--layout auto|lucidrains|fairseq|tatp22|linfer]
+//                [--dtype f32|f16|int8] [--format-version 1|2]
 //
 // checkpoint reader (no code execution) -> layout mapper -> canonical EncoderDescription ->
 // validate -> .lfm writer. Output is written to a temporary file and renamed, so a failure never
@@ -14,8 +15,9 @@
 
 #include "checkpoint.h"
 #include "layouts.h"
-#include "encoder.h"
-#include "lfm_format.h"
+#include "linfer/format/encoder.h"
+#include "linfer/format/lfm.h"
+#include "linfer/format/panel.h"
 #include "quantize.h"
 #include "tool_util.h"
 
@@ -26,7 +28,7 @@ using linfer::convert::SourceTensor;
 
 constexpr const char* kUsage =
     "usage: linfer-convert CHECKPOINT -o MODEL.lfm [--config CONFIG.json] "
-    "[--layout auto|lucidrains|fairseq|tatp22|linfer] [--dtype f32|f16|int8]";
+    "[--layout auto|lucidrains|fairseq|tatp22|linfer] [--dtype f32|f16|int8] [--format-version 1|2]";
 
 int fail(const std::string& message, int code = 1) {
   std::fprintf(stderr, "linfer-convert: %s\n", message.c_str());
@@ -52,16 +54,18 @@ int main(int argc, char** argv) {
 namespace {
 
 int run(int argc, char** argv) {
-  std::string input, output, config_path, layout = "auto", dtype = "f32";
+  std::string input, output, config_path, layout = "auto", dtype = "f32", version = "2";
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "-o" || a == "--output" || a == "--config" || a == "--layout" || a == "--dtype") {
+    if (a == "-o" || a == "--output" || a == "--config" || a == "--layout" || a == "--dtype" ||
+        a == "--format-version") {
       if (i + 1 >= argc) return fail(a + " needs a value", 2);
       const std::string v = argv[++i];
       if (a == "-o" || a == "--output") output = v;
       else if (a == "--config") config_path = v;
       else if (a == "--layout") layout = v;
-      else dtype = v;
+      else if (a == "--dtype") dtype = v;
+      else version = v;
     } else if (a == "-h" || a == "--help") {
       std::printf("%s\n", kUsage);
       return 0;
@@ -80,6 +84,8 @@ int run(int argc, char** argv) {
     return fail("unknown layout '" + layout + "' (auto, lucidrains, fairseq, tatp22, linfer)", 2);
   if (dtype != "f32" && dtype != "f16" && dtype != "int8")
     return fail("unknown dtype '" + dtype + "' (f32, f16, int8)", 2);
+  if (version != "1" && version != "2")
+    return fail("unknown format version '" + version + "' (1: row-major, 2: dense layers in panels)", 2);
 
   std::string err;
   std::unique_ptr<Checkpoint> ck = linfer::convert::read_checkpoint(input, &err);
@@ -106,9 +112,17 @@ int run(int argc, char** argv) {
         &conv.desc, dtype == "f16" ? linfer::DType::F16 : linfer::DType::I8, &quantized);
     if (!err.empty()) return fail(err);
   }
+  // Version 2: the dense layers in the panel layout the kernels read, so that the runtime uses
+  // the file's bytes in place (a tied LM head and its embedding stay one tensor).
+  linfer::PanelStore panels;
+  if (version == "2") {
+    err = linfer::pack_dense_weights(&conv.desc, &panels, /*move_tied_embedding=*/true);
+    if (!err.empty()) return fail(err);
+  }
   std::vector<uint8_t> bytes;
   err = linfer::write_lfm(conv.desc, "linfer-convert 0.1.0 (layout " + layout + ", " + dtype + ")",
-                          {{"source_format", ck->format}, {"source_layout", layout}}, &bytes);
+                          {{"source_format", ck->format}, {"source_layout", layout}}, &bytes,
+                          /*validate=*/true, uint32_t(std::stoul(version)));
   if (!err.empty()) return fail(err);
   err = linfer::tools::write_file_atomic(output, bytes.data(), bytes.size());
   if (!err.empty()) return fail(err);
@@ -136,7 +150,8 @@ int run(int argc, char** argv) {
   std::printf("\n");
   std::printf("shared tensors: %s\n", conv.shared.empty() ? "none" : "");
   for (const std::string& s : conv.shared) std::printf("  %s\n", s.c_str());
-  std::printf("wrote %s (%zu bytes)\n", output.c_str(), bytes.size());
+  std::printf("wrote %s (%zu bytes, format version %s%s)\n", output.c_str(), bytes.size(), version.c_str(),
+              version == "2" ? ": dense layers in panel layout" : ": row-major");
   return 0;
 }
 

@@ -4,18 +4,10 @@
 #include <cmath>
 #include <map>
 
-#include "half.h"
+#include "linfer/format/half.h"
+#include "linfer/format/int8.h"
 
 namespace linfer::convert {
-
-float quantize_row_int8(const float* w, size_t n, int8_t* q) {
-  float amax = 0.0f;
-  for (size_t i = 0; i < n; ++i) amax = std::max(amax, std::fabs(w[i]));
-  const float scale = amax > 0.0f ? amax / 127.0f : 0.0f;
-  const float inv = amax > 0.0f ? 1.0f / scale : 0.0f;
-  for (size_t i = 0; i < n; ++i) q[i] = int8_t(std::lround(std::clamp(w[i] * inv, -127.0f, 127.0f)));
-  return scale;
-}
 
 std::string quantize_description(EncoderDescription* desc, DType dtype, QuantizedStore* store) {
   std::map<const void*, WeightView> done;  // shared tensors stay shared
@@ -47,7 +39,7 @@ std::string quantize_description(EncoderDescription* desc, DType dtype, Quantize
       auto bytes = std::make_unique<std::vector<uint8_t>>(n);
       auto scales = std::make_unique<std::vector<float>>(rows);
       for (uint64_t r = 0; r < rows; ++r)
-        (*scales)[r] = quantize_row_int8(src + r * cols, cols,
+        (*scales)[r] = linfer::quantize_row_int8(src + r * cols, cols,
                                          reinterpret_cast<int8_t*>(bytes->data()) + r * cols);
       w.data = bytes->data();
       w.scales = scales->data();

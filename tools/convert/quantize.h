@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "encoder.h"
+#include "linfer/format/encoder.h"
 
 namespace linfer::convert {
 
@@ -16,11 +16,8 @@ struct QuantizedStore {
 };
 
 // Converts every slot that weight_may_be_quantized() in place to `dtype` (F16 or I8), keeping
-// tensors that shared memory shared. int8 is symmetric, one scale per row (max |w| / 127).
+// tensors that shared memory shared. int8: linfer/format/int8.h, one scale per row.
 // Returns "" or a message (an f32 value too large for f16 is refused, naming the tensor).
 std::string quantize_description(EncoderDescription* desc, DType dtype, QuantizedStore* store);
-
-// One row of int8 quantization, exposed for tests: returns the scale.
-float quantize_row_int8(const float* w, size_t n, int8_t* q);
 
 }  // namespace linfer::convert

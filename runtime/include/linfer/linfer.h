@@ -45,7 +45,10 @@ typedef enum linfer_head_kind {
   LINFER_HEAD_CLASSIFIER = 2  /* output: class logits [1, num_classes] */
 } linfer_head_kind;
 
+/* What linfer_model_get_info fills. Set struct_size = sizeof(linfer_model_info) (the C++
+ * wrapper does): the library writes only the fields that fit, so the struct can grow. */
 typedef struct linfer_model_info {
+  size_t struct_size;
   uint32_t vocab_size; /* 0: the model takes embeddings (linfer_session_run_embeddings) */
   uint32_t dim;
   uint32_t num_layers;
@@ -58,9 +61,12 @@ typedef struct linfer_model_info {
   uint32_t output_channels; /* columns of the output */
   uint64_t parameter_count;
   uint64_t file_bytes;
-  uint64_t resident_weight_bytes; /* weights widened to f32 at load (f16/int8 files) */
+  uint64_t resident_weight_bytes; /* bytes of weights the model holds for all its sessions, in
+                                     their file dtype: read in place from the file, or (format
+                                     version 1) packed once at load. Sessions add none. */
   const char* attention_kind;     /* "linformer", ... */
-  const char* weight_dtype;       /* "f32", "f16", "int8" or "mixed" */
+  const char* weight_dtype;       /* of the dense layers: "f32", "f16", "int8" or "mixed" */
+  uint32_t format_version;        /* of the file: 1 (row-major) or 2 (dense layers in panels) */
 } linfer_model_info;
 
 /* Which code runs the dense layers (Q, K, V, output, feed-forward, heads). */
@@ -87,6 +93,19 @@ typedef enum linfer_thread_wait {
   LINFER_WAIT_YIELD = 2  /* sleep in the kernel: a few microseconds more per parallel region */
 } linfer_thread_wait;
 
+/* Instruction sets of the dense-layer kernels, for a cap (linfer_session_options.max_isa): tests
+ * and comparisons run lower targets on a CPU that has higher ones. */
+typedef enum linfer_isa {
+  LINFER_ISA_AUTO = 0,          /* the best this CPU has */
+  LINFER_ISA_GENERIC = 1,       /* portable C++ */
+  LINFER_ISA_X86_AVX2 = 2,      /* AVX2, FMA, F16C */
+  LINFER_ISA_X86_AVXVNNI = 3,   /* + AVX-VNNI */
+  LINFER_ISA_X86_AVX512 = 4,    /* AVX-512 F, BW, DQ, VL */
+  LINFER_ISA_X86_AVX512_VNNI = 5,
+  LINFER_ISA_ARM_NEON = 6,      /* ARMv8.0 (Raspberry Pi 4) */
+  LINFER_ISA_ARM_NEON_DOT = 7   /* + dot product (Raspberry Pi 5) */
+} linfer_isa;
+
 /* Session options. Start from linfer_session_options_default(), which sets struct_size, then
  * change fields: a program built against this header keeps working with a later library that
  * has appended fields (they keep their defaults), and a later program with this library as long
@@ -102,6 +121,7 @@ typedef struct linfer_session_options {
   linfer_row_pipeline row_pipeline;
   uint32_t pipeline_block_rows; /* rows per block of the row pipeline; 0: chosen for the cache */
   linfer_thread_wait thread_wait;
+  linfer_isa max_isa; /* the dense kernels use at most this instruction set; the CPU's otherwise */
 } linfer_session_options;
 
 /* Operator kinds for profiling. */
@@ -170,9 +190,14 @@ LINFER_API linfer_status linfer_session_hidden_states(const linfer_session* sess
                                                       const float** out_data, size_t* out_rows,
                                                       size_t* out_cols);
 
-/* Arena bytes in use, and bytes XNNPACK holds for this session's packed weights. */
+/* Arena bytes of this session, and weight bytes it holds of its own: 0 on linfer's kernels,
+ * which read the model's weights; with LINFER_DENSE_XNNPACK, the copies XNNPACK packed. */
 LINFER_API linfer_status linfer_session_memory(const linfer_session* session, size_t* out_arena_bytes,
                                     size_t* out_packed_weight_bytes);
+
+/* One line on what the session runs: dense kernels per weight dtype, the Highway target of the
+ * other kernels, the row pipeline, threads. Valid as long as the session. */
+LINFER_API const char* linfer_session_describe(const linfer_session* session);
 
 #ifdef __cplusplus
 } /* extern "C" */

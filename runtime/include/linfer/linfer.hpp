@@ -48,6 +48,7 @@ class Model {
   }
   linfer_model_info info() const {
     linfer_model_info i{};
+    i.struct_size = sizeof i;
     linfer_model_get_info(model_.get(), &i);
     return i;
   }
@@ -71,6 +72,7 @@ struct SessionOptions {
   linfer_row_pipeline row_pipeline = LINFER_PIPELINE_AUTO;
   uint32_t pipeline_block_rows = 0;  // 0: chosen for the cache
   linfer_thread_wait thread_wait = LINFER_WAIT_AUTO;
+  linfer_isa max_isa = LINFER_ISA_AUTO;
   linfer_session_options c() const {
     linfer_session_options o = linfer_session_options_default();
     o.max_seq_len = max_seq_len;
@@ -82,6 +84,7 @@ struct SessionOptions {
     o.row_pipeline = row_pipeline;
     o.pipeline_block_rows = pipeline_block_rows;
     o.thread_wait = thread_wait;
+    o.max_isa = max_isa;
     return o;
   }
 };
@@ -144,6 +147,8 @@ class Session {
     linfer_session_memory(session_.get(), &a, &p);
     return p;
   }
+  // What the session runs on (kernels, paths, threads), one line.
+  std::string describe() const { return linfer_session_describe(session_.get()); }
 
  private:
   struct Free {

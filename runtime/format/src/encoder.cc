@@ -1,4 +1,6 @@
-#include "encoder.h"
+#include "linfer/format/encoder.h"
+
+#include "linfer/format/panel.h"
 
 #include <cmath>
 #include <cstring>
@@ -71,7 +73,17 @@ const char* to_string(Pooling v) {
   return v == Pooling::First ? "first" : v == Pooling::Mean ? "mean" : "?";
 }
 
+const char* to_string(Layout v) {
+  return v == Layout::RowMajor ? "row-major" : v == Layout::Panel16 ? "panel16" : "?";
+}
+
 size_t dtype_size(DType t) { return t == DType::F32 ? 4 : t == DType::F16 ? 2 : 1; }
+
+uint64_t WeightView::bytes() const {
+  if (layout == Layout::Panel16 && shape.size() == 2)
+    return panel_matrix_bytes(dtype, shape[0], shape[1], panel_groups);
+  return elements() * dtype_size(dtype);
+}
 
 uint64_t WeightView::elements() const {
   if (shape.empty()) return 0;
@@ -178,11 +190,40 @@ bool is_dense_weight(const std::string& slot) {
   return slot == "head.dense.weight" || slot == "head.out.weight";
 }
 
+uint32_t dense_panel_groups(const EncoderConfig& c, const std::string& slot) {
+  const bool per_head_kv = c.attention_kind == AttentionKind::Linformer &&
+                           c.projection_sharing == ProjectionSharing::None && c.kv_heads > 1;
+  return per_head_kv && (ends_with(slot, ".attention.k.weight") || ends_with(slot, ".attention.v.weight"))
+             ? c.kv_heads
+             : 1;
+}
+
 bool weight_may_be_quantized(const std::string& slot) {
   return is_dense_weight(slot) || slot == "token_embedding" || slot == "position_embedding" ||
          slot == "global_tokens" || slot == "shared_proj" || ends_with(slot, ".attention.proj_k") ||
          ends_with(slot, ".attention.proj_v");
 }
+
+namespace {
+// The panel layout is for dense weights, and for a token embedding tied to the LM head (stored
+// once); everything else is row-major.
+std::string check_layout(const EncoderConfig& c, const std::string& name, const WeightView& w) {
+  if (w.layout == Layout::Panel16) {
+    const uint32_t groups = name == "token_embedding" ? 1 : dense_panel_groups(c, name);
+    if (!is_dense_weight(name) && name != "token_embedding")
+      return name + " cannot be stored in panel layout (only dense layer weights can)";
+    if (w.panel_groups != groups)
+      return name + " is packed in " + std::to_string(w.panel_groups) + " panel groups, expected " +
+             std::to_string(groups);
+    if (w.dtype == DType::I8 && !w.channel_sums)
+      return name + " is int8 in panel layout but has no channel sums";
+    return "";
+  }
+  if (w.layout != Layout::RowMajor) return name + " has an unknown layout";
+  if (w.panel_groups != 1 || w.channel_sums) return name + " is row-major but carries panel groups or channel sums";
+  return "";
+}
+}  // namespace
 
 std::string validate_description(const EncoderDescription& d) {
   const EncoderConfig& c = d.config;
@@ -268,6 +309,7 @@ std::string validate_description(const EncoderDescription& d) {
 
   for_each_weight(d, [&](const std::string& name, const WeightView& w) {
     if (!err.empty()) return;
+    if (w.present() && !(err = check_layout(c, name, w)).empty()) return;
     const size_t dot = name.rfind('.');
     const std::string leaf = dot == std::string::npos ? name : name.substr(dot + 1);
     if (leaf == "conv_weight" || leaf == "conv_bias") {

@@ -20,6 +20,8 @@ enum class Activation : uint8_t { GeluErf = 0, GeluTanh = 1, Relu = 2 };
 enum class HeadKind : uint8_t { None = 0, LmLogits = 1, Classifier = 2 };
 enum class Pooling : uint8_t { First = 0, Mean = 1 };
 enum class CausalMode : uint8_t { Bidirectional = 0, Causal = 1 };
+// Element order of a tensor's bytes: C order, or the dense kernels' panels (panel.h).
+enum class Layout : uint8_t { RowMajor = 0, Panel16 = 1 };
 
 const char* to_string(DType);
 const char* to_string(AttentionKind);
@@ -30,6 +32,7 @@ const char* to_string(ProjectionSharing);
 const char* to_string(Activation);
 const char* to_string(HeadKind);
 const char* to_string(Pooling);
+const char* to_string(Layout);
 size_t dtype_size(DType);
 
 struct EncoderConfig {
@@ -83,15 +86,19 @@ struct EncoderConfig {
   }
 };
 
-// A weight tensor: row-major, shape[0] = output channels for linear layers.
+// A weight tensor: shape[0] = output channels for linear layers. Its bytes are in C order, or
+// (format version 2, dense layers) in the panel layout of panel.h.
 struct WeightView {
   DType dtype = DType::F32;
   std::vector<uint32_t> shape;  // empty: the tensor is absent
   const void* data = nullptr;
   const float* scales = nullptr;  // I8 only: one per row (rows = elements / last dimension)
+  Layout layout = Layout::RowMajor;
+  uint32_t panel_groups = 1;             // Panel16: separately packed groups of rows
+  const int32_t* channel_sums = nullptr; // Panel16 I8: per row, the sum of its int8 values
   bool present() const { return !shape.empty(); }
   uint64_t elements() const;
-  uint64_t bytes() const { return elements() * dtype_size(dtype); }
+  uint64_t bytes() const;  // of the data, in its layout
   uint64_t rows() const { return shape.empty() ? 0 : elements() / shape.back(); }
 };
 
@@ -152,8 +159,13 @@ std::string validate_description(const EncoderDescription& desc);
 // True for the slots that may be stored as f16 or int8: matrices (linear weights, embeddings,
 // sequence projections, GiveTake tokens). Norms and biases are always f32.
 bool weight_may_be_quantized(const std::string& slot);
-// True for the weight of a dense layer (the int8 compute path runs these in int8).
+// True for the weight of a dense layer (Q, K, V, output, feed-forward, head layers): the slots
+// that version 2 files store in panel layout and the dense kernels read.
 bool is_dense_weight(const std::string& slot);
+// Groups of rows a dense slot is packed in (panel.h): the K and V weights of per-head Linformer
+// projections (sharing none, kv_heads > 1) are read one head at a time, so each head's rows are
+// packed as a group of their own; every other slot is one group.
+uint32_t dense_panel_groups(const EncoderConfig& c, const std::string& slot);
 
 }  // namespace linfer
 

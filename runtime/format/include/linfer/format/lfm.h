@@ -6,11 +6,13 @@
 #include <utility>
 #include <vector>
 
-#include "encoder.h"
+#include "linfer/format/encoder.h"
 
 namespace linfer {
 
-constexpr uint32_t kFormatVersion = 1;
+// Version written by default and the newest one read. Version 1 (all weights row-major) is still
+// read, and written on request.
+constexpr uint32_t kFormatVersion = 2;
 constexpr size_t kDataAlignment = 64;
 
 struct LfmInfo {
@@ -20,12 +22,14 @@ struct LfmInfo {
   std::vector<std::pair<std::string, std::string>> metadata;
 };
 
-// Serialises a description into .lfm bytes. Weights that share one data pointer are stored once.
+// Serialises a description into .lfm bytes, as it is: the caller packs dense weights first for
+// version 2 (pack_dense_weights, panel.h). Weights that share one data pointer are stored once.
 // The description must pass validate_description unless `validate` is false (tests use that to
-// make invalid files). Returns "" or a message.
+// make invalid files). Version 1 refuses panel-layout tensors. Returns "" or a message.
 std::string write_lfm(const EncoderDescription& desc, const std::string& producer,
                       const std::vector<std::pair<std::string, std::string>>& metadata,
-                      std::vector<uint8_t>* out, bool validate = true);
+                      std::vector<uint8_t>* out, bool validate = true,
+                      uint32_t format_version = kFormatVersion);
 
 // Verifies (FlatBuffers Verifier), then checks every offset, size and scale, then validates the
 // meaning (validate_description). On success the views in *desc point into `data`, which must be

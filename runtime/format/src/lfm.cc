@@ -1,4 +1,4 @@
-#include "lfm_format.h"
+#include "linfer/format/lfm.h"
 
 #include <algorithm>
 #include <cmath>
@@ -11,6 +11,27 @@ namespace linfer {
 namespace {
 
 namespace fbs = linfer::fb;
+
+// encoder.h mirrors the schema's enums by value: the reader casts one into the other.
+#define LINFER_SAME_ENUM(E, V) static_assert(int(E::V) == int(fbs::E::V), #E "::" #V " differs from the schema")
+LINFER_SAME_ENUM(DType, F32); LINFER_SAME_ENUM(DType, F16); LINFER_SAME_ENUM(DType, I8);
+LINFER_SAME_ENUM(AttentionKind, Linformer); LINFER_SAME_ENUM(AttentionKind, FullSoftmax);
+LINFER_SAME_ENUM(AttentionKind, LinearElu); LINFER_SAME_ENUM(AttentionKind, GiveTake);
+LINFER_SAME_ENUM(NormPlacement, Pre); LINFER_SAME_ENUM(NormPlacement, Post);
+LINFER_SAME_ENUM(NormPlacement, Reversible);
+LINFER_SAME_ENUM(PositionKind, None); LINFER_SAME_ENUM(PositionKind, Learned);
+LINFER_SAME_ENUM(PositionKind, Sinusoidal);
+LINFER_SAME_ENUM(ProjectionPlacement, After); LINFER_SAME_ENUM(ProjectionPlacement, Before);
+LINFER_SAME_ENUM(ProjectionSharing, None); LINFER_SAME_ENUM(ProjectionSharing, Headwise);
+LINFER_SAME_ENUM(ProjectionSharing, KeyValue); LINFER_SAME_ENUM(ProjectionSharing, Layerwise);
+LINFER_SAME_ENUM(Activation, GeluErf); LINFER_SAME_ENUM(Activation, GeluTanh);
+LINFER_SAME_ENUM(Activation, Relu);
+LINFER_SAME_ENUM(HeadKind, None); LINFER_SAME_ENUM(HeadKind, LmLogits);
+LINFER_SAME_ENUM(HeadKind, Classifier);
+LINFER_SAME_ENUM(Pooling, First); LINFER_SAME_ENUM(Pooling, Mean);
+LINFER_SAME_ENUM(CausalMode, Bidirectional); LINFER_SAME_ENUM(CausalMode, Causal);
+LINFER_SAME_ENUM(Layout, RowMajor); LINFER_SAME_ENUM(Layout, Panel16);
+#undef LINFER_SAME_ENUM
 
 // ---------------------------------------------------------------------------------------------
 // Writing
@@ -39,7 +60,10 @@ struct Writer {
     auto shape = fbb.CreateVector(w.shape);
     flatbuffers::Offset<flatbuffers::Vector<float>> scales = 0;
     if (w.dtype == DType::I8 && w.scales) scales = fbb.CreateVector(w.scales, w.rows());
-    return fbs::CreateTensor(fbb, fbs::DType(w.dtype), shape, blob_offsets[idx], w.bytes(), scales);
+    flatbuffers::Offset<flatbuffers::Vector<int32_t>> sums = 0;
+    if (w.channel_sums) sums = fbb.CreateVector(w.channel_sums, w.rows());
+    return fbs::CreateTensor(fbb, fbs::DType(w.dtype), shape, blob_offsets[idx], w.bytes(), scales,
+                             fbs::Layout(w.layout), w.panel_groups, sums);
   }
   flatbuffers::Offset<fbs::Linear> linear(const LinearWeights& l) {
     if (!l.weight.present() && !l.bias.present()) return 0;
@@ -59,9 +83,19 @@ struct Writer {
 
 std::string write_lfm(const EncoderDescription& d, const std::string& producer,
                       const std::vector<std::pair<std::string, std::string>>& metadata,
-                      std::vector<uint8_t>* out, bool validate) {
+                      std::vector<uint8_t>* out, bool validate, uint32_t format_version) {
   if (validate) {
     std::string err = validate_description(d);
+    if (!err.empty()) return err;
+  }
+  if (format_version != 1 && format_version != kFormatVersion)
+    return "cannot write format version " + std::to_string(format_version);
+  if (format_version == 1) {
+    std::string err;
+    for_each_weight(d, [&](const std::string& name, const WeightView& w) {
+      if (err.empty() && w.present() && w.layout != Layout::RowMajor)
+        err = name + " is in panel layout, which format version 1 cannot hold";
+    });
     if (!err.empty()) return err;
   }
   Writer w;
@@ -110,17 +144,17 @@ std::string write_lfm(const EncoderDescription& d, const std::string& producer,
     kvs.push_back(fbs::CreateKeyValue(fbb, fbb.CreateString(key), fbb.CreateString(value)));
   auto metadata_vec = fbb.CreateVector(kvs);
   auto producer_str = fbb.CreateString(producer);
-  auto model = fbs::CreateModel(fbb, kFormatVersion, producer_str, config, /*data_offset=*/0,
+  auto model = fbs::CreateModelFile(fbb, format_version, producer_str, config, /*data_offset=*/0,
                                 w.data_size, token_embedding, position_embedding, embedding_norm,
                                 global_tokens, shared_proj, shared_proj_bias, layers_vec,
                                 final_norm, head, metadata_vec);
-  fbs::FinishModelBuffer(fbb, model);
+  fbs::FinishModelFileBuffer(fbb, model);
 
   const uint64_t data_offset =
       (fbb.GetSize() + kDataAlignment - 1) / kDataAlignment * kDataAlignment;
   out->assign(data_offset + w.data_size, 0);
   std::memcpy(out->data(), fbb.GetBufferPointer(), fbb.GetSize());
-  if (!fbs::GetMutableModel(out->data())->mutate_data_offset(data_offset))
+  if (!fbs::GetMutableModelFile(out->data())->mutate_data_offset(data_offset))
     return "internal error: data_offset was not stored";
   for (size_t i = 0; i < w.blobs.size(); ++i)
     std::memcpy(out->data() + data_offset + w.blob_offsets[i], w.blobs[i]->data,
@@ -134,6 +168,7 @@ std::string write_lfm(const EncoderDescription& d, const std::string& producer,
 namespace {
 
 struct Reader {
+  uint32_t format_version;
   const uint8_t* data_section;
   uint64_t data_size;
   std::string err;
@@ -141,7 +176,10 @@ struct Reader {
   struct Extent {
     uint64_t offset, size;
     DType dtype;
+    Layout layout;
+    uint32_t panel_groups;
     const flatbuffers::Vector<float>* scales;
+    const flatbuffers::Vector<int32_t>* sums;
     std::string name;
   };
   std::vector<Extent> extents;
@@ -162,6 +200,24 @@ struct Reader {
     }
     w.dtype = DType(dtype);
     w.shape.assign(shape->begin(), shape->end());
+    const uint8_t layout = uint8_t(t->layout());
+    if (layout > uint8_t(Layout::Panel16)) {
+      err = name + ": unknown layout " + std::to_string(layout);
+      return {};
+    }
+    w.layout = Layout(layout);
+    w.panel_groups = t->panel_groups();
+    if (w.layout == Layout::Panel16) {
+      if (format_version < 2) {
+        err = name + ": panel layout needs format version 2, the file says " + std::to_string(format_version);
+        return {};
+      }
+      if (w.shape.size() != 2 || w.panel_groups == 0 || w.shape[0] % w.panel_groups != 0) {
+        err = name + ": a panel-layout tensor needs 2 dimensions and panel groups that divide its rows (shape " +
+              shape_to_string(w.shape) + ", " + std::to_string(w.panel_groups) + " groups)";
+        return {};
+      }
+    }
     for (uint32_t s : w.shape)
       if (s == 0) {
         err = name + ": shape " + shape_to_string(w.shape) + " has a zero dimension";
@@ -172,11 +228,11 @@ struct Reader {
       err = name + ": shape " + shape_to_string(w.shape) + " is too large";
       return {};
     }
-    const uint64_t bytes = elements * dtype_size(w.dtype);
+    const uint64_t bytes = w.bytes();
     if (t->size() != bytes) {
       err = name + ": byte size " + std::to_string(t->size()) + " does not match " +
-            to_string(w.dtype) + " " + shape_to_string(w.shape) + " (" + std::to_string(bytes) +
-            " bytes)";
+            to_string(w.dtype) + " " + shape_to_string(w.shape) + " in " + to_string(w.layout) +
+            " layout (" + std::to_string(bytes) + " bytes)";
       return {};
     }
     if (t->offset() % kDataAlignment != 0) {
@@ -189,7 +245,16 @@ struct Reader {
       return {};
     }
     w.data = data_section + t->offset();
-    extents.push_back({t->offset(), bytes, w.dtype, t->scales(), name});
+    extents.push_back({t->offset(), bytes, w.dtype, w.layout, w.panel_groups, t->scales(),
+                       t->channel_sums(), name});
+    if (const auto* sums = t->channel_sums(); sums && sums->size() > 0) {
+      if (w.layout != Layout::Panel16 || w.dtype != DType::I8 || sums->size() != w.rows()) {
+        err = name + ": channel sums belong to int8 panel-layout tensors, one per row (" +
+              std::to_string(w.rows()) + "), found " + std::to_string(sums->size());
+        return {};
+      }
+      w.channel_sums = sums->data();
+    }
     if (w.dtype == DType::I8) {
       const auto* scales = t->scales();
       if (!scales || scales->size() != w.rows()) {
@@ -238,15 +303,18 @@ struct Reader {
     const Extent* group = nullptr;  // the first tensor at the start of the current byte range
     for (const Extent* e : order) {
       if (group && e->offset < group->offset + group->size) {
-        const bool same_scales =
-            e->dtype != DType::I8 ||
-            (e->scales && group->scales && e->scales->size() == group->scales->size() &&
-             std::memcmp(e->scales->data(), group->scales->data(), e->scales->size() * sizeof(float)) == 0);
-        if (e->offset != group->offset || e->size != group->size || e->dtype != group->dtype || !same_scales) {
+        auto same = [](const auto* a, const auto* b) {
+          const size_t na = a ? a->size() : 0, nb = b ? b->size() : 0;
+          return na == nb && (na == 0 || std::memcmp(a->data(), b->data(), na * sizeof(*a->data())) == 0);
+        };
+        const bool same_scales = e->dtype != DType::I8 || (same(e->scales, group->scales) && e->scales);
+        if (e->offset != group->offset || e->size != group->size || e->dtype != group->dtype ||
+            e->layout != group->layout || e->panel_groups != group->panel_groups ||
+            !same(e->sums, group->sums) || !same_scales) {
           err = e->name + ": data [" + std::to_string(e->offset) + ", +" + std::to_string(e->size) +
                 ") overlaps " + group->name + " [" + std::to_string(group->offset) + ", +" +
                 std::to_string(group->size) + ") without being the same " + to_string(group->dtype) +
-                " tensor (shared weights must have the same offset, size, dtype and scales)";
+                " tensor (shared weights must have the same offset, size, dtype, layout and scales)";
           return;
         }
         continue;
@@ -260,7 +328,7 @@ struct Reader {
 
 std::string parse_lfm(const uint8_t* data, size_t size, EncoderDescription* desc, LfmInfo* info) {
   if (size < 8) return "file is too small to be a linfer model (" + std::to_string(size) + " bytes)";
-  if (!fbs::ModelBufferHasIdentifier(data)) {
+  if (!fbs::ModelFileBufferHasIdentifier(data)) {
     char id[5] = {0};
     std::memcpy(id, data + 4, 4);
     for (char& ch : id)
@@ -270,12 +338,12 @@ std::string parse_lfm(const uint8_t* data, size_t size, EncoderDescription* desc
   // The Verifier bounds every table, vector and string read below to the buffer it is given.
   const size_t verify_size = size < FLATBUFFERS_MAX_BUFFER_SIZE ? size : FLATBUFFERS_MAX_BUFFER_SIZE - 1;
   flatbuffers::Verifier verifier(data, verify_size, /*max_depth=*/64, /*max_tables=*/1u << 20);
-  if (!fbs::VerifyModelBuffer(verifier))
+  if (!fbs::VerifyModelFileBuffer(verifier))
     return "model file is corrupt: the FlatBuffers verifier rejected it (truncated or damaged)";
-  const fbs::Model* m = fbs::GetModel(data);
-  if (m->format_version() != kFormatVersion)
+  const fbs::ModelFile* m = fbs::GetModelFile(data);
+  if (m->format_version() < 1 || m->format_version() > kFormatVersion)
     return "unsupported format version " + std::to_string(m->format_version()) +
-           " (this runtime reads version " + std::to_string(kFormatVersion) + ")";
+           " (this runtime reads versions 1 to " + std::to_string(kFormatVersion) + ")";
   const uint64_t data_offset = m->data_offset(), data_size = m->data_size();
   if (data_offset % kDataAlignment != 0)
     return "data section offset " + std::to_string(data_offset) + " is not 64-byte aligned";
@@ -321,7 +389,7 @@ std::string parse_lfm(const uint8_t* data, size_t size, EncoderDescription* desc
   if (cfg.num_layers > Limits::kMaxLayers)
     return "invalid configuration: num_layers = " + std::to_string(cfg.num_layers) + " is too large";
 
-  Reader r{data + data_offset, data_size, "", {}};
+  Reader r{m->format_version(), data + data_offset, data_size, "", {}};
   d.token_embedding = r.tensor(m->token_embedding(), "token_embedding");
   d.position_embedding = r.tensor(m->position_embedding(), "position_embedding");
   d.embedding_norm = r.norm(m->embedding_norm(), "embedding_norm");

@@ -1,6 +1,10 @@
-#include "xnnpack/dense.h"
+// Dense layers through XNNPACK's f32 fully connected operator (kernels.h: XnnpackDense). The
+// operator packs its own copy of the weights when it is created; run() only sets the row count
+// and pointers, which allocates nothing in this XNNPACK version.
+#include <xnnpack.h>
 
-#include <atomic>
+#include "kernels.h"
+
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -9,9 +13,11 @@
 namespace linfer::kernels {
 namespace {
 
-// XNNPACK allocations go through here so the runtime can report them. Each block carries its size
-// in a 64-byte header so that reallocate and deallocate can account for it.
-std::atomic<size_t> g_xnn_bytes{0};
+// XNNPACK allocations go through here so that an operator's packed bytes can be reported: counted
+// per thread (an operator is created, and its weights packed, on the calling thread), so sessions
+// created at the same time on other threads do not mix into the figure. Each block carries its
+// size in a 64-byte header so that reallocate and deallocate can account for it.
+thread_local long long g_xnn_bytes = 0;
 constexpr size_t kHeader = 64;
 
 void* xnn_alloc(void*, size_t size) {
@@ -68,9 +74,7 @@ std::string initialize_xnnpack() {
   return "";
 }
 
-size_t xnnpack_allocated_bytes() { return g_xnn_bytes.load(); }
-
-DenseLayer& DenseLayer::operator=(DenseLayer&& other) noexcept {
+XnnpackDense& XnnpackDense::operator=(XnnpackDense&& other) noexcept {
   if (this != &other) {
     if (op_) xnn_delete_operator(op_);
     op_ = other.op_;
@@ -81,20 +85,21 @@ DenseLayer& DenseLayer::operator=(DenseLayer&& other) noexcept {
   return *this;
 }
 
-DenseLayer::~DenseLayer() {
+XnnpackDense::~XnnpackDense() {
   if (op_) xnn_delete_operator(op_);
 }
 
-std::string DenseLayer::create(size_t in, size_t out, size_t in_stride, size_t out_stride,
-                               const float* weight, const float* bias, bool relu,
-                               bool yield_workers) {
+std::string XnnpackDense::create(size_t in, size_t out, const float* weight, const float* bias,
+                                 bool relu, bool yield_workers, size_t* packed_bytes) {
   if (op_) xnn_delete_operator(op_);
   op_ = nullptr;
   in_ = in;
   out_ = out;
+  const long long before = g_xnn_bytes;
   const xnn_status s = xnn_create_fully_connected_nc_f32(
-      in, out, in_stride, out_stride, weight, bias, relu ? 0.0f : -INFINITY, INFINITY,
+      in, out, in, out, weight, bias, relu ? 0.0f : -INFINITY, INFINITY,
       yield_workers ? XNN_FLAG_YIELD_WORKERS : 0, &op_);
+  *packed_bytes = g_xnn_bytes > before ? size_t(g_xnn_bytes - before) : 0;
   if (s != xnn_status_success) {
     op_ = nullptr;
     return "XNNPACK could not create a " + std::to_string(in) + "x" + std::to_string(out) +
@@ -103,7 +108,7 @@ std::string DenseLayer::create(size_t in, size_t out, size_t in_stride, size_t o
   return "";
 }
 
-bool DenseLayer::run(size_t rows, const float* x, float* y, pthreadpool_t pool) const {
+bool XnnpackDense::run(size_t rows, const float* x, float* y, pthreadpool_t pool) const {
   if (xnn_setup_fully_connected_nc_f32(op_, rows, x, y, pool) != xnn_status_success) return false;
   return xnn_run_operator(op_, pool) == xnn_status_success;
 }

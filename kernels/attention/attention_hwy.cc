@@ -1,0 +1,258 @@
+// Attention cores with Highway: softmax attention over blocks of keys (online softmax) and
+// linear (elu+1) attention state and apply.
+// Compiled for every target Highway knows (AVX-512, AVX2, SSE4, NEON, scalar); HWY_DYNAMIC_DISPATCH
+// picks the best one for the running CPU. Remainders that do not fill a vector run as scalar code
+// with the same arithmetic order, or through the vector code on a padded copy where scalar code
+// would round differently.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "attention/attention_hwy.cc"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+#include <hwy/highway.h>
+#include <hwy/contrib/math/math-inl.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "kernels.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace linfer::kernels {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+using D = hn::ScalableTag<float>;
+
+// Attention for R (1..4) rows at a time, over the keys in blocks of kKeyBlock with an online
+// softmax (running max and sum per row), so any number of keys works in O(block) scratch: the
+// Linformer's k compressed keys are one block, full attention's T keys are many. Each K'^T or V'
+// vector loaded feeds R rows, and 4 vectors per row keep 4R accumulators in flight.
+template <size_t R, size_t NV>
+void AttentionRows(const AttentionHeadArgs& a, size_t r0, float* scratch) {
+  const D d;
+  const size_t L = hn::Lanes(d);
+  using V = decltype(hn::Zero(d));
+  const size_t block = std::min(a.keys, kAttentionKeyBlock);
+  const size_t ks = block + 16, dh = a.head_dim;
+  const float* q[R];
+  float* s[R];
+  float* acc_row[R];
+  float* o[R];
+  float m[R], l[R];
+  for (size_t r = 0; r < R; ++r) {
+    q[r] = a.q + (r0 + r) * a.q_stride;
+    s[r] = scratch + r * ks;
+    acc_row[r] = scratch + R * ks + r * (dh + 16);
+    o[r] = a.o + (r0 + r) * a.o_stride;
+    m[r] = -INFINITY;
+    l[r] = 0.0f;
+    for (size_t c = 0; c < dh; ++c) acc_row[r][c] = 0.0f;
+  }
+  const auto vscale = hn::Set(d, a.scale);
+  for (size_t j0 = 0; j0 < a.keys; j0 += block) {
+    const size_t nb = std::min(block, a.keys - j0);
+    const float* kt = a.kt + j0;
+    // Scores: s[r][j] = scale * sum_t q[r][t] * kt[t][j0 + j].
+    size_t j = 0;
+    for (; j + NV * L <= nb; j += NV * L) {
+      V acc[R][NV];
+      for (size_t r = 0; r < R; ++r)
+        for (size_t i = 0; i < NV; ++i) acc[r][i] = hn::Zero(d);
+      for (size_t t = 0; t < dh; ++t) {
+        const float* k = kt + t * a.kt_stride + j;
+        V kv[NV];
+        for (size_t i = 0; i < NV; ++i) kv[i] = hn::LoadU(d, k + i * L);
+        for (size_t r = 0; r < R; ++r) {
+          const V bq = hn::Set(d, q[r][t]);
+          for (size_t i = 0; i < NV; ++i) acc[r][i] = hn::MulAdd(bq, kv[i], acc[r][i]);
+        }
+      }
+      for (size_t r = 0; r < R; ++r)
+        for (size_t i = 0; i < NV; ++i) hn::StoreU(hn::Mul(acc[r][i], vscale), d, s[r] + j + i * L);
+    }
+    for (; j + L <= nb; j += L) {
+      V acc[R];
+      for (size_t r = 0; r < R; ++r) acc[r] = hn::Zero(d);
+      for (size_t t = 0; t < dh; ++t) {
+        const V k0 = hn::LoadU(d, kt + t * a.kt_stride + j);
+        for (size_t r = 0; r < R; ++r) acc[r] = hn::MulAdd(hn::Set(d, q[r][t]), k0, acc[r]);
+      }
+      for (size_t r = 0; r < R; ++r) hn::StoreU(hn::Mul(acc[r], vscale), d, s[r] + j);
+    }
+    for (; j < nb; ++j)
+      for (size_t r = 0; r < R; ++r) {
+        float acc = 0.0f;
+        for (size_t t = 0; t < dh; ++t) acc += q[r][t] * kt[t * a.kt_stride + j];
+        s[r][j] = acc * a.scale;
+      }
+    // Online softmax: rescale what was accumulated to the new running max.
+    float correction[R];
+    for (size_t r = 0; r < R; ++r) {
+      float* sr = s[r];
+      auto vmax = hn::Set(d, -INFINITY);
+      for (j = 0; j + L <= nb; j += L) vmax = hn::Max(vmax, hn::LoadU(d, sr + j));
+      float block_max = hn::GetLane(hn::MaxOfLanes(d, vmax));
+      for (; j < nb; ++j) block_max = sr[j] > block_max ? sr[j] : block_max;
+      const float m_new = block_max > m[r] ? block_max : m[r];
+      correction[r] = std::exp(m[r] - m_new);  // 0 on the first block (m = -inf)
+      m[r] = m_new;
+      const auto vm = hn::Set(d, m_new);
+      auto vsum = hn::Zero(d);
+      for (j = 0; j + L <= nb; j += L) {
+        const auto e = hn::Exp(d, hn::Sub(hn::LoadU(d, sr + j), vm));
+        vsum = hn::Add(vsum, e);
+        hn::StoreU(e, d, sr + j);
+      }
+      float sum = hn::GetLane(hn::SumOfLanes(d, vsum));
+      for (; j < nb; ++j) {
+        sr[j] = std::exp(sr[j] - m_new);
+        sum += sr[j];
+      }
+      l[r] = l[r] * correction[r] + sum;
+    }
+    // acc[r] = acc[r] * correction + p[r] @ v[j0 : j0 + nb], vectorised over head_dim.
+    const float* vb = a.v + j0 * a.v_stride;
+    size_t c = 0;
+    for (; c + NV * L <= dh; c += NV * L) {
+      V acc[R][NV];
+      for (size_t r = 0; r < R; ++r)
+        for (size_t i = 0; i < NV; ++i)
+          acc[r][i] = hn::Mul(hn::LoadU(d, acc_row[r] + c + i * L), hn::Set(d, correction[r]));
+      for (size_t t = 0; t < nb; ++t) {
+        const float* v = vb + t * a.v_stride + c;
+        V vv[NV];
+        for (size_t i = 0; i < NV; ++i) vv[i] = hn::LoadU(d, v + i * L);
+        for (size_t r = 0; r < R; ++r) {
+          const V bp = hn::Set(d, s[r][t]);
+          for (size_t i = 0; i < NV; ++i) acc[r][i] = hn::MulAdd(bp, vv[i], acc[r][i]);
+        }
+      }
+      for (size_t r = 0; r < R; ++r)
+        for (size_t i = 0; i < NV; ++i) hn::StoreU(acc[r][i], d, acc_row[r] + c + i * L);
+    }
+    for (; c + L <= dh; c += L) {
+      V acc[R];
+      for (size_t r = 0; r < R; ++r)
+        acc[r] = hn::Mul(hn::LoadU(d, acc_row[r] + c), hn::Set(d, correction[r]));
+      for (size_t t = 0; t < nb; ++t) {
+        const V v0 = hn::LoadU(d, vb + t * a.v_stride + c);
+        for (size_t r = 0; r < R; ++r) acc[r] = hn::MulAdd(hn::Set(d, s[r][t]), v0, acc[r]);
+      }
+      for (size_t r = 0; r < R; ++r) hn::StoreU(acc[r], d, acc_row[r] + c);
+    }
+    for (; c < dh; ++c)
+      for (size_t r = 0; r < R; ++r) {
+        float acc = acc_row[r][c] * correction[r];
+        for (size_t t = 0; t < nb; ++t) acc += s[r][t] * vb[t * a.v_stride + c];
+        acc_row[r][c] = acc;
+      }
+  }
+  for (size_t r = 0; r < R; ++r) {
+    const float inv = 1.0f / l[r];
+    for (size_t c = 0; c < dh; ++c) o[r][c] = acc_row[r][c] * inv;
+  }
+}
+
+// Rows at a time and vectors per row: 8 x 2 keeps 16 accumulators and halves the loads of K'^T
+// and V' per score against 4 x 4 (those loads, from L2, limited the kernel); targets with 16
+// vector registers take 4 x 2.
+#if HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3
+constexpr size_t kAttnRows = 4;
+#else
+constexpr size_t kAttnRows = 8;
+#endif
+static_assert(kAttnRows <= kAttentionMaxRows, "scratch is sized for kAttentionMaxRows");
+constexpr size_t kAttnVectors = 2;
+
+void Attention(const AttentionHeadArgs& a, size_t row_begin, size_t row_end, float* scratch) {
+  size_t r = row_begin;
+  for (; r + kAttnRows <= row_end; r += kAttnRows) AttentionRows<kAttnRows, kAttnVectors>(a, r, scratch);
+  for (; r < row_end; ++r) AttentionRows<1, kAttnVectors>(a, r, scratch);
+}
+
+// phi(x) = elu(x) + 1 = x + 1 for x > 0, exp(x) otherwise; into dst[0, d).
+void Phi(const float* x, size_t d_len, float* dst) {
+  const D d;
+  const size_t L = hn::Lanes(d);
+  size_t i = 0;
+  for (; i + L <= d_len; i += L) {
+    const auto v = hn::LoadU(d, x + i);
+    const auto pos = hn::Add(v, hn::Set(d, 1.0f));
+    const auto neg = hn::Exp(d, hn::Min(v, hn::Zero(d)));
+    hn::StoreU(hn::IfThenElse(hn::Gt(v, hn::Zero(d)), pos, neg), d, dst + i);
+  }
+  for (; i < d_len; ++i) dst[i] = x[i] > 0.0f ? x[i] + 1.0f : std::exp(x[i]);
+}
+
+// S[a][:] += phi(k_j)[a] * v_j[:], z += phi(k_j); vectorised over the columns of S.
+void LinearAttentionState(const float* k, size_t k_stride, const float* v, size_t v_stride,
+                          size_t rows, size_t dd, float* S, float* z) {
+  const D d;
+  const size_t L = hn::Lanes(d);
+  float pk[1024];
+  for (size_t j = 0; j < rows; ++j) {
+    const float* vj = v + j * v_stride;
+    for (size_t a0 = 0; a0 < dd; a0 += 1024) {
+      const size_t na = std::min<size_t>(1024, dd - a0);
+      Phi(k + j * k_stride + a0, na, pk);
+      for (size_t a = 0; a < na; ++a) {
+        z[a0 + a] += pk[a];
+        float* row = S + (a0 + a) * dd;
+        const auto p = hn::Set(d, pk[a]);
+        size_t b = 0;
+        for (; b + L <= dd; b += L) hn::StoreU(hn::MulAdd(p, hn::LoadU(d, vj + b), hn::LoadU(d, row + b)), d, row + b);
+        for (; b < dd; ++b) row[b] += pk[a] * vj[b];
+      }
+    }
+  }
+}
+
+// o_i = phi(q_i)^T S / (phi(q_i) . z): rows of S weighted by phi(q_i), vectorised over columns.
+void LinearAttentionApply(const float* q, size_t q_stride, size_t rows, size_t dd, const float* S,
+                          const float* z, float* o, size_t o_stride, float* scratch) {
+  const D d;
+  const size_t L = hn::Lanes(d);
+  for (size_t i = 0; i < rows; ++i) {
+    float* pq = scratch;
+    Phi(q + i * q_stride, dd, pq);
+    float den = 0.0f;
+    for (size_t a = 0; a < dd; ++a) den += pq[a] * z[a];
+    const float inv = 1.0f / den;
+    float* oi = o + i * o_stride;
+    size_t b = 0;
+    for (; b + L <= dd; b += L) {
+      auto acc = hn::Zero(d);
+      for (size_t a = 0; a < dd; ++a) acc = hn::MulAdd(hn::Set(d, pq[a]), hn::LoadU(d, S + a * dd + b), acc);
+      hn::StoreU(hn::Mul(acc, hn::Set(d, inv)), d, oi + b);
+    }
+    for (; b < dd; ++b) {
+      float acc = 0.0f;
+      for (size_t a = 0; a < dd; ++a) acc += pq[a] * S[a * dd + b];
+      oi[b] = acc * inv;
+    }
+  }
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace linfer::kernels
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace linfer::kernels {
+HWY_EXPORT(Attention);
+HWY_EXPORT(LinearAttentionState);
+HWY_EXPORT(LinearAttentionApply);
+
+void attention_f32_hwy(const AttentionHeadArgs& args, size_t row_begin, size_t row_end,
+                        float* scratch) {
+  HWY_DYNAMIC_DISPATCH(Attention)(args, row_begin, row_end, scratch);
+}
+void linear_attention_state_f32_hwy(const float* k, size_t k_stride, const float* v,
+                                     size_t v_stride, size_t rows, size_t d, float* S, float* z) {
+  HWY_DYNAMIC_DISPATCH(LinearAttentionState)(k, k_stride, v, v_stride, rows, d, S, z);
+}
+void linear_attention_apply_f32_hwy(const float* q, size_t q_stride, size_t rows, size_t d,
+                                     const float* S, const float* z, float* o, size_t o_stride,
+                                     float* scratch) {
+  HWY_DYNAMIC_DISPATCH(LinearAttentionApply)(q, q_stride, rows, d, S, z, o, o_stride, scratch);
+}
+}  // namespace linfer::kernels
+#endif

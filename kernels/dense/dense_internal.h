@@ -1,0 +1,59 @@
+// What the dense kernel files share: the entry points that dense_select.cc lists in its tables,
+// and the per-channel values of the last, partial panel.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels.h"
+#include "linfer/format/panel.h"
+
+namespace linfer::kernels::dense {
+
+// Values [n, n + 16) of a per-channel array of `count` entries as 16 readable values: the array
+// itself when all 16 exist, else a copy with zeros past the end (a null array reads as zeros).
+template <class T>
+const T* channel_block(const T* values, size_t n, size_t count, T (&tail)[kPanelRows]) {
+  if (values && n + kPanelRows <= count) return values + n;
+  for (size_t j = 0; j < kPanelRows; ++j) tail[j] = values && n + j < count ? values[n + j] : T(0);
+  return tail;
+}
+
+// Entry points (DenseKernel::run and ::quantize), by instruction set.
+#define LINFER_DENSE_RUN(fn)                                                                \
+  void fn(const DenseWeights& w, const DenseInput& in, size_t rows, float* y, size_t y_stride, \
+          size_t n_begin, size_t n_end, DenseEpilogue e)
+#define LINFER_DENSE_QUANTIZE(fn) \
+  void fn(const float* x, size_t x_stride, size_t rows, size_t k, int8_t* q, size_t q_stride, float* scales)
+
+LINFER_DENSE_RUN(run_f32_ref);
+LINFER_DENSE_RUN(run_f16_ref);
+LINFER_DENSE_RUN(run_int8_ref);   // reads q as int8
+LINFER_DENSE_QUANTIZE(quantize_s8_ref);
+LINFER_DENSE_RUN(run_f32_generic);
+LINFER_DENSE_RUN(run_f16_generic);
+LINFER_DENSE_RUN(run_int8_generic);  // reads q as int8 (quantize_s8_ref)
+
+#if defined(__x86_64__)
+LINFER_DENSE_RUN(run_f32_avx512);
+LINFER_DENSE_RUN(run_f16_avx512);
+LINFER_DENSE_RUN(run_int8_avx512vnni);  // reads q + 128
+LINFER_DENSE_QUANTIZE(quantize_u8_avx512);
+LINFER_DENSE_RUN(run_f32_avx2);
+LINFER_DENSE_RUN(run_f16_avx2);
+LINFER_DENSE_RUN(run_int8_avxvnni);     // reads q + 128 (quantize_u8_avx2)
+LINFER_DENSE_QUANTIZE(quantize_u8_avx2);
+LINFER_DENSE_RUN(run_int8_avx2);        // reads q as int16 (quantize_s16_avx2)
+LINFER_DENSE_QUANTIZE(quantize_s16_avx2);
+#endif
+
+#if defined(__aarch64__)
+LINFER_DENSE_RUN(run_f32_neon);
+LINFER_DENSE_RUN(run_f16_neon);
+LINFER_DENSE_RUN(run_int8_neon);        // ARMv8.0: widening multiplies (SMULL/SMLAL/SADALP)
+LINFER_DENSE_RUN(run_int8_neondot);     // SDOT
+LINFER_DENSE_QUANTIZE(quantize_s8_neon);
+#endif
+
+}  // namespace linfer::kernels::dense

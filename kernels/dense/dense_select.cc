@@ -1,0 +1,141 @@
+// The dense kernels of this build, what each needs from the CPU, and the choice among them.
+#include <cstring>
+
+#include "dense/dense_internal.h"
+
+#if defined(__aarch64__)
+#include <asm/hwcap.h>
+#include <sys/auxv.h>
+#endif
+
+namespace linfer::kernels {
+
+const char* to_string(Isa isa) {
+  switch (isa) {
+    case Isa::Generic: return "generic";
+    case Isa::X86Avx2: return "avx2";
+    case Isa::X86AvxVnni: return "avxvnni";
+    case Isa::X86Avx512: return "avx512";
+    case Isa::X86Avx512Vnni: return "avx512vnni";
+    case Isa::ArmNeon: return "neon";
+    case Isa::ArmNeonDot: return "neondot";
+  }
+  return "?";
+}
+
+namespace {
+bool is_x86(Isa i) { return i >= Isa::X86Avx2 && i <= Isa::X86Avx512Vnni; }
+bool is_arm(Isa i) { return i == Isa::ArmNeon || i == Isa::ArmNeonDot; }
+}  // namespace
+
+bool cpu_has(Isa isa) {
+#if defined(__x86_64__)
+  // __builtin_cpu_supports also checks that the OS saves the wider registers.
+  static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+                           __builtin_cpu_supports("f16c");
+  static const bool avxvnni = avx2 && __builtin_cpu_supports("avxvnni");
+  static const bool avx512 = avx2 && __builtin_cpu_supports("avx512f") &&
+                             __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
+                             __builtin_cpu_supports("avx512vl");
+  static const bool avx512vnni = avx512 && __builtin_cpu_supports("avx512vnni");
+  switch (isa) {
+    case Isa::Generic: return true;
+    case Isa::X86Avx2: return avx2;
+    case Isa::X86AvxVnni: return avxvnni;
+    case Isa::X86Avx512: return avx512;
+    case Isa::X86Avx512Vnni: return avx512vnni;
+    default: return false;
+  }
+#elif defined(__aarch64__)
+  static const unsigned long hwcap = getauxval(AT_HWCAP);
+  switch (isa) {
+    case Isa::Generic: return true;
+    case Isa::ArmNeon: return (hwcap & HWCAP_ASIMD) != 0;
+    case Isa::ArmNeonDot: return (hwcap & HWCAP_ASIMD) && (hwcap & HWCAP_ASIMDDP);
+    default: return false;
+  }
+#else
+  return isa == Isa::Generic;
+#endif
+}
+
+bool isa_within(Isa isa, Isa max) {
+  if (isa == Isa::Generic) return true;
+  if (is_x86(isa)) return is_x86(max) && isa <= max;
+  if (is_arm(isa)) return is_arm(max) && isa <= max;
+  return false;
+}
+
+Isa best_isa() {
+  for (Isa isa : {Isa::X86Avx512Vnni, Isa::X86Avx512, Isa::X86AvxVnni, Isa::X86Avx2,
+                  Isa::ArmNeonDot, Isa::ArmNeon})
+    if (cpu_has(isa)) return isa;
+  return Isa::Generic;
+}
+
+namespace {
+using namespace dense;
+
+const DenseKernel kF32Ref{"dense_f32_ref", DType::F32, Isa::Generic, 0, false, nullptr, run_f32_ref};
+const DenseKernel kF16Ref{"dense_f16_ref", DType::F16, Isa::Generic, 0, false, nullptr, run_f16_ref};
+const DenseKernel kInt8Ref{"dense_int8_ref", DType::I8, Isa::Generic, 1, false, quantize_s8_ref, run_int8_ref};
+
+const DenseKernel kF32Generic{"dense_f32_generic", DType::F32, Isa::Generic, 0, false, nullptr, run_f32_generic};
+const DenseKernel kF16Generic{"dense_f16_generic", DType::F16, Isa::Generic, 0, false, nullptr, run_f16_generic};
+const DenseKernel kInt8Generic{"dense_int8_generic", DType::I8, Isa::Generic, 1, false, quantize_s8_ref,
+                               run_int8_generic};
+
+#if defined(__x86_64__)
+const DenseKernel kF32Avx512{"dense_f32_avx512", DType::F32, Isa::X86Avx512, 0, false, nullptr, run_f32_avx512};
+const DenseKernel kF16Avx512{"dense_f16_avx512", DType::F16, Isa::X86Avx512, 0, false, nullptr, run_f16_avx512};
+const DenseKernel kInt8Avx512Vnni{"dense_int8_avx512vnni", DType::I8, Isa::X86Avx512Vnni, 1, true,
+                                  quantize_u8_avx512, run_int8_avx512vnni};
+const DenseKernel kF32Avx2{"dense_f32_avx2", DType::F32, Isa::X86Avx2, 0, false, nullptr, run_f32_avx2};
+const DenseKernel kF16Avx2{"dense_f16_avx2", DType::F16, Isa::X86Avx2, 0, false, nullptr, run_f16_avx2};
+const DenseKernel kInt8AvxVnni{"dense_int8_avxvnni", DType::I8, Isa::X86AvxVnni, 1, true, quantize_u8_avx2,
+                               run_int8_avxvnni};
+const DenseKernel kInt8Avx2{"dense_int8_avx2", DType::I8, Isa::X86Avx2, 2, false, quantize_s16_avx2, run_int8_avx2};
+
+const DenseKernel* const kF32[] = {&kF32Avx512, &kF32Avx2, &kF32Generic};
+const DenseKernel* const kF16[] = {&kF16Avx512, &kF16Avx2, &kF16Generic};
+const DenseKernel* const kInt8[] = {&kInt8Avx512Vnni, &kInt8AvxVnni, &kInt8Avx2, &kInt8Generic};
+#elif defined(__aarch64__)
+const DenseKernel kF32Neon{"dense_f32_neon", DType::F32, Isa::ArmNeon, 0, false, nullptr, run_f32_neon};
+const DenseKernel kF16Neon{"dense_f16_neon", DType::F16, Isa::ArmNeon, 0, false, nullptr, run_f16_neon};
+const DenseKernel kInt8NeonDot{"dense_int8_neondot", DType::I8, Isa::ArmNeonDot, 1, false, quantize_s8_neon,
+                               run_int8_neondot};
+const DenseKernel kInt8Neon{"dense_int8_neon", DType::I8, Isa::ArmNeon, 1, false, quantize_s8_neon, run_int8_neon};
+
+const DenseKernel* const kF32[] = {&kF32Neon, &kF32Generic};
+const DenseKernel* const kF16[] = {&kF16Neon, &kF16Generic};
+const DenseKernel* const kInt8[] = {&kInt8NeonDot, &kInt8Neon, &kInt8Generic};
+#else
+const DenseKernel* const kF32[] = {&kF32Generic};
+const DenseKernel* const kF16[] = {&kF16Generic};
+const DenseKernel* const kInt8[] = {&kInt8Generic};
+#endif
+}  // namespace
+
+const DenseKernel& dense_kernel_ref(DType dtype) {
+  return dtype == DType::F32 ? kF32Ref : dtype == DType::F16 ? kF16Ref : kInt8Ref;
+}
+
+const DenseKernel* const* dense_kernels(DType dtype, size_t* count) {
+  switch (dtype) {
+    case DType::F32: *count = std::size(kF32); return kF32;
+    case DType::F16: *count = std::size(kF16); return kF16;
+    case DType::I8: *count = std::size(kInt8); return kInt8;
+  }
+  *count = 0;
+  return nullptr;
+}
+
+const DenseKernel& select_dense_kernel(DType dtype, Isa max) {
+  size_t count = 0;
+  const DenseKernel* const* list = dense_kernels(dtype, &count);
+  for (size_t i = 0; i < count; ++i)
+    if (cpu_has(list[i]->isa) && isa_within(list[i]->isa, max)) return *list[i];
+  return *list[count - 1];  // the portable kernel runs everywhere
+}
+
+}  // namespace linfer::kernels

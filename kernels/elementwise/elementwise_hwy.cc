@@ -1,0 +1,272 @@
+// Element-wise and row kernels with Highway: layer norm, activations, add, sum.
+// Compiled for every target Highway knows (AVX-512, AVX2, SSE4, NEON, scalar); HWY_DYNAMIC_DISPATCH
+// picks the best one for the running CPU. Remainders that do not fill a vector run as scalar code
+// with the same arithmetic order, or through the vector code on a padded copy where scalar code
+// would round differently.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "elementwise/elementwise_hwy.cc"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+#include <hwy/highway.h>
+#include <hwy/contrib/math/math-inl.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "kernels.h"
+#include "linfer/format/half.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace linfer::kernels {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+using D = hn::ScalableTag<float>;
+
+const char* TargetNameImpl() { return hwy::TargetName(HWY_TARGET); }
+
+void LayerNorm(const float* x, size_t x_stride, float* y, size_t y_stride, size_t rows,
+               size_t dim, const float* gamma, const float* beta, float eps) {
+  const D d;
+  const size_t L = hn::Lanes(d);
+  for (size_t r = 0; r < rows; ++r) {
+    const float* xr = x + r * x_stride;
+    float* yr = y + r * y_stride;
+    auto acc = hn::Zero(d);
+    size_t i = 0;
+    for (; i + L <= dim; i += L) acc = hn::Add(acc, hn::LoadU(d, xr + i));
+    float sum = hn::GetLane(hn::SumOfLanes(d, acc));
+    for (; i < dim; ++i) sum += xr[i];
+    const float mean = sum / float(dim);
+    const auto vmean = hn::Set(d, mean);
+    auto acc2 = hn::Zero(d);
+    for (i = 0; i + L <= dim; i += L) {
+      const auto c = hn::Sub(hn::LoadU(d, xr + i), vmean);
+      acc2 = hn::MulAdd(c, c, acc2);
+    }
+    float var = hn::GetLane(hn::SumOfLanes(d, acc2));
+    for (; i < dim; ++i) var += (xr[i] - mean) * (xr[i] - mean);
+    const float inv = 1.0f / std::sqrt(var / float(dim) + eps);
+    const auto vinv = hn::Set(d, inv);
+    for (i = 0; i + L <= dim; i += L) {
+      const auto c = hn::Mul(hn::Sub(hn::LoadU(d, xr + i), vmean), vinv);
+      hn::StoreU(hn::MulAdd(c, hn::LoadU(d, gamma + i), hn::LoadU(d, beta + i)), d, yr + i);
+    }
+    for (; i < dim; ++i) yr[i] = (xr[i] - mean) * inv * gamma[i] + beta[i];
+  }
+}
+
+// erf(z) = z P(z^2) / Q(z^2) on |z| <= 3.92 (beyond, +-1: erf(3.92) = 1 - 5e-8), P and Q of
+// degree 5, fitted for this kernel by iteratively reweighted least squares on the absolute error
+// (tools/python/fit_erf.py): 1.6e-8 in exact arithmetic, 3.5e-7 evaluated in float. No exp and
+// one division: about twice as fast as Abramowitz & Stegun 7.1.26 with its exp, which matters
+// because GELU runs on every feed-forward activation.
+constexpr float kErfZMax = 3.92f;
+constexpr float kErfP[6] = {1.128378987312317f,    0.19274236261844635f,  0.05305701494216919f,
+                            0.003867200342938304f, 0.00028742037829943f, 2.0344823496998288e-06f};
+constexpr float kErfQ[5] = {0.5041451454162598f, 0.11507508903741837f, 0.015170113183557987f,
+                            0.0011877762153744698f, 3.806488530244678e-05f};
+
+template <class V>
+V Erf(D d, V z) {
+  const auto zc = hn::Min(hn::Max(z, hn::Set(d, -kErfZMax)), hn::Set(d, kErfZMax));
+  const auto t = hn::Mul(zc, zc);
+  auto p = hn::Set(d, kErfP[5]);
+  for (int i = 4; i >= 0; --i) p = hn::MulAdd(p, t, hn::Set(d, kErfP[i]));
+  auto q = hn::Set(d, kErfQ[4]);
+  for (int i = 3; i >= 0; --i) q = hn::MulAdd(q, t, hn::Set(d, kErfQ[i]));
+  q = hn::MulAdd(q, t, hn::Set(d, 1.0f));
+  // Exactly +-1 beyond the fitted range, so that GELU is exactly 0 far left (not x * 3e-8).
+  return hn::IfThenElse(hn::Gt(hn::Abs(z), hn::Set(d, kErfZMax)), hn::CopySign(hn::Set(d, 1.0f), z),
+                        hn::Div(hn::Mul(zc, p), q));
+}
+
+// Applies op (vector -> vector) to x[0, n) in place. The remainder that does not fill a vector
+// goes through the same vector code on a padded copy: an element's result must not depend on
+// where a thread's range starts, or outputs would change with the thread count.
+template <class Op>
+void MapInPlace(float* x, size_t n, Op op) {
+  const D d;
+  const size_t L = hn::Lanes(d);
+  size_t i = 0;
+  for (; i + L <= n; i += L) hn::StoreU(op(hn::LoadU(d, x + i)), d, x + i);
+  if (i == n) return;
+  HWY_ALIGN float tail[hn::MaxLanes(d)] = {};
+  std::copy(x + i, x + n, tail);
+  hn::Store(op(hn::Load(d, tail)), d, tail);
+  std::copy(tail, tail + (n - i), x + i);
+}
+
+void GeluErf(float* x, size_t n) {
+  const D d;
+  const auto half = hn::Set(d, 0.5f), one = hn::Set(d, 1.0f), rsqrt2 = hn::Set(d, 0.70710678f);
+  MapInPlace(x, n, [&](auto v) {
+    return hn::Mul(hn::Mul(half, v), hn::Add(one, Erf(d, hn::Mul(v, rsqrt2))));
+  });
+}
+
+void GeluTanh(float* x, size_t n) {
+  const D d;
+  const auto half = hn::Set(d, 0.5f), one = hn::Set(d, 1.0f), c = hn::Set(d, 0.7978845608f),
+             k = hn::Set(d, 0.044715f);  // c = sqrt(2 / pi)
+  MapInPlace(x, n, [&](auto v) {
+    const auto inner = hn::Mul(c, hn::MulAdd(hn::Mul(k, v), hn::Mul(v, v), v));
+    return hn::Mul(hn::Mul(half, v), hn::Add(one, hn::Tanh(d, inner)));
+  });
+}
+
+void Tanh(float* x, size_t n) {
+  const D d;
+  MapInPlace(x, n, [&](auto v) { return hn::Tanh(d, v); });
+}
+
+void Relu(float* x, size_t n) {
+  const D d;
+  MapInPlace(x, n, [&](auto v) { return hn::Max(v, hn::Zero(d)); });
+}
+
+void Add(float* y, const float* x, size_t n) {
+  const D d;
+  const size_t L = hn::Lanes(d);
+  size_t i = 0;
+  for (; i + L <= n; i += L)
+    hn::StoreU(hn::Add(hn::LoadU(d, y + i), hn::LoadU(d, x + i)), d, y + i);
+  for (; i < n; ++i) y[i] += x[i];  // a single rounding either way
+}
+
+void MeanRows(const float* x, size_t rows, size_t cols, size_t stride, float* out) {
+  const D d;
+  const size_t L = hn::Lanes(d);
+  const float inv = 1.0f / float(rows);
+  size_t c = 0;
+  for (; c + L <= cols; c += L) {
+    auto acc = hn::Zero(d);
+    for (size_t r = 0; r < rows; ++r) acc = hn::Add(acc, hn::LoadU(d, x + r * stride + c));
+    hn::StoreU(hn::Mul(acc, hn::Set(d, inv)), d, out + c);
+  }
+  for (; c < cols; ++c) {
+    float acc = 0.0f;
+    for (size_t r = 0; r < rows; ++r) acc += x[r * stride + c];
+    out[c] = acc * inv;
+  }
+}
+
+void AddRank1(float* y, size_t y_stride, size_t rows, size_t cols, const float* s, const float* b,
+              const float* p) {
+  const D d;
+  const size_t L = hn::Lanes(d);
+  for (size_t r = 0; r < rows; ++r) {
+    float* yr = y + r * y_stride;
+    const float sr = s && b ? s[r] : 0.0f, pr = p ? p[r] : 0.0f;
+    const auto vs = hn::Set(d, sr), vp = hn::Set(d, pr);
+    size_t c = 0;
+    if (s && b)
+      for (; c + L <= cols; c += L)
+        hn::StoreU(hn::Add(hn::LoadU(d, yr + c), hn::MulAdd(vs, hn::LoadU(d, b + c), vp)), d, yr + c);
+    else
+      for (; c + L <= cols; c += L) hn::StoreU(hn::Add(hn::LoadU(d, yr + c), vp), d, yr + c);
+    for (; c < cols; ++c) yr[c] += (s && b ? sr * b[c] : 0.0f) + pr;
+  }
+}
+
+void Scale(const float* x, size_t n, float scale, float* y) {
+  const D d;
+  const size_t L = hn::Lanes(d);
+  const auto vs = hn::Set(d, scale);
+  size_t i = 0;
+  for (; i + L <= n; i += L) hn::StoreU(hn::Mul(vs, hn::LoadU(d, x + i)), d, y + i);
+  for (; i < n; ++i) y[i] = scale * x[i];  // one rounding either way
+}
+
+void ConvertF16(const uint16_t* x, size_t n, float scale, float* y) {
+  const D d;
+  const hn::Rebind<hwy::float16_t, D> dh;
+  const size_t L = hn::Lanes(d);
+  const auto vs = hn::Set(d, scale);
+  const hwy::float16_t* xh = reinterpret_cast<const hwy::float16_t*>(x);
+  size_t i = 0;
+  for (; i + L <= n; i += L) hn::StoreU(hn::Mul(vs, hn::PromoteTo(d, hn::LoadU(dh, xh + i))), d, y + i);
+  for (; i < n; ++i) y[i] = scale * half_to_float(x[i]);  // exact widening, one rounding
+}
+
+void ConvertInt8(const int8_t* x, size_t n, float scale, float* y) {
+  const D d;
+  const hn::Rebind<int32_t, D> di;
+  const hn::Rebind<int8_t, D> d8;
+  const size_t L = hn::Lanes(d);
+  const auto vs = hn::Set(d, scale);
+  size_t i = 0;
+  for (; i + L <= n; i += L)
+    hn::StoreU(hn::Mul(vs, hn::ConvertTo(d, hn::PromoteTo(di, hn::LoadU(d8, x + i)))), d, y + i);
+  for (; i < n; ++i) y[i] = scale * float(x[i]);
+}
+
+float Sum(const float* x, size_t n) {
+  const D d;
+  const size_t L = hn::Lanes(d);
+  auto s0 = hn::Zero(d), s1 = hn::Zero(d);  // two chains: the adds' latency
+  size_t i = 0;
+  for (; i + 2 * L <= n; i += 2 * L) {
+    s0 = hn::Add(s0, hn::LoadU(d, x + i));
+    s1 = hn::Add(s1, hn::LoadU(d, x + i + L));
+  }
+  float s = hn::GetLane(hn::SumOfLanes(d, hn::Add(s0, s1)));
+  for (; i < n; ++i) s += x[i];
+  return s;
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace linfer::kernels
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace linfer::kernels {
+HWY_EXPORT(TargetNameImpl);
+HWY_EXPORT(LayerNorm);
+HWY_EXPORT(GeluErf);
+HWY_EXPORT(GeluTanh);
+HWY_EXPORT(Relu);
+HWY_EXPORT(Tanh);
+HWY_EXPORT(Add);
+HWY_EXPORT(Sum);
+HWY_EXPORT(MeanRows);
+HWY_EXPORT(AddRank1);
+HWY_EXPORT(Scale);
+HWY_EXPORT(ConvertF16);
+HWY_EXPORT(ConvertInt8);
+
+const char* hwy_kernel_target() { return HWY_DYNAMIC_DISPATCH(TargetNameImpl)(); }
+void layernorm_f32_hwy(const float* x, size_t x_stride, float* y, size_t y_stride, size_t rows,
+                        size_t dim, const float* gamma, const float* beta, float eps) {
+  HWY_DYNAMIC_DISPATCH(LayerNorm)(x, x_stride, y, y_stride, rows, dim, gamma, beta, eps);
+}
+void gelu_erf_f32_hwy(float* x, size_t n) { HWY_DYNAMIC_DISPATCH(GeluErf)(x, n); }
+void gelu_tanh_f32_hwy(float* x, size_t n) { HWY_DYNAMIC_DISPATCH(GeluTanh)(x, n); }
+void relu_f32_hwy(float* x, size_t n) { HWY_DYNAMIC_DISPATCH(Relu)(x, n); }
+void activation_f32_hwy(float* x, size_t n, DenseActivation act) {
+  switch (act) {
+    case DenseActivation::None: break;
+    case DenseActivation::Relu: relu_f32_hwy(x, n); break;
+    case DenseActivation::GeluErf: gelu_erf_f32_hwy(x, n); break;
+    case DenseActivation::GeluTanh: gelu_tanh_f32_hwy(x, n); break;
+    case DenseActivation::Tanh: HWY_DYNAMIC_DISPATCH(Tanh)(x, n); break;
+  }
+}
+float sum_f32_hwy(const float* x, size_t n) { return HWY_DYNAMIC_DISPATCH(Sum)(x, n); }
+void mean_rows_f32_hwy(const float* x, size_t rows, size_t cols, size_t stride, float* out) {
+  HWY_DYNAMIC_DISPATCH(MeanRows)(x, rows, cols, stride, out);
+}
+void add_rank1_f32_hwy(float* y, size_t y_stride, size_t rows, size_t cols, const float* s,
+                       const float* b, const float* p) {
+  HWY_DYNAMIC_DISPATCH(AddRank1)(y, y_stride, rows, cols, s, b, p);
+}
+void scale_f32_hwy(const float* x, size_t n, float scale, float* y) {
+  HWY_DYNAMIC_DISPATCH(Scale)(x, n, scale, y);
+}
+void convert_f16_to_f32_hwy(const uint16_t* x, size_t n, float scale, float* y) {
+  HWY_DYNAMIC_DISPATCH(ConvertF16)(x, n, scale, y);
+}
+void convert_int8_to_f32_hwy(const int8_t* x, size_t n, float scale, float* y) {
+  HWY_DYNAMIC_DISPATCH(ConvertInt8)(x, n, scale, y);
+}
+void add_f32_hwy(float* y, const float* x, size_t n) { HWY_DYNAMIC_DISPATCH(Add)(y, x, n); }
+}  // namespace linfer::kernels
+#endif

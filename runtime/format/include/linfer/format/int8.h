@@ -1,0 +1,28 @@
+// linfer's one int8 convention, for weights (the converter) and activations (the dense kernels):
+// symmetric, no zero point, one scale per row: scale = max |x| / 127, q = x * (1 / scale) rounded
+// to nearest, ties to even, in [-127, 127] (never -128, so that two products of int8 values fit
+// an int16: the Arm kernels without the dot-product extension rely on it). value = scale * q.
+// A row of zeros has scale 0. Every fast quantizer must give exactly these bytes.
+#pragma once
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+
+namespace linfer {
+
+// Quantizes n values into q and returns their scale. Non-finite values give q = 0 (no undefined
+// float-to-integer conversion).
+inline float quantize_row_int8(const float* x, size_t n, int8_t* q) {
+  float amax = 0.0f;
+  for (size_t i = 0; i < n; ++i) amax = std::fabs(x[i]) > amax ? std::fabs(x[i]) : amax;
+  const float scale = amax / 127.0f;
+  const float inv = amax > 0.0f ? 1.0f / scale : 0.0f;
+  for (size_t i = 0; i < n; ++i) {
+    const float v = std::nearbyint(x[i] * inv);
+    q[i] = v >= 127.0f ? 127 : v <= -127.0f ? -127 : v == v ? int8_t(v) : 0;
+  }
+  return amax > 0.0f ? scale : 0.0f;
+}
+
+}  // namespace linfer

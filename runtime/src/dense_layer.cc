@@ -1,0 +1,97 @@
+#include "dense_layer.h"
+
+#include <memory>
+#include <new>
+#include <vector>
+
+#include "linfer/format/panel.h"
+
+namespace linfer::rt {
+
+std::string DenseLayer::prepare(const ExecutionPlan& plan, const WeightView& weight, uint32_t group,
+                                const WeightView& bias, kernels::DenseActivation activation,
+                                bool yield_workers) {
+  const uint32_t groups = weight.panel_groups, group_rows = weight.shape[0] / groups;
+  in_ = weight.shape[1];
+  out_ = group_rows;
+  activation_ = activation;
+  const bool xnnpack_fusable = activation == kernels::DenseActivation::None ||
+                               activation == kernels::DenseActivation::Relu;
+  fused_ = activation == kernels::DenseActivation::Tanh ? kernels::DenseActivation::None : activation;
+  const float* b = bias.present() ? static_cast<const float*>(bias.data) + size_t(group) * group_rows : nullptr;
+
+  if (plan.xnnpack && weight.dtype != DType::I8) {
+    // XNNPACK packs from row-major f32: this group's rows widened into a temporary.
+    std::unique_ptr<float[]> rows(new (std::nothrow) float[size_t(group_rows) * in_]);
+    if (!rows) return "out of memory preparing an XNNPACK dense layer";
+    for (uint32_t r = 0; r < group_rows; ++r) read_row_f32(weight, group * group_rows + r, rows.get() + size_t(r) * in_);
+    fused_ = xnnpack_fusable ? activation : kernels::DenseActivation::None;
+    return xnnpack_.create(in_, out_, rows.get(), b, activation == kernels::DenseActivation::Relu,
+                           yield_workers, &packed_bytes_);
+  }
+  kernel_ = &plan.kernel_for(weight.dtype);
+  const uint64_t group_bytes = uint64_t(panel_count(group_rows)) * panel_bytes(weight.dtype, uint32_t(in_));
+  weights_.dtype = weight.dtype;
+  weights_.in = in_;
+  weights_.out = out_;
+  weights_.panels = static_cast<const uint8_t*>(weight.data) + group * group_bytes;
+  weights_.scales = weight.scales ? weight.scales + size_t(group) * group_rows : nullptr;
+  weights_.sums = weight.channel_sums ? weight.channel_sums + size_t(group) * group_rows : nullptr;
+  weights_.bias = b;
+  return "";
+}
+
+void DenseLayer::quantize(const QuantizedRows& qrows, const float* x, size_t rows, size_t first_row) const {
+  if (!kernel_->quantize) return;
+  kernel_->quantize(x, in_, rows, in_, qrows.q + first_row * qrows.stride, qrows.stride,
+                    qrows.scales + first_row);
+}
+
+void DenseLayer::run_channels(const QuantizedRows& qrows, const float* x, size_t rows, float* y,
+                              bool accumulate, size_t first_row, size_t n_begin, size_t n_end) const {
+  const kernels::DenseInput input{x, in_, qrows.q ? qrows.q + first_row * qrows.stride : nullptr,
+                                  qrows.stride, qrows.scales ? qrows.scales + first_row : nullptr};
+  kernel_->run(weights_, input, rows, y, out_, n_begin, n_end, {fused_, accumulate});
+}
+
+void DenseLayer::run_rows(const QuantizedRows& qrows, const float* x, size_t rows, float* y,
+                          bool accumulate, size_t first_row) const {
+  quantize(qrows, x, rows, first_row);
+  run_channels(qrows, x, rows, y, accumulate, first_row, 0, out_);
+  if (activation_ != fused_) kernels::activation_f32_hwy(y, rows * out_, activation_);
+}
+
+void DenseLayer::activation_pass(const Workers& workers, size_t rows, float* y) const {
+  if (activation_ == fused_) return;
+  workers.ranges(rows, 1, [&](size_t b, size_t e, size_t) {
+    kernels::activation_f32_hwy(y + b * out_, (e - b) * out_, activation_);
+  });
+}
+
+bool DenseLayer::run(const Workers& workers, const QuantizedRows& qrows, size_t rows, const float* x,
+                     float* y, bool accumulate, float* scratch) const {
+  if (!kernel_) {
+    // XNNPACK has no accumulate and no GELU: a temporary and passes of their own.
+    if (!xnnpack_.run(rows, x, accumulate ? scratch : y, workers.pool)) return false;
+    if (accumulate)
+      workers.ranges(rows, 1, [&](size_t b, size_t e, size_t) {
+        kernels::add_f32_hwy(y + b * out_, scratch + b * out_, (e - b) * out_);
+      });
+    activation_pass(workers, rows, y);
+    return true;
+  }
+  if (rows >= 8 * workers.threads) {  // rows split across threads, each quantizing its own (int8)
+    workers.ranges(rows, 6, [&](size_t b, size_t e, size_t) {
+      run_rows(qrows, x + b * in_, e - b, y + b * out_, accumulate, b);
+    });
+  } else {  // too few rows to go round: output channels split, int8 rows quantized once first
+    quantize(qrows, x, rows, 0);
+    workers.ranges(out_, 64, [&](size_t b, size_t e, size_t) {
+      run_channels(qrows, x, rows, y, accumulate, 0, b, e);
+    });
+  }
+  activation_pass(workers, rows, y);
+  return true;
+}
+
+}  // namespace linfer::rt

@@ -1,0 +1,65 @@
+// One dense layer of a session (Q, K, V, output, feed-forward, heads): it chooses, prepares and
+// runs. Chosen by the execution plan: the model's shared weights on linfer's kernel for their
+// dtype (the session holds no weights), or, with the option LINFER_DENSE_XNNPACK, an XNNPACK
+// operator with its own packed f32 copy.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "kernels.h"
+#include "parallel.h"
+#include "plan.h"
+
+namespace linfer::rt {
+
+// Where the int8 kernels put quantized rows: every row of a run at one stride (the plan's
+// q_stride), so that threads working on disjoint rows, of this layer or another, never share bytes.
+struct QuantizedRows {
+  int8_t* q = nullptr;
+  size_t stride = 0;
+  float* scales = nullptr;
+};
+
+class DenseLayer {
+ public:
+  // weight: a dense slot of the model (panel layout); this layer is its group `group` (per-head
+  // K/V projections), or group 0 of a single-group matrix. bias: the slot's f32 bias or absent.
+  // Returns "" or a message.
+  std::string prepare(const ExecutionPlan& plan, const WeightView& weight, uint32_t group,
+                      const WeightView& bias, kernels::DenseActivation activation, bool yield_workers);
+
+  // y = act(x W^T + b) (or y += with accumulate) for `rows` rows, split across the workers: by
+  // rows when there are enough to go round, else by output channels. scratch: rows x outputs
+  // floats, used by XNNPACK to accumulate (may be null otherwise). Returns false if XNNPACK failed.
+  bool run(const Workers& workers, const QuantizedRows& qrows, size_t rows, const float* x, float* y,
+           bool accumulate, float* scratch) const;
+
+  // One thread's share on the own kernel: rows [0, rows) of x, which are rows [first_row,
+  // first_row + rows) of the run (where their quantized form goes). For the row pipeline.
+  void run_rows(const QuantizedRows& qrows, const float* x, size_t rows, float* y, bool accumulate,
+                size_t first_row) const;
+
+  bool on_own_kernel() const { return kernel_ != nullptr; }
+  const char* kernel_name() const { return kernel_ ? kernel_->name : "xnnpack_f32"; }
+  size_t inputs() const { return in_; }
+  size_t outputs() const { return out_; }
+  size_t packed_bytes() const { return packed_bytes_; }  // held by this layer (XNNPACK only)
+
+ private:
+  void quantize(const QuantizedRows& qrows, const float* x, size_t rows, size_t first_row) const;
+  void run_channels(const QuantizedRows& qrows, const float* x, size_t rows, float* y, bool accumulate,
+                    size_t first_row, size_t n_begin, size_t n_end) const;
+  // An activation the kernels do not fuse (Tanh) as a pass of its own over y.
+  void activation_pass(const Workers& workers, size_t rows, float* y) const;
+
+  const kernels::DenseKernel* kernel_ = nullptr;  // null: XNNPACK
+  kernels::DenseWeights weights_;
+  kernels::DenseActivation activation_ = kernels::DenseActivation::None;  // the whole activation
+  kernels::DenseActivation fused_ = kernels::DenseActivation::None;       // the part the kernel does
+  kernels::XnnpackDense xnnpack_;
+  size_t in_ = 0, out_ = 0, packed_bytes_ = 0;
+};
+
+}  // namespace linfer::rt

@@ -1,0 +1,209 @@
+#include "plan.h"
+
+#include <sched.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "arena_plan.h"
+
+namespace linfer::rt {
+namespace {
+
+// Steps of a run, for buffer lifetimes.
+enum Step { kEmbed = 0, kAttention = 1, kFeedForward = 2, kHead = 3 };
+
+std::string check_options(const EncoderConfig& c, const linfer_session_options& o) {
+  if (o.max_seq_len > c.max_seq_len)
+    return "max_seq_len " + std::to_string(o.max_seq_len) + " exceeds the model's n = " +
+           std::to_string(c.max_seq_len);
+  if (o.num_threads > 256) return "num_threads " + std::to_string(o.num_threads) + " exceeds 256";
+  if (o.arena && o.arena_size == 0) return "an arena pointer was given with arena_size 0";
+  if (o.dense_path != LINFER_DENSE_AUTO && o.dense_path != LINFER_DENSE_XNNPACK)
+    return "dense_path " + std::to_string(int(o.dense_path)) + " is not a linfer_dense_path";
+  if (o.row_pipeline != LINFER_PIPELINE_AUTO && o.row_pipeline != LINFER_PIPELINE_OFF &&
+      o.row_pipeline != LINFER_PIPELINE_ON)
+    return "row_pipeline " + std::to_string(int(o.row_pipeline)) + " is not a linfer_row_pipeline";
+  if (o.thread_wait != LINFER_WAIT_AUTO && o.thread_wait != LINFER_WAIT_SPIN &&
+      o.thread_wait != LINFER_WAIT_YIELD)
+    return "thread_wait " + std::to_string(int(o.thread_wait)) + " is not a linfer_thread_wait";
+  if (o.pipeline_block_rows > 4096)
+    return "pipeline_block_rows " + std::to_string(o.pipeline_block_rows) + " exceeds 4096";
+  if (int(o.max_isa) < int(LINFER_ISA_AUTO) || int(o.max_isa) > int(LINFER_ISA_ARM_NEON_DOT))
+    return "max_isa " + std::to_string(int(o.max_isa)) + " is not a linfer_isa";
+  return "";
+}
+
+// The kernels' cap for the option; an instruction set of another architecture leaves the
+// portable kernels only.
+kernels::Isa isa_cap(linfer_isa isa) {
+  using kernels::Isa;
+  switch (isa) {
+    case LINFER_ISA_AUTO: return kernels::best_isa();
+    case LINFER_ISA_GENERIC: return Isa::Generic;
+    case LINFER_ISA_X86_AVX2: return Isa::X86Avx2;
+    case LINFER_ISA_X86_AVXVNNI: return Isa::X86AvxVnni;
+    case LINFER_ISA_X86_AVX512: return Isa::X86Avx512;
+    case LINFER_ISA_X86_AVX512_VNNI: return Isa::X86Avx512Vnni;
+    case LINFER_ISA_ARM_NEON: return Isa::ArmNeon;
+    case LINFER_ISA_ARM_NEON_DOT: return Isa::ArmNeonDot;
+  }
+  return Isa::Generic;
+}
+
+// Floats of attention scratch per thread.
+size_t scratch_stride(const EncoderConfig& c, uint64_t T) {
+  if (c.attention_kind == AttentionKind::LinearElu) return c.head_dim + 16;
+  const uint64_t keys = c.attention_kind == AttentionKind::Linformer ? c.proj_len : T + c.num_global_tokens;
+  return kernels::attention_f32_scratch_floats(keys, c.head_dim) + 16;
+}
+
+// Whether the layers run as one row pipeline (Session::layer_rows): softmax attention (Linformer
+// or full) with every dense layer on the own kernels, which any thread can run on any rows, and
+// (automatic choice) a layer's Q, output and feed-forward weights small enough (8 MiB) to stay in
+// the last-level cache while every block of rows passes through all of them. Measured (2 threads,
+// f32): S (2.5 MiB per layer) runs 0-2% faster at n = 512, 3% at 2048, 6-9% at 8192, with an
+// arena of 24 MiB instead of 56 at 8192; M (23.6 MiB) runs 7% slower, because each block then
+// streams the whole layer from memory, where operator by operator one matrix (9 MiB) is reused.
+bool use_row_pipeline(const LoadedModel& m, const linfer_session_options& o, bool xnnpack) {
+  const EncoderConfig& c = m.desc.config;
+  if (o.row_pipeline == LINFER_PIPELINE_OFF || xnnpack) return false;
+  if (c.attention_kind != AttentionKind::Linformer && c.attention_kind != AttentionKind::FullSoftmax)
+    return false;
+  const LayerWeights& l = m.desc.layers[0];
+  const uint64_t bytes = l.q.weight.bytes() + l.out.weight.bytes() + l.fc1.weight.bytes() + l.fc2.weight.bytes();
+  return o.row_pipeline == LINFER_PIPELINE_ON || bytes <= (8u << 20);
+}
+
+// Rows per block of the row pipeline: a block's Q, attention output and feed-forward hidden
+// rows (2 HD + F floats each) take about 512 KiB, half of a core's L2 on current x86 cores.
+size_t row_block(const EncoderConfig& c, const linfer_session_options& o) {
+  if (o.pipeline_block_rows) return o.pipeline_block_rows;
+  const size_t per_row = (2 * size_t(c.num_heads) * c.head_dim + c.ff_dim) * sizeof(float);
+  return std::clamp<size_t>((512 * 1024) / per_row / 6 * 6, 6, 96);
+}
+
+bool projections_widened(const EncoderDescription& d) {
+  bool any = d.shared_proj.present() && d.shared_proj.dtype != DType::F32;
+  for (const LayerWeights& l : d.layers)
+    for (const WeightView* w : {&l.proj_k, &l.proj_v})
+      any = any || (w->present() && w->dtype != DType::F32);
+  return any;
+}
+
+}  // namespace
+
+linfer_status make_execution_plan(const LoadedModel& model, const linfer_session_options& o,
+                                  ExecutionPlan* p, std::string* error) {
+  const EncoderDescription& d = model.desc;
+  const EncoderConfig& c = d.config;
+  *error = check_options(c, o);
+  if (!error->empty()) return LINFER_ERROR_INVALID_ARGUMENT;
+  *p = ExecutionPlan();
+  p->max_len = o.max_seq_len ? o.max_seq_len : c.max_seq_len;
+  p->threads = o.num_threads ? o.num_threads : 1;
+  p->profiling = o.enable_profiling != 0;
+  if (p->threads > 1) {
+    // Spinning workers hold their cores: with more threads than CPUs to run them, each barrier
+    // waits for a time slice (measured on 2 CPUs: 4 threads, 50 ms instead of 0.1 ms per run of
+    // a tiny model).
+    p->yield_workers = o.thread_wait == LINFER_WAIT_YIELD;
+    if (o.thread_wait == LINFER_WAIT_AUTO) {
+      cpu_set_t cpus;
+      p->yield_workers = sched_getaffinity(0, sizeof cpus, &cpus) == 0 &&
+                         p->threads > uint32_t(CPU_COUNT(&cpus));
+    }
+  }
+
+  // Dense layers: which dtypes occur, the kernel for each, the widest int8 input.
+  p->max_isa = isa_cap(o.max_isa);
+  bool has[3] = {false, false, false};
+  size_t widest_int8_input = 0;
+  for_each_weight(d, [&](const std::string& name, const WeightView& w) {
+    if (!w.present() || !is_dense_weight(name)) return;
+    has[size_t(w.dtype)] = true;
+    if (w.dtype == DType::I8) widest_int8_input = std::max<size_t>(widest_int8_input, w.shape[1]);
+  });
+  for (DType t : {DType::F32, DType::F16, DType::I8})
+    if (has[size_t(t)]) p->dense_kernel[size_t(t)] = &kernels::select_dense_kernel(t, p->max_isa);
+  p->xnnpack = o.dense_path == LINFER_DENSE_XNNPACK && (has[size_t(DType::F32)] || has[size_t(DType::F16)]);
+  if (has[size_t(DType::I8)]) {
+    // One stride for every layer (the widest input), so that rows [a, b) of one layer and rows
+    // [c, d) of another never share bytes when the ranges are disjoint: threads of the row
+    // pipeline quantize different layers' inputs at the same time.
+    p->q_stride = (int8_padded_inputs(uint32_t(widest_int8_input)) * p->kernel_for(DType::I8).q_bytes + 63) / 64 * 64;
+  }
+  p->row_pipeline = use_row_pipeline(model, o, p->xnnpack);
+  p->row_block = row_block(c, o);
+  p->scratch_stride = scratch_stride(c, p->max_len);
+  p->widen_projections = projections_widened(d);
+
+  // The arena: buffers placed by lifetime (greedy, largest first).
+  const uint64_t T = p->max_len, R = T + c.num_global_tokens;  // GiveTake's tokens ride as rows
+  const uint64_t D = c.dim, HD = uint64_t(c.num_heads) * c.head_dim, k = c.proj_len,
+                 G = c.projection_groups(), S = G == 1 ? c.kv_heads : c.num_heads,
+                 dh = c.head_dim, F4 = sizeof(float), threads = p->threads;
+  std::vector<ArenaRequest> req(size_t(Buffer::Count), ArenaRequest{0, 0, 0});
+  auto floats = [&](Buffer b, uint64_t n, int first, int last) { req[size_t(b)] = {n * F4, first, last}; };
+  floats(Buffer::X, R * D, kEmbed, kHead);
+  if (c.norm_placement == NormPlacement::Reversible) floats(Buffer::X2, R * D, kEmbed, kFeedForward);
+  floats(Buffer::H, R * D, kEmbed, kHead);
+  if (p->row_pipeline) {  // per-thread blocks of rows instead of whole-sequence buffers
+    floats(Buffer::RowBlocks, threads * p->row_block * (2 * HD + c.ff_dim), kAttention, kFeedForward);
+  } else {
+    // Sub: a sublayer's output before its residual add (XNNPACK has no accumulate; GiveTake's
+    // convolution still reads the input after the output projection).
+    floats(Buffer::Sub, R * D, kAttention, kFeedForward);
+    floats(Buffer::Q, R * HD, kAttention, kAttention);
+    floats(Buffer::Attn, R * HD, kAttention, kAttention);
+    floats(Buffer::FF, R * c.ff_dim, kFeedForward, kFeedForward);
+  }
+  // Keys per head: the Linformer's k compressed rows, or all T rows (and GiveTake's tokens).
+  const bool linformer = c.attention_kind == AttentionKind::Linformer;
+  const uint64_t keys = linformer ? k : R;
+  if (linformer) {
+    floats(Buffer::CompK, G * k * D, kAttention, kAttention);
+    if (c.has_separate_proj_v()) floats(Buffer::CompV, G * k * D, kAttention, kAttention);
+    floats(Buffer::RowSum, 2 * G * k, kAttention, kAttention);
+    if (p->widen_projections) floats(Buffer::ProjRows, threads * kProjRowsPerStep * c.max_seq_len, kAttention, kAttention);
+  }
+  floats(Buffer::KP, keys * S * dh, kAttention, kAttention);
+  floats(Buffer::VP, keys * S * dh, kAttention, kAttention);
+  const bool linear = c.attention_kind == AttentionKind::LinearElu;
+  if (linear) floats(Buffer::LinearState, S * (dh * dh + dh), kAttention, kAttention);  // S, z per kv head
+  if (linear && c.causal == CausalMode::Causal)
+    floats(Buffer::CarriedState, uint64_t(c.num_layers) * S * (dh * dh + dh), kEmbed, kHead);
+  else
+    floats(Buffer::KT, S * dh * keys, kAttention, kAttention);
+  floats(Buffer::Scratch, threads * p->scratch_stride, kAttention, kAttention);
+  // Sinusoidal positions are computed once at creation and kept for every run.
+  if (c.positions == PositionKind::Sinusoidal) floats(Buffer::Positions, T * D, kEmbed, kHead);
+  if (c.head == HeadKind::Classifier) {
+    floats(Buffer::Pooled, D, kHead, kHead);
+    floats(Buffer::Pooled2, D, kHead, kHead);
+    floats(Buffer::Out, c.num_classes, kHead, kHead);
+  } else if (c.head == HeadKind::LmLogits) {
+    floats(Buffer::Out, T * c.vocab_size, kHead, kHead);
+  }
+  if (p->q_stride) {
+    const uint64_t rows = std::max<uint64_t>(R, k);
+    req[size_t(Buffer::QX)] = {rows * p->q_stride, kAttention, kHead};
+    floats(Buffer::QScales, rows, kAttention, kHead);
+  }
+  // Empty requests take no room.
+  std::vector<ArenaRequest> used;
+  std::vector<size_t> index;
+  for (size_t i = 0; i < req.size(); ++i)
+    if (req[i].bytes) {
+      used.push_back(req[i]);
+      index.push_back(i);
+    }
+  p->arena_bytes = plan_arena(used) + 64;  // + 64: room to align a caller's buffer
+  for (size_t j = 0; j < used.size(); ++j) {
+    p->offset[index[j]] = used[j].offset;
+    p->bytes[index[j]] = used[j].bytes;
+  }
+  return LINFER_OK;
+}
+
+}  // namespace linfer::rt

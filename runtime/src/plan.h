@@ -1,0 +1,58 @@
+// Everything a session decides once, from its model and options: the checked options, the dense
+// kernels, the execution paths, the threads, and where every buffer lives in the arena.
+// Session::arena_size and Session::create both build it, so they cannot disagree, and nothing
+// after it reads the options again.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "kernels.h"
+#include "linfer/linfer.h"
+#include "model.h"
+
+namespace linfer::rt {
+
+// The buffers of a session's arena.
+enum class Buffer {
+  X, X2, H, Sub, Q, Attn, FF, CompK, CompV, KP, VP, KT, RowSum, Scratch, Positions, Pooled,
+  Pooled2, Out, QX, QScales, LinearState, CarriedState, RowBlocks, ProjRows, Count
+};
+
+// Rows of E (or F) a thread widens at a time when the projections are f16 or int8.
+constexpr size_t kProjRowsPerStep = 4;
+
+struct ExecutionPlan {
+  uint32_t max_len = 0;  // longest input
+  uint32_t threads = 1;
+  bool yield_workers = false;  // the pool's threads sleep between regions (more threads than CPUs)
+  bool profiling = false;
+
+  // Dense layers: the own kernel for each weight dtype (indexed by DType), or XNNPACK operators
+  // for the f32 and f16 layers (option LINFER_DENSE_XNNPACK).
+  const kernels::DenseKernel* dense_kernel[3] = {nullptr, nullptr, nullptr};
+  bool xnnpack = false;
+  kernels::Isa max_isa = kernels::Isa::Generic;
+
+  bool row_pipeline = false;  // softmax-attention layers as one parallel region (session_rows.cc)
+  size_t row_block = 0;       // its rows per block
+
+  size_t q_stride = 0;        // bytes per quantized input row of the int8 layers (0: none)
+  size_t scratch_stride = 0;  // floats of attention scratch per thread
+  bool widen_projections = false;  // E / F are f16 or int8: widened kProjRowsPerStep rows at a time
+
+  // The arena: per buffer its offset and bytes (0 bytes: not used), and the total to allocate
+  // (with room to align a caller's buffer).
+  uint64_t offset[size_t(Buffer::Count)] = {};
+  uint64_t bytes[size_t(Buffer::Count)] = {};
+  uint64_t arena_bytes = 0;
+
+  const kernels::DenseKernel& kernel_for(DType dtype) const { return *dense_kernel[size_t(dtype)]; }
+};
+
+// Checks the options against the model and builds the plan. Returns LINFER_OK, or a status and
+// a one-line message.
+linfer_status make_execution_plan(const LoadedModel& model, const linfer_session_options& options,
+                                  ExecutionPlan* plan, std::string* error);
+
+}  // namespace linfer::rt

@@ -1,0 +1,290 @@
+// The attention kinds: Linformer (compressed keys), full softmax, linear (elu+1, bidirectional
+// or causal) and GiveTake (learned tokens).
+#include <algorithm>
+#include <cmath>
+
+#include "session.h"
+#include "weight_rows.h"
+
+namespace linfer::rt {
+namespace {
+const float* f32(const WeightView& w) { return static_cast<const float*>(w.data); }
+}  // namespace
+
+// comp rows [row_begin, row_end) = E[rows, :T] X, for rows of the stacked [G*k x n] projection E
+// (rowsum: their sums over the first T columns, when asked). An f32 E is read in place; f16 and
+// int8 rows are widened kProjRowsPerStep at a time into the thread's scratch (chunk), a cost of
+// one conversion per multiply-add row of D.
+void Session::compress(const WeightView& E, const float* in, size_t T, float* comp, size_t row_begin,
+                       size_t row_end, float* rowsum, size_t chunk) {
+  const size_t D = cfg_.dim, n = cfg_.max_seq_len;
+  if (E.dtype == DType::F32) {
+    kernels::gemm_f32_hwy(row_end - row_begin, D, T, f32(E) + row_begin * n, n, in, D, comp + row_begin * D, D);
+    if (rowsum)
+      for (size_t r = row_begin; r < row_end; ++r) rowsum[r] = kernels::sum_f32_hwy(f32(E) + r * n, T);
+    return;
+  }
+  float* rows = buf_.proj_rows + chunk * kProjRowsPerStep * n;
+  for (size_t r0 = row_begin; r0 < row_end; r0 += kProjRowsPerStep) {
+    const size_t m = std::min(kProjRowsPerStep, row_end - r0);
+    for (size_t i = 0; i < m; ++i) widen_weight_row(E, uint32_t(r0 + i), T, 1.0f, rows + i * T);
+    kernels::gemm_f32_hwy(m, D, T, rows, T, in, D, comp + r0 * D, D);
+    if (rowsum)
+      for (size_t i = 0; i < m; ++i) rowsum[r0 + i] = kernels::sum_f32_hwy(rows + i * T, T);
+  }
+}
+
+// Linformer keys and values: K' = E X W_k^T (+ biases), V' likewise, k rows per group.
+bool Session::linformer_kv(const LayerWeights& w, LayerOps& ops, const float* in, size_t T) {
+  const EncoderConfig& c = cfg_;
+  const size_t D = c.dim, H = c.num_heads, dh = c.head_dim, kvh = c.kv_heads, k = c.proj_len,
+               G = c.projection_groups();
+  const bool per_head = G > 1;
+
+  // Compress the input along the sequence first: comp = E[:, :T] X (k x D per group). K and V
+  // are then projected on k rows instead of T (the reassociation E (X W) = (E X) W).
+  const bool layerwise = c.projection_sharing == ProjectionSharing::Layerwise;
+  const WeightView& E = layerwise ? model_->desc.shared_proj : w.proj_k;
+  const WeightView& Eb = layerwise ? model_->desc.shared_proj_bias : w.proj_k_bias;
+  const bool separate_v = c.has_separate_proj_v();
+  const WeightView& Fv = separate_v ? w.proj_v : E;
+  const WeightView& Fb = separate_v ? w.proj_v_bias : Eb;
+  // With placement "after", a K/V bias b reaches the compressed rows as rowsum(E)[r] * b.
+  const bool after = c.projection_placement == ProjectionPlacement::After;
+  const bool bias_through[2] = {after && w.k.bias.present(), after && w.v.bias.present()};
+  auto t = now();
+  const size_t rows = G * k;  // all groups' compressed rows
+  // E's rows, then F's when separate, as one range split across threads (one parallel region).
+  // Row r of group g is row (g*k + r) of the stacked [G*k x n] projection.
+  workers_.ranges((separate_v ? 2 : 1) * rows, kProjRowsPerStep, [&](size_t b, size_t e, size_t chunk) {
+    for (int kv = 0; kv < 2; ++kv) {
+      const size_t lo = std::max(b, kv * rows), hi = std::min(e, (kv + 1) * rows);
+      if (lo >= hi) continue;
+      const bool need_sum = bias_through[kv] || (!separate_v && bias_through[1]);
+      compress(kv == 0 ? E : Fv, in, T, kv == 0 ? buf_.comp_k : buf_.comp_v, lo - kv * rows, hi - kv * rows,
+               need_sum ? buf_.rowsum + kv * rows : nullptr, chunk);
+    }
+  });
+  lap(LINFER_OP_COMPRESS, t);
+  const float* comp_v = separate_v ? buf_.comp_v : buf_.comp_k;
+  const float* rowsum_v = buf_.rowsum + (separate_v ? rows : 0);
+
+  // K' and V' = comp W^T (+ bias), per group.
+  const size_t kp_stride = per_head ? dh : kvh * dh;  // row stride of K'/V'
+  for (int kv = 0; kv < 2; ++kv) {
+    const float* comp = kv == 0 ? buf_.comp_k : comp_v;
+    float* dst = kv == 0 ? buf_.kp : buf_.vp;
+    std::vector<DenseLayer>& list = kv == 0 ? ops.k : ops.v;
+    if (!per_head) {
+      if (!run_dense(list[0], k, comp, dst)) return false;
+    } else {
+      for (size_t h = 0; h < H; ++h)
+        if (!run_dense(list[kvh == 1 ? 0 : h], k, comp + h * k * D, dst + h * k * dh)) return false;
+    }
+    // Biases the dense layer did not add: through E (rowsum(E)[r] * b) and E's own (p[r]).
+    const WeightView& pb = kv == 0 ? Eb : Fb;
+    if (!bias_through[kv] && !pb.present()) continue;
+    t = now();
+    const float* b = bias_through[kv] ? f32(kv == 0 ? w.k.bias : w.v.bias) : nullptr;
+    const float* s = bias_through[kv] ? (kv == 0 ? buf_.rowsum : rowsum_v) : nullptr;
+    for (size_t g = 0; g < G; ++g) {
+      // This group's K'/V' rows, its columns, and the slice of b they take.
+      const size_t cols = per_head ? dh : kvh * dh;
+      const float* bg = b && per_head && kvh > 1 ? b + g * dh : b;
+      kernels::add_rank1_f32_hwy(dst + (per_head ? g * k * dh : 0), kp_stride, k, cols, s ? s + g * k : nullptr, bg,
+                             pb.present() ? f32(pb) + g * k : nullptr);
+    }
+    lap(LINFER_OP_ELEMENTWISE, t);
+  }
+  return true;
+}
+
+bool Session::attention(const LayerWeights& w, LayerOps& ops, const float* in, size_t T, float* residual) {
+  const EncoderConfig& c = cfg_;
+  if (c.attention_kind == AttentionKind::GiveTake) return give_take(w, ops, in, T, residual);
+  if (!run_dense(ops.q, T, in, buf_.q)) return false;
+  if (c.attention_kind == AttentionKind::LinearElu) {
+    if (!run_dense(ops.k[0], T, in, buf_.kp) || !run_dense(ops.v[0], T, in, buf_.vp)) return false;
+    const auto t = now();
+    linear_attention(T, size_t(&w - model_->desc.layers.data()));
+    lap(LINFER_OP_ATTENTION, t);
+    return run_dense(ops.out, T, buf_.attn, residual, true);
+  }
+  const size_t keys = softmax_keys(w, ops, in, T);
+  if (!keys) return false;
+  auto t = now();
+  // The attention core: (head, block of rows) items split across threads.
+  const size_t block = 32, blocks = (T + block - 1) / block;
+  workers_.ranges(c.num_heads * blocks, 1, [&](size_t b, size_t e, size_t chunk) {
+    float* scratch = buf_.scratch + chunk * plan_.scratch_stride;
+    for (size_t item = b; item < e; ++item) {
+      const size_t h = item / blocks, r0 = (item % blocks) * block;
+      kernels::attention_f32_hwy(attention_head_args(h, keys, buf_.q, buf_.attn), r0,
+                                 std::min(T, r0 + block), scratch);
+    }
+  });
+  lap(LINFER_OP_ATTENTION, t);
+  return run_dense(ops.out, T, buf_.attn, residual, true);
+}
+
+// Keys and values for softmax attention into buf_.kp / buf_.vp (the Linformer's k compressed
+// rows, or all T rows), each K head transposed to [dh x keys] into buf_.kt so that the scores
+// vectorise over the keys. Returns the number of keys, 0 if a dense layer failed.
+size_t Session::softmax_keys(const LayerWeights& w, LayerOps& ops, const float* in, size_t T) {
+  const EncoderConfig& c = cfg_;
+  const size_t H = c.num_heads, dh = c.head_dim, kvh = c.kv_heads;
+  const bool linformer = c.attention_kind == AttentionKind::Linformer;
+  const bool per_head = linformer && c.projection_groups() > 1;
+  size_t keys;
+  if (linformer) {
+    if (!linformer_kv(w, ops, in, T)) return 0;
+    keys = c.proj_len;
+  } else {
+    if (!run_dense(ops.k[0], T, in, buf_.kp) || !run_dense(ops.v[0], T, in, buf_.vp)) return 0;
+    keys = T;
+  }
+  const auto t = now();
+  const size_t S = per_head ? H : kvh;                // distinct K/V heads
+  const size_t kp_stride = per_head ? dh : kvh * dh;  // row stride of K/V
+  workers_.ranges(S, 1, [&](size_t b, size_t e, size_t) {
+    for (size_t s = b; s < e; ++s)
+      kernels::transpose_f32_generic(buf_.kp + (per_head ? s * keys * dh : s * dh), kp_stride, keys, dh,
+                                     buf_.kt + s * dh * keys, keys);
+  });
+  lap(LINFER_OP_ATTENTION, t);
+  return keys;
+}
+
+// Softmax attention of head h over `keys` keys (see softmax_keys) for query rows q (row stride
+// heads * head_dim) into o (same layout).
+kernels::AttentionHeadArgs Session::attention_head_args(size_t h, size_t keys, const float* q, float* o) const {
+  const EncoderConfig& c = cfg_;
+  const size_t dh = c.head_dim, HD = c.num_heads * dh, kvh = c.kv_heads;
+  const bool per_head = c.attention_kind == AttentionKind::Linformer && c.projection_groups() > 1;
+  const size_t s = per_head || kvh > 1 ? h : 0;  // kv_heads is 1 or num_heads here
+  kernels::AttentionHeadArgs a;
+  a.q = q + h * dh;
+  a.q_stride = HD;
+  a.kt = buf_.kt + s * dh * keys;
+  a.kt_stride = keys;
+  a.v = buf_.vp + (per_head ? s * keys * dh : s * dh);
+  a.v_stride = per_head ? dh : kvh * dh;
+  a.o = o + h * dh;
+  a.o_stride = HD;
+  a.head_dim = dh;
+  a.keys = keys;
+  a.scale = 1.0f / std::sqrt(float(dh));
+  return a;
+}
+
+// GiveTake: the p tokens (rows [T, T + p) of `in`) take from the sequence, then the sequence
+// takes from what the tokens gathered (docs/converter.md). Both streams share W_q, W_k, W_v, W_out.
+bool Session::give_take(const LayerWeights& w, LayerOps& ops, const float* in, size_t T, float* residual) {
+  const EncoderConfig& c = cfg_;
+  const size_t p = c.num_global_tokens, R = T + p, H = c.num_heads, dh = c.head_dim, HD = H * dh,
+               kvh = c.kv_heads, KV = kvh * dh, D = c.dim;
+  if (!run_dense(ops.q, R, in, buf_.q) || !run_dense(ops.k[0], R, in, buf_.kp) ||
+      !run_dense(ops.v[0], T, in, buf_.vp))
+    return false;
+  auto t = now();
+  // K transposed per kv head: the sequence's [dh x T], then the tokens' [dh x p].
+  float* kt_seq = buf_.kt;
+  float* kt_tok = buf_.kt + kvh * dh * T;
+  workers_.ranges(kvh, 1, [&](size_t b, size_t e, size_t) {
+    for (size_t s = b; s < e; ++s) {
+      kernels::transpose_f32_generic(buf_.kp + s * dh, KV, T, dh, kt_seq + s * dh * T, T);
+      kernels::transpose_f32_generic(buf_.kp + T * KV + s * dh, KV, p, dh, kt_tok + s * dh * p, p);
+    }
+  });
+  const float scale = 1.0f / std::sqrt(float(dh));
+  const size_t heads_per_kv = H / kvh;
+  auto run_heads = [&](size_t rows, size_t keys, auto args_for_head) {
+    const size_t block = 32, blocks = (rows + block - 1) / block;
+    workers_.ranges(H * blocks, 1, [&](size_t b, size_t e, size_t chunk) {
+      float* scratch = buf_.scratch + chunk * plan_.scratch_stride;
+      for (size_t item = b; item < e; ++item) {
+        const size_t h = item / blocks, r0 = (item % blocks) * block;
+        kernels::AttentionHeadArgs a = args_for_head(h);
+        a.head_dim = dh;
+        a.keys = keys;
+        a.scale = scale;
+        kernels::attention_f32_hwy(a, r0, std::min(rows, r0 + block), scratch);
+      }
+    });
+  };
+  // Take: Y_t = softmax(Q_t K_s^T / sqrt(dh)) V_s, into rows [T, R) of attn.
+  run_heads(p, T, [&](size_t h) {
+    const size_t s = h / heads_per_kv;
+    return kernels::AttentionHeadArgs{buf_.q + T * HD + h * dh, HD, kt_seq + s * dh * T, T,
+                                      buf_.vp + s * dh, KV, buf_.attn + T * HD + h * dh, HD, 0, 0, 0};
+  });
+  // Give: Y_s = softmax(Q_s K_t^T / sqrt(dh)) Y_t (head h's own take output), into rows [0, T).
+  run_heads(T, p, [&](size_t h) {
+    const size_t s = h / heads_per_kv;
+    return kernels::AttentionHeadArgs{buf_.q + h * dh, HD, kt_tok + s * dh * p, p,
+                                      buf_.attn + T * HD + h * dh, HD, buf_.attn + h * dh, HD, 0, 0, 0};
+  });
+  lap(LINFER_OP_ATTENTION, t);
+  // Into buf_.sub, not straight into the residual: the convolution below still reads the input,
+  // which is the residual stream itself with post-norm.
+  if (!run_dense(ops.out, R, buf_.attn, buf_.sub)) return false;
+  if (w.conv_weight.present()) {  // the locality branch: depthwise convolution of the input
+    t = now();
+    const size_t K = w.conv_weight.shape[1];
+    const float* taps = model_->conv_taps[&w - model_->desc.layers.data()].data();
+    workers_.ranges(T, 1, [&](size_t b, size_t e, size_t) {
+      kernels::conv_depthwise_add_f32_hwy(in, T, D, taps, K, f32(w.conv_bias), buf_.sub, b, e);
+    });
+    lap(LINFER_OP_ELEMENTWISE, t);
+  }
+  add_rows(residual, buf_.sub, R, D);
+  return true;
+}
+
+// Linear (elu+1) attention over q, kp, vp (T rows). Bidirectional: per kv head, the state
+// (S, z) over all rows, then every row of every head reads it. Causal: row i adds itself to the
+// state and then reads it, so it sees rows j <= i only.
+void Session::linear_attention(size_t T, size_t layer) {
+  const EncoderConfig& c = cfg_;
+  const size_t H = c.num_heads, dh = c.head_dim, HD = H * dh, kvh = c.kv_heads, KV = kvh * dh;
+  const size_t heads_per_kv = H / kvh;
+  auto state = [&](size_t s) { return buf_.linear_state + s * (dh * dh + dh); };
+  if (c.causal == CausalMode::Causal) {
+    // The state is kept per layer so that step() can continue where the last call stopped.
+    float* carried = buf_.carried_state + layer * kvh * (dh * dh + dh);
+    workers_.ranges(kvh, 1, [&](size_t b, size_t e, size_t chunk) {
+      float* scratch = buf_.scratch + chunk * plan_.scratch_stride;
+      for (size_t s = b; s < e; ++s) {
+        float* S = carried + s * (dh * dh + dh);
+        if (!stepping_) std::fill(S, S + dh * dh + dh, 0.0f);
+        for (size_t i = 0; i < T; ++i) {
+          kernels::linear_attention_state_f32_hwy(buf_.kp + i * KV + s * dh, KV, buf_.vp + i * KV + s * dh,
+                                                  KV, 1, dh, S, S + dh * dh);
+          for (size_t h = s * heads_per_kv; h < (s + 1) * heads_per_kv; ++h)
+            kernels::linear_attention_apply_f32_hwy(buf_.q + i * HD + h * dh, HD, 1, dh, S, S + dh * dh,
+                                                    buf_.attn + i * HD + h * dh, HD, scratch);
+        }
+      }
+    });
+    return;
+  }
+  workers_.ranges(kvh, 1, [&](size_t b, size_t e, size_t) {
+    for (size_t s = b; s < e; ++s) {
+      float* S = state(s);
+      std::fill(S, S + dh * dh + dh, 0.0f);
+      kernels::linear_attention_state_f32_hwy(buf_.kp + s * dh, KV, buf_.vp + s * dh, KV, T, dh, S, S + dh * dh);
+    }
+  });
+  const size_t block = 32, blocks = (T + block - 1) / block;
+  workers_.ranges(H * blocks, 1, [&](size_t b, size_t e, size_t chunk) {
+    float* scratch = buf_.scratch + chunk * plan_.scratch_stride;
+    for (size_t item = b; item < e; ++item) {
+      const size_t h = item / blocks, r0 = (item % blocks) * block, rows = std::min(block, T - r0);
+      const float* S = state(h / heads_per_kv);
+      kernels::linear_attention_apply_f32_hwy(buf_.q + r0 * HD + h * dh, HD, rows, dh, S, S + dh * dh,
+                                              buf_.attn + r0 * HD + h * dh, HD, scratch);
+    }
+  });
+}
+
+}  // namespace linfer::rt

@@ -1,0 +1,81 @@
+// The row pipeline: a softmax-attention layer as one parallel region over blocks of rows.
+#include <algorithm>
+
+#include "session.h"
+
+namespace linfer::rt {
+namespace {
+const float* f32(const WeightView& w) { return static_cast<const float*>(w.data); }
+}  // namespace
+
+// First, over all rows: the attention input (norm), then the keys (compression, K', V'), which
+// need every row. Then each thread takes a contiguous share of the rows and runs them, a block at
+// a time, through Q, attention, the output projection and residual, the norm, the feed-forward
+// and its residual: one parallel region instead of one per operator, and a block's intermediate
+// rows stay in the core's cache. Every dense layer is on the own kernels (the plan checks), which
+// any thread can run on any rows; int8 rows are quantized at their row of the run (first_row), so
+// threads never share scratch bytes.
+bool Session::layer_rows(const LayerWeights& w, LayerOps& ops, size_t T) {
+  const EncoderConfig& c = cfg_;
+  const size_t D = c.dim, HD = size_t(c.num_heads) * c.head_dim, F = c.ff_dim, B = plan_.row_block;
+  const NormPlacement placement = c.norm_placement;
+  // Attention input, and the residual streams the two sublayers add to.
+  const float* in = buf_.x;
+  float* ff_residual = buf_.x;
+  if (placement == NormPlacement::Pre) {
+    layernorm_rows(buf_.x, buf_.h, T, w.attention_norm);
+    in = buf_.h;
+  } else if (placement == NormPlacement::Reversible) {  // x holds y1, x2 holds y2
+    layernorm_rows(buf_.x2, buf_.h, T, w.attention_norm);
+    in = buf_.h;
+    ff_residual = buf_.x2;
+  }
+  const size_t keys = softmax_keys(w, ops, in, T);
+  if (!keys) return false;
+  const QuantizedRows& qrows = buf_.quantized;
+  workers_.ranges(T, B, [&](size_t begin, size_t end, size_t chunk) {
+    float* q = buf_.row_blocks + chunk * B * (2 * HD + F);
+    float* attn = q + B * HD;
+    float* ff = attn + B * HD;
+    float* scratch = buf_.scratch + chunk * plan_.scratch_stride;
+    // Profile: the first share's split (the shares are equal); clock reads only when profiling.
+    const bool timing = plan_.profiling && chunk == 0;
+    auto t = timing ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
+    auto mark = [&](linfer_op_kind kind) {
+      if (timing) t = lap(kind, t);
+    };
+    for (size_t r0 = begin; r0 < end; r0 += B) {
+      const size_t n = std::min(B, end - r0);
+      float* x = buf_.x + r0 * D;
+      ops.q.run_rows(qrows, in + r0 * D, n, q, false, r0);
+      mark(LINFER_OP_DENSE);
+      for (size_t h = 0; h < c.num_heads; ++h)
+        kernels::attention_f32_hwy(attention_head_args(h, keys, q, attn), 0, n, scratch);
+      mark(LINFER_OP_ATTENTION);
+      ops.out.run_rows(qrows, attn, n, x, true, r0);
+      mark(LINFER_OP_DENSE);
+      const float* ff_in = x;
+      if (placement == NormPlacement::Post) {
+        kernels::layernorm_f32_hwy(x, D, x, D, n, D, f32(w.attention_norm.weight),
+                                   f32(w.attention_norm.bias), c.norm_eps);
+      } else {
+        float* h = buf_.h + r0 * D;  // this block's attention input is no longer needed
+        kernels::layernorm_f32_hwy(x, D, h, D, n, D, f32(w.feed_forward_norm.weight),
+                                   f32(w.feed_forward_norm.bias), c.norm_eps);
+        ff_in = h;
+      }
+      mark(LINFER_OP_NORM);
+      ops.fc1.run_rows(qrows, ff_in, n, ff, false, r0);
+      ops.fc2.run_rows(qrows, ff, n, ff_residual + r0 * D, true, r0);
+      mark(LINFER_OP_DENSE);
+      if (placement == NormPlacement::Post) {
+        kernels::layernorm_f32_hwy(x, D, x, D, n, D, f32(w.feed_forward_norm.weight),
+                                   f32(w.feed_forward_norm.bias), c.norm_eps);
+        mark(LINFER_OP_NORM);
+      }
+    }
+  });
+  return true;
+}
+
+}  // namespace linfer::rt
