@@ -20,7 +20,8 @@
 namespace {
 
 // Per path: ctest runs the three path variants of this binary at the same time.
-const std::string kTmp = std::string(LINFER_TEST_TMP) + "/golden_" + linfer::testing::test_path();
+const std::string kTmp = std::string(LINFER_TEST_TMP) + "/golden_" + linfer::testing::test_path() +
+                         linfer::testing::test_isa();
 
 using linfer::testing::convert_golden;
 using linfer::testing::golden_cases;
@@ -53,6 +54,9 @@ std::vector<int> lengths_of(const std::string& dir) {
 // tests/golden: the Linformer options; tests/golden_kinds: full softmax, linear (elu+1), GiveTake.
 TEST_CASE("golden parity with PyTorch for every case, length and thread count") {
   std::system(("mkdir -p " + kTmp).c_str());
+  // A forced lower target (LINFER_TEST_ISA) must really be what runs.
+  const std::string forced = linfer::testing::force_test_isa();
+  bool described = false;
   int cases_run = 0;
   for (const std::string folder : {"golden", "golden_kinds"})
   for (const GoldenCase& c : golden_cases(folder)) {
@@ -82,6 +86,16 @@ TEST_CASE("golden parity with PyTorch for every case, length and thread count") 
       linfer::Session session;
       s = linfer::Session::Create(model, opt, &session);
       REQUIRE_MESSAGE(s.ok(), s.message());
+      if (!described) {
+        MESSAGE(session.describe());
+        described = true;
+      }
+      if (!forced.empty()) {
+        CHECK(session.describe().find("highway " + forced) != std::string::npos);
+        CHECK(session.describe().find(linfer::testing::test_isa() == "sse4" ? "_generic" : "_avx2") !=
+              std::string::npos);
+        CHECK(session.describe().find("avx512") == std::string::npos);
+      }
       for (int T : lengths) {
         CAPTURE(T);
         CAPTURE(threads);

@@ -10,6 +10,7 @@ Every tensor holds fixed values so the C++ tests can check them exactly.
 import argparse
 import collections
 import io
+import json
 import os
 import struct
 import zipfile
@@ -173,6 +174,27 @@ def write_malicious():
             z.writestr(zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0)), data)
 
 
+def write_overlapping_views():
+    """A valid linfer-layout model (64 layers, dim 256) whose every tensor is a distinct view of one
+    small storage: the dense matrices [256, 256] with strides (1, 1), each at its own offset, so
+    that none is the same view as another. A small file that would materialize about 100 MB of f32
+    weights. Each view stays under tensor_to_f32's per-view expansion limit; the converter's
+    overall budget must refuse it."""
+    import sys
+    sys.path.insert(0, os.path.join(HERE, "..", "..", "tools", "python"))
+    import linfer_ref
+    cfg = linfer_ref.resolve_config(dict(vocab_size=16, dim=256, num_layers=64, num_heads=4, head_dim=64,
+                                         ff_dim=256, max_seq_len=16, proj_len=4, qkv_bias=False,
+                                         ff_bias=False))
+    model = linfer_ref.LinferEncoder(cfg)
+    base = torch.arange(4096, dtype=torch.float32) / 4096
+    sd = collections.OrderedDict()
+    for i, (name, t) in enumerate(model.state_dict().items()):
+        strides = [1] * t.dim()  # every row starts one value after the previous: overlapping rows
+        sd[name] = base.as_strided(tuple(t.shape), tuple(strides), i % 3000)
+    torch.save({"linfer_config": json.dumps(cfg), "state_dict": sd}, path("overlapping_views.pt"))
+
+
 def main():
     write_plain()
     write_shared()
@@ -187,6 +209,7 @@ def main():
     write_legacy_golden_expected()
     write_torchscript()
     write_malicious()
+    write_overlapping_views()
     for name in sorted(os.listdir(HERE)):
         if name.endswith(".pt"):
             print(f"{name}: {os.path.getsize(path(name))} bytes")

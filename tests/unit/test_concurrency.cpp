@@ -1,11 +1,13 @@
 // One shared Model, several threads each with its own Session, all running at once: every output
-// must equal the single-threaded one bit for bit. Run under ThreadSanitizer in CI (scripts/test.sh).
+// must equal the single-threaded one bit for bit, and the weights stay the model's. Run under
+// ThreadSanitizer in CI (scripts/test.sh).
 #include <doctest/doctest.h>
 
 #include <thread>
 #include <vector>
 
 #include "linfer/linfer.hpp"
+#include "quantize.h"
 #include "test_models.h"
 
 using namespace linfer;
@@ -60,4 +62,78 @@ TEST_CASE("sessions on one shared model run concurrently with identical results"
     for (int t = 0; t < kThreads; ++t) CHECK(failures[t] == 0);
     for (size_t i = 0; i < got.size(); ++i) CHECK(got[i] == expected[i]);
   }
+}
+
+// Weights live once: the model holds them, in their file dtype; sessions add their arenas only.
+// Four sessions (two threads each) run at the same time on four threads; the weight bytes the
+// API reports do not move, no session holds weights, and every output equals the lone session's.
+TEST_CASE("four sessions on four threads share the model's weights: resident weight bytes do not grow") {
+  for (DType dtype : {DType::F32, DType::F16, DType::I8}) {
+    CAPTURE(to_string(dtype));
+    EncoderConfig c = testing::small_config();
+    c.dim = 48;
+    c.ff_dim = 112;
+    c.max_seq_len = 64;
+    c.head = HeadKind::LmLogits;
+    auto owned = testing::make_model(c, 5);
+    convert::QuantizedStore store;
+    if (dtype != DType::F32) REQUIRE(convert::quantize_description(&owned.desc, dtype, &store).empty());
+    const std::vector<uint8_t> bytes = testing::model_bytes(owned.desc);
+    Model model;
+    REQUIRE(Model::LoadFromMemory(bytes.data(), bytes.size(), &model).ok());
+    const uint64_t weights = model.info().resident_weight_bytes;
+    CHECK(weights > 0);
+    std::vector<int32_t> ids(c.max_seq_len);
+    for (size_t i = 0; i < ids.size(); ++i) ids[i] = int32_t((i * 11 + 3) % c.vocab_size);
+    std::vector<float> expected;
+    {
+      Session lone;
+      REQUIRE(Session::Create(model, SessionOptions(), &lone).ok());
+      REQUIRE(lone.Run(ids).ok());
+      expected.assign(lone.output().data, lone.output().data + lone.output().rows * lone.output().cols);
+    }
+    constexpr int kSessions = 4;
+    std::vector<Session> sessions(kSessions);
+    SessionOptions opt;
+    opt.num_threads = 2;
+    for (Session& s : sessions) {
+      REQUIRE(Session::Create(model, opt, &s).ok());
+      CHECK(s.packed_weight_bytes() == 0);
+      CHECK(model.info().resident_weight_bytes == weights);
+    }
+    std::vector<std::vector<float>> got(kSessions);
+    std::vector<int> failures(kSessions, 0);
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kSessions; ++t)
+      threads.emplace_back([&, t] {
+        for (int r = 0; r < 3; ++r) failures[t] += !sessions[t].Run(ids).ok();
+        const OutputView o = sessions[t].output();
+        got[t].assign(o.data, o.data + o.rows * o.cols);
+      });
+    for (auto& th : threads) th.join();
+    for (int t = 0; t < kSessions; ++t) {
+      CHECK(failures[t] == 0);
+      CHECK(got[t] == expected);
+    }
+    CHECK(model.info().resident_weight_bytes == weights);
+  }
+}
+
+TEST_CASE("the XNNPACK option packs a copy per session, and says so") {
+  auto owned = testing::make_model(testing::small_config(), 5);
+  const std::vector<uint8_t> bytes = testing::model_bytes(owned.desc);
+  Model model;
+  REQUIRE(Model::LoadFromMemory(bytes.data(), bytes.size(), &model).ok());
+  SessionOptions opt;
+  opt.dense_path = LINFER_DENSE_XNNPACK;
+  Session a, b;
+  REQUIRE(Session::Create(model, opt, &a).ok());
+  REQUIRE(Session::Create(model, opt, &b).ok());
+  // Every dense matrix of the model, in f32 (XNNPACK adds its bias and padding): at least that.
+  const EncoderConfig& c = testing::small_config();
+  const size_t HD = c.num_heads * c.head_dim, KV = c.kv_heads * c.head_dim;
+  const size_t floats = c.num_layers * (2 * HD * c.dim + 2 * KV * c.dim + 2 * c.dim * c.ff_dim);
+  CHECK(a.packed_weight_bytes() >= floats * sizeof(float));
+  CHECK(b.packed_weight_bytes() == a.packed_weight_bytes());
+  CHECK(a.describe().find("xnnpack") != std::string::npos);
 }

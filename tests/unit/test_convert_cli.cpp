@@ -76,6 +76,9 @@ TEST_CASE("malicious and corrupt checkpoints: one-line error, exit 1, no output 
   std::vector<Case> cases = {
       {"forbidden global posix.system", [&] { return file(readers + "/malicious_system.pt"); }, "", "forbidden global 'posix.system'"},
       {"TorchScript archive", [&] { return file(readers + "/torchscript.pt"); }, "", "TorchScript"},
+      // 100 KB whose distinct, overlapping views of one small storage would take ~100 MB as f32.
+      {"views overlapping one small storage", [&] { return file(readers + "/overlapping_views.pt"); }, "",
+       "over 4 times its stored values"},
       {"empty file", [] { return std::vector<uint8_t>(); }, "", "is empty"},
       {"plain text", [] { return text("this is not a checkpoint at all, just some text\n"); }, "", ""},
       {"zip truncated in half", [&] { auto b = file(lucid); b.resize(b.size() / 2); return b; }, "", ""},

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include <hwy/targets.h>
+
 #include "kernels.h"
 #include "linfer/format/half.h"
 #include "linfer/format/panel.h"
@@ -34,9 +36,17 @@ double rel_err(const std::vector<float>& a, const std::vector<float>& b) {
 const size_t kOddSizes[] = {1, 3, 7, 15, 16, 17, 31, 33, 63, 65, 100, 257};
 }  // namespace
 
-TEST_CASE("fast kernels dispatch to a named target") {
-  MESSAGE("Highway kernels use " << std::string(hwy_kernel_target()));
-  CHECK(std::string(hwy_kernel_target()).size() > 0);
+TEST_CASE("Highway kernels follow the targets Highway offers: forced down, they report it") {
+  const std::string best = hwy_kernel_target();
+  MESSAGE("Highway kernels use " << best);
+#if defined(__x86_64__)
+  hwy::SetSupportedTargetsForTest(HWY_SSE4 | HWY_SCALAR);
+  CHECK(std::string(hwy_kernel_target()) == "SSE4");
+  hwy::SetSupportedTargetsForTest(HWY_SCALAR);
+  CHECK(std::string(hwy_kernel_target()) == "SCALAR");
+  hwy::SetSupportedTargetsForTest(0);  // back to what the CPU has
+#endif
+  CHECK(std::string(hwy_kernel_target()) == best);
 }
 
 TEST_CASE("layernorm_f32: fast matches reference") {

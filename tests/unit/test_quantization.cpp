@@ -15,6 +15,7 @@
 #include "linfer/format/int8.h"
 #include "linfer/linfer.hpp"
 #include "quantize.h"
+#include "test_paths.h"
 #include "test_util.h"
 #include "tool_util.h"
 
@@ -70,7 +71,7 @@ std::vector<float> run_model(const std::string& lfm, const std::vector<int32_t>&
   Status s = Model::Load(lfm, &m);
   REQUIRE_MESSAGE(s.ok(), s.message());
   Session session;
-  REQUIRE(Session::Create(m, SessionOptions(), &session).ok());
+  REQUIRE(Session::Create(m, linfer::testing::path_options(), &session).ok());
   REQUIRE(session.Run(ids).ok());
   OutputView o = session.output();
   return std::vector<float>(o.data, o.data + o.rows * o.cols);
@@ -79,7 +80,7 @@ std::vector<float> run_model(const std::string& lfm, const std::vector<int32_t>&
 
 TEST_CASE("golden models in f16 and int8: accuracy against the f32 model, file sizes") {
   const std::string golden = std::string(LINFER_SOURCE_DIR) + "/tests/golden";
-  const std::string tmp = std::string(LINFER_TEST_TMP) + "/quant";
+  const std::string tmp = std::string(LINFER_TEST_TMP) + "/quant" + linfer::testing::test_isa();  // variants run at once
   std::system(("mkdir -p " + tmp).c_str());
   std::ifstream cases(golden + "/cases.txt");
   std::string name, file;

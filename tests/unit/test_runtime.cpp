@@ -248,3 +248,51 @@ TEST_CASE("session options: struct_size versions and invalid values fail with a 
   size_t bytes = 0;
   CHECK(linfer_session_arena_size(m.get(), &bad, &bytes) == LINFER_ERROR_INVALID_ARGUMENT);
 }
+
+TEST_CASE("session memory, description and profile report what the session did") {
+  auto o = make_model(small_config());
+  Model m = load(model_bytes(o.desc));
+  SessionOptions opt;
+  opt.enable_profiling = true;
+  opt.num_threads = 2;
+  size_t planned = 0;
+  REQUIRE(Session::ArenaSize(m, opt, &planned).ok());
+  Session s;
+  REQUIRE(Session::Create(m, opt, &s).ok());
+  size_t arena = 0, packed = 1;
+  REQUIRE(linfer_session_memory(s.get(), &arena, &packed) == LINFER_OK);
+  CHECK(arena == planned);
+  CHECK(packed == 0);  // the model's weights, read in place
+  CHECK(linfer_session_memory(nullptr, &arena, &packed) == LINFER_ERROR_INVALID_ARGUMENT);
+  CHECK(linfer_session_memory(s.get(), nullptr, &packed) == LINFER_ERROR_INVALID_ARGUMENT);
+  const std::string d = s.describe();
+  CHECK(d.find("dense: f32 dense_f32_") != std::string::npos);
+  CHECK(d.find("threads: 2") != std::string::npos);
+  CHECK(std::string(linfer_session_describe(nullptr)).empty());
+
+  // Nothing is profiled before a run; after three, every stage of this model has taken time and
+  // the run count is 3; a reset starts over; a session without profiling reports zeros.
+  linfer_profile p = s.profile();
+  CHECK(p.runs == 0);
+  const auto ids = ids_of(33, 40);
+  for (int i = 0; i < 3; ++i) REQUIRE(s.Run(ids).ok());
+  p = s.profile();
+  CHECK(p.runs == 3);
+  for (linfer_op_kind k : {LINFER_OP_EMBEDDING, LINFER_OP_NORM, LINFER_OP_DENSE, LINFER_OP_COMPRESS,
+                           LINFER_OP_ATTENTION}) {
+    CAPTURE(linfer_op_kind_name(k));
+    CHECK(p.milliseconds[k] > 0.0);
+  }
+  CHECK(std::string(linfer_op_kind_name(LINFER_OP_COMPRESS)) == "compress");
+  CHECK(std::string(linfer_op_kind_name(linfer_op_kind(99))) == "unknown");
+  linfer_session_profile_reset(s.get());
+  p = s.profile();
+  CHECK(p.runs == 0);
+  for (int k = 0; k < LINFER_OP_KIND_COUNT; ++k) CHECK(p.milliseconds[k] == 0.0);
+  Session quiet;
+  REQUIRE(Session::Create(m, SessionOptions(), &quiet).ok());
+  REQUIRE(quiet.Run(ids).ok());
+  p = quiet.profile();
+  CHECK(p.runs == 0);
+  CHECK(p.milliseconds[LINFER_OP_DENSE] == 0.0);
+}

@@ -22,7 +22,15 @@ std::string str(size_t i) { return std::to_string(i); }
 // (so tensors that alias in the checkpoint alias in the model) and records which keys were used.
 class Builder {
  public:
-  Builder(const Checkpoint& ck, MappedModel* out) : ck_(ck), out_(out) {}
+  Builder(const Checkpoint& ck, MappedModel* out) : ck_(ck), out_(out) {
+    // What the mapper may materialize as f32: an honest checkpoint needs each stored value once,
+    // plus the mapper's own copies (transposes, stacked heads), so 4x the storages as f32 and a
+    // little slack is ample; views that overlap many times (a small hostile file) are refused
+    // before they are copied.
+    uint64_t stored = 0;
+    for (const auto& [key, st] : ck.storages) stored += st.bytes / std::max<size_t>(1, dtype_size(st.dtype));
+    budget_bytes_ = 4 * stored * sizeof(float) + (uint64_t(64) << 20);
+  }
 
   bool has(const std::string& name) const { return ck_.tensors.count(name) > 0; }
   std::string error;
@@ -62,6 +70,7 @@ class Builder {
       out_->shared.push_back(name + " = " + seen->second.second);
       return w;
     }
+    if (!charge(w.elements(), name)) return {};
     auto data = std::make_unique<std::vector<float>>();
     std::string err;
     if (!tensor_to_f32(ck_, t, data.get(), &err)) {
@@ -82,6 +91,7 @@ class Builder {
 
   // A new tensor made by the mapper (a transpose, a stack of heads).
   WeightView make(const Shape& shape, std::vector<float> values) {
+    if (!charge(values.size(), "a tensor built from the checkpoint")) return {};
     auto data = std::make_unique<std::vector<float>>(std::move(values));
     WeightView w;
     w.shape = shape;
@@ -124,7 +134,19 @@ class Builder {
   }
 
  private:
+  // Counts `elements` f32 values against the budget; false (and an error) past it.
+  bool charge(uint64_t elements, const std::string& what) {
+    materialized_bytes_ += elements * sizeof(float);
+    if (materialized_bytes_ <= budget_bytes_) return true;
+    error = what + ": the checkpoint's tensors would take more than " +
+            std::to_string(budget_bytes_ >> 20) +
+            " MiB as f32, over 4 times its stored values (tensors overlapping the same storage many "
+            "times); refused";
+    return false;
+  }
+
   const Checkpoint& ck_;
+  uint64_t budget_bytes_ = 0, materialized_bytes_ = 0;
   MappedModel* out_;
   std::set<std::string> used_;
   std::map<std::string, std::pair<const void*, std::string>> by_identity_;

@@ -147,6 +147,9 @@ class Session {
     linfer_session_memory(session_.get(), &a, &p);
     return p;
   }
+  // The C handle, to mix in C API calls.
+  linfer_session* get() { return session_.get(); }
+  const linfer_session* get() const { return session_.get(); }
   // What the session runs on (kernels, paths, threads), one line.
   std::string describe() const { return linfer_session_describe(session_.get()); }
 
