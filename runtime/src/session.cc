@@ -413,7 +413,7 @@ linfer_status Session::forward(size_t T, std::string* error) {
   if (ok && c.final_norm) layernorm_rows(buf_.x, buf_.x, T, d.final_norm);
   if (ok) ok = output_head(T);
   if (!ok) {
-    *error = "a dense layer failed during run (XNNPACK)";
+    *error = "an XNNPACK dense operator failed during the run";
     return LINFER_ERROR_INTERNAL;
   }
   return LINFER_OK;

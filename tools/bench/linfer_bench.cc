@@ -1,11 +1,16 @@
 // linfer-bench MODEL.lfm [--seq-len N] [--threads N] [--runs N] [--warmup N] [--profile]
 //                        [--dense auto|xnnpack] [--pipeline auto|on|off] [--max-isa ISA]
-//                        [--sessions N]
+//                        [--sessions N] [--ids FILE] [--dump OUT.npy]
 // --sessions N creates N sessions on the one model, runs each once, and reports the resident
 // memory the model and the sessions add (RSS from /proc/self/status) and the creation time:
 // the figures of docs/performance.md "Memory". Timed runs use the first session.
 // Times run() on random token ids (fixed seed) after warm-up runs (default 1) and prints latency (median,
 // min, max), effective GFLOP/s, arena bytes, packed weight bytes and peak RSS.
+//   --ids FILE     the timed (and warm-up) runs use these token ids (whitespace-separated) instead of
+//                  random ones: the first --seq-len of them (the file must have at least that many;
+//                  without --seq-len, all of them)
+//   --dump OUT.npy writes the output of the last timed run as a float32 [rows, cols] .npy file, so that
+//                  the accuracy of a configuration is measured on the very runs that are timed
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -26,7 +31,8 @@ int fail(const std::string& m, int code = 1) {
   if (code == 2)
     std::fprintf(stderr, "usage: linfer-bench MODEL.lfm [--seq-len N] [--threads N] [--runs N] [--warmup N] [--profile]\n"
                  "                    [--dense auto|xnnpack] [--pipeline auto|on|off] [--max-isa ISA]\n"
-                 "                    [--sessions N]   (ISA: generic avx2 avxvnni avx512 avx512vnni neon neondot)\n");
+                 "                    [--sessions N] [--ids FILE] [--dump OUT.npy]\n"
+                 "                    (ISA: generic avx2 avxvnni avx512 avx512vnni neon neondot)\n");
   return code;
 }
 // Peak resident memory of this process: VmHWM from /proc (getrusage's ru_maxrss would include a
@@ -60,7 +66,7 @@ long peak_rss_bytes() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string model_path;
+  std::string model_path, ids_path, dump_path;
   uint32_t seq_len = 0, threads = 1, runs = 10, warmup = 1, sessions = 1;
   bool profile = false;
   linfer::SessionOptions options;
@@ -85,6 +91,10 @@ int main(int argc, char** argv) {
       while (k < 8 && v != names[k]) ++k;
       if (k == 8) return fail("--max-isa does not take '" + v + "'", 2);
       options.max_isa = linfer_isa(k);
+    } else if (a == "--ids" || a == "--dump") {
+      if (i + 1 >= argc) return fail(a + " needs a value", 2);
+      (a == "--ids" ? ids_path : dump_path) = argv[++i];
+      if ((a == "--ids" ? ids_path : dump_path).empty()) return fail(a + " needs a non-empty path", 2);
     } else if (a == "--dense" || a == "--pipeline") {
       if (i + 1 >= argc) return fail(a + " needs a value", 2);
       const std::string v = argv[++i];
@@ -112,6 +122,28 @@ int main(int argc, char** argv) {
   const long rss_loaded = rss_bytes();
   if (!s) return fail(model_path + ": " + s.message());
   const linfer_model_info info = model.info();
+  std::vector<int32_t> given_ids;
+  if (!ids_path.empty()) {
+    if (!info.vocab_size) return fail("--ids: the model takes embeddings, not token ids");
+    const std::string err = linfer::tools::read_token_ids(ids_path, &given_ids);
+    if (!err.empty()) return fail(err);
+    if (given_ids.empty()) return fail("--ids: '" + ids_path + "' has no token ids");
+    if (seq_len == 0) {
+      if (given_ids.size() > info.max_seq_len)
+        return fail("--ids: '" + ids_path + "' has " + std::to_string(given_ids.size()) +
+                    " ids, more than the model's n = " + std::to_string(info.max_seq_len) +
+                    " (give --seq-len to use the first ones)");
+      seq_len = uint32_t(given_ids.size());
+    } else if (given_ids.size() < seq_len) {
+      return fail("--ids: '" + ids_path + "' has " + std::to_string(given_ids.size()) +
+                  " ids, fewer than --seq-len " + std::to_string(seq_len));
+    }
+    given_ids.resize(seq_len);
+    for (size_t t = 0; t < given_ids.size(); ++t)
+      if (given_ids[t] < 0 || uint32_t(given_ids[t]) >= info.vocab_size)
+        return fail("--ids: id " + std::to_string(given_ids[t]) + " at position " + std::to_string(t) +
+                    " is outside the vocabulary [0, " + std::to_string(info.vocab_size) + ")");
+  }
   if (seq_len == 0) seq_len = info.max_seq_len;
   if (seq_len > info.max_seq_len)
     return fail("--seq-len " + std::to_string(seq_len) + " exceeds the model's n = " +
@@ -133,7 +165,9 @@ int main(int argc, char** argv) {
   std::mt19937 rng(1234);
   std::vector<int32_t> ids(seq_len);
   std::vector<float> embeddings;
-  if (info.vocab_size) {
+  if (!given_ids.empty()) {
+    ids = given_ids;
+  } else if (info.vocab_size) {
     for (int32_t& id : ids) id = int32_t(rng() % info.vocab_size);
   } else {
     embeddings.resize(size_t(seq_len) * info.dim);
@@ -165,11 +199,24 @@ int main(int argc, char** argv) {
   const double median = ms.size() % 2 ? ms[ms.size() / 2]
                                       : 0.5 * (ms[ms.size() / 2 - 1] + ms[ms.size() / 2]);
   const long peak_rss = peak_rss_bytes();
+  if (!dump_path.empty()) {
+    // The session's output is that of the last run, i.e. of the last timed run.
+    const linfer::OutputView out = session.output();
+    std::vector<uint8_t> bytes;
+    std::string err = linfer::tools::npy_bytes(out.data, {out.rows, out.cols}, &bytes);
+    if (err.empty()) err = linfer::tools::write_file_atomic(dump_path, bytes.data(), bytes.size());
+    if (!err.empty()) return fail(err);
+  }
   std::printf("model: %s (%s, %u layers, dim %u, %u heads, ff %u, n=%u, k=%u, %s weights)\n",
               model_path.c_str(), info.attention_kind, info.num_layers, info.dim, info.num_heads,
               info.ff_dim, info.max_seq_len, info.proj_len, info.weight_dtype);
   std::printf("seq_len: %u, threads: %u, runs: %u\n", seq_len, threads, runs);
   std::printf("session: %s\n", session.describe().c_str());
+  if (!ids_path.empty()) std::printf("ids: %s (first %u)\n", ids_path.c_str(), seq_len);
+  if (!dump_path.empty()) {
+    const linfer::OutputView out = session.output();
+    std::printf("dump: %s (float32 [%zu, %zu], output of the last timed run)\n", dump_path.c_str(), out.rows, out.cols);
+  }
   std::printf("latency_ms: median %.3f, min %.3f, max %.3f\n", median, ms.front(), ms.back());
   std::printf("gflops: %.2f\n", double(linfer_model_flops(model.get(), seq_len)) / (median * 1e6));
   std::printf("arena_bytes: %zu\npacked_weight_bytes: %zu\npeak_rss_bytes: %ld\n",

@@ -128,7 +128,7 @@ typedef struct linfer_session_options {
 typedef enum linfer_op_kind {
   LINFER_OP_EMBEDDING = 0, /* token lookup, positions */
   LINFER_OP_NORM,          /* layer norms */
-  LINFER_OP_DENSE,         /* Q, K', V', out, feed-forward and head linears (XNNPACK or int8) */
+  LINFER_OP_DENSE,         /* Q, K', V', out, feed-forward and head layers, int8 quantization */
   LINFER_OP_COMPRESS,      /* E X: the sequence compression */
   LINFER_OP_ATTENTION,     /* K'^T transpose, scores, softmax, P V' */
   LINFER_OP_ACTIVATION,    /* GELU */

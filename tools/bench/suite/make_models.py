@@ -5,10 +5,11 @@
 writes into DIR:
     S.safetensors           weights + linfer config (input of linfer-convert and of torch_bench.py)
     S_n{T}.onnx             one ONNX file per benchmarked length T, fixed input shape [T] (int64)
-    S_check_ids.txt         token ids (length min(lengths) of the first build) for the parity check
-    S_check_ref.npy         PyTorch output for those ids (float32)
-    S.stamp                 what was built (everything is rebuilt when the stamp differs; ONNX
-                            files of lengths not exported yet are added)
+    S_check_ids_n{T}.txt    T token ids per benchmarked length T, for the parity checks (linfer
+                            times its runs on these ids and dumps the output of the last one)
+    S_check_ref_n{T}.npy    PyTorch float32 output for those ids (the reference of every parity check)
+    S.stamp                 what was built (everything is rebuilt when the stamp differs; the ONNX
+                            files and check data of lengths not built yet are added)
 """
 
 import argparse
@@ -107,14 +108,15 @@ def main():
     stamp_path = os.path.join(args.work, name + ".stamp")
     st_path = os.path.join(args.work, name + ".safetensors")
     onnx_paths = {T: os.path.join(args.work, "%s_n%d.onnx" % (name, T)) for T in lengths}
-    ids_path = os.path.join(args.work, name + "_check_ids.txt")
-    ref_path = os.path.join(args.work, name + "_check_ref.npy")
+    check_paths = {T: (os.path.join(args.work, "%s_check_ids_n%d.txt" % (name, T)),
+                       os.path.join(args.work, "%s_check_ref_n%d.npy" % (name, T))) for T in lengths}
     base_ok = False
-    if os.path.exists(stamp_path) and all(os.path.exists(p) for p in (st_path, ids_path, ref_path)):
+    if os.path.exists(stamp_path) and os.path.exists(st_path):
         with open(stamp_path) as f:
             base_ok = json.load(f) == stamp
     missing = [T for T, p in onnx_paths.items() if not (base_ok and os.path.exists(p))]
-    if base_ok and not missing:
+    missing_check = [T for T, ps in check_paths.items() if not (base_ok and all(os.path.exists(p) for p in ps))]
+    if base_ok and not missing and not missing_check:
         print("make_models: %s is up to date" % name)
         return
     if not base_ok and os.path.exists(stamp_path):
@@ -128,18 +130,23 @@ def main():
         nparams = sum(p.numel() for p in model.parameters())
         linfer_ref.save_safetensors(model, cfg, st_path)
         print("make_models: %s: %.1fM parameters, %s" % (name, nparams / 1e6, st_path))
-        # Parity data: PyTorch float32 output on fixed ids of the smallest benchmarked length.
-        T = lengths[0]
-        ids = torch.randint(0, models.VOCAB, (T,), generator=torch.Generator().manual_seed(99), dtype=torch.long)
+        with open(stamp_path, "w") as f:
+            json.dump(stamp, f)
+
+    for T in missing_check:
+        # Parity data: PyTorch float32 output on fixed random ids of length T.
+        ids_path, ref_path = check_paths[T]
+        ids = torch.randint(0, models.VOCAB, (T,), generator=torch.Generator().manual_seed(99 + T), dtype=torch.long)
         with torch.inference_mode():
             out = model(ids).numpy().astype(np.float32)
         if not np.isfinite(out).all():
             raise SystemExit("make_models: non-finite output")
-        with open(ids_path, "w") as f:
+        np.save(ref_path + ".tmp.npy", out)
+        os.replace(ref_path + ".tmp.npy", ref_path)
+        with open(ids_path + ".tmp", "w") as f:
             f.write(" ".join(str(int(i)) for i in ids) + "\n")
-        np.save(ref_path, out)
-        with open(stamp_path, "w") as f:
-            json.dump(stamp, f)
+        os.replace(ids_path + ".tmp", ids_path)
+        print("make_models: %s check data for T=%d" % (name, T))
 
     for T in missing:
         path = onnx_paths[T]
@@ -147,7 +154,6 @@ def main():
         export_onnx(model, T, path)
         print("make_models: %s (%.0f MB, %.1f s)" % (path, os.path.getsize(path) / 2**20, time.time() - t1))
     print("make_models: %s built in %.1f s" % (name, time.time() - t0))
-
 
 if __name__ == "__main__":
     main()

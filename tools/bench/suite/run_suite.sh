@@ -4,15 +4,16 @@
 # Benchmarks linfer against ONNX Runtime (onnxruntime-node) and PyTorch on the same models and
 # machine, and writes docs/benchmarks.md plus docs/benchmarks_*.png. One command does everything:
 #   1. installs what is missing: scripts/install-deps.sh (Debian packages, incl. torch), the
-#      python3-matplotlib package (plots), onnxruntime-node from package-lock.json
-#      (npm ci --ignore-scripts: its install script would try a download; the npm package already
-#      carries libonnxruntime for linux x64);
+#      python3-matplotlib package (plots), the npm packages of package-lock.json: onnxruntime-node
+#      and onnx-proto (npm ci --ignore-scripts: onnxruntime-node's install script would try a
+#      download; the npm package already carries libonnxruntime for linux x64);
 #   2. builds linfer (scripts/build.sh when the build directory is missing, else an incremental
 #      build of linfer-bench, linfer-convert and linfer-run);
-#   3. runs suite.py: FMA peak, models (PyTorch -> safetensors, ONNX, .lfm), parity checks, timing
-#      (one benchmark process at a time, runtimes alternating run by run), report.
+#   3. runs suite.py: FMA peak, models (PyTorch -> safetensors, ONNX f32 and int8, .lfm f32 and
+#      int8), parity checks, timing of linfer, ONNX Runtime and PyTorch in f32 and int8 (one
+#      benchmark process at a time, runtimes alternating run by run), report.
 #
-#   --quick       smoke test: model S at n = 512 and 2048, 3 rounds (about 2 minutes)
+#   --quick       smoke test: model S at n = 512 and 2048, 3 rounds
 #   --no-install  skip step 1
 #   --no-build    skip step 2 (use the binaries in the build directory as they are)
 # Environment: LINFER_BENCH_WORK (models and results; default tools/bench/suite/work),
@@ -52,17 +53,24 @@ if [ "$install" -eq 1 ]; then
   bash "$root/scripts/install-deps.sh"
   apt_install python3-matplotlib
   command -v node > /dev/null && command -v npm > /dev/null || apt_install nodejs npm
-  want=$(node -p "require('$here/package-lock.json').packages['node_modules/onnxruntime-node'].version")
-  have=$(node -p "try { require('$here/node_modules/onnxruntime-node/package.json').version } catch (e) { '' }")
-  if [ "$want" != "$have" ]; then
-    echo "run_suite: installing onnxruntime-node $want (npm ci --ignore-scripts)"
+  # Every package of the lock file, at its locked version.
+  stale=$(node -e "
+    const lock = require('$here/package-lock.json').packages;
+    for (const [p, v] of Object.entries(lock)) {
+      if (!p) continue;
+      let have = '';
+      try { have = require('$here/' + p + '/package.json').version; } catch (e) {}
+      if (have !== v.version) console.log(p.replace(/^node_modules\//, '') + '@' + v.version);
+    }")
+  if [ -n "$stale" ]; then
+    echo "run_suite: installing $(echo $stale) (npm ci --ignore-scripts)"
     (cd "$here" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
   fi
 fi
 # The npm package must carry the native library for this platform (the skipped install script
 # would only download the CUDA/TensorRT variants).
-node -e "require('$here/node_modules/onnxruntime-node')" \
-  || { echo "run_suite: onnxruntime-node does not load (run without --no-install?)" >&2; exit 1; }
+node -e "require('$here/node_modules/onnxruntime-node'); require('$here/node_modules/onnx-proto')" \
+  || { echo "run_suite: onnxruntime-node or onnx-proto does not load (run without --no-install?)" >&2; exit 1; }
 /usr/bin/python3 -c "import torch, numpy" \
   || { echo "run_suite: /usr/bin/python3 lacks torch or numpy (scripts/install-deps.sh installs them)" >&2; exit 1; }
 

@@ -1,17 +1,28 @@
-"""torch_bench.py MODEL.safetensors --seq-len N --threads T [--runs R] [--warmup W]
+"""torch_bench.py MODEL.safetensors --seq-len N --threads T [--runs R] [--warmup W] [--dtype f32|int8]
+torch_bench.py MODEL.safetensors --check IDS.txt OUT.npy --threads T [--dtype f32|int8]
 
-Times the PyTorch reference (tools/python/linfer_ref.py LinferEncoder, eager mode, float32) on
-random token ids [N]: torch.set_num_threads(T), torch.set_num_interop_threads(1),
-torch.inference_mode(); W warm-up runs, then R timed runs. Run with /usr/bin/python3 (Debian's
-torch). The driver also sets OMP_NUM_THREADS and OPENBLAS_NUM_THREADS to T for this process, so
-that OpenBLAS (which does Debian torch's matrix products) uses the same number of threads, and
-OMP_WAIT_POLICY=PASSIVE, so that idle OpenMP workers do not spin on the cores OpenBLAS works on.
+Times the PyTorch reference (tools/python/linfer_ref.py LinferEncoder, eager mode) on random token
+ids [N]: torch.set_num_threads(T), torch.set_num_interop_threads(1), torch.inference_mode(); W warm-up
+runs, then R timed runs. Run with /usr/bin/python3 (Debian's torch). The driver also sets
+OMP_NUM_THREADS and OPENBLAS_NUM_THREADS to T for this process, so that OpenBLAS (which does Debian
+torch's matrix products) uses the same number of threads, and OMP_WAIT_POLICY=PASSIVE, so that idle
+OpenMP workers do not spin on the cores OpenBLAS works on.
+
+--dtype int8: torch.ao.quantization.quantize_dynamic on every nn.Linear (Q, K, V, out, feed-forward,
+LM head) with per-output-channel symmetric int8 weights (per_channel_dynamic_qconfig) and activations
+quantized at run time (uint8, one scale per tensor), on the quantized engine fbgemm when this torch
+has it, else x86, else onednn (Debian's torch 1.13 is built without fbgemm), else qnnpack; the
+Linformer projections E and F, norms and embeddings stay float32, as in ONNX Runtime's dynamic
+quantization. Quantizing is part of load_ms.
+
+--check: one run on the given ids (whitespace-separated), output written as float32 .npy.
+
 Prints, in linfer-bench's format:
     latency_ms: median X, min Y, max Z
     peak_rss_bytes: B     (VmHWM of this process; getrusage would include the parent's at fork)
     load_ms: L
+    qengine: E            (int8 only)
 """
-
 import argparse
 import json
 import os
@@ -65,10 +76,33 @@ def load_model(path):
     return model, cfg
 
 
+QENGINES = ("fbgemm", "x86", "onednn", "qnnpack")
+
+
+def quantize(model):
+    """Dynamic int8 quantization of every nn.Linear (see the module docstring). Returns the engine."""
+    import torch.nn as nn
+    from torch.ao.quantization import per_channel_dynamic_qconfig, quantize_dynamic
+
+    engines = torch.backends.quantized.supported_engines
+    engine = next((e for e in QENGINES if e in engines), None)
+    if engine is None:
+        raise SystemExit("torch_bench: no quantized engine in %s" % engines)
+    torch.backends.quantized.engine = engine
+    quantize_dynamic(model, {nn.Linear: per_channel_dynamic_qconfig}, dtype=torch.qint8, inplace=True)
+    n = sum(1 for m in model.modules() if type(m).__name__ == "Linear" and "dynamic" in type(m).__module__)
+    left = sum(1 for m in model.modules() if type(m) is nn.Linear)
+    if n == 0 or left:
+        raise SystemExit("torch_bench: quantize_dynamic left %d float nn.Linear (quantized %d)" % (left, n))
+    return engine
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("model")
-    ap.add_argument("--seq-len", type=int, required=True)
+    ap.add_argument("--seq-len", type=int)
+    ap.add_argument("--dtype", choices=["f32", "int8"], default="f32")
+    ap.add_argument("--check", nargs=2, metavar=("IDS", "OUT_NPY"))
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--runs", type=int, default=10)
     ap.add_argument("--warmup", type=int, default=1)
@@ -78,10 +112,24 @@ def main():
     t0 = time.perf_counter()
     with torch.no_grad():
         model, cfg = load_model(args.model)
+        engine = quantize(model) if args.dtype == "int8" else None
     load_ms = (time.perf_counter() - t0) * 1e3
+    if args.check:
+        import numpy as np
+
+        with open(args.check[0]) as f:
+            ids = torch.tensor([int(t) for t in f.read().split()], dtype=torch.long)
+        if not 1 <= len(ids) <= cfg["max_seq_len"]:
+            raise SystemExit("torch_bench: the check ids have a length outside [1, n]")
+        with torch.inference_mode():
+            out = model(ids).numpy().astype(np.float32)
+        np.save(args.check[1], out)
+        print("check: wrote float32 %s to %s (%s%s)" % (list(out.shape), args.check[1], args.dtype,
+                                                      ", qengine " + engine if engine else ""))
+        return
     T = args.seq_len
-    if not 1 <= T <= cfg["max_seq_len"]:
-        raise SystemExit("torch_bench: --seq-len outside [1, n]")
+    if T is None or not 1 <= T <= cfg["max_seq_len"]:
+        raise SystemExit("torch_bench: --seq-len missing or outside [1, n]")
     ids = torch.randint(0, cfg["vocab_size"], (T,), generator=torch.Generator().manual_seed(1234))
     ms = []
     with torch.inference_mode():
@@ -95,11 +143,13 @@ def main():
     k = len(ms)
     med = ms[k // 2] if k % 2 else 0.5 * (ms[k // 2 - 1] + ms[k // 2])
     rss = peak_rss_bytes()
-    print("seq_len: %d, threads: %d (torch %s, num_threads %d), runs: %d, warmup: %d"
-          % (T, args.threads, torch.__version__, torch.get_num_threads(), args.runs, args.warmup))
+    print("seq_len: %d, threads: %d (torch %s, num_threads %d), runs: %d, warmup: %d, dtype: %s"
+          % (T, args.threads, torch.__version__, torch.get_num_threads(), args.runs, args.warmup, args.dtype))
     print("latency_ms: median %.3f, min %.3f, max %.3f" % (med, ms[0], ms[-1]))
     print("peak_rss_bytes: %d" % rss)
     print("load_ms: %.1f" % load_ms)
+    if engine:
+        print("qengine: %s" % engine)
 
 
 if __name__ == "__main__":
