@@ -204,7 +204,7 @@ struct DenseKernel {
   const char* name;  // e.g. "dense_int8_avx512vnni"
   DType dtype;       // of the weights it reads
   Isa isa;           // what it needs
-  size_t q_bytes;    // int8: bytes per quantized input (1, or 2 for 16-bit products), else 0
+  size_t q_bytes;    // int8: bytes per quantized input: 1, or 2 (AVX2 without VNNI: int16 q); else 0
   bool q_unsigned;   // int8 with q_bytes 1: inputs stored as q + 128 (x86 VNNI), else as q
   // int8 kernels: quantizes `rows` rows of k values (linfer/format/int8.h) in the form this
   // kernel reads (VNNI: q + 128 as bytes; AVX2: q as int16; Arm and generic: q), q_stride bytes

@@ -25,24 +25,6 @@ void tile_pointers(T* base, size_t stride, size_t R, T* (&out)[kRows]) {
   for (size_t r = 0; r < kRows; ++r) out[r] = base + std::min(r, R - 1) * stride;
 }
 
-// Rows [0, rows) x channels [n_begin, n_end) in blocks of `row_block` rows, one panel of 16
-// channels at a time down the block; then GELU over the block's rows, still in cache.
-// tile(r, R, n, n_stop) computes rows [r, r + R) x channels [n, n_stop) (at most 16).
-template <class Tile>
-void for_each_tile(size_t rows, size_t row_block, size_t n_begin, size_t n_end, float* y,
-                   size_t y_stride, DenseActivation activation, Tile&& tile) {
-  const bool gelu =
-      activation == DenseActivation::GeluErf || activation == DenseActivation::GeluTanh;
-  for (size_t r0 = 0; r0 < rows; r0 += row_block) {
-    const size_t r_end = std::min(rows, r0 + row_block);
-    for (size_t n = n_begin; n < n_end; n += kPanelRows)
-      for (size_t r = r0; r < r_end; r += kRows)
-        tile(r, std::min(kRows, r_end - r), n, std::min(n_end, n + kPanelRows));
-    if (gelu)
-      for (size_t r = r0; r < r_end; ++r)
-        activation_f32_hwy(y + r * y_stride + n_begin, n_end - n_begin, activation);
-  }
-}
 
 // Stores 16 outputs (v0: channels 0-7, v1: 8-15; bias already added) with ReLU and accumulate;
 // only the first `count` channels when the panel is partial.
@@ -123,7 +105,7 @@ template <class Weights>
 void run_float(const DenseWeights& w, const DenseInput& in, size_t rows, float* y, size_t y_stride,
                size_t n_begin, size_t n_end, DenseEpilogue e) {
   const size_t row_block = std::max(kRows, kFloatRowBlockBytes / (w.in * sizeof(float)) / kRows * kRows);
-  for_each_tile(rows, row_block, n_begin, n_end, y, y_stride, e.activation,
+  for_each_tile<kRows, kPanelRows>(rows, row_block, n_begin, n_end, y, y_stride, e.activation,
                 [&](size_t r, size_t R, size_t n, size_t n_stop) {
                   float_tile<Weights>(w, in, r, R, y, y_stride, n, n_stop, e);
                 });
@@ -180,23 +162,27 @@ LINFER_AVX2 void quantize_rows(const float* x, size_t x_stride, size_t rows, siz
     T* qr = reinterpret_cast<T*>(q + r * q_stride);
     __m256 vmax = _mm256_setzero_ps();
     size_t i = 0;
-    for (; i + 8 <= k; i += 8) vmax = _mm256_max_ps(vmax, _mm256_and_ps(_mm256_loadu_ps(xr + i), abs_mask));
+    // max_ps returns its second operand when either is NaN: NaN inputs are ignored, as in int8.h.
+    for (; i + 8 <= k; i += 8) vmax = _mm256_max_ps(_mm256_and_ps(_mm256_loadu_ps(xr + i), abs_mask), vmax);
     alignas(32) float lanes[8];
     _mm256_store_ps(lanes, vmax);
     float amax = 0.0f;
-    for (float v : lanes) amax = std::max(amax, v);
-    for (; i < k; ++i) amax = std::max(amax, std::fabs(xr[i]));
+    for (float v : lanes) amax = v > amax ? v : amax;
+    for (; i < k; ++i) amax = std::fabs(xr[i]) > amax ? std::fabs(xr[i]) : amax;
     const float scale = amax / 127.0f;
     const float inv = amax > 0.0f ? 1.0f / scale : 0.0f;
     const __m256 vinv = _mm256_set1_ps(inv);
     for (i = 0; i + 8 <= k; i += 8) {
-      // cvtps rounds to nearest even, as nearbyint does in the reference.
-      const __m256i v = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(xr + i), vinv));
+      // cvtps rounds to nearest even, as nearbyint does in the reference; a non-finite product
+      // (NaN or infinite input) quantizes to 0, as there.
+      const __m256 p = _mm256_mul_ps(_mm256_loadu_ps(xr + i), vinv);
+      const __m256 finite = _mm256_cmp_ps(_mm256_and_ps(p, abs_mask), _mm256_set1_ps(3e38f), _CMP_LE_OQ);
+      const __m256i v = _mm256_and_si256(_mm256_cvtps_epi32(p), _mm256_castps_si256(finite));
       Form::put8(qr + i, _mm256_min_epi32(_mm256_max_epi32(v, lo), hi));
     }
     for (; i < k; ++i) {
       const float v = std::nearbyint(xr[i] * inv);
-      Form::put1(qr + i, v >= 127.0f ? 127 : v <= -127.0f ? -127 : int(v));
+      Form::put1(qr + i, v >= 127.0f ? 127 : v <= -127.0f ? -127 : v == v ? int(v) : 0);
     }
     for (i = k; i < padded; ++i) qr[i] = Form::kZero;
     scales[r] = amax > 0.0f ? scale : 0.0f;

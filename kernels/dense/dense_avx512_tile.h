@@ -52,26 +52,6 @@ LINFER_AVX512 inline void store_output(float* dst, __m512 v, __mmask16 mask, Den
   _mm512_mask_storeu_ps(dst, mask, v);
 }
 
-// Walks the tiles of rows [0, rows) x output channels [n_begin, n_end): a block of `row_block`
-// rows (a multiple of kRows, sized by the caller to stay in cache) meets every strip of kChannels
-// output channels in turn, the tiles walking down the rows; then the block's outputs, still in
-// cache, get the activations that do not fit in a register epilogue (GELU).
-// tile(r, R, n, n_stop) computes rows [r, r + R) x channels [n, n_stop).
-template <class Tile>
-void for_each_tile(size_t rows, size_t row_block, size_t n_begin, size_t n_end, float* y,
-                   size_t y_stride, DenseActivation activation, Tile&& tile) {
-  const bool gelu =
-      activation == DenseActivation::GeluErf || activation == DenseActivation::GeluTanh;
-  for (size_t r0 = 0; r0 < rows; r0 += row_block) {
-    const size_t r_end = std::min(rows, r0 + row_block);
-    for (size_t n = n_begin; n < n_end; n += kChannels)
-      for (size_t r = r0; r < r_end; r += kRows)
-        tile(r, std::min(kRows, r_end - r), n, std::min(n_end, n + kChannels));
-    if (gelu)
-      for (size_t r = r0; r < r_end; ++r)
-        activation_f32_hwy(y + r * y_stride + n_begin, n_end - n_begin, activation);
-  }
-}
 
 // acc += a * b. Inline asm, as vpdpbusd in dense_int8_avx512vnni.cc: with the intrinsic GCC 12
 // shuffles the accumulators through other registers and the stack.
@@ -159,7 +139,7 @@ template <class Weights>
 void run_float(const DenseWeights& w, const DenseInput& in, size_t rows, float* y, size_t y_stride,
                size_t n_begin, size_t n_end, DenseEpilogue e) {
   const size_t row_block = std::max(kRows, kFloatRowBlockBytes / (w.in * sizeof(float)) / kRows * kRows);
-  for_each_tile(rows, row_block, n_begin, n_end, y, y_stride, e.activation,
+  for_each_tile<kRows, kChannels>(rows, row_block, n_begin, n_end, y, y_stride, e.activation,
                 [&](size_t r, size_t R, size_t n0, size_t n_stop) {
                   float_tile<Weights>(w, in, r, R, y, y_stride, n0, n_stop, e);
                 });

@@ -97,7 +97,7 @@ LINFER_VNNI void tile(const DenseWeights& w, const int8_t* qx, size_t q_stride, 
 LINFER_DENSE_RUN(run_int8_avx512vnni) {
   // Blocks of about 24 KiB of quantized rows: they stay in L1 while the strips pass.
   const size_t row_block = std::max(kRows, (24 * 1024) / in.q_stride / kRows * kRows);
-  avx512::for_each_tile(rows, row_block, n_begin, n_end, y, y_stride, e.activation,
+  for_each_tile<kRows, avx512::kChannels>(rows, row_block, n_begin, n_end, y, y_stride, e.activation,
                         [&](size_t r, size_t R, size_t n, size_t n_stop) {
                           tile(w, in.q + r * in.q_stride, in.q_stride, in.q_scales + r, R,
                                y + r * y_stride, y_stride, n, n_stop, e);
@@ -112,8 +112,9 @@ LINFER_VNNI LINFER_DENSE_QUANTIZE(quantize_u8_avx512) {
     uint8_t* qr = reinterpret_cast<uint8_t*>(q + r * q_stride);
     __m512 vmax = _mm512_setzero_ps();
     size_t i = 0;
-    for (; i + 16 <= k; i += 16) vmax = _mm512_max_ps(vmax, _mm512_abs_ps(_mm512_loadu_ps(xr + i)));
-    if (i < k) vmax = _mm512_max_ps(vmax, _mm512_abs_ps(_mm512_maskz_loadu_ps(avx512::first_lanes(k - i), xr + i)));
+    // max_ps returns its second operand when either is NaN: NaN inputs are ignored, as in int8.h.
+    for (; i + 16 <= k; i += 16) vmax = _mm512_max_ps(_mm512_abs_ps(_mm512_loadu_ps(xr + i)), vmax);
+    if (i < k) vmax = _mm512_max_ps(_mm512_abs_ps(_mm512_maskz_loadu_ps(avx512::first_lanes(k - i), xr + i)), vmax);
     const float amax = _mm512_reduce_max_ps(vmax);
     const float scale = amax / 127.0f;
     const __m512 vinv = _mm512_set1_ps(amax > 0.0f ? 1.0f / scale : 0.0f);
@@ -121,8 +122,10 @@ LINFER_VNNI LINFER_DENSE_QUANTIZE(quantize_u8_avx512) {
                   off = _mm512_set1_epi32(128);
     for (i = 0; i < k; i += 16) {
       const __mmask16 m = avx512::first_lanes(k - i);
-      // cvtps rounds to nearest even, as nearbyint does in the reference.
-      __m512i v = _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_maskz_loadu_ps(m, xr + i), vinv));
+      // cvtps rounds to nearest even, as nearbyint does in the reference; a non-finite product
+      // (NaN or infinite input) quantizes to 0, as there.
+      const __m512 p = _mm512_mul_ps(_mm512_maskz_loadu_ps(m, xr + i), vinv);
+      __m512i v = _mm512_maskz_cvtps_epi32(_mm512_cmp_ps_mask(_mm512_abs_ps(p), _mm512_set1_ps(3e38f), _CMP_LE_OQ), p);
       v = _mm512_add_epi32(_mm512_min_epi32(_mm512_max_epi32(v, lo), hi), off);
       _mm_mask_storeu_epi8(qr + i, m, _mm512_cvtepi32_epi8(v));
     }

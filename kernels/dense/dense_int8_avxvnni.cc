@@ -56,7 +56,7 @@ LINFER_AVXVNNI void tile(const DenseWeights& w, const DenseInput& in, size_t r, 
 LINFER_DENSE_RUN(run_int8_avxvnni) {
   // Blocks of about 24 KiB of quantized rows: they stay in L1 while the panels pass.
   const size_t row_block = std::max(kRows, (24 * 1024) / in.q_stride / kRows * kRows);
-  avx2::for_each_tile(rows, row_block, n_begin, n_end, y, y_stride, e.activation,
+  for_each_tile<kRows, kPanelRows>(rows, row_block, n_begin, n_end, y, y_stride, e.activation,
                       [&](size_t r, size_t R, size_t n, size_t n_stop) {
                         tile(w, in, r, R, y, y_stride, n, n_stop, e);
                       });

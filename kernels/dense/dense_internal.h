@@ -20,6 +20,25 @@ const T* channel_block(const T* values, size_t n, size_t count, T (&tail)[kPanel
   return tail;
 }
 
+// The walk every dense kernel makes over rows [0, rows) x output channels [n_begin, n_end):
+// blocks of `row_block` rows (sized by the kernel to stay in cache) meet every strip of kStrip
+// channels in turn, the register tiles of kTileRows rows walking down the block; then the block's
+// outputs, still in cache, get the activations that do not fit a register epilogue (GELU).
+// tile(r, R, n, n_stop) computes rows [r, r + R) (R <= kTileRows) x channels [n, n_stop).
+template <size_t kTileRows, size_t kStrip, class Tile>
+void for_each_tile(size_t rows, size_t row_block, size_t n_begin, size_t n_end, float* y,
+                   size_t y_stride, DenseActivation activation, Tile&& tile) {
+  const bool gelu = activation == DenseActivation::GeluErf || activation == DenseActivation::GeluTanh;
+  for (size_t r0 = 0; r0 < rows; r0 += row_block) {
+    const size_t r_end = std::min(rows, r0 + row_block);
+    for (size_t n = n_begin; n < n_end; n += kStrip)
+      for (size_t r = r0; r < r_end; r += kTileRows)
+        tile(r, std::min(kTileRows, r_end - r), n, std::min(n_end, n + kStrip));
+    if (gelu)
+      for (size_t r = r0; r < r_end; ++r) activation_f32_hwy(y + r * y_stride + n_begin, n_end - n_begin, activation);
+  }
+}
+
 // Entry points (DenseKernel::run and ::quantize), by instruction set.
 #define LINFER_DENSE_RUN(fn)                                                                \
   void fn(const DenseWeights& w, const DenseInput& in, size_t rows, float* y, size_t y_stride, \

@@ -79,8 +79,10 @@ int main(int argc, char** argv) {
                     : a == "--runs"    ? &runs    : a == "--warmup" ? &warmup : &sessions;
       const uint32_t hi = a == "--threads" || a == "--sessions" ? 256
                           : a == "--runs" || a == "--warmup" ? 100000 : (1u << 20);
-      if (!linfer::tools::parse_uint(v, 1, hi, dst))
-        return fail(a + " must be an integer in [1, " + std::to_string(hi) + "], got '" + v + "'", 2);
+      const uint32_t lo = a == "--warmup" ? 0 : 1;  // no warm-up: the first run is timed too
+      if (!linfer::tools::parse_uint(v, lo, hi, dst))
+        return fail(a + " must be an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) +
+                        "], got '" + v + "'", 2);
     } else if (a == "--profile") {
       profile = true;
     } else if (a == "--max-isa") {

@@ -30,7 +30,9 @@ done
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO=sudo
 need=()
-for p in gcc libc6-dev qemu-user g++-aarch64-linux-gnu; do
+pkgs=(gcc libc6-dev qemu-user g++-aarch64-linux-gnu)
+[ "$debian_header" -eq 1 ] && pkgs+=(xz-utils debian-archive-keyring)
+for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need+=("$p")
 done
 if [ ${#need[@]} -gt 0 ]; then

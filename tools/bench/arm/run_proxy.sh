@@ -13,7 +13,7 @@
 #     --neon off leaves the NEON sources out (when one does not compile).
 #
 #   run_proxy.sh table
-#     Prints the dense table again from build-arm64-proxy/results/dense.tsv (no build, no run).
+#     Prints the tables again from build-arm64-proxy/results/*.tsv (no build, no run).
 #
 #   run_proxy.sh forward [--bench PATH] [--models A.lfm,B.lfm] [--seq-len N] [--threads N]
 #                        [--warmup N] [--cpus cortex-a72,max] [--plugin-mode inline|atomic]
@@ -264,7 +264,7 @@ render_dense() {
     echo "  \`$(grep -m1 'dense_proxy --kernel' "$results/commands-dense.log")\`"
   } > "$results/dense.md"
   cat "$results/dense.md"
-  [ -n "$out" ] && cp "$results/dense.md" "$out"
+  [ -n "$out" ] && [ "$mode" != table ] && cp "$results/dense.md" "$out"
   if awk -F'\t' 'NR > 1 && $10 != "ok" { bad = 1 } END { exit !bad }' "$tsv"; then
     log "some results differ from the reference (see the check column)"; exit 1
   fi
@@ -327,33 +327,70 @@ run_forward() {
     done
   done
   {
-    header "ARM proxy: whole forward passes" "linfer-bench: $bench, measured $(date -u +%Y-%m-%dT%H:%MZ)"
+    echo "linfer-bench: $bench, measured $(date -u +%Y-%m-%dT%H:%MZ)"
     echo "linfer-bench MODEL --warmup $warmup --threads $threads${seq_len:+ --seq-len $seq_len} --runs 2 minus the"
     echo "same with --runs 1: the instructions of one forward pass (model load, session creation and the"
-    echo "first $((warmup + 1)) passes cancel). Default dense path (auto) against --dense xnnpack (f32 through"
-    echo "XNNPACK operators)."
+    echo "first $((warmup + 1)) passes cancel)."
+    echo "plugin mode: $plugin_mode"
+  } > "$results/forward-built.txt"
+  render_forward
+  return $status
+}
+
+# The Markdown table of results/forward.tsv (also: run_proxy.sh table).
+render_forward() {
+  local tsv="$results/forward.tsv" meta="$results/forward-built.txt"
+  [ -f "$tsv" ] && [ -f "$meta" ] || { log "no $tsv yet: run run_proxy.sh forward first"; exit 1; }
+  {
+    header "ARM proxy: whole forward passes" "$(sed -n 1p "$meta")"
+    sed -n '2,4p' "$meta"
+    echo "Default dense path (auto) against the peer, the same model with --dense xnnpack (f32 through"
+    echo "XNNPACK operators); where that session kept linfer's kernels (int8 weights), the peer is the f32"
+    echo "model of the same name under --dense xnnpack, if measured. The kernels column is linfer-bench's"
+    echo "own \"session: dense:\" line."
     echo
     echo "| qemu -cpu | model | --dense | session's dense kernels | instructions per forward | ratio to --dense xnnpack | guest threads |"
     echo "|---|---|---|---|---:|---:|---:|"
-    awk -F'\t' 'NR > 1 { key = $1 "|" $2; if ($3 == "xnnpack" && $6 != "failed") x[key] = $6; row[NR] = $0 }
+    # The ratio needs a peer that really ran XNNPACK: a session that kept linfer's kernels under
+    # --dense xnnpack (the runtime does so for int8 weights) is no peer.
+    awk -F'\t' 'NR > 1 { key = $1 "|" $2; row[NR] = $0
+        if ($3 == "xnnpack" && $6 != "failed") { x[key] = $6; xk[key] = $8 } }
       END {
         for (i = 2; i <= NR; ++i) {
           split(row[i], f, "\t"); key = f[1] "|" f[2]
-          ratio = (f[6] != "failed" && (key in x) && x[key] > 0) ? sprintf("%.2f", f[6] / x[key]) : "n/a"
+          # no XNNPACK peer: the f32 sibling of the model (same name, f32 for int8/f16), if measured
+          sib = f[2]; gsub(/int8|f16/, "f32", sib); skey = f[1] "|" sib
+          if (f[6] == "failed" || !(key in x)) ratio = "n/a"
+          else if (xk[key] ~ /xnnpack/) ratio = sprintf("%.2f", f[6] / x[key])
+          else if (sib != f[2] && (skey in x) && xk[skey] ~ /xnnpack/)
+            ratio = sprintf("%.2f (vs %s --dense xnnpack)", f[6] / x[skey], sib)
+          else ratio = "n/a (--dense xnnpack ran " xk[key] ")"
           printf "| %s | %s | %s | %s | %s | %s | %s |\n", f[1], f[2], f[3], f[8], f[6], ratio, f[7]
         }
       }' "$tsv"
     echo
-    cat "$results/calibration-$mode.txt"
-    if [ "$plugin_mode" = inline ] && awk -F'\t' 'NR > 1 && $7 > 1 { m = 1 } END { exit !m }' "$tsv"; then
+    cat "$results/calibration-forward.txt"
+    if grep -q "plugin mode: inline" "$meta" && awk -F'\t' 'NR > 1 && $7 > 1 { m = 1 } END { exit !m }' "$tsv"; then
       echo "- more than one guest thread ran: the inline counter may have lost increments; rerun with --plugin-mode atomic"
     fi
-    echo "- raw counts: $tsv; every qemu command: $cmdlog"
+    echo "- raw counts: $tsv; every qemu command: $results/commands-forward.log"
   } > "$results/forward.md"
   cat "$results/forward.md"
-  [ -n "$out" ] && cp "$results/forward.md" "$out"
-  return $status
+  [ -n "$out" ] && [ "$mode" != table ] && cp "$results/forward.md" "$out"
+  return 0
+}
+
+# Both tables again from the last results.
+render_all() {
+  local any=0
+  [ -f "$results/dense.tsv" ] && { render_dense; any=1; echo; }
+  [ -f "$results/forward.tsv" ] && [ -f "$results/forward-built.txt" ] && { render_forward; any=1; }
+  [ $any -eq 1 ] || { log "no results yet"; exit 1; }
+  if [ -n "$out" ]; then
+    { [ -f "$results/dense.md" ] && cat "$results/dense.md" && echo; [ -f "$results/forward.md" ] && cat "$results/forward.md"; } > "$out"
+  fi
+  return 0
 }
 
 # One line, so that bash has read all of it (and exits) before anything edits this file.
-{ case "$mode" in dense) run_dense ;; forward) run_forward ;; table) render_dense ;; esac; exit; }
+{ case "$mode" in dense) run_dense ;; forward) run_forward ;; table) render_all ;; esac; exit; }
