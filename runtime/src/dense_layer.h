@@ -22,6 +22,9 @@ struct QuantizedRows {
   float* scales = nullptr;
 };
 
+// A multiple of every dense kernel's tile height (6 rows on x86; 2, 4 and 8 on Arm).
+constexpr size_t kRowQuantum = 24;
+
 class DenseLayer {
  public:
   // weight: a dense slot of the model (panel layout); this layer is its group `group` (per-head

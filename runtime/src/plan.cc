@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "arena_plan.h"
+#include "dense_layer.h"
 
 namespace linfer::rt {
 namespace {
@@ -77,11 +78,12 @@ bool use_row_pipeline(const LoadedModel& m, const linfer_session_options& o, boo
 
 // Rows per block of the row pipeline: a block's Q, attention output and feed-forward hidden
 // rows (2 HD + F floats each) take about 512 KiB, half of a core's L2 on current x86 cores; a
-// multiple of 24, which every dense kernel's tile height (6 rows on x86; 2, 4 and 8 on Arm) divides.
+// multiple of kRowQuantum, which every dense kernel's tile height divides. (Any block size keeps
+// outputs independent of the thread count: blocks start on one grid for all threads.)
 size_t row_block(const EncoderConfig& c, const linfer_session_options& o) {
   if (o.pipeline_block_rows) return o.pipeline_block_rows;
   const size_t per_row = (2 * size_t(c.num_heads) * c.head_dim + c.ff_dim) * sizeof(float);
-  return std::clamp<size_t>((512 * 1024) / per_row / 24 * 24, 24, 96);
+  return std::clamp<size_t>((512 * 1024) / per_row / kRowQuantum * kRowQuantum, kRowQuantum, 4 * kRowQuantum);
 }
 
 bool projections_widened(const EncoderDescription& d) {

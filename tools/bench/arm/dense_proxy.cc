@@ -34,20 +34,12 @@
 #include "linfer/format/int8.h"
 #include "linfer/format/panel.h"
 
-#ifndef LINFER_PROXY_LEFT_OUT
-#define LINFER_PROXY_LEFT_OUT ""
-#endif
-
 using linfer::DType;
 using linfer::kernels::DenseEpilogue;
 using linfer::kernels::DenseInput;
 using linfer::kernels::DenseKernel;
 using linfer::kernels::DenseWeights;
 namespace lk = linfer::kernels;
-
-// The stand-ins of missing_kernels.cc.
-extern "C" LINFER_DENSE_RUN(linfer_proxy_missing_run);
-extern "C" LINFER_DENSE_QUANTIZE(linfer_proxy_missing_quantize);
 
 namespace {
 
@@ -68,11 +60,6 @@ bool parse_dtype(const std::string& s, DType* d) {
   else if (s == "int8" || s == "i8") *d = DType::I8;
   else return false;
   return true;
-}
-
-// Whether the kernel's code is in this build (not a stand-in of missing_kernels.cc).
-bool built(const DenseKernel& k) {
-  return k.run != &linfer_proxy_missing_run && k.quantize != &linfer_proxy_missing_quantize;
 }
 
 // Every kernel of this build for dtype, the reference last.
@@ -121,12 +108,11 @@ std::unique_ptr<T[], Aligned> alloc(size_t n) {
 int list_kernels() {
   std::printf("# dense kernels of this build (hwy target %s, best isa %s)\n", lk::hwy_kernel_target(),
               lk::to_string(lk::best_isa()));
-  std::printf("# name dtype isa runs_here built\n");
+  std::printf("# name dtype isa runs_here\n");
   for (DType d : {DType::F32, DType::F16, DType::I8})
     for (const DenseKernel* k : kernels_of(d))
-      std::printf("%s %s %s %s %s\n", k->name, dtype_name(d), lk::to_string(k->isa),
-                  lk::cpu_has(k->isa) ? "yes" : "no", built(*k) ? "yes" : "no");
-  std::printf("# left out of this build: %s\n", LINFER_PROXY_LEFT_OUT[0] ? LINFER_PROXY_LEFT_OUT : "none");
+      std::printf("%s %s %s %s\n", k->name, dtype_name(d), lk::to_string(k->isa),
+                  lk::cpu_has(k->isa) ? "yes" : "no");
   return 0;
 }
 
@@ -160,7 +146,7 @@ int main(int argc, char** argv) {
     DType d;
     if (!parse_dtype(best_arg, &d)) return fail("--best takes f32, f16 or int8", 2);
     const DenseKernel& k = lk::select_dense_kernel(d, lk::best_isa());
-    std::printf("%s%s\n", k.name, built(k) ? "" : " (not built)");
+    std::printf("%s\n", k.name);
     return 0;
   }
   size_t rows = 0, in = 0, out = 0;
@@ -185,9 +171,6 @@ int main(int argc, char** argv) {
     if (!kernel) return fail("no dense kernel named '" + kernel_arg + "' in this build (see --list)");
     dtype = kernel->dtype;
   }
-  if (kernel && !built(*kernel))
-    return fail(std::string(kernel->name) + " is not built: its source is missing (" +
-                LINFER_PROXY_LEFT_OUT + ")");
   if (kernel && !lk::cpu_has(kernel->isa))
     return fail(std::string(kernel->name) + " needs " + lk::to_string(kernel->isa) +
                 ", which this CPU lacks (try another qemu -cpu)");

@@ -4,13 +4,12 @@
 # Markdown tables. PROXY: a dynamic instruction count under qemu-aarch64 is not a timing.
 #
 #   run_proxy.sh [dense] [--shapes S,M] [--cpus cortex-a72,max] [--kernels REGEX] [--with-ref]
-#                        [--neon on|off] [--out FILE]
+#                        [--out FILE]
 #     Per dense layer shape of the benchmark models S and M, per qemu -cpu, per dense kernel of
 #     this build that the CPU runs (kernels picked by name from `dense_proxy --list`, so the NEON
 #     kernels join as soon as their sources exist) and XNNPACK's f32 fully connected operator:
 #     instructions per call = count(--reps 2) - count(--reps 1), per multiply-add, and the ratio to
 #     XNNPACK f32 on the same shape and CPU. --with-ref adds the scalar references (slow);
-#     --neon off leaves the NEON sources out (when one does not compile).
 #
 #   run_proxy.sh table
 #     Prints the tables again from build-arm64-proxy/results/*.tsv (no build, no run).
@@ -45,7 +44,6 @@ shapes_sel="S,M"
 cpus="cortex-a72,max"
 kernels_re="."
 with_ref=0
-neon=on
 out=""
 bench="$root/build-arm64/bin/linfer-bench"
 models=""
@@ -63,7 +61,6 @@ while [ $# -gt 0 ]; do
     --cpus) cpus=$2; shift 2 ;;
     --kernels) kernels_re=$2; shift 2 ;;
     --with-ref) with_ref=1; shift ;;
-    --neon) neon=$2; shift 2 ;;
     --out) out=$(realpath -m "$2"); shift 2 ;;
     --bench) bench=$(realpath -m "$2"); shift 2 ;;
     --models) models=$2; shift 2 ;;
@@ -80,7 +77,6 @@ while [ $# -gt 0 ]; do
   esac
 done
 case "$mode" in dense|forward|table) ;; *) echo "run_proxy.sh: mode is dense, forward or table" >&2; exit 2 ;; esac
-case "$neon" in on|off) ;; *) echo "run_proxy.sh: --neon takes on or off" >&2; exit 2 ;; esac
 case "$plugin_mode" in inline|atomic) ;; *) echo "run_proxy.sh: --plugin-mode takes inline or atomic" >&2; exit 2 ;; esac
 IFS=, read -r -a cpu_list <<< "$cpus"
 
@@ -165,17 +161,13 @@ tree_line() {
 run_dense() {
   setup
   local build="$work/harness"
-  [ "$neon" = off ] && build="$work/harness-noneon"
-  local neon_flag=ON
-  [ "$neon" = off ] && neon_flag=OFF
-  log "building the harness in $build (LINFER_PROXY_NEON=$neon_flag, -j1)"
+  log "building the harness in $build (-j1)"
   cmake -S "$here" -B "$build" -DCMAKE_TOOLCHAIN_FILE="$root/cmake/toolchains/aarch64-linux-gnu.cmake" \
-    -DLINFER_ARM64_SYSROOT="$sysroot" -DCMAKE_BUILD_TYPE=Release -DLINFER_PROXY_NEON=$neon_flag > "$results/cmake-configure.log" 2>&1 || {
+    -DLINFER_ARM64_SYSROOT="$sysroot" -DCMAKE_BUILD_TYPE=Release > "$results/cmake-configure.log" 2>&1 || {
     cat "$results/cmake-configure.log" >&2; exit 1; }
   if ! cmake --build "$build" -j1 > "$results/cmake-build.log" 2>&1; then
     grep -E "error|Error" "$results/cmake-build.log" | head -n 20 >&2
     log "the harness did not build (log: $results/cmake-build.log)"
-    [ "$neon" = on ] && log "if a NEON kernel source is at fault, try: run_proxy.sh --neon off"
     exit 1
   fi
   local prog="$build/bin/dense_proxy"
@@ -196,12 +188,9 @@ run_dense() {
     env -i PATH=/usr/bin:/bin qemu-aarch64 -cpu "$cpu" -L /usr/aarch64-linux-gnu -E "LD_LIBRARY_PATH=$libdir" \
       "$prog" --list > "$results/list-$cpu.txt"
     # kernels: built, runnable here, matching; references only with --with-ref
-    local kernels=() name dtype isa runs built_ left
-    while read -r name dtype isa runs built_; do
+    local kernels=() name dtype isa runs left
+    while read -r name dtype isa runs; do
       [[ "$name" == \#* ]] && continue
-      if [ "$built_" != yes ]; then
-        echo "- -cpu $cpu: $name not measured: not built (its source does not exist yet)" >> "$notes"; continue
-      fi
       if [ "$runs" != yes ]; then
         echo "- -cpu $cpu: $name not measured: needs $isa, which this CPU model lacks" >> "$notes"; continue
       fi

@@ -31,7 +31,7 @@ def config(name, n):
 
 
 def flops(cfg, T):
-    """FLOPs of one forward pass over T tokens as linfer computes it (runtime/src/encoder.cc
+    """FLOPs of one forward pass over T tokens as linfer computes it (runtime/format/src/encoder.cc
     forward_flops): 2 x multiply-adds of the matrix products, compression applied to X first."""
     D = cfg["dim"]
     H = cfg["num_heads"]
