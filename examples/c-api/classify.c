@@ -39,7 +39,7 @@ int main(int argc, char** argv) {
   linfer_model* model = NULL;
   linfer_session* session = NULL;
   linfer_session_options options = linfer_session_options_default();
-  linfer_model_info info = {sizeof info}; /* struct_size first: the library fills what fits */
+  linfer_model_info info;
   const float* out;
   size_t rows, cols, count = 0, c, best = 0;
   int32_t* ids = NULL;
@@ -58,6 +58,8 @@ int main(int argc, char** argv) {
     free(ids);
     return 1;
   }
+  memset(&info, 0, sizeof info);
+  info.struct_size = sizeof info; /* the library fills the fields that fit in this size */
   linfer_model_get_info(model, &info);
   options.max_seq_len = (uint32_t)(count < info.max_seq_len ? count : info.max_seq_len);
   if (linfer_session_create(model, &options, &session) != LINFER_OK ||

@@ -3,6 +3,7 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <cstring>
 #include <vector>
 
 #include "arena_plan.h"
@@ -14,24 +15,35 @@ namespace {
 // Steps of a run, for buffer lifetimes.
 enum Step { kEmbed = 0, kAttention = 1, kFeedForward = 2, kHead = 3 };
 
+// An enum field's value as written by a C caller, read as its integer bytes: loading a value
+// outside the enumerators through the C++ enum type is undefined behaviour (UBSan's -fsanitize=enum).
+template <class Enum>
+int raw_value(const Enum& field) {
+  static_assert(sizeof(Enum) == sizeof(int), "C enums are int-sized here");
+  int v;
+  std::memcpy(&v, &field, sizeof v);
+  return v;
+}
+
 std::string check_options(const EncoderConfig& c, const linfer_session_options& o) {
   if (o.max_seq_len > c.max_seq_len)
     return "max_seq_len " + std::to_string(o.max_seq_len) + " exceeds the model's n = " +
            std::to_string(c.max_seq_len);
   if (o.num_threads > 256) return "num_threads " + std::to_string(o.num_threads) + " exceeds 256";
   if (o.arena && o.arena_size == 0) return "an arena pointer was given with arena_size 0";
-  if (o.dense_path != LINFER_DENSE_AUTO && o.dense_path != LINFER_DENSE_XNNPACK)
-    return "dense_path " + std::to_string(int(o.dense_path)) + " is not a linfer_dense_path";
-  if (o.row_pipeline != LINFER_PIPELINE_AUTO && o.row_pipeline != LINFER_PIPELINE_OFF &&
-      o.row_pipeline != LINFER_PIPELINE_ON)
-    return "row_pipeline " + std::to_string(int(o.row_pipeline)) + " is not a linfer_row_pipeline";
-  if (o.thread_wait != LINFER_WAIT_AUTO && o.thread_wait != LINFER_WAIT_SPIN &&
-      o.thread_wait != LINFER_WAIT_YIELD)
-    return "thread_wait " + std::to_string(int(o.thread_wait)) + " is not a linfer_thread_wait";
+  const int dense_path = raw_value(o.dense_path), row_pipeline = raw_value(o.row_pipeline);
+  const int thread_wait = raw_value(o.thread_wait), max_isa = raw_value(o.max_isa);
+  if (dense_path != LINFER_DENSE_AUTO && dense_path != LINFER_DENSE_XNNPACK)
+    return "dense_path " + std::to_string(dense_path) + " is not a linfer_dense_path";
+  if (row_pipeline != LINFER_PIPELINE_AUTO && row_pipeline != LINFER_PIPELINE_OFF &&
+      row_pipeline != LINFER_PIPELINE_ON)
+    return "row_pipeline " + std::to_string(row_pipeline) + " is not a linfer_row_pipeline";
+  if (thread_wait != LINFER_WAIT_AUTO && thread_wait != LINFER_WAIT_SPIN && thread_wait != LINFER_WAIT_YIELD)
+    return "thread_wait " + std::to_string(thread_wait) + " is not a linfer_thread_wait";
   if (o.pipeline_block_rows > 4096)
     return "pipeline_block_rows " + std::to_string(o.pipeline_block_rows) + " exceeds 4096";
-  if (int(o.max_isa) < int(LINFER_ISA_AUTO) || int(o.max_isa) > int(LINFER_ISA_ARM_NEON_DOT))
-    return "max_isa " + std::to_string(int(o.max_isa)) + " is not a linfer_isa";
+  if (max_isa < int(LINFER_ISA_AUTO) || max_isa > int(LINFER_ISA_ARM_NEON_DOT))
+    return "max_isa " + std::to_string(max_isa) + " is not a linfer_isa";
   return "";
 }
 

@@ -107,8 +107,11 @@ std::vector<BadCase> catalogue() {
         d.layers[0].fc1.weight.channel_sums = nullptr; }, DType::I8); }, INV,
       "layers.0.feed_forward.fc1.weight is int8 in panel layout but has no channel sums");
   add("panel layout for a tensor that is not a dense layer", [] { return with_panels([](EncoderDescription& d) {
+        // A well-formed panel tensor (rows a multiple of 16, data of the panel byte size).
+        static std::vector<uint8_t> panel_data(panel_matrix_bytes(DType::F32, 48, 24, 1));
         d.position_embedding.layout = Layout::Panel16;
-        d.position_embedding.shape = {48, 24};  // rows a multiple of 16: the same byte size
+        d.position_embedding.shape = {48, 24};
+        d.position_embedding.data = panel_data.data();
       }); }, INV, "position_embedding cannot be stored in panel layout");
   add("channel sums on a row-major tensor", [] { return with_panels([](EncoderDescription& d) {
         static std::vector<int32_t> sums(40 * 24);

@@ -118,6 +118,9 @@ int main(int argc, char** argv) {
       else seconds = v;
     } else if (a == "--kernel" && i + 1 < argc) {
       only = argv[++i];
+    } else if (a == "-h" || a == "--help") {
+      std::printf("usage: linfer-kernel-bench [--rows N] [--seconds S] [--kernel NAME]\n");
+      return 0;
     } else {
       std::fprintf(stderr, "usage: linfer-kernel-bench [--rows N] [--seconds S] [--kernel NAME]\n");
       return 2;

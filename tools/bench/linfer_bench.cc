@@ -26,13 +26,15 @@
 #include "tool_util.h"
 
 namespace {
+const char kUsage[] =
+    "usage: linfer-bench MODEL.lfm [--seq-len N] [--threads N] [--runs N] [--warmup N] [--profile]\n"
+    "                    [--dense auto|xnnpack] [--pipeline auto|on|off] [--max-isa ISA]\n"
+    "                    [--sessions N] [--ids FILE] [--dump OUT.npy]\n"
+    "                    (ISA: generic avx2 avxvnni avx512 avx512vnni neon neondot)\n";
+
 int fail(const std::string& m, int code = 1) {
   std::fprintf(stderr, "linfer-bench: %s\n", m.c_str());
-  if (code == 2)
-    std::fprintf(stderr, "usage: linfer-bench MODEL.lfm [--seq-len N] [--threads N] [--runs N] [--warmup N] [--profile]\n"
-                 "                    [--dense auto|xnnpack] [--pipeline auto|on|off] [--max-isa ISA]\n"
-                 "                    [--sessions N] [--ids FILE] [--dump OUT.npy]\n"
-                 "                    (ISA: generic avx2 avxvnni avx512 avx512vnni neon neondot)\n");
+  if (code == 2) std::fputs(kUsage, stderr);
   return code;
 }
 // Peak resident memory of this process: VmHWM from /proc (getrusage's ru_maxrss would include a
@@ -107,6 +109,9 @@ int main(int argc, char** argv) {
                                : v == "on" ? LINFER_PIPELINE_ON : LINFER_PIPELINE_OFF;
       else
         return fail(a + " does not take '" + v + "'", 2);
+    } else if (a == "-h" || a == "--help") {
+      std::fputs(kUsage, stdout);
+      return 0;
     } else if (!a.empty() && a[0] == '-') {
       return fail("unknown option '" + a + "'", 2);
     } else if (model_path.empty()) {

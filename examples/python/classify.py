@@ -1,0 +1,66 @@
+#!/usr/bin/python3
+"""Classifies a text file with a byte-level classifier model (the shipped language-ID model):
+
+    /usr/bin/python3 examples/python/classify.py examples/models/langid.int8.lfm \
+        examples/models/langid.labels.txt examples/data/langid-fr.txt
+
+Each byte of the file is one token; a longer file is cut to the model's maximum length. Prints what
+examples/classify/classify.cpp prints: the most likely language, then the next two.
+"""
+import math
+import sys
+
+import numpy as np
+
+import linfer
+
+
+def main(argv):
+    if len(argv) != 4:
+        print("usage: %s MODEL.lfm LABELS.txt TEXT_FILE" % argv[0], file=sys.stderr)
+        return 2
+    try:
+        model = linfer.Model(argv[1])
+    except linfer.Error as e:
+        print("%s: %s" % (argv[1], e), file=sys.stderr)
+        return 1
+    info = model.info
+    if info["head"] != "classifier" or info["vocab_size"] < 256:
+        print("%s is not a byte-level classifier" % argv[1], file=sys.stderr)
+        return 1
+    with open(argv[2], encoding="utf-8") as f:
+        labels = f.read().splitlines()
+    if len(labels) != info["num_classes"]:
+        print("%s has %d labels, the model has %d classes" % (argv[2], len(labels), info["num_classes"]),
+              file=sys.stderr)
+        return 1
+    try:
+        with open(argv[3], "rb") as f:
+            text = f.read(info["n"])  # one token per byte, at most n
+    except OSError as e:
+        print("cannot open %s: %s" % (argv[3], e.strerror), file=sys.stderr)
+        return 1
+    if not text:
+        print("%s is empty" % argv[3], file=sys.stderr)
+        return 1
+
+    ids = np.frombuffer(text, dtype=np.uint8)  # any integer dtype; the session copies into int32
+    session = model.session(max_seq_len=len(ids))
+    try:
+        logits = session.run(ids)[0]  # [classes]
+    except linfer.Error as e:
+        print(e, file=sys.stderr)
+        return 1
+    # Softmax over the class logits in double precision, as the C++ example computes it.
+    top = float(logits.max())
+    p = [math.exp(float(v) - top) for v in logits]
+    total = sum(p)
+    order = sorted(range(len(p)), key=lambda c: -p[c])
+    print("%s (%.1f%%)" % (labels[order[0]], 100.0 * p[order[0]] / total))
+    for c in order[1:3]:
+        print("  then %s (%.1f%%)" % (labels[c], 100.0 * p[c] / total))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
