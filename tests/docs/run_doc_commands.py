@@ -4,8 +4,8 @@
     /usr/bin/python3 tests/docs/run_doc_commands.py --source . --bin build/bin --work build/test_tmp/docs
 
 Reads README.md and docs/*.md. A command is a line of a code block (fenced, or indented by four
-spaces) whose first word is build/bin/<tool>; a trailing "# comment" is dropped. Each runs with
-bash in a sandbox folder where:
+spaces) whose first word is build/bin/<tool>, or an `echo "..." | build/bin/<tool> ...` pipeline;
+a trailing "# comment" is dropped. Each runs with bash in a sandbox folder where:
   - examples/, tests/ and tools/ are links to the source tree (the shipped models and data);
   - the files the docs use as placeholders exist as small stand-ins with the same interface:
     model.pt (a byte-level LM checkpoint with n = 2048), lucid.pt and args.json (a lucidrains
@@ -33,6 +33,9 @@ def doc_files(source):
     return files
 
 
+PIPED = re.compile(r"^echo (\"[^\"]*\"|'[^']*') \| build/bin/")
+
+
 def commands_in(path):
     """(line number, command) of every build/bin/ command in the file's code blocks."""
     out = []
@@ -44,7 +47,7 @@ def commands_in(path):
                 fenced = not fenced
                 continue
             in_block = fenced or line.startswith("    ")
-            if in_block and stripped.startswith("build/bin/"):
+            if in_block and (stripped.startswith("build/bin/") or PIPED.match(stripped)):
                 command = re.sub(r"\s+#.*$", "", stripped)
                 out.append((number, command))
     return out

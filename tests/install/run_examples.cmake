@@ -1,21 +1,64 @@
 # Runs the example programs on the shipped language-identification model and sample texts.
-# Each sample is named langid-<label>.txt; the classifier's top label must be that label.
+# Each sample is named langid-<label>.txt; the classifier's top label must be that label, it must
+# print three labels with probabilities, read the same text from standard input with the same
+# result, and print "unknown" exactly when --threshold is above the top probability.
 file(STRINGS ${SOURCE}/examples/models/langid.labels.txt labels)
 file(GLOB samples ${SOURCE}/examples/data/langid-*.txt)
 list(LENGTH samples count)
 if(count LESS 2)
   message(FATAL_ERROR "expected sample texts examples/data/langid-*.txt")
 endif()
+set(model_f32 ${SOURCE}/examples/models/langid.f32.lfm)
+set(model_int8 ${SOURCE}/examples/models/langid.int8.lfm)
+set(label_file ${SOURCE}/examples/models/langid.labels.txt)
+set(top3 "^([a-zA-Z_]+) \\(([0-9.]+)%\\)\n  then [a-zA-Z_]+ \\([0-9.]+%\\)\n  then [a-zA-Z_]+ \\([0-9.]+%\\)\n$")
+set(threshold_checked FALSE)
 foreach(sample ${samples})
   get_filename_component(name ${sample} NAME_WE)
   string(REPLACE "langid-" "" want ${name})
   foreach(dtype f32 int8)
-    execute_process(COMMAND ${LAUNCHER} ${CLASSIFY} ${SOURCE}/examples/models/langid.${dtype}.lfm
-                    ${SOURCE}/examples/models/langid.labels.txt ${sample}
+    execute_process(COMMAND ${LAUNCHER} ${CLASSIFY} ${model_${dtype}} ${label_file} ${sample}
                     RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
     message("${name} ${dtype}: ${out}")
-    if(NOT rc EQUAL 0 OR NOT out MATCHES "^${want} \\([0-9.]+%\\)")
-      message(FATAL_ERROR "linfer_classify (${dtype}) did not say '${want}' for ${sample}: ${out}${err}")
+    if(NOT rc EQUAL 0 OR NOT out MATCHES "${top3}" OR NOT CMAKE_MATCH_1 STREQUAL want)
+      message(FATAL_ERROR "linfer_classify (${dtype}) did not say '${want}' and two more labels for ${sample}: ${out}${err}")
+    endif()
+    set(top_percent ${CMAKE_MATCH_2})
+    # the same text on standard input, without a file argument and with "-"
+    execute_process(COMMAND ${LAUNCHER} ${CLASSIFY} ${model_${dtype}} ${label_file}
+                    INPUT_FILE ${sample} RESULT_VARIABLE rc OUTPUT_VARIABLE piped ERROR_VARIABLE err)
+    execute_process(COMMAND ${LAUNCHER} ${CLASSIFY} ${model_${dtype}} ${label_file} -
+                    INPUT_FILE ${sample} RESULT_VARIABLE rc2 OUTPUT_VARIABLE dashed)
+    if(NOT rc EQUAL 0 OR NOT rc2 EQUAL 0 OR NOT piped STREQUAL out OR NOT dashed STREQUAL out)
+      message(FATAL_ERROR "linfer_classify (${dtype}) on standard input differs from the file ${sample}: ${piped}${err}")
+    endif()
+    # --threshold: 0.1 points below the printed top probability gives the label, 0.1 above "unknown"
+    string(REPLACE "." "" tenths "${top_percent}")  # "97.3" -> 973 (tenths of a percent)
+    math(EXPR below "${tenths} - 1")
+    math(EXPR above "${tenths} + 1")
+    foreach(which below above)
+      math(EXPR whole "${${which}} / 1000")
+      math(EXPR frac "${${which}} % 1000")
+      string(LENGTH "${frac}" frac_len)
+      if(frac_len EQUAL 1)
+        set(frac "00${frac}")
+      elseif(frac_len EQUAL 2)
+        set(frac "0${frac}")
+      endif()
+      set(p_${which} "${whole}.${frac}")  # tenths of a percent -> probability
+    endforeach()
+    execute_process(COMMAND ${LAUNCHER} ${CLASSIFY} --threshold ${p_below} ${model_${dtype}} ${label_file} ${sample}
+                    RESULT_VARIABLE rc OUTPUT_VARIABLE out_below)
+    if(NOT rc EQUAL 0 OR NOT out_below STREQUAL out)
+      message(FATAL_ERROR "linfer_classify --threshold ${p_below} (top ${top_percent}%) changed the answer: ${out_below}")
+    endif()
+    if(above LESS_EQUAL 1000)
+      execute_process(COMMAND ${LAUNCHER} ${CLASSIFY} --threshold ${p_above} ${model_${dtype}} ${label_file} ${sample}
+                      RESULT_VARIABLE rc OUTPUT_VARIABLE out_above)
+      if(NOT rc EQUAL 0 OR NOT out_above MATCHES "^unknown\n  ${want} \\(${top_percent}%\\)\n  [a-zA-Z_]+ \\([0-9.]+%\\)\n  [a-zA-Z_]+ \\([0-9.]+%\\)\n$")
+        message(FATAL_ERROR "linfer_classify --threshold ${p_above} (top ${top_percent}%) did not say unknown: ${out_above}")
+      endif()
+      set(threshold_checked TRUE)
     endif()
   endforeach()
   execute_process(COMMAND ${LAUNCHER} ${EXAMPLE_C} ${SOURCE}/examples/models/langid.f16.lfm --text ${sample}
@@ -25,6 +68,48 @@ foreach(sample ${samples})
     message(FATAL_ERROR "linfer_example_c (f16) did not give class ${index} (${want}) for ${sample}: ${out}")
   endif()
 endforeach()
+if(NOT threshold_checked)
+  message(FATAL_ERROR "no sample had a top probability below 99.9%: the 'unknown' path was not tested")
+endif()
+execute_process(COMMAND ${LAUNCHER} ${CLASSIFY} --threshold 1.5 ${model_int8} ${label_file} ${sample}
+                RESULT_VARIABLE rc ERROR_VARIABLE err)
+if(NOT rc EQUAL 2)
+  message(FATAL_ERROR "linfer_classify accepted --threshold 1.5 (exit ${rc}): ${err}")
+endif()
+
+# Everyday sentences (not from manual pages), one at a time on standard input to the int8 model:
+# at least 45 of the 50 must get their language as the top label (docs/accuracy.md has the figures).
+file(STRINGS ${SOURCE}/examples/data/langid_everyday.tsv lines ENCODING UTF-8)
+set(right 0)
+set(total 0)
+set(input ${CMAKE_CURRENT_BINARY_DIR}/langid_everyday_input.txt)
+foreach(line ${lines})
+  if(line MATCHES "^#")
+    continue()
+  endif()
+  string(FIND "${line}" "\t" tab)
+  string(SUBSTRING "${line}" 0 ${tab} want)
+  math(EXPR start "${tab} + 1")
+  string(SUBSTRING "${line}" ${start} -1 text)
+  file(WRITE ${input} "${text}\n")
+  execute_process(COMMAND ${LAUNCHER} ${CLASSIFY} ${model_int8} ${label_file}
+                  INPUT_FILE ${input} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0 OR NOT out MATCHES "${top3}")
+    message(FATAL_ERROR "linfer_classify failed on standard input '${text}': ${out}${err}")
+  endif()
+  math(EXPR total "${total} + 1")
+  if(CMAKE_MATCH_1 STREQUAL want)
+    math(EXPR right "${right} + 1")
+  else()
+    message("everyday ${want} -> ${CMAKE_MATCH_1}: ${text}")
+  endif()
+endforeach()
+file(REMOVE ${input})
+message("everyday sentences on standard input (int8): ${right} of ${total} right")
+if(NOT total EQUAL 50 OR right LESS 45)
+  message(FATAL_ERROR "linfer_classify got ${right} of ${total} everyday sentences right (want at least 45 of 50)")
+endif()
+
 list(GET samples 0 a)
 list(GET samples 1 b)
 execute_process(COMMAND ${LAUNCHER} ${EMBED} ${SOURCE}/examples/models/langid.f32.lfm ${a} ${a}

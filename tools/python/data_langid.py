@@ -317,3 +317,113 @@ def make_samples(docs, pages, per_lang, seed, per_page=4):
         chosen = (first + rest)[:per_lang]
         out.extend(sorted(chosen, key=lambda s: (s[2], s[3])))
     return out
+
+
+# ---------------------------------------------------------------------------------------------
+# short inputs: single sentences or lines of prose
+#
+# The short test set (examples/data/langid_short_test.tsv) and the sentence windows of the
+# training are cut by prose_units(): a page's text is split into paragraphs at blank lines, each
+# paragraph's lines are joined with single spaces (a roff source line is not a line of the text),
+# and the paragraph is cut into sentences after ". ", "! ", "? ", ": " or "; " when the next
+# character is an upper-case letter (or an opening quote or bracket). A paragraph without such a
+# cut is one unit (a line, a heading, a list item). A unit is kept when it is 40-200 bytes of UTF-8
+# and reads as prose: at least 5 words of letters, letters at least 75% of its non-space
+# characters, none of the characters \ { } [ ] < > | $ = _ @ # ~ ` * (roff and markup leftovers,
+# code, paths with variables), no word that starts with "-" or contains "/" (options, paths), and
+# it does not start with a digit or a punctuation mark. In a translated page a unit is dropped when
+# it reads as English by the paragraph rule above (untranslated(); po4a leaves single untranslated
+# sentences inside translated paragraphs too).
+
+SHORT_MIN_BYTES = 40
+SHORT_MAX_BYTES = 200
+_UNIT_BAD = set("\\{}[]<>|$=_@#~`*")
+_SENTENCE_CUT = re.compile(r"(?<=[.!?:;])\s+(?=[\"'«„“(¿¡]?[^\W\d_])")
+
+
+def _is_prose(unit):
+    if any(c in _UNIT_BAD for c in unit):
+        return False
+    words = unit.split()
+    if len([w for w in words if _WORD.fullmatch(w.strip(".,;:!?()\"'«»„“”’"))]) < 5:
+        return False
+    if any(w.startswith("-") or "/" in w for w in words):
+        return False
+    chars = [c for c in unit if not c.isspace()]
+    letters = sum(c.isalpha() for c in chars)
+    if letters < 0.75 * len(chars):
+        return False
+    first = unit[0]
+    return first.isalpha() or first in "\"'«„“(¿¡"
+
+
+def _sentences(paragraph):
+    """The sentences of a paragraph (str, lines joined): cut after . ! ? : ; before a letter that
+    is upper case (or a quote or bracket before it)."""
+    out, start = [], 0
+    for m in _SENTENCE_CUT.finditer(paragraph):
+        nxt = paragraph[m.end():m.end() + 2].lstrip("\"'«„“(¿¡")
+        if nxt[:1].isupper():
+            out.append(paragraph[start:m.start()])
+            start = m.end()
+    out.append(paragraph[start:])
+    return [s.strip() for s in out if s.strip()]
+
+
+def _joined_lines(paragraph):
+    """The lines of a paragraph, a line joined to the one before it unless it starts with an
+    upper-case letter or the one before it looks like a heading or tag."""
+    out = []
+    for line in paragraph.split("\n"):
+        line = line.strip()
+        if not line:
+            continue
+        prev = out[-1] if out else None
+        if prev is not None and not line[0].isupper() and not (
+                prev[-1] not in ".,;:!?" and len(prev.split()) <= 4):
+            out[-1] = prev + " " + line
+        else:
+            out.append(line)
+    return out
+
+
+def prose_units(text, lang="en", min_bytes=SHORT_MIN_BYTES, max_bytes=SHORT_MAX_BYTES):
+    """The sentences and lines of prose of a page (text bytes) of min_bytes..max_bytes, in page
+    order, as UTF-8 bytes without newlines (see the comment above for the exact rule)."""
+    out = []
+    for para in text.decode("utf-8", errors="replace").split("\n\n"):
+        for s in (s for line in _joined_lines(para) for s in _sentences(line)):
+            b = s.encode("utf-8")
+            if min_bytes <= len(b) <= max_bytes and _is_prose(s) and (
+                    lang == "en" or not untranslated(s, lang)):
+                out.append(b)
+    return out
+
+
+def make_short_samples(docs, pages, per_lang, seed, per_page=3):
+    """A fixed set of short inputs from the given pages: per language, the prose units of every
+    page in `pages` (prose_units), at most per_page per page first (a seeded choice), the page's
+    other units only to fill up; per_lang of them (fewer if the pages hold fewer); a unit that
+    occurs twice in a language is taken once. Returns [(label index, lang, page, unit index,
+    bytes)], per language in page order."""
+    pages = set(pages)
+    out = []
+    for ci, (lang, _, _) in enumerate(LANGS):
+        rng = random.Random("%s:%s" % (seed, lang))
+        first, rest, seen = [], [], set()
+        for page, text in docs[lang]:
+            if page not in pages:
+                continue
+            us = []
+            for j, u in enumerate(prose_units(text, lang)):
+                if u not in seen:
+                    seen.add(u)
+                    us.append((ci, lang, page, j, u))
+            rng.shuffle(us)
+            first.extend(us[:per_page])
+            rest.extend(us[per_page:])
+        rng.shuffle(first)
+        rng.shuffle(rest)
+        chosen = (first + rest)[:per_lang]
+        out.extend(sorted(chosen, key=lambda s: (s[2], s[3])))
+    return out
