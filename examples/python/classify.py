@@ -4,8 +4,10 @@
     /usr/bin/python3 examples/python/classify.py examples/models/langid.int8.lfm \
         examples/models/langid.labels.txt examples/data/langid-fr.txt
 
-Each byte of the file is one token; a longer file is cut to the model's maximum length. Prints what
-examples/classify/classify.cpp prints: the most likely language, then the next two.
+Each byte of the file is one token; line breaks at its end are not part of the text, and a longer
+text is cut to the model's maximum length (at a character boundary). Prints what
+examples/classify/classify.cpp prints for a file: the most likely language, then the next two
+(the C++ example also reads standard input and takes --threshold).
 """
 import math
 import sys
@@ -36,13 +38,18 @@ def main(argv):
         return 1
     try:
         with open(argv[3], "rb") as f:
-            text = f.read(info["n"])  # one token per byte, at most n
+            text = f.read().rstrip(b"\r\n")  # one token per byte
     except OSError as e:
         print("cannot open %s: %s" % (argv[3], e.strerror), file=sys.stderr)
         return 1
     if not text:
         print("%s is empty" % argv[3], file=sys.stderr)
         return 1
+    length = min(len(text), info["n"])
+    if length < len(text):  # do not cut a UTF-8 character
+        while length > 1 and (text[length] & 0xC0) == 0x80:
+            length -= 1
+    text = text[:length]
 
     ids = np.frombuffer(text, dtype=np.uint8)  # any integer dtype; the session copies into int32
     session = model.session(max_seq_len=len(ids))
@@ -55,10 +62,11 @@ def main(argv):
     top = float(logits.max())
     p = [math.exp(float(v) - top) for v in logits]
     total = sum(p)
+    p = [v / total for v in p]
     order = sorted(range(len(p)), key=lambda c: -p[c])
-    print("%s (%.1f%%)" % (labels[order[0]], 100.0 * p[order[0]] / total))
+    print("%s (%.1f%%)" % (labels[order[0]], 100.0 * p[order[0]]))
     for c in order[1:3]:
-        print("  then %s (%.1f%%)" % (labels[c], 100.0 * p[c] / total))
+        print("  then %s (%.1f%%)" % (labels[c], 100.0 * p[c]))
     return 0
 
 

@@ -435,7 +435,8 @@ class ClosedTest(unittest.TestCase):
 
 class ViewTest(unittest.TestCase):
     def setUp(self):
-        self.s = linfer.Model(model_path("langid.int8.lfm")).session()
+        self.model = linfer.Model(model_path("langid.int8.lfm"))
+        self.s = self.model.session()
         self.a = support.text_ids(os.path.join(support.DATA, "langid-de.txt"))
         self.b = support.text_ids(os.path.join(support.DATA, "langid-ru.txt"))
 
@@ -462,7 +463,7 @@ class ViewTest(unittest.TestCase):
         self.assertEqual(va.tobytes(), yb.tobytes())  # the documented hazard of copy=False
         self.assertNotEqual(va.tobytes(), want_a.tobytes())
         hv = self.s.hidden_states(copy=False)
-        self.assertEqual(hv.shape, (len(self.b), 64))
+        self.assertEqual(hv.shape, (len(self.b), self.model.info["dim"]))
         self.assertFalse(hv.flags.writeable)
 
 
