@@ -1,6 +1,10 @@
 // The dense kernels of this build, what each needs from the CPU, and the choice among them.
 #include <cstring>
 
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
+
 #include "dense/dense_internal.h"
 
 #if defined(__aarch64__)
@@ -28,16 +32,45 @@ bool is_x86(Isa i) { return i >= Isa::X86Avx2 && i <= Isa::X86Avx512Vnni; }
 bool is_arm(Isa i) { return i == Isa::ArmNeon || i == Isa::ArmNeonDot; }
 }  // namespace
 
+#if defined(__x86_64__)
+namespace {
+// The x86 features the kernels need, read with CPUID and XGETBV (not __builtin_cpu_supports: clang
+// 14 knows neither "f16c" nor "avxvnni" there). A feature counts only when the OS saves the
+// registers it uses (XCR0).
+struct X86Features {
+  bool avx2 = false, avxvnni = false, avx512 = false, avx512vnni = false;
+  X86Features() {
+    unsigned a, b, c, d;
+    if (!__get_cpuid(1, &a, &b, &c, &d)) return;
+    const bool fma = c & (1u << 12), osxsave = c & (1u << 27), avx = c & (1u << 28), f16c = c & (1u << 29);
+    if (!osxsave || !avx) return;
+    unsigned xcr0_lo, xcr0_hi;
+    __asm__("xgetbv" : "=a"(xcr0_lo), "=d"(xcr0_hi) : "c"(0));
+    const bool ymm_state = (xcr0_lo & 0x6) == 0x6;     // SSE and AVX state
+    const bool zmm_state = (xcr0_lo & 0xe6) == 0xe6;   // and opmask, ZMM_Hi256, Hi16_ZMM
+    if (!ymm_state || __get_cpuid_max(0, nullptr) < 7) return;
+    __cpuid_count(7, 0, a, b, c, d);
+    const bool has_avx2 = b & (1u << 5), f = b & (1u << 16), dq = b & (1u << 17), bw = b & (1u << 30),
+               vl = b & (1u << 31), vnni512 = c & (1u << 11);
+    const unsigned max_subleaf = a;
+    bool vnni256 = false;
+    if (max_subleaf >= 1) {
+      __cpuid_count(7, 1, a, b, c, d);
+      vnni256 = a & (1u << 4);
+    }
+    avx2 = has_avx2 && fma && f16c;
+    avxvnni = avx2 && vnni256;
+    avx512 = avx2 && zmm_state && f && dq && bw && vl;
+    avx512vnni = avx512 && vnni512;
+  }
+};
+}  // namespace
+#endif
+
 bool cpu_has(Isa isa) {
 #if defined(__x86_64__)
-  // __builtin_cpu_supports also checks that the OS saves the wider registers.
-  static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-                           __builtin_cpu_supports("f16c");
-  static const bool avxvnni = avx2 && __builtin_cpu_supports("avxvnni");
-  static const bool avx512 = avx2 && __builtin_cpu_supports("avx512f") &&
-                             __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
-                             __builtin_cpu_supports("avx512vl");
-  static const bool avx512vnni = avx512 && __builtin_cpu_supports("avx512vnni");
+  static const X86Features x86;
+  const bool avx2 = x86.avx2, avxvnni = x86.avxvnni, avx512 = x86.avx512, avx512vnni = x86.avx512vnni;
   switch (isa) {
     case Isa::Generic: return true;
     case Isa::X86Avx2: return avx2;

@@ -2,6 +2,7 @@
 // session (max_seq_len = min(n, 64), one thread) and one run on token ids (or embeddings) taken
 // from the input, then everything is freed. The C API must never crash, abort or leak, whatever
 // the bytes. check_views() adds an oracle for the weights XNNPACK reads (it is not instrumented).
+// Sessions alternate between the default dense path and the XNNPACK option.
 //
 // Models that are valid but expensive are skipped after loading (a fuzzer that spends its time
 // packing a 1024-layer model finds nothing): the checks below bound the session's memory and one
@@ -31,11 +32,12 @@ constexpr uint64_t kMaxFlops = uint64_t(1) << 28;       // one run
 
 // An oracle for what ASan cannot see: XNNPACK is a prebuilt library without ASan instrumentation,
 // so its reads of the weights when it packs them are unchecked. Every weight view the kernels are
-// given must therefore lie in memory the loaded model owns (the file copy or a widened f32 copy):
-// ASan's shadow memory says whether each region is addressable. (This is how a widened copy
-// handed to a larger tensor that shared its offset shows up; tests/fuzz/regressions/fuzz_lfm.)
+// given must therefore lie in memory the loaded model owns (the file copy, or the panels a version
+// 1 file is packed into at load): ASan's shadow memory says whether each region is addressable.
+// (This is how a converted copy handed to a larger tensor that shared its offset showed up;
+// tests/fuzz/regressions/fuzz_lfm.)
 void check_views(const uint8_t* data, size_t size) {
-  std::unique_ptr<linfer::rt::Model> m;
+  std::unique_ptr<linfer::rt::LoadedModel> m;
   if (linfer::rt::load_model_memory(data, size, &m).status != LINFER_OK) return;
   linfer::for_each_weight(m->desc, [&](const std::string& name, const linfer::WeightView& w) {
     if (!w.present()) return;
@@ -70,6 +72,7 @@ void exercise(const linfer_model* model, const uint8_t* data, size_t size) {
   options.max_seq_len = max_len;
   options.num_threads = 1;
   options.enable_profiling = (seed >> 8) & 1;
+  if ((seed >> 10) & 1) options.dense_path = LINFER_DENSE_XNNPACK;
   size_t arena_bytes = 0;
   if (linfer_session_arena_size(model, &options, &arena_bytes) != LINFER_OK) abort();
   if (arena_bytes > kMaxArenaBytes) return;
