@@ -227,7 +227,7 @@ def render(results, plot_files, plot_note):
     w("- linfer f32 and int8: `linfer-convert M.safetensors -o M.lfm --dtype f32` and `--dtype int8` "
       "(int8: symmetric int8 weights with one scale per output channel for every dense layer, run by "
       "kernels that quantize each activation row at run time; embeddings and the projections E, F are "
-      "stored in int8 too and widened to f32 at load; docs/quantization.md);")
+      "stored in int8 too and widened a few rows at a time where a run reads them; docs/quantization.md);")
     w("- ONNX Runtime f32: `torch.onnx.export` (opset 17, constant folding), one file per (model, n) with a "
       "fixed input shape `[n]` (int64 token ids);")
     w("- ONNX Runtime int8: `node tools/bench/suite/ort_quantize.js M_n.onnx M_n_int8.onnx`, the graph "
