@@ -94,24 +94,13 @@ void tile(const DenseWeights& w, const DenseInput& in, size_t r, float* y, size_
   }
 }
 
-// Rows of x per block: 128 KiB of them stay in L2 while every panel passes (the Pi 4's four
-// cores share 1 MiB of L2, a Pi 5 core has 512 KiB; each needs room for the panel and y too).
-constexpr size_t kRowBlockBytes = 128 * 1024;
-
 }  // namespace
 
 LINFER_DENSE_RUN(run_f32_neon) {
-  const size_t row_block =
-      std::max(kRows, kRowBlockBytes / (std::max<size_t>(w.in, 1) * sizeof(float)) / kRows * kRows);
-  for_each_tile<kRows, kPanelRows>(rows, row_block, n_begin, n_end, y, y_stride, e.activation,
-                [&](size_t r, size_t R, size_t n, size_t n_stop) {
-                  switch (R) {
-                    case 4: tile<4>(w, in, r, y, y_stride, n, n_stop, e); break;
-                    case 3: tile<3>(w, in, r, y, y_stride, n, n_stop, e); break;
-                    case 2: tile<2>(w, in, r, y, y_stride, n, n_stop, e); break;
-                    default: tile<1>(w, in, r, y, y_stride, n, n_stop, e); break;
-                  }
-                });
+  neon::run_tiles<int(kRows)>(rows, neon::kFloatRowBlockBytes, w.in * sizeof(float), n_begin, n_end, y, y_stride,
+                              e.activation, [&](size_t r, auto rows_c, size_t n, size_t n_stop) {
+                                tile<decltype(rows_c)::value>(w, in, r, y, y_stride, n, n_stop, e);
+                              });
 }
 
 }  // namespace linfer::kernels::dense

@@ -30,7 +30,6 @@
 namespace linfer::kernels::dense {
 namespace {
 
-constexpr size_t kRowBlockBytes = 64 * 1024;
 constexpr size_t kRows = 2;
 
 // The multiplies and accumulations as volatile inline asm: with the intrinsics GCC 12's
@@ -118,16 +117,10 @@ void tile(const DenseWeights& w, const DenseInput& in, size_t r, float* y, size_
 }  // namespace
 
 LINFER_DENSE_RUN(run_int8_neon) {
-  // Blocks of about 64 KiB of quantized rows, in L2 next to the panel: the whole weight matrix
-  // passes once per block, so blocks sized for L1 (16 KiB: 4 rows of a 3072-input layer) would
-  // stream it from DRAM every few rows (the Pi 4 has no L3), while the rows' own reads are only
-  // 4 bytes per 16 x 4 MACs.
-  const size_t row_block = std::max(kRows, kRowBlockBytes / std::max<size_t>(in.q_stride, 1) / kRows * kRows);
-  for_each_tile<kRows, kPanelRows>(rows, row_block, n_begin, n_end, y, y_stride, e.activation,
-                [&](size_t r, size_t R, size_t n, size_t n_stop) {
-                  if (R == 2) tile<2>(w, in, r, y, y_stride, n, n_stop, e);
-                  else tile<1>(w, in, r, y, y_stride, n, n_stop, e);
-                });
+  neon::run_tiles<int(kRows)>(rows, neon::kInt8RowBlockBytes, in.q_stride, n_begin, n_end, y, y_stride, e.activation,
+                              [&](size_t r, auto rows_c, size_t n, size_t n_stop) {
+                                tile<decltype(rows_c)::value>(w, in, r, y, y_stride, n, n_stop, e);
+                              });
 }
 
 // linfer/format/int8.h, 16 values at a time: the same amax (a NaN never replaces it: the

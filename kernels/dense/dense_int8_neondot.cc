@@ -28,7 +28,6 @@
 namespace linfer::kernels::dense {
 namespace {
 
-constexpr size_t kRowBlockBytes = 64 * 1024;
 constexpr size_t kRows = 4;
 
 // acc += dot(w, group L of a) per 4 channels (SDOT by element). Volatile inline asm on named
@@ -108,20 +107,10 @@ LINFER_DOTPROD void tile(const DenseWeights& w, const DenseInput& in, size_t r, 
 }  // namespace
 
 LINFER_DENSE_RUN(run_int8_neondot) {
-  // Blocks of about 64 KiB of quantized rows, in L2 next to the panel: the whole weight matrix
-  // passes once per block, so blocks sized for L1 (16 KiB: 4 rows of a 3072-input layer) would
-  // stream it from DRAM every few rows (the Pi 4 has no L3), while the rows' own reads are only
-  // 4 bytes per 16 x 4 MACs.
-  const size_t row_block = std::max(kRows, kRowBlockBytes / std::max<size_t>(in.q_stride, 1) / kRows * kRows);
-  for_each_tile<kRows, kPanelRows>(rows, row_block, n_begin, n_end, y, y_stride, e.activation,
-                [&](size_t r, size_t R, size_t n, size_t n_stop) {
-                  switch (R) {
-                    case 4: tile<4>(w, in, r, y, y_stride, n, n_stop, e); break;
-                    case 3: tile<3>(w, in, r, y, y_stride, n, n_stop, e); break;
-                    case 2: tile<2>(w, in, r, y, y_stride, n, n_stop, e); break;
-                    default: tile<1>(w, in, r, y, y_stride, n, n_stop, e); break;
-                  }
-                });
+  neon::run_tiles<int(kRows)>(rows, neon::kInt8RowBlockBytes, in.q_stride, n_begin, n_end, y, y_stride, e.activation,
+                              [&](size_t r, auto rows_c, size_t n, size_t n_stop) {
+                                tile<decltype(rows_c)::value>(w, in, r, y, y_stride, n, n_stop, e);
+                              });
 }
 
 }  // namespace linfer::kernels::dense

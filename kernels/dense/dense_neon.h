@@ -1,18 +1,53 @@
-// What the NEON dense kernels (dense_{f32,f16,int8,int8dot}_neon*.cc) share: the output
-// epilogues, FMLA by element, and the broadcast of an int8 input group. ARMv8.0 only (no
+// What the NEON dense kernels (dense_{f32,f16,int8,int8dot}_neon*.cc) share: the walk over row
+// blocks and tiles, the output epilogues, FMLA by element, and the broadcast of an int8 input group. ARMv8.0 only (no
 // dot product here: those functions carry their target attribute in dense_int8_neondot.cc).
 #pragma once
 
 #if defined(__aarch64__)
 #include <arm_neon.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "dense/dense_internal.h"
 
 namespace linfer::kernels::dense::neon {
+
+// Bytes of x rows per block, kept in L2 next to the panel while every panel of the weights
+// passes: 128 KiB of f32 rows (the Pi 4's four cores share 1 MiB of L2, a Pi 5 core has 512 KiB;
+// each needs room for the panel and y too), 64 KiB of int8 rows. Blocks sized for L1 (16 KiB: 4
+// int8 rows of a 3072-input layer) would stream the whole weight matrix from DRAM every few rows
+// (the Pi 4 has no L3), while the rows' own reads are only 4 bytes per 16 x 4 MACs.
+constexpr size_t kFloatRowBlockBytes = 128 * 1024;
+constexpr size_t kInt8RowBlockBytes = 64 * 1024;
+
+// Calls f(std::integral_constant<int, R>) for the tile height 1 <= R <= kMax (the tiles are
+// templates on their height).
+template <int kMax, class F>
+inline void with_tile_rows(size_t R, F&& f) {
+  if constexpr (kMax > 1) {
+    if (R >= size_t(kMax)) return f(std::integral_constant<int, kMax>{});
+    with_tile_rows<kMax - 1>(R, f);
+  } else {
+    f(std::integral_constant<int, 1>{});
+  }
+}
+
+// The body of a NEON dense kernel: rows in blocks of about `block_bytes` (rows of `row_bytes`),
+// each block through every 16-channel panel in tiles of kRows rows; tile(r, rows_c, n, n_stop)
+// gets the tile height as std::integral_constant.
+template <int kRows, class Tile>
+inline void run_tiles(size_t rows, size_t block_bytes, size_t row_bytes, size_t n_begin, size_t n_end,
+                      float* y, size_t y_stride, DenseActivation activation, Tile&& tile) {
+  const size_t row_block = std::max<size_t>(kRows, block_bytes / std::max<size_t>(row_bytes, 1) / kRows * kRows);
+  for_each_tile<kRows, kPanelRows>(rows, row_block, n_begin, n_end, y, y_stride, activation,
+                                   [&](size_t r, size_t R, size_t n, size_t n_stop) {
+                                     with_tile_rows<kRows>(R, [&](auto rows_c) { tile(r, rows_c, n, n_stop); });
+                                   });
+}
 
 // Stores one row of 4N outputs (bias already added) with ReLU and accumulate; only the first
 // `count` channels when the panel is partial.
