@@ -99,6 +99,18 @@ void gemm_f32_ref(size_t M, size_t N, size_t K, const float* A, size_t lda, cons
 void gemm_f32_hwy(size_t M, size_t N, size_t K, const float* A, size_t lda, const float* B,
                   size_t ldb, float* C, size_t ldc);
 
+// The compression of int8 models runs on the int8 dense kernels: E's rows (int8 weights) are the
+// kernel's input rows (int8_rows_to_input) and X's columns its weights, packed here: columns
+// [col_begin, col_end) (whole panels: col_begin a multiple of 16, col_end too or cols) of a [rows x cols] f32 matrix as the int8
+// weights of a dense layer with `cols` output channels of `rows` inputs. Each column is quantized
+// by linfer/format/int8.h's convention (its own scale, like a weight row) and stored in panel
+// layout (linfer/format/panel.h; panels: panel_count(cols) x panel_bytes(I8, rows) bytes,
+// padding zero), with its scale and the sum of its int8 values (cols entries each).
+void pack_columns_int8_ref(const float* x, size_t x_stride, size_t rows, size_t cols, size_t col_begin,
+                           size_t col_end, int8_t* panels, float* scales, int32_t* sums);
+void pack_columns_int8_hwy(const float* x, size_t x_stride, size_t rows, size_t cols, size_t col_begin,
+                           size_t col_end, int8_t* panels, float* scales, int32_t* sums);
+
 // ---------------------------------------------------------------------------------------------
 // Attention (attention/)
 
@@ -217,6 +229,13 @@ struct DenseKernel {
   void (*run)(const DenseWeights& w, const DenseInput& in, size_t rows, float* y, size_t y_stride,
               size_t n_begin, size_t n_end, DenseEpilogue epilogue);
 };
+
+// Rows that are int8 already (an int8 weight as a kernel's input rows: E in the compression of
+// int8 models), written in the form `kernel` reads (what its quantize writes: q + 128, int16 q or
+// q) at q_stride bytes apart, padded the same way to int8_padded_inputs(k). sums, if not null,
+// receives each row's sum of its k values. Data movement only: one portable version.
+void int8_rows_to_input(const DenseKernel& kernel, const int8_t* src, size_t src_stride, size_t rows,
+                        size_t k, int8_t* q, size_t q_stride, int32_t* sums);
 
 // The scalar reference for weights of dtype: double accumulation for f32/f16; for int8 the exact
 // integer sums of the same quantized rows, dequantized as every int8 kernel does

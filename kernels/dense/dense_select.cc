@@ -171,4 +171,30 @@ const DenseKernel& select_dense_kernel(DType dtype, Isa max) {
   return *list[count - 1];  // the portable kernel runs everywhere
 }
 
+void int8_rows_to_input(const DenseKernel& kernel, const int8_t* src, size_t src_stride, size_t rows,
+                        size_t k, int8_t* q, size_t q_stride, int32_t* sums) {
+  const size_t padded = int8_padded_inputs(uint32_t(k));
+  for (size_t r = 0; r < rows; ++r) {
+    const int8_t* s = src + r * src_stride;
+    int8_t* dst = q + r * q_stride;
+    if (kernel.q_bytes == 2) {  // int16 q (AVX2 without VNNI)
+      int16_t* d = reinterpret_cast<int16_t*>(dst);
+      for (size_t i = 0; i < k; ++i) d[i] = s[i];
+      for (size_t i = k; i < padded; ++i) d[i] = 0;
+    } else if (kernel.q_unsigned) {  // q + 128 (x86 VNNI's unsigned operand)
+      uint8_t* d = reinterpret_cast<uint8_t*>(dst);
+      for (size_t i = 0; i < k; ++i) d[i] = uint8_t(s[i] ^ 0x80);  // two's complement: q + 128
+      for (size_t i = k; i < padded; ++i) d[i] = 128;
+    } else {
+      std::memcpy(dst, s, k);
+      std::memset(dst + k, 0, padded - k);
+    }
+    if (sums) {
+      int32_t sum = 0;
+      for (size_t i = 0; i < k; ++i) sum += s[i];
+      sums[r] = sum;
+    }
+  }
+}
+
 }  // namespace linfer::kernels

@@ -1,4 +1,5 @@
-// Plain f32 matrix product with Highway: the sequence compression E X.
+// Plain f32 matrix product with Highway: the sequence compression E X; and X's columns packed as
+// int8 weights for the compression of int8 models.
 // Compiled for every target Highway knows (AVX-512, AVX2, SSE4, NEON, scalar); HWY_DYNAMIC_DISPATCH
 // picks the best one for the running CPU. Remainders that do not fill a vector run as scalar code
 // with the same arithmetic order, or through the vector code on a padded copy where scalar code
@@ -12,6 +13,7 @@
 #include <cmath>
 
 #include "kernels.h"
+#include "linfer/format/panel.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace linfer::kernels {
@@ -91,6 +93,78 @@ void Gemm(size_t M, size_t N, size_t K, const float* A, size_t lda, const float*
       for (size_t j = 0; j < N; ++j) C[i * ldc + j] = 0.0f;
 }
 
+// X's columns as int8 dense weights (kernels.h), a panel of 16 columns at a time: first each
+// column's max |x| over all rows, then each group of 4 rows quantized and stored as one 32-bit
+// lane per column holding its 4 bytes (byte i = row i: the panel's [group][16][4] order), so that
+// no shuffle is needed. Arithmetic as linfer/format/int8.h: the same amax (compare-and-select
+// ignores NaN as `fabs(x) > amax` does), scale and inverse, rounding to nearest even, and 0 for
+// a non-finite product.
+void PackColumnsInt8(const float* x, size_t x_stride, size_t rows, size_t cols, size_t col_begin,
+                     size_t col_end, int8_t* panels, float* scales, int32_t* sums) {
+  const hn::CappedTag<float, kPanelRows> d;
+  const hn::RebindToSigned<decltype(d)> di;
+  const size_t L = hn::Lanes(d), V = kPanelRows / L;  // vectors per panel row
+  const size_t groups = int8_padded_inputs(uint32_t(rows)) / kInt8GroupInputs;
+  const auto zero = hn::Zero(d), limit = hn::Set(d, 127.0f), finite = hn::Set(d, 3e38f);
+  HWY_ALIGN float tail[kInt8GroupInputs][kPanelRows];  // a partial panel's rows, zero-padded
+  for (size_t c0 = col_begin; c0 < col_end; c0 += kPanelRows) {
+    const size_t width = std::min<size_t>(kPanelRows, cols - c0);
+    // Row t of this panel's columns (16 readable floats).
+    auto row = [&](size_t t, size_t slot) -> const float* {
+      const float* p = x + t * x_stride + c0;
+      if (width == kPanelRows) return p;
+      std::fill(tail[slot], tail[slot] + kPanelRows, 0.0f);
+      std::copy(p, p + width, tail[slot]);
+      return tail[slot];
+    };
+    decltype(hn::Zero(d)) amax[kPanelRows], inv[kPanelRows];
+    for (size_t v = 0; v < V; ++v) amax[v] = zero;
+    for (size_t t = 0; t < rows; ++t) {
+      const float* p = row(t, 0);
+      for (size_t v = 0; v < V; ++v) {
+        const auto a = hn::Abs(hn::LoadU(d, p + v * L));
+        amax[v] = hn::IfThenElse(hn::Gt(a, amax[v]), a, amax[v]);
+      }
+    }
+    HWY_ALIGN float lane_scales[kPanelRows];
+    for (size_t v = 0; v < V; ++v) {
+      const auto scale = hn::Div(amax[v], limit);
+      inv[v] = hn::IfThenElseZero(hn::Gt(amax[v], zero), hn::Div(hn::Set(d, 1.0f), scale));
+      hn::Store(scale, d, lane_scales + v * L);
+    }
+    std::copy(lane_scales, lane_scales + width, scales + c0);
+    int32_t* out = reinterpret_cast<int32_t*>(panels + c0 / kPanelRows * groups * kPanelRows * kInt8GroupInputs);
+    decltype(hn::Zero(di)) sum[kPanelRows];
+    for (size_t v = 0; v < V; ++v) sum[v] = hn::Zero(di);
+    for (size_t g = 0; g < groups; ++g) {
+      const float* p[kInt8GroupInputs];
+      for (size_t i = 0; i < kInt8GroupInputs; ++i) {
+        const size_t t = g * kInt8GroupInputs + i;
+        if (t < rows) {
+          p[i] = row(t, i);
+        } else {  // padding inputs are zero
+          std::fill(tail[i], tail[i] + kPanelRows, 0.0f);
+          p[i] = tail[i];
+        }
+      }
+      for (size_t v = 0; v < V; ++v) {
+        auto word = hn::Zero(di);
+        for (size_t i = 0; i < kInt8GroupInputs; ++i) {
+          auto prod = hn::Mul(hn::LoadU(d, p[i] + v * L), inv[v]);
+          prod = hn::IfThenElseZero(hn::Le(hn::Abs(prod), finite), prod);  // NaN, inf: 0
+          const auto q = hn::ConvertTo(di, hn::Min(hn::Max(hn::Round(prod), hn::Neg(limit)), limit));
+          sum[v] = hn::Add(sum[v], q);
+          word = hn::Or(word, hn::ShiftLeftSame(hn::And(q, hn::Set(di, 0xFF)), int(8 * i)));
+        }
+        hn::StoreU(word, di, out + g * kPanelRows + v * L);
+      }
+    }
+    HWY_ALIGN int32_t lane_sums[kPanelRows];
+    for (size_t v = 0; v < V; ++v) hn::Store(sum[v], di, lane_sums + v * L);
+    std::copy(lane_sums, lane_sums + width, sums + c0);
+  }
+}
+
 }  // namespace HWY_NAMESPACE
 }  // namespace linfer::kernels
 HWY_AFTER_NAMESPACE();
@@ -102,6 +176,13 @@ HWY_EXPORT(Gemm);
 void gemm_f32_hwy(size_t M, size_t N, size_t K, const float* A, size_t lda, const float* B,
                    size_t ldb, float* C, size_t ldc) {
   HWY_DYNAMIC_DISPATCH(Gemm)(M, N, K, A, lda, B, ldb, C, ldc);
+}
+
+HWY_EXPORT(PackColumnsInt8);
+
+void pack_columns_int8_hwy(const float* x, size_t x_stride, size_t rows, size_t cols, size_t col_begin,
+                           size_t col_end, int8_t* panels, float* scales, int32_t* sums) {
+  HWY_DYNAMIC_DISPATCH(PackColumnsInt8)(x, x_stride, rows, cols, col_begin, col_end, panels, scales, sums);
 }
 }  // namespace linfer::kernels
 #endif

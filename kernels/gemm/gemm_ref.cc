@@ -1,8 +1,12 @@
-// f32 matrix product.
+// f32 matrix product; X's columns packed as int8 weights (the int8 compression).
 // Portable scalar reference kernels: the oracles of the tests. Written for clarity; they
 // accumulate in double where that makes the oracle tighter than the code under test.
 
+#include <vector>
+
 #include "kernels.h"
+#include "linfer/format/int8.h"
+#include "linfer/format/panel.h"
 
 namespace linfer::kernels {
 
@@ -14,6 +18,28 @@ void gemm_f32_ref(size_t M, size_t N, size_t K, const float* A, size_t lda, cons
       for (size_t t = 0; t < K; ++t) acc += double(A[i * lda + t]) * B[t * ldb + j];
       C[i * ldc + j] = float(acc);
     }
+}
+
+// Column by column: gathered, quantized as a weight row, scattered into its panel lane.
+void pack_columns_int8_ref(const float* x, size_t x_stride, size_t rows, size_t cols, size_t col_begin,
+                           size_t col_end, int8_t* panels, float* scales, int32_t* sums) {
+  const size_t padded = int8_padded_inputs(uint32_t(rows)), bytes = panel_bytes(DType::I8, uint32_t(rows));
+  std::vector<float> column(rows);
+  std::vector<int8_t> q(padded, 0);
+  for (size_t c = col_begin; c < (col_end + kPanelRows - 1) / kPanelRows * kPanelRows; ++c) {
+    int8_t* panel = panels + c / kPanelRows * bytes;
+    const size_t lane = c % kPanelRows;
+    std::fill(q.begin(), q.end(), int8_t(0));
+    if (c < cols) {  // a padding lane of the last panel stays zero
+      for (size_t t = 0; t < rows; ++t) column[t] = x[t * x_stride + c];
+      scales[c] = quantize_row_int8(column.data(), rows, q.data());
+      int32_t sum = 0;
+      for (size_t t = 0; t < rows; ++t) sum += q[t];
+      sums[c] = sum;
+    }
+    for (size_t t = 0; t < padded; ++t)
+      panel[t / kInt8GroupInputs * kPanelRows * kInt8GroupInputs + lane * kInt8GroupInputs + t % kInt8GroupInputs] = q[t];
+  }
 }
 
 }  // namespace linfer::kernels

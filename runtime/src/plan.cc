@@ -98,11 +98,12 @@ size_t row_block(const EncoderConfig& c, const linfer_session_options& o) {
   return std::clamp<size_t>((512 * 1024) / per_row / kRowQuantum * kRowQuantum, kRowQuantum, 4 * kRowQuantum);
 }
 
-bool projections_widened(const EncoderDescription& d) {
-  bool any = d.shared_proj.present() && d.shared_proj.dtype != DType::F32;
+// Whether any projection E / F has this dtype.
+bool projections_of(const EncoderDescription& d, DType dtype) {
+  bool any = d.shared_proj.present() && d.shared_proj.dtype == dtype;
   for (const LayerWeights& l : d.layers)
     for (const WeightView* w : {&l.proj_k, &l.proj_v})
-      any = any || (w->present() && w->dtype != DType::F32);
+      any = any || (w->present() && w->dtype == dtype);
   return any;
 }
 
@@ -151,7 +152,18 @@ linfer_status make_execution_plan(const LoadedModel& model, const linfer_session
   p->row_pipeline = use_row_pipeline(model, o, p->xnnpack);
   p->row_block = row_block(c, o);
   p->scratch_stride = scratch_stride(c, p->max_len);
-  p->widen_projections = projections_widened(d);
+  // int8 projections compress on the int8 kernel when they all are int8 (a file from the
+  // converter); a file that mixes dtypes widens its f16 and int8 ones.
+  const bool int8_proj = projections_of(d, DType::I8), f16_proj = projections_of(d, DType::F16);
+  // (Up to 65,536 positions: the x86 kernels' int32 sums of (q + 128) * w stay below 2^31.)
+  p->int8_compression = c.attention_kind == AttentionKind::Linformer && int8_proj && !f16_proj &&
+                        !projections_of(d, DType::F32) && p->max_len <= 65536;
+  p->widen_projections = f16_proj || (int8_proj && !p->int8_compression);
+  if (p->int8_compression) {
+    if (!p->dense_kernel[size_t(DType::I8)])
+      p->dense_kernel[size_t(DType::I8)] = &kernels::select_dense_kernel(DType::I8, p->max_isa);
+    p->comp_q_stride = (int8_padded_inputs(p->max_len) * p->kernel_for(DType::I8).q_bytes + 63) / 64 * 64;
+  }
 
   // The arena: buffers placed by lifetime (greedy, largest first).
   const uint64_t T = p->max_len, R = T + c.num_global_tokens;  // GiveTake's tokens ride as rows
@@ -181,6 +193,13 @@ linfer_status make_execution_plan(const LoadedModel& model, const linfer_session
     if (c.has_separate_proj_v()) floats(Buffer::CompV, G * k * D, kAttention, kAttention);
     floats(Buffer::RowSum, 2 * G * k, kAttention, kAttention);
     if (p->widen_projections) floats(Buffer::ProjRows, threads * kProjRowsPerStep * c.max_seq_len, kAttention, kAttention);
+    if (p->int8_compression) {
+      const uint64_t rows = (c.has_separate_proj_v() ? 2 : 1) * G * k;  // E's rows, then F's
+      req[size_t(Buffer::CompPanels)] = {panel_count(c.dim) * panel_bytes(DType::I8, p->max_len), kAttention, kAttention};
+      floats(Buffer::CompScales, D, kAttention, kAttention);
+      floats(Buffer::CompSums, D, kAttention, kAttention);  // int32
+      req[size_t(Buffer::CompRows)] = {rows * p->comp_q_stride, kAttention, kAttention};
+    }
   }
   floats(Buffer::KP, keys * S * dh, kAttention, kAttention);
   floats(Buffer::VP, keys * S * dh, kAttention, kAttention);

@@ -16,7 +16,8 @@ namespace linfer::rt {
 // The buffers of a session's arena.
 enum class Buffer {
   X, X2, H, Sub, Q, Attn, FF, CompK, CompV, KP, VP, KT, RowSum, Scratch, Positions, Pooled,
-  Pooled2, Out, QX, QScales, LinearState, CarriedState, RowBlocks, ProjRows, Count
+  Pooled2, Out, QX, QScales, LinearState, CarriedState, RowBlocks, ProjRows, CompPanels, CompScales,
+  CompSums, CompRows, Count
 };
 
 // Rows of E (or F) a thread widens at a time when the projections are f16 or int8.
@@ -39,7 +40,11 @@ struct ExecutionPlan {
 
   size_t q_stride = 0;        // bytes per quantized input row of the int8 layers (0: none)
   size_t scratch_stride = 0;  // floats of attention scratch per thread
-  bool widen_projections = false;  // E / F are f16 or int8: widened kProjRowsPerStep rows at a time
+  bool widen_projections = false;  // E / F are f16: widened kProjRowsPerStep rows at a time
+  // E / F are int8: the compression runs on the int8 dense kernel, E's rows as its input (in its
+  // form, comp_q_stride bytes apart) and X's columns quantized into panels as its weights.
+  bool int8_compression = false;
+  size_t comp_q_stride = 0;
 
   // The arena: per buffer its offset and bytes (0 bytes: not used), and the total to allocate
   // (with room to align a caller's buffer).

@@ -96,6 +96,10 @@ linfer_status Session::prepare(const linfer_session_options& options, std::strin
   buf_.carried_state = at(Buffer::CarriedState);
   buf_.row_blocks = at(Buffer::RowBlocks);
   buf_.proj_rows = at(Buffer::ProjRows);
+  buf_.comp_panels = reinterpret_cast<int8_t*>(at(Buffer::CompPanels));
+  buf_.comp_scales = at(Buffer::CompScales);
+  buf_.comp_sums = reinterpret_cast<int32_t*>(at(Buffer::CompSums));
+  buf_.comp_rows = reinterpret_cast<int8_t*>(at(Buffer::CompRows));
 
   if (c.positions == PositionKind::Sinusoidal) {  // computed once, kept for every run
     const uint32_t half = c.dim / 2;

@@ -65,7 +65,13 @@ class Session {
     float* linear_state = nullptr;   // linear attention: S and z per kv head
     float* carried_state = nullptr;  // causal linear attention: S and z per layer and kv head
     float* row_blocks = nullptr;     // row pipeline: per thread, a block's Q, attention, hidden rows
-    float* proj_rows = nullptr;      // f16/int8 projections: per thread, rows of E widened to f32
+    float* proj_rows = nullptr;      // f16 projections: per thread, rows of E widened to f32
+    // int8 compression (plan.h): X's columns as int8 panels with their scales and sums; E's (and
+    // F's) rows in the int8 kernel's input form.
+    int8_t* comp_panels = nullptr;
+    float* comp_scales = nullptr;
+    int32_t* comp_sums = nullptr;
+    int8_t* comp_rows = nullptr;
   };
 
   linfer_status prepare(const linfer_session_options& options, std::string* error);
@@ -91,6 +97,10 @@ class Session {
   bool linformer_kv(const LayerWeights& w, LayerOps& ops, const float* in, size_t T);
   void compress(const WeightView& E, const float* in, size_t T, float* comp, size_t row_begin,
                 size_t row_end, float* rowsum, size_t chunk);
+  // The compression of all projections of a layer on the int8 kernel (E[kv], kv = 0 K, 1 V;
+  // rowsum[kv] null or where their row sums go).
+  void compress_int8(const WeightView* const E[2], size_t projections, const float* in, size_t T,
+                     float* const comp[2], float* const rowsum[2]);
   size_t softmax_keys(const LayerWeights& w, LayerOps& ops, const float* in, size_t T);
   kernels::AttentionHeadArgs attention_head_args(size_t head, size_t keys, const float* q, float* o) const;
   void linear_attention(size_t T, size_t layer);

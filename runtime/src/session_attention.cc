@@ -34,6 +34,45 @@ void Session::compress(const WeightView& E, const float* in, size_t T, float* co
   }
 }
 
+// The same products for int8 projections, on the int8 dense kernel: comp = E X is a dense layer
+// whose input rows are E's (int8 already: only copied into the kernel's form) and whose weights
+// are X's columns, quantized one scale per column (the activations' per-channel ranges) and
+// packed into panels per run. Two parallel regions: the packing and the copies (items of 16
+// columns or 16 rows), then the products (rows split at kRowQuantum, as every dense layer).
+void Session::compress_int8(const WeightView* const E[2], size_t projections, const float* in, size_t T,
+                            float* const comp[2], float* const rowsum[2]) {
+  const size_t D = cfg_.dim, rows = cfg_.projection_groups() * cfg_.proj_len, stride = plan_.comp_q_stride;
+  const kernels::DenseKernel& kernel = plan_.kernel_for(DType::I8);
+  const size_t panels = panel_count(uint32_t(D)), row_items = (projections * rows + 15) / 16;
+  auto prepare = [&](size_t item) {
+    if (item < panels) {
+      kernels::pack_columns_int8_hwy(in, D, T, D, item * 16, std::min(D, item * 16 + 16), buf_.comp_panels,
+                                     buf_.comp_scales, buf_.comp_sums);
+      return;
+    }
+    for (size_t r = (item - panels) * 16; r < std::min(projections * rows, (item - panels + 1) * 16); ++r) {
+      const WeightView& w = *E[r / rows];
+      const size_t row = r % rows;
+      int32_t sum = 0;
+      float* s = rowsum[r / rows];
+      kernels::int8_rows_to_input(kernel, static_cast<const int8_t*>(w.data) + row * w.shape.back(), 0, 1, T,
+                                  buf_.comp_rows + r * stride, stride, s ? &sum : nullptr);
+      if (s) s[row] = float(sum) * w.scales[row];
+    }
+  };
+  workers_.chunks(panels + row_items, prepare);
+  const kernels::DenseWeights x_columns{DType::I8, T, D, buf_.comp_panels, buf_.comp_scales, buf_.comp_sums, nullptr};
+  workers_.ranges(projections * rows, kRowQuantum, [&](size_t b, size_t e, size_t) {
+    for (size_t kv = 0; kv < projections; ++kv) {
+      const size_t lo = std::max(b, kv * rows), hi = std::min(e, (kv + 1) * rows);
+      if (lo >= hi) continue;
+      const kernels::DenseInput input{nullptr, 0, buf_.comp_rows + lo * stride, stride,
+                                      E[kv]->scales + (lo - kv * rows)};
+      kernel.run(x_columns, input, hi - lo, comp[kv] + (lo - kv * rows) * D, D, 0, D, {});
+    }
+  });
+}
+
 // Linformer keys and values: K' = E X W_k^T (+ biases), V' likewise, k rows per group.
 bool Session::linformer_kv(const LayerWeights& w, LayerOps& ops, const float* in, size_t T) {
   const EncoderConfig& c = cfg_;
@@ -56,15 +95,22 @@ bool Session::linformer_kv(const LayerWeights& w, LayerOps& ops, const float* in
   const size_t rows = G * k;  // all groups' compressed rows
   // E's rows, then F's when separate, as one range split across threads (one parallel region).
   // Row r of group g is row (g*k + r) of the stacked [G*k x n] projection.
-  workers_.ranges((separate_v ? 2 : 1) * rows, kProjRowsPerStep, [&](size_t b, size_t e, size_t chunk) {
-    for (int kv = 0; kv < 2; ++kv) {
-      const size_t lo = std::max(b, kv * rows), hi = std::min(e, (kv + 1) * rows);
-      if (lo >= hi) continue;
-      const bool need_sum = bias_through[kv] || (!separate_v && bias_through[1]);
-      compress(kv == 0 ? E : Fv, in, T, kv == 0 ? buf_.comp_k : buf_.comp_v, lo - kv * rows, hi - kv * rows,
-               need_sum ? buf_.rowsum + kv * rows : nullptr, chunk);
-    }
-  });
+  auto need_sum = [&](int kv) { return bias_through[kv] || (!separate_v && bias_through[1]); };
+  if (plan_.int8_compression) {
+    const WeightView* const proj[2] = {&E, &Fv};
+    float* const comp[2] = {buf_.comp_k, buf_.comp_v};
+    float* const sums[2] = {need_sum(0) ? buf_.rowsum : nullptr, need_sum(1) ? buf_.rowsum + rows : nullptr};
+    compress_int8(proj, separate_v ? 2 : 1, in, T, comp, sums);
+  } else {
+    workers_.ranges((separate_v ? 2 : 1) * rows, kProjRowsPerStep, [&](size_t b, size_t e, size_t chunk) {
+      for (int kv = 0; kv < 2; ++kv) {
+        const size_t lo = std::max(b, kv * rows), hi = std::min(e, (kv + 1) * rows);
+        if (lo >= hi) continue;
+        compress(kv == 0 ? E : Fv, in, T, kv == 0 ? buf_.comp_k : buf_.comp_v, lo - kv * rows, hi - kv * rows,
+                 need_sum(kv) ? buf_.rowsum + kv * rows : nullptr, chunk);
+      }
+    });
+  }
   lap(LINFER_OP_COMPRESS, t);
   const float* comp_v = separate_v ? buf_.comp_v : buf_.comp_k;
   const float* rowsum_v = buf_.rowsum + (separate_v ? rows : 0);

@@ -34,6 +34,12 @@ double rel_err(const std::vector<float>& a, const std::vector<float>& b) {
   return diff / scale;
 }
 const size_t kOddSizes[] = {1, 3, 7, 15, 16, 17, 31, 33, 63, 65, 100, 257};
+// Highway target sets to force (0: what the CPU has); a set the CPU lacks falls back to its best.
+#if defined(__x86_64__)
+const int64_t kHwyTargetSets[] = {0, HWY_AVX2 | HWY_SSE4 | HWY_SCALAR, HWY_SSE4 | HWY_SCALAR, HWY_SCALAR};
+#else
+const int64_t kHwyTargetSets[] = {0, HWY_SCALAR};
+#endif
 }  // namespace
 
 TEST_CASE("Highway kernels follow the targets Highway offers: forced down, they report it") {
@@ -305,6 +311,101 @@ TEST_CASE("dense kernels: every kernel for every weight dtype matches the refere
       MESSAGE(std::string(kernel.name) << ": " << kernel_checks << " shape x epilogue cases");
     }
   }
+  CHECK(checked > 0);
+}
+
+// The compression of int8 models (session_attention.cc, compress_int8): X's columns packed as
+// int8 weights (fast packer = reference, byte for byte, in one call or panel by panel), E's int8
+// rows copied into each kernel's input form, and each kernel's product equal to the reference's
+// bit for bit, and to E X in f32 within the quantization's error.
+TEST_CASE("int8 compression: packed columns, E's rows in each kernel's form, products") {
+  const DenseKernel& ref = dense_kernel_ref(DType::I8);
+  size_t count = 0;
+  const DenseKernel* const* list = dense_kernels(DType::I8, &count);
+  size_t checked = 0;
+  for (size_t T : {1, 3, 4, 7, 33, 130, 1030})
+    for (size_t D : {1, 15, 16, 17, 40, 64})
+      for (size_t k : {1, 5, 8, 30}) {
+        CAPTURE(T);
+        CAPTURE(D);
+        CAPTURE(k);
+        const size_t x_stride = D + 3, n = T + 5;  // E's rows are longer than T: only T are read
+        auto x = random_vec(T * x_stride, uint32_t(T * 7 + D), 1.5f);
+        if (D >= 17 && T >= 7) {  // a zero column, NaN and infinity in others
+          for (size_t t = 0; t < T; ++t) x[t * x_stride + 16] = 0.0f;
+          x[2 * x_stride + 3] = NAN;
+          x[5 * x_stride + D - 1] = INFINITY;
+        }
+        const size_t bytes = linfer::panel_count(uint32_t(D)) * linfer::panel_bytes(DType::I8, uint32_t(T));
+        std::vector<int8_t> panels_ref(bytes, 0x5a), panels(bytes, 0x3c), panels_split(bytes, 0x11);
+        // The kernels read panels 64-byte aligned, as the arena places them.
+        std::vector<int8_t> aligned_storage(bytes + 64);
+        int8_t* aligned = aligned_storage.data() + (64 - reinterpret_cast<uintptr_t>(aligned_storage.data()) % 64) % 64;
+        std::vector<float> scales_ref(D, -1), scales(D, -2), scales_split(D, -3);
+        std::vector<int32_t> sums_ref(D, -1), sums(D, -2), sums_split(D, -3);
+        pack_columns_int8_ref(x.data(), x_stride, T, D, 0, D, panels_ref.data(), scales_ref.data(), sums_ref.data());
+        for (int64_t targets : kHwyTargetSets) {  // the packer on every Highway target of the CPU
+          hwy::SetSupportedTargetsForTest(targets);
+          CAPTURE(std::string(hwy_kernel_target()));
+          pack_columns_int8_hwy(x.data(), x_stride, T, D, 0, D, panels.data(), scales.data(), sums.data());
+          for (size_t c0 = 0; c0 < D; c0 += 16)
+            pack_columns_int8_hwy(x.data(), x_stride, T, D, c0, std::min(D, c0 + 16), panels_split.data(),
+                                  scales_split.data(), sums_split.data());
+          CHECK(panels == panels_ref);
+          CHECK(panels_split == panels_ref);
+          CHECK(std::memcmp(scales.data(), scales_ref.data(), D * 4) == 0);
+          CHECK(std::memcmp(scales_split.data(), scales_ref.data(), D * 4) == 0);
+          CHECK(sums == sums_ref);
+          CHECK(sums_split == sums_ref);
+        }
+        hwy::SetSupportedTargetsForTest(0);  // back to what the CPU has
+
+        std::mt19937 rng(uint32_t(k * 31 + T));
+        std::uniform_int_distribution<int> qi(-127, 127);
+        std::vector<int8_t> e(k * n);
+        for (int8_t& v : e) v = int8_t(qi(rng));
+        std::vector<float> e_scales(k);
+        for (size_t r = 0; r < k; ++r) e_scales[r] = 0.01f + 0.001f * float(r);
+        const size_t kp = linfer::int8_padded_inputs(uint32_t(T));
+        std::vector<int8_t> q_ref(k * kp, 99);
+        std::vector<int32_t> row_sums(k, -1);
+        int8_rows_to_input(ref, e.data(), n, k, T, q_ref.data(), kp, row_sums.data());
+        std::memcpy(aligned, panels_ref.data(), bytes);
+        const DenseWeights w{DType::I8, T, D, aligned, scales_ref.data(), sums_ref.data(), nullptr};
+        std::vector<float> want(k * D, 7.0f);
+        ref.run(w, {nullptr, 0, q_ref.data(), kp, e_scales.data()}, k, want.data(), D, 0, D, {});
+        // The reference's product against E X in f32 (on columns without NaN or infinity).
+        for (size_t r = 0; r < k; ++r) {
+          int32_t sum = 0;
+          for (size_t t = 0; t < T; ++t) sum += e[r * n + t];
+          CHECK(row_sums[r] == sum);
+          for (size_t c = 0; c < D; ++c) {
+            if (!std::isfinite(scales_ref[c]) || (D >= 17 && T >= 7 && c == 3)) continue;
+            double exact = 0, bound = 0;
+            for (size_t t = 0; t < T; ++t) {
+              exact += double(e[r * n + t]) * e_scales[r] * x[t * x_stride + c];
+              bound += std::fabs(double(e[r * n + t]) * e_scales[r]) * scales_ref[c] * 0.5;  // half a step each
+            }
+            CHECK(std::fabs(want[r * D + c] - exact) <= bound * 1.001 + 1e-5);
+          }
+        }
+        for (size_t ki = 0; ki < count; ++ki) {
+          const DenseKernel& kernel = *list[ki];
+          if (!cpu_has(kernel.isa)) continue;
+          CAPTURE(std::string(kernel.name));
+          const size_t q_stride = kp * kernel.q_bytes + 8;
+          std::vector<int8_t> q(k * q_stride, 99);
+          int8_rows_to_input(kernel, e.data(), n, k, T, q.data(), q_stride, nullptr);
+          size_t wrong = 0;
+          for (size_t r = 0; r < k; ++r)
+            for (size_t t = 0; t < kp; ++t) wrong += stored_q(kernel, q.data() + r * q_stride, t) != q_ref[r * kp + t];
+          CHECK(wrong == 0);
+          std::vector<float> got(k * D, 7.0f);
+          kernel.run(w, {nullptr, 0, q.data(), q_stride, e_scales.data()}, k, got.data(), D, 0, D, {});
+          CHECK(std::memcmp(got.data(), want.data(), got.size() * 4) == 0);
+          ++checked;
+        }
+      }
   CHECK(checked > 0);
 }
 
