@@ -141,6 +141,12 @@ void attention_f32_ref(const AttentionHeadArgs& args, size_t row_begin, size_t r
 void attention_f32_hwy(const AttentionHeadArgs& args, size_t row_begin, size_t row_end,
                        float* scratch);
 
+// Softmax of each row in place: x[r][j] = exp(scale * x[r][j] - m_r) / sum_j exp(scale * x[r][j] - m_r),
+// m_r = max_j scale * x[r][j] (scale > 0), for rows r < rows, j < n (row stride `stride`): the
+// probabilities of the int8 Linformer attention, whose products run on the int8 dense kernels.
+void softmax_rows_f32_ref(float* x, size_t stride, size_t rows, size_t n, float scale);
+void softmax_rows_f32_hwy(float* x, size_t stride, size_t rows, size_t n, float scale);
+
 // Linear attention with phi(x) = elu(x) + 1 (Katharopoulos et al. 2020), one head of head_dim d.
 // State: S = sum_j phi(k_j) v_j^T ([d x d], row-major) and z = sum_j phi(k_j) ([d]).
 // state: adds rows [0, rows) of k and v to (S, z).

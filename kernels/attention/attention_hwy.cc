@@ -168,6 +168,41 @@ void Attention(const AttentionHeadArgs& a, size_t row_begin, size_t row_end, flo
   for (; r < row_end; ++r) AttentionRows<1, kAttnVectors>(a, r, scratch);
 }
 
+// Row softmax in place (kernels.h): the maximum, exp(scale * x - m) with its sum, then one
+// multiply by the reciprocal of the sum. Remainders through a padded copy (-inf: exp gives 0).
+void SoftmaxRows(float* x, size_t stride, size_t rows, size_t n, float scale) {
+  const D d;
+  const size_t L = hn::Lanes(d);
+  const auto vscale = hn::Set(d, scale);
+  HWY_ALIGN float tail[HWY_MAX_BYTES / sizeof(float)];
+  for (size_t r = 0; r < rows; ++r) {
+    float* xr = x + r * stride;
+    const size_t full = n / L * L, rest = n - full;
+    auto vmax = hn::Set(d, -INFINITY);
+    for (size_t j = 0; j < full; j += L) vmax = hn::Max(vmax, hn::LoadU(d, xr + j));
+    float m = hn::GetLane(hn::MaxOfLanes(d, vmax));
+    for (size_t j = full; j < n; ++j) m = std::max(m, xr[j]);
+    const auto vm = hn::Set(d, scale * m);
+    auto vsum = hn::Zero(d);
+    for (size_t j = 0; j < full; j += L) {
+      const auto e = hn::Exp(d, hn::Sub(hn::Mul(hn::LoadU(d, xr + j), vscale), vm));
+      vsum = hn::Add(vsum, e);
+      hn::StoreU(e, d, xr + j);
+    }
+    if (rest) {
+      std::fill(tail, tail + L, -INFINITY);
+      std::copy(xr + full, xr + n, tail);
+      const auto e = hn::Exp(d, hn::Sub(hn::Mul(hn::Load(d, tail), vscale), vm));
+      vsum = hn::Add(vsum, e);
+      hn::Store(e, d, tail);
+      std::copy(tail, tail + rest, xr + full);
+    }
+    const auto inv = hn::Set(d, 1.0f / hn::GetLane(hn::SumOfLanes(d, vsum)));
+    for (size_t j = 0; j < full; j += L) hn::StoreU(hn::Mul(hn::LoadU(d, xr + j), inv), d, xr + j);
+    for (size_t j = full; j < n; ++j) xr[j] *= hn::GetLane(inv);
+  }
+}
+
 // phi(x) = elu(x) + 1 = x + 1 for x > 0, exp(x) otherwise; into dst[0, d).
 void Phi(const float* x, size_t d_len, float* dst) {
   const D d;
@@ -240,6 +275,11 @@ namespace linfer::kernels {
 HWY_EXPORT(Attention);
 HWY_EXPORT(LinearAttentionState);
 HWY_EXPORT(LinearAttentionApply);
+HWY_EXPORT(SoftmaxRows);
+
+void softmax_rows_f32_hwy(float* x, size_t stride, size_t rows, size_t n, float scale) {
+  HWY_DYNAMIC_DISPATCH(SoftmaxRows)(x, stride, rows, n, scale);
+}
 
 void attention_f32_hwy(const AttentionHeadArgs& args, size_t row_begin, size_t row_end,
                         float* scratch) {

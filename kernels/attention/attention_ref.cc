@@ -66,4 +66,15 @@ void linear_attention_apply_f32_ref(const float* q, size_t q_stride, size_t rows
   }
 }
 
+void softmax_rows_f32_ref(float* x, size_t stride, size_t rows, size_t n, float scale) {
+  for (size_t r = 0; r < rows; ++r) {
+    float* xr = x + r * stride;
+    float m = -INFINITY;
+    for (size_t j = 0; j < n; ++j) m = std::max(m, scale * xr[j]);
+    double sum = 0;
+    for (size_t j = 0; j < n; ++j) sum += std::exp(double(scale * xr[j]) - m);
+    for (size_t j = 0; j < n; ++j) xr[j] = float(std::exp(double(scale * xr[j]) - m) / sum);
+  }
+}
+
 }  // namespace linfer::kernels

@@ -98,6 +98,8 @@ size_t row_block(const EncoderConfig& c, const linfer_session_options& o) {
   return std::clamp<size_t>((512 * 1024) / per_row / kRowQuantum * kRowQuantum, kRowQuantum, 4 * kRowQuantum);
 }
 
+uint64_t align64(uint64_t bytes) { return (bytes + 63) / 64 * 64; }
+
 // Whether any projection E / F has this dtype.
 bool projections_of(const EncoderDescription& d, DType dtype) {
   bool any = d.shared_proj.present() && d.shared_proj.dtype == dtype;
@@ -163,6 +165,13 @@ linfer_status make_execution_plan(const LoadedModel& model, const linfer_session
     if (!p->dense_kernel[size_t(DType::I8)])
       p->dense_kernel[size_t(DType::I8)] = &kernels::select_dense_kernel(DType::I8, p->max_isa);
     p->comp_q_stride = (int8_padded_inputs(p->max_len) * p->kernel_for(DType::I8).q_bytes + 63) / 64 * 64;
+    p->int8_attention = true;
+    const uint64_t keys = c.proj_len, dh = c.head_dim;
+    p->head_panel_bytes = panel_count(keys) * panel_bytes(DType::I8, dh) + panel_count(dh) * panel_bytes(DType::I8, keys) +
+                          2 * align64(keys * 4) + 2 * align64(dh * 4);
+    p->attn_block = std::max<size_t>(kAttentionRowBlock, p->row_block);
+    p->attn_q_stride = align64(int8_padded_inputs(std::max(keys, dh)) * p->kernel_for(DType::I8).q_bytes);
+    p->attn_int8_stride = align64(p->attn_block * keys * 4) + p->attn_block * p->attn_q_stride + align64(p->attn_block * 4);
   }
 
   // The arena: buffers placed by lifetime (greedy, largest first).
@@ -193,6 +202,10 @@ linfer_status make_execution_plan(const LoadedModel& model, const linfer_session
     if (c.has_separate_proj_v()) floats(Buffer::CompV, G * k * D, kAttention, kAttention);
     floats(Buffer::RowSum, 2 * G * k, kAttention, kAttention);
     if (p->widen_projections) floats(Buffer::ProjRows, threads * kProjRowsPerStep * c.max_seq_len, kAttention, kAttention);
+    if (p->int8_attention) {
+      req[size_t(Buffer::HeadPanels)] = {S * p->head_panel_bytes, kAttention, kAttention};
+      req[size_t(Buffer::AttnInt8)] = {threads * p->attn_int8_stride, kAttention, kAttention};
+    }
     if (p->int8_compression) {
       const uint64_t rows = (c.has_separate_proj_v() ? 2 : 1) * G * k;  // E's rows, then F's
       req[size_t(Buffer::CompPanels)] = {panel_count(c.dim) * panel_bytes(DType::I8, p->max_len), kAttention, kAttention};

@@ -17,11 +17,14 @@ namespace linfer::rt {
 enum class Buffer {
   X, X2, H, Sub, Q, Attn, FF, CompK, CompV, KP, VP, KT, RowSum, Scratch, Positions, Pooled,
   Pooled2, Out, QX, QScales, LinearState, CarriedState, RowBlocks, ProjRows, CompPanels, CompScales,
-  CompSums, CompRows, Count
+  CompSums, CompRows, HeadPanels, AttnInt8, Count
 };
 
-// Rows of E (or F) a thread widens at a time when the projections are f16 or int8.
+// Rows of E (or F) a thread widens at a time when the projections are f16.
 constexpr size_t kProjRowsPerStep = 4;
+// Query rows per work item of the attention core (operator by operator; the row pipeline's
+// threads take their blocks).
+constexpr size_t kAttentionRowBlock = 32;
 
 struct ExecutionPlan {
   uint32_t max_len = 0;  // longest input
@@ -45,6 +48,12 @@ struct ExecutionPlan {
   // form, comp_q_stride bytes apart) and X's columns quantized into panels as its weights.
   bool int8_compression = false;
   size_t comp_q_stride = 0;
+  // In the same models the attention's products Q K'^T and P V' run on the int8 kernel too: K'^T
+  // and V' of each distinct head packed per run as int8 weights (HeadPanels, head_panel_bytes
+  // each), a thread's rows quantized attn_block at a time (AttnInt8: scores, quantized Q or P rows
+  // attn_q_stride bytes apart, their scales; attn_int8_stride bytes per thread).
+  bool int8_attention = false;
+  size_t head_panel_bytes = 0, attn_block = 0, attn_q_stride = 0, attn_int8_stride = 0;
 
   // The arena: per buffer its offset and bytes (0 bytes: not used), and the total to allocate
   // (with room to align a caller's buffer).

@@ -100,6 +100,8 @@ linfer_status Session::prepare(const linfer_session_options& options, std::strin
   buf_.comp_scales = at(Buffer::CompScales);
   buf_.comp_sums = reinterpret_cast<int32_t*>(at(Buffer::CompSums));
   buf_.comp_rows = reinterpret_cast<int8_t*>(at(Buffer::CompRows));
+  buf_.head_panels = reinterpret_cast<uint8_t*>(at(Buffer::HeadPanels));
+  buf_.attn_int8 = reinterpret_cast<uint8_t*>(at(Buffer::AttnInt8));
 
   if (c.positions == PositionKind::Sinusoidal) {  // computed once, kept for every run
     const uint32_t half = c.dim / 2;

@@ -72,6 +72,8 @@ class Session {
     float* comp_scales = nullptr;
     int32_t* comp_sums = nullptr;
     int8_t* comp_rows = nullptr;
+    uint8_t* head_panels = nullptr;  // int8 attention: K'^T and V' per distinct head (plan.h)
+    uint8_t* attn_int8 = nullptr;    // int8 attention: per thread, scores and quantized rows
   };
 
   linfer_status prepare(const linfer_session_options& options, std::string* error);
@@ -103,6 +105,13 @@ class Session {
                      float* const comp[2], float* const rowsum[2]);
   size_t softmax_keys(const LayerWeights& w, LayerOps& ops, const float* in, size_t T);
   kernels::AttentionHeadArgs attention_head_args(size_t head, size_t keys, const float* q, float* o) const;
+  // Softmax attention of head h for `rows` query rows of q into o (both row stride heads x
+  // head_dim, pointing at row 0 of the block), on the f32 kernel or, in int8 Linformer models,
+  // the int8 one; chunk: the thread's scratch.
+  void attention_rows(size_t h, size_t keys, const float* q, float* o, size_t rows, size_t chunk);
+  // The int8 attention's weights: K'^T (values false) or V' of distinct head s as int8 panels.
+  kernels::DenseWeights head_weights(size_t s, size_t keys, bool values) const;
+  void pack_head(size_t s, size_t keys);
   void linear_attention(size_t T, size_t layer);
   bool give_take(const LayerWeights& w, LayerOps& ops, const float* in, size_t T, float* residual);
 

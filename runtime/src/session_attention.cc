@@ -160,13 +160,11 @@ bool Session::attention(const LayerWeights& w, LayerOps& ops, const float* in, s
   if (!keys) return false;
   auto t = now();
   // The attention core: (head, block of rows) items split across threads.
-  const size_t block = 32, blocks = (T + block - 1) / block;
+  const size_t block = kAttentionRowBlock, blocks = (T + block - 1) / block, HD = c.num_heads * c.head_dim;
   workers_.ranges(c.num_heads * blocks, 1, [&](size_t b, size_t e, size_t chunk) {
-    float* scratch = buf_.scratch + chunk * plan_.scratch_stride;
     for (size_t item = b; item < e; ++item) {
       const size_t h = item / blocks, r0 = (item % blocks) * block;
-      kernels::attention_f32_hwy(attention_head_args(h, keys, buf_.q, buf_.attn), r0,
-                                 std::min(T, r0 + block), scratch);
+      attention_rows(h, keys, buf_.q + r0 * HD, buf_.attn + r0 * HD, std::min(block, T - r0), chunk);
     }
   });
   lap(LINFER_OP_ATTENTION, t);
@@ -193,9 +191,11 @@ size_t Session::softmax_keys(const LayerWeights& w, LayerOps& ops, const float* 
   const size_t S = per_head ? H : kvh;                // distinct K/V heads
   const size_t kp_stride = per_head ? dh : kvh * dh;  // row stride of K/V
   workers_.ranges(S, 1, [&](size_t b, size_t e, size_t) {
-    for (size_t s = b; s < e; ++s)
+    for (size_t s = b; s < e; ++s) {
       kernels::transpose_f32_generic(buf_.kp + (per_head ? s * keys * dh : s * dh), kp_stride, keys, dh,
                                      buf_.kt + s * dh * keys, keys);
+      if (plan_.int8_attention) pack_head(s, keys);
+    }
   });
   lap(LINFER_OP_ATTENTION, t);
   return keys;
@@ -221,6 +221,70 @@ kernels::AttentionHeadArgs Session::attention_head_args(size_t h, size_t keys, c
   a.keys = keys;
   a.scale = 1.0f / std::sqrt(float(dh));
   return a;
+}
+
+// Head s's block of the HeadPanels buffer: K'^T's panels (keys output channels of head_dim
+// inputs), V''s (head_dim channels of `keys` inputs), then the scales and sums of each.
+kernels::DenseWeights Session::head_weights(size_t s, size_t keys, bool values) const {
+  const size_t dh = cfg_.head_dim;
+  auto a64 = [](size_t bytes) { return (bytes + 63) / 64 * 64; };
+  uint8_t* base = buf_.head_panels + s * plan_.head_panel_bytes;
+  const size_t k_panels = panel_count(uint32_t(keys)) * panel_bytes(DType::I8, uint32_t(dh)),
+               v_panels = panel_count(uint32_t(dh)) * panel_bytes(DType::I8, uint32_t(keys));
+  uint8_t* tables = base + k_panels + v_panels;  // k scales, k sums, v scales, v sums
+  if (!values)
+    return {DType::I8, dh, keys, base, reinterpret_cast<float*>(tables),
+            reinterpret_cast<int32_t*>(tables + a64(keys * 4)), nullptr};
+  tables += 2 * a64(keys * 4);
+  return {DType::I8, keys, dh, base + k_panels, reinterpret_cast<float*>(tables),
+          reinterpret_cast<int32_t*>(tables + a64(dh * 4)), nullptr};
+}
+
+// K'^T (from buf_.kt: each key's head_dim values are a column) and V' (each channel's values over
+// the keys are a column) of head s as int8 weights, one scale per key and per channel.
+void Session::pack_head(size_t s, size_t keys) {
+  const size_t dh = cfg_.head_dim, kvh = cfg_.kv_heads;
+  const bool per_head = cfg_.projection_groups() > 1;
+  for (bool values : {false, true}) {
+    const kernels::DenseWeights w = head_weights(s, keys, values);
+    int8_t* panels = static_cast<int8_t*>(const_cast<void*>(w.panels));
+    float* scales = const_cast<float*>(w.scales);
+    int32_t* sums = const_cast<int32_t*>(w.sums);
+    if (!values)
+      kernels::pack_columns_int8_hwy(buf_.kt + s * dh * keys, keys, dh, keys, 0, keys, panels, scales, sums);
+    else
+      kernels::pack_columns_int8_hwy(buf_.vp + (per_head ? s * keys * dh : s * dh), per_head ? dh : kvh * dh,
+                                     keys, dh, 0, dh, panels, scales, sums);
+  }
+}
+
+void Session::attention_rows(size_t h, size_t keys, const float* q, float* o, size_t rows, size_t chunk) {
+  const size_t dh = cfg_.head_dim, HD = cfg_.num_heads * dh;
+  if (!plan_.int8_attention) {
+    kernels::attention_f32_hwy(attention_head_args(h, keys, q, o), 0, rows,
+                               buf_.scratch + chunk * plan_.scratch_stride);
+    return;
+  }
+  // int8: scores = Q K'^T on the int8 kernel (Q's rows quantized as any dense input), softmax in
+  // f32, then P V' on the int8 kernel (P's rows quantized: each row's largest probability is its
+  // scale's 127).
+  const size_t s = cfg_.projection_groups() > 1 || cfg_.kv_heads > 1 ? h : 0, B = plan_.attn_block,
+               qs = plan_.attn_q_stride;
+  uint8_t* base = buf_.attn_int8 + chunk * plan_.attn_int8_stride;
+  float* scores = reinterpret_cast<float*>(base);
+  int8_t* qrows = reinterpret_cast<int8_t*>(base + (B * keys * 4 + 63) / 64 * 64);
+  float* qscales = reinterpret_cast<float*>(qrows + B * qs);
+  const kernels::DenseKernel& kernel = plan_.kernel_for(DType::I8);
+  const kernels::DenseWeights kt = head_weights(s, keys, false), v = head_weights(s, keys, true);
+  const float scale = 1.0f / std::sqrt(float(dh));
+  for (size_t r0 = 0; r0 < rows; r0 += B) {
+    const size_t n = std::min(B, rows - r0);
+    kernel.quantize(q + r0 * HD + h * dh, HD, n, dh, qrows, qs, qscales);
+    kernel.run(kt, {nullptr, 0, qrows, qs, qscales}, n, scores, keys, 0, keys, {});
+    kernels::softmax_rows_f32_hwy(scores, keys, n, keys, scale);
+    kernel.quantize(scores, keys, n, keys, qrows, qs, qscales);
+    kernel.run(v, {nullptr, 0, qrows, qs, qscales}, n, o + r0 * HD + h * dh, HD, 0, dh, {});
+  }
 }
 
 // GiveTake: the p tokens (rows [T, T + p) of `in`) take from the sequence, then the sequence

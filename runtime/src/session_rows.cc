@@ -37,7 +37,6 @@ bool Session::layer_rows(const LayerWeights& w, LayerOps& ops, size_t T) {
     float* q = buf_.row_blocks + chunk * B * (2 * HD + F);
     float* attn = q + B * HD;
     float* ff = attn + B * HD;
-    float* scratch = buf_.scratch + chunk * plan_.scratch_stride;
     // Profile: the first share's split (the shares are equal); clock reads only when profiling.
     const bool timing = plan_.profiling && chunk == 0;
     auto t = timing ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
@@ -49,8 +48,7 @@ bool Session::layer_rows(const LayerWeights& w, LayerOps& ops, size_t T) {
       float* x = buf_.x + r0 * D;
       ops.q.run_rows(qrows, in + r0 * D, n, q, false, r0);
       mark(LINFER_OP_DENSE);
-      for (size_t h = 0; h < c.num_heads; ++h)
-        kernels::attention_f32_hwy(attention_head_args(h, keys, q, attn), 0, n, scratch);
+      for (size_t h = 0; h < c.num_heads; ++h) attention_rows(h, keys, q, attn, n, chunk);
       mark(LINFER_OP_ATTENTION);
       ops.out.run_rows(qrows, attn, n, x, true, r0);
       mark(LINFER_OP_DENSE);

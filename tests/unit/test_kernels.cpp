@@ -475,6 +475,26 @@ TEST_CASE("attention_f32: fast matches reference") {
     }
 }
 
+TEST_CASE("softmax_rows_f32: fast matches reference; rows sum to 1") {
+  for (size_t n : kOddSizes)
+    for (float scale : {0.125f, 1.0f}) {
+      const size_t rows = 5, stride = n + 3;
+      auto x = random_vec(rows * stride, uint32_t(n * 3 + 1), 4.0f);
+      x[1 * stride + n / 2] = 60.0f;  // one dominant score
+      auto ref = x, fast = x;
+      softmax_rows_f32_ref(ref.data(), stride, rows, n, scale);
+      softmax_rows_f32_hwy(fast.data(), stride, rows, n, scale);
+      CAPTURE(n);
+      CHECK(rel_err(fast, ref) < 2e-6);
+      for (size_t r = 0; r < rows; ++r) {
+        double sum = 0;
+        for (size_t j = 0; j < n; ++j) sum += fast[r * stride + j];
+        CHECK(std::fabs(sum - 1.0) < 1e-5);
+        for (size_t j = n; j < stride; ++j) CHECK(fast[r * stride + j] == x[r * stride + j]);  // padding untouched
+      }
+    }
+}
+
 TEST_CASE("linear attention (elu+1): fast state and apply match the reference") {
   for (size_t d : {1, 3, 16, 17, 64})
     for (size_t rows : {1, 5, 40}) {
