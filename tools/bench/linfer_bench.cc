@@ -1,6 +1,8 @@
 // linfer-bench MODEL.lfm [--seq-len N] [--threads N] [--runs N] [--warmup N] [--profile]
 //                        [--dense auto|xnnpack] [--pipeline auto|on|off] [--max-isa ISA]
 //                        [--sessions N] [--ids FILE] [--dump OUT.npy]
+// --max-isa caps the dense kernels (a session option) and, for the whole process, the Highway
+// kernels (x86: avx2 and avxvnni run Highway's AVX2 target, generic its SSE4).
 // --sessions N creates N sessions on the one model, runs each once, and reports the resident
 // memory the model and the sessions add (RSS from /proc/self/status) and the creation time:
 // the figures of docs/performance.md "Memory". Timed runs use the first session.
@@ -21,6 +23,8 @@
 #include <random>
 #include <string>
 #include <vector>
+
+#include <hwy/targets.h>
 
 #include "linfer/linfer.hpp"
 #include "tool_util.h"
@@ -95,6 +99,12 @@ int main(int argc, char** argv) {
       while (k < 8 && v != names[k]) ++k;
       if (k == 8) return fail("--max-isa does not take '" + v + "'", 2);
       options.max_isa = linfer_isa(k);
+#if defined(__x86_64__)
+      // The Highway kernels (attention, compression, norms) dispatch once per process: capped
+      // here as well, so that a lower target is timed as a CPU of that target would run it.
+      if (v == "avx2" || v == "avxvnni") hwy::SetSupportedTargetsForTest(HWY_AVX2 | HWY_SSE4 | HWY_SCALAR);
+      if (v == "generic") hwy::SetSupportedTargetsForTest(HWY_SSE4 | HWY_SCALAR);
+#endif
     } else if (a == "--ids" || a == "--dump") {
       if (i + 1 >= argc) return fail(a + " needs a value", 2);
       (a == "--ids" ? ids_path : dump_path) = argv[++i];
