@@ -100,12 +100,13 @@ void gemm_f32_hwy(size_t M, size_t N, size_t K, const float* A, size_t lda, cons
                   size_t ldb, float* C, size_t ldc);
 
 // The compression of int8 models runs on the int8 dense kernels: E's rows (int8 weights) are the
-// kernel's input rows (int8_rows_to_input) and X's columns its weights, packed here: columns
-// [col_begin, col_end) (whole panels: col_begin a multiple of 16, col_end too or cols) of a [rows x cols] f32 matrix as the int8
-// weights of a dense layer with `cols` output channels of `rows` inputs. Each column is quantized
-// by linfer/format/int8.h's convention (its own scale, like a weight row) and stored in panel
-// layout (linfer/format/panel.h; panels: panel_count(cols) x panel_bytes(I8, rows) bytes,
-// padding zero), with its scale and the sum of its int8 values (cols entries each).
+// kernel's input rows (int8_rows_to_input) and X's columns its weights, packed here (and K'^T's
+// and V''s for the attention): columns [col_begin, col_end) of a [rows x cols] f32 matrix, whole
+// panels (col_begin a multiple of 16, col_end too or cols), as the int8 weights of a dense layer
+// with `cols` output channels of `rows` inputs. Each column is quantized by linfer/format/int8.h's
+// convention (its own scale, like a weight row) and stored in panel layout (linfer/format/panel.h;
+// panels: panel_count(cols) x panel_bytes(I8, rows) bytes, padding zero), with its scale and the
+// sum of its int8 values (cols entries each).
 void pack_columns_int8_ref(const float* x, size_t x_stride, size_t rows, size_t cols, size_t col_begin,
                            size_t col_end, int8_t* panels, float* scales, int32_t* sums);
 void pack_columns_int8_hwy(const float* x, size_t x_stride, size_t rows, size_t cols, size_t col_begin,

@@ -164,14 +164,21 @@ linfer_status make_execution_plan(const LoadedModel& model, const linfer_session
   if (p->int8_compression) {
     if (!p->dense_kernel[size_t(DType::I8)])
       p->dense_kernel[size_t(DType::I8)] = &kernels::select_dense_kernel(DType::I8, p->max_isa);
-    p->comp_q_stride = (int8_padded_inputs(p->max_len) * p->kernel_for(DType::I8).q_bytes + 63) / 64 * 64;
+    p->comp_q_stride = align64(int8_padded_inputs(p->max_len) * p->kernel_for(DType::I8).q_bytes);
     p->int8_attention = true;
     const uint64_t keys = c.proj_len, dh = c.head_dim;
-    p->head_panel_bytes = panel_count(keys) * panel_bytes(DType::I8, dh) + panel_count(dh) * panel_bytes(DType::I8, keys) +
-                          2 * align64(keys * 4) + 2 * align64(dh * 4);
+    ExecutionPlan::HeadLayout& h = p->head_layout;
+    h.v_panels = panel_count(keys) * panel_bytes(DType::I8, dh);  // multiples of 64 bytes
+    h.k_scales = h.v_panels + panel_count(dh) * panel_bytes(DType::I8, keys);
+    h.k_sums = h.k_scales + align64(keys * 4);
+    h.v_scales = h.k_sums + align64(keys * 4);
+    h.v_sums = h.v_scales + align64(dh * 4);
+    h.bytes = h.v_sums + align64(dh * 4);
     p->attn_block = std::max<size_t>(kAttentionRowBlock, p->row_block);
     p->attn_q_stride = align64(int8_padded_inputs(std::max(keys, dh)) * p->kernel_for(DType::I8).q_bytes);
-    p->attn_int8_stride = align64(p->attn_block * keys * 4) + p->attn_block * p->attn_q_stride + align64(p->attn_block * 4);
+    p->attn_q_offset = align64(p->attn_block * keys * 4);
+    p->attn_scales_offset = p->attn_q_offset + p->attn_block * p->attn_q_stride;
+    p->attn_int8_stride = p->attn_scales_offset + align64(p->attn_block * 4);
   }
 
   // The arena: buffers placed by lifetime (greedy, largest first).
@@ -203,7 +210,7 @@ linfer_status make_execution_plan(const LoadedModel& model, const linfer_session
     floats(Buffer::RowSum, 2 * G * k, kAttention, kAttention);
     if (p->widen_projections) floats(Buffer::ProjRows, threads * kProjRowsPerStep * c.max_seq_len, kAttention, kAttention);
     if (p->int8_attention) {
-      req[size_t(Buffer::HeadPanels)] = {S * p->head_panel_bytes, kAttention, kAttention};
+      req[size_t(Buffer::HeadPanels)] = {S * p->head_layout.bytes, kAttention, kAttention};
       req[size_t(Buffer::AttnInt8)] = {threads * p->attn_int8_stride, kAttention, kAttention};
     }
     if (p->int8_compression) {

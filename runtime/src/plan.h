@@ -49,11 +49,16 @@ struct ExecutionPlan {
   bool int8_compression = false;
   size_t comp_q_stride = 0;
   // In the same models the attention's products Q K'^T and P V' run on the int8 kernel too: K'^T
-  // and V' of each distinct head packed per run as int8 weights (HeadPanels, head_panel_bytes
-  // each), a thread's rows quantized attn_block at a time (AttnInt8: scores, quantized Q or P rows
-  // attn_q_stride bytes apart, their scales; attn_int8_stride bytes per thread).
+  // and V' of each distinct head packed per run as int8 weights (HeadPanels: per head K'^T's
+  // panels at 0, then V''s, the scales and sums of each at these offsets, `bytes` in all), a
+  // thread's rows quantized attn_block at a time (AttnInt8, attn_int8_stride bytes per thread:
+  // scores at 0, quantized Q or P rows attn_q_stride bytes apart at attn_q_offset, their scales
+  // at attn_scales_offset).
   bool int8_attention = false;
-  size_t head_panel_bytes = 0, attn_block = 0, attn_q_stride = 0, attn_int8_stride = 0;
+  struct HeadLayout {
+    size_t v_panels = 0, k_scales = 0, k_sums = 0, v_scales = 0, v_sums = 0, bytes = 0;
+  } head_layout;
+  size_t attn_block = 0, attn_q_stride = 0, attn_q_offset = 0, attn_scales_offset = 0, attn_int8_stride = 0;
 
   // The arena: per buffer its offset and bytes (0 bytes: not used), and the total to allocate
   // (with room to align a caller's buffer).

@@ -109,8 +109,14 @@ class Session {
   // head_dim, pointing at row 0 of the block), on the f32 kernel or, in int8 Linformer models,
   // the int8 one; chunk: the thread's scratch.
   void attention_rows(size_t h, size_t keys, const float* q, float* o, size_t rows, size_t chunk);
-  // The int8 attention's weights: K'^T (values false) or V' of distinct head s as int8 panels.
-  kernels::DenseWeights head_weights(size_t s, size_t keys, bool values) const;
+  // The int8 attention's weights of distinct K/V head s: K'^T (keys output channels of head_dim
+  // inputs) and V' (head_dim channels of `keys` inputs) as int8 panels with their scales and sums.
+  struct HeadInt8 {
+    int8_t *k_panels, *v_panels;
+    float *k_scales, *v_scales;
+    int32_t *k_sums, *v_sums;
+  };
+  HeadInt8 head_int8(size_t s) const;
   void pack_head(size_t s, size_t keys);
   void linear_attention(size_t T, size_t layer);
   bool give_take(const LayerWeights& w, LayerOps& ops, const float* in, size_t T, float* residual);

@@ -223,21 +223,13 @@ kernels::AttentionHeadArgs Session::attention_head_args(size_t h, size_t keys, c
   return a;
 }
 
-// Head s's block of the HeadPanels buffer: K'^T's panels (keys output channels of head_dim
-// inputs), V''s (head_dim channels of `keys` inputs), then the scales and sums of each.
-kernels::DenseWeights Session::head_weights(size_t s, size_t keys, bool values) const {
-  const size_t dh = cfg_.head_dim;
-  auto a64 = [](size_t bytes) { return (bytes + 63) / 64 * 64; };
-  uint8_t* base = buf_.head_panels + s * plan_.head_panel_bytes;
-  const size_t k_panels = panel_count(uint32_t(keys)) * panel_bytes(DType::I8, uint32_t(dh)),
-               v_panels = panel_count(uint32_t(dh)) * panel_bytes(DType::I8, uint32_t(keys));
-  uint8_t* tables = base + k_panels + v_panels;  // k scales, k sums, v scales, v sums
-  if (!values)
-    return {DType::I8, dh, keys, base, reinterpret_cast<float*>(tables),
-            reinterpret_cast<int32_t*>(tables + a64(keys * 4)), nullptr};
-  tables += 2 * a64(keys * 4);
-  return {DType::I8, keys, dh, base + k_panels, reinterpret_cast<float*>(tables),
-          reinterpret_cast<int32_t*>(tables + a64(dh * 4)), nullptr};
+// Head s's block of the HeadPanels buffer (plan.h, HeadLayout).
+Session::HeadInt8 Session::head_int8(size_t s) const {
+  const ExecutionPlan::HeadLayout& l = plan_.head_layout;
+  uint8_t* p = buf_.head_panels + s * l.bytes;
+  return {reinterpret_cast<int8_t*>(p), reinterpret_cast<int8_t*>(p + l.v_panels),
+          reinterpret_cast<float*>(p + l.k_scales), reinterpret_cast<float*>(p + l.v_scales),
+          reinterpret_cast<int32_t*>(p + l.k_sums), reinterpret_cast<int32_t*>(p + l.v_sums)};
 }
 
 // K'^T (from buf_.kt: each key's head_dim values are a column) and V' (each channel's values over
@@ -245,17 +237,10 @@ kernels::DenseWeights Session::head_weights(size_t s, size_t keys, bool values) 
 void Session::pack_head(size_t s, size_t keys) {
   const size_t dh = cfg_.head_dim, kvh = cfg_.kv_heads;
   const bool per_head = cfg_.projection_groups() > 1;
-  for (bool values : {false, true}) {
-    const kernels::DenseWeights w = head_weights(s, keys, values);
-    int8_t* panels = static_cast<int8_t*>(const_cast<void*>(w.panels));
-    float* scales = const_cast<float*>(w.scales);
-    int32_t* sums = const_cast<int32_t*>(w.sums);
-    if (!values)
-      kernels::pack_columns_int8_hwy(buf_.kt + s * dh * keys, keys, dh, keys, 0, keys, panels, scales, sums);
-    else
-      kernels::pack_columns_int8_hwy(buf_.vp + (per_head ? s * keys * dh : s * dh), per_head ? dh : kvh * dh,
-                                     keys, dh, 0, dh, panels, scales, sums);
-  }
+  const HeadInt8 h = head_int8(s);
+  kernels::pack_columns_int8_hwy(buf_.kt + s * dh * keys, keys, dh, keys, 0, keys, h.k_panels, h.k_scales, h.k_sums);
+  kernels::pack_columns_int8_hwy(buf_.vp + (per_head ? s * keys * dh : s * dh), per_head ? dh : kvh * dh, keys, dh,
+                                 0, dh, h.v_panels, h.v_scales, h.v_sums);
 }
 
 void Session::attention_rows(size_t h, size_t keys, const float* q, float* o, size_t rows, size_t chunk) {
@@ -272,10 +257,12 @@ void Session::attention_rows(size_t h, size_t keys, const float* q, float* o, si
                qs = plan_.attn_q_stride;
   uint8_t* base = buf_.attn_int8 + chunk * plan_.attn_int8_stride;
   float* scores = reinterpret_cast<float*>(base);
-  int8_t* qrows = reinterpret_cast<int8_t*>(base + (B * keys * 4 + 63) / 64 * 64);
-  float* qscales = reinterpret_cast<float*>(qrows + B * qs);
+  int8_t* qrows = reinterpret_cast<int8_t*>(base + plan_.attn_q_offset);
+  float* qscales = reinterpret_cast<float*>(base + plan_.attn_scales_offset);
   const kernels::DenseKernel& kernel = plan_.kernel_for(DType::I8);
-  const kernels::DenseWeights kt = head_weights(s, keys, false), v = head_weights(s, keys, true);
+  const HeadInt8 hw = head_int8(s);
+  const kernels::DenseWeights kt{DType::I8, dh, keys, hw.k_panels, hw.k_scales, hw.k_sums, nullptr};
+  const kernels::DenseWeights v{DType::I8, keys, dh, hw.v_panels, hw.v_scales, hw.v_sums, nullptr};
   const float scale = 1.0f / std::sqrt(float(dh));
   for (size_t r0 = 0; r0 < rows; r0 += B) {
     const size_t n = std::min(B, rows - r0);
