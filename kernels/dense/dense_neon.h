@@ -1,6 +1,7 @@
 // What the NEON dense kernels (dense_{f32,f16,int8,int8dot}_neon*.cc) share: the walk over row
-// blocks and tiles, the output epilogues, FMLA by element, and the broadcast of an int8 input group. ARMv8.0 only (no
-// dot product here: those functions carry their target attribute in dense_int8_neondot.cc).
+// blocks and tiles, the output epilogues, FMLA by element, and the broadcast of an int8 input
+// group. ARMv8.0 only (no dot product here: those functions carry their target attribute in
+// dense_int8_neondot.cc).
 #pragma once
 
 #if defined(__aarch64__)

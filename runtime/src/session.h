@@ -105,6 +105,8 @@ class Session {
                      float* const comp[2], float* const rowsum[2]);
   size_t softmax_keys(const LayerWeights& w, LayerOps& ops, const float* in, size_t T);
   kernels::AttentionHeadArgs attention_head_args(size_t head, size_t keys, const float* q, float* o) const;
+  // The distinct K/V head (softmax_keys' s) that query head h reads.
+  size_t kv_head(size_t h) const;
   // Softmax attention of head h for `rows` query rows of q into o (both row stride heads x
   // head_dim, pointing at row 0 of the block), on the f32 kernel or, in int8 Linformer models,
   // the int8 one; chunk: the thread's scratch.
@@ -117,7 +119,7 @@ class Session {
     int32_t *k_sums, *v_sums;
   };
   HeadInt8 head_int8(size_t s) const;
-  void pack_head(size_t s, size_t keys);
+  void pack_head(size_t s, size_t keys, const float* v, size_t v_stride);
   void linear_attention(size_t T, size_t layer);
   bool give_take(const LayerWeights& w, LayerOps& ops, const float* in, size_t T, float* residual);
 

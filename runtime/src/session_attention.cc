@@ -192,13 +192,18 @@ size_t Session::softmax_keys(const LayerWeights& w, LayerOps& ops, const float* 
   const size_t kp_stride = per_head ? dh : kvh * dh;  // row stride of K/V
   workers_.ranges(S, 1, [&](size_t b, size_t e, size_t) {
     for (size_t s = b; s < e; ++s) {
-      kernels::transpose_f32_generic(buf_.kp + (per_head ? s * keys * dh : s * dh), kp_stride, keys, dh,
-                                     buf_.kt + s * dh * keys, keys);
-      if (plan_.int8_attention) pack_head(s, keys);
+      const size_t head_offset = per_head ? s * keys * dh : s * dh;  // of head s in K and V
+      kernels::transpose_f32_generic(buf_.kp + head_offset, kp_stride, keys, dh, buf_.kt + s * dh * keys, keys);
+      if (plan_.int8_attention) pack_head(s, keys, buf_.vp + head_offset, kp_stride);
     }
   });
   lap(LINFER_OP_ATTENTION, t);
   return keys;
+}
+
+size_t Session::kv_head(size_t h) const {
+  const bool per_head = cfg_.attention_kind == AttentionKind::Linformer && cfg_.projection_groups() > 1;
+  return per_head || cfg_.kv_heads > 1 ? h : 0;  // kv_heads is 1 or num_heads here
 }
 
 // Softmax attention of head h over `keys` keys (see softmax_keys) for query rows q (row stride
@@ -207,7 +212,7 @@ kernels::AttentionHeadArgs Session::attention_head_args(size_t h, size_t keys, c
   const EncoderConfig& c = cfg_;
   const size_t dh = c.head_dim, HD = c.num_heads * dh, kvh = c.kv_heads;
   const bool per_head = c.attention_kind == AttentionKind::Linformer && c.projection_groups() > 1;
-  const size_t s = per_head || kvh > 1 ? h : 0;  // kv_heads is 1 or num_heads here
+  const size_t s = kv_head(h);
   kernels::AttentionHeadArgs a;
   a.q = q + h * dh;
   a.q_stride = HD;
@@ -232,15 +237,13 @@ Session::HeadInt8 Session::head_int8(size_t s) const {
           reinterpret_cast<int32_t*>(p + l.k_sums), reinterpret_cast<int32_t*>(p + l.v_sums)};
 }
 
-// K'^T (from buf_.kt: each key's head_dim values are a column) and V' (each channel's values over
-// the keys are a column) of head s as int8 weights, one scale per key and per channel.
-void Session::pack_head(size_t s, size_t keys) {
-  const size_t dh = cfg_.head_dim, kvh = cfg_.kv_heads;
-  const bool per_head = cfg_.projection_groups() > 1;
+// K'^T (from buf_.kt: each key's head_dim values are a column) and V' (v: each channel's values
+// over the keys are a column) of head s as int8 weights, one scale per key and per channel.
+void Session::pack_head(size_t s, size_t keys, const float* v, size_t v_stride) {
+  const size_t dh = cfg_.head_dim;
   const HeadInt8 h = head_int8(s);
   kernels::pack_columns_int8_hwy(buf_.kt + s * dh * keys, keys, dh, keys, 0, keys, h.k_panels, h.k_scales, h.k_sums);
-  kernels::pack_columns_int8_hwy(buf_.vp + (per_head ? s * keys * dh : s * dh), per_head ? dh : kvh * dh, keys, dh,
-                                 0, dh, h.v_panels, h.v_scales, h.v_sums);
+  kernels::pack_columns_int8_hwy(v, v_stride, keys, dh, 0, dh, h.v_panels, h.v_scales, h.v_sums);
 }
 
 void Session::attention_rows(size_t h, size_t keys, const float* q, float* o, size_t rows, size_t chunk) {
@@ -253,14 +256,13 @@ void Session::attention_rows(size_t h, size_t keys, const float* q, float* o, si
   // int8: scores = Q K'^T on the int8 kernel (Q's rows quantized as any dense input), softmax in
   // f32, then P V' on the int8 kernel (P's rows quantized: each row's largest probability is its
   // scale's 127).
-  const size_t s = cfg_.projection_groups() > 1 || cfg_.kv_heads > 1 ? h : 0, B = plan_.attn_block,
-               qs = plan_.attn_q_stride;
+  const size_t B = plan_.attn_block, qs = plan_.attn_q_stride;
   uint8_t* base = buf_.attn_int8 + chunk * plan_.attn_int8_stride;
   float* scores = reinterpret_cast<float*>(base);
   int8_t* qrows = reinterpret_cast<int8_t*>(base + plan_.attn_q_offset);
   float* qscales = reinterpret_cast<float*>(base + plan_.attn_scales_offset);
   const kernels::DenseKernel& kernel = plan_.kernel_for(DType::I8);
-  const HeadInt8 hw = head_int8(s);
+  const HeadInt8 hw = head_int8(kv_head(h));
   const kernels::DenseWeights kt{DType::I8, dh, keys, hw.k_panels, hw.k_scales, hw.k_sums, nullptr};
   const kernels::DenseWeights v{DType::I8, keys, dh, hw.v_panels, hw.v_scales, hw.v_sums, nullptr};
   const float scale = 1.0f / std::sqrt(float(dh));
