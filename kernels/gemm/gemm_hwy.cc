@@ -24,13 +24,13 @@ using D = hn::ScalableTag<float>;
 // C = A B. Register block: 4 rows of A by 4 vectors of B's columns; the K loop streams rows of B
 // and broadcasts elements of A. K is split into panels so the B panel stays in L2.
 void Gemm(size_t M, size_t N, size_t K, const float* A, size_t lda, const float* B, size_t ldb,
-          float* C, size_t ldc) {
+          float* C, size_t ldc, bool accumulate) {
   const D d;
   const size_t L = hn::Lanes(d);
   constexpr size_t kPanel = 256;
   for (size_t k0 = 0; k0 < K; k0 += kPanel) {
     const size_t k1 = K - k0 < kPanel ? K : k0 + kPanel;
-    const bool first = k0 == 0;
+    const bool first = k0 == 0 && !accumulate;
     size_t i = 0;
     for (; i + 4 <= M; i += 4) {
       const float* a0 = A + i * lda;
@@ -174,8 +174,8 @@ namespace linfer::kernels {
 HWY_EXPORT(Gemm);
 
 void gemm_f32_hwy(size_t M, size_t N, size_t K, const float* A, size_t lda, const float* B,
-                   size_t ldb, float* C, size_t ldc) {
-  HWY_DYNAMIC_DISPATCH(Gemm)(M, N, K, A, lda, B, ldb, C, ldc);
+                   size_t ldb, float* C, size_t ldc, bool accumulate) {
+  HWY_DYNAMIC_DISPATCH(Gemm)(M, N, K, A, lda, B, ldb, C, ldc, accumulate);
 }
 
 HWY_EXPORT(PackColumnsInt8);

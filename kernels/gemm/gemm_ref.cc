@@ -11,10 +11,10 @@
 namespace linfer::kernels {
 
 void gemm_f32_ref(size_t M, size_t N, size_t K, const float* A, size_t lda, const float* B,
-                  size_t ldb, float* C, size_t ldc) {
+                  size_t ldb, float* C, size_t ldc, bool accumulate) {
   for (size_t i = 0; i < M; ++i)
     for (size_t j = 0; j < N; ++j) {
-      double acc = 0;
+      double acc = accumulate ? C[i * ldc + j] : 0.0;
       for (size_t t = 0; t < K; ++t) acc += double(A[i * lda + t]) * B[t * ldb + j];
       C[i * ldc + j] = float(acc);
     }

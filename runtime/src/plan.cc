@@ -67,6 +67,7 @@ kernels::Isa isa_cap(linfer_isa isa) {
 // Floats of attention scratch per thread.
 size_t scratch_stride(const EncoderConfig& c, uint64_t T) {
   if (c.attention_kind == AttentionKind::LinearElu) return c.head_dim + 16;
+  if (c.attention_kind == AttentionKind::Performer) return kernels::favor_scratch_floats(c.num_features) + 16;
   const uint64_t keys = c.attention_kind == AttentionKind::Linformer ? c.proj_len : T + c.num_global_tokens;
   return kernels::attention_f32_scratch_floats(keys, c.head_dim) + 16;
 }
@@ -223,12 +224,11 @@ linfer_status make_execution_plan(const LoadedModel& model, const linfer_session
   }
   floats(Buffer::KP, keys * S * dh, kAttention, kAttention);
   floats(Buffer::VP, keys * S * dh, kAttention, kAttention);
-  const bool linear = c.attention_kind == AttentionKind::LinearElu;
-  if (linear) floats(Buffer::LinearState, S * (dh * dh + dh), kAttention, kAttention);  // S, z per kv head
+  const bool linear = linear_state_floats(c) > 0;
+  if (linear) floats(Buffer::LinearState, S * linear_state_floats(c), kAttention, kAttention);  // per kv head
   if (linear && c.causal == CausalMode::Causal)
-    floats(Buffer::CarriedState, uint64_t(c.num_layers) * S * (dh * dh + dh), kEmbed, kHead);
-  else
-    floats(Buffer::KT, S * dh * keys, kAttention, kAttention);
+    floats(Buffer::CarriedState, uint64_t(c.num_layers) * S * linear_state_floats(c), kEmbed, kHead);
+  if (!linear) floats(Buffer::KT, S * dh * keys, kAttention, kAttention);
   floats(Buffer::Scratch, threads * p->scratch_stride, kAttention, kAttention);
   // Sinusoidal positions are computed once at creation and kept for every run.
   if (c.positions == PositionKind::Sinusoidal) floats(Buffer::Positions, T * D, kEmbed, kHead);

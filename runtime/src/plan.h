@@ -25,6 +25,9 @@ constexpr size_t kProjRowsPerStep = 4;
 // Query rows per work item of the attention core (operator by operator; the row pipeline's
 // threads take their blocks).
 constexpr size_t kAttentionRowBlock = 32;
+// Causal Performer: added to each feature of the key sum in the denominator, as lucidrains'
+// causal_linear_attention does (kernels.h FavorParams::den_eps).
+constexpr float kFavorCausalDenEps = 1e-6f;
 
 struct ExecutionPlan {
   uint32_t max_len = 0;  // longest input
@@ -68,6 +71,15 @@ struct ExecutionPlan {
 
   const kernels::DenseKernel& kernel_for(DType dtype) const { return *dense_kernel[size_t(dtype)]; }
 };
+
+// Floats of one kv head's key state for the attention kinds that keep one (linear: S and z;
+// Performer: kernels.h's favor state), else 0.
+inline uint64_t linear_state_floats(const EncoderConfig& c) {
+  const uint64_t dh = c.head_dim;
+  if (c.attention_kind == AttentionKind::LinearElu) return dh * dh + dh;
+  if (c.attention_kind == AttentionKind::Performer) return kernels::favor_state_floats(c.num_features, dh);
+  return 0;
+}
 
 // Checks the options against the model and builds the plan. Returns LINFER_OK, or a status and
 // a one-line message.

@@ -228,8 +228,8 @@ linfer_status Session::run_ids(const int32_t* ids, size_t length, std::string* e
 
 linfer_status Session::step(int32_t id, std::string* error) {
   const EncoderConfig& c = cfg_;
-  if (c.attention_kind != AttentionKind::LinearElu || c.causal != CausalMode::Causal) {
-    *error = "token-by-token runs need a causal linear-attention model";
+  if (!linear_state_floats(c) || c.causal != CausalMode::Causal) {
+    *error = "token-by-token runs need a causal linear-attention or performer model";
     return LINFER_ERROR_INVALID_ARGUMENT;
   }
   if (c.head == HeadKind::Classifier) {
@@ -242,8 +242,8 @@ linfer_status Session::step(int32_t id, std::string* error) {
     return LINFER_ERROR_INVALID_ARGUMENT;
   }
   if (step_position_ == 0) {  // a fresh sequence: the carried state starts empty
-    const size_t per_layer = c.kv_heads * (size_t(c.head_dim) * c.head_dim + c.head_dim);
-    std::fill(buf_.carried_state, buf_.carried_state + c.num_layers * per_layer, 0.0f);
+    for (size_t i = 0; i < size_t(c.num_layers) * c.kv_heads; ++i)
+      reset_linear_state(buf_.carried_state + i * linear_state_floats(c));
   }
   stepping_ = true;
   const linfer_status s = run_ids(&id, 1, error);

@@ -120,7 +120,8 @@ class Session {
   };
   HeadInt8 head_int8(size_t s) const;
   void pack_head(size_t s, size_t keys, const float* v, size_t v_stride);
-  void linear_attention(size_t T, size_t layer);
+  void linear_attention(const LayerWeights& w, size_t T, size_t layer);
+  void reset_linear_state(float* S) const;  // one kv head's
   bool give_take(const LayerWeights& w, LayerOps& ops, const float* in, size_t T, float* residual);
 
   // session_rows.cc

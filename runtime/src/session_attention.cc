@@ -149,10 +149,10 @@ bool Session::attention(const LayerWeights& w, LayerOps& ops, const float* in, s
   const EncoderConfig& c = cfg_;
   if (c.attention_kind == AttentionKind::GiveTake) return give_take(w, ops, in, T, residual);
   if (!run_dense(ops.q, T, in, buf_.q)) return false;
-  if (c.attention_kind == AttentionKind::LinearElu) {
+  if (linear_state_floats(c)) {  // linear (elu+1) or Performer
     if (!run_dense(ops.k[0], T, in, buf_.kp) || !run_dense(ops.v[0], T, in, buf_.vp)) return false;
     const auto t = now();
-    linear_attention(T, size_t(&w - model_->desc.layers.data()));
+    linear_attention(w, T, size_t(&w - model_->desc.layers.data()));
     lap(LINFER_OP_ATTENTION, t);
     return run_dense(ops.out, T, buf_.attn, residual, true);
   }
@@ -343,47 +343,65 @@ bool Session::give_take(const LayerWeights& w, LayerOps& ops, const float* in, s
 // Linear (elu+1) attention over q, kp, vp (T rows). Bidirectional: per kv head, the state
 // (S, z) over all rows, then every row of every head reads it. Causal: row i adds itself to the
 // state and then reads it, so it sees rows j <= i only.
-void Session::linear_attention(size_t T, size_t layer) {
+// Linear attention (elu+1) and Performer: a key state per kv head (kernels.h), then each query
+// row against it. Bidirectional: the state of all T keys, then (head, block of rows) items across
+// threads. Causal: row by row, each row's keys added before its queries read the state.
+void Session::linear_attention(const LayerWeights& w, size_t T, size_t layer) {
   const EncoderConfig& c = cfg_;
   const size_t H = c.num_heads, dh = c.head_dim, HD = H * dh, kvh = c.kv_heads, KV = kvh * dh;
-  const size_t heads_per_kv = H / kvh;
-  auto state = [&](size_t s) { return buf_.linear_state + s * (dh * dh + dh); };
+  const size_t heads_per_kv = H / kvh, state_floats = linear_state_floats(c);
+  const bool performer = c.attention_kind == AttentionKind::Performer;
+  kernels::FavorParams favor{};
+  if (performer)
+    favor = {f32(w.features), dh, c.num_features, c.feature_map, c.feature_eps,
+             c.causal == CausalMode::Causal ? kFavorCausalDenEps : 0.0f};
+  auto add_keys = [&](float* S, size_t r0, size_t rows, size_t s, float* scratch) {
+    const float *k = buf_.kp + r0 * KV + s * dh, *v = buf_.vp + r0 * KV + s * dh;
+    if (performer) kernels::favor_state_add_f32_hwy(favor, k, KV, v, KV, rows, dh, S, scratch);
+    else kernels::linear_attention_state_f32_hwy(k, KV, v, KV, rows, dh, S, S + dh * dh);
+  };
+  auto apply = [&](const float* S, size_t r0, size_t rows, size_t h, float* scratch) {
+    const float* q = buf_.q + r0 * HD + h * dh;
+    float* o = buf_.attn + r0 * HD + h * dh;
+    if (performer) kernels::favor_apply_f32_hwy(favor, q, HD, rows, dh, S, o, HD, scratch);
+    else kernels::linear_attention_apply_f32_hwy(q, HD, rows, dh, S, S + dh * dh, o, HD, scratch);
+  };
   if (c.causal == CausalMode::Causal) {
     // The state is kept per layer so that step() can continue where the last call stopped.
-    float* carried = buf_.carried_state + layer * kvh * (dh * dh + dh);
+    float* carried = buf_.carried_state + layer * kvh * state_floats;
     workers_.ranges(kvh, 1, [&](size_t b, size_t e, size_t chunk) {
       float* scratch = buf_.scratch + chunk * plan_.scratch_stride;
       for (size_t s = b; s < e; ++s) {
-        float* S = carried + s * (dh * dh + dh);
-        if (!stepping_) std::fill(S, S + dh * dh + dh, 0.0f);
+        float* S = carried + s * state_floats;
+        if (!stepping_) reset_linear_state(S);
         for (size_t i = 0; i < T; ++i) {
-          kernels::linear_attention_state_f32_hwy(buf_.kp + i * KV + s * dh, KV, buf_.vp + i * KV + s * dh,
-                                                  KV, 1, dh, S, S + dh * dh);
-          for (size_t h = s * heads_per_kv; h < (s + 1) * heads_per_kv; ++h)
-            kernels::linear_attention_apply_f32_hwy(buf_.q + i * HD + h * dh, HD, 1, dh, S, S + dh * dh,
-                                                    buf_.attn + i * HD + h * dh, HD, scratch);
+          add_keys(S, i, 1, s, scratch);
+          for (size_t h = s * heads_per_kv; h < (s + 1) * heads_per_kv; ++h) apply(S, i, 1, h, scratch);
         }
       }
     });
     return;
   }
-  workers_.ranges(kvh, 1, [&](size_t b, size_t e, size_t) {
+  workers_.ranges(kvh, 1, [&](size_t b, size_t e, size_t chunk) {
     for (size_t s = b; s < e; ++s) {
-      float* S = state(s);
-      std::fill(S, S + dh * dh + dh, 0.0f);
-      kernels::linear_attention_state_f32_hwy(buf_.kp + s * dh, KV, buf_.vp + s * dh, KV, T, dh, S, S + dh * dh);
+      float* S = buf_.linear_state + s * state_floats;
+      reset_linear_state(S);
+      add_keys(S, 0, T, s, buf_.scratch + chunk * plan_.scratch_stride);
     }
   });
   const size_t block = 32, blocks = (T + block - 1) / block;
   workers_.ranges(H * blocks, 1, [&](size_t b, size_t e, size_t chunk) {
     float* scratch = buf_.scratch + chunk * plan_.scratch_stride;
     for (size_t item = b; item < e; ++item) {
-      const size_t h = item / blocks, r0 = (item % blocks) * block, rows = std::min(block, T - r0);
-      const float* S = state(h / heads_per_kv);
-      kernels::linear_attention_apply_f32_hwy(buf_.q + r0 * HD + h * dh, HD, rows, dh, S, S + dh * dh,
-                                              buf_.attn + r0 * HD + h * dh, HD, scratch);
+      const size_t h = item / blocks, r0 = (item % blocks) * block;
+      apply(buf_.linear_state + (h / heads_per_kv) * state_floats, r0, std::min(block, T - r0), h, scratch);
     }
   });
+}
+
+void Session::reset_linear_state(float* S) const {
+  if (cfg_.attention_kind == AttentionKind::Performer) kernels::favor_state_reset(S, cfg_.num_features, cfg_.head_dim);
+  else std::fill(S, S + linear_state_floats(cfg_), 0.0f);
 }
 
 }  // namespace linfer::rt

@@ -67,9 +67,14 @@ LINFER_CASES = [
     ("givetake_conv3_kv1_rev_cls", dict(attention_kind="givetake", proj_len=0, num_global_tokens=1,
                                         conv_kernel=3, kv_heads=1, norm_placement="reversible",
                                         head="classifier", pooling="mean", num_classes=2)),
+    ("performer_bidir_cls", dict(attention_kind="performer", proj_len=0, num_features=12,
+                                 head="classifier", num_classes=2)),
+    ("performer_relu_causal_lm", dict(attention_kind="performer", proj_len=0, num_features=9,
+                                      feature_map="relu", causal=True, kv_heads=1, head="lm")),
 ]
 QUANTIZED = {"lin_pre_headwise", "lin_post_none_before_sinus_lm", "lin_layerwise_nopos_cls",
-             "full_pre_lm", "givetake_conv3_kv1_rev_cls", "linear_causal_lm"}
+             "full_pre_lm", "givetake_conv3_kv1_rev_cls", "linear_causal_lm",
+             "performer_bidir_cls"}
 LEGACY = {"lin_pre_headwise", "lin_layerwise_nopos_cls", "givetake_p2_pre"}
 
 UPSTREAM_CASES = [

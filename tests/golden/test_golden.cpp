@@ -51,7 +51,8 @@ std::vector<int> lengths_of(const std::string& dir) {
 
 }  // namespace
 
-// tests/golden: the Linformer options; tests/golden_kinds: full softmax, linear (elu+1), GiveTake.
+// tests/golden: the Linformer options; tests/golden_kinds: full softmax, linear (elu+1), GiveTake,
+// Performer.
 TEST_CASE("golden parity with PyTorch for every case, length and thread count") {
   std::system(("mkdir -p " + kTmp).c_str());
   // A forced lower target (LINFER_TEST_ISA) must really be what runs.
@@ -117,7 +118,7 @@ TEST_CASE("golden parity with PyTorch for every case, length and thread count") 
     }
     ++cases_run;
   }
-  CHECK(cases_run == 20);
+  CHECK(cases_run == 24);
 }
 
 // Checkpoints written by the project's re-creations of lucidrains, fairseq and tatp22 modules
@@ -189,11 +190,14 @@ TEST_CASE("linfer-run --dump writes the same output as the API") {
   CHECK(out.find("output: hidden states [7, 32]") != std::string::npos);
 }
 
-TEST_CASE("causal linear attention token by token equals the whole-sequence run") {
-  const std::string dir = std::string(LINFER_SOURCE_DIR) + "/tests/golden_kinds/k05_linear_causal_lm";
+TEST_CASE("causal linear and performer attention token by token equal the whole-sequence run") {
+  for (const char* name : {"k05_linear_causal_lm", "k12_performer_causal_lm", "k14_performer_relu_causal_rev"}) {
+  CAPTURE(name);
+  const std::string dir = std::string(LINFER_SOURCE_DIR) + "/tests/golden_kinds/" + name;
   const std::string lfm = kTmp + "/step.lfm";
   int code = 0;
-  const std::string out = run_command(std::string(LINFER_CONVERT_PATH) + " " + dir + "/checkpoint.safetensors -o " + lfm, &code);
+  const char* file = std::ifstream(dir + "/checkpoint.pt").good() ? "/checkpoint.pt" : "/checkpoint.safetensors";
+  const std::string out = run_command(std::string(LINFER_CONVERT_PATH) + " " + dir + file + " -o " + lfm, &code);
   REQUIRE_MESSAGE(code == 0, out);
   linfer::Model model;
   REQUIRE(linfer::Model::Load(lfm, &model).ok());
@@ -220,10 +224,11 @@ TEST_CASE("causal linear attention token by token equals the whole-sequence run"
     CHECK(past_end.code() == LINFER_ERROR_INVALID_ARGUMENT);
     CHECK(past_end.message().find("maximum length") != std::string::npos);
   }
+  }
   // Models that are not causal linear attention refuse to step.
   linfer::Model other;
   REQUIRE(linfer::Model::Load(kTmp + "/" + golden_cases("golden").front().name + ".lfm", &other).ok());
   linfer::Session s2;
   REQUIRE(linfer::Session::Create(other, linfer::SessionOptions(), &s2).ok());
-  CHECK(s2.Step(1).message() == "token-by-token runs need a causal linear-attention model");
+  CHECK(s2.Step(1).message() == "token-by-token runs need a causal linear-attention or performer model");
 }

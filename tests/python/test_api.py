@@ -560,7 +560,7 @@ class OptionsTest(unittest.TestCase):
         s = self.model.session()
         with self.assertRaises(linfer.InvalidArgumentError) as cm:
             s.step(1)
-        self.assertEqual(str(cm.exception), "token-by-token runs need a causal linear-attention model")
+        self.assertEqual(str(cm.exception), "token-by-token runs need a causal linear-attention or performer model")
 
     def test_nothing_before_the_first_run(self):
         s = self.model.session()

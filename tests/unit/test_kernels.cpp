@@ -140,6 +140,9 @@ TEST_CASE("gemm_f32: fast matches reference") {
         gemm_f32_ref(M, N, K, A.data(), lda, B.data(), ldb, ref.data(), ldc);
         gemm_f32_hwy(M, N, K, A.data(), lda, B.data(), ldb, fast.data(), ldc);
         CHECK_MESSAGE(rel_err(fast, ref) < 1e-5, "M " << M << " N " << N << " K " << K);
+        gemm_f32_ref(M, N, K, A.data(), lda, B.data(), ldb, ref.data(), ldc, /*accumulate=*/true);
+        gemm_f32_hwy(M, N, K, A.data(), lda, B.data(), ldb, fast.data(), ldc, /*accumulate=*/true);
+        CHECK_MESSAGE(rel_err(fast, ref) < 1e-5, "accumulate: M " << M << " N " << N << " K " << K);
       }
 }
 
@@ -514,6 +517,49 @@ TEST_CASE("linear attention (elu+1): fast state and apply match the reference") 
       linear_attention_apply_f32_hwy(q.data(), qs, rows, d, S1.data(), z1.data(), o2.data(), os, scratch.data());
       CHECK(rel_err(o2, o1) < 1e-5);
     }
+}
+
+TEST_CASE("performer (FAVOR+): fast state and apply match the reference on every Highway target") {
+  for (int64_t targets : kHwyTargetSets)
+    for (linfer::FeatureMap map : {linfer::FeatureMap::Softmax, linfer::FeatureMap::Relu})
+      for (size_t d : {1, 8, 17, 64})
+        for (size_t m : {1, 7, 16, 37, 266})
+          for (size_t rows : {1, 5, 40}) {
+            hwy::SetSupportedTargetsForTest(targets);
+            CAPTURE(targets);
+            CAPTURE(int(map));
+            CAPTURE(d);
+            CAPTURE(m);
+            CAPTURE(rows);
+            const size_t ks = d + 3, vs = d + 1, qs = 2 * d, os = d + 2;
+            auto wt = random_vec(d * m, uint32_t(d * 13 + m), 1.0f);
+            auto k = random_vec(rows * ks, uint32_t(d * 31 + rows), 1.5f);
+            // Later keys larger, so that the stabiliser grows after the first block of 16.
+            for (size_t j = 16; j < rows; ++j)
+              for (size_t a = 0; a < d; ++a) k[j * ks + a] *= 2.0f;
+            auto v = random_vec(rows * vs, uint32_t(d + rows), 1.0f);
+            auto q = random_vec(rows * qs, uint32_t(d * 7 + rows), 1.5f);
+            const FavorParams p{wt.data(), d, m, map, map == linfer::FeatureMap::Softmax ? 1e-4f : 1e-3f,
+                                rows == 5 ? 1e-6f : 0.0f};
+            const size_t n = favor_state_floats(m, d);
+            std::vector<float> s1(n), s2(n), s3(n), scratch(favor_scratch_floats(m));
+            favor_state_reset(s1.data(), m, d);
+            favor_state_reset(s2.data(), m, d);
+            favor_state_reset(s3.data(), m, d);
+            favor_state_add_f32_ref(p, k.data(), ks, v.data(), vs, rows, d, s1.data(), nullptr);
+            favor_state_add_f32_hwy(p, k.data(), ks, v.data(), vs, rows, d, s2.data(), scratch.data());
+            CHECK(rel_err(s2, s1) < 1e-5);
+            // Keys added one at a time (a causal run) give the state of one call.
+            for (size_t j = 0; j < rows; ++j)
+              favor_state_add_f32_hwy(p, k.data() + j * ks, ks, v.data() + j * vs, vs, 1, d, s3.data(), scratch.data());
+            CHECK(rel_err(s3, s2) < 1e-5);
+            std::vector<float> o1(rows * os, 0.0f), o2(rows * os, 0.0f);
+            favor_apply_f32_ref(p, q.data(), qs, rows, d, s1.data(), o1.data(), os, nullptr);
+            favor_apply_f32_hwy(p, q.data(), qs, rows, d, s1.data(), o2.data(), os, scratch.data());
+            CHECK(rel_err(o2, o1) < 1e-5);
+            for (float x : o2) CHECK(std::isfinite(x));
+          }
+  hwy::SetSupportedTargetsForTest(0);  // back to what the CPU has
 }
 
 TEST_CASE("conv_depthwise_add_f32: fast matches reference, including the edges") {

@@ -76,7 +76,8 @@ std::string parse_linfer_config(const std::string& text, EncoderConfig* out) {
       "max_seq_len", "proj_len", "attention_kind", "norm_placement", "embedding_norm",
       "final_norm", "norm_eps", "positions", "position_offset", "sinusoidal_base",
       "embedding_scale", "projection_placement", "projection_sharing", "activation", "head",
-      "head_activation", "pooling", "num_classes", "causal", "num_global_tokens"};
+      "head_activation", "pooling", "num_classes", "causal", "num_global_tokens", "num_features",
+      "feature_map", "feature_eps"};
   for (const auto& item : j.items())
     if (!kKnown.count(item.key()) && !kInformational.count(item.key()))
       return "unknown configuration key '" + item.key() + "'";
@@ -95,7 +96,8 @@ std::string parse_linfer_config(const std::string& text, EncoderConfig* out) {
   p.u32("proj_len", &c.proj_len, false);
   p.choice("attention_kind", &c.attention_kind,
            {{"linformer", AttentionKind::Linformer}, {"full", AttentionKind::FullSoftmax},
-            {"linear_elu", AttentionKind::LinearElu}, {"givetake", AttentionKind::GiveTake}});
+            {"linear_elu", AttentionKind::LinearElu}, {"givetake", AttentionKind::GiveTake},
+            {"performer", AttentionKind::Performer}});
   p.choice("norm_placement", &c.norm_placement,
            {{"pre", NormPlacement::Pre}, {"post", NormPlacement::Post},
             {"reversible", NormPlacement::Reversible}});
@@ -124,6 +126,11 @@ std::string parse_linfer_config(const std::string& text, EncoderConfig* out) {
   p.choice("pooling", &c.pooling, {{"first", Pooling::First}, {"mean", Pooling::Mean}});
   p.u32("num_classes", &c.num_classes, false);
   p.u32("num_global_tokens", &c.num_global_tokens, false);
+  p.u32("num_features", &c.num_features, false);
+  p.choice("feature_map", &c.feature_map, {{"softmax", FeatureMap::Softmax}, {"relu", FeatureMap::Relu}});
+  // lucidrains' constants: 1e-4 for the softmax features, 1e-3 (kernel_epsilon) for relu
+  c.feature_eps = c.feature_map == FeatureMap::Relu ? 1e-3f : 1e-4f;
+  p.f32("feature_eps", &c.feature_eps);
   bool causal = false;
   p.boolean("causal", &causal);
   c.causal = causal ? CausalMode::Causal : CausalMode::Bidirectional;

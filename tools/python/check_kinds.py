@@ -1,4 +1,4 @@
-"""Independent check of the full / linear_elu / givetake kinds of linfer_ref.py and of
+"""Independent check of the full / linear_elu / givetake / performer kinds of linfer_ref.py and of
 tests/golden_kinds.
 
     /usr/bin/python3 tools/python/check_kinds.py [GOLDEN_KINDS_DIR]     (default: tests/golden_kinds)
@@ -59,6 +59,8 @@ def expected_shapes(cfg, sd):
             s[p + "attention.%s.weight" % name] = shape
             if qkv_bias:
                 s[p + "attention.%s.bias" % name] = (shape[0],)
+        if cfg["attention_kind"] == "performer":
+            s[p + "attention.features"] = (hd, cfg["num_features"])
         if cfg["conv_kernel"]:
             s[p + "attention.conv_weight"] = (d, cfg["conv_kernel"])
             s[p + "attention.conv_bias"] = (d,)
@@ -144,6 +146,34 @@ def attn_linear(cfg, sd, a, X):
             z = K.sum(axis=0)
             for i in range(T):
                 O[i] = (Q[i] @ S) / (Q[i] @ z)
+        heads.append(O)
+    return cr.linear(sd, sd, a + "out", np.concatenate(heads, axis=1))
+
+
+def attn_performer(cfg, sd, a, X):
+    """Query by query, straight from the doc's formula: the keys' features as query i sees them
+    (stabiliser over all keys, or keys 0..i if causal), no state and no rescaling."""
+    T, hd, m = X.shape[0], cfg["head_dim"], cfg["num_features"]
+    W = sd[a + "features"].T  # [m, hd]
+    c, eps, relu = hd ** -0.25, cfg.get("feature_eps", 1e-3 if cfg.get("feature_map") == "relu" else 1e-4), cfg.get("feature_map") == "relu"
+    heads = []
+    for h in range(cfg["num_heads"]):
+        Q, K, V = (head_proj(cfg, sd, a, w, X, h) for w in "qkv")
+        AQ, AK = (c * Q) @ W.T, (c * K) @ W.T  # [T, m]
+        O = np.zeros((T, hd))
+        for i in range(T):
+            keys = range(i + 1) if cfg["causal"] else range(T)
+            if relu:
+                pq = np.maximum(AQ[i], 0) + eps
+                pk = [np.maximum(AK[j], 0) + eps for j in keys]
+            else:
+                r = m ** -0.5
+                pq = r * (np.exp(AQ[i] - c * c * (Q[i] @ Q[i]) / 2 - AQ[i].max()) + eps)
+                s = max(AK[j].max() for j in keys)
+                pk = [r * (np.exp(AK[j] - c * c * (K[j] @ K[j]) / 2 - s) + eps) for j in keys]
+            num = sum((pq @ pk[n]) * V[j] for n, j in enumerate(keys))
+            den = sum(pq @ pk[n] for n in range(len(pk))) + (1e-6 * pq.sum() if cfg["causal"] else 0.0)
+            O[i] = num / den
         heads.append(O)
     return cr.linear(sd, sd, a + "out", np.concatenate(heads, axis=1))
 
@@ -241,6 +271,8 @@ def numpy_forward(cfg, sd, ids):
             return attn_full(cfg, sd, a, s), None
         if kind == "linear_elu":
             return attn_linear(cfg, sd, a, s), None
+        if kind == "performer":
+            return attn_performer(cfg, sd, a, s), None
         return attn_givetake(cfg, sd, a, s, t)
 
     xs = embed(cfg, sd, ids)
@@ -337,7 +369,7 @@ def check_case(root, name, ckpt):
 
     d, file_config, sd = load_case(root, name, ckpt)
     cfg = full_config(file_config)
-    assert cfg["attention_kind"] in ("full", "linear_elu", "givetake"), cfg["attention_kind"]
+    assert cfg["attention_kind"] in ("full", "linear_elu", "givetake", "performer"), cfg["attention_kind"]
     got = {k: tuple(v.shape) for k, v in sd.items()}
     want = expected_shapes(cfg, sd)
     assert got == want, "names/shapes differ from the doc table:\n  got  %s\n  want %s" % (
@@ -391,6 +423,9 @@ def check_causal(d, cfg, sd, model):
         for t in range(1, n + 1):
             pre = model(torch.tensor(ids[:t], dtype=torch.long)).numpy()
             worst = max(worst, float(np.abs(pre - full[:t]).max()))
+    if cfg["attention_kind"] != "linear_elu":  # the performer's token-by-token run: test_golden's step test
+        print("  causal: prefix runs vs full run max |diff| %.1e (t = 1..%d)" % (worst, n))
+        return worst <= 1e-12
     stream = numpy_stream_causal(cfg, sd, ids)
     ref = np.load(os.path.join(d, "out_%d.npy" % n))
     stream_err = float((np.abs(stream - ref) / np.maximum(1.0, np.abs(stream))).max())
@@ -430,7 +465,7 @@ def main():
     cases = [line.rstrip("\n").split("\t") for line in open(os.path.join(root, "cases.txt")) if line.strip()]
     results = [check_case(root, name, ckpt) for name, ckpt in cases]
     kinds = {json.load(open(os.path.join(root, c[0], "config.json")))["attention_kind"] for c in cases}
-    assert kinds == {"full", "linear_elu", "givetake"}, kinds
+    assert kinds == {"full", "linear_elu", "givetake", "performer"}, kinds
     assert any(json.load(open(os.path.join(root, c[0], "config.json"))).get("causal") for c in cases)
     for name, ckpt in cases:
         cfg = json.load(open(os.path.join(root, name, "config.json")))

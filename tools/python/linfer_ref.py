@@ -1,7 +1,7 @@
 """PyTorch reference of the canonical linfer encoder, every attention kind of the format:
 "linformer", "full" (softmax over all rows), "linear_elu" (Katharopoulos et al. 2020, optionally
-causal) and "givetake" (GT-SA: learned global tokens, Take and Give attention, optional depthwise
-convolution).
+causal), "givetake" (GT-SA: learned global tokens, Take and Give attention, optional depthwise
+convolution) and "performer" (FAVOR+ random features, optionally causal).
 
 Implements the semantics of docs/converter.md and saves state_dicts under the "linfer" layout
 names listed there. Run with Debian's interpreter: /usr/bin/python3 (torch 1.13, numpy).
@@ -20,7 +20,9 @@ presence from the key names): "qkv_bias" [true] (q/k/v/out biases), "proj_bias" 
 head.dense), "ff_bias" [true] (fc1/fc2 biases), "conv_kernel" [0] (givetake: odd kernel size of
 the depthwise convolution, 0 = none).
 
-Keys of the other attention kinds (docs/converter.md): "causal" [false] (linear_elu only),
+Keys of the other attention kinds (docs/converter.md): "causal" [false] (linear_elu, performer),
+"num_features" (performer m), "feature_map" ["softmax"] ("softmax" or "relu"), "feature_eps"
+[1e-4 softmax, 1e-3 relu] (performer only; kept out of the other kinds' resolved config),
 "num_global_tokens" (givetake p, >= 1; 0 otherwise). proj_len is required for "linformer" only and
 must be absent or 0 for the other kinds, whose attention ignores the projection_* keys. For the
 linformer kind these keys are kept out of the resolved config unless given, so existing fixtures
@@ -70,7 +72,9 @@ REQUIRED = ("vocab_size", "dim", "num_layers", "num_heads", "head_dim", "ff_dim"
 # caller gave them).
 KIND_DEFAULTS = OrderedDict([("causal", False), ("num_global_tokens", 0), ("conv_kernel", 0)])
 
-ATTENTION_KINDS = ("linformer", "full", "linear_elu", "givetake")
+ATTENTION_KINDS = ("linformer", "full", "linear_elu", "givetake", "performer")
+# The performer's keys (in the resolved config of that kind only).
+PERFORMER_EPS = {"softmax": 1e-4, "relu": 1e-3}
 
 _CHOICES = {
     "attention_kind": ATTENTION_KINDS,
@@ -103,6 +107,19 @@ def resolve_config(config):
     for key, value in KIND_DEFAULTS.items():
         if not linformer or key in config:
             cfg[key] = config.get(key, value)
+    if kind == "performer":
+        if "num_features" not in config:
+            raise ValueError("config: performer attention needs num_features")
+        cfg["num_features"] = config["num_features"]
+        cfg["feature_map"] = config.get("feature_map", "softmax")
+        if cfg["feature_map"] not in PERFORMER_EPS:
+            raise ValueError("config: feature_map must be one of %s" % (tuple(PERFORMER_EPS),))
+        cfg["feature_eps"] = float(config.get("feature_eps", PERFORMER_EPS[cfg["feature_map"]]))
+        m = cfg["num_features"]
+        if not isinstance(m, int) or isinstance(m, bool) or m < 1:
+            raise ValueError("config: num_features must be a positive integer")
+        if not 0.0 < cfg["feature_eps"] <= 1.0:
+            raise ValueError("config: feature_eps must be in (0, 1]")
     for key in config:
         if key not in cfg:
             raise ValueError("config: unknown key %r" % key)
@@ -124,8 +141,8 @@ def resolve_config(config):
     causal = cfg.get("causal", False)
     if not isinstance(causal, bool):
         raise ValueError("config: causal must be true or false")
-    if causal and kind != "linear_elu":
-        raise ValueError("config: causal is only defined for linear_elu attention, not %r" % kind)
+    if causal and kind not in ("linear_elu", "performer"):
+        raise ValueError("config: causal is only defined for linear_elu and performer attention, not %r" % kind)
     p = cfg.get("num_global_tokens", 0)
     if not isinstance(p, int) or isinstance(p, bool) or p < 0:
         raise ValueError("config: num_global_tokens must be a non-negative integer")
@@ -327,6 +344,63 @@ class LinearEluAttention(_DenseAttention):
         return self._merge(num / den)
 
 
+# Performer, causal: added to each feature of the key sum in the denominator (lucidrains'
+# causal_linear_attention; the runtime's kFavorCausalDenEps).
+FAVOR_CAUSAL_DEN_EPS = 1e-6
+
+
+class PerformerAttention(_DenseAttention):
+    """attention_kind "performer": FAVOR+ (Choromanski et al. 2021) as lucidrains' performer-pytorch
+    computes it, with the projection W [m, hd] stored transposed ("features", [hd, m]) and fixed.
+    a = (c x) W^T, c = hd^-1/4. Softmax features: phi(x) = r (exp(a - c^2 |x|^2 / 2 - s) + eps),
+    r = m^-1/2, s = max_f a_f for a query; for keys the max of a over every key (bidirectional) or
+    over keys 0..i for query i (causal: what lucidrains' module gives at the last row of an input
+    ending at i). Relu features: phi(x) = relu(a) + eps. out_i = sum_j A_ij v_j / (sum_j A_ij
+    [+ den_eps sum_f phi(q_i)_f if causal]), A_ij = phi(q_i).phi(k_j) over j (j <= i if causal)."""
+
+    def __init__(self, cfg):
+        super().__init__(cfg)
+        self.causal = bool(cfg.get("causal", False))
+        self.m = int(cfg["num_features"])
+        self.map = cfg["feature_map"]
+        self.eps = float(cfg["feature_eps"])
+        self.features = nn.Parameter(torch.zeros(self.hd, self.m))
+
+    def _project(self, x):
+        """a [H, R, m] and c^2 |x|^2 / 2 [H, R, 1]."""
+        c = self.hd ** -0.25
+        return torch.matmul(c * x, self.features.to(x.dtype)), (x * x).sum(-1, keepdim=True) * (c * c / 2)
+
+    def forward(self, x, *unused):
+        q = self._heads(self.q(x), self.H)  # [H, T, hd]
+        k = self._heads(self.k(x), self.kvh)
+        v = self._heads(self.v(x), self.kvh)
+        aq, hq = self._project(q)
+        ak, hk = self._project(k)
+        if self.map == "relu":
+            pq, r = F.relu(aq) + self.eps, 1.0
+        else:
+            r = self.m ** -0.5
+            pq = r * (torch.exp(aq - hq - aq.amax(-1, keepdim=True)) + self.eps)
+        if not self.causal:
+            if self.map == "relu":
+                pk = F.relu(ak) + self.eps
+            else:
+                pk = r * (torch.exp(ak - hk - ak.amax(dim=(-1, -2), keepdim=True)) + self.eps)
+            a = torch.matmul(pq, pk.transpose(1, 2))  # [H, T, T]
+            return self._merge(torch.matmul(a, v) / a.sum(-1, keepdim=True))
+        if self.map == "relu":
+            a = torch.matmul(pq, (F.relu(ak) + self.eps).transpose(1, 2))
+        else:
+            # key j as query i sees it: r (exp(ak_j - hk_j - s_i) + eps), s_i the max over keys <= i
+            s = torch.cummax(ak.amax(-1), dim=-1).values.unsqueeze(-1)  # [H, T, 1]
+            e = torch.exp(ak - hk)  # [H, T, m] (float64 in the reference outputs)
+            a = r * torch.exp(-s) * torch.matmul(pq, e.transpose(1, 2)) + r * self.eps * pq.sum(-1, keepdim=True)
+        a = torch.tril(a)
+        den = a.sum(-1, keepdim=True) + FAVOR_CAUSAL_DEN_EPS * pq.sum(-1, keepdim=True)
+        return self._merge(torch.matmul(a, v) / den)
+
+
 class GiveTakeAttention(_DenseAttention):
     """attention_kind "givetake" (GT-SA). The input holds T sequence rows followed by the p global
     token rows; the output has the same layout (sequence rows first).
@@ -378,6 +452,8 @@ def make_attention(cfg):
         return LinearEluAttention(cfg)
     if kind == "givetake":
         return GiveTakeAttention(cfg)
+    if kind == "performer":
+        return PerformerAttention(cfg)
     raise ValueError(kind)
 
 
@@ -555,6 +631,8 @@ def init_random(model, seed=0, weight_std=(0.1, 0.3), proj_std=0.3, embed_std=1.
                     val = 0.1 * noise
             elif name == "global_tokens":
                 val = embed_std * noise
+            elif leaf == "features":  # the Performer's random projection: standard normal, as drawn
+                val = noise
             elif leaf == "conv_weight":
                 val = 0.4 * noise / math.sqrt(p.shape[1])
             elif leaf.endswith("_bias"):

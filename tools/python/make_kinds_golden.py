@@ -1,4 +1,5 @@
-"""Writes the golden fixtures of the non-linformer attention kinds under tests/golden_kinds/
+"""Writes the golden fixtures of the non-linformer attention kinds (full, linear_elu, givetake,
+performer) under tests/golden_kinds/
 (deterministic, about two seconds).
 
     /usr/bin/python3 tools/python/make_kinds_golden.py [OUT_DIR]      (default: tests/golden_kinds)
@@ -94,6 +95,35 @@ CASES = [
                     ff_dim=48, max_seq_len=48, attention_kind="givetake", num_global_tokens=2,
                     conv_kernel=5, norm_placement="reversible", positions="sinusoidal",
                     final_norm=True, activation="relu"),
+    ),
+    dict(
+        name="k11_performer_pre_cls",
+        format="safetensors",
+        config=dict(vocab_size=64, dim=32, num_layers=2, num_heads=4, head_dim=8, ff_dim=64,
+                    max_seq_len=40, attention_kind="performer", num_features=37, head="classifier",
+                    num_classes=3, final_norm=True),
+    ),
+    dict(
+        name="k12_performer_causal_lm",
+        format="torch",
+        config=dict(vocab_size=80, dim=32, num_layers=2, num_heads=2, head_dim=16, ff_dim=64,
+                    max_seq_len=48, attention_kind="performer", num_features=44, causal=True,
+                    head="lm", positions="sinusoidal"),
+    ),
+    dict(
+        name="k13_performer_relu_post_kv1",
+        format="safetensors",
+        explicit=True,
+        config=dict(vocab_size=55, dim=24, num_layers=2, num_heads=3, head_dim=8, kv_heads=1,
+                    ff_dim=48, max_seq_len=32, attention_kind="performer", num_features=16,
+                    feature_map="relu", norm_placement="post", qkv_bias=False),
+    ),
+    dict(
+        name="k14_performer_relu_causal_rev",
+        format="safetensors",
+        config=dict(vocab_size=60, dim=24, num_layers=2, num_heads=3, head_dim=8, ff_dim=48,
+                    max_seq_len=32, attention_kind="performer", num_features=20, feature_map="relu",
+                    causal=True, norm_placement="reversible", head="lm"),
     ),
 ]
 

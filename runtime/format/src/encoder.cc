@@ -22,8 +22,12 @@ const char* to_string(AttentionKind v) {
     case AttentionKind::FullSoftmax: return "full softmax";
     case AttentionKind::LinearElu: return "linear (elu+1)";
     case AttentionKind::GiveTake: return "givetake";
+    case AttentionKind::Performer: return "performer";
   }
   return "?";
+}
+const char* to_string(FeatureMap v) {
+  return v == FeatureMap::Softmax ? "softmax" : v == FeatureMap::Relu ? "relu" : "?";
 }
 const char* to_string(NormPlacement v) {
   switch (v) {
@@ -112,7 +116,7 @@ std::string check_range(const char* what, uint64_t value, uint64_t lo, uint64_t 
 
 std::string validate_config(const EncoderConfig& c) {
   std::string e;
-  if (uint8_t(c.attention_kind) > uint8_t(AttentionKind::GiveTake)) return "unknown attention kind";
+  if (uint8_t(c.attention_kind) > uint8_t(AttentionKind::Performer)) return "unknown attention kind";
   if (uint8_t(c.causal) > uint8_t(CausalMode::Causal)) return "unknown causal mode";
   if (uint8_t(c.norm_placement) > uint8_t(NormPlacement::Reversible)) return "unknown norm placement";
   if (uint8_t(c.positions) > uint8_t(PositionKind::Sinusoidal)) return "unknown position kind";
@@ -145,9 +149,18 @@ std::string validate_config(const EncoderConfig& c) {
     return std::string("proj_len applies to linformer attention only, not ") +
            to_string(c.attention_kind);
   }
-  if (c.causal != CausalMode::Bidirectional && c.attention_kind != AttentionKind::LinearElu)
-    return std::string("causal mode is only defined for linear (elu+1) attention, not ") +
+  if (c.causal != CausalMode::Bidirectional && c.attention_kind != AttentionKind::LinearElu &&
+      c.attention_kind != AttentionKind::Performer)
+    return std::string("causal mode is only defined for linear (elu+1) and performer attention, not ") +
            to_string(c.attention_kind);
+  if (c.attention_kind == AttentionKind::Performer) {
+    if (!(e = check_range("num_features", c.num_features, 1, Limits::kMaxFeatures)).empty()) return e;
+    if (uint8_t(c.feature_map) > uint8_t(FeatureMap::Relu)) return "unknown feature map";
+    if (!std::isfinite(c.feature_eps) || c.feature_eps <= 0.0f || c.feature_eps > 1.0f)
+      return "feature_eps must be in (0, 1]";
+  } else if (c.num_features != 0) {
+    return "num_features applies to performer attention only";
+  }
   if (c.attention_kind == AttentionKind::GiveTake) {
     if (!(e = check_range("num_global_tokens", c.num_global_tokens, 1, Limits::kMaxGlobalTokens)).empty())
       return e;
@@ -286,6 +299,7 @@ std::string validate_description(const EncoderDescription& d) {
         maybe(p + "attention.proj_v_bias", proj_bias);
       }
     }
+    if (c.attention_kind == AttentionKind::Performer) need(p + "attention.features", {dh, c.num_features});
     norm(p + "attention_norm", true);
     need(p + "feed_forward.fc1.weight", {F, D});
     maybe(p + "feed_forward.fc1.bias", {F});
@@ -394,6 +408,11 @@ uint64_t forward_flops(const EncoderConfig& c, uint64_t T) {
     case AttentionKind::LinearElu:
       layer += 2 * 2 * T * D * KV + 2 * T * dh * KV + 2 * T * dh * HD;  // K, V; state; apply
       break;
+    case AttentionKind::Performer: {
+      const uint64_t m = c.num_features;  // features of K and Q, state, apply
+      layer += 2 * 2 * T * D * KV + 2 * T * m * KV + 2 * T * m * HD + 2 * T * m * KV + 2 * T * m * HD;
+      break;
+    }
     case AttentionKind::GiveTake:
       layer += 2 * R * D * KV + 2 * T * D * KV;  // K (sequence and tokens), V
       layer += 2 * 2 * p * T * HD * 2;           // take and give: scores and weighted sums

@@ -17,6 +17,8 @@ namespace fbs = linfer::fb;
 LINFER_SAME_ENUM(DType, F32); LINFER_SAME_ENUM(DType, F16); LINFER_SAME_ENUM(DType, I8);
 LINFER_SAME_ENUM(AttentionKind, Linformer); LINFER_SAME_ENUM(AttentionKind, FullSoftmax);
 LINFER_SAME_ENUM(AttentionKind, LinearElu); LINFER_SAME_ENUM(AttentionKind, GiveTake);
+LINFER_SAME_ENUM(AttentionKind, Performer);
+LINFER_SAME_ENUM(FeatureMap, Softmax); LINFER_SAME_ENUM(FeatureMap, Relu);
 LINFER_SAME_ENUM(NormPlacement, Pre); LINFER_SAME_ENUM(NormPlacement, Post);
 LINFER_SAME_ENUM(NormPlacement, Reversible);
 LINFER_SAME_ENUM(PositionKind, None); LINFER_SAME_ENUM(PositionKind, Learned);
@@ -110,7 +112,7 @@ std::string write_lfm(const EncoderDescription& d, const std::string& producer,
       c.embedding_scale, fbs::ProjectionPlacement(c.projection_placement),
       fbs::ProjectionSharing(c.projection_sharing), fbs::Activation(c.activation),
       fbs::HeadKind(c.head), fbs::Activation(c.head_activation), fbs::Pooling(c.pooling),
-      c.num_classes);
+      c.num_classes, c.num_features, fbs::FeatureMap(c.feature_map), c.feature_eps);
   auto token_embedding = w.tensor(d.token_embedding);
   auto position_embedding = w.tensor(d.position_embedding);
   auto embedding_norm = w.norm(d.embedding_norm);
@@ -123,7 +125,8 @@ std::string write_lfm(const EncoderDescription& d, const std::string& producer,
     auto pk = w.tensor(l.proj_k), pv = w.tensor(l.proj_v);
     auto pkb = w.tensor(l.proj_k_bias), pvb = w.tensor(l.proj_v_bias);
     auto cw = w.tensor(l.conv_weight), cb = w.tensor(l.conv_bias);
-    auto attention = fbs::CreateAttention(fbb, q, k, v, o, pk, pv, pkb, pvb, cw, cb);
+    auto feats = w.tensor(l.features);
+    auto attention = fbs::CreateAttention(fbb, q, k, v, o, pk, pv, pkb, pvb, cw, cb, feats);
     auto an = w.norm(l.attention_norm);
     auto f1 = w.linear(l.fc1), f2 = w.linear(l.fc2);
     auto ff = fbs::CreateFeedForward(fbb, f1, f2);
@@ -383,6 +386,9 @@ std::string parse_lfm(const uint8_t* data, size_t size, EncoderDescription* desc
   cfg.head_activation = Activation(c->head_activation());
   cfg.pooling = Pooling(c->pooling());
   cfg.num_classes = c->num_classes();
+  cfg.num_features = c->num_features();
+  cfg.feature_map = FeatureMap(c->feature_map());
+  cfg.feature_eps = c->feature_eps();
   if (m->layers()->size() != cfg.num_layers)
     return "the model has " + std::to_string(m->layers()->size()) +
            " layers, the configuration says " + std::to_string(cfg.num_layers);
@@ -414,6 +420,7 @@ std::string parse_lfm(const uint8_t* data, size_t size, EncoderDescription* desc
     l.proj_v_bias = r.tensor(a->proj_v_bias(), p + "attention.proj_v_bias");
     l.conv_weight = r.tensor(a->conv_weight(), p + "attention.conv_weight");
     l.conv_bias = r.tensor(a->conv_bias(), p + "attention.conv_bias");
+    l.features = r.tensor(a->features(), p + "attention.features");
     l.attention_norm = r.norm(fl->attention_norm(), p + "attention_norm");
     l.fc1 = r.linear(fl->feed_forward()->fc1(), p + "feed_forward.fc1");
     l.fc2 = r.linear(fl->feed_forward()->fc2(), p + "feed_forward.fc2");

@@ -43,6 +43,8 @@ KINDS = {
     "full": {"attention_kind": "full"},
     "linear (elu+1)": {"attention_kind": "linear_elu"},
     "givetake p=32": {"attention_kind": "givetake", "num_global_tokens": 32},
+    # lucidrains' default feature count for head_dim 64: int(64 ln 64) = 266
+    "performer m=266": {"attention_kind": "performer", "num_features": 266},
 }
 
 
@@ -108,7 +110,8 @@ def write_report(results, ns, args, seconds):
              (args.threads, args.max_n, args.full_max_n), "",
              "Machine: %s, %d threads; %s. Models: dim 256, 4 layers, 4 heads x 64, ff 1024, vocab 256, "
              "LM head, sinusoidal positions, random weights; Linformer with layerwise sharing (as the "
-             "paper's Table 3); GiveTake with 32 tokens. One session per model, median of 5 runs "
+             "paper's Table 3); GiveTake with 32 tokens; Performer with 266 softmax features (lucidrains' "
+             "default for head_dim 64). One session per model, median of 5 runs "
              "(n <= 4096), 3 (n <= 16384) or 1; kinds alternate at each n. The whole run took %.0f s." %
              (cpu_name(), args.threads, time.strftime("%Y-%m-%d"), seconds), "",
              "## Latency (ms) and arena (MiB)", "",
@@ -143,6 +146,22 @@ def write_report(results, ns, args, seconds):
         lines.append("| %d | %.2fx (%sx) | %.2fx (%sx) | %.2fx (%sx) | %.1fx | %.1fx |" % (
             n, f["ms"] / l128["ms"], p[0], f["ms"] / l256["ms"], p[1], f["arena"] / l128["arena"],
             m[0], one_head / l128["arena"], all_heads / l128["arena"]))
+    lines += ["", "## Every kind against full attention", "",
+              "Speed-up = full latency / the kind's latency (n where full ran); arena per 1024 tokens "
+              "(MiB): constant when memory grows linearly in n.", "",
+              "| kind | " + " | ".join("n=%d" % n for n in ns) + " |", "|---|" + "---|" * len(ns)]
+    for name in KINDS:
+        if name == "full":
+            continue
+        cells = []
+        for n in ns:
+            r, f = results.get(name, {}).get(n), full.get(n)
+            if not r:
+                cells.append("-")
+                continue
+            per_k = r["arena"] / 2**20 / (n / 1024)
+            cells.append(("%.2fx, " % (f["ms"] / r["ms"]) if f else "") + "%.2f MiB" % per_k)
+        lines.append("| %s | %s |" % (name, " | ".join(cells)))
     gt = results.get("givetake p=32", {}).get(8192)
     f8 = full.get(8192)
     if gt and f8:

@@ -11,7 +11,8 @@
 namespace linfer {
 
 enum class DType : uint8_t { F32 = 0, F16 = 1, I8 = 2 };
-enum class AttentionKind : uint8_t { Linformer = 0, FullSoftmax = 1, LinearElu = 2, GiveTake = 3 };
+enum class AttentionKind : uint8_t { Linformer = 0, FullSoftmax = 1, LinearElu = 2, GiveTake = 3, Performer = 4 };
+enum class FeatureMap : uint8_t { Softmax = 0, Relu = 1 };  // Performer (kernels.h: FAVOR+)
 enum class NormPlacement : uint8_t { Pre = 0, Post = 1, Reversible = 2 };
 enum class PositionKind : uint8_t { None = 0, Learned = 1, Sinusoidal = 2 };
 enum class ProjectionPlacement : uint8_t { After = 0, Before = 1 };
@@ -25,6 +26,7 @@ enum class Layout : uint8_t { RowMajor = 0, Panel16 = 1 };
 
 const char* to_string(DType);
 const char* to_string(AttentionKind);
+const char* to_string(FeatureMap);
 const char* to_string(NormPlacement);
 const char* to_string(PositionKind);
 const char* to_string(ProjectionPlacement);
@@ -63,6 +65,9 @@ struct EncoderConfig {
   Activation head_activation = Activation::GeluErf;
   Pooling pooling = Pooling::First;
   uint32_t num_classes = 0;
+  uint32_t num_features = 0;  // Performer m
+  FeatureMap feature_map = FeatureMap::Softmax;
+  float feature_eps = 1e-4f;
 
   // Number of distinct E (and F) matrices per layer: heads for sharing None, else 1 (and 1 for
   // the kinds without projections).
@@ -113,6 +118,7 @@ struct LayerWeights {
   LinearWeights q, k, v, out;
   WeightView proj_k, proj_v, proj_k_bias, proj_v_bias;
   WeightView conv_weight, conv_bias;
+  WeightView features;  // Performer: [head_dim, num_features]
   NormWeights attention_norm;
   LinearWeights fc1, fc2;
   NormWeights feed_forward_norm;
@@ -149,6 +155,7 @@ struct Limits {
   static constexpr uint64_t kMaxTensorElements = 1ull << 34;
   static constexpr uint32_t kMaxGlobalTokens = 4096;
   static constexpr uint32_t kMaxConvKernel = 1023;
+  static constexpr uint32_t kMaxFeatures = 1u << 14;
 };
 
 // Checks the configuration and that every tensor present has the shape the configuration implies,
@@ -198,6 +205,7 @@ void for_each_weight(Desc& desc, Fn&& fn) {
     fn(p + "attention.proj_v_bias", l.proj_v_bias);
     fn(p + "attention.conv_weight", l.conv_weight);
     fn(p + "attention.conv_bias", l.conv_bias);
+    fn(p + "attention.features", l.features);
     fn(p + "attention_norm.weight", l.attention_norm.weight);
     fn(p + "attention_norm.bias", l.attention_norm.bias);
     fn(p + "feed_forward.fc1.weight", l.fc1.weight);
