@@ -340,12 +340,10 @@ bool Session::give_take(const LayerWeights& w, LayerOps& ops, const float* in, s
   return true;
 }
 
-// Linear (elu+1) attention over q, kp, vp (T rows). Bidirectional: per kv head, the state
-// (S, z) over all rows, then every row of every head reads it. Causal: row i adds itself to the
-// state and then reads it, so it sees rows j <= i only.
-// Linear attention (elu+1) and Performer: a key state per kv head (kernels.h), then each query
-// row against it. Bidirectional: the state of all T keys, then (head, block of rows) items across
-// threads. Causal: row by row, each row's keys added before its queries read the state.
+// Linear attention (elu+1) and Performer over q, kp, vp (T rows): a key state per kv head
+// (kernels.h: S and z; the favor state), then each query row against it. Bidirectional: the state
+// of all T keys, then (head, block of rows) items across threads. Causal: row i adds its key to
+// the state and then reads it, so it sees rows j <= i only.
 void Session::linear_attention(const LayerWeights& w, size_t T, size_t layer) {
   const EncoderConfig& c = cfg_;
   const size_t H = c.num_heads, dh = c.head_dim, HD = H * dh, kvh = c.kv_heads, KV = kvh * dh;
