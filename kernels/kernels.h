@@ -184,8 +184,18 @@ struct FavorParams {
   float eps;        // added to every feature
   float den_eps;    // added to each feature of the key sum in the denominator (lucidrains causal: 1e-6)
 };
-// The key state: P [m x dv], zp [m], vsum [dv], count, s.
-size_t favor_state_floats(size_t m, size_t dv);
+// The key state: P [m x dv], zp [m] (right after P: rescaled together), vsum [dv], count, s;
+// favor_state is the one layout expression (float* and const float* states).
+template <class T>
+struct FavorState {
+  T *P, *zp, *vsum, *count, *s;
+};
+template <class T>
+FavorState<T> favor_state(T* state, size_t m, size_t dv) {
+  T* zp = state + m * dv;
+  return {state, zp, zp + m, zp + m + dv, zp + m + dv + 1};
+}
+inline size_t favor_state_floats(size_t m, size_t dv) { return m * dv + m + dv + 2; }  // through s
 void favor_state_reset(float* state, size_t m, size_t dv);
 // Scratch floats the fast kernels need per call (the references allocate their own).
 size_t favor_scratch_floats(size_t m);

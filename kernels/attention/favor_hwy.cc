@@ -76,7 +76,8 @@ void FavorStateAdd(const FavorParams& p, const float* k, size_t k_stride, const 
                    size_t rows, size_t dv, float* state, float* scratch) {
   const D d;
   const size_t L = hn::Lanes(d), m = p.m;
-  float *P = state, *zp = P + m * dv, *vsum = zp + m, *count = vsum + dv, *s = count + 1;
+  const FavorState<float> st = favor_state(state, m, dv);
+  float *P = st.P, *zp = st.zp, *vsum = st.vsum, *count = st.count, *s = st.s;
   float* half_sq = scratch + kBlock * m;
   float* tops = half_sq + kBlock;
   for (size_t j0 = 0; j0 < rows; j0 += kBlock) {
@@ -116,7 +117,8 @@ void FavorApply(const FavorParams& p, const float* q, size_t q_stride, size_t ro
                 const float* state, float* o, size_t o_stride, float* scratch) {
   const D d;
   const size_t L = hn::Lanes(d), m = p.m;
-  const float *P = state, *zp = P + m * dv, *vsum = zp + m, *count = vsum + dv;
+  const FavorState<const float> st = favor_state(state, m, dv);
+  const float *P = st.P, *zp = st.zp, *vsum = st.vsum, *count = st.count;
   const bool softmax = p.map == FeatureMap::Softmax;
   const float r = softmax ? 1.0f / std::sqrt(float(m)) : 1.0f;
   float* phi = scratch;

@@ -9,11 +9,9 @@
 
 namespace linfer::kernels {
 
-size_t favor_state_floats(size_t m, size_t dv) { return m * dv + m + dv + 2; }
-
 void favor_state_reset(float* state, size_t m, size_t dv) {
   std::fill(state, state + favor_state_floats(m, dv), 0.0f);
-  state[m * dv + m + dv + 1] = -INFINITY;  // s: no key yet
+  *favor_state(state, m, dv).s = -INFINITY;  // no key yet
 }
 
 // 16 rows' projections and the same transposed, their maxima and halved squared norms, and the
@@ -36,7 +34,8 @@ static void project(const FavorParams& p, const float* x, std::vector<double>& a
 void favor_state_add_f32_ref(const FavorParams& p, const float* k, size_t k_stride, const float* v,
                              size_t v_stride, size_t rows, size_t dv, float* state, float*) {
   const size_t m = p.m;
-  float *P = state, *zp = P + m * dv, *vsum = zp + m, *count = vsum + dv, *s = count + 1;
+  const FavorState<float> st = favor_state(state, m, dv);
+  float *P = st.P, *zp = st.zp, *vsum = st.vsum, *count = st.count, *s = st.s;
   std::vector<double> a(m);
   for (size_t j = 0; j < rows; ++j) {
     double half_sq;
@@ -63,7 +62,8 @@ void favor_state_add_f32_ref(const FavorParams& p, const float* k, size_t k_stri
 void favor_apply_f32_ref(const FavorParams& p, const float* q, size_t q_stride, size_t rows, size_t dv,
                          const float* state, float* o, size_t o_stride, float*) {
   const size_t m = p.m;
-  const float *P = state, *zp = P + m * dv, *vsum = zp + m, *count = vsum + dv;
+  const FavorState<const float> st = favor_state(state, m, dv);
+  const float *P = st.P, *zp = st.zp, *vsum = st.vsum, *count = st.count;
   const double r = p.map == FeatureMap::Softmax ? 1.0 / std::sqrt(double(m)) : 1.0;
   std::vector<double> a(m), phi(m);
   for (size_t i = 0; i < rows; ++i) {
