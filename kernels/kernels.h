@@ -87,6 +87,13 @@ void transpose_f32_ref(const float* src, size_t src_stride, size_t rows, size_t 
 void transpose_f32_generic(const float* src, size_t src_stride, size_t rows, size_t cols,
                            float* dst, size_t dst_stride);
 
+// Rotary positions, adjacent pairs: in each of `heads` head_dim-wide heads of each row, elements
+// (2i, 2i+1) = (a, b) become (a cos - b sin, b cos + a sin) with row r's angles from
+// table + r * table_stride (head_dim / 2 sines, then as many cosines). A few multiply-adds per
+// element next to a projection's hundreds: the portable loop is the reference and the fast path.
+void rotate_pairs_f32(float* x, size_t x_stride, size_t rows, size_t heads, size_t head_dim,
+                      const float* table, size_t table_stride);
+
 // Name of the instruction set the Highway kernels dispatch to on this CPU (e.g. "AVX3", "NEON").
 const char* hwy_kernel_target();
 
@@ -204,6 +211,11 @@ void favor_state_add_f32_ref(const FavorParams& p, const float* k, size_t k_stri
                              size_t v_stride, size_t rows, size_t dv, float* state, float* scratch);
 void favor_state_add_f32_hwy(const FavorParams& p, const float* k, size_t k_stride, const float* v,
                              size_t v_stride, size_t rows, size_t dv, float* state, float* scratch);
+// The largest projection c w_f . k over rows [0, rows) of k and every feature f: a causal
+// state preset to it (FavorState::s) never rescales, so that every row sees the stabiliser of the
+// whole input (KeyStabiliser::Sequence).
+float favor_key_max_f32_ref(const FavorParams& p, const float* k, size_t k_stride, size_t rows);
+float favor_key_max_f32_hwy(const FavorParams& p, const float* k, size_t k_stride, size_t rows, float* scratch);
 // o_i for query rows [0, rows) against the keys in state.
 void favor_apply_f32_ref(const FavorParams& p, const float* q, size_t q_stride, size_t rows, size_t dv,
                          const float* state, float* o, size_t o_stride, float* scratch);

@@ -111,6 +111,18 @@ void FavorStateAdd(const FavorParams& p, const float* k, size_t k_stride, const 
   }
 }
 
+float FavorKeyMax(const FavorParams& p, const float* k, size_t k_stride, size_t rows, float* scratch) {
+  float* half_sq = scratch + kBlock * p.m;
+  float* tops = half_sq + kBlock;
+  float top = -INFINITY;
+  for (size_t j0 = 0; j0 < rows; j0 += kBlock) {
+    const size_t n = std::min(kBlock, rows - j0);
+    Project(p, k + j0 * k_stride, k_stride, n, scratch, tops, half_sq);  // as FavorStateAdd does
+    top = std::max(top, *std::max_element(tops, tops + n));
+  }
+  return top;
+}
+
 // Per block of rows: features phi [n x m] (scratch), then phi P through the matrix product
 // straight into o, then each row's eps term and 1 / denominator.
 void FavorApply(const FavorParams& p, const float* q, size_t q_stride, size_t rows, size_t dv,
@@ -172,6 +184,11 @@ HWY_AFTER_NAMESPACE();
 namespace linfer::kernels {
 HWY_EXPORT(FavorStateAdd);
 HWY_EXPORT(FavorApply);
+HWY_EXPORT(FavorKeyMax);
+
+float favor_key_max_f32_hwy(const FavorParams& p, const float* k, size_t k_stride, size_t rows, float* scratch) {
+  return HWY_DYNAMIC_DISPATCH(FavorKeyMax)(p, k, k_stride, rows, scratch);
+}
 
 void favor_state_add_f32_hwy(const FavorParams& p, const float* k, size_t k_stride, const float* v,
                              size_t v_stride, size_t rows, size_t dv, float* state, float* scratch) {

@@ -59,6 +59,17 @@ void favor_state_add_f32_ref(const FavorParams& p, const float* k, size_t k_stri
   }
 }
 
+float favor_key_max_f32_ref(const FavorParams& p, const float* k, size_t k_stride, size_t rows) {
+  std::vector<double> a(p.m);
+  float top = -INFINITY;
+  for (size_t j = 0; j < rows; ++j) {
+    double half_sq;
+    project(p, k + j * k_stride, a, &half_sq);
+    top = std::max(top, float(*std::max_element(a.begin(), a.end())));
+  }
+  return top;
+}
+
 void favor_apply_f32_ref(const FavorParams& p, const float* q, size_t q_stride, size_t rows, size_t dv,
                          const float* state, float* o, size_t o_stride, float*) {
   const size_t m = p.m;

@@ -108,4 +108,21 @@ void transpose_f32_generic(const float* src, size_t src_stride, size_t rows, siz
     }
 }
 
+void rotate_pairs_f32(float* x, size_t x_stride, size_t rows, size_t heads, size_t head_dim,
+                      const float* table, size_t table_stride) {
+  const size_t half = head_dim / 2;
+  for (size_t r = 0; r < rows; ++r) {
+    const float* sin = table + r * table_stride;
+    const float* cos = sin + half;
+    for (size_t h = 0; h < heads; ++h) {
+      float* p = x + r * x_stride + h * head_dim;
+      for (size_t i = 0; i < half; ++i) {
+        const float a = p[2 * i], b = p[2 * i + 1];
+        p[2 * i] = a * cos[i] - b * sin[i];
+        p[2 * i + 1] = b * cos[i] + a * sin[i];
+      }
+    }
+  }
+}
+
 }  // namespace linfer::kernels

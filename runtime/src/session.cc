@@ -232,6 +232,11 @@ linfer_status Session::step(int32_t id, std::string* error) {
     *error = "token-by-token runs need a causal linear-attention or performer model";
     return LINFER_ERROR_INVALID_ARGUMENT;
   }
+  if (c.key_stabiliser == KeyStabiliser::Sequence) {
+    *error = "token-by-token runs need rows that do not depend on later tokens; this performer model's "
+             "key stabiliser spans the whole input (key_stabiliser 'sequence', performer-pytorch's semantics)";
+    return LINFER_ERROR_INVALID_ARGUMENT;
+  }
   if (c.head == HeadKind::Classifier) {
     *error = "token-by-token runs give one row per token; a classifier pools the whole input";
     return LINFER_ERROR_INVALID_ARGUMENT;

@@ -83,6 +83,11 @@ class Session {
   // session.cc
   linfer_status forward(size_t T, std::string* error);
   void add_positions(size_t T);
+  // Rotary positions on T rows of `heads` heads (queries or keys), when the model has them;
+  // rotate_rows: `rows` rows at x that are rows [row, row + rows) of the run, on the calling
+  // thread (the row pipeline's blocks).
+  void rotate(float* x, size_t T, size_t heads);
+  void rotate_rows(float* x, size_t row, size_t rows, size_t heads) const;
   bool run_dense(const DenseLayer& op, size_t rows, const float* x, float* y, bool accumulate = false);
   bool feed_forward(LayerOps& ops, const float* in, size_t R, float* residual);
   bool output_head(size_t T);

@@ -145,12 +145,30 @@ bool Session::linformer_kv(const LayerWeights& w, LayerOps& ops, const float* in
   return true;
 }
 
+// Rows [0, T) are positions [first, first + T) of the sequence (first > 0 when stepping).
+void Session::rotate(float* x, size_t T, size_t heads) {
+  if (cfg_.rotary == Rotary::None) return;
+  const auto t = now();
+  workers_.ranges(T, 16, [&](size_t b, size_t e, size_t) { rotate_rows(x + b * heads * cfg_.head_dim, b, e - b, heads); });
+  lap(LINFER_OP_ELEMENTWISE, t);
+}
+
+// `rows` rows at x (`heads` heads each) that are rows [row, row + rows) of the run.
+void Session::rotate_rows(float* x, size_t row, size_t rows, size_t heads) const {
+  if (cfg_.rotary == Rotary::None) return;
+  const size_t dh = cfg_.head_dim, first = (stepping_ ? step_position_ : 0) + row;
+  kernels::rotate_pairs_f32(x, heads * dh, rows, heads, dh,
+                            f32(model_->desc.rotary_table) + first * dh, dh);
+}
+
 bool Session::attention(const LayerWeights& w, LayerOps& ops, const float* in, size_t T, float* residual) {
   const EncoderConfig& c = cfg_;
   if (c.attention_kind == AttentionKind::GiveTake) return give_take(w, ops, in, T, residual);
   if (!run_dense(ops.q, T, in, buf_.q)) return false;
+  rotate(buf_.q, T, c.num_heads);
   if (linear_state_floats(c)) {  // linear (elu+1) or Performer
     if (!run_dense(ops.k[0], T, in, buf_.kp) || !run_dense(ops.v[0], T, in, buf_.vp)) return false;
+    rotate(buf_.kp, T, c.kv_heads);
     const auto t = now();
     linear_attention(w, T, size_t(&w - model_->desc.layers.data()));
     lap(LINFER_OP_ATTENTION, t);
@@ -185,6 +203,7 @@ size_t Session::softmax_keys(const LayerWeights& w, LayerOps& ops, const float* 
     keys = c.proj_len;
   } else {
     if (!run_dense(ops.k[0], T, in, buf_.kp) || !run_dense(ops.v[0], T, in, buf_.vp)) return 0;
+    rotate(buf_.kp, T, kvh);
     keys = T;
   }
   const auto t = now();
@@ -349,6 +368,7 @@ void Session::linear_attention(const LayerWeights& w, size_t T, size_t layer) {
   const size_t H = c.num_heads, dh = c.head_dim, HD = H * dh, kvh = c.kv_heads, KV = kvh * dh;
   const size_t heads_per_kv = H / kvh, state_floats = linear_state_floats(c);
   const bool performer = c.attention_kind == AttentionKind::Performer;
+  const bool sequence_stabiliser = performer && c.key_stabiliser == KeyStabiliser::Sequence;
   kernels::FavorParams favor{};
   if (performer)
     favor = {f32(w.features), dh, c.num_features, c.feature_map, c.feature_eps,
@@ -372,6 +392,9 @@ void Session::linear_attention(const LayerWeights& w, size_t T, size_t layer) {
       for (size_t s = b; s < e; ++s) {
         float* S = carried + s * state_floats;
         if (!stepping_) reset_linear_state(S);
+        if (sequence_stabiliser)  // every row sees the stabiliser of all T keys (a preset s never grows)
+          *kernels::favor_state(S, c.num_features, dh).s =
+              kernels::favor_key_max_f32_hwy(favor, buf_.kp + s * dh, KV, T, scratch);
         for (size_t i = 0; i < T; ++i) {
           add_keys(S, i, 1, s, scratch);
           for (size_t h = s * heads_per_kv; h < (s + 1) * heads_per_kv; ++h) apply(S, i, 1, h, scratch);

@@ -47,6 +47,7 @@ bool Session::layer_rows(const LayerWeights& w, LayerOps& ops, size_t T) {
       const size_t n = std::min(B, end - r0);
       float* x = buf_.x + r0 * D;
       ops.q.run_rows(qrows, in + r0 * D, n, q, false, r0);
+      rotate_rows(q, r0, n, c.num_heads);
       mark(LINFER_OP_DENSE);
       for (size_t h = 0; h < c.num_heads; ++h) attention_rows(h, keys, q, attn, n, chunk);
       mark(LINFER_OP_ATTENTION);

@@ -71,10 +71,15 @@ LINFER_CASES = [
                                  head="classifier", num_classes=2)),
     ("performer_relu_causal_lm", dict(attention_kind="performer", proj_len=0, num_features=9,
                                       feature_map="relu", causal=True, kv_heads=1, head="lm")),
+    ("performer_rotary_sequence_lm", dict(attention_kind="performer", proj_len=0, num_features=10,
+                                          causal=True, rotary="adjacent_pairs", key_stabiliser="sequence",
+                                          head="lm")),
+    ("full_rotary_cls", dict(attention_kind="full", proj_len=0, rotary="adjacent_pairs", head="classifier",
+                             num_classes=2)),
 ]
 QUANTIZED = {"lin_pre_headwise", "lin_post_none_before_sinus_lm", "lin_layerwise_nopos_cls",
              "full_pre_lm", "givetake_conv3_kv1_rev_cls", "linear_causal_lm",
-             "performer_bidir_cls"}
+             "performer_bidir_cls", "performer_rotary_sequence_lm"}
 LEGACY = {"lin_pre_headwise", "lin_layerwise_nopos_cls", "givetake_p2_pre"}
 
 UPSTREAM_CASES = [
@@ -99,6 +104,12 @@ UPSTREAM_CASES = [
          args=dict(encoder_layers=2, encoder_embed_dim=8, encoder_ffn_embed_dim=12,
                    encoder_attention_heads=2, max_positions=8, compressed=2,
                    shared_layer_kv_compressed=1, shared_kv_compressed=1)),
+    dict(name="performer_lm_rotary_causal", layout="performer", cls="PerformerLM", fmt="zip",
+         args=dict(num_tokens=12, max_seq_len=8, dim=8, depth=1, heads=2, dim_head=4, causal=True,
+                   nb_features=6)),
+    dict(name="performer_bare_reversible_relu", layout="performer", cls="Performer", fmt="legacy", n=8,
+         args=dict(dim=8, depth=2, heads=2, dim_head=4, nb_features=5, reversible=True,
+                   generalized_attention=True)),
 ]
 
 # Converted as they are (the brief's "real" models): checkpoint, --dtype.

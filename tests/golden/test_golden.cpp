@@ -118,7 +118,7 @@ TEST_CASE("golden parity with PyTorch for every case, length and thread count") 
     }
     ++cases_run;
   }
-  CHECK(cases_run == 24);
+  CHECK(cases_run == 26);
 }
 
 // Checkpoints written by the project's re-creations of lucidrains, fairseq and tatp22 modules
@@ -163,7 +163,7 @@ TEST_CASE("golden parity for the lucidrains, fairseq and tatp22 layouts") {
     CHECK(lengths == 4);
     ++cases_run;
   }
-  CHECK(cases_run == 18);
+  CHECK(cases_run == 21);
 }
 
 TEST_CASE("linfer-run --dump writes the same output as the API") {
@@ -191,7 +191,8 @@ TEST_CASE("linfer-run --dump writes the same output as the API") {
 }
 
 TEST_CASE("causal linear and performer attention token by token equal the whole-sequence run") {
-  for (const char* name : {"k05_linear_causal_lm", "k12_performer_causal_lm", "k14_performer_relu_causal_rev"}) {
+  for (const char* name : {"k05_linear_causal_lm", "k12_performer_causal_lm", "k14_performer_relu_causal_rev",
+                           "k15_performer_rotary_causal_lm"}) {
   CAPTURE(name);
   const std::string dir = std::string(LINFER_SOURCE_DIR) + "/tests/golden_kinds/" + name;
   const std::string lfm = kTmp + "/step.lfm";
@@ -231,4 +232,17 @@ TEST_CASE("causal linear and performer attention token by token equal the whole-
   linfer::Session s2;
   REQUIRE(linfer::Session::Create(other, linfer::SessionOptions(), &s2).ok());
   CHECK(s2.Step(1).message() == "token-by-token runs need a causal linear-attention or performer model");
+  // A causal performer-pytorch model keeps upstream's whole-input key stabiliser: no stepping.
+  const std::string up = std::string(LINFER_SOURCE_DIR) + "/tests/golden_layouts/performer_lm_rotary_causal";
+  int code = 0;
+  const std::string out = run_command(std::string(LINFER_CONVERT_PATH) + " " + up + "/checkpoint.pt --config " + up +
+                                          "/config.json -o " + kTmp + "/sequence.lfm", &code);
+  REQUIRE_MESSAGE(code == 0, out);
+  linfer::Model sequence;
+  REQUIRE(linfer::Model::Load(kTmp + "/sequence.lfm", &sequence).ok());
+  linfer::Session s3;
+  REQUIRE(linfer::Session::Create(sequence, linfer::SessionOptions(), &s3).ok());
+  const linfer::Status refused = s3.Step(1);
+  CHECK(refused.code() == LINFER_ERROR_INVALID_ARGUMENT);
+  CHECK(refused.message().find("key stabiliser spans the whole input") != std::string::npos);
 }

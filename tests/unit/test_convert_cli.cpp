@@ -70,6 +70,10 @@ TEST_CASE("malicious and corrupt checkpoints: one-line error, exit 1, no output 
     std::ofstream(kTmp + "/tatp_noparams.json") << with("\"learnable\"", "\"no_params\"");
     std::ofstream(kTmp + "/tatp_causal.json") << with("\"causal\": false", "\"causal\": true");
     std::ofstream(kTmp + "/tatp_sharing.json") << with("\"kv\"", "\"none\"");
+    std::ofstream(kTmp + "/performer_local.json") << R"({"num_tokens": 64, "max_seq_len": 32, "dim": 32, "depth": 2, "heads": 2, "dim_head": 16, "local_attn_heads": 1})";
+    std::ofstream(kTmp + "/performer_glu.json") << R"({"num_tokens": 64, "max_seq_len": 32, "dim": 32, "depth": 2, "heads": 2, "dim_head": 16, "ff_glu": true})";
+    std::ofstream(kTmp + "/performer_heads.json") << R"({"num_tokens": 64, "max_seq_len": 32, "dim": 32, "depth": 2, "heads": 4, "dim_head": 16, "causal": true})";
+    std::ofstream(kTmp + "/performer_reversible.json") << R"({"num_tokens": 64, "max_seq_len": 32, "dim": 32, "depth": 2, "heads": 2, "dim_head": 16, "reversible": true})";
     std::ofstream(kTmp + "/linfer_k_gt_n.json") << R"({"vocab_size": 64, "dim": 32, "num_layers": 2, "num_heads": 4, "head_dim": 8, "ff_dim": 64, "max_seq_len": 32, "proj_len": 40})";
   }
   const std::string lucid = layouts + "/lucidrains_lm/checkpoint.pt";
@@ -110,6 +114,11 @@ TEST_CASE("malicious and corrupt checkpoints: one-line error, exit 1, no output 
       {"tatp22 method no_params", [&] { return file(layouts + "/tatp22_kv_gelu/checkpoint.pt"); }, "--config " + kTmp + "/tatp_noparams.json", "not saved in the checkpoint"},
       {"tatp22 causal", [&] { return file(layouts + "/tatp22_kv_gelu/checkpoint.pt"); }, "--config " + kTmp + "/tatp_causal.json", "causal"},
       {"tatp22 sharing contradicts the storages", [&] { return file(layouts + "/tatp22_kv_gelu/checkpoint.pt"); }, "--config " + kTmp + "/tatp_sharing.json", "storage sharing is 'kv'"},
+      {"performer without --config", [&] { return file(layouts + "/performer_lm_rotary_causal/checkpoint.pt"); }, "", "pass --config"},
+      {"performer local attention heads", [&] { return file(layouts + "/performer_lm_rotary_causal/checkpoint.pt"); }, "--config " + kTmp + "/performer_local.json", "local_attn_heads"},
+      {"performer GLU feed-forward", [&] { return file(layouts + "/performer_lm_rotary_causal/checkpoint.pt"); }, "--config " + kTmp + "/performer_glu.json", "ff_glu = true is not supported"},
+      {"performer heads contradict the weights", [&] { return file(layouts + "/performer_lm_rotary_causal/checkpoint.pt"); }, "--config " + kTmp + "/performer_heads.json", "has shape"},
+      {"performer reversible contradicts the keys", [&] { return file(layouts + "/performer_lm_rotary_causal/checkpoint.pt"); }, "--config " + kTmp + "/performer_reversible.json", "sequential"},
       {"fairseq with --config", [&] { return file(layouts + "/fairseq_default_cfg/checkpoint.pt"); }, "--config " + kTmp + "/bad_key.json", "carry their own hyperparameters"},
       {"linfer layout with k > n", [&] { return file(kSrc + "/tests/golden/c07_bare_state_dict_none/checkpoint.pt"); }, "--config " + kTmp + "/linfer_k_gt_n.json", "exceeds max_seq_len"},
       {"bare state_dict without a configuration", [&] { return file(kSrc + "/tests/golden/c07_bare_state_dict_none/checkpoint.pt"); }, "", "pass --config"},

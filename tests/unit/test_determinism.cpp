@@ -119,7 +119,7 @@ TEST_CASE("every golden model gives bit-identical outputs across runs and thread
       ++models;
     }
   }
-  CHECK(linfer::testing::all_golden_cases().size() == 42);  // 10 Linformer option cases, 14 kinds, 18 layouts
+  CHECK(linfer::testing::all_golden_cases().size() == 47);  // 10 Linformer option cases, 16 kinds, 21 layouts
   CHECK(models == 3 * linfer::testing::golden_cases_for_this_build().size());
 }
 

@@ -553,6 +553,21 @@ TEST_CASE("performer (FAVOR+): fast state and apply match the reference on every
             for (size_t j = 0; j < rows; ++j)
               favor_state_add_f32_hwy(p, k.data() + j * ks, ks, v.data() + j * vs, vs, 1, d, s3.data(), scratch.data());
             CHECK(rel_err(s3, s2) < 1e-5);
+            // The whole input's key maximum, preset as the stabiliser: adding the keys never
+            // rescales, so s stays that value and the state equals the one-call state.
+            const float top_ref = favor_key_max_f32_ref(p, k.data(), ks, rows);
+            const float top = favor_key_max_f32_hwy(p, k.data(), ks, rows, scratch.data());
+            CHECK(std::fabs(top - top_ref) <= 1e-5f * std::max(1.0f, std::fabs(top_ref)));
+            if (map == linfer::FeatureMap::Softmax) {
+              CHECK(top == *favor_state(s2.data(), m, d).s);
+              std::vector<float> s4(n);
+              favor_state_reset(s4.data(), m, d);
+              *favor_state(s4.data(), m, d).s = top;
+              for (size_t j = 0; j < rows; ++j)
+                favor_state_add_f32_hwy(p, k.data() + j * ks, ks, v.data() + j * vs, vs, 1, d, s4.data(), scratch.data());
+              CHECK(*favor_state(s4.data(), m, d).s == top);
+              CHECK(rel_err(s4, s2) < 1e-5);
+            }
             std::vector<float> o1(rows * os, 0.0f), o2(rows * os, 0.0f);
             favor_apply_f32_ref(p, q.data(), qs, rows, d, s1.data(), o1.data(), os, nullptr);
             favor_apply_f32_hwy(p, q.data(), qs, rows, d, s1.data(), o2.data(), os, scratch.data());

@@ -66,7 +66,9 @@ TEST_CASE("run() performs no heap allocation, for every golden model, dtype and 
           const linfer::Status st = run(T);
           if (!st.ok()) FAIL(st.message());
         }
-        if (c.name.find("causal") != std::string::npos) {
+        // Causal models step too, but not performer-pytorch's: its whole-input key stabiliser
+        // refuses token-by-token runs (test_golden checks the refusal).
+        if (c.name.find("causal") != std::string::npos && c.layout != "performer") {
           session.ResetState();
           for (int i = 0; i < 5; ++i) REQUIRE(session.Step(1).ok());
         }
@@ -75,6 +77,6 @@ TEST_CASE("run() performs no heap allocation, for every golden model, dtype and 
       }
       ++models;
     }
-  CHECK(linfer::testing::all_golden_cases().size() == 42);
+  CHECK(linfer::testing::all_golden_cases().size() == 47);
   CHECK(models == 3 * linfer::testing::golden_cases_for_this_build().size());
 }

@@ -77,7 +77,7 @@ std::string parse_linfer_config(const std::string& text, EncoderConfig* out) {
       "final_norm", "norm_eps", "positions", "position_offset", "sinusoidal_base",
       "embedding_scale", "projection_placement", "projection_sharing", "activation", "head",
       "head_activation", "pooling", "num_classes", "causal", "num_global_tokens", "num_features",
-      "feature_map", "feature_eps"};
+      "feature_map", "feature_eps", "rotary", "key_stabiliser"};
   for (const auto& item : j.items())
     if (!kKnown.count(item.key()) && !kInformational.count(item.key()))
       return "unknown configuration key '" + item.key() + "'";
@@ -131,6 +131,9 @@ std::string parse_linfer_config(const std::string& text, EncoderConfig* out) {
   // lucidrains' constants: 1e-4 for the softmax features, 1e-3 (kernel_epsilon) for relu
   c.feature_eps = c.feature_map == FeatureMap::Relu ? 1e-3f : 1e-4f;
   p.f32("feature_eps", &c.feature_eps);
+  p.choice("key_stabiliser", &c.key_stabiliser,
+           {{"prefix", KeyStabiliser::Prefix}, {"sequence", KeyStabiliser::Sequence}});
+  p.choice("rotary", &c.rotary, {{"none", Rotary::None}, {"adjacent_pairs", Rotary::AdjacentPairs}});
   bool causal = false;
   p.boolean("causal", &causal);
   c.causal = causal ? CausalMode::Causal : CausalMode::Bidirectional;

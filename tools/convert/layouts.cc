@@ -688,10 +688,148 @@ std::string map_tatp22(const Checkpoint& ck, const std::string& config_json, Map
   return b.check_all_used("tatp22");
 }
 
+
+// ---------------------------------------------------------------------------------------------
+// lucidrains/performer-pytorch 1.1.4: PerformerLM and Performer (docs/converter.md, "performer")
+
+std::string map_performer(const Checkpoint& ck, const std::string& config_json, MappedModel* out) {
+  if (config_json.empty())
+    return "performer-pytorch checkpoints do not record causal or generalized_attention: pass "
+           "--config CONFIG.json with the PerformerLM or Performer constructor arguments";
+  LibraryConfig lc;
+  if (!lc.parse(config_json,
+                {"num_tokens", "max_seq_len", "dim", "depth", "heads", "dim_head", "causal", "ff_mult",
+                 "nb_features", "reversible", "generalized_attention", "tie_embed", "rotary_position_emb",
+                 "axial_position_emb", "axial_position_shape", "qkv_bias", "attn_out_bias", "local_attn_heads",
+                 "local_window_size", "use_scalenorm", "use_rezero", "ff_glu", "shift_tokens", "cross_attend",
+                 "no_projection", "feature_redraw_interval", "ff_chunks", "emb_dropout", "ff_dropout",
+                 "attn_dropout", "auto_check_redraw"},
+                "--config"))
+    return lc.error;
+  // Options whose modules linfer does not have (each changes the forward pass).
+  if (lc.present("local_attn_heads") && !(lc.j.at("local_attn_heads").is_number_integer() &&
+                                          lc.j.at("local_attn_heads").get<int64_t>() == 0))
+    return "performer-pytorch local_attn_heads (local attention heads) are not supported: refused";
+  for (const char* key : {"use_scalenorm", "use_rezero", "ff_glu", "shift_tokens", "cross_attend",
+                          "no_projection", "axial_position_emb"})
+    if (lc.flag(key, false)) return std::string("performer-pytorch ") + key + " = true is not supported: refused";
+  if (!lc.error.empty()) return lc.error;
+
+  const bool lm = ck.tensors.count("token_emb.weight") > 0;
+  const std::string P = lm ? "performer." : "";
+  const bool reversible = ck.tensors.count(P + "net.blocks.0.f.net.norm.weight") > 0 ||
+                          ck.tensors.count(P + "proj_updater.instance.blocks.0.f.net.norm.weight") > 0;
+  if (lc.present("reversible") && lc.flag("reversible", false) != reversible)
+    return std::string("--config says reversible = ") + (reversible ? "false" : "true") +
+           " but the checkpoint's layers are " + (reversible ? "reversible blocks" : "sequential");
+  // The projection updater holds the same module as net, so every layer tensor has two names;
+  // a file written without shared tensors (safetensors' save_model) may keep either one.
+  auto net_key = [&](const std::string& rest) {
+    const std::string a = P + "net." + rest, b = P + "proj_updater.instance." + rest;
+    return ck.tensors.count(a) || !ck.tensors.count(b) ? a : b;
+  };
+  auto attn = [&](uint32_t i) { return reversible ? "blocks." + str(i) + ".f.net." : "layers." + str(i) + ".0."; };
+  auto ff = [&](uint32_t i) { return reversible ? "blocks." + str(i) + ".g.net." : "layers." + str(i) + ".1."; };
+
+  EncoderConfig& c = out->desc.config;
+  c.attention_kind = AttentionKind::Performer;
+  c.dim = lc.u32("dim", 0, true);
+  c.num_layers = lc.u32("depth", 0, true);
+  c.num_heads = lc.u32("heads", 0, true);
+  c.head_dim = lc.u32("dim_head", lm ? 64 : 0, !lm);  // Performer's dim_head is positional
+  c.causal = lc.flag("causal", false) ? CausalMode::Causal : CausalMode::Bidirectional;
+  c.ff_dim = c.dim * lc.u32("ff_mult", 4);
+  const bool relu = lc.flag("generalized_attention", false);
+  c.feature_map = relu ? FeatureMap::Relu : FeatureMap::Softmax;
+  c.feature_eps = relu ? 1e-3f : 1e-4f;  // kernel_epsilon; softmax_kernel's eps
+  // nb_features default: int(dim_head * ln(dim_head)), as FastAttention computes it
+  c.num_features = lc.u32("nb_features", c.head_dim > 1 ? uint32_t(c.head_dim * std::log(double(c.head_dim))) : 0);
+  c.kv_heads = c.num_heads;
+  c.max_seq_len = lc.u32("max_seq_len", 0, true);
+  c.norm_placement = reversible ? NormPlacement::Reversible : NormPlacement::Pre;
+  c.activation = Activation::GeluErf;
+  const bool qkv_bias = lc.flag("qkv_bias", !lm), out_bias = lc.flag("attn_out_bias", !lm);
+  bool rotary = false, tied = false;
+  if (lm) {
+    c.vocab_size = lc.u32("num_tokens", 0, true);
+    c.head = HeadKind::LmLogits;
+    c.final_norm = true;
+    rotary = lc.flag("rotary_position_emb", true);
+    tied = lc.flag("tie_embed", false);
+    c.positions = PositionKind::Learned;
+    c.rotary = rotary ? Rotary::AdjacentPairs : Rotary::None;
+  } else {
+    c.positions = PositionKind::None;  // Performer takes embeddings; positions are the caller's
+  }
+  if (!lc.error.empty()) return lc.error;
+  if (c.num_heads == 0 || c.head_dim == 0) return "--config: heads and dim_head must be positive";
+  if (const std::string e = check_counts(c); !e.empty()) return e;
+  out->notes.push_back(std::string(lm ? "PerformerLM" : "Performer (takes embeddings)") +
+                       (c.causal == CausalMode::Causal ? ", causal" : "") + (relu ? ", relu features" : ", softmax features") +
+                       " (m = " + str(c.num_features) + ")" + (reversible ? ", reversible" : "") +
+                       (lm ? rotary ? ", rotary positions" : ", learned positions" : "") + (tied ? ", tied embedding" : ""));
+  if (c.causal == CausalMode::Causal && !relu) {
+    // Upstream subtracts the maximum over all keys of the input, so with softmax features its rows
+    // depend on later tokens (through the eps term): reproduced exactly, without token-by-token runs.
+    c.key_stabiliser = KeyStabiliser::Sequence;
+    out->notes.push_back("causal softmax features: keys stabilised by the maximum over the whole input, as "
+                         "upstream (key_stabiliser 'sequence'); whole-input runs only, no token-by-token runs");
+  }
+
+  EncoderDescription& d = out->desc;
+  d.layers.resize(c.num_layers);
+  Builder b(ck, out);
+  const uint32_t D = c.dim, HD = c.num_heads * c.head_dim, n = c.max_seq_len, F = c.ff_dim;
+  if (lm) {
+    d.token_embedding = b.load("token_emb.weight", {c.vocab_size, D});
+    if (rotary) {
+      d.position_embedding = b.load("pos_emb.emb", {n, D});  // fixed sinusoids, added like a table
+      d.rotary_table = b.load("layer_pos_emb.emb", {n, c.head_dim});
+    } else {
+      d.position_embedding = b.load(b.has("pos_emb.weight") ? "pos_emb.weight" : "pos_emb.emb.weight", {n, D});
+    }
+    d.final_norm.weight = b.load("norm.weight", {D});
+    d.final_norm.bias = b.load("norm.bias", {D});
+    if (tied) {
+      d.head.out.weight = d.token_embedding;  // logits = x E^T, no bias
+    } else {
+      d.head.out.weight = b.load("to_out.weight", {c.vocab_size, D});
+      d.head.out.bias = b.load("to_out.bias", {c.vocab_size});
+    }
+  }
+  for (uint32_t i = 0; i < c.num_layers && b.error.empty(); ++i) {
+    LayerWeights& l = d.layers[i];
+    const std::string a = attn(i), f = ff(i);
+    l.attention_norm.weight = b.load(net_key(a + "norm.weight"), {D});
+    l.attention_norm.bias = b.load(net_key(a + "norm.bias"), {D});
+    LinearWeights* qkv[3] = {&l.q, &l.k, &l.v};
+    const char* names[3] = {"to_q", "to_k", "to_v"};
+    for (int j = 0; j < 3; ++j) {
+      qkv[j]->weight = b.load(net_key(a + "fn." + names[j] + ".weight"), {HD, D});
+      if (qkv_bias) qkv[j]->bias = b.load(net_key(a + "fn." + names[j] + ".bias"), {HD});
+    }
+    l.out.weight = b.load(net_key(a + "fn.to_out.weight"), {D, HD});
+    if (out_bias) l.out.bias = b.load(net_key(a + "fn.to_out.bias"), {D});
+    // projection_matrix [m, dim_head] (rows are the random directions); features = its transpose
+    l.features = b.transpose(net_key(a + "fn.fast_attention.projection_matrix"), c.num_features, c.head_dim);
+    l.feed_forward_norm.weight = b.load(net_key(f + "norm.weight"), {D});
+    l.feed_forward_norm.bias = b.load(net_key(f + "norm.bias"), {D});
+    l.fc1.weight = b.load(net_key(f + "fn.fn.w1.weight"), {F, D});
+    l.fc1.bias = b.load(net_key(f + "fn.fn.w1.bias"), {F});
+    l.fc2.weight = b.load(net_key(f + "fn.fn.w2.weight"), {D, F});
+    l.fc2.bias = b.load(net_key(f + "fn.fn.w2.bias"), {D});
+  }
+  if (!b.error.empty()) return b.error;
+  // The second name of every layer tensor, and the redraw counter (no redraw at inference).
+  for (const auto& [name, t] : ck.tensors)
+    if (starts_with(name, P + "proj_updater.")) b.ignore(name);
+  return b.check_all_used("performer");
+}
+
 }  // namespace
 
 std::string detect_layout(const Checkpoint& ck) {
-  int linfer = 0, lucidrains = 0, fairseq = 0, tatp22 = 0;
+  int linfer = 0, lucidrains = 0, fairseq = 0, tatp22 = 0, performer = 0;
   for (const auto& [name, t] : ck.tensors) {
     if (starts_with(name, "layers.") || name == "token_embedding.weight") ++linfer;
     if (starts_with(name, "linformer.net.") || starts_with(name, "net.layers.") ||
@@ -700,7 +838,12 @@ std::string detect_layout(const Checkpoint& ck) {
     if (starts_with(name, "encoder.sentence_encoder.") || starts_with(name, "decoder.sentence_encoder."))
       ++fairseq;
     if (starts_with(name, "linformer.seq.") || name == "to_token_emb.weight") ++tatp22;
+    if (name.find("fast_attention.projection_matrix") != std::string::npos || starts_with(name, "performer.net.") ||
+        starts_with(name, "performer.proj_updater."))
+      ++performer;
   }
+  // A PerformerLM also has token_emb (counted for lucidrains) and net.* keys: performer wins ties.
+  if (performer > 0) return "performer";
   const int best = std::max(std::max(linfer, lucidrains), std::max(fairseq, tatp22));
   if (best == 0) return "";
   return best == linfer ? "linfer" : best == lucidrains ? "lucidrains" : best == fairseq ? "fairseq" : "tatp22";
@@ -712,6 +855,7 @@ std::string map_checkpoint(const std::string& layout, const Checkpoint& ck,
                     : layout == "lucidrains" ? map_lucidrains(ck, config_json, out)
                     : layout == "fairseq"    ? map_fairseq(ck, config_json, out)
                     : layout == "tatp22"     ? map_tatp22(ck, config_json, out)
+                    : layout == "performer"  ? map_performer(ck, config_json, out)
                                              : "unknown layout '" + layout + "'";
   if (!err.empty()) return err;
   return validate_description(out->desc);

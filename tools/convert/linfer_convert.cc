@@ -1,4 +1,4 @@
-// linfer-convert CHECKPOINT -o MODEL.lfm [--config CONFIG.json] [--layout auto|lucidrains|fairseq|tatp22|linfer]
+// linfer-convert CHECKPOINT -o MODEL.lfm [--config CONFIG.json] [--layout auto|lucidrains|fairseq|tatp22|performer|linfer]
 //                [--dtype f32|f16|int8] [--format-version 1|2]
 //
 // checkpoint reader (no code execution) -> layout mapper -> canonical EncoderDescription ->
@@ -28,7 +28,7 @@ using linfer::convert::SourceTensor;
 
 constexpr const char* kUsage =
     "usage: linfer-convert CHECKPOINT -o MODEL.lfm [--config CONFIG.json] "
-    "[--layout auto|lucidrains|fairseq|tatp22|linfer] [--dtype f32|f16|int8] [--format-version 1|2]";
+    "[--layout auto|lucidrains|fairseq|tatp22|performer|linfer] [--dtype f32|f16|int8] [--format-version 1|2]";
 
 int fail(const std::string& message, int code = 1) {
   std::fprintf(stderr, "linfer-convert: %s\n", message.c_str());
@@ -80,8 +80,8 @@ int run(int argc, char** argv) {
   if (input.empty()) return fail("no checkpoint given", 2);
   if (output.empty()) return fail("no output given (-o MODEL.lfm)", 2);
   if (layout != "auto" && layout != "linfer" && layout != "lucidrains" && layout != "fairseq" &&
-      layout != "tatp22")
-    return fail("unknown layout '" + layout + "' (auto, lucidrains, fairseq, tatp22, linfer)", 2);
+      layout != "tatp22" && layout != "performer")
+    return fail("unknown layout '" + layout + "' (auto, lucidrains, fairseq, tatp22, performer, linfer)", 2);
   if (dtype != "f32" && dtype != "f16" && dtype != "int8")
     return fail("unknown dtype '" + dtype + "' (f32, f16, int8)", 2);
   if (version != "1" && version != "2")
@@ -137,6 +137,10 @@ int run(int argc, char** argv) {
               linfer::to_string(c.norm_placement), linfer::to_string(c.positions),
               linfer::to_string(c.projection_placement), linfer::to_string(c.projection_sharing),
               linfer::to_string(c.activation), linfer::to_string(c.head));
+  if (c.rotary != linfer::Rotary::None) std::printf("        rotary positions %s\n", linfer::to_string(c.rotary));
+  if (c.attention_kind == linfer::AttentionKind::Performer)
+    std::printf("        performer: %u %s features, eps %g%s\n", c.num_features, linfer::to_string(c.feature_map),
+                double(c.feature_eps), c.key_stabiliser == linfer::KeyStabiliser::Sequence ? ", keys stabilised over the whole input" : "");
   std::map<std::string, uint64_t> bytes_by_dtype;
   std::map<const void*, bool> counted;
   linfer::for_each_weight(conv.desc, [&](const std::string&, const linfer::WeightView& w) {

@@ -53,6 +53,8 @@ def expected_shapes(cfg, sd):
         s["embedding_norm.weight"] = s["embedding_norm.bias"] = (d,)
     if cfg["attention_kind"] == "givetake":
         s["global_tokens"] = (cfg["num_global_tokens"], d)
+    if cfg.get("rotary", "none") != "none":
+        s["rotary_table"] = (n, hd)
     for i in range(cfg["num_layers"]):
         p = "layers.%d." % i
         for name, shape in (("q", (H * hd, d)), ("k", (kvh * hd, d)), ("v", (kvh * hd, d)), ("out", (d, H * hd))):
@@ -101,13 +103,26 @@ def softmax_row(s, track=True):
     return w
 
 
-def head_proj(cfg, sd, a, which, X, h):
-    """Rows of X through linear `which` (q, k or v), columns of head h (kv head 0 when kv_heads = 1)."""
+def head_proj(cfg, sd, a, which, X, h, first=0):
+    """Rows of X (positions first, first + 1, ...) through linear `which` (q, k or v), columns of
+    head h (kv head 0 when kv_heads = 1); queries and keys rotated when the model has rotary
+    positions (pair (2i, 2i+1) by the angle whose sine and cosine are rotary_table[t, i] and
+    rotary_table[t, hd/2 + i])."""
     hd = cfg["head_dim"]
     g = h if (which == "q" or cfg["kv_heads"] == cfg["num_heads"]) else 0
     W = sd[a + which + ".weight"][g * hd : (g + 1) * hd]
     b = sd[a + which + ".bias"][g * hd : (g + 1) * hd] if a + which + ".bias" in sd else np.zeros(hd)
-    return X @ W.T + b
+    Y = X @ W.T + b
+    if which == "v" or cfg.get("rotary", "none") == "none":
+        return Y
+    R = np.empty_like(Y)
+    for t in range(Y.shape[0]):
+        row = sd["rotary_table"][first + t]
+        for i in range(hd // 2):
+            sn, cs = row[i], row[hd // 2 + i]
+            R[t, 2 * i] = Y[t, 2 * i] * cs - Y[t, 2 * i + 1] * sn
+            R[t, 2 * i + 1] = Y[t, 2 * i + 1] * cs + Y[t, 2 * i] * sn
+    return R
 
 
 def phi(x):
@@ -332,7 +347,7 @@ def numpy_stream_causal(cfg, sd, ids):
             inp = ln(p + "attention_norm", x) if cfg["norm_placement"] == "pre" else x
             heads = []
             for h in range(H):
-                q, k, v = (head_proj(cfg, sd, a, w, inp, h)[0] for w in "qkv")
+                q, k, v = (head_proj(cfg, sd, a, w, inp, h, first=t)[0] for w in "qkv")
                 S, z = state[i][h]
                 S = S + np.outer(phi(k), v)
                 z = z + phi(k)
@@ -374,6 +389,10 @@ def check_case(root, name, ckpt):
     want = expected_shapes(cfg, sd)
     assert got == want, "names/shapes differ from the doc table:\n  got  %s\n  want %s" % (
         sorted(set(got.items()) - set(want.items())), sorted(set(want.items()) - set(got.items())))
+    if "rotary_table" in sd:  # the angles p * 10000^(-2i/hd), here in float64
+        hd, n = cfg["head_dim"], cfg["max_seq_len"]
+        ang = np.arange(n)[:, None] * 10000.0 ** (-2.0 * np.arange(hd // 2) / hd)
+        assert np.abs(sd["rotary_table"] - np.concatenate([np.sin(ang), np.cos(ang)], 1)).max() < 1e-5
 
     model = lr.LinferEncoder(file_config).double().eval()
     model.load_state_dict({k: torch.from_numpy(v) for k, v in sd.items()}, strict=True)

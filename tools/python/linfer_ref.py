@@ -23,10 +23,18 @@ the depthwise convolution, 0 = none).
 Keys of the other attention kinds (docs/converter.md): "causal" [false] (linear_elu, performer),
 "num_features" (performer m), "feature_map" ["softmax"] ("softmax" or "relu"), "feature_eps"
 [1e-4 softmax, 1e-3 relu] (performer only; kept out of the other kinds' resolved config),
+"key_stabiliser" ["prefix"] (causal performer with softmax features: "sequence" stabilises every
+row's keys by the maximum over the whole input, as performer-pytorch does; in the resolved config
+only when given),
 "num_global_tokens" (givetake p, >= 1; 0 otherwise). proj_len is required for "linformer" only and
 must be absent or 0 for the other kinds, whose attention ignores the projection_* keys. For the
 linformer kind these keys are kept out of the resolved config unless given, so existing fixtures
 written with resolve_config stay byte-identical.
+
+"rotary" ["none"] ("none" or "adjacent_pairs"; full, linear_elu and performer only; in the resolved
+config only when given): rotary positions on the queries and keys of every head before the
+attention math, angles from the buffer "rotary_table" [max_seq_len, head_dim] (each row: head_dim/2
+sines, then the cosines; computed as lucidrains' performer-pytorch does, in float32).
 """
 
 import copy
@@ -75,6 +83,7 @@ KIND_DEFAULTS = OrderedDict([("causal", False), ("num_global_tokens", 0), ("conv
 ATTENTION_KINDS = ("linformer", "full", "linear_elu", "givetake", "performer")
 # The performer's keys (in the resolved config of that kind only).
 PERFORMER_EPS = {"softmax": 1e-4, "relu": 1e-3}
+ROTARY_KINDS = ("none", "adjacent_pairs")
 
 _CHOICES = {
     "attention_kind": ATTENTION_KINDS,
@@ -120,6 +129,21 @@ def resolve_config(config):
             raise ValueError("config: num_features must be a positive integer")
         if not 0.0 < cfg["feature_eps"] <= 1.0:
             raise ValueError("config: feature_eps must be in (0, 1]")
+        if "key_stabiliser" in config:
+            cfg["key_stabiliser"] = config["key_stabiliser"]
+            if cfg["key_stabiliser"] not in ("prefix", "sequence"):
+                raise ValueError("config: key_stabiliser must be 'prefix' or 'sequence'")
+            if cfg["key_stabiliser"] == "sequence" and not (config.get("causal") and cfg["feature_map"] == "softmax"):
+                raise ValueError("config: key_stabiliser 'sequence' applies to causal softmax features only")
+    if "rotary" in config:
+        cfg["rotary"] = config["rotary"]
+        if cfg["rotary"] not in ROTARY_KINDS:
+            raise ValueError("config: rotary must be one of %s" % (ROTARY_KINDS,))
+        if cfg["rotary"] != "none":
+            if kind not in ("full", "linear_elu", "performer"):
+                raise ValueError("config: rotary positions apply to full, linear_elu and performer attention")
+            if cfg["head_dim"] % 2:
+                raise ValueError("config: rotary positions need an even head_dim")
     for key in config:
         if key not in cfg:
             raise ValueError("config: unknown key %r" % key)
@@ -182,6 +206,25 @@ def sinusoidal_positions(positions, dim, base, dtype=torch.float64):
     sin = torch.sin(p * base ** (-2.0 * i_sin / dim))
     cos = torch.cos(p * base ** (-2.0 * i_cos / dim))
     return torch.cat([sin, cos], dim=1).to(dtype)
+
+
+def rotary_table(n, hd):
+    """[n, hd]: row p = sin(p a_i) for i < hd/2, then cos(p a_i), a_i = 10000^(-2i/hd), in float32
+    as performer-pytorch's FixedPositionalEmbedding(hd, n) computes its buffer."""
+    inv_freq = 1.0 / (10000 ** (torch.arange(0, hd, 2).float() / hd))
+    angles = torch.einsum("i,j->ij", torch.arange(0, n, dtype=torch.float), inv_freq)
+    return torch.cat((angles.sin(), angles.cos()), dim=-1)
+
+
+def rotate_pairs(t, table):
+    """Rotary positions, adjacent pairs: t [H, T, hd], table [T, hd] (rows of positions 0..T-1).
+    (t_2i, t_2i+1) -> (t_2i cos_i - t_2i+1 sin_i, t_2i+1 cos_i + t_2i sin_i)."""
+    if table is None:
+        return t
+    half = t.shape[-1] // 2
+    sin, cos = table[:, :half].to(t.dtype), table[:, half:].to(t.dtype)
+    a, b = t[..., 0::2], t[..., 1::2]
+    return torch.stack((a * cos - b * sin, b * cos + a * sin), dim=-1).flatten(-2)
 
 
 class Attention(nn.Module):
@@ -251,7 +294,7 @@ class Attention(nn.Module):
             out = out + eb.unsqueeze(2)  # bias per projected row
         return out
 
-    def forward(self, x, shared_proj=None, shared_proj_bias=None):
+    def forward(self, x, shared_proj=None, shared_proj_bias=None, rot=None):
         T = x.shape[0]
         H, hd = self.H, self.hd
         if self.sharing == "layerwise":
@@ -305,9 +348,9 @@ def softmax_attention(q, k, v, hd):
 class FullAttention(_DenseAttention):
     """attention_kind "full": softmax(Q_h K_h^T / sqrt(head_dim)) V_h over all T rows."""
 
-    def forward(self, x, *unused):
-        q = self._heads(self.q(x), self.H)
-        k = self._heads(self.k(x), self.kvh)
+    def forward(self, x, sp=None, spb=None, rot=None):
+        q = rotate_pairs(self._heads(self.q(x), self.H), rot)
+        k = rotate_pairs(self._heads(self.k(x), self.kvh), rot)
         v = self._heads(self.v(x), self.kvh)
         return self._merge(softmax_attention(q, k, v, self.hd))
 
@@ -326,9 +369,9 @@ class LinearEluAttention(_DenseAttention):
         super().__init__(cfg)
         self.causal = bool(cfg.get("causal", False))
 
-    def forward(self, x, *unused):
-        q = elu_feature_map(self._heads(self.q(x), self.H))  # [H, T, hd]
-        k = elu_feature_map(self._heads(self.k(x), self.kvh))
+    def forward(self, x, sp=None, spb=None, rot=None):
+        q = elu_feature_map(rotate_pairs(self._heads(self.q(x), self.H), rot))  # [H, T, hd]
+        k = elu_feature_map(rotate_pairs(self._heads(self.k(x), self.kvh), rot))
         v = self._heads(self.v(x), self.kvh)
         if self.causal:
             # the masked quadratic form; equal to the running S_i, z_i of the recurrent form
@@ -354,8 +397,8 @@ class PerformerAttention(_DenseAttention):
     computes it, with the projection W [m, hd] stored transposed ("features", [hd, m]) and fixed.
     a = (c x) W^T, c = hd^-1/4. Softmax features: phi(x) = r (exp(a - c^2 |x|^2 / 2 - s) + eps),
     r = m^-1/2, s = max_f a_f for a query; for keys the max of a over every key (bidirectional) or
-    over keys 0..i for query i (causal: what lucidrains' module gives at the last row of an input
-    ending at i). Relu features: phi(x) = relu(a) + eps. out_i = sum_j A_ij v_j / (sum_j A_ij
+    over keys 0..i for query i (causal, key_stabiliser "prefix": truly causal) or over all keys
+    (causal, "sequence": lucidrains' module, whose rows then depend on later tokens). Relu features: phi(x) = relu(a) + eps. out_i = sum_j A_ij v_j / (sum_j A_ij
     [+ den_eps sum_f phi(q_i)_f if causal]), A_ij = phi(q_i).phi(k_j) over j (j <= i if causal)."""
 
     def __init__(self, cfg):
@@ -364,6 +407,7 @@ class PerformerAttention(_DenseAttention):
         self.m = int(cfg["num_features"])
         self.map = cfg["feature_map"]
         self.eps = float(cfg["feature_eps"])
+        self.sequence_stabiliser = cfg.get("key_stabiliser", "prefix") == "sequence"
         self.features = nn.Parameter(torch.zeros(self.hd, self.m))
 
     def _project(self, x):
@@ -371,9 +415,9 @@ class PerformerAttention(_DenseAttention):
         c = self.hd ** -0.25
         return torch.matmul(c * x, self.features.to(x.dtype)), (x * x).sum(-1, keepdim=True) * (c * c / 2)
 
-    def forward(self, x, *unused):
-        q = self._heads(self.q(x), self.H)  # [H, T, hd]
-        k = self._heads(self.k(x), self.kvh)
+    def forward(self, x, sp=None, spb=None, rot=None):
+        q = rotate_pairs(self._heads(self.q(x), self.H), rot)  # [H, T, hd]
+        k = rotate_pairs(self._heads(self.k(x), self.kvh), rot)
         v = self._heads(self.v(x), self.kvh)
         aq, hq = self._project(q)
         ak, hk = self._project(k)
@@ -394,6 +438,8 @@ class PerformerAttention(_DenseAttention):
         else:
             # key j as query i sees it: r (exp(ak_j - hk_j - s_i) + eps), s_i the max over keys <= i
             s = torch.cummax(ak.amax(-1), dim=-1).values.unsqueeze(-1)  # [H, T, 1]
+            if self.sequence_stabiliser:  # every row: the maximum over all keys of the input
+                s = ak.amax(dim=(-1, -2), keepdim=True).expand_as(s)
             e = torch.exp(ak - hk)  # [H, T, m] (float64 in the reference outputs)
             a = r * torch.exp(-s) * torch.matmul(pq, e.transpose(1, 2)) + r * self.eps * pq.sum(-1, keepdim=True)
         a = torch.tril(a)
@@ -529,6 +575,8 @@ class LinferEncoder(nn.Module):
             self.shared_proj = nn.Parameter(torch.zeros(k, n))
             if cfg["proj_bias"]:
                 self.shared_proj_bias = nn.Parameter(torch.zeros(k))
+        if cfg.get("rotary", "none") != "none":
+            self.register_buffer("rotary_table", rotary_table(n, cfg["head_dim"]))
         self.layers = nn.ModuleList([Layer(cfg) for _ in range(cfg["num_layers"])])
         if cfg["final_norm"]:
             self.final_norm = nn.LayerNorm(dim, eps=eps)
@@ -569,21 +617,22 @@ class LinferEncoder(nn.Module):
             x = torch.cat([x, self.global_tokens.to(x.dtype)], dim=0)
         sp = getattr(self, "shared_proj", None)
         spb = getattr(self, "shared_proj_bias", None)
+        rot = self.rotary_table[:T] if hasattr(self, "rotary_table") else None
         placement = cfg["norm_placement"]
         if placement == "reversible":
             x1 = x2 = x
             for layer in self.layers:
-                y1 = x1 + layer.attention(layer.attention_norm(x2), sp, spb)
+                y1 = x1 + layer.attention(layer.attention_norm(x2), sp, spb, rot)
                 y2 = x2 + layer.feed_forward(layer.feed_forward_norm(y1))
                 x1, x2 = y1, y2
             x = x1 + x2
         else:
             for layer in self.layers:
                 if placement == "pre":
-                    x = x + layer.attention(layer.attention_norm(x), sp, spb)
+                    x = x + layer.attention(layer.attention_norm(x), sp, spb, rot)
                     x = x + layer.feed_forward(layer.feed_forward_norm(x))
                 else:
-                    x = layer.attention_norm(x + layer.attention(x, sp, spb))
+                    x = layer.attention_norm(x + layer.attention(x, sp, spb, rot))
                     x = layer.feed_forward_norm(x + layer.feed_forward(x))
         if givetake:
             x = x[:T]

@@ -125,6 +125,21 @@ CASES = [
                     max_seq_len=32, attention_kind="performer", num_features=20, feature_map="relu",
                     causal=True, norm_placement="reversible", head="lm"),
     ),
+    # rotary positions (performer-pytorch's PerformerLM default) on top of learned positions
+    dict(
+        name="k15_performer_rotary_causal_lm",
+        format="torch",
+        config=dict(vocab_size=50, dim=32, num_layers=2, num_heads=2, head_dim=16, ff_dim=64,
+                    max_seq_len=48, attention_kind="performer", num_features=24, causal=True,
+                    rotary="adjacent_pairs", final_norm=True, head="lm", qkv_bias=False),
+    ),
+    dict(
+        name="k16_full_rotary_kv1_cls",
+        format="safetensors",
+        config=dict(vocab_size=40, dim=24, num_layers=2, num_heads=3, head_dim=8, kv_heads=1,
+                    ff_dim=48, max_seq_len=40, attention_kind="full", rotary="adjacent_pairs",
+                    positions="none", head="classifier", num_classes=3, pooling="mean"),
+    ),
 ]
 
 SEED_INDEX = 100  # seeds 1000 + 17 * (SEED_INDEX + i): distinct from tests/golden's

@@ -1,15 +1,21 @@
-"""Writes tests/golden_layouts/: checkpoints in the three upstream Linformer layouts, with outputs.
+"""Writes tests/golden_layouts/: checkpoints in the upstream layouts (three Linformer ones and
+lucidrains' performer-pytorch), with outputs.
 
     /usr/bin/python3 tools/python/make_layout_golden.py [OUT_DIR]   (default: tests/golden_layouts)
 
 Models come from the re-creations in tools/python/upstream/ (same state_dict names and forward as
-lucidrains/linformer, fairseq linformer_roberta and tatp22/linformer-pytorch). For each case:
+lucidrains/linformer, fairseq linformer_roberta, tatp22/linformer-pytorch and performer-pytorch). For
+each case:
 a checkpoint, config.json for lucidrains and tatp22 (constructor arguments under the library's own
 names; their checkpoints are bare state_dicts), and for each T in {1, 7, n/2+1, n} the input
 (ids_<T>.txt token ids, or emb_<T>.npy float32 [T, dim] for the plain lucidrains Linformer) and
 out_<T>.npy (float32, computed in float64 from the weights exactly as saved). cases.tsv lists
 case, layout, checkpoint, config ("-" if none), input kind (ids|emb) and output
 (lm logits [T, V] | class logits [1, classes] | hidden [T, dim]).
+
+Causal performer cases with softmax features: upstream stabilises the keys by their maximum over
+the whole input, so its rows depend on later tokens; linfer reproduces that (key_stabiliser
+"sequence") and the outputs here are upstream's whole-input runs.
 """
 
 import argparse
@@ -33,6 +39,7 @@ from torch import nn
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from upstream import fairseq_linformer as fq  # noqa: E402
 from upstream import lucidrains as luc  # noqa: E402
+from upstream import performer as perf  # noqa: E402
 from upstream import tatp22 as tat  # noqa: E402
 
 # fmt: "zip" torch.save to a path (archive prefix = file stem), "zip_handle" torch.save to an open
@@ -95,6 +102,19 @@ CASES = [
     dict(name="tatp22_layerwise_relu", layout="tatp22", fmt="zip",
          args=dict(num_tokens=100, input_size=32, channels=32, dim_k=12, dim_ff=64, nhead=4, depth=2,
                    activation="relu", parameter_sharing="layerwise")),
+    # ---------------------------------------------------------------- performer-pytorch 1.1.4
+    # (appended: the cases above keep their seeds)
+    dict(name="performer_lm_rotary_causal", layout="performer", cls="PerformerLM", fmt="zip",
+         args=dict(num_tokens=64, max_seq_len=32, dim=32, depth=2, heads=2, dim_head=16, causal=True,
+                   nb_features=24)),
+    # safetensors' save_model keeps one name of each shared tensor: here the projection updater's
+    dict(name="performer_lm_relu_reversible_tied", layout="performer", cls="PerformerLM", fmt="safetensors",
+         keep="proj_updater",
+         args=dict(num_tokens=50, max_seq_len=40, dim=24, depth=2, heads=3, dim_head=8, reversible=True,
+                   generalized_attention=True, tie_embed=True, rotary_position_emb=False, qkv_bias=True,
+                   attn_out_bias=True, nb_features=16)),
+    dict(name="performer_bare", layout="performer", cls="Performer", fmt="legacy", n=36,
+         args=dict(dim=24, depth=2, heads=3, dim_head=8, nb_features=12)),
 ]
 
 
@@ -122,6 +142,14 @@ def build(case):
     if case["layout"] == "tatp22":
         return (tat.LinformerLM(**a), constructor_config(tat.LinformerLM, a), a["input_size"],
                 a["num_tokens"], "lm logits")
+    if case["layout"] == "performer":
+        cls = getattr(perf, case["cls"])
+        config = constructor_config(cls, a)
+        del config["seed"]  # the re-creation's own (projection draws), not upstream's
+        if "max_seq_len" not in config:  # Performer takes embeddings of any length: say the longest
+            config["max_seq_len"] = case["n"]
+        vocab = a.get("num_tokens")
+        return cls(**a), config, config["max_seq_len"], vocab, "lm logits" if vocab else "hidden"
     model = fq.LinformerModel(argparse.Namespace(**a), case["vocab"])
     out = "lm logits"
     if "cls_head" in case:
@@ -167,7 +195,9 @@ def reference(model, case, inp):
         C = case["args"]["channels"]
         m.pos_emb.inv_freq = 1.0 / (100000.0 ** (torch.arange(0, C, 2, dtype=torch.float64) / C))
     with torch.no_grad():
-        if case["layout"] == "lucidrains" and case["cls"] == "Linformer":
+        if case["layout"] == "performer" and case["cls"] == "Performer":
+            out = m(torch.from_numpy(inp).double()[None])
+        elif case["layout"] == "lucidrains" and case["cls"] == "Linformer":
             out = m(torch.from_numpy(inp).double()[None])
         elif case["layout"] == "tatp22":
             out = m(torch.as_tensor(inp)[None], allow_short=True)
@@ -184,12 +214,14 @@ def reference(model, case, inp):
 
 
 def save_safetensors(sd, path):
-    """8-byte LE header length, JSON header (dtype/shape/data_offsets), contiguous data. All F32."""
+    """8-byte LE header length, JSON header (dtype/shape/data_offsets), contiguous data. F32 (and
+    I64 for integer buffers such as performer-pytorch's redraw counter)."""
     header, blobs, offset = {}, [], 0
     for name, t in sd.items():
-        assert t.dtype == torch.float32
-        data = t.contiguous().numpy().astype("<f4").tobytes()
-        header[name] = {"dtype": "F32", "shape": list(t.shape), "data_offsets": [offset, offset + len(data)]}
+        assert t.dtype in (torch.float32, torch.int64)
+        st, np_type = ("F32", "<f4") if t.dtype == torch.float32 else ("I64", "<i8")
+        data = t.contiguous().numpy().astype(np_type).tobytes()
+        header[name] = {"dtype": st, "shape": list(t.shape), "data_offsets": [offset, offset + len(data)]}
         blobs.append(data)
         offset += len(data)
     header["__metadata__"] = {"format": "pt"}
@@ -293,6 +325,8 @@ def write_case(root, index, case):
         cfg_name = "-"
     else:
         sd = model.state_dict()
+        if case.get("keep") == "proj_updater":  # drop the other name of each shared tensor
+            sd = {k: v for k, v in sd.items() if not k.startswith("performer.net.")}
         fmt = case["fmt"]
         ckpt = "checkpoint.safetensors" if fmt == "safetensors" else "checkpoint.pt"
         path = os.path.join(d, ckpt)

@@ -37,6 +37,9 @@ const char* to_string(NormPlacement v) {
   }
   return "?";
 }
+const char* to_string(Rotary v) {
+  return v == Rotary::None ? "none" : v == Rotary::AdjacentPairs ? "adjacent_pairs" : "?";
+}
 const char* to_string(PositionKind v) {
   switch (v) {
     case PositionKind::None: return "none";
@@ -120,6 +123,7 @@ std::string validate_config(const EncoderConfig& c) {
   if (uint8_t(c.causal) > uint8_t(CausalMode::Causal)) return "unknown causal mode";
   if (uint8_t(c.norm_placement) > uint8_t(NormPlacement::Reversible)) return "unknown norm placement";
   if (uint8_t(c.positions) > uint8_t(PositionKind::Sinusoidal)) return "unknown position kind";
+  if (uint8_t(c.rotary) > uint8_t(Rotary::AdjacentPairs)) return "unknown rotary kind";
   if (uint8_t(c.projection_placement) > uint8_t(ProjectionPlacement::Before))
     return "unknown projection placement";
   if (uint8_t(c.projection_sharing) > uint8_t(ProjectionSharing::Layerwise))
@@ -158,8 +162,12 @@ std::string validate_config(const EncoderConfig& c) {
     if (uint8_t(c.feature_map) > uint8_t(FeatureMap::Relu)) return "unknown feature map";
     if (!std::isfinite(c.feature_eps) || c.feature_eps <= 0.0f || c.feature_eps > 1.0f)
       return "feature_eps must be in (0, 1]";
-  } else if (c.num_features != 0) {
-    return "num_features applies to performer attention only";
+    if (uint8_t(c.key_stabiliser) > uint8_t(KeyStabiliser::Sequence)) return "unknown key stabiliser";
+    if (c.key_stabiliser == KeyStabiliser::Sequence &&
+        (c.causal != CausalMode::Causal || c.feature_map != FeatureMap::Softmax))
+      return "key_stabiliser 'sequence' applies to causal performer attention with softmax features only";
+  } else if (c.num_features != 0 || c.key_stabiliser != KeyStabiliser::Prefix) {
+    return "num_features and key_stabiliser apply to performer attention only";
   }
   if (c.attention_kind == AttentionKind::GiveTake) {
     if (!(e = check_range("num_global_tokens", c.num_global_tokens, 1, Limits::kMaxGlobalTokens)).empty())
@@ -178,6 +186,14 @@ std::string validate_config(const EncoderConfig& c) {
     if (!std::isfinite(c.sinusoidal_base) || c.sinusoidal_base <= 1.0f)
       return "sinusoidal_base must be finite and greater than 1";
     if (c.dim % 2) return "sinusoidal positions need an even dim";
+  }
+  if (c.rotary != Rotary::None) {
+    // Queries and keys of every position exist before the attention math only for these kinds.
+    if (c.attention_kind != AttentionKind::FullSoftmax && c.attention_kind != AttentionKind::LinearElu &&
+        c.attention_kind != AttentionKind::Performer)
+      return std::string("rotary positions are defined for full, linear and performer attention, not ") +
+             to_string(c.attention_kind);
+    if (c.head_dim % 2) return "rotary positions need an even head_dim";
   }
   if (uint64_t(c.position_offset) + c.max_seq_len > Limits::kMaxPositionRows)
     return "position_offset + max_seq_len is too large";
@@ -275,6 +291,7 @@ std::string validate_description(const EncoderDescription& d) {
     // rows are checked below: at least position_offset + n
   }
   norm("embedding_norm", c.embedding_norm);
+  if (c.rotary != Rotary::None) need("rotary_table", {n, dh});
   if (linformer && c.projection_sharing == ProjectionSharing::Layerwise) {
     need("shared_proj", {k, n});
     maybe("shared_proj_bias", {k});

@@ -112,9 +112,11 @@ std::string write_lfm(const EncoderDescription& d, const std::string& producer,
       c.embedding_scale, fbs::ProjectionPlacement(c.projection_placement),
       fbs::ProjectionSharing(c.projection_sharing), fbs::Activation(c.activation),
       fbs::HeadKind(c.head), fbs::Activation(c.head_activation), fbs::Pooling(c.pooling),
-      c.num_classes, c.num_features, fbs::FeatureMap(c.feature_map), c.feature_eps);
+      c.num_classes, c.num_features, fbs::FeatureMap(c.feature_map), c.feature_eps,
+      fbs::Rotary(c.rotary), fbs::KeyStabiliser(c.key_stabiliser));
   auto token_embedding = w.tensor(d.token_embedding);
   auto position_embedding = w.tensor(d.position_embedding);
+  auto rotary_table = w.tensor(d.rotary_table);
   auto embedding_norm = w.norm(d.embedding_norm);
   auto global_tokens = w.tensor(d.global_tokens);
   auto shared_proj = w.tensor(d.shared_proj);
@@ -150,7 +152,7 @@ std::string write_lfm(const EncoderDescription& d, const std::string& producer,
   auto model = fbs::CreateModelFile(fbb, format_version, producer_str, config, /*data_offset=*/0,
                                 w.data_size, token_embedding, position_embedding, embedding_norm,
                                 global_tokens, shared_proj, shared_proj_bias, layers_vec,
-                                final_norm, head, metadata_vec);
+                                final_norm, head, metadata_vec, rotary_table);
   fbs::FinishModelFileBuffer(fbb, model);
 
   const uint64_t data_offset =
@@ -389,6 +391,8 @@ std::string parse_lfm(const uint8_t* data, size_t size, EncoderDescription* desc
   cfg.num_features = c->num_features();
   cfg.feature_map = FeatureMap(c->feature_map());
   cfg.feature_eps = c->feature_eps();
+  cfg.rotary = Rotary(c->rotary());
+  cfg.key_stabiliser = KeyStabiliser(c->key_stabiliser());
   if (m->layers()->size() != cfg.num_layers)
     return "the model has " + std::to_string(m->layers()->size()) +
            " layers, the configuration says " + std::to_string(cfg.num_layers);
@@ -398,6 +402,7 @@ std::string parse_lfm(const uint8_t* data, size_t size, EncoderDescription* desc
   Reader r{m->format_version(), data + data_offset, data_size, "", {}};
   d.token_embedding = r.tensor(m->token_embedding(), "token_embedding");
   d.position_embedding = r.tensor(m->position_embedding(), "position_embedding");
+  d.rotary_table = r.tensor(m->rotary_table(), "rotary_table");
   d.embedding_norm = r.norm(m->embedding_norm(), "embedding_norm");
   d.global_tokens = r.tensor(m->global_tokens(), "global_tokens");
   d.shared_proj = r.tensor(m->shared_proj(), "shared_proj");

@@ -13,8 +13,12 @@ namespace linfer {
 enum class DType : uint8_t { F32 = 0, F16 = 1, I8 = 2 };
 enum class AttentionKind : uint8_t { Linformer = 0, FullSoftmax = 1, LinearElu = 2, GiveTake = 3, Performer = 4 };
 enum class FeatureMap : uint8_t { Softmax = 0, Relu = 1 };  // Performer (kernels.h: FAVOR+)
+// Causal Performer, softmax features: keys 0..i stabilise row i, or all keys of the input (format.md).
+enum class KeyStabiliser : uint8_t { Prefix = 0, Sequence = 1 };
 enum class NormPlacement : uint8_t { Pre = 0, Post = 1, Reversible = 2 };
 enum class PositionKind : uint8_t { None = 0, Learned = 1, Sinusoidal = 2 };
+// Rotary positions on queries and keys, angles from EncoderDescription::rotary_table (format.md).
+enum class Rotary : uint8_t { None = 0, AdjacentPairs = 1 };
 enum class ProjectionPlacement : uint8_t { After = 0, Before = 1 };
 enum class ProjectionSharing : uint8_t { None = 0, Headwise = 1, KeyValue = 2, Layerwise = 3 };
 enum class Activation : uint8_t { GeluErf = 0, GeluTanh = 1, Relu = 2 };
@@ -29,6 +33,7 @@ const char* to_string(AttentionKind);
 const char* to_string(FeatureMap);
 const char* to_string(NormPlacement);
 const char* to_string(PositionKind);
+const char* to_string(Rotary);
 const char* to_string(ProjectionPlacement);
 const char* to_string(ProjectionSharing);
 const char* to_string(Activation);
@@ -68,6 +73,8 @@ struct EncoderConfig {
   uint32_t num_features = 0;  // Performer m
   FeatureMap feature_map = FeatureMap::Softmax;
   float feature_eps = 1e-4f;
+  Rotary rotary = Rotary::None;  // rotary_table holds the angles
+  KeyStabiliser key_stabiliser = KeyStabiliser::Prefix;
 
   // Number of distinct E (and F) matrices per layer: heads for sharing None, else 1 (and 1 for
   // the kinds without projections).
@@ -133,6 +140,7 @@ struct HeadWeights {
 struct EncoderDescription {
   EncoderConfig config;
   WeightView token_embedding, position_embedding;
+  WeightView rotary_table;  // [max_seq_len, head_dim]: each row the sines, then the cosines, of its angles
   NormWeights embedding_norm;
   WeightView global_tokens;
   WeightView shared_proj, shared_proj_bias;
@@ -183,6 +191,7 @@ template <class Desc, class Fn>
 void for_each_weight(Desc& desc, Fn&& fn) {
   fn("token_embedding", desc.token_embedding);
   fn("position_embedding", desc.position_embedding);
+  fn("rotary_table", desc.rotary_table);
   fn("embedding_norm.weight", desc.embedding_norm.weight);
   fn("embedding_norm.bias", desc.embedding_norm.bias);
   fn("global_tokens", desc.global_tokens);
