@@ -121,9 +121,9 @@ TEST_CASE("golden parity with PyTorch for every case, length and thread count") 
   CHECK(cases_run == 26);
 }
 
-// Checkpoints written by the project's re-creations of lucidrains, fairseq and tatp22 modules
+// Checkpoints written by the project's re-creations of lucidrains, fairseq, tatp22 and performer modules
 // (tools/python/upstream, tools/python/make_layout_golden.py): same key names, same forward.
-TEST_CASE("golden parity for the lucidrains, fairseq and tatp22 layouts") {
+TEST_CASE("golden parity for the lucidrains, fairseq, tatp22 and performer layouts") {
   int cases_run = 0;
   for (const GoldenCase& c : golden_layout_cases()) {
     CAPTURE(c.name);

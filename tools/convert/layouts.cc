@@ -717,17 +717,16 @@ std::string map_performer(const Checkpoint& ck, const std::string& config_json, 
 
   const bool lm = ck.tensors.count("token_emb.weight") > 0;
   const std::string P = lm ? "performer." : "";
-  const bool reversible = ck.tensors.count(P + "net.blocks.0.f.net.norm.weight") > 0 ||
-                          ck.tensors.count(P + "proj_updater.instance.blocks.0.f.net.norm.weight") > 0;
-  if (lc.present("reversible") && lc.flag("reversible", false) != reversible)
-    return std::string("--config says reversible = ") + (reversible ? "false" : "true") +
-           " but the checkpoint's layers are " + (reversible ? "reversible blocks" : "sequential");
   // The projection updater holds the same module as net, so every layer tensor has two names;
   // a file written without shared tensors (safetensors' save_model) may keep either one.
   auto net_key = [&](const std::string& rest) {
     const std::string a = P + "net." + rest, b = P + "proj_updater.instance." + rest;
     return ck.tensors.count(a) || !ck.tensors.count(b) ? a : b;
   };
+  const bool reversible = ck.tensors.count(net_key("blocks.0.f.net.norm.weight")) > 0;
+  if (lc.present("reversible") && lc.flag("reversible", false) != reversible)
+    return std::string("--config says reversible = ") + (reversible ? "false" : "true") +
+           " but the checkpoint's layers are " + (reversible ? "reversible blocks" : "sequential");
   auto attn = [&](uint32_t i) { return reversible ? "blocks." + str(i) + ".f.net." : "layers." + str(i) + ".0."; };
   auto ff = [&](uint32_t i) { return reversible ? "blocks." + str(i) + ".g.net." : "layers." + str(i) + ".1."; };
 
@@ -743,7 +742,9 @@ std::string map_performer(const Checkpoint& ck, const std::string& config_json, 
   c.feature_map = relu ? FeatureMap::Relu : FeatureMap::Softmax;
   c.feature_eps = relu ? 1e-3f : 1e-4f;  // kernel_epsilon; softmax_kernel's eps
   // nb_features default: int(dim_head * ln(dim_head)), as FastAttention computes it
-  c.num_features = lc.u32("nb_features", c.head_dim > 1 ? uint32_t(c.head_dim * std::log(double(c.head_dim))) : 0);
+  // (bounded first: the product of an absurd dim_head would not fit the cast; validation refuses it)
+  const bool sane_head = c.head_dim > 1 && c.head_dim <= Limits::kMaxDim;
+  c.num_features = lc.u32("nb_features", sane_head ? uint32_t(c.head_dim * std::log(double(c.head_dim))) : 0);
   c.kv_heads = c.num_heads;
   c.max_seq_len = lc.u32("max_seq_len", 0, true);
   c.norm_placement = reversible ? NormPlacement::Reversible : NormPlacement::Pre;
