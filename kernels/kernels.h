@@ -140,6 +140,14 @@ struct AttentionHeadArgs {
   size_t head_dim;
   size_t keys;
   float scale;
+  // Sliding window (Longformer): when windowed, query row r (sequence position first_row + r)
+  // sees the keys j with |first_row + r - j| <= window_radius and the keys [0, global_keys), each
+  // once. Every row must see at least one key. The fast kernel computes only the keys of the
+  // rows' windows: O(window) per row, whatever the number of keys.
+  bool windowed = false;
+  size_t window_radius = 0;
+  size_t global_keys = 0;
+  size_t first_row = 0;
 };
 constexpr size_t kAttentionKeyBlock = 256;
 constexpr size_t kAttentionMaxRows = 8;  // rows the fast kernel takes at a time, at most

@@ -47,8 +47,20 @@ void AttentionRows(const AttentionHeadArgs& a, size_t r0, float* scratch) {
     for (size_t c = 0; c < dh; ++c) acc_row[r][c] = 0.0f;
   }
   const auto vscale = hn::Set(d, a.scale);
-  for (size_t j0 = 0; j0 < a.keys; j0 += block) {
-    const size_t nb = std::min(block, a.keys - j0);
+  // The keys to walk: all of them; or (windowed) the global keys, then the span of the R rows'
+  // windows past them, where each row masks the keys outside its own window.
+  size_t span_begin[2] = {0, 0}, span_end[2] = {a.keys, 0}, spans = 1;
+  const size_t radius = a.window_radius, p0 = a.first_row + r0;
+  if (a.windowed) {
+    const size_t g = std::min(a.global_keys, a.keys);
+    span_end[0] = g;
+    span_begin[1] = std::max(g, p0 >= radius ? p0 - radius : 0);
+    span_end[1] = std::min(a.keys, p0 + R + radius);
+    spans = 2;
+  }
+  for (size_t span = 0; span < spans; ++span)
+  for (size_t j0 = span_begin[span]; j0 < span_end[span]; j0 += block) {
+    const size_t nb = std::min(block, span_end[span] - j0);
     const float* kt = a.kt + j0;
     // Scores: s[r][j] = scale * sum_t q[r][t] * kt[t][j0 + j].
     size_t j = 0;
@@ -83,6 +95,12 @@ void AttentionRows(const AttentionHeadArgs& a, size_t r0, float* scratch) {
         for (size_t t = 0; t < dh; ++t) acc += q[r][t] * kt[t * a.kt_stride + j];
         s[r][j] = acc * a.scale;
       }
+    if (span == 1)  // windowed: keys outside row r's window [p - radius, p + radius] get -inf
+      for (size_t r = 0; r < R; ++r) {
+        const size_t p = p0 + r, lo = p >= radius ? p - radius : 0, hi = p + radius + 1;
+        for (size_t jj = j0; jj < std::min(j0 + nb, lo); ++jj) s[r][jj - j0] = -INFINITY;
+        for (size_t jj = std::max(j0, hi); jj < j0 + nb; ++jj) s[r][jj - j0] = -INFINITY;
+      }
     // Online softmax: rescale what was accumulated to the new running max.
     float correction[R];
     for (size_t r = 0; r < R; ++r) {
@@ -91,6 +109,11 @@ void AttentionRows(const AttentionHeadArgs& a, size_t r0, float* scratch) {
       for (j = 0; j + L <= nb; j += L) vmax = hn::Max(vmax, hn::LoadU(d, sr + j));
       float block_max = hn::GetLane(hn::MaxOfLanes(d, vmax));
       for (; j < nb; ++j) block_max = sr[j] > block_max ? sr[j] : block_max;
+      if (block_max == -INFINITY && m[r] == -INFINITY) {  // (windowed) no key of this row yet
+        correction[r] = 1.0f;
+        std::fill(sr, sr + nb, 0.0f);
+        continue;
+      }
       const float m_new = block_max > m[r] ? block_max : m[r];
       correction[r] = std::exp(m[r] - m_new);  // 0 on the first block (m = -inf)
       m[r] = m_new;

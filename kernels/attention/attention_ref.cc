@@ -19,8 +19,16 @@ void attention_f32_ref(const AttentionHeadArgs& a, size_t row_begin, size_t row_
   float* p = scores.data();
   for (size_t r = row_begin; r < row_end; ++r) {
     const float* q = a.q + r * a.q_stride;
+    const size_t i = a.first_row + r;  // the row's position, for the window
+    auto seen = [&](size_t j) {
+      return !a.windowed || j < a.global_keys || (j + a.window_radius >= i && j <= i + a.window_radius);
+    };
     float max_score = -INFINITY;
     for (size_t j = 0; j < a.keys; ++j) {
+      if (!seen(j)) {
+        p[j] = -INFINITY;  // exp gives 0
+        continue;
+      }
       double s = 0;
       for (size_t d = 0; d < a.head_dim; ++d) s += double(q[d]) * a.kt[d * a.kt_stride + j];
       p[j] = float(s * a.scale);

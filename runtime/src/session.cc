@@ -162,6 +162,11 @@ std::string Session::prepare_layers() {
         make(list[g], lw, g, kernels::DenseActivation::None, bias_in_layer);
     }
     make(ops.out, w.out);
+    if (w.q_global.weight.present()) {  // sliding window: the global rows' own projections
+      make(ops.q_global, w.q_global);
+      make(ops.k_global, w.k_global);
+      make(ops.v_global, w.v_global);
+    }
     make(ops.fc1, w.fc1, 0, dense_activation(c.activation));
     make(ops.fc2, w.fc2);
   }

@@ -2,7 +2,8 @@
 // model's shared weights; and run(), which trusts what creation checked and allocates nothing.
 // The work is spread over files by job:
 //   session.cc            creation, the entry points, embeddings, the layer loop, output heads
-//   session_attention.cc  the attention kinds (Linformer, full softmax, linear, GiveTake)
+//   session_attention.cc  the attention kinds (Linformer, full softmax, linear, GiveTake, Performer,
+//                         sliding window)
 //   session_rows.cc       the row pipeline (a softmax-attention layer as one parallel region)
 //   plan.cc               the decisions, made once; dense_layer.cc: one dense layer
 #pragma once
@@ -54,6 +55,7 @@ class Session {
   struct LayerOps {
     DenseLayer q, out, fc1, fc2;
     std::vector<DenseLayer> k, v;  // one, or one per kv head (per-head projections)
+    DenseLayer q_global, k_global, v_global;  // sliding window with global projections
   };
   // The arena's buffers (plan.h, Buffer); null when the plan does not use one.
   struct Buffers {
@@ -109,6 +111,13 @@ class Session {
   void compress_int8(const WeightView* const E[2], size_t projections, const float* in, size_t T,
                      float* const comp[2], float* const rowsum[2]);
   size_t softmax_keys(const LayerWeights& w, LayerOps& ops, const float* in, size_t T);
+  // K (buf_.kp) transposed per distinct head into buf_.kt, and the int8 attention's panels.
+  void prepare_keys(size_t keys);
+  // Longformer: each row over its window and the global rows; the global rows over every row.
+  bool sliding_window(const LayerWeights& w, LayerOps& ops, const float* in, size_t T, float* residual);
+  // Softmax attention of every head for query rows [row_begin, row_end) of buf_.q into buf_.attn,
+  // (head, block of rows) items across threads; `window` sets the args' window fields.
+  void attention_items(size_t keys, size_t row_begin, size_t row_end, const kernels::AttentionHeadArgs* window);
   kernels::AttentionHeadArgs attention_head_args(size_t head, size_t keys, const float* q, float* o) const;
   // The distinct K/V head (softmax_keys' s) that query head h reads.
   size_t kv_head(size_t h) const;

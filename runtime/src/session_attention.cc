@@ -1,5 +1,5 @@
 // The attention kinds: Linformer (compressed keys), full softmax, linear (elu+1, bidirectional
-// or causal) and GiveTake (learned tokens).
+// or causal), GiveTake (learned tokens), Performer and sliding window (Longformer).
 #include <algorithm>
 #include <cmath>
 
@@ -164,6 +164,7 @@ void Session::rotate_rows(float* x, size_t row, size_t rows, size_t heads) const
 bool Session::attention(const LayerWeights& w, LayerOps& ops, const float* in, size_t T, float* residual) {
   const EncoderConfig& c = cfg_;
   if (c.attention_kind == AttentionKind::GiveTake) return give_take(w, ops, in, T, residual);
+  if (c.attention_kind == AttentionKind::SlidingWindow) return sliding_window(w, ops, in, T, residual);
   if (!run_dense(ops.q, T, in, buf_.q)) return false;
   rotate(buf_.q, T, c.num_heads);
   if (linear_state_floats(c)) {  // linear (elu+1) or Performer
@@ -177,15 +178,58 @@ bool Session::attention(const LayerWeights& w, LayerOps& ops, const float* in, s
   const size_t keys = softmax_keys(w, ops, in, T);
   if (!keys) return false;
   auto t = now();
-  // The attention core: (head, block of rows) items split across threads.
-  const size_t block = kAttentionRowBlock, blocks = (T + block - 1) / block, HD = c.num_heads * c.head_dim;
-  workers_.ranges(c.num_heads * blocks, 1, [&](size_t b, size_t e, size_t chunk) {
+  attention_items(keys, 0, T, nullptr);
+  lap(LINFER_OP_ATTENTION, t);
+  return run_dense(ops.out, T, buf_.attn, residual, true);
+}
+
+void Session::attention_items(size_t keys, size_t row_begin, size_t row_end, const kernels::AttentionHeadArgs* window) {
+  const size_t block = kAttentionRowBlock, rows = row_end - row_begin, blocks = (rows + block - 1) / block,
+               HD = size_t(cfg_.num_heads) * cfg_.head_dim;
+  workers_.ranges(cfg_.num_heads * blocks, 1, [&](size_t b, size_t e, size_t chunk) {
     for (size_t item = b; item < e; ++item) {
-      const size_t h = item / blocks, r0 = (item % blocks) * block;
-      attention_rows(h, keys, buf_.q + r0 * HD, buf_.attn + r0 * HD, std::min(block, T - r0), chunk);
+      const size_t h = item / blocks, r0 = row_begin + (item % blocks) * block, n = std::min(block, row_end - r0);
+      if (!window) {
+        attention_rows(h, keys, buf_.q + r0 * HD, buf_.attn + r0 * HD, n, chunk);
+        continue;
+      }
+      kernels::AttentionHeadArgs a = attention_head_args(h, keys, buf_.q + r0 * HD, buf_.attn + r0 * HD);
+      a.windowed = true;
+      a.window_radius = window->window_radius;
+      a.global_keys = window->global_keys;
+      a.first_row = r0;
+      kernels::attention_f32_hwy(a, 0, n, buf_.scratch + chunk * plan_.scratch_stride);
     }
   });
+}
+
+// Longformer (HF LongformerSelfAttention): rows [g, T) attend to the keys within window_radius
+// of them and to the g global rows' keys (q, k, v); the g global rows attend to every key, with
+// their own projections when the model has them (q_global on the global rows, k_global and
+// v_global on all rows), and their output replaces the local one. Both share the output layer.
+bool Session::sliding_window(const LayerWeights& w, LayerOps& ops, const float* in, size_t T, float* residual) {
+  const EncoderConfig& c = cfg_;
+  const size_t g = std::min<size_t>(c.global_positions, T);
+  if (!run_dense(ops.q, T, in, buf_.q)) return false;
+  const size_t keys = softmax_keys(w, ops, in, T);
+  if (!keys) return false;
+  auto t = now();
+  kernels::AttentionHeadArgs window{};
+  window.window_radius = c.window_radius;
+  window.global_keys = g;
+  attention_items(keys, g, T, &window);
   lap(LINFER_OP_ATTENTION, t);
+  if (g > 0) {
+    if (w.q_global.weight.present()) {  // Q of the global rows, K and V of every row, once more
+      if (!run_dense(ops.q_global, g, in, buf_.q) || !run_dense(ops.k_global, T, in, buf_.kp) ||
+          !run_dense(ops.v_global, T, in, buf_.vp))
+        return false;
+      prepare_keys(T);
+    }
+    t = now();
+    attention_items(keys, 0, g, nullptr);
+    lap(LINFER_OP_ATTENTION, t);
+  }
   return run_dense(ops.out, T, buf_.attn, residual, true);
 }
 
@@ -194,18 +238,23 @@ bool Session::attention(const LayerWeights& w, LayerOps& ops, const float* in, s
 // vectorise over the keys. Returns the number of keys, 0 if a dense layer failed.
 size_t Session::softmax_keys(const LayerWeights& w, LayerOps& ops, const float* in, size_t T) {
   const EncoderConfig& c = cfg_;
-  const size_t H = c.num_heads, dh = c.head_dim, kvh = c.kv_heads;
-  const bool linformer = c.attention_kind == AttentionKind::Linformer;
-  const bool per_head = linformer && c.projection_groups() > 1;
   size_t keys;
-  if (linformer) {
+  if (c.attention_kind == AttentionKind::Linformer) {
     if (!linformer_kv(w, ops, in, T)) return 0;
     keys = c.proj_len;
   } else {
     if (!run_dense(ops.k[0], T, in, buf_.kp) || !run_dense(ops.v[0], T, in, buf_.vp)) return 0;
-    rotate(buf_.kp, T, kvh);
+    rotate(buf_.kp, T, c.kv_heads);
     keys = T;
   }
+  prepare_keys(keys);
+  return keys;
+}
+
+void Session::prepare_keys(size_t keys) {
+  const EncoderConfig& c = cfg_;
+  const size_t H = c.num_heads, dh = c.head_dim, kvh = c.kv_heads;
+  const bool per_head = c.attention_kind == AttentionKind::Linformer && c.projection_groups() > 1;
   const auto t = now();
   const size_t S = per_head ? H : kvh;                // distinct K/V heads
   const size_t kp_stride = per_head ? dh : kvh * dh;  // row stride of K/V
@@ -217,7 +266,6 @@ size_t Session::softmax_keys(const LayerWeights& w, LayerOps& ops, const float* 
     }
   });
   lap(LINFER_OP_ATTENTION, t);
-  return keys;
 }
 
 size_t Session::kv_head(size_t h) const {

@@ -76,10 +76,15 @@ LINFER_CASES = [
                                           head="lm")),
     ("full_rotary_cls", dict(attention_kind="full", proj_len=0, rotary="adjacent_pairs", head="classifier",
                              num_classes=2)),
+    ("window_global_proj_cls", dict(attention_kind="sliding_window", proj_len=0, window_radius=2,
+                                    global_positions=1, global_projections=True, head="classifier",
+                                    num_classes=2)),
+    ("window_kv1_post_lm", dict(attention_kind="sliding_window", proj_len=0, window_radius=1, kv_heads=1,
+                                norm_placement="post", head="lm")),
 ]
 QUANTIZED = {"lin_pre_headwise", "lin_post_none_before_sinus_lm", "lin_layerwise_nopos_cls",
              "full_pre_lm", "givetake_conv3_kv1_rev_cls", "linear_causal_lm",
-             "performer_bidir_cls", "performer_rotary_sequence_lm"}
+             "performer_bidir_cls", "performer_rotary_sequence_lm", "window_global_proj_cls"}
 LEGACY = {"lin_pre_headwise", "lin_layerwise_nopos_cls", "givetake_p2_pre"}
 
 UPSTREAM_CASES = [

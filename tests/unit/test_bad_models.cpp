@@ -74,6 +74,14 @@ std::vector<uint8_t> with_desc(std::function<void(testing::OwnedDescription&)> f
   return model_bytes(o.desc, /*validate=*/false);
 }
 
+// The small config with another attention kind (no Linformer projections).
+EncoderConfig kind_config(AttentionKind kind) {
+  EncoderConfig c = small_config();
+  c.attention_kind = kind;
+  c.proj_len = 0;
+  return c;
+}
+
 std::vector<BadCase> catalogue() {
   std::vector<BadCase> cases;
   auto add = [&](std::string name, std::function<std::vector<uint8_t>()> make, linfer_status st,
@@ -180,22 +188,33 @@ std::vector<BadCase> catalogue() {
         auto* t = root(b)->mutable_final_norm()->mutable_weight(); t->mutate_dtype(fb::DType::F16);
         t->mutate_size(t->size() / 2); return b; }, INV, "final_norm.weight must be f32");
   add("givetake without its global tokens", [] {
-        EncoderConfig c = small_config();
-        c.attention_kind = AttentionKind::GiveTake;
-        c.proj_len = 0;
+        EncoderConfig c = kind_config(AttentionKind::GiveTake);
         c.num_global_tokens = 2;
         return with_desc([](testing::OwnedDescription& o) { o.desc.global_tokens = WeightView(); }, c); },
       INV, "global_tokens is missing");
   add("givetake convolution with an even kernel", [] {
-        EncoderConfig c = small_config();
-        c.attention_kind = AttentionKind::GiveTake;
-        c.proj_len = 0;
+        EncoderConfig c = kind_config(AttentionKind::GiveTake);
         c.num_global_tokens = 2;
         return with_desc([](testing::OwnedDescription& o) {
           static std::vector<float> w(24 * 4, 0.1f);
           o.desc.layers[0].conv_weight.shape = {24, 4};
           o.desc.layers[0].conv_weight.data = w.data(); }, c); },
       INV, "odd kernel");
+  add("window radius on a linformer model", [] { return with_config([](fb::Config* c) {
+        c->mutate_window_radius(4); }); }, INV, "apply to sliding window attention only");
+  add("sliding window of radius 0", [] {
+        EncoderConfig c = kind_config(AttentionKind::SlidingWindow);
+        c.window_radius = 0;
+        return with_desc([](testing::OwnedDescription&) {}, c); },
+      INV, "window_radius");
+  add("sliding window with only some global projections", [] {
+        EncoderConfig c = kind_config(AttentionKind::SlidingWindow);
+        c.window_radius = 3;
+        c.global_positions = 1;
+        return with_desc([](testing::OwnedDescription& o) {
+          o.desc.layers[1].q_global = o.desc.layers[1].q;
+          o.desc.layers[1].k_global = o.desc.layers[1].k; }, c); },
+      INV, "layers.1.attention has some of q_global, k_global and v_global");
   add("causal full attention", [] { return with_config([](fb::Config* c) {
         c->mutate_causal(fb::CausalMode::Causal); }); }, INV, "causal mode is only defined for linear");
   return cases;

@@ -478,6 +478,56 @@ TEST_CASE("attention_f32: fast matches reference") {
     }
 }
 
+TEST_CASE("attention_f32 sliding window: fast matches reference on every Highway target") {
+  // Windows within one key block and across several, global keys inside and outside the rows'
+  // windows, row blocks starting mid-sequence (first_row), and the window clipped at both ends.
+  struct Case {
+    size_t keys, radius, global, first_row, rows;
+  };
+  const Case cases[] = {{1, 1, 0, 0, 1},       {9, 1, 0, 0, 9},      {40, 3, 2, 0, 40},   {40, 3, 2, 17, 11},
+                        {300, 2, 1, 250, 50},  {700, 200, 3, 0, 40}, {700, 200, 3, 300, 27},
+                        {700, 5, 0, 680, 20},  {1100, 300, 5, 400, 19}, {64, 100, 64, 0, 64}};
+  for (int64_t targets : kHwyTargetSets)
+    for (const Case& c : cases)
+      for (size_t dh : {7, 32}) {
+        hwy::SetSupportedTargetsForTest(targets);
+        CAPTURE(targets);
+        CAPTURE(c.keys);
+        CAPTURE(c.radius);
+        CAPTURE(c.global);
+        CAPTURE(c.first_row);
+        CAPTURE(dh);
+        const size_t q_stride = dh + 3, kt_stride = c.keys + 1, v_stride = dh + 2, o_stride = dh + 1;
+        auto q = random_vec(c.rows * q_stride, uint32_t(c.keys + dh + c.first_row), 2.0f);
+        auto kt = random_vec(dh * kt_stride, uint32_t(c.keys * dh + c.radius), 2.0f);
+        auto v = random_vec(c.keys * v_stride, uint32_t(c.global + 7));
+        std::vector<float> ref(c.rows * o_stride, 0.0f), fast(c.rows * o_stride, 0.0f);
+        std::vector<float> scratch(attention_f32_scratch_floats(c.keys, dh));
+        AttentionHeadArgs a{q.data(), q_stride, kt.data(), kt_stride, v.data(), v_stride, nullptr,
+                            o_stride, dh, c.keys, 1.0f / std::sqrt(float(dh))};
+        a.windowed = true;
+        a.window_radius = c.radius;
+        a.global_keys = c.global;
+        a.first_row = c.first_row;
+        a.o = ref.data();
+        attention_f32_ref(a, 0, c.rows, scratch.data());
+        a.o = fast.data();
+        attention_f32_hwy(a, 0, c.rows, scratch.data());
+        CHECK(rel_err(fast, ref) < 1e-5);
+        // The window is honoured: with keys beyond it (and not global) changed, nothing changes.
+        if (c.keys > c.first_row + c.rows + c.radius) {
+          for (size_t j = c.first_row + c.rows + c.radius; j < c.keys; ++j)
+            if (j >= c.global)
+              for (size_t t = 0; t < dh; ++t) kt[t * kt_stride + j] = 50.0f;
+          std::vector<float> again(c.rows * o_stride, 0.0f);
+          a.o = again.data();
+          attention_f32_hwy(a, 0, c.rows, scratch.data());
+          CHECK(again == fast);
+        }
+      }
+  hwy::SetSupportedTargetsForTest(0);
+}
+
 TEST_CASE("softmax_rows_f32: fast matches reference; rows sum to 1") {
   for (size_t n : kOddSizes)
     for (float scale : {0.125f, 1.0f}) {

@@ -70,14 +70,14 @@ std::string parse_linfer_config(const std::string& text, EncoderConfig* out) {
   // Keys the reference writes that only decide which tensors exist (presence is read from the
   // checkpoint itself).
   static const std::set<std::string> kInformational = {"qkv_bias", "proj_bias", "head_transform",
-                                                       "ff_bias", "conv_kernel"};
+                                                       "ff_bias", "conv_kernel", "global_projections"};
   static const std::set<std::string> kKnown = {
       "vocab_size", "dim", "num_layers", "num_heads", "head_dim", "kv_heads", "ff_dim",
       "max_seq_len", "proj_len", "attention_kind", "norm_placement", "embedding_norm",
       "final_norm", "norm_eps", "positions", "position_offset", "sinusoidal_base",
       "embedding_scale", "projection_placement", "projection_sharing", "activation", "head",
       "head_activation", "pooling", "num_classes", "causal", "num_global_tokens", "num_features",
-      "feature_map", "feature_eps", "rotary", "key_stabiliser"};
+      "feature_map", "feature_eps", "rotary", "key_stabiliser", "window_radius", "global_positions"};
   for (const auto& item : j.items())
     if (!kKnown.count(item.key()) && !kInformational.count(item.key()))
       return "unknown configuration key '" + item.key() + "'";
@@ -97,7 +97,7 @@ std::string parse_linfer_config(const std::string& text, EncoderConfig* out) {
   p.choice("attention_kind", &c.attention_kind,
            {{"linformer", AttentionKind::Linformer}, {"full", AttentionKind::FullSoftmax},
             {"linear_elu", AttentionKind::LinearElu}, {"givetake", AttentionKind::GiveTake},
-            {"performer", AttentionKind::Performer}});
+            {"performer", AttentionKind::Performer}, {"sliding_window", AttentionKind::SlidingWindow}});
   p.choice("norm_placement", &c.norm_placement,
            {{"pre", NormPlacement::Pre}, {"post", NormPlacement::Post},
             {"reversible", NormPlacement::Reversible}});
@@ -127,6 +127,8 @@ std::string parse_linfer_config(const std::string& text, EncoderConfig* out) {
   p.u32("num_classes", &c.num_classes, false);
   p.u32("num_global_tokens", &c.num_global_tokens, false);
   p.u32("num_features", &c.num_features, false);
+  p.u32("window_radius", &c.window_radius, false);
+  p.u32("global_positions", &c.global_positions, false);
   p.choice("feature_map", &c.feature_map, {{"softmax", FeatureMap::Softmax}, {"relu", FeatureMap::Relu}});
   // lucidrains' constants: 1e-4 for the softmax features, 1e-3 (kernel_epsilon) for relu
   c.feature_eps = c.feature_map == FeatureMap::Relu ? 1e-3f : 1e-4f;

@@ -141,6 +141,10 @@ int run(int argc, char** argv) {
   if (c.attention_kind == linfer::AttentionKind::Performer)
     std::printf("        performer: %u %s features, eps %g%s\n", c.num_features, linfer::to_string(c.feature_map),
                 double(c.feature_eps), c.key_stabiliser == linfer::KeyStabiliser::Sequence ? ", keys stabilised over the whole input" : "");
+  if (c.attention_kind == linfer::AttentionKind::SlidingWindow)
+    std::printf("        sliding window: radius %u (window %u), %u global positions%s\n", c.window_radius,
+                2 * c.window_radius + 1, c.global_positions,
+                conv.desc.layers[0].q_global.weight.present() ? ", own global projections" : "");
   std::map<std::string, uint64_t> bytes_by_dtype;
   std::map<const void*, bool> counted;
   linfer::for_each_weight(conv.desc, [&](const std::string&, const linfer::WeightView& w) {

@@ -1,4 +1,4 @@
-"""Independent check of the full / linear_elu / givetake / performer kinds of linfer_ref.py and of
+"""Independent check of the full / linear_elu / givetake / performer / sliding_window kinds of linfer_ref.py and of
 tests/golden_kinds.
 
     /usr/bin/python3 tools/python/check_kinds.py [GOLDEN_KINDS_DIR]     (default: tests/golden_kinds)
@@ -7,7 +7,8 @@ For every case in cases.txt it
   1. reads the checkpoint with check_ref.py's parsers and checks the embedded config equals
      config.json;
   2. checks the tensor names and shapes against the docs/converter.md table, derived here from the
-     config (no linformer projections; givetake: global_tokens [p, dim], conv_weight [dim, kernel]
+     config (no linformer projections; sliding_window: q_global, k_global, v_global when
+     global_projections; givetake: global_tokens [p, dim], conv_weight [dim, kernel]
      and conv_bias [dim] per layer when conv_kernel > 0);
   3. recomputes every out_<T>.npy with a plain-numpy float64 forward written from the "Semantics"
      section of docs/converter.md (row and head loops; linear_elu in its recurrent form with the
@@ -63,6 +64,11 @@ def expected_shapes(cfg, sd):
                 s[p + "attention.%s.bias" % name] = (shape[0],)
         if cfg["attention_kind"] == "performer":
             s[p + "attention.features"] = (hd, cfg["num_features"])
+        if cfg.get("global_projections"):
+            for name, shape in (("q_global", (H * hd, d)), ("k_global", (kvh * hd, d)), ("v_global", (kvh * hd, d))):
+                s[p + "attention.%s.weight" % name] = shape
+                if qkv_bias:
+                    s[p + "attention.%s.bias" % name] = (shape[0],)
         if cfg["conv_kernel"]:
             s[p + "attention.conv_weight"] = (d, cfg["conv_kernel"])
             s[p + "attention.conv_bias"] = (d,)
@@ -104,16 +110,16 @@ def softmax_row(s, track=True):
 
 
 def head_proj(cfg, sd, a, which, X, h, first=0):
-    """Rows of X (positions first, first + 1, ...) through linear `which` (q, k or v), columns of
+    """Rows of X (positions first, first + 1, ...) through linear `which` (q, k, v or their *_global twins), columns of
     head h (kv head 0 when kv_heads = 1); queries and keys rotated when the model has rotary
     positions (pair (2i, 2i+1) by the angle whose sine and cosine are rotary_table[t, i] and
     rotary_table[t, hd/2 + i])."""
     hd = cfg["head_dim"]
-    g = h if (which == "q" or cfg["kv_heads"] == cfg["num_heads"]) else 0
+    g = h if (which[0] == "q" or cfg["kv_heads"] == cfg["num_heads"]) else 0
     W = sd[a + which + ".weight"][g * hd : (g + 1) * hd]
     b = sd[a + which + ".bias"][g * hd : (g + 1) * hd] if a + which + ".bias" in sd else np.zeros(hd)
     Y = X @ W.T + b
-    if which == "v" or cfg.get("rotary", "none") == "none":
+    if which[0] == "v" or cfg.get("rotary", "none") == "none":
         return Y
     R = np.empty_like(Y)
     for t in range(Y.shape[0]):
@@ -137,6 +143,31 @@ def attn_full(cfg, sd, a, X):
         O = np.zeros((T, hd))
         for i in range(T):
             O[i] = softmax_row(np.array([Q[i] @ K[j] for j in range(T)]) / math.sqrt(hd)) @ V
+        heads.append(O)
+    return cr.linear(sd, sd, a + "out", np.concatenate(heads, axis=1))
+
+
+def attn_window(cfg, sd, a, X):
+    """Row loop: row i >= g sees the global rows j < g and the rows j >= g with |i - j| <= radius;
+    a global row i < g sees every row, through the *_global projections when the model has them."""
+    T, hd = X.shape[0], cfg["head_dim"]
+    r, g = cfg["window_radius"], min(cfg.get("global_positions", 0), T)
+    glob = "global" if a + "q_global.weight" in sd else ""
+    heads = []
+    for h in range(cfg["num_heads"]):
+        Q, K, V = (head_proj(cfg, sd, a, w, X, h) for w in "qkv")
+        if glob:
+            Qg, Kg, Vg = (head_proj(cfg, sd, a, w + "_global", X, h) for w in "qkv")
+        else:
+            Qg, Kg, Vg = Q, K, V
+        O = np.zeros((T, hd))
+        for i in range(T):
+            if i < g:
+                keys = list(range(T))
+                O[i] = softmax_row(np.array([Qg[i] @ Kg[j] for j in keys]) / math.sqrt(hd)) @ Vg[keys]
+            else:
+                keys = list(range(g)) + [j for j in range(max(g, i - r), min(T, i + r + 1))]
+                O[i] = softmax_row(np.array([Q[i] @ K[j] for j in keys]) / math.sqrt(hd)) @ V[keys]
         heads.append(O)
     return cr.linear(sd, sd, a + "out", np.concatenate(heads, axis=1))
 
@@ -288,6 +319,8 @@ def numpy_forward(cfg, sd, ids):
             return attn_linear(cfg, sd, a, s), None
         if kind == "performer":
             return attn_performer(cfg, sd, a, s), None
+        if kind == "sliding_window":
+            return attn_window(cfg, sd, a, s), None
         return attn_givetake(cfg, sd, a, s, t)
 
     xs = embed(cfg, sd, ids)
@@ -384,7 +417,7 @@ def check_case(root, name, ckpt):
 
     d, file_config, sd = load_case(root, name, ckpt)
     cfg = full_config(file_config)
-    assert cfg["attention_kind"] in ("full", "linear_elu", "givetake", "performer"), cfg["attention_kind"]
+    assert cfg["attention_kind"] in ("full", "linear_elu", "givetake", "performer", "sliding_window"), cfg["attention_kind"]
     got = {k: tuple(v.shape) for k, v in sd.items()}
     want = expected_shapes(cfg, sd)
     assert got == want, "names/shapes differ from the doc table:\n  got  %s\n  want %s" % (
@@ -484,7 +517,7 @@ def main():
     cases = [line.rstrip("\n").split("\t") for line in open(os.path.join(root, "cases.txt")) if line.strip()]
     results = [check_case(root, name, ckpt) for name, ckpt in cases]
     kinds = {json.load(open(os.path.join(root, c[0], "config.json")))["attention_kind"] for c in cases}
-    assert kinds == {"full", "linear_elu", "givetake", "performer"}, kinds
+    assert kinds == {"full", "linear_elu", "givetake", "performer", "sliding_window"}, kinds
     assert any(json.load(open(os.path.join(root, c[0], "config.json"))).get("causal") for c in cases)
     for name, ckpt in cases:
         cfg = json.load(open(os.path.join(root, name, "config.json")))

@@ -1,7 +1,8 @@
 """PyTorch reference of the canonical linfer encoder, every attention kind of the format:
 "linformer", "full" (softmax over all rows), "linear_elu" (Katharopoulos et al. 2020, optionally
 causal), "givetake" (GT-SA: learned global tokens, Take and Give attention, optional depthwise
-convolution) and "performer" (FAVOR+ random features, optionally causal).
+convolution), "performer" (FAVOR+ random features, optionally causal) and "sliding_window"
+(Longformer: a window around each row plus global positions).
 
 Implements the semantics of docs/converter.md and saves state_dicts under the "linfer" layout
 names listed there. Run with Debian's interpreter: /usr/bin/python3 (torch 1.13, numpy).
@@ -35,6 +36,11 @@ written with resolve_config stay byte-identical.
 config only when given): rotary positions on the queries and keys of every head before the
 attention math, angles from the buffer "rotary_table" [max_seq_len, head_dim] (each row: head_dim/2
 sines, then the cosines; computed as lucidrains' performer-pytorch does, in float32).
+
+"sliding_window" keys (that kind only): "window_radius" (required: row i sees the keys j with
+|i - j| <= window_radius, Longformer's attention_window / 2), "global_positions" [0] (rows
+[0, g) of each input are global: they see every key, every row sees them), "global_projections"
+[false] (tensor presence only: the layers have q_global, k_global, v_global for the global rows).
 """
 
 import copy
@@ -80,7 +86,7 @@ REQUIRED = ("vocab_size", "dim", "num_layers", "num_heads", "head_dim", "ff_dim"
 # caller gave them).
 KIND_DEFAULTS = OrderedDict([("causal", False), ("num_global_tokens", 0), ("conv_kernel", 0)])
 
-ATTENTION_KINDS = ("linformer", "full", "linear_elu", "givetake", "performer")
+ATTENTION_KINDS = ("linformer", "full", "linear_elu", "givetake", "performer", "sliding_window")
 # The performer's keys (in the resolved config of that kind only).
 PERFORMER_EPS = {"softmax": 1e-4, "relu": 1e-3}
 ROTARY_KINDS = ("none", "adjacent_pairs")
@@ -135,6 +141,22 @@ def resolve_config(config):
                 raise ValueError("config: key_stabiliser must be 'prefix' or 'sequence'")
             if cfg["key_stabiliser"] == "sequence" and not (config.get("causal") and cfg["feature_map"] == "softmax"):
                 raise ValueError("config: key_stabiliser 'sequence' applies to causal softmax features only")
+    if kind == "sliding_window":
+        if "window_radius" not in config:
+            raise ValueError("config: sliding_window attention needs window_radius")
+        cfg["window_radius"] = config["window_radius"]
+        cfg["global_positions"] = config.get("global_positions", 0)
+        cfg["global_projections"] = config.get("global_projections", False)
+        for key in ("window_radius", "global_positions"):
+            v = cfg[key]
+            if not isinstance(v, int) or isinstance(v, bool) or v < 0:
+                raise ValueError("config: %s must be a non-negative integer" % key)
+        if not 1 <= cfg["window_radius"] <= int(config.get("max_seq_len", 0)):
+            raise ValueError("config: window_radius must be in [1, max_seq_len]")
+        if cfg["global_positions"] > int(config.get("max_seq_len", 0)):
+            raise ValueError("config: global_positions must not exceed max_seq_len")
+        if not isinstance(cfg["global_projections"], bool):
+            raise ValueError("config: global_projections must be true or false")
     if "rotary" in config:
         cfg["rotary"] = config["rotary"]
         if cfg["rotary"] not in ROTARY_KINDS:
@@ -488,6 +510,44 @@ class GiveTakeAttention(_DenseAttention):
         return torch.cat([a_s, self._merge(y_t)], dim=0)
 
 
+class SlidingWindowAttention(_DenseAttention):
+    """attention_kind "sliding_window" (Longformer, as HF LongformerSelfAttention computes it):
+    a row i >= g (g = global_positions) attends to the keys j with |i - j| <= window_radius that
+    are not global, and to the g global rows' keys (q, k, v); each global row attends to every
+    key, with q_global, k_global, v_global when the model has them ("global_projections"), and
+    its output replaces the local one. Written as a dense mask: the oracle, not the fast way."""
+
+    def __init__(self, cfg):
+        super().__init__(cfg)
+        self.radius, self.g = cfg["window_radius"], cfg["global_positions"]
+        if cfg["global_projections"]:
+            dim, bias = cfg["dim"], bool(cfg["qkv_bias"])
+            self.q_global = nn.Linear(dim, self.H * self.hd, bias=bias)
+            self.k_global = nn.Linear(dim, self.kvh * self.hd, bias=bias)
+            self.v_global = nn.Linear(dim, self.kvh * self.hd, bias=bias)
+
+    def forward(self, x, sp=None, spb=None, rot=None):
+        T = x.shape[0]
+        g = min(self.g, T)
+        q = self._heads(self.q(x), self.H)
+        k = self._heads(self.k(x), self.kvh)
+        v = self._heads(self.v(x), self.kvh)
+        i = torch.arange(T)
+        local = (i[:, None] - i[None, :]).abs() <= self.radius
+        seen = (local & (i[None, :] >= g)) | (i[None, :] < g)
+        scores = torch.matmul(q, k.transpose(1, 2)) / math.sqrt(self.hd)
+        o = torch.matmul(torch.softmax(scores.masked_fill(~seen, float("-inf")), dim=-1), v)
+        if g:
+            if hasattr(self, "q_global"):
+                qg = self._heads(self.q_global(x[:g]), self.H)
+                kg = self._heads(self.k_global(x), self.kvh)
+                vg = self._heads(self.v_global(x), self.kvh)
+            else:
+                qg, kg, vg = q[:, :g], k, v
+            o = torch.cat([softmax_attention(qg, kg, vg, self.hd), o[:, g:]], dim=1)
+        return self._merge(o)
+
+
 def make_attention(cfg):
     kind = cfg["attention_kind"]
     if kind == "linformer":
@@ -500,6 +560,8 @@ def make_attention(cfg):
         return GiveTakeAttention(cfg)
     if kind == "performer":
         return PerformerAttention(cfg)
+    if kind == "sliding_window":
+        return SlidingWindowAttention(cfg)
     raise ValueError(kind)
 
 

@@ -1,5 +1,5 @@
 """Writes the golden fixtures of the non-linformer attention kinds (full, linear_elu, givetake,
-performer) under tests/golden_kinds/
+performer, sliding_window) under tests/golden_kinds/
 (deterministic, about two seconds).
 
     /usr/bin/python3 tools/python/make_kinds_golden.py [OUT_DIR]      (default: tests/golden_kinds)
@@ -139,6 +139,32 @@ CASES = [
         config=dict(vocab_size=40, dim=24, num_layers=2, num_heads=3, head_dim=8, kv_heads=1,
                     ff_dim=48, max_seq_len=40, attention_kind="full", rotary="adjacent_pairs",
                     positions="none", head="classifier", num_classes=3, pooling="mean"),
+    ),
+    # sliding window (Longformer): global rows with their own projections, as HF's classifier
+    # models use them (the first token global), post-norm like RoBERTa
+    dict(
+        name="k17_window_global_post_cls",
+        format="torch",
+        config=dict(vocab_size=64, dim=32, num_layers=2, num_heads=4, head_dim=8, ff_dim=64,
+                    max_seq_len=48, attention_kind="sliding_window", window_radius=4,
+                    global_positions=2, global_projections=True, norm_placement="post",
+                    embedding_norm=True, head="classifier", num_classes=3, head_transform=True),
+    ),
+    dict(
+        name="k18_window_kv1_lm",
+        format="safetensors",
+        config=dict(vocab_size=60, dim=24, num_layers=2, num_heads=3, head_dim=8, kv_heads=1,
+                    ff_dim=48, max_seq_len=40, attention_kind="sliding_window", window_radius=2,
+                    final_norm=True, head="lm"),
+    ),
+    dict(
+        name="k19_window_shared_global_rev",
+        format="safetensors",
+        explicit=True,
+        config=dict(vocab_size=50, dim=24, num_layers=2, num_heads=2, head_dim=12, ff_dim=48,
+                    max_seq_len=32, attention_kind="sliding_window", window_radius=5,
+                    global_positions=3, norm_placement="reversible", positions="sinusoidal",
+                    qkv_bias=False),
     ),
 ]
 

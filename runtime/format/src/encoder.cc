@@ -2,6 +2,7 @@
 
 #include "linfer/format/panel.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <map>
@@ -23,6 +24,7 @@ const char* to_string(AttentionKind v) {
     case AttentionKind::LinearElu: return "linear (elu+1)";
     case AttentionKind::GiveTake: return "givetake";
     case AttentionKind::Performer: return "performer";
+    case AttentionKind::SlidingWindow: return "sliding window";
   }
   return "?";
 }
@@ -119,7 +121,7 @@ std::string check_range(const char* what, uint64_t value, uint64_t lo, uint64_t 
 
 std::string validate_config(const EncoderConfig& c) {
   std::string e;
-  if (uint8_t(c.attention_kind) > uint8_t(AttentionKind::Performer)) return "unknown attention kind";
+  if (uint8_t(c.attention_kind) > uint8_t(AttentionKind::SlidingWindow)) return "unknown attention kind";
   if (uint8_t(c.causal) > uint8_t(CausalMode::Causal)) return "unknown causal mode";
   if (uint8_t(c.norm_placement) > uint8_t(NormPlacement::Reversible)) return "unknown norm placement";
   if (uint8_t(c.positions) > uint8_t(PositionKind::Sinusoidal)) return "unknown position kind";
@@ -175,6 +177,12 @@ std::string validate_config(const EncoderConfig& c) {
   } else if (c.num_global_tokens != 0) {
     return "num_global_tokens applies to givetake attention only";
   }
+  if (c.attention_kind == AttentionKind::SlidingWindow) {
+    if (!(e = check_range("window_radius", c.window_radius, 1, c.max_seq_len)).empty()) return e;
+    if (!(e = check_range("global_positions", c.global_positions, 0, c.max_seq_len)).empty()) return e;
+  } else if (c.window_radius != 0 || c.global_positions != 0) {
+    return "window_radius and global_positions apply to sliding window attention only";
+  }
   if (!(e = check_range("vocab_size", c.vocab_size, 0, Limits::kMaxVocab)).empty()) return e;
   if (c.head == HeadKind::LmLogits && c.vocab_size == 0) return "an LM head needs vocab_size > 0";
   if (c.head == HeadKind::Classifier &&
@@ -213,8 +221,9 @@ bool ends_with(const std::string& s, const char* suffix) {
 
 bool is_dense_weight(const std::string& slot) {
   for (const char* layer : {".attention.q.weight", ".attention.k.weight", ".attention.v.weight",
-                            ".attention.out.weight", ".feed_forward.fc1.weight",
-                            ".feed_forward.fc2.weight"})
+                            ".attention.out.weight", ".feed_forward.fc1.weight", ".feed_forward.fc2.weight",
+                            ".attention.q_global.weight", ".attention.k_global.weight",
+                            ".attention.v_global.weight"})
     if (ends_with(slot, layer)) return true;
   return slot == "head.dense.weight" || slot == "head.out.weight";
 }
@@ -317,6 +326,20 @@ std::string validate_description(const EncoderDescription& d) {
       }
     }
     if (c.attention_kind == AttentionKind::Performer) need(p + "attention.features", {dh, c.num_features});
+    if (c.attention_kind == AttentionKind::SlidingWindow) {
+      const LayerWeights& l = d.layers[i];
+      const bool any = l.q_global.weight.present() || l.k_global.weight.present() || l.v_global.weight.present();
+      if (any && !(l.q_global.weight.present() && l.k_global.weight.present() && l.v_global.weight.present()))
+        return p + "attention has some of q_global, k_global and v_global: a model has all three or none";
+      if (any) {
+        need(p + "attention.q_global.weight", {H * dh, D});
+        need(p + "attention.k_global.weight", {kvh * dh, D});
+        need(p + "attention.v_global.weight", {kvh * dh, D});
+      }
+      maybe(p + "attention.q_global.bias", {H * dh});
+      maybe(p + "attention.k_global.bias", {kvh * dh});
+      maybe(p + "attention.v_global.bias", {kvh * dh});
+    }
     norm(p + "attention_norm", true);
     need(p + "feed_forward.fc1.weight", {F, D});
     maybe(p + "feed_forward.fc1.bias", {F});
@@ -428,6 +451,16 @@ uint64_t forward_flops(const EncoderConfig& c, uint64_t T) {
     case AttentionKind::Performer: {
       const uint64_t m = c.num_features;  // features of K and Q, state, apply
       layer += 2 * 2 * T * D * KV + 2 * T * m * KV + 2 * T * m * HD + 2 * T * m * KV + 2 * T * m * HD;
+      break;
+    }
+    case AttentionKind::SlidingWindow: {
+      // Keys a non-global row sees (its window within the input, and the global rows), summed.
+      const uint64_t g = std::min<uint64_t>(c.global_positions, T), w = c.window_radius;
+      uint64_t seen = 0;
+      for (uint64_t i = g; i < T; ++i) seen += std::min(T, i + w + 1) - std::max(g, i >= w ? i - w : 0) + g;
+      layer += 2 * 2 * T * D * KV + 2 * 2 * seen * HD;  // K, V; scores, P V
+      layer += 2 * 2 * g * T * HD;                      // the global rows over every key
+      // (with global projections, their Q on g rows and K, V on T rows once more: not counted)
       break;
     }
     case AttentionKind::GiveTake:

@@ -45,6 +45,8 @@ KINDS = {
     "givetake p=32": {"attention_kind": "givetake", "num_global_tokens": 32},
     # lucidrains' default feature count for head_dim 64: int(64 ln 64) = 266
     "performer m=266": {"attention_kind": "performer", "num_features": 266},
+    # Longformer-base's window (attention_window 512, i.e. 256 keys each side) and one global CLS row
+    "sliding window r=256 g=1": {"attention_kind": "sliding_window", "window_radius": 256, "global_positions": 1},
 }
 
 
@@ -111,7 +113,8 @@ def write_report(results, ns, args, seconds):
              "Machine: %s, %d threads; %s. Models: dim 256, 4 layers, 4 heads x 64, ff 1024, vocab 256, "
              "LM head, sinusoidal positions, random weights; Linformer with layerwise sharing (as the "
              "paper's Table 3); GiveTake with 32 tokens; Performer with 266 softmax features (lucidrains' "
-             "default for head_dim 64). One session per model, median of 5 runs "
+             "default for head_dim 64); sliding window of radius 256 (Longformer-base's attention_window "
+             "512) with 1 global position. One session per model, median of 5 runs "
              "(n <= 4096), 3 (n <= 16384) or 1; kinds alternate at each n. The whole run took %.0f s." %
              (cpu_name(), args.threads, time.strftime("%Y-%m-%d"), seconds), "",
              "## Latency (ms) and arena (MiB)", "",

@@ -11,7 +11,10 @@
 namespace linfer {
 
 enum class DType : uint8_t { F32 = 0, F16 = 1, I8 = 2 };
-enum class AttentionKind : uint8_t { Linformer = 0, FullSoftmax = 1, LinearElu = 2, GiveTake = 3, Performer = 4 };
+enum class AttentionKind : uint8_t {
+  Linformer = 0, FullSoftmax = 1, LinearElu = 2, GiveTake = 3, Performer = 4,
+  SlidingWindow = 5  // Longformer: window + global positions (format.md)
+};
 enum class FeatureMap : uint8_t { Softmax = 0, Relu = 1 };  // Performer (kernels.h: FAVOR+)
 // Causal Performer, softmax features: keys 0..i stabilise row i, or all keys of the input (format.md).
 enum class KeyStabiliser : uint8_t { Prefix = 0, Sequence = 1 };
@@ -75,6 +78,8 @@ struct EncoderConfig {
   float feature_eps = 1e-4f;
   Rotary rotary = Rotary::None;  // rotary_table holds the angles
   KeyStabiliser key_stabiliser = KeyStabiliser::Prefix;
+  uint32_t window_radius = 0;     // SlidingWindow: row i sees keys |i - j| <= window_radius
+  uint32_t global_positions = 0;  // SlidingWindow: rows [0, global_positions) are global
 
   // Number of distinct E (and F) matrices per layer: heads for sharing None, else 1 (and 1 for
   // the kinds without projections).
@@ -126,6 +131,7 @@ struct LayerWeights {
   WeightView proj_k, proj_v, proj_k_bias, proj_v_bias;
   WeightView conv_weight, conv_bias;
   WeightView features;  // Performer: [head_dim, num_features]
+  LinearWeights q_global, k_global, v_global;  // SlidingWindow, optional: the global rows' projections
   NormWeights attention_norm;
   LinearWeights fc1, fc2;
   NormWeights feed_forward_norm;
@@ -215,6 +221,12 @@ void for_each_weight(Desc& desc, Fn&& fn) {
     fn(p + "attention.conv_weight", l.conv_weight);
     fn(p + "attention.conv_bias", l.conv_bias);
     fn(p + "attention.features", l.features);
+    fn(p + "attention.q_global.weight", l.q_global.weight);
+    fn(p + "attention.q_global.bias", l.q_global.bias);
+    fn(p + "attention.k_global.weight", l.k_global.weight);
+    fn(p + "attention.k_global.bias", l.k_global.bias);
+    fn(p + "attention.v_global.weight", l.v_global.weight);
+    fn(p + "attention.v_global.bias", l.v_global.bias);
     fn(p + "attention_norm.weight", l.attention_norm.weight);
     fn(p + "attention_norm.bias", l.attention_norm.bias);
     fn(p + "feed_forward.fc1.weight", l.fc1.weight);
