@@ -115,6 +115,10 @@ UPSTREAM_CASES = [
     dict(name="performer_bare_reversible_relu", layout="performer", cls="Performer", fmt="legacy", n=8,
          args=dict(dim=8, depth=2, heads=2, dim_head=4, nb_features=5, reversible=True,
                    generalized_attention=True)),
+    dict(name="longformer_cls_global", layout="longformer", cls="LongformerForSequenceClassification", fmt="zip",
+         num_labels=2, global_positions=1,
+         args=dict(vocab_size=12, hidden_size=8, num_hidden_layers=1, num_attention_heads=2, intermediate_size=12,
+                   max_position_embeddings=10, type_vocab_size=1, layer_norm_eps=1e-5, attention_window=4)),
 ]
 
 # Converted as they are (the brief's "real" models): checkpoint, --dtype.

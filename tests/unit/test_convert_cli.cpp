@@ -74,6 +74,11 @@ TEST_CASE("malicious and corrupt checkpoints: one-line error, exit 1, no output 
     std::ofstream(kTmp + "/performer_glu.json") << R"({"num_tokens": 64, "max_seq_len": 32, "dim": 32, "depth": 2, "heads": 2, "dim_head": 16, "ff_glu": true})";
     std::ofstream(kTmp + "/performer_heads.json") << R"({"num_tokens": 64, "max_seq_len": 32, "dim": 32, "depth": 2, "heads": 4, "dim_head": 16, "causal": true})";
     std::ofstream(kTmp + "/performer_reversible.json") << R"({"num_tokens": 64, "max_seq_len": 32, "dim": 32, "depth": 2, "heads": 2, "dim_head": 16, "reversible": true})";
+    const std::string longformer = R"({"vocab_size": 60, "hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 64, "max_position_embeddings": 42, "type_vocab_size": 1, "layer_norm_eps": 1e-5, )";
+    std::ofstream(kTmp + "/longformer_windows.json") << longformer << R"("attention_window": [8, 6]})";
+    std::ofstream(kTmp + "/longformer_odd.json") << longformer << R"("attention_window": 7})";
+    std::ofstream(kTmp + "/longformer_relative.json") << longformer << R"("attention_window": 8, "position_embedding_type": "relative_key"})";
+    std::ofstream(kTmp + "/longformer_act.json") << longformer << R"("attention_window": 8, "hidden_act": "silu"})";
     std::ofstream(kTmp + "/linfer_k_gt_n.json") << R"({"vocab_size": 64, "dim": 32, "num_layers": 2, "num_heads": 4, "head_dim": 8, "ff_dim": 64, "max_seq_len": 32, "proj_len": 40})";
   }
   const std::string lucid = layouts + "/lucidrains_lm/checkpoint.pt";
@@ -119,6 +124,11 @@ TEST_CASE("malicious and corrupt checkpoints: one-line error, exit 1, no output 
       {"performer GLU feed-forward", [&] { return file(layouts + "/performer_lm_rotary_causal/checkpoint.pt"); }, "--config " + kTmp + "/performer_glu.json", "ff_glu = true is not supported"},
       {"performer heads contradict the weights", [&] { return file(layouts + "/performer_lm_rotary_causal/checkpoint.pt"); }, "--config " + kTmp + "/performer_heads.json", "has shape"},
       {"performer reversible contradicts the keys", [&] { return file(layouts + "/performer_lm_rotary_causal/checkpoint.pt"); }, "--config " + kTmp + "/performer_reversible.json", "sequential"},
+      {"longformer without --config", [&] { return file(layouts + "/longformer_mlm/checkpoint.pt"); }, "", "pass --config"},
+      {"longformer windows differ between layers", [&] { return file(layouts + "/longformer_mlm/checkpoint.pt"); }, "--config " + kTmp + "/longformer_windows.json", "differs between layers"},
+      {"longformer odd window", [&] { return file(layouts + "/longformer_mlm/checkpoint.pt"); }, "--config " + kTmp + "/longformer_odd.json", "must be even"},
+      {"longformer relative positions", [&] { return file(layouts + "/longformer_mlm/checkpoint.pt"); }, "--config " + kTmp + "/longformer_relative.json", "position_embedding_type"},
+      {"longformer unknown activation", [&] { return file(layouts + "/longformer_mlm/checkpoint.pt"); }, "--config " + kTmp + "/longformer_act.json", "hidden_act 'silu'"},
       {"fairseq with --config", [&] { return file(layouts + "/fairseq_default_cfg/checkpoint.pt"); }, "--config " + kTmp + "/bad_key.json", "carry their own hyperparameters"},
       {"linfer layout with k > n", [&] { return file(kSrc + "/tests/golden/c07_bare_state_dict_none/checkpoint.pt"); }, "--config " + kTmp + "/linfer_k_gt_n.json", "exceeds max_seq_len"},
       {"bare state_dict without a configuration", [&] { return file(kSrc + "/tests/golden/c07_bare_state_dict_none/checkpoint.pt"); }, "", "pass --config"},

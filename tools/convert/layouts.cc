@@ -86,6 +86,20 @@ class Builder {
   WeightView load_optional(const std::string& name, const Shape& shape) {
     return has(name) ? load(name, shape) : WeightView();
   }
+  // A linear layer with its bias: NAME.weight [out, in] and NAME.bias [out].
+  LinearWeights linear(const std::string& name, uint32_t out, uint32_t in) {
+    LinearWeights lw;
+    lw.weight = load(name + ".weight", {out, in});
+    lw.bias = load(name + ".bias", {out});
+    return lw;
+  }
+  // A layer norm: NAME.weight and NAME.bias, both [dim].
+  NormWeights norm(const std::string& name, uint32_t dim) {
+    NormWeights nw;
+    nw.weight = load(name + ".weight", {dim});
+    nw.bias = load(name + ".bias", {dim});
+    return nw;
+  }
   // Marks a key as deliberately ignored (buffers, unused biases).
   void ignore(const std::string& name) { used_.insert(name); }
 
@@ -158,6 +172,7 @@ struct LibraryConfig {
   std::string error;
   std::string source;
 
+  // known empty: every key is accepted (a Hugging Face config.json holds many that do not matter).
   bool parse(const std::string& text, const std::set<std::string>& known, const std::string& src) {
     source = src;
     j = json::parse(text, nullptr, false);
@@ -166,7 +181,7 @@ struct LibraryConfig {
       return false;
     }
     for (const auto& item : j.items())
-      if (!known.count(item.key())) {
+      if (!known.empty() && !known.count(item.key())) {
         error = source + ": unknown key '" + item.key() + "'";
         return false;
       }
@@ -466,8 +481,7 @@ std::string map_fairseq(const Checkpoint& ck, const std::string& config_json, Ma
     const std::string p = P + "layers." + str(i) + ".";
     b.ignore(p + "version");
     auto linear = [&](LinearWeights& lw, const std::string& name, uint32_t o, uint32_t in) {
-      lw.weight = b.load(p + name + ".weight", {o, in});
-      lw.bias = b.load(p + name + ".bias", {o});
+      lw = b.linear(p + name, o, in);
     };
     linear(l.q, "self_attn.q_proj", D, D);
     linear(l.k, "self_attn.k_proj", D, D);
@@ -487,12 +501,10 @@ std::string map_fairseq(const Checkpoint& ck, const std::string& config_json, Ma
       l.proj_k = b.load(p + "self_attn.compress_k.weight", {k, n});
       if (!shared_kv) l.proj_v = b.load(p + "self_attn.compress_v.weight", {k, n});
     }
-    l.attention_norm.weight = b.load(p + "self_attn_layer_norm.weight", {D});
-    l.attention_norm.bias = b.load(p + "self_attn_layer_norm.bias", {D});
+    l.attention_norm = b.norm(p + "self_attn_layer_norm", D);
     linear(l.fc1, "fc1", F, D);
     linear(l.fc2, "fc2", D, F);
-    l.feed_forward_norm.weight = b.load(p + "final_layer_norm.weight", {D});
-    l.feed_forward_norm.bias = b.load(p + "final_layer_norm.bias", {D});
+    l.feed_forward_norm = b.norm(p + "final_layer_norm", D);
   }
   if (cls.empty()) {
     d.head.dense.weight = b.load(E + "lm_head.dense.weight", {D, D});
@@ -827,11 +839,181 @@ std::string map_performer(const Checkpoint& ck, const std::string& config_json, 
   return b.check_all_used("performer");
 }
 
+// ---------------------------------------------------------------------------------------------
+// Hugging Face transformers Longformer: LongformerModel, LongformerForMaskedLM,
+// LongformerForSequenceClassification (docs/converter.md, "longformer")
+
+std::string map_longformer(const Checkpoint& ck, const std::string& config_json, MappedModel* out) {
+  if (config_json.empty())
+    return "Longformer checkpoints do not record heads, attention_window or layer_norm_eps: pass "
+           "--config config.json (the model's Hugging Face configuration)";
+  LibraryConfig lc;
+  if (!lc.parse(config_json, {}, "--config")) return lc.error;
+  if (lc.text("position_embedding_type", "absolute") != "absolute")
+    return "Longformer position_embedding_type '" + lc.text("position_embedding_type", "") +
+           "' is not supported (absolute)";
+  const std::string P = ck.tensors.count("longformer.embeddings.word_embeddings.weight") ? "longformer." : "";
+  auto tensor_shape = [&](const std::string& name) {
+    auto it = ck.tensors.find(name);
+    return it == ck.tensors.end() ? std::vector<int64_t>() : it->second.shape;
+  };
+  const auto words = tensor_shape(P + "embeddings.word_embeddings.weight");
+  const auto positions = tensor_shape(P + "embeddings.position_embeddings.weight");
+  const auto types = tensor_shape(P + "embeddings.token_type_embeddings.weight");
+  if (words.size() != 2) return "tensor '" + P + "embeddings.word_embeddings.weight' is missing";
+  if (positions.size() != 2) return "tensor '" + P + "embeddings.position_embeddings.weight' is missing";
+  if (types.size() != 2 || types[0] < 1) return "tensor '" + P + "embeddings.token_type_embeddings.weight' is missing";
+
+  EncoderConfig& c = out->desc.config;
+  c.attention_kind = AttentionKind::SlidingWindow;
+  c.dim = lc.u32("hidden_size", 768);
+  c.num_layers = lc.u32("num_hidden_layers", 12);
+  c.num_heads = lc.u32("num_attention_heads", 12);
+  c.ff_dim = lc.u32("intermediate_size", 3072);
+  const uint32_t pad = lc.u32("pad_token_id", 1);
+  c.vocab_size = uint32_t(std::clamp<int64_t>(words[0], 0, UINT32_MAX));
+  // Positions count from pad + 1 (create_position_ids_from_input_ids, inputs without padding).
+  const uint64_t rows = uint64_t(std::clamp<int64_t>(positions[0], 0, UINT32_MAX));
+  if (rows < uint64_t(pad) + 2) return "Longformer position table has " + std::to_string(rows) + " rows, too few for pad_token_id " + str(pad);
+  c.max_seq_len = uint32_t(rows - pad - 1);
+  c.position_offset = pad + 1;
+  c.positions = PositionKind::Learned;
+  c.embedding_norm = true;
+  c.norm_placement = NormPlacement::Post;
+  const double eps = lc.present("layer_norm_eps") && lc.j.at("layer_norm_eps").is_number()
+                         ? lc.j.at("layer_norm_eps").get<double>() : 1e-12;
+  c.norm_eps = float(eps);
+  const std::string act = lc.text("hidden_act", "gelu");
+  if (act == "gelu") c.activation = Activation::GeluErf;
+  else if (act == "gelu_new" || act == "gelu_pytorch_tanh") c.activation = Activation::GeluTanh;
+  else if (act == "relu") c.activation = Activation::Relu;
+  else return "Longformer hidden_act '" + act + "' is not supported (gelu, gelu_new, gelu_pytorch_tanh, relu)";
+  c.head_activation = Activation::GeluErf;  // LongformerLMHead applies gelu whatever hidden_act says
+
+  // attention_window: one even width for every layer (an int, or a list with one value per layer).
+  std::vector<int64_t> windows;
+  if (!lc.present("attention_window")) windows.assign(1, 512);
+  else if (lc.j.at("attention_window").is_number_integer()) windows.assign(1, lc.j.at("attention_window").get<int64_t>());
+  else if (lc.j.at("attention_window").is_array()) {
+    for (const auto& w : lc.j.at("attention_window")) {
+      if (!w.is_number_integer()) return "--config: attention_window must hold integers";
+      windows.push_back(w.get<int64_t>());
+    }
+    if (windows.size() != c.num_layers)
+      return "--config: attention_window has " + str(windows.size()) + " entries for " + str(c.num_layers) + " layers";
+  } else {
+    return "--config: attention_window must be an integer or a list of integers";
+  }
+  for (int64_t w : windows) {
+    if (w != windows[0])
+      return "--config: attention_window differs between layers (" + std::to_string(windows[0]) + " and " +
+             std::to_string(w) + "); linfer models have one window for every layer";
+    if (w <= 0 || w % 2 || w > 2 * int64_t(Limits::kMaxSeqLen))
+      return "--config: attention_window " + std::to_string(w) + " must be even and positive";
+  }
+  c.window_radius = uint32_t(std::min<int64_t>(windows.empty() ? 0 : windows[0] / 2, c.max_seq_len));
+
+  const bool classifier = ck.tensors.count("classifier.out_proj.weight") > 0;
+  const bool lm = !classifier && (ck.tensors.count("lm_head.dense.weight") > 0);
+  // Global rows: the first global_positions (a linfer key: HF takes a global_attention_mask per
+  // call); LongformerForSequenceClassification's default is the first token.
+  c.global_positions = lc.u32("global_positions", classifier ? 1 : 0);
+  if (!lc.error.empty()) return lc.error;
+  if (c.num_heads == 0 || c.dim % c.num_heads) return "--config: hidden_size must be a multiple of num_attention_heads";
+  c.head_dim = c.dim / c.num_heads;
+  c.kv_heads = c.num_heads;
+  if (c.global_positions > c.max_seq_len)
+    return "--config: global_positions " + str(c.global_positions) + " is more than the " + str(c.max_seq_len) + " positions";
+  if (const std::string e = check_counts(c); !e.empty()) return e;
+
+  EncoderDescription& d = out->desc;
+  d.layers.resize(c.num_layers);
+  Builder b(ck, out);
+  const uint32_t D = c.dim, F = c.ff_dim;
+  d.token_embedding = b.load(P + "embeddings.word_embeddings.weight", {c.vocab_size, D});
+  {
+    // token_type_ids are 0 for one sequence: token type row 0 joins every position row.
+    WeightView pos = b.load(P + "embeddings.position_embeddings.weight", {uint32_t(rows), D});
+    WeightView type = b.load(P + "embeddings.token_type_embeddings.weight", {uint32_t(types[0]), D});
+    if (!b.error.empty()) return b.error;
+    const float* p = static_cast<const float*>(pos.data);
+    const float* t0 = static_cast<const float*>(type.data);
+    std::vector<float> folded(p, p + size_t(rows) * D);
+    for (size_t r = 0; r < rows; ++r)
+      for (size_t i = 0; i < D; ++i) folded[r * D + i] += t0[i];
+    d.position_embedding = b.make({uint32_t(rows), D}, std::move(folded));
+  }
+  d.embedding_norm = b.norm(P + "embeddings.LayerNorm", D);
+  b.ignore(P + "embeddings.position_ids");  // a buffer in some versions
+  for (uint32_t i = 0; i < c.num_layers && b.error.empty(); ++i) {
+    LayerWeights& l = d.layers[i];
+    const std::string p = P + "encoder.layer." + str(i) + ".";
+    auto linear = [&](LinearWeights& lw, const std::string& name, uint32_t o, uint32_t in) {
+      lw = b.linear(p + name, o, in);
+    };
+    linear(l.q, "attention.self.query", D, D);
+    linear(l.k, "attention.self.key", D, D);
+    linear(l.v, "attention.self.value", D, D);
+    if (c.global_positions) {
+      linear(l.q_global, "attention.self.query_global", D, D);
+      linear(l.k_global, "attention.self.key_global", D, D);
+      linear(l.v_global, "attention.self.value_global", D, D);
+    } else {  // no global rows: the global projections are never used
+      for (const char* name : {"query_global", "key_global", "value_global"})
+        for (const char* part : {".weight", ".bias"}) b.ignore(p + "attention.self." + name + part);
+    }
+    linear(l.out, "attention.output.dense", D, D);
+    l.attention_norm = b.norm(p + "attention.output.LayerNorm", D);
+    linear(l.fc1, "intermediate.dense", F, D);
+    linear(l.fc2, "output.dense", D, F);
+    l.feed_forward_norm = b.norm(p + "output.LayerNorm", D);
+  }
+  std::string head_note = "hidden states";
+  if (classifier) {
+    c.head = HeadKind::Classifier;
+    c.pooling = Pooling::First;
+    auto w = tensor_shape("classifier.out_proj.weight");
+    c.num_classes = w.size() == 2 ? uint32_t(std::clamp<int64_t>(w[0], 0, UINT32_MAX)) : 0;
+    d.head.dense.weight = b.load("classifier.dense.weight", {D, D});
+    d.head.dense.bias = b.load("classifier.dense.bias", {D});
+    d.head.out.weight = b.load("classifier.out_proj.weight", {c.num_classes, D});
+    d.head.out.bias = b.load("classifier.out_proj.bias", {c.num_classes});
+    head_note = "sequence classification (" + str(c.num_classes) + " classes, first token, dense + tanh)";
+  } else if (lm) {
+    c.head = HeadKind::LmLogits;
+    d.head.dense.weight = b.load("lm_head.dense.weight", {D, D});
+    d.head.dense.bias = b.load("lm_head.dense.bias", {D});
+    d.head.norm.weight = b.load("lm_head.layer_norm.weight", {D});
+    d.head.norm.bias = b.load("lm_head.layer_norm.bias", {D});
+    // decoder.weight is tied to the word embeddings (a file may keep only one name of the two);
+    // decoder.bias is lm_head.bias.
+    d.head.out.weight = b.has("lm_head.decoder.weight") ? b.load("lm_head.decoder.weight", {c.vocab_size, D})
+                                                        : d.token_embedding;
+    const bool both = b.has("lm_head.bias") && b.has("lm_head.decoder.bias");
+    if (both && b.identity("lm_head.bias") != b.identity("lm_head.decoder.bias"))
+      return "lm_head.bias and lm_head.decoder.bias are different tensors (they are one parameter in Longformer)";
+    d.head.out.bias = b.load(b.has("lm_head.bias") ? "lm_head.bias" : "lm_head.decoder.bias", {c.vocab_size});
+    if (both) b.ignore("lm_head.decoder.bias");
+    head_note = "masked-LM logits";
+  } else {
+    for (const char* name : {"pooler.dense.weight", "pooler.dense.bias"}) b.ignore(P + name);
+    if (b.has(P + "pooler.dense.weight")) head_note += " (the pooler is dropped)";
+  }
+  if (!b.error.empty()) return b.error;
+  out->notes.push_back("Longformer: post-norm, positions offset " + str(pad + 1) + " (inputs without padding), " +
+                       "token type 0 folded into the position table, window radius " + str(c.window_radius) +
+                       " (attention_window " + str(2 * c.window_radius) + "), global positions " +
+                       str(c.global_positions) + (c.global_positions ? " with query/key/value_global" : "") +
+                       ", " + head_note);
+  return b.check_all_used("longformer");
+}
+
 }  // namespace
 
 std::string detect_layout(const Checkpoint& ck) {
-  int linfer = 0, lucidrains = 0, fairseq = 0, tatp22 = 0, performer = 0;
+  int linfer = 0, lucidrains = 0, fairseq = 0, tatp22 = 0, performer = 0, longformer = 0;
   for (const auto& [name, t] : ck.tensors) {
+    if (name.find("attention.self.query_global.weight") != std::string::npos) ++longformer;
     if (starts_with(name, "layers.") || name == "token_embedding.weight") ++linfer;
     if (starts_with(name, "linformer.net.") || starts_with(name, "net.layers.") ||
         starts_with(name, "net.blocks.") || name == "token_emb.weight")
@@ -845,6 +1027,7 @@ std::string detect_layout(const Checkpoint& ck) {
   }
   // A PerformerLM also has token_emb (counted for lucidrains) and net.* keys: performer wins ties.
   if (performer > 0) return "performer";
+  if (longformer > 0) return "longformer";
   const int best = std::max(std::max(linfer, lucidrains), std::max(fairseq, tatp22));
   if (best == 0) return "";
   return best == linfer ? "linfer" : best == lucidrains ? "lucidrains" : best == fairseq ? "fairseq" : "tatp22";
@@ -857,6 +1040,7 @@ std::string map_checkpoint(const std::string& layout, const Checkpoint& ck,
                     : layout == "fairseq"    ? map_fairseq(ck, config_json, out)
                     : layout == "tatp22"     ? map_tatp22(ck, config_json, out)
                     : layout == "performer"  ? map_performer(ck, config_json, out)
+                    : layout == "longformer" ? map_longformer(ck, config_json, out)
                                              : "unknown layout '" + layout + "'";
   if (!err.empty()) return err;
   return validate_description(out->desc);

@@ -21,7 +21,8 @@ struct MappedModel {
   std::vector<std::string> notes;   // what the mapper decided, printed by the converter
 };
 
-// Guesses the layout from the key names: "linfer", "lucidrains", "fairseq", "tatp22" or "".
+// Guesses the layout from the key names: "linfer", "lucidrains", "fairseq", "tatp22", "performer",
+// "longformer" or "".
 std::string detect_layout(const Checkpoint& ck);
 
 // config_json: the --config file's text ("" if none). Returns "" or a one-line message.

@@ -40,6 +40,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from upstream import fairseq_linformer as fq  # noqa: E402
 from upstream import lucidrains as luc  # noqa: E402
 from upstream import performer as perf  # noqa: E402
+from upstream import hf_longformer as hfl  # noqa: E402
 from upstream import tatp22 as tat  # noqa: E402
 
 # fmt: "zip" torch.save to a path (archive prefix = file stem), "zip_handle" torch.save to an open
@@ -115,6 +116,23 @@ CASES = [
                    attn_out_bias=True, nb_features=16)),
     dict(name="performer_bare", layout="performer", cls="Performer", fmt="legacy", n=36,
          args=dict(dim=24, depth=2, heads=3, dim_head=8, nb_features=12)),
+    # ---------------------------------------------------------------- Hugging Face Longformer
+    # (appended). Windows of 8 and 6 keys (radius 4, 3) over 40- and 30-token inputs, so that rows
+    # see a fraction of the keys; HF config.json style (with keys the converter does not read).
+    dict(name="longformer_mlm", layout="longformer", cls="LongformerForMaskedLM", fmt="zip", global_positions=0,
+         args=dict(vocab_size=60, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                   intermediate_size=64, max_position_embeddings=42, type_vocab_size=1, layer_norm_eps=1e-5,
+                   attention_window=[8, 8], pad_token_id=1, model_type="longformer",
+                   architectures=["LongformerForMaskedLM"], hidden_dropout_prob=0.1)),
+    dict(name="longformer_cls_global2_safetensors", layout="longformer", cls="LongformerForSequenceClassification",
+         fmt="safetensors", global_positions=2, num_labels=3,
+         args=dict(vocab_size=50, hidden_size=24, num_hidden_layers=2, num_attention_heads=3,
+                   intermediate_size=48, max_position_embeddings=34, type_vocab_size=2, layer_norm_eps=1e-5,
+                   attention_window=6, hidden_act="gelu_new", global_positions=2)),
+    dict(name="longformer_model_pooler", layout="longformer", cls="LongformerModel", fmt="zip", global_positions=0,
+         args=dict(vocab_size=40, hidden_size=24, num_hidden_layers=1, num_attention_heads=2,
+                   intermediate_size=40, max_position_embeddings=36, type_vocab_size=1, layer_norm_eps=1e-12,
+                   attention_window=4, hidden_act="relu")),
 ]
 
 
@@ -150,6 +168,16 @@ def build(case):
             config["max_seq_len"] = case["n"]
         vocab = a.get("num_tokens")
         return cls(**a), config, config["max_seq_len"], vocab, "lm logits" if vocab else "hidden"
+    if case["layout"] == "longformer":
+        hf_args = {k: v for k, v in a.items() if k in hfl.DEFAULTS}
+        if case["cls"] == "LongformerForSequenceClassification":
+            model, out = hfl.LongformerForSequenceClassification(hf_args, case["num_labels"]), "class logits"
+        elif case["cls"] == "LongformerForMaskedLM":
+            model, out = hfl.LongformerForMaskedLM(hf_args), "lm logits"
+        else:
+            model, out = hfl.LongformerModel(hf_args), "hidden"
+        n = a["max_position_embeddings"] - a.get("pad_token_id", 1) - 1
+        return model, dict(a), n, a["vocab_size"], out
     model = fq.LinformerModel(argparse.Namespace(**a), case["vocab"])
     out = "lm logits"
     if "cls_head" in case:
@@ -201,6 +229,8 @@ def reference(model, case, inp):
             out = m(torch.from_numpy(inp).double()[None])
         elif case["layout"] == "tatp22":
             out = m(torch.as_tensor(inp)[None], allow_short=True)
+        elif case["layout"] == "longformer":
+            out = m(torch.as_tensor(inp), global_positions=case["global_positions"])
         elif case["layout"] == "fairseq":
             head = case["cls_head"][0] if "cls_head" in case else None
             out = m(torch.as_tensor(inp)[None], classification_head_name=head)
@@ -348,7 +378,7 @@ def write_case(root, index, case):
             np.save(os.path.join(d, "emb_%d.npy" % t), inp)
         else:
             inp = rng.randint(0, vocab, size=t)
-            if case["layout"] == "fairseq":  # never the padding id 1
+            if case["layout"] in ("fairseq", "longformer"):  # never the padding id 1
                 inp = np.where(inp == fq.PAD, 0, inp)
             with open(os.path.join(d, "ids_%d.txt" % t), "w") as f:
                 f.write(" ".join(str(int(i)) for i in inp) + "\n")

@@ -565,6 +565,114 @@ def check_performer_case(root, row):
           % (name, len(want), len(missing), worst))
 
 
+def keys_longformer(c, cls, num_labels):
+    """HF Longformer state_dict names and shapes in module order, from the config alone."""
+    C, F, V = c["hidden_size"], c["intermediate_size"], c["vocab_size"]
+    P = "" if cls == "LongformerModel" else "longformer."
+    keys = [(P + "embeddings.word_embeddings.weight", (V, C)),
+            (P + "embeddings.position_embeddings.weight", (c["max_position_embeddings"], C)),
+            (P + "embeddings.token_type_embeddings.weight", (c.get("type_vocab_size", 2), C)),
+            (P + "embeddings.LayerNorm.weight", (C,)), (P + "embeddings.LayerNorm.bias", (C,))]
+    for i in range(c["num_hidden_layers"]):
+        p = P + "encoder.layer.%d." % i
+        for lin_name, shape in [("attention.self." + w, (C, C)) for w in
+                                ("query", "key", "value", "query_global", "key_global", "value_global")] + [
+                ("attention.output.dense", (C, C)), ("attention.output.LayerNorm", None),
+                ("intermediate.dense", (F, C)), ("output.dense", (C, F)), ("output.LayerNorm", None)]:
+            keys += [(p + lin_name + ".weight", shape or (C,)), (p + lin_name + ".bias", (shape or (C,))[:1])]
+    groups = []
+    if cls == "LongformerModel":
+        keys += [("pooler.dense.weight", (C, C)), ("pooler.dense.bias", (C,))]
+    elif cls == "LongformerForMaskedLM":
+        keys += [("lm_head.bias", (V,)), ("lm_head.dense.weight", (C, C)), ("lm_head.dense.bias", (C,)),
+                 ("lm_head.layer_norm.weight", (C,)), ("lm_head.layer_norm.bias", (C,)),
+                 ("lm_head.decoder.weight", (V, C)), ("lm_head.decoder.bias", (V,))]
+        groups = [["lm_head.bias", "lm_head.decoder.bias"],
+                  ["lm_head.decoder.weight", "longformer.embeddings.word_embeddings.weight"]]
+    else:
+        keys += [("classifier.dense.weight", (C, C)), ("classifier.dense.bias", (C,)),
+                 ("classifier.out_proj.weight", (num_labels, C)), ("classifier.out_proj.bias", (num_labels,))]
+    return keys, groups
+
+
+def np_longformer(W, c, cls, inp, g, ent):
+    """Written from modeling_longformer.py's semantics for one unpadded sequence, as dense masks:
+    positions from pad + 1, token type 0; row i >= g sees |i - j| <= w/2 except the global rows,
+    plus the global rows; global rows see all rows through the *_global linears; post-norm."""
+    P = "" if cls == "LongformerModel" else "longformer."
+    C, H, eps, pad = c["hidden_size"], c["num_attention_heads"], c["layer_norm_eps"], c.get("pad_token_id", 1)
+    hd, T = C // H, len(inp)
+    w = c["attention_window"]
+    r = (w[0] if isinstance(w, list) else w) // 2
+    act = {"gelu": gelu, "relu": relu,
+           "gelu_new": lambda x: 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)))}[
+        c.get("hidden_act", "gelu")]
+    e = P + "embeddings."
+    x = W[e + "word_embeddings.weight"][inp] + W[e + "position_embeddings.weight"][np.arange(T) + pad + 1] + \
+        W[e + "token_type_embeddings.weight"][0]
+    x = layer_norm(x, W[e + "LayerNorm.weight"], W[e + "LayerNorm.bias"], eps)
+    i, j = np.arange(T)[:, None], np.arange(T)[None, :]
+    seen = ((np.abs(i - j) <= r) & (j >= g)) | (j < g)
+    for layer in range(c["num_hidden_layers"]):
+        p = P + "encoder.layer.%d." % layer
+        a = p + "attention.self."
+        Q, K, V = (lin(x, W, a + n) for n in ("query", "key", "value"))
+        heads = []
+        for h in range(H):
+            sl = slice(h * hd, (h + 1) * hd)
+            S = np.where(seen, Q[:, sl] @ K[:, sl].T / math.sqrt(hd), -np.inf)
+            Pr = softmax(S)
+            ent.add(Pr)
+            O = Pr @ V[:, sl]
+            if g:
+                Qg, Kg, Vg = (lin(x, W, a + n)[:, sl] for n in ("query_global", "key_global", "value_global"))
+                O[:g] = softmax(Qg[:g] @ Kg.T / math.sqrt(hd)) @ Vg
+            heads.append(O)
+        x = layer_norm(lin(np.concatenate(heads, 1), W, p + "attention.output.dense") + x,
+                       W[p + "attention.output.LayerNorm.weight"], W[p + "attention.output.LayerNorm.bias"], eps)
+        f = lin(act(lin(x, W, p + "intermediate.dense")), W, p + "output.dense")
+        x = layer_norm(f + x, W[p + "output.LayerNorm.weight"], W[p + "output.LayerNorm.bias"], eps)
+    if cls == "LongformerForMaskedLM":
+        y = layer_norm(gelu(lin(x, W, "lm_head.dense")), W["lm_head.layer_norm.weight"], W["lm_head.layer_norm.bias"], eps)
+        return y @ W["lm_head.decoder.weight"].T + W["lm_head.bias"]
+    if cls == "LongformerForSequenceClassification":
+        return lin(np.tanh(lin(x[:1], W, "classifier.dense")), W, "classifier.out_proj")
+    return x
+
+
+def check_longformer_case(root, row):
+    """HF Longformer cases: key list, order, shapes and aliasing from the config; the outputs from
+    np_longformer (a third implementation beside hf_longformer.py's row loops and linfer_ref)."""
+    name, layout, ckpt, cfg_file, kind, out_kind = row
+    d, config, state, sd, globs = load_case(root, row)
+    cls = {"lm logits": "LongformerForMaskedLM", "class logits": "LongformerForSequenceClassification",
+           "hidden": "LongformerModel"}[out_kind]
+    num_labels = sd["classifier.out_proj.weight"].shape[0] if "classifier.out_proj.weight" in sd else 0
+    expect, groups = keys_longformer(config, cls, num_labels)
+    got = [(k, tuple(v.shape)) for k, v in sd.items()]
+    assert got == expect, "key list differs:\n%s" % "\n".join("%s %s" % x for x in sorted(set(got) ^ set(expect)))
+    if not ckpt.endswith(".safetensors"):
+        assert alias_groups(sd) == sorted(sorted(g) for g in groups), (alias_groups(sd), groups)
+    W = {k: v.double().numpy() for k, v in sd.items()}
+    g = config.get("global_positions", 1 if cls == "LongformerForSequenceClassification" else 0)
+    ent = Entropy()
+    worst, n_out = 0.0, 0
+    for fn in sorted(os.listdir(d)):
+        if not fn.startswith("out_"):
+            continue
+        T = int(fn[4:-4])
+        inp = np.array([int(v) for v in open(os.path.join(d, "ids_%d.txt" % T)).read().split()])
+        assert len(inp) == T and not (inp == config.get("pad_token_id", 1)).any()
+        out = np_longformer(W, config, cls, inp, min(g, T), ent)
+        ref = np.load(os.path.join(d, fn))
+        assert ref.shape == out.shape, (ref.shape, out.shape)
+        worst = max(worst, float(np.max(np.abs(out - ref) / np.maximum(1.0, np.abs(out)))))
+        n_out += 1
+    assert worst <= 1e-6, (name, worst)
+    print("%-36s ok  %2d keys %d alias groups, %d outputs, numpy vs file %.1e, entropy %.2f, global rows %d  "
+          "globals: %s" % (name, len(sd), len(groups), n_out, worst, ent.mean(), g, " ".join(globs)))
+
+
 def main():
     root = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(HERE, "..", "..", "..", "tests", "golden_layouts"))
     check_doc_facts()
@@ -573,6 +681,8 @@ def main():
     for row in rows[1:]:
         if row[1] == "performer":
             check_performer_case(root, row)
+        elif row[1] == "longformer":
+            check_longformer_case(root, row)
         else:
             check_case(root, row)
     print("all %d cases ok" % (len(rows) - 1))
