@@ -115,16 +115,22 @@ class Session {
   void prepare_keys(size_t keys);
   // Longformer: each row over its window and the global rows; the global rows over every row.
   bool sliding_window(const LayerWeights& w, LayerOps& ops, const float* in, size_t T, float* residual);
+  // The keys a query row sees: every key (radius 0), or (sliding window) the keys within radius
+  // of the row's position and the first global_keys.
+  struct KeyWindow {
+    size_t radius, global_keys;  // (no member initializers: `= {}` below value-initializes to 0)
+  };
   // Softmax attention of every head for query rows [row_begin, row_end) of buf_.q into buf_.attn,
-  // (head, block of rows) items across threads; `window` sets the args' window fields.
-  void attention_items(size_t keys, size_t row_begin, size_t row_end, const kernels::AttentionHeadArgs* window);
+  // (head, block of rows) items across threads.
+  void attention_items(size_t keys, size_t row_begin, size_t row_end, KeyWindow window = {});
   kernels::AttentionHeadArgs attention_head_args(size_t head, size_t keys, const float* q, float* o) const;
   // The distinct K/V head (softmax_keys' s) that query head h reads.
   size_t kv_head(size_t h) const;
   // Softmax attention of head h for `rows` query rows of q into o (both row stride heads x
   // head_dim, pointing at row 0 of the block), on the f32 kernel or, in int8 Linformer models,
-  // the int8 one; chunk: the thread's scratch.
-  void attention_rows(size_t h, size_t keys, const float* q, float* o, size_t rows, size_t chunk);
+  // the int8 one; chunk: the thread's scratch. A window (f32 only) needs the block's first row.
+  void attention_rows(size_t h, size_t keys, const float* q, float* o, size_t rows, size_t chunk,
+                      KeyWindow window = {}, size_t first_row = 0);
   // The int8 attention's weights of distinct K/V head s: K'^T (keys output channels of head_dim
   // inputs) and V' (head_dim channels of `keys` inputs) as int8 panels with their scales and sums.
   struct HeadInt8 {

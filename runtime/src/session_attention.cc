@@ -178,27 +178,18 @@ bool Session::attention(const LayerWeights& w, LayerOps& ops, const float* in, s
   const size_t keys = softmax_keys(w, ops, in, T);
   if (!keys) return false;
   auto t = now();
-  attention_items(keys, 0, T, nullptr);
+  attention_items(keys, 0, T);
   lap(LINFER_OP_ATTENTION, t);
   return run_dense(ops.out, T, buf_.attn, residual, true);
 }
 
-void Session::attention_items(size_t keys, size_t row_begin, size_t row_end, const kernels::AttentionHeadArgs* window) {
+void Session::attention_items(size_t keys, size_t row_begin, size_t row_end, KeyWindow window) {
   const size_t block = kAttentionRowBlock, rows = row_end - row_begin, blocks = (rows + block - 1) / block,
                HD = size_t(cfg_.num_heads) * cfg_.head_dim;
   workers_.ranges(cfg_.num_heads * blocks, 1, [&](size_t b, size_t e, size_t chunk) {
     for (size_t item = b; item < e; ++item) {
       const size_t h = item / blocks, r0 = row_begin + (item % blocks) * block, n = std::min(block, row_end - r0);
-      if (!window) {
-        attention_rows(h, keys, buf_.q + r0 * HD, buf_.attn + r0 * HD, n, chunk);
-        continue;
-      }
-      kernels::AttentionHeadArgs a = attention_head_args(h, keys, buf_.q + r0 * HD, buf_.attn + r0 * HD);
-      a.windowed = true;
-      a.window_radius = window->window_radius;
-      a.global_keys = window->global_keys;
-      a.first_row = r0;
-      kernels::attention_f32_hwy(a, 0, n, buf_.scratch + chunk * plan_.scratch_stride);
+      attention_rows(h, keys, buf_.q + r0 * HD, buf_.attn + r0 * HD, n, chunk, window, r0);
     }
   });
 }
@@ -214,10 +205,7 @@ bool Session::sliding_window(const LayerWeights& w, LayerOps& ops, const float* 
   const size_t keys = softmax_keys(w, ops, in, T);
   if (!keys) return false;
   auto t = now();
-  kernels::AttentionHeadArgs window{};
-  window.window_radius = c.window_radius;
-  window.global_keys = g;
-  attention_items(keys, g, T, &window);
+  attention_items(keys, g, T, {c.window_radius, g});
   lap(LINFER_OP_ATTENTION, t);
   if (g > 0) {
     if (w.q_global.weight.present()) {  // Q of the global rows, K and V of every row, once more
@@ -227,7 +215,7 @@ bool Session::sliding_window(const LayerWeights& w, LayerOps& ops, const float* 
       prepare_keys(T);
     }
     t = now();
-    attention_items(keys, 0, g, nullptr);
+    attention_items(keys, 0, g);
     lap(LINFER_OP_ATTENTION, t);
   }
   return run_dense(ops.out, T, buf_.attn, residual, true);
@@ -313,11 +301,16 @@ void Session::pack_head(size_t s, size_t keys, const float* v, size_t v_stride) 
   kernels::pack_columns_int8_hwy(v, v_stride, keys, dh, 0, dh, h.v_panels, h.v_scales, h.v_sums);
 }
 
-void Session::attention_rows(size_t h, size_t keys, const float* q, float* o, size_t rows, size_t chunk) {
+void Session::attention_rows(size_t h, size_t keys, const float* q, float* o, size_t rows, size_t chunk,
+                             KeyWindow window, size_t first_row) {
   const size_t dh = cfg_.head_dim, HD = cfg_.num_heads * dh;
-  if (!plan_.int8_attention) {
-    kernels::attention_f32_hwy(attention_head_args(h, keys, q, o), 0, rows,
-                               buf_.scratch + chunk * plan_.scratch_stride);
+  if (!plan_.int8_attention) {  // (the plan gives int8 attention to Linformer models only: no window)
+    kernels::AttentionHeadArgs a = attention_head_args(h, keys, q, o);
+    a.windowed = window.radius > 0;
+    a.window_radius = window.radius;
+    a.global_keys = window.global_keys;
+    a.first_row = first_row;
+    kernels::attention_f32_hwy(a, 0, rows, buf_.scratch + chunk * plan_.scratch_stride);
     return;
   }
   // int8: scores = Q K'^T on the int8 kernel (Q's rows quantized as any dense input), softmax in

@@ -215,6 +215,11 @@ std::vector<BadCase> catalogue() {
           o.desc.layers[1].q_global = o.desc.layers[1].q;
           o.desc.layers[1].k_global = o.desc.layers[1].k; }, c); },
       INV, "layers.1.attention has some of q_global, k_global and v_global");
+  add("sliding window global bias without its projections", [] {
+        EncoderConfig c = kind_config(AttentionKind::SlidingWindow);
+        c.window_radius = 3;
+        return with_desc([](testing::OwnedDescription& o) { o.desc.layers[0].v_global.bias = o.desc.layers[0].v.bias; }, c); },
+      INV, "layers.0.attention.v_global.bias is present but the configuration does not use it");
   add("causal full attention", [] { return with_config([](fb::Config* c) {
         c->mutate_causal(fb::CausalMode::Causal); }); }, INV, "causal mode is only defined for linear");
   return cases;

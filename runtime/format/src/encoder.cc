@@ -331,14 +331,14 @@ std::string validate_description(const EncoderDescription& d) {
       const bool any = l.q_global.weight.present() || l.k_global.weight.present() || l.v_global.weight.present();
       if (any && !(l.q_global.weight.present() && l.k_global.weight.present() && l.v_global.weight.present()))
         return p + "attention has some of q_global, k_global and v_global: a model has all three or none";
-      if (any) {
+      if (any) {  // (without them, a lone global bias is a tensor the configuration does not use)
         need(p + "attention.q_global.weight", {H * dh, D});
         need(p + "attention.k_global.weight", {kvh * dh, D});
         need(p + "attention.v_global.weight", {kvh * dh, D});
+        maybe(p + "attention.q_global.bias", {H * dh});
+        maybe(p + "attention.k_global.bias", {kvh * dh});
+        maybe(p + "attention.v_global.bias", {kvh * dh});
       }
-      maybe(p + "attention.q_global.bias", {H * dh});
-      maybe(p + "attention.k_global.bias", {kvh * dh});
-      maybe(p + "attention.v_global.bias", {kvh * dh});
     }
     norm(p + "attention_norm", true);
     need(p + "feed_forward.fc1.weight", {F, D});
