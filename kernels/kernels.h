@@ -148,6 +148,11 @@ struct AttentionHeadArgs {
   size_t window_radius = 0;
   size_t global_keys = 0;
   size_t first_row = 0;
+  // Key spans (BigBird's block-sparse attention; not with windowed): when key_span_count > 0,
+  // every row of the call sees the keys of the spans [key_spans[2s], key_spans[2s + 1]) instead
+  // of all keys, and a key listed in n spans counts n times in the softmax. Spans are not empty.
+  const uint32_t* key_spans = nullptr;
+  size_t key_span_count = 0;
 };
 constexpr size_t kAttentionKeyBlock = 256;
 constexpr size_t kAttentionMaxRows = 8;  // rows the fast kernel takes at a time, at most

@@ -48,125 +48,131 @@ void AttentionRows(const AttentionHeadArgs& a, size_t r0, float* scratch) {
   }
   const auto vscale = hn::Set(d, a.scale);
   // The keys to walk: all of them; or (windowed) the global keys, then the span of the R rows'
-  // windows past them, where each row masks the keys outside its own window.
-  size_t span_begin[2] = {0, 0}, span_end[2] = {a.keys, 0}, spans = 1;
+  // windows past them, where each row masks the keys outside its own window; or (key spans) the
+  // listed spans, a key listed twice walked twice.
+  size_t window_span[4] = {0, a.keys, 0, 0}, spans = 1;
   const size_t radius = a.window_radius, p0 = a.first_row + r0;
   if (a.windowed) {
     const size_t g = std::min(a.global_keys, a.keys);
-    span_end[0] = g;
-    span_begin[1] = std::max(g, p0 >= radius ? p0 - radius : 0);
-    span_end[1] = std::min(a.keys, p0 + R + radius);
+    window_span[1] = g;
+    window_span[2] = std::max(g, p0 >= radius ? p0 - radius : 0);
+    window_span[3] = std::min(a.keys, p0 + R + radius);
     spans = 2;
   }
-  for (size_t span = 0; span < spans; ++span)
-  for (size_t j0 = span_begin[span]; j0 < span_end[span]; j0 += block) {
-    const size_t nb = std::min(block, span_end[span] - j0);
-    const float* kt = a.kt + j0;
-    // Scores: s[r][j] = scale * sum_t q[r][t] * kt[t][j0 + j].
-    size_t j = 0;
-    for (; j + NV * L <= nb; j += NV * L) {
-      V acc[R][NV];
-      for (size_t r = 0; r < R; ++r)
-        for (size_t i = 0; i < NV; ++i) acc[r][i] = hn::Zero(d);
-      for (size_t t = 0; t < dh; ++t) {
-        const float* k = kt + t * a.kt_stride + j;
-        V kv[NV];
-        for (size_t i = 0; i < NV; ++i) kv[i] = hn::LoadU(d, k + i * L);
-        for (size_t r = 0; r < R; ++r) {
-          const V bq = hn::Set(d, q[r][t]);
-          for (size_t i = 0; i < NV; ++i) acc[r][i] = hn::MulAdd(bq, kv[i], acc[r][i]);
+  const bool listed = a.key_span_count > 0;
+  if (listed) spans = a.key_span_count;
+  for (size_t span = 0; span < spans; ++span) {
+    const size_t span_begin = listed ? a.key_spans[2 * span] : window_span[2 * span],
+                 span_end = listed ? a.key_spans[2 * span + 1] : window_span[2 * span + 1];
+    for (size_t j0 = span_begin; j0 < span_end; j0 += block) {
+      const size_t nb = std::min(block, span_end - j0);
+      const float* kt = a.kt + j0;
+      // Scores: s[r][j] = scale * sum_t q[r][t] * kt[t][j0 + j].
+      size_t j = 0;
+      for (; j + NV * L <= nb; j += NV * L) {
+        V acc[R][NV];
+        for (size_t r = 0; r < R; ++r)
+          for (size_t i = 0; i < NV; ++i) acc[r][i] = hn::Zero(d);
+        for (size_t t = 0; t < dh; ++t) {
+          const float* k = kt + t * a.kt_stride + j;
+          V kv[NV];
+          for (size_t i = 0; i < NV; ++i) kv[i] = hn::LoadU(d, k + i * L);
+          for (size_t r = 0; r < R; ++r) {
+            const V bq = hn::Set(d, q[r][t]);
+            for (size_t i = 0; i < NV; ++i) acc[r][i] = hn::MulAdd(bq, kv[i], acc[r][i]);
+          }
         }
+        for (size_t r = 0; r < R; ++r)
+          for (size_t i = 0; i < NV; ++i) hn::StoreU(hn::Mul(acc[r][i], vscale), d, s[r] + j + i * L);
       }
-      for (size_t r = 0; r < R; ++r)
-        for (size_t i = 0; i < NV; ++i) hn::StoreU(hn::Mul(acc[r][i], vscale), d, s[r] + j + i * L);
-    }
-    for (; j + L <= nb; j += L) {
-      V acc[R];
-      for (size_t r = 0; r < R; ++r) acc[r] = hn::Zero(d);
-      for (size_t t = 0; t < dh; ++t) {
-        const V k0 = hn::LoadU(d, kt + t * a.kt_stride + j);
-        for (size_t r = 0; r < R; ++r) acc[r] = hn::MulAdd(hn::Set(d, q[r][t]), k0, acc[r]);
-      }
-      for (size_t r = 0; r < R; ++r) hn::StoreU(hn::Mul(acc[r], vscale), d, s[r] + j);
-    }
-    for (; j < nb; ++j)
-      for (size_t r = 0; r < R; ++r) {
-        float acc = 0.0f;
-        for (size_t t = 0; t < dh; ++t) acc += q[r][t] * kt[t * a.kt_stride + j];
-        s[r][j] = acc * a.scale;
-      }
-    if (span == 1)  // windowed: keys outside row r's window [p - radius, p + radius] get -inf
-      for (size_t r = 0; r < R; ++r) {
-        const size_t p = p0 + r, lo = p >= radius ? p - radius : 0, hi = p + radius + 1;
-        for (size_t jj = j0; jj < std::min(j0 + nb, lo); ++jj) s[r][jj - j0] = -INFINITY;
-        for (size_t jj = std::max(j0, hi); jj < j0 + nb; ++jj) s[r][jj - j0] = -INFINITY;
-      }
-    // Online softmax: rescale what was accumulated to the new running max.
-    float correction[R];
-    for (size_t r = 0; r < R; ++r) {
-      float* sr = s[r];
-      auto vmax = hn::Set(d, -INFINITY);
-      for (j = 0; j + L <= nb; j += L) vmax = hn::Max(vmax, hn::LoadU(d, sr + j));
-      float block_max = hn::GetLane(hn::MaxOfLanes(d, vmax));
-      for (; j < nb; ++j) block_max = sr[j] > block_max ? sr[j] : block_max;
-      if (block_max == -INFINITY && m[r] == -INFINITY) {  // (windowed) no key of this row yet
-        correction[r] = 1.0f;
-        std::fill(sr, sr + nb, 0.0f);
-        continue;
-      }
-      const float m_new = block_max > m[r] ? block_max : m[r];
-      correction[r] = std::exp(m[r] - m_new);  // 0 on the first block (m = -inf)
-      m[r] = m_new;
-      const auto vm = hn::Set(d, m_new);
-      auto vsum = hn::Zero(d);
-      for (j = 0; j + L <= nb; j += L) {
-        const auto e = hn::Exp(d, hn::Sub(hn::LoadU(d, sr + j), vm));
-        vsum = hn::Add(vsum, e);
-        hn::StoreU(e, d, sr + j);
-      }
-      float sum = hn::GetLane(hn::SumOfLanes(d, vsum));
-      for (; j < nb; ++j) {
-        sr[j] = std::exp(sr[j] - m_new);
-        sum += sr[j];
-      }
-      l[r] = l[r] * correction[r] + sum;
-    }
-    // acc[r] = acc[r] * correction + p[r] @ v[j0 : j0 + nb], vectorised over head_dim.
-    const float* vb = a.v + j0 * a.v_stride;
-    size_t c = 0;
-    for (; c + NV * L <= dh; c += NV * L) {
-      V acc[R][NV];
-      for (size_t r = 0; r < R; ++r)
-        for (size_t i = 0; i < NV; ++i)
-          acc[r][i] = hn::Mul(hn::LoadU(d, acc_row[r] + c + i * L), hn::Set(d, correction[r]));
-      for (size_t t = 0; t < nb; ++t) {
-        const float* v = vb + t * a.v_stride + c;
-        V vv[NV];
-        for (size_t i = 0; i < NV; ++i) vv[i] = hn::LoadU(d, v + i * L);
-        for (size_t r = 0; r < R; ++r) {
-          const V bp = hn::Set(d, s[r][t]);
-          for (size_t i = 0; i < NV; ++i) acc[r][i] = hn::MulAdd(bp, vv[i], acc[r][i]);
+      for (; j + L <= nb; j += L) {
+        V acc[R];
+        for (size_t r = 0; r < R; ++r) acc[r] = hn::Zero(d);
+        for (size_t t = 0; t < dh; ++t) {
+          const V k0 = hn::LoadU(d, kt + t * a.kt_stride + j);
+          for (size_t r = 0; r < R; ++r) acc[r] = hn::MulAdd(hn::Set(d, q[r][t]), k0, acc[r]);
         }
+        for (size_t r = 0; r < R; ++r) hn::StoreU(hn::Mul(acc[r], vscale), d, s[r] + j);
       }
-      for (size_t r = 0; r < R; ++r)
-        for (size_t i = 0; i < NV; ++i) hn::StoreU(acc[r][i], d, acc_row[r] + c + i * L);
-    }
-    for (; c + L <= dh; c += L) {
-      V acc[R];
-      for (size_t r = 0; r < R; ++r)
-        acc[r] = hn::Mul(hn::LoadU(d, acc_row[r] + c), hn::Set(d, correction[r]));
-      for (size_t t = 0; t < nb; ++t) {
-        const V v0 = hn::LoadU(d, vb + t * a.v_stride + c);
-        for (size_t r = 0; r < R; ++r) acc[r] = hn::MulAdd(hn::Set(d, s[r][t]), v0, acc[r]);
-      }
-      for (size_t r = 0; r < R; ++r) hn::StoreU(acc[r], d, acc_row[r] + c);
-    }
-    for (; c < dh; ++c)
+      for (; j < nb; ++j)
+        for (size_t r = 0; r < R; ++r) {
+          float acc = 0.0f;
+          for (size_t t = 0; t < dh; ++t) acc += q[r][t] * kt[t * a.kt_stride + j];
+          s[r][j] = acc * a.scale;
+        }
+      if (a.windowed && span == 1)  // keys outside row r's window [p - radius, p + radius] get -inf
+        for (size_t r = 0; r < R; ++r) {
+          const size_t p = p0 + r, lo = p >= radius ? p - radius : 0, hi = p + radius + 1;
+          for (size_t jj = j0; jj < std::min(j0 + nb, lo); ++jj) s[r][jj - j0] = -INFINITY;
+          for (size_t jj = std::max(j0, hi); jj < j0 + nb; ++jj) s[r][jj - j0] = -INFINITY;
+        }
+      // Online softmax: rescale what was accumulated to the new running max.
+      float correction[R];
       for (size_t r = 0; r < R; ++r) {
-        float acc = acc_row[r][c] * correction[r];
-        for (size_t t = 0; t < nb; ++t) acc += s[r][t] * vb[t * a.v_stride + c];
-        acc_row[r][c] = acc;
+        float* sr = s[r];
+        auto vmax = hn::Set(d, -INFINITY);
+        for (j = 0; j + L <= nb; j += L) vmax = hn::Max(vmax, hn::LoadU(d, sr + j));
+        float block_max = hn::GetLane(hn::MaxOfLanes(d, vmax));
+        for (; j < nb; ++j) block_max = sr[j] > block_max ? sr[j] : block_max;
+        if (block_max == -INFINITY && m[r] == -INFINITY) {  // (windowed) no key of this row yet
+          correction[r] = 1.0f;
+          std::fill(sr, sr + nb, 0.0f);
+          continue;
+        }
+        const float m_new = block_max > m[r] ? block_max : m[r];
+        correction[r] = std::exp(m[r] - m_new);  // 0 on the first block (m = -inf)
+        m[r] = m_new;
+        const auto vm = hn::Set(d, m_new);
+        auto vsum = hn::Zero(d);
+        for (j = 0; j + L <= nb; j += L) {
+          const auto e = hn::Exp(d, hn::Sub(hn::LoadU(d, sr + j), vm));
+          vsum = hn::Add(vsum, e);
+          hn::StoreU(e, d, sr + j);
+        }
+        float sum = hn::GetLane(hn::SumOfLanes(d, vsum));
+        for (; j < nb; ++j) {
+          sr[j] = std::exp(sr[j] - m_new);
+          sum += sr[j];
+        }
+        l[r] = l[r] * correction[r] + sum;
       }
+      // acc[r] = acc[r] * correction + p[r] @ v[j0 : j0 + nb], vectorised over head_dim.
+      const float* vb = a.v + j0 * a.v_stride;
+      size_t c = 0;
+      for (; c + NV * L <= dh; c += NV * L) {
+        V acc[R][NV];
+        for (size_t r = 0; r < R; ++r)
+          for (size_t i = 0; i < NV; ++i)
+            acc[r][i] = hn::Mul(hn::LoadU(d, acc_row[r] + c + i * L), hn::Set(d, correction[r]));
+        for (size_t t = 0; t < nb; ++t) {
+          const float* v = vb + t * a.v_stride + c;
+          V vv[NV];
+          for (size_t i = 0; i < NV; ++i) vv[i] = hn::LoadU(d, v + i * L);
+          for (size_t r = 0; r < R; ++r) {
+            const V bp = hn::Set(d, s[r][t]);
+            for (size_t i = 0; i < NV; ++i) acc[r][i] = hn::MulAdd(bp, vv[i], acc[r][i]);
+          }
+        }
+        for (size_t r = 0; r < R; ++r)
+          for (size_t i = 0; i < NV; ++i) hn::StoreU(acc[r][i], d, acc_row[r] + c + i * L);
+      }
+      for (; c + L <= dh; c += L) {
+        V acc[R];
+        for (size_t r = 0; r < R; ++r)
+          acc[r] = hn::Mul(hn::LoadU(d, acc_row[r] + c), hn::Set(d, correction[r]));
+        for (size_t t = 0; t < nb; ++t) {
+          const V v0 = hn::LoadU(d, vb + t * a.v_stride + c);
+          for (size_t r = 0; r < R; ++r) acc[r] = hn::MulAdd(hn::Set(d, s[r][t]), v0, acc[r]);
+        }
+        for (size_t r = 0; r < R; ++r) hn::StoreU(acc[r], d, acc_row[r] + c);
+      }
+      for (; c < dh; ++c)
+        for (size_t r = 0; r < R; ++r) {
+          float acc = acc_row[r][c] * correction[r];
+          for (size_t t = 0; t < nb; ++t) acc += s[r][t] * vb[t * a.v_stride + c];
+          acc_row[r][c] = acc;
+        }
+    }
   }
   for (size_t r = 0; r < R; ++r) {
     const float inv = 1.0f / l[r];

@@ -17,10 +17,15 @@ size_t attention_f32_scratch_floats(size_t keys, size_t head_dim) {
 void attention_f32_ref(const AttentionHeadArgs& a, size_t row_begin, size_t row_end, float*) {
   std::vector<float> scores(a.keys);
   float* p = scores.data();
+  // Key spans: how many times each key is listed (its weight in the softmax).
+  std::vector<double> listed(a.key_span_count ? a.keys : 0, 0.0);
+  for (size_t s = 0; s < a.key_span_count; ++s)
+    for (size_t j = a.key_spans[2 * s]; j < a.key_spans[2 * s + 1]; ++j) listed[j] += 1.0;
   for (size_t r = row_begin; r < row_end; ++r) {
     const float* q = a.q + r * a.q_stride;
     const size_t i = a.first_row + r;  // the row's position, for the window
     auto seen = [&](size_t j) {
+      if (a.key_span_count) return listed[j] > 0;
       return !a.windowed || j < a.global_keys || (j + a.window_radius >= i && j <= i + a.window_radius);
     };
     float max_score = -INFINITY;
@@ -36,7 +41,7 @@ void attention_f32_ref(const AttentionHeadArgs& a, size_t row_begin, size_t row_
     }
     double sum = 0;
     for (size_t j = 0; j < a.keys; ++j) {
-      p[j] = std::exp(p[j] - max_score);
+      p[j] = std::exp(p[j] - max_score) * (a.key_span_count ? float(listed[j]) : 1.0f);
       sum += p[j];
     }
     float* o = a.o + r * a.o_stride;

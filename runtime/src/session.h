@@ -115,6 +115,7 @@ class Session {
   void prepare_keys(size_t keys);
   // Longformer: each row over its window and the global rows; the global rows over every row.
   bool sliding_window(const LayerWeights& w, LayerOps& ops, const float* in, size_t T, float* residual);
+  bool block_sparse(const LayerWeights& w, LayerOps& ops, const float* in, size_t T, float* residual);
   // The keys a query row sees: every key (radius 0), or (sliding window) the keys within radius
   // of the row's position and the first global_keys.
   struct KeyWindow {

@@ -165,6 +165,7 @@ bool Session::attention(const LayerWeights& w, LayerOps& ops, const float* in, s
   const EncoderConfig& c = cfg_;
   if (c.attention_kind == AttentionKind::GiveTake) return give_take(w, ops, in, T, residual);
   if (c.attention_kind == AttentionKind::SlidingWindow) return sliding_window(w, ops, in, T, residual);
+  if (c.attention_kind == AttentionKind::BlockSparse) return block_sparse(w, ops, in, T, residual);
   if (!run_dense(ops.q, T, in, buf_.q)) return false;
   rotate(buf_.q, T, c.num_heads);
   if (linear_state_floats(c)) {  // linear (elu+1) or Performer
@@ -218,6 +219,37 @@ bool Session::sliding_window(const LayerWeights& w, LayerOps& ops, const float* 
     attention_items(keys, 0, g);
     lap(LINFER_OP_ATTENTION, t);
   }
+  return run_dense(ops.out, T, buf_.attn, residual, true);
+}
+
+// BigBird (HF BigBirdBlockSparseAttention as it runs in eval mode): query blocks of block_size
+// rows; a global block (the first and last global_blocks, or every block of a short input) attends
+// to every key, any other to the keys of the global blocks, its neighbours and its random blocks
+// (block_sparse_key_spans), which the f32 kernel walks span by span: O(blocks seen) per row.
+bool Session::block_sparse(const LayerWeights& w, LayerOps& ops, const float* in, size_t T, float* residual) {
+  const EncoderConfig& c = cfg_;
+  if (!run_dense(ops.q, T, in, buf_.q)) return false;
+  const size_t keys = softmax_keys(w, ops, in, T);
+  if (!keys) return false;
+  const auto t = now();
+  const size_t b = c.block_size, blocks = block_sparse_blocks(c, T), HD = size_t(c.num_heads) * c.head_dim,
+               R = c.num_random_blocks, table_blocks = block_sparse_blocks(c, c.max_seq_len);
+  const float* random = R ? f32(w.random_blocks) : nullptr;  // [heads, table_blocks, R]
+  workers_.ranges(c.num_heads * blocks, 1, [&](size_t begin, size_t end, size_t chunk) {
+    float* scratch = buf_.scratch + chunk * plan_.scratch_stride;
+    uint32_t spans[2 * kMaxBlockSparseSpans];
+    for (size_t item = begin; item < end; ++item) {
+      const size_t h = item / blocks, i = item % blocks, r0 = i * b, rows = std::min(T, r0 + b) - r0;
+      kernels::AttentionHeadArgs a = attention_head_args(h, keys, buf_.q + r0 * HD, buf_.attn + r0 * HD);
+      if (!block_sparse_is_global(c, T, i)) {
+        a.key_spans = spans;
+        a.key_span_count =
+            block_sparse_key_spans(c, random ? random + (h * table_blocks + i) * R : nullptr, T, i, spans);
+      }
+      kernels::attention_f32_hwy(a, 0, rows, scratch);
+    }
+  });
+  lap(LINFER_OP_ATTENTION, t);
   return run_dense(ops.out, T, buf_.attn, residual, true);
 }
 

@@ -75,6 +75,12 @@ inline OwnedDescription make_model(const EncoderConfig& c, uint32_t seed = 1) {
     const bool linformer = c.attention_kind == AttentionKind::Linformer;
     if (linformer && c.projection_sharing != ProjectionSharing::Layerwise) fill(l.proj_k, proj);
     if (linformer && c.has_separate_proj_v()) fill(l.proj_v, proj);
+    if (c.attention_kind == AttentionKind::BlockSparse && c.num_random_blocks > 0) {  // block indices
+      const uint32_t blocks = uint32_t(block_sparse_blocks(c, c.max_seq_len));
+      fill(l.random_blocks, {c.num_heads, blocks, c.num_random_blocks});
+      float* v = const_cast<float*>(static_cast<const float*>(l.random_blocks.data));
+      for (uint64_t j = 0; j < l.random_blocks.elements(); ++j) v[j] = float(std::uniform_int_distribution<uint32_t>(0, blocks - 1)(rng));
+    }
     norm(l.attention_norm);
     linear(l.fc1, c.ff_dim, D);
     linear(l.fc2, D, c.ff_dim);

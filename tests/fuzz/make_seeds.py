@@ -81,10 +81,16 @@ LINFER_CASES = [
                                     num_classes=2)),
     ("window_kv1_post_lm", dict(attention_kind="sliding_window", proj_len=0, window_radius=1, kv_heads=1,
                                 norm_placement="post", head="lm")),
+    ("bigbird_random_lm", dict(attention_kind="block_sparse", proj_len=0, block_size=1, global_blocks=1,
+                               num_random_blocks=1, head="lm")),
+    ("bigbird_zeros_kv1_cls", dict(attention_kind="block_sparse", proj_len=0, block_size=1, global_blocks=0,
+                                   num_random_blocks=2, random_pattern="zeros", kv_heads=1,
+                                   head="classifier", num_classes=2)),
 ]
 QUANTIZED = {"lin_pre_headwise", "lin_post_none_before_sinus_lm", "lin_layerwise_nopos_cls",
              "full_pre_lm", "givetake_conv3_kv1_rev_cls", "linear_causal_lm",
-             "performer_bidir_cls", "performer_rotary_sequence_lm", "window_global_proj_cls"}
+             "performer_bidir_cls", "performer_rotary_sequence_lm", "window_global_proj_cls",
+             "bigbird_random_lm"}
 LEGACY = {"lin_pre_headwise", "lin_layerwise_nopos_cls", "givetake_p2_pre"}
 
 UPSTREAM_CASES = [

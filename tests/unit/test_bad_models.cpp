@@ -220,6 +220,33 @@ std::vector<BadCase> catalogue() {
         c.window_radius = 3;
         return with_desc([](testing::OwnedDescription& o) { o.desc.layers[0].v_global.bias = o.desc.layers[0].v.bias; }, c); },
       INV, "layers.0.attention.v_global.bias is present but the configuration does not use it");
+  add("block size on a linformer model", [] { return with_config([](fb::Config* c) {
+        c->mutate_block_size(4); }); }, INV, "apply to block sparse attention only");
+  add("block sparse with block size 0", [] {
+        EncoderConfig c = kind_config(AttentionKind::BlockSparse);
+        return with_desc([](testing::OwnedDescription&) {}, c); },
+      INV, "block_size = 0 is out of range");
+  add("block sparse with too many random blocks", [] {
+        EncoderConfig c = kind_config(AttentionKind::BlockSparse);
+        c.block_size = 4;
+        c.num_random_blocks = 65;
+        return with_desc([](testing::OwnedDescription&) {}, c); },
+      INV, "num_random_blocks = 65 is out of range");
+  add("block sparse without its random blocks", [] {
+        EncoderConfig c = kind_config(AttentionKind::BlockSparse);
+        c.block_size = 4;
+        c.num_random_blocks = 2;
+        return with_desc([](testing::OwnedDescription& o) { o.desc.layers[1].random_blocks = WeightView(); }, c); },
+      INV, "layers.1.attention.random_blocks is missing");
+  for (const float bad : {9.0f, 1.5f, -1.0f, NAN}) {  // 9 blocks of 4 rows in n = 33
+    add("block sparse random block " + std::to_string(bad), [bad] {
+          EncoderConfig c = kind_config(AttentionKind::BlockSparse);
+          c.block_size = 4;
+          c.num_random_blocks = 2;
+          return with_desc([bad](testing::OwnedDescription& o) {
+            const_cast<float*>(static_cast<const float*>(o.desc.layers[0].random_blocks.data))[5] = bad; }, c); },
+        INV, "layers.0.attention.random_blocks holds");
+  }
   add("causal full attention", [] { return with_config([](fb::Config* c) {
         c->mutate_causal(fb::CausalMode::Causal); }); }, INV, "causal mode is only defined for linear");
   return cases;

@@ -528,6 +528,66 @@ TEST_CASE("attention_f32 sliding window: fast matches reference on every Highway
   hwy::SetSupportedTargetsForTest(0);
 }
 
+TEST_CASE("attention_f32 key spans (block sparse): fast matches reference on every Highway target") {
+  // Spans of one key, spans crossing key blocks of the online softmax, spans out of order, and
+  // spans listed twice (their keys count twice in the softmax, as in the reference).
+  struct Case {
+    size_t keys, rows;
+    std::vector<uint32_t> spans;
+  };
+  const Case cases[] = {{1, 3, {0, 1}},
+                        {40, 9, {0, 4, 8, 20, 36, 40}},
+                        {40, 5, {12, 16, 0, 4, 0, 4, 0, 4}},
+                        {700, 17, {0, 64, 192, 384, 640, 700, 64, 128}},
+                        {700, 8, {699, 700, 0, 1, 300, 301, 699, 700}},
+                        {1100, 11, {0, 1100, 256, 512}}};
+  for (int64_t targets : kHwyTargetSets)
+    for (const Case& c : cases)
+      for (size_t dh : {5, 32}) {
+        hwy::SetSupportedTargetsForTest(targets);
+        CAPTURE(targets);
+        CAPTURE(c.keys);
+        CAPTURE(dh);
+        const size_t q_stride = dh + 3, kt_stride = c.keys + 1, v_stride = dh + 2, o_stride = dh + 1;
+        auto q = random_vec(c.rows * q_stride, uint32_t(c.keys + dh), 2.0f);
+        auto kt = random_vec(dh * kt_stride, uint32_t(c.keys * dh + 1), 2.0f);
+        auto v = random_vec(c.keys * v_stride, uint32_t(c.rows + 7));
+        std::vector<float> ref(c.rows * o_stride, 0.0f), fast(c.rows * o_stride, 0.0f);
+        std::vector<float> scratch(attention_f32_scratch_floats(c.keys, dh));
+        AttentionHeadArgs a{q.data(), q_stride, kt.data(), kt_stride, v.data(), v_stride, nullptr,
+                            o_stride, dh, c.keys, 1.0f / std::sqrt(float(dh))};
+        a.key_spans = c.spans.data();
+        a.key_span_count = c.spans.size() / 2;
+        a.o = ref.data();
+        attention_f32_ref(a, 0, c.rows, scratch.data());
+        a.o = fast.data();
+        attention_f32_hwy(a, 0, c.rows, scratch.data());
+        CHECK(rel_err(fast, ref) < 1e-5);
+        // Keys outside every span are not read: changing them changes nothing.
+        std::vector<bool> listed(c.keys, false);
+        for (size_t s = 0; s < c.spans.size(); s += 2)
+          for (size_t j = c.spans[s]; j < c.spans[s + 1]; ++j) listed[j] = true;
+        for (size_t j = 0; j < c.keys; ++j)
+          if (!listed[j])
+            for (size_t t = 0; t < dh; ++t) kt[t * kt_stride + j] = 50.0f;
+        std::vector<float> again(c.rows * o_stride, 0.0f);
+        a.o = again.data();
+        attention_f32_hwy(a, 0, c.rows, scratch.data());
+        CHECK(again == fast);
+        // One span over every key walks what the plain call walks: the same bits.
+        const uint32_t all[2] = {0, uint32_t(c.keys)};
+        a.key_spans = all;
+        a.key_span_count = 1;
+        attention_f32_hwy(a, 0, c.rows, scratch.data());
+        std::vector<float> plain(c.rows * o_stride, 0.0f);
+        a.key_span_count = 0;
+        a.o = plain.data();
+        attention_f32_hwy(a, 0, c.rows, scratch.data());
+        CHECK(again == plain);
+      }
+  hwy::SetSupportedTargetsForTest(0);
+}
+
 TEST_CASE("softmax_rows_f32: fast matches reference; rows sum to 1") {
   for (size_t n : kOddSizes)
     for (float scale : {0.125f, 1.0f}) {

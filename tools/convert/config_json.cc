@@ -70,14 +70,16 @@ std::string parse_linfer_config(const std::string& text, EncoderConfig* out) {
   // Keys the reference writes that only decide which tensors exist (presence is read from the
   // checkpoint itself).
   static const std::set<std::string> kInformational = {"qkv_bias", "proj_bias", "head_transform",
-                                                       "ff_bias", "conv_kernel", "global_projections"};
+                                                       "ff_bias", "conv_kernel", "global_projections",
+                                                       "random_seed", "random_pattern"};
   static const std::set<std::string> kKnown = {
       "vocab_size", "dim", "num_layers", "num_heads", "head_dim", "kv_heads", "ff_dim",
       "max_seq_len", "proj_len", "attention_kind", "norm_placement", "embedding_norm",
       "final_norm", "norm_eps", "positions", "position_offset", "sinusoidal_base",
       "embedding_scale", "projection_placement", "projection_sharing", "activation", "head",
       "head_activation", "pooling", "num_classes", "causal", "num_global_tokens", "num_features",
-      "feature_map", "feature_eps", "rotary", "key_stabiliser", "window_radius", "global_positions"};
+      "feature_map", "feature_eps", "rotary", "key_stabiliser", "window_radius", "global_positions",
+      "block_size", "global_blocks", "num_random_blocks"};
   for (const auto& item : j.items())
     if (!kKnown.count(item.key()) && !kInformational.count(item.key()))
       return "unknown configuration key '" + item.key() + "'";
@@ -97,7 +99,8 @@ std::string parse_linfer_config(const std::string& text, EncoderConfig* out) {
   p.choice("attention_kind", &c.attention_kind,
            {{"linformer", AttentionKind::Linformer}, {"full", AttentionKind::FullSoftmax},
             {"linear_elu", AttentionKind::LinearElu}, {"givetake", AttentionKind::GiveTake},
-            {"performer", AttentionKind::Performer}, {"sliding_window", AttentionKind::SlidingWindow}});
+            {"performer", AttentionKind::Performer}, {"sliding_window", AttentionKind::SlidingWindow},
+            {"block_sparse", AttentionKind::BlockSparse}});
   p.choice("norm_placement", &c.norm_placement,
            {{"pre", NormPlacement::Pre}, {"post", NormPlacement::Post},
             {"reversible", NormPlacement::Reversible}});
@@ -129,6 +132,10 @@ std::string parse_linfer_config(const std::string& text, EncoderConfig* out) {
   p.u32("num_features", &c.num_features, false);
   p.u32("window_radius", &c.window_radius, false);
   p.u32("global_positions", &c.global_positions, false);
+  p.u32("block_size", &c.block_size, false);
+  if (c.attention_kind == AttentionKind::BlockSparse) c.global_blocks = 1;  // BigBird's first and last block
+  p.u32("global_blocks", &c.global_blocks, false);
+  p.u32("num_random_blocks", &c.num_random_blocks, false);
   p.choice("feature_map", &c.feature_map, {{"softmax", FeatureMap::Softmax}, {"relu", FeatureMap::Relu}});
   // lucidrains' constants: 1e-4 for the softmax features, 1e-3 (kernel_epsilon) for relu
   c.feature_eps = c.feature_map == FeatureMap::Relu ? 1e-3f : 1e-4f;

@@ -145,6 +145,9 @@ int run(int argc, char** argv) {
     std::printf("        sliding window: radius %u (window %u), %u global positions%s\n", c.window_radius,
                 2 * c.window_radius + 1, c.global_positions,
                 conv.desc.layers[0].q_global.weight.present() ? ", own global projections" : "");
+  if (c.attention_kind == linfer::AttentionKind::BlockSparse)
+    std::printf("        block sparse: blocks of %u rows, %u global at each end, %u random per block\n",
+                c.block_size, c.global_blocks, c.num_random_blocks);
   std::map<std::string, uint64_t> bytes_by_dtype;
   std::map<const void*, bool> counted;
   linfer::for_each_weight(conv.desc, [&](const std::string&, const linfer::WeightView& w) {

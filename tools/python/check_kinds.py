@@ -1,5 +1,5 @@
-"""Independent check of the full / linear_elu / givetake / performer / sliding_window kinds of linfer_ref.py and of
-tests/golden_kinds.
+"""Independent check of the full / linear_elu / givetake / performer / sliding_window / block_sparse kinds of
+linfer_ref.py and of tests/golden_kinds.
 
     /usr/bin/python3 tools/python/check_kinds.py [GOLDEN_KINDS_DIR]     (default: tests/golden_kinds)
 
@@ -8,7 +8,8 @@ For every case in cases.txt it
      config.json;
   2. checks the tensor names and shapes against the docs/converter.md table, derived here from the
      config (no linformer projections; sliding_window: q_global, k_global, v_global when
-     global_projections; givetake: global_tokens [p, dim], conv_weight [dim, kernel]
+     global_projections; block_sparse: random_blocks [heads, blocks, R] when R > 0, whose values
+     are block indices; givetake: global_tokens [p, dim], conv_weight [dim, kernel]
      and conv_bias [dim] per layer when conv_kernel > 0);
   3. recomputes every out_<T>.npy with a plain-numpy float64 forward written from the "Semantics"
      section of docs/converter.md (row and head loops; linear_elu in its recurrent form with the
@@ -64,6 +65,8 @@ def expected_shapes(cfg, sd):
                 s[p + "attention.%s.bias" % name] = (shape[0],)
         if cfg["attention_kind"] == "performer":
             s[p + "attention.features"] = (hd, cfg["num_features"])
+        if cfg["attention_kind"] == "block_sparse" and cfg.get("num_random_blocks", 0):
+            s[p + "attention.random_blocks"] = (H, -(-n // cfg["block_size"]), cfg["num_random_blocks"])
         if cfg.get("global_projections"):
             for name, shape in (("q_global", (H * hd, d)), ("k_global", (kvh * hd, d)), ("v_global", (kvh * hd, d))):
                 s[p + "attention.%s.weight" % name] = shape
@@ -168,6 +171,38 @@ def attn_window(cfg, sd, a, X):
             else:
                 keys = list(range(g)) + [j for j in range(max(g, i - r), min(T, i + r + 1))]
                 O[i] = softmax_row(np.array([Q[i] @ K[j] for j in keys]) / math.sqrt(hd)) @ V[keys]
+        heads.append(O)
+    return cr.linear(sd, sd, a + "out", np.concatenate(heads, axis=1))
+
+
+def attn_block_sparse(cfg, sd, a, X):
+    """Block loop, written from the BigBird structure: blocks of b rows (nb of them, the last one
+    shorter when b does not divide T). At most 2 g + 3 + 2 R blocks: every row sees every key.
+    Else the first and last g query blocks see every key, and query block i sees the keys of the
+    set {global blocks, i - 1, i, i + 1}, followed by the keys of each random block (entries < nb)
+    appended to the list as they come, so a key listed twice enters the softmax twice."""
+    T, hd = X.shape[0], cfg["head_dim"]
+    b, g, R = cfg["block_size"], cfg.get("global_blocks", 1), cfg.get("num_random_blocks", 0)
+    nb = (T + b - 1) // b
+    rows_of = lambda k: list(range(k * b, min(T, (k + 1) * b)))  # noqa: E731
+    heads = []
+    for h in range(cfg["num_heads"]):
+        Q, K, V = (head_proj(cfg, sd, a, w, X, h) for w in "qkv")
+        table = sd[a + "random_blocks"][h] if R else None
+        O = np.zeros((T, hd))
+        for i in range(nb):
+            if nb <= 2 * g + 3 + 2 * R or i < g or i >= nb - g:
+                keys = list(range(T))
+            else:
+                base = sorted({k for k in list(range(g)) + [i - 1, i, i + 1] + list(range(nb - g, nb))})
+                keys = [j for k in base for j in rows_of(k)]
+                for r in range(R):
+                    k = int(table[i, r])
+                    assert float(k) == table[i, r] and k >= 0
+                    if k < nb:
+                        keys += rows_of(k)
+            for q in rows_of(i):
+                O[q] = softmax_row(np.array([Q[q] @ K[j] for j in keys]) / math.sqrt(hd)) @ V[keys]
         heads.append(O)
     return cr.linear(sd, sd, a + "out", np.concatenate(heads, axis=1))
 
@@ -321,6 +356,8 @@ def numpy_forward(cfg, sd, ids):
             return attn_performer(cfg, sd, a, s), None
         if kind == "sliding_window":
             return attn_window(cfg, sd, a, s), None
+        if kind == "block_sparse":
+            return attn_block_sparse(cfg, sd, a, s), None
         return attn_givetake(cfg, sd, a, s, t)
 
     xs = embed(cfg, sd, ids)
@@ -417,7 +454,8 @@ def check_case(root, name, ckpt):
 
     d, file_config, sd = load_case(root, name, ckpt)
     cfg = full_config(file_config)
-    assert cfg["attention_kind"] in ("full", "linear_elu", "givetake", "performer", "sliding_window"), cfg["attention_kind"]
+    assert cfg["attention_kind"] in ("full", "linear_elu", "givetake", "performer", "sliding_window",
+                                    "block_sparse"), cfg["attention_kind"]
     got = {k: tuple(v.shape) for k, v in sd.items()}
     want = expected_shapes(cfg, sd)
     assert got == want, "names/shapes differ from the doc table:\n  got  %s\n  want %s" % (
@@ -517,7 +555,7 @@ def main():
     cases = [line.rstrip("\n").split("\t") for line in open(os.path.join(root, "cases.txt")) if line.strip()]
     results = [check_case(root, name, ckpt) for name, ckpt in cases]
     kinds = {json.load(open(os.path.join(root, c[0], "config.json")))["attention_kind"] for c in cases}
-    assert kinds == {"full", "linear_elu", "givetake", "performer", "sliding_window"}, kinds
+    assert kinds == {"full", "linear_elu", "givetake", "performer", "sliding_window", "block_sparse"}, kinds
     assert any(json.load(open(os.path.join(root, c[0], "config.json"))).get("causal") for c in cases)
     for name, ckpt in cases:
         cfg = json.load(open(os.path.join(root, name, "config.json")))

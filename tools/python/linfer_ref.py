@@ -1,8 +1,9 @@
 """PyTorch reference of the canonical linfer encoder, every attention kind of the format:
 "linformer", "full" (softmax over all rows), "linear_elu" (Katharopoulos et al. 2020, optionally
 causal), "givetake" (GT-SA: learned global tokens, Take and Give attention, optional depthwise
-convolution), "performer" (FAVOR+ random features, optionally causal) and "sliding_window"
-(Longformer: a window around each row plus global positions).
+convolution), "performer" (FAVOR+ random features, optionally causal), "sliding_window"
+(Longformer: a window around each row plus global positions) and "block_sparse" (BigBird: window,
+global and random blocks).
 
 Implements the semantics of docs/converter.md and saves state_dicts under the "linfer" layout
 names listed there. Run with Debian's interpreter: /usr/bin/python3 (torch 1.13, numpy).
@@ -41,6 +42,13 @@ sines, then the cosines; computed as lucidrains' performer-pytorch does, in floa
 |i - j| <= window_radius, Longformer's attention_window / 2), "global_positions" [0] (rows
 [0, g) of each input are global: they see every key, every row sees them), "global_projections"
 [false] (tensor presence only: the layers have q_global, k_global, v_global for the global rows).
+
+"block_sparse" keys (that kind only; semantics in docs/format.md): "block_size" (required),
+"global_blocks" [1] (global blocks at each end), "num_random_blocks" [0]; and, deciding only the
+values of each layer's buffer "random_blocks" [num_heads, ceil(max_seq_len / block_size),
+num_random_blocks] (block indices, stored as float32): "random_pattern" ["uniform"] ("uniform":
+drawn uniformly from all blocks with torch's generator seeded by "random_seed" [0] + the layer
+index; "zeros": every random block is block 0, Hugging Face BigBird's pattern in eval mode).
 """
 
 import copy
@@ -86,7 +94,7 @@ REQUIRED = ("vocab_size", "dim", "num_layers", "num_heads", "head_dim", "ff_dim"
 # caller gave them).
 KIND_DEFAULTS = OrderedDict([("causal", False), ("num_global_tokens", 0), ("conv_kernel", 0)])
 
-ATTENTION_KINDS = ("linformer", "full", "linear_elu", "givetake", "performer", "sliding_window")
+ATTENTION_KINDS = ("linformer", "full", "linear_elu", "givetake", "performer", "sliding_window", "block_sparse")
 # The performer's keys (in the resolved config of that kind only).
 PERFORMER_EPS = {"softmax": 1e-4, "relu": 1e-3}
 ROTARY_KINDS = ("none", "adjacent_pairs")
@@ -157,6 +165,24 @@ def resolve_config(config):
             raise ValueError("config: global_positions must not exceed max_seq_len")
         if not isinstance(cfg["global_projections"], bool):
             raise ValueError("config: global_projections must be true or false")
+    if kind == "block_sparse":
+        if "block_size" not in config:
+            raise ValueError("config: block_sparse attention needs block_size")
+        cfg["block_size"] = config["block_size"]
+        cfg["global_blocks"] = config.get("global_blocks", 1)
+        cfg["num_random_blocks"] = config.get("num_random_blocks", 0)
+        cfg["random_pattern"] = config.get("random_pattern", "uniform")
+        cfg["random_seed"] = config.get("random_seed", 0)
+        for key in ("block_size", "global_blocks", "num_random_blocks", "random_seed"):
+            v = cfg[key]
+            if not isinstance(v, int) or isinstance(v, bool) or v < 0:
+                raise ValueError("config: %s must be a non-negative integer" % key)
+        if not 1 <= cfg["block_size"] <= int(config.get("max_seq_len", 0)):
+            raise ValueError("config: block_size must be in [1, max_seq_len]")
+        if cfg["num_random_blocks"] > 64:
+            raise ValueError("config: num_random_blocks must be at most 64")
+        if cfg["random_pattern"] not in ("uniform", "zeros"):
+            raise ValueError("config: random_pattern must be 'uniform' or 'zeros'")
     if "rotary" in config:
         cfg["rotary"] = config["rotary"]
         if cfg["rotary"] not in ROTARY_KINDS:
@@ -548,7 +574,74 @@ class SlidingWindowAttention(_DenseAttention):
         return self._merge(o)
 
 
-def make_attention(cfg):
+def block_sparse_key_counts(cfg, random_blocks, T):
+    """attention_kind "block_sparse": how many times each key j is listed for query row i, a
+    [H, T, T] float64 tensor (0: not seen). Blocks of b = block_size rows, nb = ceil(T / b), the
+    last one possibly shorter. An input of at most 2 g + 3 + 2 R blocks (g = global_blocks, R =
+    num_random_blocks) is full attention (Hugging Face's switch). Otherwise the first and last g
+    query blocks see every key; query block i sees the keys of the global blocks and of blocks
+    i - 1, i, i + 1 once, plus block random_blocks[h, i, r] once more for every r where it is a
+    block of this input (< nb), even when already seen."""
+    b, g, R = cfg["block_size"], cfg["global_blocks"], cfg["num_random_blocks"]
+    H = cfg["num_heads"]
+    nb = -(-T // b)
+    counts = torch.zeros(H, T, T, dtype=torch.float64)
+    if nb <= 2 * g + 3 + 2 * R:
+        return counts + 1.0
+    for i in range(nb):
+        rows = slice(i * b, min(T, (i + 1) * b))
+        if i < g or i >= nb - g:
+            counts[:, rows, :] = 1.0
+            continue
+        seen = torch.zeros(T, dtype=torch.float64)
+        for k in list(range(g)) + [i - 1, i, i + 1] + list(range(nb - g, nb)):
+            if 0 <= k < nb:
+                seen[k * b:(k + 1) * b] = 1.0
+        counts[:, rows, :] = seen
+        for h in range(H):
+            for r in range(R):
+                k = int(random_blocks[h, i, r])
+                if k < nb:
+                    counts[h, rows, k * b:(k + 1) * b] += 1.0
+    return counts
+
+
+class BlockSparseAttention(_DenseAttention):
+    """attention_kind "block_sparse" (BigBird's ITC pattern as Hugging Face's
+    BigBirdBlockSparseAttention computes it): softmax over the keys each row sees, a key listed n
+    times (block_sparse_key_counts) weighing n times. Written as a dense count matrix: the oracle,
+    not the fast way."""
+
+    def __init__(self, cfg, layer_index=0):
+        super().__init__(cfg)
+        self.cfg = cfg
+        blocks = -(-cfg["max_seq_len"] // cfg["block_size"])
+        R = cfg["num_random_blocks"]
+        if R:
+            shape = (cfg["num_heads"], blocks, R)
+            if cfg["random_pattern"] == "zeros":
+                table = torch.zeros(shape)
+            else:
+                gen = torch.Generator().manual_seed(int(cfg["random_seed"]) + layer_index)
+                table = torch.randint(0, blocks, shape, generator=gen).to(torch.float32)
+            self.register_buffer("random_blocks", table)
+        else:
+            self.random_blocks = None
+
+    def forward(self, x, sp=None, spb=None, rot=None):
+        T = x.shape[0]
+        q = self._heads(self.q(x), self.H)
+        k = self._heads(self.k(x), self.kvh)
+        v = self._heads(self.v(x), self.kvh)
+        counts = block_sparse_key_counts(self.cfg, self.random_blocks, T).to(x.dtype)
+        scores = torch.matmul(q, k.transpose(1, 2)) / math.sqrt(self.hd)
+        scores = scores.masked_fill(counts == 0, float("-inf"))
+        p = torch.softmax(scores, dim=-1) * counts
+        p = p / p.sum(-1, keepdim=True)
+        return self._merge(torch.matmul(p, v))
+
+
+def make_attention(cfg, layer_index=0):
     kind = cfg["attention_kind"]
     if kind == "linformer":
         return Attention(cfg)
@@ -562,6 +655,8 @@ def make_attention(cfg):
         return PerformerAttention(cfg)
     if kind == "sliding_window":
         return SlidingWindowAttention(cfg)
+    if kind == "block_sparse":
+        return BlockSparseAttention(cfg, layer_index)
     raise ValueError(kind)
 
 
@@ -578,10 +673,10 @@ class FeedForward(nn.Module):
 
 
 class Layer(nn.Module):
-    def __init__(self, cfg):
+    def __init__(self, cfg, index=0):
         super().__init__()
         eps = float(cfg["norm_eps"])
-        self.attention = make_attention(cfg)
+        self.attention = make_attention(cfg, index)
         self.attention_norm = nn.LayerNorm(cfg["dim"], eps=eps)
         self.feed_forward = FeedForward(cfg)
         self.feed_forward_norm = nn.LayerNorm(cfg["dim"], eps=eps)
@@ -639,7 +734,7 @@ class LinferEncoder(nn.Module):
                 self.shared_proj_bias = nn.Parameter(torch.zeros(k))
         if cfg.get("rotary", "none") != "none":
             self.register_buffer("rotary_table", rotary_table(n, cfg["head_dim"]))
-        self.layers = nn.ModuleList([Layer(cfg) for _ in range(cfg["num_layers"])])
+        self.layers = nn.ModuleList([Layer(cfg, i) for i in range(cfg["num_layers"])])
         if cfg["final_norm"]:
             self.final_norm = nn.LayerNorm(dim, eps=eps)
         if cfg["head"] != "none":

@@ -1,5 +1,5 @@
 """Writes the golden fixtures of the non-linformer attention kinds (full, linear_elu, givetake,
-performer, sliding_window) under tests/golden_kinds/
+performer, sliding_window, block_sparse) under tests/golden_kinds/
 (deterministic, about two seconds).
 
     /usr/bin/python3 tools/python/make_kinds_golden.py [OUT_DIR]      (default: tests/golden_kinds)
@@ -164,6 +164,35 @@ CASES = [
         config=dict(vocab_size=50, dim=24, num_layers=2, num_heads=2, head_dim=12, ff_dim=48,
                     max_seq_len=32, attention_kind="sliding_window", window_radius=5,
                     global_positions=3, norm_placement="reversible", positions="sinusoidal",
+                    qkv_bias=False),
+    ),
+    # block sparse (BigBird). n/2 + 1 and n are sparse inputs in each (more than 2g + 3 + 2R
+    # blocks), with a partial last block at n/2 + 1; 1 and 7 take the full-attention switch.
+    dict(
+        name="k20_bigbird_random_lm",
+        format="safetensors",
+        config=dict(vocab_size=64, dim=32, num_layers=2, num_heads=4, head_dim=8, ff_dim=64,
+                    max_seq_len=64, attention_kind="block_sparse", block_size=4, global_blocks=1,
+                    num_random_blocks=1, random_seed=3, head="lm", final_norm=True),
+    ),
+    # Hugging Face's eval-mode pattern: every random block is block 0 (listed again each time);
+    # global_blocks left at its default (1)
+    dict(
+        name="k21_bigbird_zeros_post_cls",
+        format="torch",
+        config=dict(vocab_size=50, dim=24, num_layers=2, num_heads=3, head_dim=8, ff_dim=48,
+                    max_seq_len=60, attention_kind="block_sparse", block_size=3,
+                    num_random_blocks=2, random_pattern="zeros", norm_placement="post",
+                    embedding_norm=True, activation="gelu_tanh", head="classifier", num_classes=3,
+                    head_transform=True),
+    ),
+    dict(
+        name="k22_bigbird_g2_kv1_rev",
+        format="safetensors",
+        explicit=True,
+        config=dict(vocab_size=40, dim=24, num_layers=2, num_heads=2, head_dim=12, kv_heads=1,
+                    ff_dim=48, max_seq_len=48, attention_kind="block_sparse", block_size=2,
+                    global_blocks=2, norm_placement="reversible", positions="sinusoidal",
                     qkv_bias=False),
     ),
 ]

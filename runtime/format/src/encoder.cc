@@ -25,6 +25,7 @@ const char* to_string(AttentionKind v) {
     case AttentionKind::GiveTake: return "givetake";
     case AttentionKind::Performer: return "performer";
     case AttentionKind::SlidingWindow: return "sliding window";
+    case AttentionKind::BlockSparse: return "block sparse";
   }
   return "?";
 }
@@ -121,7 +122,7 @@ std::string check_range(const char* what, uint64_t value, uint64_t lo, uint64_t 
 
 std::string validate_config(const EncoderConfig& c) {
   std::string e;
-  if (uint8_t(c.attention_kind) > uint8_t(AttentionKind::SlidingWindow)) return "unknown attention kind";
+  if (uint8_t(c.attention_kind) > uint8_t(AttentionKind::BlockSparse)) return "unknown attention kind";
   if (uint8_t(c.causal) > uint8_t(CausalMode::Causal)) return "unknown causal mode";
   if (uint8_t(c.norm_placement) > uint8_t(NormPlacement::Reversible)) return "unknown norm placement";
   if (uint8_t(c.positions) > uint8_t(PositionKind::Sinusoidal)) return "unknown position kind";
@@ -182,6 +183,14 @@ std::string validate_config(const EncoderConfig& c) {
     if (!(e = check_range("global_positions", c.global_positions, 0, c.max_seq_len)).empty()) return e;
   } else if (c.window_radius != 0 || c.global_positions != 0) {
     return "window_radius and global_positions apply to sliding window attention only";
+  }
+  if (c.attention_kind == AttentionKind::BlockSparse) {
+    if (!(e = check_range("block_size", c.block_size, 1, c.max_seq_len)).empty()) return e;
+    if (!(e = check_range("global_blocks", c.global_blocks, 0, c.max_seq_len)).empty()) return e;
+    if (!(e = check_range("num_random_blocks", c.num_random_blocks, 0, Limits::kMaxRandomBlocks)).empty())
+      return e;
+  } else if (c.block_size != 0 || c.global_blocks != 0 || c.num_random_blocks != 0) {
+    return "block_size, global_blocks and num_random_blocks apply to block sparse attention only";
   }
   if (!(e = check_range("vocab_size", c.vocab_size, 0, Limits::kMaxVocab)).empty()) return e;
   if (c.head == HeadKind::LmLogits && c.vocab_size == 0) return "an LM head needs vocab_size > 0";
@@ -340,6 +349,9 @@ std::string validate_description(const EncoderDescription& d) {
         maybe(p + "attention.v_global.bias", {kvh * dh});
       }
     }
+    if (c.attention_kind == AttentionKind::BlockSparse && c.num_random_blocks > 0)
+      need(p + "attention.random_blocks",
+           {H, uint32_t(block_sparse_blocks(c, n)), c.num_random_blocks});
     norm(p + "attention_norm", true);
     need(p + "feed_forward.fc1.weight", {F, D});
     maybe(p + "feed_forward.fc1.bias", {F});
@@ -423,7 +435,60 @@ std::string validate_description(const EncoderDescription& d) {
   });
   if (!err.empty()) return err;
   // A layer norm needs both its weight and its bias (a missing pair is caught above).
+  // BlockSparse: the random key blocks are block indices of the longest input (shape and f32
+  // checked above).
+  for (size_t i = 0; i < d.layers.size(); ++i) {
+    const WeightView& w = d.layers[i].random_blocks;
+    if (!w.present()) continue;
+    const float* v = static_cast<const float*>(w.data);
+    const float blocks = float(block_sparse_blocks(c, n));
+    for (uint64_t j = 0; j < w.elements(); ++j)
+      if (!(v[j] >= 0.0f && v[j] < blocks && v[j] == float(uint32_t(v[j]))))
+        return "layers." + std::to_string(i) + ".attention.random_blocks holds " + std::to_string(v[j]) +
+               " at element " + std::to_string(j) + ", not a block index in [0, " +
+               std::to_string(uint32_t(blocks)) + ")";
+  }
   return "";
+}
+
+size_t block_sparse_blocks(const EncoderConfig& c, size_t T) {
+  return c.block_size ? (T + c.block_size - 1) / c.block_size : 0;
+}
+
+bool block_sparse_is_full(const EncoderConfig& c, size_t T) {
+  return block_sparse_blocks(c, T) <= 2 * size_t(c.global_blocks) + 3 + 2 * size_t(c.num_random_blocks);
+}
+
+bool block_sparse_is_global(const EncoderConfig& c, size_t T, size_t i) {
+  const size_t blocks = block_sparse_blocks(c, T), g = c.global_blocks;
+  return block_sparse_is_full(c, T) || i < g || i + g >= blocks;
+}
+
+size_t block_sparse_key_spans(const EncoderConfig& c, const float* random, size_t T, size_t i,
+                              uint32_t* spans) {
+  const size_t b = c.block_size, blocks = block_sparse_blocks(c, T), g = c.global_blocks;
+  // The global blocks and the neighbours, each key once: block intervals [0, g), [i - 1, i + 2)
+  // and [blocks - g, blocks), in this order for a non-global block i, merged where they overlap
+  // or touch.
+  const size_t intervals[3][2] = {{0, g}, {i > 0 ? i - 1 : 0, std::min(blocks, i + 2)}, {blocks - g, blocks}};
+  size_t count = 0, first = 0, end = 0;
+  for (const auto& iv : intervals) {
+    if (iv[0] >= iv[1]) continue;
+    if (end > 0 && iv[0] <= end) {
+      end = std::max(end, iv[1]);
+      continue;
+    }
+    if (end > 0) spans[2 * count] = uint32_t(first * b), spans[2 * count + 1] = uint32_t(std::min(T, end * b)), ++count;
+    first = iv[0], end = iv[1];
+  }
+  spans[2 * count] = uint32_t(first * b), spans[2 * count + 1] = uint32_t(std::min(T, end * b)), ++count;
+  for (size_t r = 0; random && r < c.num_random_blocks; ++r) {
+    const size_t k = size_t(random[r]);
+    if (k >= blocks) continue;  // a block of a longer input
+    spans[2 * count] = uint32_t(k * b), spans[2 * count + 1] = uint32_t(std::min(T, (k + 1) * b));
+    ++count;
+  }
+  return count;
 }
 
 }  // namespace linfer
@@ -461,6 +526,25 @@ uint64_t forward_flops(const EncoderConfig& c, uint64_t T) {
       layer += 2 * 2 * T * D * KV + 2 * 2 * seen * HD;  // K, V; scores, P V
       layer += 2 * 2 * g * T * HD;                      // the global rows over every key
       // (with global projections, their Q on g rows and K, V on T rows once more: not counted)
+      break;
+    }
+    case AttentionKind::BlockSparse: {
+      // Keys each query block sees (random blocks counted as if every one existed), times its rows.
+      uint64_t seen = 0;
+      uint32_t spans[2 * kMaxBlockSparseSpans];
+      const uint64_t blocks = block_sparse_blocks(c, T), b = c.block_size;
+      for (uint64_t i = 0; i < blocks; ++i) {
+        const uint64_t rows = std::min(T, (i + 1) * b) - i * b;
+        if (block_sparse_is_global(c, T, i)) {
+          seen += rows * T;
+          continue;
+        }
+        const size_t n = block_sparse_key_spans(c, nullptr, T, i, spans);
+        uint64_t keys = uint64_t(c.num_random_blocks) * b;
+        for (size_t s = 0; s < n; ++s) keys += spans[2 * s + 1] - spans[2 * s];
+        seen += rows * keys;
+      }
+      layer += 2 * 2 * T * D * KV + 2 * 2 * seen * HD;  // K, V; scores, P V
       break;
     }
     case AttentionKind::GiveTake:

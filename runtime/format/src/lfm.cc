@@ -19,6 +19,7 @@ LINFER_SAME_ENUM(AttentionKind, Linformer); LINFER_SAME_ENUM(AttentionKind, Full
 LINFER_SAME_ENUM(AttentionKind, LinearElu); LINFER_SAME_ENUM(AttentionKind, GiveTake);
 LINFER_SAME_ENUM(AttentionKind, Performer);
 LINFER_SAME_ENUM(AttentionKind, SlidingWindow);
+LINFER_SAME_ENUM(AttentionKind, BlockSparse);
 LINFER_SAME_ENUM(FeatureMap, Softmax); LINFER_SAME_ENUM(FeatureMap, Relu);
 LINFER_SAME_ENUM(NormPlacement, Pre); LINFER_SAME_ENUM(NormPlacement, Post);
 LINFER_SAME_ENUM(NormPlacement, Reversible);
@@ -114,7 +115,8 @@ std::string write_lfm(const EncoderDescription& d, const std::string& producer,
       fbs::ProjectionSharing(c.projection_sharing), fbs::Activation(c.activation),
       fbs::HeadKind(c.head), fbs::Activation(c.head_activation), fbs::Pooling(c.pooling),
       c.num_classes, c.num_features, fbs::FeatureMap(c.feature_map), c.feature_eps,
-      fbs::Rotary(c.rotary), fbs::KeyStabiliser(c.key_stabiliser), c.window_radius, c.global_positions);
+      fbs::Rotary(c.rotary), fbs::KeyStabiliser(c.key_stabiliser), c.window_radius, c.global_positions,
+      c.block_size, c.global_blocks, c.num_random_blocks);
   auto token_embedding = w.tensor(d.token_embedding);
   auto position_embedding = w.tensor(d.position_embedding);
   auto rotary_table = w.tensor(d.rotary_table);
@@ -130,7 +132,8 @@ std::string write_lfm(const EncoderDescription& d, const std::string& producer,
     auto cw = w.tensor(l.conv_weight), cb = w.tensor(l.conv_bias);
     auto feats = w.tensor(l.features);
     auto qg = w.linear(l.q_global), kg = w.linear(l.k_global), vg = w.linear(l.v_global);
-    auto attention = fbs::CreateAttention(fbb, q, k, v, o, pk, pv, pkb, pvb, cw, cb, feats, qg, kg, vg);
+    auto rb = w.tensor(l.random_blocks);
+    auto attention = fbs::CreateAttention(fbb, q, k, v, o, pk, pv, pkb, pvb, cw, cb, feats, qg, kg, vg, rb);
     auto an = w.norm(l.attention_norm);
     auto f1 = w.linear(l.fc1), f2 = w.linear(l.fc2);
     auto ff = fbs::CreateFeedForward(fbb, f1, f2);
@@ -397,6 +400,9 @@ std::string parse_lfm(const uint8_t* data, size_t size, EncoderDescription* desc
   cfg.key_stabiliser = KeyStabiliser(c->key_stabiliser());
   cfg.window_radius = c->window_radius();
   cfg.global_positions = c->global_positions();
+  cfg.block_size = c->block_size();
+  cfg.global_blocks = c->global_blocks();
+  cfg.num_random_blocks = c->num_random_blocks();
   if (m->layers()->size() != cfg.num_layers)
     return "the model has " + std::to_string(m->layers()->size()) +
            " layers, the configuration says " + std::to_string(cfg.num_layers);
@@ -433,6 +439,7 @@ std::string parse_lfm(const uint8_t* data, size_t size, EncoderDescription* desc
     l.q_global = r.linear(a->q_global(), p + "attention.q_global");
     l.k_global = r.linear(a->k_global(), p + "attention.k_global");
     l.v_global = r.linear(a->v_global(), p + "attention.v_global");
+    l.random_blocks = r.tensor(a->random_blocks(), p + "attention.random_blocks");
     l.attention_norm = r.norm(fl->attention_norm(), p + "attention_norm");
     l.fc1 = r.linear(fl->feed_forward()->fc1(), p + "feed_forward.fc1");
     l.fc2 = r.linear(fl->feed_forward()->fc2(), p + "feed_forward.fc2");

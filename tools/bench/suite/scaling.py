@@ -47,6 +47,10 @@ KINDS = {
     "performer m=266": {"attention_kind": "performer", "num_features": 266},
     # Longformer-base's window (attention_window 512, i.e. 256 keys each side) and one global CLS row
     "sliding window r=256 g=1": {"attention_kind": "sliding_window", "window_radius": 256, "global_positions": 1},
+    # BigBird-base's pattern (block_size 64, num_random_blocks 3; first and last block global), random
+    # blocks drawn uniformly and fixed in the file
+    "block sparse b=64 R=3": {"attention_kind": "block_sparse", "block_size": 64, "global_blocks": 1,
+                              "num_random_blocks": 3},
 }
 
 
@@ -114,7 +118,8 @@ def write_report(results, ns, args, seconds):
              "LM head, sinusoidal positions, random weights; Linformer with layerwise sharing (as the "
              "paper's Table 3); GiveTake with 32 tokens; Performer with 266 softmax features (lucidrains' "
              "default for head_dim 64); sliding window of radius 256 (Longformer-base's attention_window "
-             "512) with 1 global position. One session per model, median of 5 runs "
+             "512) with 1 global position; block sparse with BigBird-base's blocks of 64 rows, the first and "
+             "last block global and 3 random blocks per block. One session per model, median of 5 runs "
              "(n <= 4096), 3 (n <= 16384) or 1; kinds alternate at each n. The whole run took %.0f s." %
              (cpu_name(), args.threads, time.strftime("%Y-%m-%d"), seconds), "",
              "## Latency (ms) and arena (MiB)", "",

@@ -13,7 +13,8 @@ namespace linfer {
 enum class DType : uint8_t { F32 = 0, F16 = 1, I8 = 2 };
 enum class AttentionKind : uint8_t {
   Linformer = 0, FullSoftmax = 1, LinearElu = 2, GiveTake = 3, Performer = 4,
-  SlidingWindow = 5  // Longformer: window + global positions (format.md)
+  SlidingWindow = 5,  // Longformer: window + global positions (format.md)
+  BlockSparse = 6     // BigBird: window, global and random blocks (format.md)
 };
 enum class FeatureMap : uint8_t { Softmax = 0, Relu = 1 };  // Performer (kernels.h: FAVOR+)
 // Causal Performer, softmax features: keys 0..i stabilise row i, or all keys of the input (format.md).
@@ -80,6 +81,9 @@ struct EncoderConfig {
   KeyStabiliser key_stabiliser = KeyStabiliser::Prefix;
   uint32_t window_radius = 0;     // SlidingWindow: row i sees keys |i - j| <= window_radius
   uint32_t global_positions = 0;  // SlidingWindow: rows [0, global_positions) are global
+  uint32_t block_size = 0;         // BlockSparse: rows per block
+  uint32_t global_blocks = 0;      // BlockSparse: global blocks at each end of the input
+  uint32_t num_random_blocks = 0;  // BlockSparse: random key blocks per query block
 
   // Number of distinct E (and F) matrices per layer: heads for sharing None, else 1 (and 1 for
   // the kinds without projections).
@@ -132,6 +136,7 @@ struct LayerWeights {
   WeightView conv_weight, conv_bias;
   WeightView features;  // Performer: [head_dim, num_features]
   LinearWeights q_global, k_global, v_global;  // SlidingWindow, optional: the global rows' projections
+  WeightView random_blocks;  // BlockSparse: [num_heads, blocks, num_random_blocks] block indices (f32)
   NormWeights attention_norm;
   LinearWeights fc1, fc2;
   NormWeights feed_forward_norm;
@@ -170,6 +175,7 @@ struct Limits {
   static constexpr uint32_t kMaxGlobalTokens = 4096;
   static constexpr uint32_t kMaxConvKernel = 1023;
   static constexpr uint32_t kMaxFeatures = 1u << 14;
+  static constexpr uint32_t kMaxRandomBlocks = 64;
 };
 
 // Checks the configuration and that every tensor present has the shape the configuration implies,
@@ -227,6 +233,7 @@ void for_each_weight(Desc& desc, Fn&& fn) {
     fn(p + "attention.k_global.bias", l.k_global.bias);
     fn(p + "attention.v_global.weight", l.v_global.weight);
     fn(p + "attention.v_global.bias", l.v_global.bias);
+    fn(p + "attention.random_blocks", l.random_blocks);
     fn(p + "attention_norm.weight", l.attention_norm.weight);
     fn(p + "attention_norm.bias", l.attention_norm.bias);
     fn(p + "feed_forward.fc1.weight", l.fc1.weight);
@@ -247,6 +254,30 @@ void for_each_weight(Desc& desc, Fn&& fn) {
 }
 
 std::string shape_to_string(const std::vector<uint32_t>& shape);
+}  // namespace linfer
+
+namespace linfer {
+// BlockSparse (BigBird's ITC pattern as Hugging Face's BigBirdBlockSparseAttention computes it;
+// docs/format.md). An input of T rows has ceil(T / block_size) blocks, the last one possibly
+// shorter. When it has at most 2 g + 3 + 2 R blocks (g global_blocks, R num_random_blocks) every
+// row attends to every key, as Hugging Face switches to full attention there.
+size_t block_sparse_blocks(const EncoderConfig& c, size_t T);
+bool block_sparse_is_full(const EncoderConfig& c, size_t T);
+// Whether query block i (of an input of T rows) attends to every key: full inputs, the first and
+// the last g blocks.
+bool block_sparse_is_global(const EncoderConfig& c, size_t T, size_t i);
+// Most key spans a query block sees: the global blocks and its neighbours (at most 3 spans), and
+// one per random block.
+constexpr size_t kMaxBlockSparseSpans = 3 + Limits::kMaxRandomBlocks;
+// The keys query block i (not global) of an input of T rows sees, as spans [begin, end) of key
+// rows written to spans[2s], spans[2s + 1]; returns their number. First the union of the global
+// blocks and blocks i - 1, i, i + 1 (each key once, in order), then one span per random block
+// random[r] (r < num_random_blocks; `random` is row i of a head's random_blocks) that exists in
+// this input (< the input's blocks), listed even when its keys were listed already: such a key
+// counts once per listing in the softmax (Hugging Face's eval-mode pattern points every random
+// block at block 0).
+size_t block_sparse_key_spans(const EncoderConfig& c, const float* random, size_t T, size_t i,
+                              uint32_t* spans);
 }  // namespace linfer
 
 namespace linfer {
