@@ -68,6 +68,14 @@ kernels::Isa isa_cap(linfer_isa isa) {
 size_t scratch_stride(const EncoderConfig& c, uint64_t T) {
   if (c.attention_kind == AttentionKind::LinearElu) return c.head_dim + 16;
   if (c.attention_kind == AttentionKind::Performer) return kernels::favor_scratch_floats(c.num_features) + 16;
+  if (c.attention_kind == AttentionKind::Lsh) {
+    // The larger of a hash block's rotated values and the chunk attention's: two gathered chunks
+    // (a chunk and the one before it), o [b x dh], lse, and the kernel's scores.
+    const uint64_t b = c.bucket_size, dh = c.head_dim;
+    const uint64_t hash = kLshHashRows * lsh_half_buckets(c, T);
+    const uint64_t chunk = 2 * lsh_slot_floats(c) + b * dh + b + kernels::lsh_chunk_scratch_floats(b, 2 * b);
+    return std::max(hash, chunk) + 16;
+  }
   const uint64_t keys = c.attention_kind == AttentionKind::Linformer ? c.proj_len : T + c.num_global_tokens;
   return kernels::attention_f32_scratch_floats(keys, c.head_dim) + 16;
 }
@@ -222,13 +230,19 @@ linfer_status make_execution_plan(const LoadedModel& model, const linfer_session
       req[size_t(Buffer::CompRows)] = {rows * p->comp_q_stride, kAttention, kAttention};
     }
   }
-  floats(Buffer::KP, keys * S * dh, kAttention, kAttention);
+  const bool lsh = c.attention_kind == AttentionKind::Lsh;  // (its keys are its queries: no KP)
+  if (!lsh) floats(Buffer::KP, keys * S * dh, kAttention, kAttention);
   floats(Buffer::VP, keys * S * dh, kAttention, kAttention);
   const bool linear = linear_state_floats(c) > 0;
   if (linear) floats(Buffer::LinearState, S * linear_state_floats(c), kAttention, kAttention);  // per kv head
   if (linear && c.causal == CausalMode::Causal)
     floats(Buffer::CarriedState, uint64_t(c.num_layers) * S * linear_state_floats(c), kEmbed, kHead);
-  if (!linear) floats(Buffer::KT, S * dh * keys, kAttention, kAttention);
+  if (!linear && !lsh) floats(Buffer::KT, S * dh * keys, kAttention, kAttention);
+  if (lsh) {  // per head and round the sorted rows; per head and row the rounds' running max and sum
+    req[size_t(Buffer::LshSorted)] = {uint64_t(c.num_heads) * c.num_hashes * T * 4, kAttention, kAttention};
+    floats(Buffer::LshMerge, 2 * uint64_t(c.num_heads) * T, kAttention, kAttention);
+    req[size_t(Buffer::LshIndex)] = {threads * lsh_index_words(c, T) * 4, kAttention, kAttention};
+  }
   floats(Buffer::Scratch, threads * p->scratch_stride, kAttention, kAttention);
   // Sinusoidal positions are computed once at creation and kept for every run.
   if (c.positions == PositionKind::Sinusoidal) floats(Buffer::Positions, T * D, kEmbed, kHead);

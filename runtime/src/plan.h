@@ -17,7 +17,7 @@ namespace linfer::rt {
 enum class Buffer {
   X, X2, H, Sub, Q, Attn, FF, CompK, CompV, KP, VP, KT, RowSum, Scratch, Positions, Pooled,
   Pooled2, Out, QX, QScales, LinearState, CarriedState, RowBlocks, ProjRows, CompPanels, CompScales,
-  CompSums, CompRows, HeadPanels, AttnInt8, Count
+  CompSums, CompRows, HeadPanels, AttnInt8, LshSorted, LshMerge, LshIndex, Count
 };
 
 // Rows of E (or F) a thread widens at a time when the projections are f16.
@@ -71,6 +71,17 @@ struct ExecutionPlan {
 
   const kernels::DenseKernel& kernel_for(DType dtype) const { return *dense_kernel[size_t(dtype)]; }
 };
+
+// Lsh: rows per block of the hash (their rotated values in the thread's scratch).
+constexpr size_t kLshHashRows = 16;
+// Lsh: 32-bit words of a thread's index scratch (a round's buckets of T rows and their counts,
+// the positions of the two gathered chunks).
+inline uint64_t lsh_index_words(const EncoderConfig& c, uint64_t T) {
+  return T + 2 * lsh_half_buckets(c, T) + 1 + 2 * uint64_t(c.bucket_size);
+}
+// Lsh: floats of one gathered chunk in a thread's scratch (its rows' queries [b x dh], normalised
+// keys transposed [dh x b] and values [b x dh]).
+inline uint64_t lsh_slot_floats(const EncoderConfig& c) { return 3 * uint64_t(c.bucket_size) * c.head_dim; }
 
 // Floats of one kv head's key state for the attention kinds that keep one (linear: S and z;
 // Performer: kernels.h's favor state), else 0.

@@ -102,6 +102,9 @@ linfer_status Session::prepare(const linfer_session_options& options, std::strin
   buf_.comp_rows = reinterpret_cast<int8_t*>(at(Buffer::CompRows));
   buf_.head_panels = reinterpret_cast<uint8_t*>(at(Buffer::HeadPanels));
   buf_.attn_int8 = reinterpret_cast<uint8_t*>(at(Buffer::AttnInt8));
+  buf_.lsh_sorted = reinterpret_cast<uint32_t*>(at(Buffer::LshSorted));
+  buf_.lsh_merge = at(Buffer::LshMerge);
+  buf_.lsh_index = reinterpret_cast<uint32_t*>(at(Buffer::LshIndex));
 
   if (c.positions == PositionKind::Sinusoidal) {  // computed once, kept for every run
     const uint32_t half = c.dim / 2;
@@ -155,6 +158,7 @@ std::string Session::prepare_layers() {
     const bool linformer = c.attention_kind == AttentionKind::Linformer;
     const bool bias_in_layer = !linformer || c.projection_placement == ProjectionPlacement::Before;
     for (int kv = 0; kv < 2; ++kv) {
+      if (kv == 0 && c.attention_kind == AttentionKind::Lsh) continue;  // (the queries are the keys)
       const LinearWeights& lw = kv == 0 ? w.k : w.v;
       std::vector<DenseLayer>& list = kv == 0 ? ops.k : ops.v;
       list.resize(lw.weight.panel_groups);
@@ -233,6 +237,11 @@ linfer_status Session::run_ids(const int32_t* ids, size_t length, std::string* e
 
 linfer_status Session::step(int32_t id, std::string* error) {
   const EncoderConfig& c = cfg_;
+  if (c.attention_kind == AttentionKind::Lsh) {
+    *error = "token-by-token runs are not defined for lsh attention: a row's buckets and chunk depend on the "
+             "whole input, also when causal";
+    return LINFER_ERROR_INVALID_ARGUMENT;
+  }
   if (!linear_state_floats(c) || c.causal != CausalMode::Causal) {
     *error = "token-by-token runs need a causal linear-attention or performer model";
     return LINFER_ERROR_INVALID_ARGUMENT;

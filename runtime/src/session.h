@@ -11,6 +11,7 @@
 #include <pthreadpool.h>
 
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -76,6 +77,9 @@ class Session {
     int8_t* comp_rows = nullptr;
     uint8_t* head_panels = nullptr;  // int8 attention: K'^T and V' per distinct head (plan.h)
     uint8_t* attn_int8 = nullptr;    // int8 attention: per thread, scores and quantized rows
+    uint32_t* lsh_sorted = nullptr;  // Lsh: per head and round, the rows in bucket order
+    float* lsh_merge = nullptr;      // Lsh: per head, the rounds' running log-sum-exp max, then sum
+    uint32_t* lsh_index = nullptr;   // Lsh: per thread, buckets and counts, chunk positions
   };
 
   linfer_status prepare(const linfer_session_options& options, std::string* error);
@@ -116,6 +120,15 @@ class Session {
   // Longformer: each row over its window and the global rows; the global rows over every row.
   bool sliding_window(const LayerWeights& w, LayerOps& ops, const float* in, size_t T, float* residual);
   bool block_sparse(const LayerWeights& w, LayerOps& ops, const float* in, size_t T, float* residual);
+  // Reformer: hash, sort, chunked attention per round, rounds merged by their log-sum-exp.
+  bool lsh(const LayerWeights& w, LayerOps& ops, const float* in, size_t T, float* residual);
+  void lsh_sort(const WeightView& rotations, size_t T, size_t h, size_t round, size_t chunk);
+  // The two chunks a thread's scratch holds (rows gathered), to reuse the chunk before the next.
+  struct LshSlots {
+    size_t head = SIZE_MAX, chunk[2] = {SIZE_MAX, SIZE_MAX};
+  };
+  void lsh_chunk(size_t T, size_t h, size_t round, size_t c, size_t chunk, LshSlots& slots);
+  void lsh_gather(size_t T, size_t h, size_t global_chunk, size_t chunk, size_t slot);
   // The keys a query row sees: every key (radius 0), or (sliding window) the keys within radius
   // of the row's position and the first global_keys.
   struct KeyWindow {

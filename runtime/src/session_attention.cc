@@ -1,7 +1,9 @@
 // The attention kinds: Linformer (compressed keys), full softmax, linear (elu+1, bidirectional
-// or causal), GiveTake (learned tokens), Performer and sliding window (Longformer).
+// or causal), GiveTake (learned tokens), Performer, sliding window (Longformer), block sparse
+// (BigBird) and LSH (Reformer).
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "session.h"
 #include "weight_rows.h"
@@ -166,6 +168,7 @@ bool Session::attention(const LayerWeights& w, LayerOps& ops, const float* in, s
   if (c.attention_kind == AttentionKind::GiveTake) return give_take(w, ops, in, T, residual);
   if (c.attention_kind == AttentionKind::SlidingWindow) return sliding_window(w, ops, in, T, residual);
   if (c.attention_kind == AttentionKind::BlockSparse) return block_sparse(w, ops, in, T, residual);
+  if (c.attention_kind == AttentionKind::Lsh) return lsh(w, ops, in, T, residual);
   if (!run_dense(ops.q, T, in, buf_.q)) return false;
   rotate(buf_.q, T, c.num_heads);
   if (linear_state_floats(c)) {  // linear (elu+1) or Performer
@@ -251,6 +254,155 @@ bool Session::block_sparse(const LayerWeights& w, LayerOps& ops, const float* in
   });
   lap(LINFER_OP_ATTENTION, t);
   return run_dense(ops.out, T, buf_.attn, residual, true);
+}
+
+// Reformer (lucidrains' reformer-pytorch LSHAttention in eval mode, its rotations fixed in the
+// file): the queries double as keys. In each hashing round every head's rows are hashed (argmax
+// over [x R, -x R] with the round's first lsh_half_buckets(T) rotation columns, on the rows before
+// their rotary positions, as upstream) and sorted by (bucket, position); each chunk of bucket_size
+// sorted rows attends to itself and to the chunk before it (round r's first chunk to round
+// r - 1's last, round 0's to the last round's), against the normalised keys. The rounds' outputs
+// are merged with weights softmax(their log-sum-exps): a running max and sum per row and head,
+// rounds one after the other (each row is in one chunk of a round, so a round's chunks run in
+// parallel).
+bool Session::lsh(const LayerWeights& w, LayerOps& ops, const float* in, size_t T, float* residual) {
+  const EncoderConfig& c = cfg_;
+  const size_t H = c.num_heads, dh = c.head_dim, HD = H * dh, rounds = c.num_hashes, chunks = lsh_chunks(c, T);
+  if (!run_dense(ops.q, T, in, buf_.q) || !run_dense(ops.v[0], T, in, buf_.vp)) return false;
+  auto t = now();
+  workers_.ranges(H * rounds, 1, [&](size_t b, size_t e, size_t chunk) {
+    for (size_t item = b; item < e; ++item) lsh_sort(w.rotations, T, item / rounds, item % rounds, chunk);
+  });
+  lap(LINFER_OP_ATTENTION, t);
+  rotate(buf_.q, T, H);
+  t = now();
+  for (size_t r = 0; r < rounds; ++r)
+    workers_.ranges(H * chunks, 1, [&](size_t b, size_t e, size_t chunk) {
+      LshSlots slots;  // a thread's items are consecutive chunks: each one's rows serve the next
+      for (size_t item = b; item < e; ++item) lsh_chunk(T, item / chunks, r, item % chunks, chunk, slots);
+    });
+  const float* sum = buf_.lsh_merge + H * plan_.max_len;
+  workers_.ranges(T, 16, [&](size_t b, size_t e, size_t) {
+    for (size_t i = b; i < e; ++i)
+      for (size_t h = 0; h < H; ++h) {
+        const float inv = 1.0f / sum[h * plan_.max_len + i];
+        for (size_t j = 0; j < dh; ++j) buf_.attn[i * HD + h * dh + j] *= inv;
+      }
+  });
+  lap(LINFER_OP_ATTENTION, t);
+  return run_dense(ops.out, T, buf_.attn, residual, true);
+}
+
+// Head h, round `round`: buckets of the T rows, then the rows sorted by (bucket, position) into
+// buf_.lsh_sorted (a counting sort: ascending positions within a bucket).
+void Session::lsh_sort(const WeightView& rotations, size_t T, size_t h, size_t round, size_t chunk) {
+  const EncoderConfig& c = cfg_;
+  const size_t dh = c.head_dim, HD = size_t(c.num_heads) * dh, half = lsh_half_buckets(c, T),
+               table_half = lsh_half_buckets(c, c.max_seq_len), n = plan_.max_len;
+  float* rotated = buf_.scratch + chunk * plan_.scratch_stride;  // [kLshHashRows x half]
+  uint32_t* bucket = buf_.lsh_index + chunk * lsh_index_words(c, n);
+  uint32_t* start = bucket + n;  // 2 half + 1 bucket starts
+  const float* R = f32(rotations) + round * dh * table_half;  // [dh x table_half]
+  for (size_t i0 = 0; i0 < T; i0 += kLshHashRows) {
+    const size_t rows = std::min(kLshHashRows, T - i0);
+    kernels::gemm_f32_hwy(rows, half, dh, buf_.q + i0 * HD + h * dh, HD, R, table_half, rotated, half);
+    for (size_t i = 0; i < rows; ++i) {  // argmax over [y, -y], the first of equal maxima
+      const float* y = rotated + i * half;
+      float best = y[0];
+      uint32_t arg = 0;
+      for (size_t j = 1; j < half; ++j)
+        if (y[j] > best) best = y[j], arg = uint32_t(j);
+      for (size_t j = 0; j < half; ++j)
+        if (-y[j] > best) best = -y[j], arg = uint32_t(half + j);
+      bucket[i0 + i] = arg;
+    }
+  }
+  std::fill(start, start + 2 * half + 1, 0u);
+  for (size_t i = 0; i < T; ++i) ++start[bucket[i] + 1];
+  for (size_t k = 1; k <= 2 * half; ++k) start[k] += start[k - 1];
+  uint32_t* sorted = buf_.lsh_sorted + (h * c.num_hashes + round) * n;
+  for (size_t i = 0; i < T; ++i) sorted[start[bucket[i]]++] = uint32_t(i);
+}
+
+// Gathers the rows of global chunk g (round g / chunks) of head h into slot `slot` of thread
+// `chunk`'s scratch: their queries, keys normalised as F.normalize does (x / max(|x|, 1e-12))
+// and transposed, values, positions.
+void Session::lsh_gather(size_t T, size_t h, size_t g, size_t chunk, size_t slot) {
+  const EncoderConfig& c = cfg_;
+  const size_t dh = c.head_dim, HD = size_t(c.num_heads) * dh, n = plan_.max_len, b = c.bucket_size,
+               chunks = lsh_chunks(c, T), first = (g % chunks) * b, rows = std::min(b, T - first),
+               vh = c.kv_heads == 1 ? 0 : h, v_stride = size_t(c.kv_heads) * dh;
+  const uint32_t* sorted = buf_.lsh_sorted + (h * c.num_hashes + g / chunks) * n + first;
+  float* q = buf_.scratch + chunk * plan_.scratch_stride + slot * lsh_slot_floats(c);
+  float* kt = q + b * dh;  // [dh x rows]
+  float* v = kt + b * dh;
+  uint32_t* pos = buf_.lsh_index + chunk * lsh_index_words(c, n) + n + 2 * lsh_half_buckets(c, n) + 1 + slot * b;
+  for (size_t i = 0; i < rows; ++i) {
+    const uint32_t p = sorted[i];
+    pos[i] = p;
+    const float* x = buf_.q + p * HD + h * dh;
+    std::memcpy(q + i * dh, x, dh * sizeof(float));
+    std::memcpy(v + i * dh, buf_.vp + p * v_stride + vh * dh, dh * sizeof(float));
+    float sq = 0.0f;
+    for (size_t j = 0; j < dh; ++j) sq += x[j] * x[j];
+    const float inv = 1.0f / std::max(std::sqrt(sq), 1e-12f);
+    for (size_t j = 0; j < dh; ++j) kt[j * rows + i] = x[j] * inv;
+  }
+}
+
+// Head h, round `round`, chunk c of it: the chunk's rows against its own and the previous chunk's
+// keys (lsh_chunk_f32_hwy), merged into buf_.attn and the head's running max and sum.
+void Session::lsh_chunk(size_t T, size_t h, size_t round, size_t c, size_t chunk, LshSlots& slots) {
+  const EncoderConfig& cfg = cfg_;
+  const size_t dh = cfg.head_dim, HD = size_t(cfg.num_heads) * dh, n = plan_.max_len, b = cfg.bucket_size,
+               chunks = lsh_chunks(cfg, T), all = cfg.num_hashes * chunks, own = round * chunks + c,
+               prev = (own + all - 1) % all;
+  if (slots.head != h) slots = LshSlots{h, {SIZE_MAX, SIZE_MAX}};
+  // The slot of each chunk: kept when a slot holds it, else gathered into one the other does not use.
+  size_t own_slot = slots.chunk[0] == own ? 0 : slots.chunk[1] == own ? 1 : SIZE_MAX;
+  if (own_slot == SIZE_MAX) {
+    own_slot = slots.chunk[0] == prev ? 1 : 0;
+    lsh_gather(T, h, own, chunk, own_slot);
+    slots.chunk[own_slot] = own;
+  }
+  size_t prev_slot = slots.chunk[0] == prev ? 0 : slots.chunk[1] == prev ? 1 : SIZE_MAX;
+  if (prev_slot == SIZE_MAX) {
+    prev_slot = 1 - own_slot;
+    lsh_gather(T, h, prev, chunk, prev_slot);
+    slots.chunk[prev_slot] = prev;
+  }
+  float* scratch = buf_.scratch + chunk * plan_.scratch_stride;
+  const uint32_t* positions = buf_.lsh_index + chunk * lsh_index_words(cfg, n) + n + 2 * lsh_half_buckets(cfg, n) + 1;
+  auto keys_of = [&](size_t slot, size_t g) {
+    const float* q = scratch + slot * lsh_slot_floats(cfg);
+    return kernels::LshKeys{q + b * dh, q + 2 * b * dh, positions + slot * b, std::min(b, T - (g % chunks) * b)};
+  };
+  const kernels::LshKeys own_keys = keys_of(own_slot, own), prev_keys = keys_of(prev_slot, prev);
+  const size_t rows = own_keys.count;
+  float* o = scratch + 2 * lsh_slot_floats(cfg);
+  float* lse = o + b * dh;
+  float* scores = lse + b;
+  const kernels::LshChunkArgs args{scratch + own_slot * lsh_slot_floats(cfg), own_keys.pos, {own_keys, prev_keys},
+                                   rows, dh, 1.0f / std::sqrt(float(dh)), kLshSelfScore,
+                                   cfg.causal == CausalMode::Causal, o, lse};
+  kernels::lsh_chunk_f32_hwy(args, scores);
+  float* max = buf_.lsh_merge + h * n;
+  float* sum = buf_.lsh_merge + (cfg.num_heads + h) * n;
+  for (size_t i = 0; i < rows; ++i) {
+    const size_t p = own_keys.pos[i];
+    float* acc = buf_.attn + p * HD + h * dh;
+    const float* oi = o + i * dh;
+    if (round == 0) {
+      std::memcpy(acc, oi, dh * sizeof(float));
+      max[p] = lse[i];
+      sum[p] = 1.0f;
+      continue;
+    }
+    const float m = std::max(max[p], lse[i]), keep = std::exp(max[p] - m), add = std::exp(lse[i] - m);
+    for (size_t t = 0; t < dh; ++t) acc[t] = acc[t] * keep + oi[t] * add;
+    sum[p] = sum[p] * keep + add;
+    max[p] = m;
+  }
 }
 
 // Keys and values for softmax attention into buf_.kp / buf_.vp (the Linformer's k compressed

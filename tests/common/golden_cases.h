@@ -1,5 +1,6 @@
 // The golden checkpoints of tests/golden (Linformer options), tests/golden_kinds (full, linear,
-// GiveTake) and tests/golden_layouts (lucidrains, fairseq, tatp22, performer, longformer), and how each is converted.
+// GiveTake) and tests/golden_layouts (lucidrains, fairseq, tatp22, performer, longformer, bigbird), and how each is
+// converted.
 #pragma once
 
 #include <fstream>

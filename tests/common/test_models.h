@@ -69,7 +69,7 @@ inline OwnedDescription make_model(const EncoderConfig& c, uint32_t seed = 1) {
   if (c.projection_sharing == ProjectionSharing::Layerwise) fill(o.desc.shared_proj, {c.proj_len, c.max_seq_len});
   for (LayerWeights& l : o.desc.layers) {
     linear(l.q, HD, D);
-    linear(l.k, KV, D);
+    if (c.attention_kind != AttentionKind::Lsh) linear(l.k, KV, D);  // (Lsh: the queries are the keys)
     linear(l.v, KV, D);
     linear(l.out, D, HD);
     const bool linformer = c.attention_kind == AttentionKind::Linformer;
@@ -81,6 +81,8 @@ inline OwnedDescription make_model(const EncoderConfig& c, uint32_t seed = 1) {
       float* v = const_cast<float*>(static_cast<const float*>(l.random_blocks.data));
       for (uint64_t j = 0; j < l.random_blocks.elements(); ++j) v[j] = float(std::uniform_int_distribution<uint32_t>(0, blocks - 1)(rng));
     }
+    if (c.attention_kind == AttentionKind::Lsh)
+      fill(l.rotations, {c.num_hashes, c.head_dim, uint32_t(lsh_half_buckets(c, c.max_seq_len))});
     norm(l.attention_norm);
     linear(l.fc1, c.ff_dim, D);
     linear(l.fc2, D, c.ff_dim);

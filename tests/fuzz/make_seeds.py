@@ -86,11 +86,15 @@ LINFER_CASES = [
     ("bigbird_zeros_kv1_cls", dict(attention_kind="block_sparse", proj_len=0, block_size=1, global_blocks=0,
                                    num_random_blocks=2, random_pattern="zeros", kv_heads=1,
                                    head="classifier", num_classes=2)),
+    ("lsh_rotary_lm", dict(attention_kind="lsh", proj_len=0, bucket_size=2, num_hashes=2, positions="none",
+                           rotary="adjacent_pairs", head="lm")),
+    ("lsh_causal_kv1_cls", dict(attention_kind="lsh", proj_len=0, bucket_size=1, num_hashes=3, causal=True,
+                                kv_heads=1, norm_placement="reversible", head="classifier", num_classes=2)),
 ]
 QUANTIZED = {"lin_pre_headwise", "lin_post_none_before_sinus_lm", "lin_layerwise_nopos_cls",
              "full_pre_lm", "givetake_conv3_kv1_rev_cls", "linear_causal_lm",
              "performer_bidir_cls", "performer_rotary_sequence_lm", "window_global_proj_cls",
-             "bigbird_random_lm"}
+             "bigbird_random_lm", "lsh_rotary_lm"}
 LEGACY = {"lin_pre_headwise", "lin_layerwise_nopos_cls", "givetake_p2_pre"}
 
 UPSTREAM_CASES = [
@@ -125,6 +129,9 @@ UPSTREAM_CASES = [
          num_labels=2, global_positions=1,
          args=dict(vocab_size=12, hidden_size=8, num_hidden_layers=1, num_attention_heads=2, intermediate_size=12,
                    max_position_embeddings=10, type_vocab_size=1, layer_norm_eps=1e-5, attention_window=4)),
+    dict(name="bigbird_mlm_sparse", layout="bigbird", cls="BigBirdForMaskedLM", fmt="zip", position_ids=True,
+         args=dict(vocab_size=12, hidden_size=8, num_hidden_layers=1, num_attention_heads=2, intermediate_size=12,
+                   max_position_embeddings=10, type_vocab_size=2, block_size=1, num_random_blocks=1)),
 ]
 
 # Converted as they are (the brief's "real" models): checkpoint, --dtype.

@@ -52,7 +52,7 @@ std::vector<int> lengths_of(const std::string& dir) {
 }  // namespace
 
 // tests/golden: the Linformer options; tests/golden_kinds: full softmax, linear (elu+1), GiveTake,
-// Performer, sliding window (Longformer).
+// Performer, sliding window (Longformer), block sparse (BigBird), LSH (Reformer).
 TEST_CASE("golden parity with PyTorch for every case, length and thread count") {
   std::system(("mkdir -p " + kTmp).c_str());
   // A forced lower target (LINFER_TEST_ISA) must really be what runs.
@@ -118,12 +118,12 @@ TEST_CASE("golden parity with PyTorch for every case, length and thread count") 
     }
     ++cases_run;
   }
-  CHECK(cases_run == 32);
+  CHECK(cases_run == 35);
 }
 
-// Checkpoints written by the project's re-creations of lucidrains, fairseq, tatp22, performer and Hugging Face Longformer modules
-// (tools/python/upstream, tools/python/make_layout_golden.py): same key names, same forward.
-TEST_CASE("golden parity for the lucidrains, fairseq, tatp22, performer and longformer layouts") {
+// Checkpoints written by the project's re-creations of lucidrains, fairseq, tatp22, performer and Hugging Face Longformer
+// and BigBird modules (tools/python/upstream, tools/python/make_layout_golden.py): same key names, same forward.
+TEST_CASE("golden parity for the lucidrains, fairseq, tatp22, performer, longformer and bigbird layouts") {
   int cases_run = 0;
   for (const GoldenCase& c : golden_layout_cases()) {
     CAPTURE(c.name);
@@ -163,7 +163,7 @@ TEST_CASE("golden parity for the lucidrains, fairseq, tatp22, performer and long
     CHECK(lengths == 4);
     ++cases_run;
   }
-  CHECK(cases_run == 24);
+  CHECK(cases_run == 27);
 }
 
 TEST_CASE("linfer-run --dump writes the same output as the API") {
@@ -245,4 +245,16 @@ TEST_CASE("causal linear and performer attention token by token equal the whole-
   const linfer::Status refused = s3.Step(1);
   CHECK(refused.code() == LINFER_ERROR_INVALID_ARGUMENT);
   CHECK(refused.message().find("key stabiliser spans the whole input") != std::string::npos);
+  // Nor does a causal LSH model (Reformer): its rows depend on the whole input's hashing.
+  const std::string lsh = std::string(LINFER_SOURCE_DIR) + "/tests/golden_kinds/k24_lsh_causal_kv1_rev";
+  const std::string lsh_out =
+      run_command(std::string(LINFER_CONVERT_PATH) + " " + lsh + "/checkpoint.pt -o " + kTmp + "/lsh.lfm", &code);
+  REQUIRE_MESSAGE(code == 0, lsh_out);
+  linfer::Model lsh_model;
+  REQUIRE(linfer::Model::Load(kTmp + "/lsh.lfm", &lsh_model).ok());
+  linfer::Session s4;
+  REQUIRE(linfer::Session::Create(lsh_model, linfer::SessionOptions(), &s4).ok());
+  const linfer::Status lsh_refused = s4.Step(1);
+  CHECK(lsh_refused.code() == LINFER_ERROR_INVALID_ARGUMENT);
+  CHECK(lsh_refused.message().find("not defined for lsh attention") != std::string::npos);
 }

@@ -247,6 +247,33 @@ std::vector<BadCase> catalogue() {
             const_cast<float*>(static_cast<const float*>(o.desc.layers[0].random_blocks.data))[5] = bad; }, c); },
         INV, "layers.0.attention.random_blocks holds");
   }
+  add("bucket size on a linformer model", [] { return with_config([](fb::Config* c) {
+        c->mutate_bucket_size(4); }); }, INV, "bucket_size and num_hashes apply to lsh attention only");
+  auto lsh_config = [](uint32_t bucket_size, uint32_t hashes) {
+    EncoderConfig c = kind_config(AttentionKind::Lsh);
+    c.bucket_size = bucket_size;
+    c.num_hashes = hashes;
+    return c;
+  };
+  add("lsh with bucket size 0", [=] { return with_desc([](testing::OwnedDescription& o) {  // (no rotation columns)
+        for (LayerWeights& l : o.desc.layers) l.rotations = WeightView(); }, lsh_config(0, 2)); },
+      INV, "bucket_size = 0 is out of range");
+  add("lsh with 17 hashing rounds", [=] { return with_desc([](testing::OwnedDescription&) {}, lsh_config(4, 17)); },
+      INV, "num_hashes = 17 is out of range");
+  add("lsh with a key projection", [=] { return with_desc([](testing::OwnedDescription& o) {
+        o.desc.layers[0].k = o.desc.layers[0].v; }, lsh_config(4, 2)); },
+      INV, "layers.0.attention.k.weight is present but the configuration does not use it");
+  add("lsh without its rotations", [=] { return with_desc([](testing::OwnedDescription& o) {
+        o.desc.layers[1].rotations = WeightView(); }, lsh_config(4, 2)); },
+      INV, "layers.1.attention.rotations is missing");
+  add("lsh rotations for other rounds", [=] { return with_desc([](testing::OwnedDescription& o) {
+        o.desc.layers[0].rotations.shape[0] = 1; }, lsh_config(4, 2)); },
+      INV, "layers.0.attention.rotations has shape");
+  for (const float bad : {NAN, INFINITY}) {
+    add("lsh rotation " + std::to_string(bad), [=] { return with_desc([bad](testing::OwnedDescription& o) {
+          const_cast<float*>(static_cast<const float*>(o.desc.layers[1].rotations.data))[7] = bad; }, lsh_config(4, 2)); },
+        INV, "layers.1.attention.rotations holds a non-finite value at element 7");
+  }
   add("causal full attention", [] { return with_config([](fb::Config* c) {
         c->mutate_causal(fb::CausalMode::Causal); }); }, INV, "causal mode is only defined for linear");
   return cases;

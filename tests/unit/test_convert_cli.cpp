@@ -34,6 +34,10 @@ void write(const std::string& path, const std::vector<uint8_t>& bytes) {
 
 std::vector<uint8_t> text(const std::string& s) { return std::vector<uint8_t>(s.begin(), s.end()); }
 
+// A safetensors file of zeros holding tensors of these names and shapes (for refusals that depend on
+// the key names and shapes only).
+std::vector<uint8_t> safetensors(const std::vector<std::pair<std::string, std::vector<size_t>>>& tensors);
+
 // A safetensors file from a JSON header and a data size.
 std::vector<uint8_t> safetensors(const std::string& header, size_t data_bytes) {
   std::vector<uint8_t> b(8);
@@ -42,6 +46,20 @@ std::vector<uint8_t> safetensors(const std::string& header, size_t data_bytes) {
   b.insert(b.end(), header.begin(), header.end());
   b.resize(b.size() + data_bytes, 0);
   return b;
+}
+
+std::vector<uint8_t> safetensors(const std::vector<std::pair<std::string, std::vector<size_t>>>& tensors) {
+  std::string header;
+  size_t offset = 0;
+  for (const auto& [name, shape] : tensors) {
+    size_t bytes = 4;
+    std::string dims;
+    for (size_t d : shape) dims += (dims.empty() ? "" : ",") + std::to_string(d), bytes *= d;
+    header += std::string(header.empty() ? "{" : ",") + "\"" + name + "\":{\"dtype\":\"F32\",\"shape\":[" + dims +
+              "],\"data_offsets\":[" + std::to_string(offset) + "," + std::to_string(offset + bytes) + "]}";
+    offset += bytes;
+  }
+  return safetensors(header + "}", offset);
 }
 
 struct Case {
@@ -79,6 +97,14 @@ TEST_CASE("malicious and corrupt checkpoints: one-line error, exit 1, no output 
     std::ofstream(kTmp + "/longformer_odd.json") << longformer << R"("attention_window": 7})";
     std::ofstream(kTmp + "/longformer_relative.json") << longformer << R"("attention_window": 8, "position_embedding_type": "relative_key"})";
     std::ofstream(kTmp + "/longformer_act.json") << longformer << R"("attention_window": 8, "hidden_act": "silu"})";
+    const std::string bigbird = R"({"vocab_size": 60, "hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 64, "max_position_embeddings": 34, "type_vocab_size": 2, )";
+    std::ofstream(kTmp + "/bigbird_local.json") << bigbird << R"("attention_type": "local"})";
+    std::ofstream(kTmp + "/bigbird_block4.json") << bigbird << R"("block_size": 4, "num_random_blocks": 1})";
+    std::ofstream(kTmp + "/bigbird_bert.json") << bigbird << R"("model_type": "bert", "block_size": 2})";
+    std::ofstream(kTmp + "/bigbird_decoder.json") << bigbird << R"("is_decoder": true, "block_size": 2})";
+    std::ofstream(kTmp + "/bigbird_act.json") << bigbird << R"("hidden_act": "silu", "block_size": 2})";
+    std::ofstream(kTmp + "/bigbird_cls.json") << bigbird << R"("block_size": 2, "num_labels": 3})";
+    std::ofstream(kTmp + "/bigbird_r65.json") << R"({"hidden_size": 8, "num_attention_heads": 2, "max_position_embeddings": 200, "block_size": 1, "num_random_blocks": 65})";
     std::ofstream(kTmp + "/linfer_k_gt_n.json") << R"({"vocab_size": 64, "dim": 32, "num_layers": 2, "num_heads": 4, "head_dim": 8, "ff_dim": 64, "max_seq_len": 32, "proj_len": 40})";
   }
   const std::string lucid = layouts + "/lucidrains_lm/checkpoint.pt";
@@ -129,6 +155,21 @@ TEST_CASE("malicious and corrupt checkpoints: one-line error, exit 1, no output 
       {"longformer odd window", [&] { return file(layouts + "/longformer_mlm/checkpoint.pt"); }, "--config " + kTmp + "/longformer_odd.json", "must be even"},
       {"longformer relative positions", [&] { return file(layouts + "/longformer_mlm/checkpoint.pt"); }, "--config " + kTmp + "/longformer_relative.json", "position_embedding_type"},
       {"longformer unknown activation", [&] { return file(layouts + "/longformer_mlm/checkpoint.pt"); }, "--config " + kTmp + "/longformer_act.json", "hidden_act 'silu'"},
+      {"bigbird without --config", [&] { return file(layouts + "/bigbird_mlm/checkpoint.pt"); }, "", "pass --config"},
+      {"bigbird unknown attention_type", [&] { return file(layouts + "/bigbird_mlm/checkpoint.pt"); }, "--config " + kTmp + "/bigbird_local.json", "attention_type 'local' is not supported"},
+      {"bigbird block_size does not divide the positions", [&] { return file(layouts + "/bigbird_mlm/checkpoint.pt"); }, "--config " + kTmp + "/bigbird_block4.json", "not a multiple of block_size 4"},
+      {"bigbird config of another model", [&] { return file(layouts + "/bigbird_mlm/checkpoint.pt"); }, "--config " + kTmp + "/bigbird_bert.json", "model_type 'bert'"},
+      {"bigbird decoder", [&] { return file(layouts + "/bigbird_mlm/checkpoint.pt"); }, "--config " + kTmp + "/bigbird_decoder.json", "is_decoder"},
+      {"bigbird unknown activation", [&] { return file(layouts + "/bigbird_mlm/checkpoint.pt"); }, "--config " + kTmp + "/bigbird_act.json", "BigBird hidden_act 'silu'"},
+      {"bigbird sequence classification head", [] {
+         return safetensors({{"bert.embeddings.word_embeddings.weight", {60, 32}}, {"bert.embeddings.position_embeddings.weight", {34, 32}},
+                             {"bert.embeddings.token_type_embeddings.weight", {2, 32}}, {"classifier.dense.weight", {32, 32}},
+                             {"classifier.out_proj.weight", {3, 32}}}); },
+       "--layout bigbird --config " + kTmp + "/bigbird_cls.json", "BigBirdForSequenceClassification is not supported"},
+      {"bigbird num_random_blocks over linfer's limit", [] {
+         return safetensors({{"embeddings.word_embeddings.weight", {10, 8}}, {"embeddings.position_embeddings.weight", {200, 8}},
+                             {"embeddings.token_type_embeddings.weight", {1, 8}}}); },
+       "--layout bigbird --config " + kTmp + "/bigbird_r65.json", "num_random_blocks 65 is more than linfer's 64"},
       {"fairseq with --config", [&] { return file(layouts + "/fairseq_default_cfg/checkpoint.pt"); }, "--config " + kTmp + "/bad_key.json", "carry their own hyperparameters"},
       {"linfer layout with k > n", [&] { return file(kSrc + "/tests/golden/c07_bare_state_dict_none/checkpoint.pt"); }, "--config " + kTmp + "/linfer_k_gt_n.json", "exceeds max_seq_len"},
       {"bare state_dict without a configuration", [&] { return file(kSrc + "/tests/golden/c07_bare_state_dict_none/checkpoint.pt"); }, "", "pass --config"},

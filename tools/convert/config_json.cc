@@ -71,7 +71,7 @@ std::string parse_linfer_config(const std::string& text, EncoderConfig* out) {
   // checkpoint itself).
   static const std::set<std::string> kInformational = {"qkv_bias", "proj_bias", "head_transform",
                                                        "ff_bias", "conv_kernel", "global_projections",
-                                                       "random_seed", "random_pattern"};
+                                                       "random_seed", "random_pattern", "rotation_seed"};
   static const std::set<std::string> kKnown = {
       "vocab_size", "dim", "num_layers", "num_heads", "head_dim", "kv_heads", "ff_dim",
       "max_seq_len", "proj_len", "attention_kind", "norm_placement", "embedding_norm",
@@ -79,7 +79,7 @@ std::string parse_linfer_config(const std::string& text, EncoderConfig* out) {
       "embedding_scale", "projection_placement", "projection_sharing", "activation", "head",
       "head_activation", "pooling", "num_classes", "causal", "num_global_tokens", "num_features",
       "feature_map", "feature_eps", "rotary", "key_stabiliser", "window_radius", "global_positions",
-      "block_size", "global_blocks", "num_random_blocks"};
+      "block_size", "global_blocks", "num_random_blocks", "bucket_size", "num_hashes"};
   for (const auto& item : j.items())
     if (!kKnown.count(item.key()) && !kInformational.count(item.key()))
       return "unknown configuration key '" + item.key() + "'";
@@ -100,7 +100,7 @@ std::string parse_linfer_config(const std::string& text, EncoderConfig* out) {
            {{"linformer", AttentionKind::Linformer}, {"full", AttentionKind::FullSoftmax},
             {"linear_elu", AttentionKind::LinearElu}, {"givetake", AttentionKind::GiveTake},
             {"performer", AttentionKind::Performer}, {"sliding_window", AttentionKind::SlidingWindow},
-            {"block_sparse", AttentionKind::BlockSparse}});
+            {"block_sparse", AttentionKind::BlockSparse}, {"lsh", AttentionKind::Lsh}});
   p.choice("norm_placement", &c.norm_placement,
            {{"pre", NormPlacement::Pre}, {"post", NormPlacement::Post},
             {"reversible", NormPlacement::Reversible}});
@@ -136,6 +136,8 @@ std::string parse_linfer_config(const std::string& text, EncoderConfig* out) {
   if (c.attention_kind == AttentionKind::BlockSparse) c.global_blocks = 1;  // BigBird's first and last block
   p.u32("global_blocks", &c.global_blocks, false);
   p.u32("num_random_blocks", &c.num_random_blocks, false);
+  p.u32("bucket_size", &c.bucket_size, false);
+  p.u32("num_hashes", &c.num_hashes, false);
   p.choice("feature_map", &c.feature_map, {{"softmax", FeatureMap::Softmax}, {"relu", FeatureMap::Relu}});
   // lucidrains' constants: 1e-4 for the softmax features, 1e-3 (kernel_epsilon) for relu
   c.feature_eps = c.feature_map == FeatureMap::Relu ? 1e-3f : 1e-4f;

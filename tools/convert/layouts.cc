@@ -840,6 +840,103 @@ std::string map_performer(const Checkpoint& ck, const std::string& config_json, 
 }
 
 // ---------------------------------------------------------------------------------------------
+// Hugging Face transformers BERT-family models (Longformer, BigBird): the same module names for the
+// embeddings and the encoder layers, post-norm, an embedding LayerNorm, one sequence of token type 0.
+
+std::vector<int64_t> tensor_shape(const Checkpoint& ck, const std::string& name) {
+  auto it = ck.tensors.find(name);
+  return it == ck.tensors.end() ? std::vector<int64_t>() : it->second.shape;
+}
+
+// The embedding tables' rows, read from the checkpoint (P: "longformer.", "bert." or "").
+struct HfTables {
+  uint64_t positions = 0;
+  uint32_t types = 0;
+};
+
+// Reads what every BERT-family config.json says the same way (hidden_size, num_hidden_layers,
+// num_attention_heads, intermediate_size, layer_norm_eps, hidden_act with `default_act`) into c,
+// and the vocabulary and table sizes from the checkpoint. Returns "" or a message.
+std::string hf_bert_config(const Checkpoint& ck, LibraryConfig& lc, const std::string& P, const std::string& model,
+                           const char* default_act, EncoderConfig& c, HfTables* t) {
+  const auto words = tensor_shape(ck, P + "embeddings.word_embeddings.weight");
+  const auto positions = tensor_shape(ck, P + "embeddings.position_embeddings.weight");
+  const auto types = tensor_shape(ck, P + "embeddings.token_type_embeddings.weight");
+  if (words.size() != 2) return "tensor '" + P + "embeddings.word_embeddings.weight' is missing";
+  if (positions.size() != 2) return "tensor '" + P + "embeddings.position_embeddings.weight' is missing";
+  if (types.size() != 2 || types[0] < 1) return "tensor '" + P + "embeddings.token_type_embeddings.weight' is missing";
+  t->positions = uint64_t(std::clamp<int64_t>(positions[0], 0, UINT32_MAX));
+  t->types = uint32_t(std::clamp<int64_t>(types[0], 0, UINT32_MAX));
+  c.vocab_size = uint32_t(std::clamp<int64_t>(words[0], 0, UINT32_MAX));
+  c.dim = lc.u32("hidden_size", 768);
+  c.num_layers = lc.u32("num_hidden_layers", 12);
+  c.num_heads = lc.u32("num_attention_heads", 12);
+  c.ff_dim = lc.u32("intermediate_size", 3072);
+  c.positions = PositionKind::Learned;
+  c.embedding_norm = true;
+  c.norm_placement = NormPlacement::Post;
+  c.norm_eps = float(lc.present("layer_norm_eps") && lc.j.at("layer_norm_eps").is_number()
+                         ? lc.j.at("layer_norm_eps").get<double>() : 1e-12);
+  const std::string act = lc.text("hidden_act", default_act);
+  if (act == "gelu") c.activation = Activation::GeluErf;
+  else if (act == "gelu_new" || act == "gelu_pytorch_tanh") c.activation = Activation::GeluTanh;
+  else if (act == "relu") c.activation = Activation::Relu;
+  else return model + " hidden_act '" + act + "' is not supported (gelu, gelu_new, gelu_pytorch_tanh, relu)";
+  if (!lc.error.empty()) return lc.error;
+  if (c.num_heads == 0 || c.dim % c.num_heads) return "--config: hidden_size must be a multiple of num_attention_heads";
+  c.head_dim = c.dim / c.num_heads;
+  c.kv_heads = c.num_heads;
+  return check_counts(c);
+}
+
+// The word embeddings; the position table with token type row 0 added to every row (token_type_ids
+// are 0 for one sequence); the embedding LayerNorm.
+void hf_bert_embeddings(Builder& b, const std::string& P, const HfTables& t, EncoderDescription& d) {
+  const uint32_t D = d.config.dim, rows = uint32_t(t.positions);
+  d.token_embedding = b.load(P + "embeddings.word_embeddings.weight", {d.config.vocab_size, D});
+  WeightView pos = b.load(P + "embeddings.position_embeddings.weight", {rows, D});
+  WeightView type = b.load(P + "embeddings.token_type_embeddings.weight", {t.types, D});
+  if (!b.error.empty()) return;
+  const float* p = static_cast<const float*>(pos.data);
+  const float* t0 = static_cast<const float*>(type.data);
+  std::vector<float> folded(p, p + size_t(rows) * D);
+  for (size_t r = 0; r < rows; ++r)
+    for (size_t i = 0; i < D; ++i) folded[r * D + i] += t0[i];
+  d.position_embedding = b.make({rows, D}, std::move(folded));
+  d.embedding_norm = b.norm(P + "embeddings.LayerNorm", D);
+  b.ignore(P + "embeddings.position_ids");  // buffers some versions save
+  b.ignore(P + "embeddings.token_type_ids");
+}
+
+// One encoder layer (p ends with "encoder.layer.{i}."): attention.self.{query,key,value} (their
+// biases when qkv_bias), attention.output.{dense,LayerNorm}, intermediate.dense, output.{dense,LayerNorm}.
+void hf_bert_layer(Builder& b, const std::string& p, uint32_t D, uint32_t F, bool qkv_bias, LayerWeights& l) {
+  const std::pair<LinearWeights*, const char*> qkv[] = {{&l.q, "query"}, {&l.k, "key"}, {&l.v, "value"}};
+  for (const auto& [lw, name] : qkv)
+    *lw = qkv_bias ? b.linear(p + "attention.self." + name, D, D)
+                   : LinearWeights{b.load(p + "attention.self." + name + ".weight", {D, D}), {}};
+  l.out = b.linear(p + "attention.output.dense", D, D);
+  l.attention_norm = b.norm(p + "attention.output.LayerNorm", D);
+  l.fc1 = b.linear(p + "intermediate.dense", F, D);
+  l.fc2 = b.linear(p + "output.dense", D, F);
+  l.feed_forward_norm = b.norm(p + "output.LayerNorm", D);
+}
+
+// An LM head's output layer H + "decoder" (H: "lm_head." or "cls.predictions."): its weight is tied
+// to the word embeddings and its bias is H + "bias", one parameter under two names; a file may keep
+// either name or both. Returns "" or a message.
+std::string hf_tied_decoder(Builder& b, const std::string& H, const std::string& model, EncoderDescription& d) {
+  const uint32_t V = d.config.vocab_size, D = d.config.dim;
+  d.head.out.weight = b.has(H + "decoder.weight") ? b.load(H + "decoder.weight", {V, D}) : d.token_embedding;
+  const bool both = b.has(H + "bias") && b.has(H + "decoder.bias");
+  if (both && b.identity(H + "bias") != b.identity(H + "decoder.bias"))
+    return H + "bias and " + H + "decoder.bias are different tensors (they are one parameter in " + model + ")";
+  d.head.out.bias = b.load(b.has(H + "bias") ? H + "bias" : H + "decoder.bias", {V});
+  if (both) b.ignore(H + "decoder.bias");
+  return "";
+}
+
+// ---------------------------------------------------------------------------------------------
 // Hugging Face transformers Longformer: LongformerModel, LongformerForMaskedLM,
 // LongformerForSequenceClassification (docs/converter.md, "longformer")
 
@@ -853,41 +950,16 @@ std::string map_longformer(const Checkpoint& ck, const std::string& config_json,
     return "Longformer position_embedding_type '" + lc.text("position_embedding_type", "") +
            "' is not supported (absolute)";
   const std::string P = ck.tensors.count("longformer.embeddings.word_embeddings.weight") ? "longformer." : "";
-  auto tensor_shape = [&](const std::string& name) {
-    auto it = ck.tensors.find(name);
-    return it == ck.tensors.end() ? std::vector<int64_t>() : it->second.shape;
-  };
-  const auto words = tensor_shape(P + "embeddings.word_embeddings.weight");
-  const auto positions = tensor_shape(P + "embeddings.position_embeddings.weight");
-  const auto types = tensor_shape(P + "embeddings.token_type_embeddings.weight");
-  if (words.size() != 2) return "tensor '" + P + "embeddings.word_embeddings.weight' is missing";
-  if (positions.size() != 2) return "tensor '" + P + "embeddings.position_embeddings.weight' is missing";
-  if (types.size() != 2 || types[0] < 1) return "tensor '" + P + "embeddings.token_type_embeddings.weight' is missing";
-
   EncoderConfig& c = out->desc.config;
   c.attention_kind = AttentionKind::SlidingWindow;
-  c.dim = lc.u32("hidden_size", 768);
-  c.num_layers = lc.u32("num_hidden_layers", 12);
-  c.num_heads = lc.u32("num_attention_heads", 12);
-  c.ff_dim = lc.u32("intermediate_size", 3072);
+  HfTables tables;
+  if (const std::string e = hf_bert_config(ck, lc, P, "Longformer", "gelu", c, &tables); !e.empty()) return e;
   const uint32_t pad = lc.u32("pad_token_id", 1);
-  c.vocab_size = uint32_t(std::clamp<int64_t>(words[0], 0, UINT32_MAX));
   // Positions count from pad + 1 (create_position_ids_from_input_ids, inputs without padding).
-  const uint64_t rows = uint64_t(std::clamp<int64_t>(positions[0], 0, UINT32_MAX));
+  const uint64_t rows = tables.positions;
   if (rows < uint64_t(pad) + 2) return "Longformer position table has " + std::to_string(rows) + " rows, too few for pad_token_id " + str(pad);
   c.max_seq_len = uint32_t(rows - pad - 1);
   c.position_offset = pad + 1;
-  c.positions = PositionKind::Learned;
-  c.embedding_norm = true;
-  c.norm_placement = NormPlacement::Post;
-  const double eps = lc.present("layer_norm_eps") && lc.j.at("layer_norm_eps").is_number()
-                         ? lc.j.at("layer_norm_eps").get<double>() : 1e-12;
-  c.norm_eps = float(eps);
-  const std::string act = lc.text("hidden_act", "gelu");
-  if (act == "gelu") c.activation = Activation::GeluErf;
-  else if (act == "gelu_new" || act == "gelu_pytorch_tanh") c.activation = Activation::GeluTanh;
-  else if (act == "relu") c.activation = Activation::Relu;
-  else return "Longformer hidden_act '" + act + "' is not supported (gelu, gelu_new, gelu_pytorch_tanh, relu)";
   c.head_activation = Activation::GeluErf;  // LongformerLMHead applies gelu whatever hidden_act says
 
   // attention_window: one even width for every layer (an int, or a list with one value per layer).
@@ -919,81 +991,41 @@ std::string map_longformer(const Checkpoint& ck, const std::string& config_json,
   // call); LongformerForSequenceClassification's default is the first token.
   c.global_positions = lc.u32("global_positions", classifier ? 1 : 0);
   if (!lc.error.empty()) return lc.error;
-  if (c.num_heads == 0 || c.dim % c.num_heads) return "--config: hidden_size must be a multiple of num_attention_heads";
-  c.head_dim = c.dim / c.num_heads;
-  c.kv_heads = c.num_heads;
   if (c.global_positions > c.max_seq_len)
     return "--config: global_positions " + str(c.global_positions) + " is more than the " + str(c.max_seq_len) + " positions";
-  if (const std::string e = check_counts(c); !e.empty()) return e;
 
   EncoderDescription& d = out->desc;
   d.layers.resize(c.num_layers);
   Builder b(ck, out);
   const uint32_t D = c.dim, F = c.ff_dim;
-  d.token_embedding = b.load(P + "embeddings.word_embeddings.weight", {c.vocab_size, D});
-  {
-    // token_type_ids are 0 for one sequence: token type row 0 joins every position row.
-    WeightView pos = b.load(P + "embeddings.position_embeddings.weight", {uint32_t(rows), D});
-    WeightView type = b.load(P + "embeddings.token_type_embeddings.weight", {uint32_t(types[0]), D});
-    if (!b.error.empty()) return b.error;
-    const float* p = static_cast<const float*>(pos.data);
-    const float* t0 = static_cast<const float*>(type.data);
-    std::vector<float> folded(p, p + size_t(rows) * D);
-    for (size_t r = 0; r < rows; ++r)
-      for (size_t i = 0; i < D; ++i) folded[r * D + i] += t0[i];
-    d.position_embedding = b.make({uint32_t(rows), D}, std::move(folded));
-  }
-  d.embedding_norm = b.norm(P + "embeddings.LayerNorm", D);
-  b.ignore(P + "embeddings.position_ids");  // a buffer in some versions
+  hf_bert_embeddings(b, P, tables, d);
   for (uint32_t i = 0; i < c.num_layers && b.error.empty(); ++i) {
     LayerWeights& l = d.layers[i];
     const std::string p = P + "encoder.layer." + str(i) + ".";
-    auto linear = [&](LinearWeights& lw, const std::string& name, uint32_t o, uint32_t in) {
-      lw = b.linear(p + name, o, in);
-    };
-    linear(l.q, "attention.self.query", D, D);
-    linear(l.k, "attention.self.key", D, D);
-    linear(l.v, "attention.self.value", D, D);
+    hf_bert_layer(b, p, D, F, true, l);
     if (c.global_positions) {
-      linear(l.q_global, "attention.self.query_global", D, D);
-      linear(l.k_global, "attention.self.key_global", D, D);
-      linear(l.v_global, "attention.self.value_global", D, D);
+      l.q_global = b.linear(p + "attention.self.query_global", D, D);
+      l.k_global = b.linear(p + "attention.self.key_global", D, D);
+      l.v_global = b.linear(p + "attention.self.value_global", D, D);
     } else {  // no global rows: the global projections are never used
       for (const char* name : {"query_global", "key_global", "value_global"})
         for (const char* part : {".weight", ".bias"}) b.ignore(p + "attention.self." + name + part);
     }
-    linear(l.out, "attention.output.dense", D, D);
-    l.attention_norm = b.norm(p + "attention.output.LayerNorm", D);
-    linear(l.fc1, "intermediate.dense", F, D);
-    linear(l.fc2, "output.dense", D, F);
-    l.feed_forward_norm = b.norm(p + "output.LayerNorm", D);
   }
   std::string head_note = "hidden states";
   if (classifier) {
     c.head = HeadKind::Classifier;
     c.pooling = Pooling::First;
-    auto w = tensor_shape("classifier.out_proj.weight");
+    auto w = tensor_shape(ck, "classifier.out_proj.weight");
     c.num_classes = w.size() == 2 ? uint32_t(std::clamp<int64_t>(w[0], 0, UINT32_MAX)) : 0;
-    d.head.dense.weight = b.load("classifier.dense.weight", {D, D});
-    d.head.dense.bias = b.load("classifier.dense.bias", {D});
-    d.head.out.weight = b.load("classifier.out_proj.weight", {c.num_classes, D});
-    d.head.out.bias = b.load("classifier.out_proj.bias", {c.num_classes});
+    d.head.dense = b.linear("classifier.dense", D, D);
+    d.head.out = b.linear("classifier.out_proj", c.num_classes, D);
     head_note = "sequence classification (" + str(c.num_classes) + " classes, first token, dense + tanh)";
   } else if (lm) {
     c.head = HeadKind::LmLogits;
-    d.head.dense.weight = b.load("lm_head.dense.weight", {D, D});
-    d.head.dense.bias = b.load("lm_head.dense.bias", {D});
-    d.head.norm.weight = b.load("lm_head.layer_norm.weight", {D});
-    d.head.norm.bias = b.load("lm_head.layer_norm.bias", {D});
-    // decoder.weight is tied to the word embeddings (a file may keep only one name of the two);
-    // decoder.bias is lm_head.bias.
-    d.head.out.weight = b.has("lm_head.decoder.weight") ? b.load("lm_head.decoder.weight", {c.vocab_size, D})
-                                                        : d.token_embedding;
-    const bool both = b.has("lm_head.bias") && b.has("lm_head.decoder.bias");
-    if (both && b.identity("lm_head.bias") != b.identity("lm_head.decoder.bias"))
-      return "lm_head.bias and lm_head.decoder.bias are different tensors (they are one parameter in Longformer)";
-    d.head.out.bias = b.load(b.has("lm_head.bias") ? "lm_head.bias" : "lm_head.decoder.bias", {c.vocab_size});
-    if (both) b.ignore("lm_head.decoder.bias");
+    d.head.dense = b.linear("lm_head.dense", D, D);
+    d.head.norm = b.norm("lm_head.layer_norm", D);
+    if (const std::string e = hf_tied_decoder(b, "lm_head.", "Longformer", d); !e.empty()) return e;
     head_note = "masked-LM logits";
   } else {
     for (const char* name : {"pooler.dense.weight", "pooler.dense.bias"}) b.ignore(P + name);
@@ -1008,12 +1040,109 @@ std::string map_longformer(const Checkpoint& ck, const std::string& config_json,
   return b.check_all_used("longformer");
 }
 
+// ---------------------------------------------------------------------------------------------
+// Hugging Face transformers BigBird: BigBirdModel, BigBirdForMaskedLM (docs/converter.md, "bigbird")
+
+std::string map_bigbird(const Checkpoint& ck, const std::string& config_json, MappedModel* out) {
+  if (config_json.empty())
+    return "BigBird checkpoints do not record heads, block_size or num_random_blocks: pass "
+           "--config config.json (the model's Hugging Face configuration)";
+  LibraryConfig lc;
+  if (!lc.parse(config_json, {}, "--config")) return lc.error;
+  if (const std::string type = lc.text("model_type", "big_bird"); type != "big_bird")
+    return "--config: model_type '" + type + "' is not BigBird's (big_bird)";
+  if (lc.flag("is_decoder", false) || lc.flag("add_cross_attention", false))
+    return "--config: is_decoder / add_cross_attention (BigBirdForCausalLM, a decoder) are not supported: "
+           "linfer's BigBird is a bidirectional encoder";
+  const std::string type = lc.text("attention_type", "block_sparse");
+  if (type != "block_sparse" && type != "original_full")
+    return "--config: attention_type '" + type + "' is not supported (block_sparse, original_full)";
+  const std::string P = ck.tensors.count("bert.embeddings.word_embeddings.weight") ? "bert." : "";
+  // BigBirdClassificationHead applies hidden_act between classifier.dense and out_proj; linfer's
+  // classifier head applies tanh there (docs/converter.md).
+  if (ck.tensors.count("classifier.out_proj.weight"))
+    return "BigBirdForSequenceClassification is not supported: its head applies hidden_act '" +
+           lc.text("hidden_act", "gelu_new") + "' after classifier.dense, linfer's classifier head applies tanh";
+  EncoderConfig& c = out->desc.config;
+  HfTables tables;
+  if (const std::string e = hf_bert_config(ck, lc, P, "BigBird", "gelu_new", c, &tables); !e.empty()) return e;
+  // Positions count from 0 (the position_ids buffer), whatever pad_token_id is.
+  c.max_seq_len = uint32_t(tables.positions);
+  c.position_offset = 0;
+  c.head_activation = c.activation;  // BigBirdPredictionHeadTransform applies hidden_act
+  if (lc.flag("rescale_embeddings", false)) c.embedding_scale = std::sqrt(float(c.dim));
+  const bool qkv_bias = lc.flag("use_bias", true);
+  const uint32_t block = lc.u32("block_size", 64), random = lc.u32("num_random_blocks", 3);
+  if (!lc.error.empty()) return lc.error;
+
+  // block_sparse: HF switches to full attention for inputs of at most (5 + 2 R) blocks, so a model
+  // whose longest input is that short always runs full attention, and is converted as such.
+  const uint64_t longest_blocks = block ? (uint64_t(c.max_seq_len) + block - 1) / block : 0;
+  const bool sparse = type == "block_sparse" && longest_blocks > 5 + 2 * uint64_t(random);
+  std::string attention_note = type == "original_full"
+                                   ? "full attention (attention_type original_full)"
+                                   : "full attention (block_sparse, but no input is longer than the " +
+                                         str(size_t(5 + 2 * uint64_t(random)) * block) +
+                                         " tokens up to which Hugging Face runs full attention)";
+  if (type == "block_sparse" && block == 0) return "--config: block_size must be at least 1";
+  if (sparse) {
+    if (c.max_seq_len % block)
+      return "the " + str(c.max_seq_len) + " positions (max_position_embeddings) are not a multiple of block_size " +
+             str(block) + ": Hugging Face pads inputs to a multiple of block_size, so its longest inputs would not run";
+    if (random > Limits::kMaxRandomBlocks)
+      return "--config: num_random_blocks " + str(random) + " is more than linfer's " + str(Limits::kMaxRandomBlocks);
+    c.attention_kind = AttentionKind::BlockSparse;
+    c.block_size = block;
+    c.global_blocks = 1;  // HF's first and last block
+    c.num_random_blocks = random;
+    attention_note = "block_sparse: blocks of " + str(block) + " rows, the first and last global, random blocks " +
+                     str(random) + " per query block, all block 0 as in Hugging Face's eval mode; inputs up to " +
+                     str(size_t(5 + 2 * random) * block) + " tokens run full attention";
+  } else {
+    c.attention_kind = AttentionKind::FullSoftmax;
+  }
+
+  EncoderDescription& d = out->desc;
+  d.layers.resize(c.num_layers);
+  Builder b(ck, out);
+  const uint32_t D = c.dim, F = c.ff_dim;
+  hf_bert_embeddings(b, P, tables, d);
+  for (uint32_t i = 0; i < c.num_layers && b.error.empty(); ++i)
+    hf_bert_layer(b, P + "encoder.layer." + str(i) + ".", D, F, qkv_bias, d.layers[i]);
+  // The random blocks are drawn in training only: in eval mode every one is block 0 (transformers
+  // >= 4.30), one table for every layer. (Its size is bounded by the position table's: the heads
+  // and rows were checked against the checkpoint's tensors above.)
+  if (sparse && random && b.error.empty()) {
+    const WeightView zeros = b.make({c.num_heads, uint32_t(longest_blocks), random},
+                                    std::vector<float>(size_t(c.num_heads) * longest_blocks * random, 0.0f));
+    for (LayerWeights& l : d.layers) l.random_blocks = zeros;
+  }
+  std::string head_note = "hidden states";
+  if (b.has("cls.predictions.transform.dense.weight")) {
+    c.head = HeadKind::LmLogits;
+    d.head.dense = b.linear("cls.predictions.transform.dense", D, D);
+    d.head.norm = b.norm("cls.predictions.transform.LayerNorm", D);
+    if (const std::string e = hf_tied_decoder(b, "cls.predictions.", "BigBird", d); !e.empty()) return e;
+    head_note = "masked-LM logits";
+  }
+  for (const char* name : {"pooler.weight", "pooler.bias"}) b.ignore(P + name);
+  if (b.has(P + "pooler.weight")) head_note += " (the pooler is dropped)";
+  if (!b.error.empty()) return b.error;
+  out->notes.push_back("BigBird: post-norm, positions from 0, token type 0 folded into the position table, " +
+                       attention_note + ", " + head_note);
+  return b.check_all_used("bigbird");
+}
+
 }  // namespace
 
 std::string detect_layout(const Checkpoint& ck) {
-  int linfer = 0, lucidrains = 0, fairseq = 0, tatp22 = 0, performer = 0, longformer = 0;
+  int linfer = 0, lucidrains = 0, fairseq = 0, tatp22 = 0, performer = 0, longformer = 0, bigbird = 0;
   for (const auto& [name, t] : ck.tensors) {
     if (name.find("attention.self.query_global.weight") != std::string::npos) ++longformer;
+    // BERT's names without Longformer's global projections (BigBird keeps BERT's module tree)
+    if ((starts_with(name, "bert.encoder.layer.") || starts_with(name, "encoder.layer.")) &&
+        name.find(".attention.self.query.weight") != std::string::npos)
+      ++bigbird;
     if (starts_with(name, "layers.") || name == "token_embedding.weight") ++linfer;
     if (starts_with(name, "linformer.net.") || starts_with(name, "net.layers.") ||
         starts_with(name, "net.blocks.") || name == "token_emb.weight")
@@ -1028,6 +1157,7 @@ std::string detect_layout(const Checkpoint& ck) {
   // A PerformerLM also has token_emb (counted for lucidrains) and net.* keys: performer wins ties.
   if (performer > 0) return "performer";
   if (longformer > 0) return "longformer";
+  if (bigbird > 0) return "bigbird";
   const int best = std::max(std::max(linfer, lucidrains), std::max(fairseq, tatp22));
   if (best == 0) return "";
   return best == linfer ? "linfer" : best == lucidrains ? "lucidrains" : best == fairseq ? "fairseq" : "tatp22";
@@ -1041,6 +1171,7 @@ std::string map_checkpoint(const std::string& layout, const Checkpoint& ck,
                     : layout == "tatp22"     ? map_tatp22(ck, config_json, out)
                     : layout == "performer"  ? map_performer(ck, config_json, out)
                     : layout == "longformer" ? map_longformer(ck, config_json, out)
+                    : layout == "bigbird"    ? map_bigbird(ck, config_json, out)
                                              : "unknown layout '" + layout + "'";
   if (!err.empty()) return err;
   return validate_description(out->desc);

@@ -22,7 +22,7 @@ struct MappedModel {
 };
 
 // Guesses the layout from the key names: "linfer", "lucidrains", "fairseq", "tatp22", "performer",
-// "longformer" or "".
+// "longformer", "bigbird" or "".
 std::string detect_layout(const Checkpoint& ck);
 
 // config_json: the --config file's text ("" if none). Returns "" or a one-line message.

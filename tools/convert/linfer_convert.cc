@@ -1,4 +1,4 @@
-// linfer-convert CHECKPOINT -o MODEL.lfm [--config CONFIG.json] [--layout auto|lucidrains|fairseq|tatp22|performer|longformer|linfer]
+// linfer-convert CHECKPOINT -o MODEL.lfm [--config CONFIG.json] [--layout auto|lucidrains|fairseq|tatp22|performer|longformer|bigbird|linfer]
 //                [--dtype f32|f16|int8] [--format-version 1|2]
 //
 // checkpoint reader (no code execution) -> layout mapper -> canonical EncoderDescription ->
@@ -28,7 +28,7 @@ using linfer::convert::SourceTensor;
 
 constexpr const char* kUsage =
     "usage: linfer-convert CHECKPOINT -o MODEL.lfm [--config CONFIG.json] "
-    "[--layout auto|lucidrains|fairseq|tatp22|performer|longformer|linfer] [--dtype f32|f16|int8] [--format-version 1|2]";
+    "[--layout auto|lucidrains|fairseq|tatp22|performer|longformer|bigbird|linfer] [--dtype f32|f16|int8] [--format-version 1|2]";
 
 int fail(const std::string& message, int code = 1) {
   std::fprintf(stderr, "linfer-convert: %s\n", message.c_str());
@@ -80,8 +80,8 @@ int run(int argc, char** argv) {
   if (input.empty()) return fail("no checkpoint given", 2);
   if (output.empty()) return fail("no output given (-o MODEL.lfm)", 2);
   if (layout != "auto" && layout != "linfer" && layout != "lucidrains" && layout != "fairseq" &&
-      layout != "tatp22" && layout != "performer" && layout != "longformer")
-    return fail("unknown layout '" + layout + "' (auto, lucidrains, fairseq, tatp22, performer, longformer, linfer)", 2);
+      layout != "tatp22" && layout != "performer" && layout != "longformer" && layout != "bigbird")
+    return fail("unknown layout '" + layout + "' (auto, lucidrains, fairseq, tatp22, performer, longformer, bigbird, linfer)", 2);
   if (dtype != "f32" && dtype != "f16" && dtype != "int8")
     return fail("unknown dtype '" + dtype + "' (f32, f16, int8)", 2);
   if (version != "1" && version != "2")
@@ -148,6 +148,9 @@ int run(int argc, char** argv) {
   if (c.attention_kind == linfer::AttentionKind::BlockSparse)
     std::printf("        block sparse: blocks of %u rows, %u global at each end, %u random per block\n",
                 c.block_size, c.global_blocks, c.num_random_blocks);
+  if (c.attention_kind == linfer::AttentionKind::Lsh)
+    std::printf("        lsh: chunks of %u rows, %u hashing rounds, shared queries and keys%s\n", c.bucket_size,
+                c.num_hashes, c.causal == linfer::CausalMode::Causal ? ", causal" : "");
   std::map<std::string, uint64_t> bytes_by_dtype;
   std::map<const void*, bool> counted;
   linfer::for_each_weight(conv.desc, [&](const std::string&, const linfer::WeightView& w) {

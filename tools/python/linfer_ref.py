@@ -2,8 +2,8 @@
 "linformer", "full" (softmax over all rows), "linear_elu" (Katharopoulos et al. 2020, optionally
 causal), "givetake" (GT-SA: learned global tokens, Take and Give attention, optional depthwise
 convolution), "performer" (FAVOR+ random features, optionally causal), "sliding_window"
-(Longformer: a window around each row plus global positions) and "block_sparse" (BigBird: window,
-global and random blocks).
+(Longformer: a window around each row plus global positions), "block_sparse" (BigBird: window,
+global and random blocks) and "lsh" (Reformer: LSH attention with shared queries and keys).
 
 Implements the semantics of docs/converter.md and saves state_dicts under the "linfer" layout
 names listed there. Run with Debian's interpreter: /usr/bin/python3 (torch 1.13, numpy).
@@ -49,6 +49,13 @@ values of each layer's buffer "random_blocks" [num_heads, ceil(max_seq_len / blo
 num_random_blocks] (block indices, stored as float32): "random_pattern" ["uniform"] ("uniform":
 drawn uniformly from all blocks with torch's generator seeded by "random_seed" [0] + the layer
 index; "zeros": every random block is block 0, Hugging Face BigBird's pattern in eval mode).
+
+"lsh" keys (that kind only; semantics in docs/format.md, as lucidrains' reformer-pytorch
+LSHAttention computes them): "bucket_size" (required: rows per chunk), "num_hashes" [4] (hashing
+rounds), "causal" [false]; and, deciding only the values of each layer's buffer "rotations"
+[num_hashes, head_dim, ceil(max_seq_len / (2 bucket_size))], "rotation_seed" [0] (standard normal,
+torch's generator seeded by rotation_seed + the layer index). The layers have no k linear: the
+queries are the keys.
 """
 
 import copy
@@ -94,7 +101,8 @@ REQUIRED = ("vocab_size", "dim", "num_layers", "num_heads", "head_dim", "ff_dim"
 # caller gave them).
 KIND_DEFAULTS = OrderedDict([("causal", False), ("num_global_tokens", 0), ("conv_kernel", 0)])
 
-ATTENTION_KINDS = ("linformer", "full", "linear_elu", "givetake", "performer", "sliding_window", "block_sparse")
+ATTENTION_KINDS = ("linformer", "full", "linear_elu", "givetake", "performer", "sliding_window", "block_sparse",
+                   "lsh")
 # The performer's keys (in the resolved config of that kind only).
 PERFORMER_EPS = {"softmax": 1e-4, "relu": 1e-3}
 ROTARY_KINDS = ("none", "adjacent_pairs")
@@ -110,6 +118,13 @@ _CHOICES = {
     "head": ("none", "lm", "classifier"),
     "pooling": ("first", "mean"),
 }
+
+
+def _check_non_negative_ints(cfg, keys):
+    for key in keys:
+        v = cfg[key]
+        if not isinstance(v, int) or isinstance(v, bool) or v < 0:
+            raise ValueError("config: %s must be a non-negative integer" % key)
 
 
 def resolve_config(config):
@@ -155,10 +170,7 @@ def resolve_config(config):
         cfg["window_radius"] = config["window_radius"]
         cfg["global_positions"] = config.get("global_positions", 0)
         cfg["global_projections"] = config.get("global_projections", False)
-        for key in ("window_radius", "global_positions"):
-            v = cfg[key]
-            if not isinstance(v, int) or isinstance(v, bool) or v < 0:
-                raise ValueError("config: %s must be a non-negative integer" % key)
+        _check_non_negative_ints(cfg, ("window_radius", "global_positions"))
         if not 1 <= cfg["window_radius"] <= int(config.get("max_seq_len", 0)):
             raise ValueError("config: window_radius must be in [1, max_seq_len]")
         if cfg["global_positions"] > int(config.get("max_seq_len", 0)):
@@ -173,23 +185,31 @@ def resolve_config(config):
         cfg["num_random_blocks"] = config.get("num_random_blocks", 0)
         cfg["random_pattern"] = config.get("random_pattern", "uniform")
         cfg["random_seed"] = config.get("random_seed", 0)
-        for key in ("block_size", "global_blocks", "num_random_blocks", "random_seed"):
-            v = cfg[key]
-            if not isinstance(v, int) or isinstance(v, bool) or v < 0:
-                raise ValueError("config: %s must be a non-negative integer" % key)
+        _check_non_negative_ints(cfg, ("block_size", "global_blocks", "num_random_blocks", "random_seed"))
         if not 1 <= cfg["block_size"] <= int(config.get("max_seq_len", 0)):
             raise ValueError("config: block_size must be in [1, max_seq_len]")
         if cfg["num_random_blocks"] > 64:
             raise ValueError("config: num_random_blocks must be at most 64")
         if cfg["random_pattern"] not in ("uniform", "zeros"):
             raise ValueError("config: random_pattern must be 'uniform' or 'zeros'")
+    if kind == "lsh":
+        if "bucket_size" not in config:
+            raise ValueError("config: lsh attention needs bucket_size")
+        cfg["bucket_size"] = config["bucket_size"]
+        cfg["num_hashes"] = config.get("num_hashes", 4)
+        cfg["rotation_seed"] = config.get("rotation_seed", 0)
+        _check_non_negative_ints(cfg, ("bucket_size", "num_hashes", "rotation_seed"))
+        if not 1 <= cfg["bucket_size"] <= 256:
+            raise ValueError("config: bucket_size must be in [1, 256]")
+        if not 1 <= cfg["num_hashes"] <= 16:
+            raise ValueError("config: num_hashes must be in [1, 16]")
     if "rotary" in config:
         cfg["rotary"] = config["rotary"]
         if cfg["rotary"] not in ROTARY_KINDS:
             raise ValueError("config: rotary must be one of %s" % (ROTARY_KINDS,))
         if cfg["rotary"] != "none":
-            if kind not in ("full", "linear_elu", "performer"):
-                raise ValueError("config: rotary positions apply to full, linear_elu and performer attention")
+            if kind not in ("full", "linear_elu", "performer", "lsh"):
+                raise ValueError("config: rotary positions apply to full, linear_elu, performer and lsh attention")
             if cfg["head_dim"] % 2:
                 raise ValueError("config: rotary positions need an even head_dim")
     for key in config:
@@ -213,8 +233,8 @@ def resolve_config(config):
     causal = cfg.get("causal", False)
     if not isinstance(causal, bool):
         raise ValueError("config: causal must be true or false")
-    if causal and kind not in ("linear_elu", "performer"):
-        raise ValueError("config: causal is only defined for linear_elu and performer attention, not %r" % kind)
+    if causal and kind not in ("linear_elu", "performer", "lsh"):
+        raise ValueError("config: causal is only defined for linear_elu, performer and lsh attention, not %r" % kind)
     p = cfg.get("num_global_tokens", 0)
     if not isinstance(p, int) or isinstance(p, bool) or p < 0:
         raise ValueError("config: num_global_tokens must be a non-negative integer")
@@ -641,6 +661,72 @@ class BlockSparseAttention(_DenseAttention):
         return self._merge(torch.matmul(p, v))
 
 
+LSH_SELF_SCORE = -5e4  # reformer-pytorch's TOKEN_SELF_ATTN_VALUE
+
+
+def lsh_buckets(qk, rotations, T, b):
+    """[H, num_hashes, T] bucket of each row in each round: argmax over [x R, -x R] with the
+    first ceil(T / 2b) columns of the round's rotations (the first of equal maxima)."""
+    half = -(-T // (2 * b))
+    y = torch.einsum("htf,rfi->hrti", qk, rotations[:, :, :half].to(qk.dtype))
+    return torch.argmax(torch.cat([y, -y], dim=-1), dim=-1)
+
+
+def lsh_chunk_rows(buckets_h, T, b):
+    """The chunks of one head, in order (round-major): each a LongTensor of its sorted rows (rows
+    sorted by (bucket, position) within a round, cut into pieces of b)."""
+    chunks = []
+    pos = torch.arange(T)
+    for r in range(buckets_h.shape[0]):
+        order = torch.argsort(buckets_h[r] * T + pos)
+        chunks += [order[c:c + b] for c in range(0, T, b)]
+    return chunks
+
+
+class LshAttention(_DenseAttention):
+    """attention_kind "lsh" (Reformer; lucidrains' reformer-pytorch LSHAttention in eval mode, its
+    random rotations fixed in the buffer "rotations"): the queries are the keys (no k linear).
+    Per round: buckets (lsh_buckets, on the rows before rotary positions), rows sorted by (bucket,
+    position) and cut into chunks of bucket_size; a chunk's rows attend to its own and the
+    previous chunk's rows (cyclic over all rounds' chunks) with scores q . k / |k| / sqrt(hd),
+    -max where causal and the key comes later, LSH_SELF_SCORE for the row itself. The rounds'
+    outputs are weighed by softmax over the rounds of their log-sum-exps. Written with loops over
+    the chunks: the oracle, not the fast way."""
+
+    def __init__(self, cfg, layer_index=0):
+        super().__init__(cfg)
+        del self.k
+        self.cfg = cfg
+        half = -(-cfg["max_seq_len"] // (2 * cfg["bucket_size"]))
+        gen = torch.Generator().manual_seed(int(cfg["rotation_seed"]) + layer_index)
+        self.register_buffer("rotations", torch.randn(cfg["num_hashes"], self.hd, half, generator=gen))
+
+    def forward(self, x, sp=None, spb=None, rot=None):
+        T, b, rounds = x.shape[0], self.cfg["bucket_size"], self.cfg["num_hashes"]
+        qk = self._heads(self.q(x), self.H)
+        v = self._heads(self.v(x), self.kvh)
+        buckets = lsh_buckets(qk, self.rotations, T, b)
+        qk = rotate_pairs(qk, rot)
+        keys = F.normalize(qk, p=2, dim=-1)
+        out = torch.zeros_like(qk)
+        for h in range(self.H):
+            chunks = lsh_chunk_rows(buckets[h], T, b)
+            per_round = -(-T // b)
+            o = torch.zeros(rounds, T, self.hd, dtype=x.dtype)
+            lse = torch.zeros(rounds, T, dtype=x.dtype)
+            for g, rows in enumerate(chunks):
+                kv = torch.cat([rows, chunks[g - 1]])  # (chunks[-1] for the first: cyclic)
+                dots = torch.matmul(qk[h, rows], keys[h, kv].t()) * self.hd ** -0.5
+                if self.cfg.get("causal", False):
+                    dots = dots.masked_fill(kv[None, :] > rows[:, None], -torch.finfo(dots.dtype).max)
+                dots = dots.masked_fill(kv[None, :] == rows[:, None], LSH_SELF_SCORE)
+                s = torch.logsumexp(dots, dim=-1)
+                o[g // per_round, rows] = torch.matmul(torch.exp(dots - s[:, None]), v[h, kv])
+                lse[g // per_round, rows] = s
+            out[h] = (o * torch.softmax(lse, dim=0)[..., None]).sum(0)
+        return self._merge(out)
+
+
 def make_attention(cfg, layer_index=0):
     kind = cfg["attention_kind"]
     if kind == "linformer":
@@ -657,6 +743,8 @@ def make_attention(cfg, layer_index=0):
         return SlidingWindowAttention(cfg)
     if kind == "block_sparse":
         return BlockSparseAttention(cfg, layer_index)
+    if kind == "lsh":
+        return LshAttention(cfg, layer_index)
     raise ValueError(kind)
 
 

@@ -1,5 +1,5 @@
 """Writes the golden fixtures of the non-linformer attention kinds (full, linear_elu, givetake,
-performer, sliding_window, block_sparse) under tests/golden_kinds/
+performer, sliding_window, block_sparse, lsh) under tests/golden_kinds/
 (deterministic, about two seconds).
 
     /usr/bin/python3 tools/python/make_kinds_golden.py [OUT_DIR]      (default: tests/golden_kinds)
@@ -194,6 +194,32 @@ CASES = [
                     ff_dim=48, max_seq_len=48, attention_kind="block_sparse", block_size=2,
                     global_blocks=2, norm_placement="reversible", positions="sinusoidal",
                     qkv_bias=False),
+    ),
+    # lsh: rotation seeds chosen so that no bucket is decided by a near-tie (check_kinds' hash
+    # margin >= 1e-4), which float32 could resolve the other way.
+    dict(  # reformer-pytorch's ReformerLM defaults: rotary positions per layer, pre-norm, 4 rounds
+        name="k23_lsh_rotary_lm",
+        format="safetensors",
+        config=dict(vocab_size=64, dim=32, num_layers=2, num_heads=2, head_dim=16, ff_dim=64,
+                    max_seq_len=32, attention_kind="lsh", bucket_size=4, num_hashes=4,
+                    positions="none", rotary="adjacent_pairs", final_norm=True, head="lm",
+                    rotation_seed=3),
+    ),
+    dict(
+        name="k24_lsh_causal_kv1_rev",
+        format="torch",
+        config=dict(vocab_size=48, dim=24, num_layers=2, num_heads=3, head_dim=8, kv_heads=1,
+                    ff_dim=48, max_seq_len=40, attention_kind="lsh", bucket_size=3, num_hashes=2,
+                    causal=True, norm_placement="reversible", final_norm=True, rotation_seed=3),
+    ),
+    dict(
+        name="k25_lsh_one_round_post_cls",
+        format="safetensors",
+        explicit=True,
+        config=dict(vocab_size=40, dim=24, num_layers=2, num_heads=2, head_dim=12, ff_dim=48,
+                    max_seq_len=48, attention_kind="lsh", bucket_size=8, num_hashes=1,
+                    norm_placement="post", head="classifier", num_classes=3, pooling="mean",
+                    rotation_seed=11),
     ),
 ]
 

@@ -1,13 +1,13 @@
-"""Writes tests/golden_layouts/: checkpoints in the upstream layouts (three Linformer ones and
-lucidrains' performer-pytorch), with outputs.
+"""Writes tests/golden_layouts/: checkpoints in the upstream layouts (three Linformer ones,
+lucidrains' performer-pytorch and Hugging Face's Longformer and BigBird), with outputs.
 
     /usr/bin/python3 tools/python/make_layout_golden.py [OUT_DIR]   (default: tests/golden_layouts)
 
 Models come from the re-creations in tools/python/upstream/ (same state_dict names and forward as
-lucidrains/linformer, fairseq linformer_roberta, tatp22/linformer-pytorch and performer-pytorch). For
-each case:
-a checkpoint, config.json for lucidrains and tatp22 (constructor arguments under the library's own
-names; their checkpoints are bare state_dicts), and for each T in {1, 7, n/2+1, n} the input
+lucidrains/linformer, fairseq linformer_roberta, tatp22/linformer-pytorch, performer-pytorch and
+transformers' Longformer and BigBird). For each case:
+a checkpoint, config.json for all but fairseq (constructor arguments under the library's own
+names, or the Hugging Face config.json; those checkpoints do not carry them), and for each T in {1, 7, n/2+1, n} the input
 (ids_<T>.txt token ids, or emb_<T>.npy float32 [T, dim] for the plain lucidrains Linformer) and
 out_<T>.npy (float32, computed in float64 from the weights exactly as saved). cases.tsv lists
 case, layout, checkpoint, config ("-" if none), input kind (ids|emb) and output
@@ -40,6 +40,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from upstream import fairseq_linformer as fq  # noqa: E402
 from upstream import lucidrains as luc  # noqa: E402
 from upstream import performer as perf  # noqa: E402
+from upstream import hf_bigbird as hbb  # noqa: E402
 from upstream import hf_longformer as hfl  # noqa: E402
 from upstream import tatp22 as tat  # noqa: E402
 
@@ -133,6 +134,30 @@ CASES = [
          args=dict(vocab_size=40, hidden_size=24, num_hidden_layers=1, num_attention_heads=2,
                    intermediate_size=40, max_position_embeddings=36, type_vocab_size=1, layer_norm_eps=1e-12,
                    attention_window=4, hidden_act="relu")),
+    # ---------------------------------------------------------------- Hugging Face BigBird
+    # (appended). Positions from 0, so n = max_position_embeddings. Blocks of 2 and 3 rows, so that a
+    # sparse input of n rows has 17 and 14 blocks; HF switches to full attention at T <= (5 + 2R) b:
+    # bigbird_mlm's T = 18 is that bound (full), its T = 34 sparse with R = 2 random blocks (block
+    # 0 counted three times); bigbird_model_pooler_safetensors' T = 22 is sparse and padded to 24
+    # (its last block has one real row), T = 42 sparse. bigbird_mlm_full_safetensors is
+    # attention_type "original_full", saved as save_pretrained does (without the tied
+    # cls.predictions.decoder.*). bigbird_mlm keeps the position_ids buffer older versions saved.
+    dict(name="bigbird_mlm", layout="bigbird", cls="BigBirdForMaskedLM", fmt="zip", position_ids=True,
+         args=dict(vocab_size=60, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                   intermediate_size=64, max_position_embeddings=34, type_vocab_size=2, layer_norm_eps=1e-12,
+                   attention_type="block_sparse", block_size=2, num_random_blocks=2, pad_token_id=0,
+                   model_type="big_bird", architectures=["BigBirdForMaskedLM"], hidden_dropout_prob=0.1,
+                   position_embedding_type="absolute")),
+    dict(name="bigbird_model_pooler_safetensors", layout="bigbird", cls="BigBirdModel", fmt="safetensors",
+         args=dict(vocab_size=40, hidden_size=24, num_hidden_layers=2, num_attention_heads=3,
+                   intermediate_size=40, max_position_embeddings=42, type_vocab_size=1, layer_norm_eps=1e-5,
+                   block_size=3, num_random_blocks=1, hidden_act="relu", use_bias=False, model_type="big_bird")),
+    dict(name="bigbird_mlm_full_safetensors", layout="bigbird", cls="BigBirdForMaskedLM", fmt="safetensors",
+         drop=("cls.predictions.decoder.weight", "cls.predictions.decoder.bias"),
+         args=dict(vocab_size=50, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+                   intermediate_size=32, max_position_embeddings=32, type_vocab_size=2, layer_norm_eps=1e-6,
+                   attention_type="original_full", hidden_act="gelu", rescale_embeddings=True,
+                   model_type="big_bird")),
 ]
 
 
@@ -178,6 +203,14 @@ def build(case):
             model, out = hfl.LongformerModel(hf_args), "hidden"
         n = a["max_position_embeddings"] - a.get("pad_token_id", 1) - 1
         return model, dict(a), n, a["vocab_size"], out
+    if case["layout"] == "bigbird":
+        hf_args = {k: v for k, v in a.items() if k in hbb.DEFAULTS}
+        buffer = case.get("position_ids", False)
+        if case["cls"] == "BigBirdForMaskedLM":
+            model, out = hbb.BigBirdForMaskedLM(hf_args, position_ids_buffer=buffer), "lm logits"
+        else:
+            model, out = hbb.BigBirdModel(hf_args, position_ids_buffer=buffer), "hidden"
+        return model, dict(a), a["max_position_embeddings"], a["vocab_size"], out
     model = fq.LinformerModel(argparse.Namespace(**a), case["vocab"])
     out = "lm logits"
     if "cls_head" in case:
@@ -231,6 +264,8 @@ def reference(model, case, inp):
             out = m(torch.as_tensor(inp)[None], allow_short=True)
         elif case["layout"] == "longformer":
             out = m(torch.as_tensor(inp), global_positions=case["global_positions"])
+        elif case["layout"] == "bigbird":
+            out = m(torch.as_tensor(inp))
         elif case["layout"] == "fairseq":
             head = case["cls_head"][0] if "cls_head" in case else None
             out = m(torch.as_tensor(inp)[None], classification_head_name=head)
@@ -357,6 +392,8 @@ def write_case(root, index, case):
         sd = model.state_dict()
         if case.get("keep") == "proj_updater":  # drop the other name of each shared tensor
             sd = {k: v for k, v in sd.items() if not k.startswith("performer.net.")}
+        if "drop" in case:  # tied names, as save_pretrained leaves them out
+            sd = {k: v for k, v in sd.items() if k not in case["drop"]}
         fmt = case["fmt"]
         ckpt = "checkpoint.safetensors" if fmt == "safetensors" else "checkpoint.pt"
         path = os.path.join(d, ckpt)

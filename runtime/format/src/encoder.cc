@@ -26,6 +26,7 @@ const char* to_string(AttentionKind v) {
     case AttentionKind::Performer: return "performer";
     case AttentionKind::SlidingWindow: return "sliding window";
     case AttentionKind::BlockSparse: return "block sparse";
+    case AttentionKind::Lsh: return "lsh";
   }
   return "?";
 }
@@ -122,7 +123,7 @@ std::string check_range(const char* what, uint64_t value, uint64_t lo, uint64_t 
 
 std::string validate_config(const EncoderConfig& c) {
   std::string e;
-  if (uint8_t(c.attention_kind) > uint8_t(AttentionKind::BlockSparse)) return "unknown attention kind";
+  if (uint8_t(c.attention_kind) > uint8_t(AttentionKind::Lsh)) return "unknown attention kind";
   if (uint8_t(c.causal) > uint8_t(CausalMode::Causal)) return "unknown causal mode";
   if (uint8_t(c.norm_placement) > uint8_t(NormPlacement::Reversible)) return "unknown norm placement";
   if (uint8_t(c.positions) > uint8_t(PositionKind::Sinusoidal)) return "unknown position kind";
@@ -157,8 +158,8 @@ std::string validate_config(const EncoderConfig& c) {
            to_string(c.attention_kind);
   }
   if (c.causal != CausalMode::Bidirectional && c.attention_kind != AttentionKind::LinearElu &&
-      c.attention_kind != AttentionKind::Performer)
-    return std::string("causal mode is only defined for linear (elu+1) and performer attention, not ") +
+      c.attention_kind != AttentionKind::Performer && c.attention_kind != AttentionKind::Lsh)
+    return std::string("causal mode is only defined for linear (elu+1), performer and lsh attention, not ") +
            to_string(c.attention_kind);
   if (c.attention_kind == AttentionKind::Performer) {
     if (!(e = check_range("num_features", c.num_features, 1, Limits::kMaxFeatures)).empty()) return e;
@@ -192,6 +193,12 @@ std::string validate_config(const EncoderConfig& c) {
   } else if (c.block_size != 0 || c.global_blocks != 0 || c.num_random_blocks != 0) {
     return "block_size, global_blocks and num_random_blocks apply to block sparse attention only";
   }
+  if (c.attention_kind == AttentionKind::Lsh) {
+    if (!(e = check_range("bucket_size", c.bucket_size, 1, Limits::kMaxBucketSize)).empty()) return e;
+    if (!(e = check_range("num_hashes", c.num_hashes, 1, Limits::kMaxHashes)).empty()) return e;
+  } else if (c.bucket_size != 0 || c.num_hashes != 0) {
+    return "bucket_size and num_hashes apply to lsh attention only";
+  }
   if (!(e = check_range("vocab_size", c.vocab_size, 0, Limits::kMaxVocab)).empty()) return e;
   if (c.head == HeadKind::LmLogits && c.vocab_size == 0) return "an LM head needs vocab_size > 0";
   if (c.head == HeadKind::Classifier &&
@@ -207,8 +214,8 @@ std::string validate_config(const EncoderConfig& c) {
   if (c.rotary != Rotary::None) {
     // Queries and keys of every position exist before the attention math only for these kinds.
     if (c.attention_kind != AttentionKind::FullSoftmax && c.attention_kind != AttentionKind::LinearElu &&
-        c.attention_kind != AttentionKind::Performer)
-      return std::string("rotary positions are defined for full, linear and performer attention, not ") +
+        c.attention_kind != AttentionKind::Performer && c.attention_kind != AttentionKind::Lsh)
+      return std::string("rotary positions are defined for full, linear, performer and lsh attention, not ") +
              to_string(c.attention_kind);
     if (c.head_dim % 2) return "rotary positions need an even head_dim";
   }
@@ -320,8 +327,10 @@ std::string validate_description(const EncoderDescription& d) {
     const std::string p = "layers." + std::to_string(i) + ".";
     need(p + "attention.q.weight", {H * dh, D});
     maybe(p + "attention.q.bias", {H * dh});
-    need(p + "attention.k.weight", {kvh * dh, D});
-    maybe(p + "attention.k.bias", {kvh * dh});
+    if (c.attention_kind != AttentionKind::Lsh) {  // (Lsh: the queries are the keys)
+      need(p + "attention.k.weight", {kvh * dh, D});
+      maybe(p + "attention.k.bias", {kvh * dh});
+    }
     need(p + "attention.v.weight", {kvh * dh, D});
     maybe(p + "attention.v.bias", {kvh * dh});
     need(p + "attention.out.weight", {D, H * dh});
@@ -352,6 +361,8 @@ std::string validate_description(const EncoderDescription& d) {
     if (c.attention_kind == AttentionKind::BlockSparse && c.num_random_blocks > 0)
       need(p + "attention.random_blocks",
            {H, uint32_t(block_sparse_blocks(c, n)), c.num_random_blocks});
+    if (c.attention_kind == AttentionKind::Lsh)
+      need(p + "attention.rotations", {c.num_hashes, dh, uint32_t(lsh_half_buckets(c, n))});
     norm(p + "attention_norm", true);
     need(p + "feed_forward.fc1.weight", {F, D});
     maybe(p + "feed_forward.fc1.bias", {F});
@@ -438,6 +449,12 @@ std::string validate_description(const EncoderDescription& d) {
   // BlockSparse: the random key blocks are block indices of the longest input (shape and f32
   // checked above).
   for (size_t i = 0; i < d.layers.size(); ++i) {
+    // Lsh: a non-finite rotation would hash every row into one bucket by NaN comparisons.
+    const WeightView& rot = d.layers[i].rotations;
+    for (uint64_t j = 0; rot.present() && j < rot.elements(); ++j)
+      if (!std::isfinite(static_cast<const float*>(rot.data)[j]))
+        return "layers." + std::to_string(i) + ".attention.rotations holds a non-finite value at element " +
+               std::to_string(j);
     const WeightView& w = d.layers[i].random_blocks;
     if (!w.present()) continue;
     const float* v = static_cast<const float*>(w.data);
@@ -489,6 +506,14 @@ size_t block_sparse_key_spans(const EncoderConfig& c, const float* random, size_
     ++count;
   }
   return count;
+}
+
+size_t lsh_half_buckets(const EncoderConfig& c, size_t T) {
+  return c.bucket_size ? (T + 2 * size_t(c.bucket_size) - 1) / (2 * size_t(c.bucket_size)) : 0;
+}
+
+size_t lsh_chunks(const EncoderConfig& c, size_t T) {
+  return c.bucket_size ? (T + c.bucket_size - 1) / c.bucket_size : 0;
 }
 
 }  // namespace linfer
@@ -545,6 +570,15 @@ uint64_t forward_flops(const EncoderConfig& c, uint64_t T) {
         seen += rows * keys;
       }
       layer += 2 * 2 * T * D * KV + 2 * 2 * seen * HD;  // K, V; scores, P V
+      break;
+    }
+    case AttentionKind::Lsh: {
+      // V (the queries are the keys); per round the hash (T rows against the half-bucket
+      // rotation columns: y = x R, -y is free) and each row against its chunk and the one before
+      // (scores, P V).
+      const uint64_t half = lsh_half_buckets(c, T), b = c.bucket_size, rounds = c.num_hashes;
+      layer += 2 * T * D * KV;
+      layer += rounds * (2 * T * dh * half * c.num_heads + 2 * 2 * T * std::min<uint64_t>(2 * b, 2 * T) * HD);
       break;
     }
     case AttentionKind::GiveTake:

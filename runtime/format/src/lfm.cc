@@ -20,6 +20,7 @@ LINFER_SAME_ENUM(AttentionKind, LinearElu); LINFER_SAME_ENUM(AttentionKind, Give
 LINFER_SAME_ENUM(AttentionKind, Performer);
 LINFER_SAME_ENUM(AttentionKind, SlidingWindow);
 LINFER_SAME_ENUM(AttentionKind, BlockSparse);
+LINFER_SAME_ENUM(AttentionKind, Lsh);
 LINFER_SAME_ENUM(FeatureMap, Softmax); LINFER_SAME_ENUM(FeatureMap, Relu);
 LINFER_SAME_ENUM(NormPlacement, Pre); LINFER_SAME_ENUM(NormPlacement, Post);
 LINFER_SAME_ENUM(NormPlacement, Reversible);
@@ -116,7 +117,7 @@ std::string write_lfm(const EncoderDescription& d, const std::string& producer,
       fbs::HeadKind(c.head), fbs::Activation(c.head_activation), fbs::Pooling(c.pooling),
       c.num_classes, c.num_features, fbs::FeatureMap(c.feature_map), c.feature_eps,
       fbs::Rotary(c.rotary), fbs::KeyStabiliser(c.key_stabiliser), c.window_radius, c.global_positions,
-      c.block_size, c.global_blocks, c.num_random_blocks);
+      c.block_size, c.global_blocks, c.num_random_blocks, c.bucket_size, c.num_hashes);
   auto token_embedding = w.tensor(d.token_embedding);
   auto position_embedding = w.tensor(d.position_embedding);
   auto rotary_table = w.tensor(d.rotary_table);
@@ -132,8 +133,8 @@ std::string write_lfm(const EncoderDescription& d, const std::string& producer,
     auto cw = w.tensor(l.conv_weight), cb = w.tensor(l.conv_bias);
     auto feats = w.tensor(l.features);
     auto qg = w.linear(l.q_global), kg = w.linear(l.k_global), vg = w.linear(l.v_global);
-    auto rb = w.tensor(l.random_blocks);
-    auto attention = fbs::CreateAttention(fbb, q, k, v, o, pk, pv, pkb, pvb, cw, cb, feats, qg, kg, vg, rb);
+    auto rb = w.tensor(l.random_blocks), rot = w.tensor(l.rotations);
+    auto attention = fbs::CreateAttention(fbb, q, k, v, o, pk, pv, pkb, pvb, cw, cb, feats, qg, kg, vg, rb, rot);
     auto an = w.norm(l.attention_norm);
     auto f1 = w.linear(l.fc1), f2 = w.linear(l.fc2);
     auto ff = fbs::CreateFeedForward(fbb, f1, f2);
@@ -403,6 +404,8 @@ std::string parse_lfm(const uint8_t* data, size_t size, EncoderDescription* desc
   cfg.block_size = c->block_size();
   cfg.global_blocks = c->global_blocks();
   cfg.num_random_blocks = c->num_random_blocks();
+  cfg.bucket_size = c->bucket_size();
+  cfg.num_hashes = c->num_hashes();
   if (m->layers()->size() != cfg.num_layers)
     return "the model has " + std::to_string(m->layers()->size()) +
            " layers, the configuration says " + std::to_string(cfg.num_layers);
@@ -440,6 +443,7 @@ std::string parse_lfm(const uint8_t* data, size_t size, EncoderDescription* desc
     l.k_global = r.linear(a->k_global(), p + "attention.k_global");
     l.v_global = r.linear(a->v_global(), p + "attention.v_global");
     l.random_blocks = r.tensor(a->random_blocks(), p + "attention.random_blocks");
+    l.rotations = r.tensor(a->rotations(), p + "attention.rotations");
     l.attention_norm = r.norm(fl->attention_norm(), p + "attention_norm");
     l.fc1 = r.linear(fl->feed_forward()->fc1(), p + "feed_forward.fc1");
     l.fc2 = r.linear(fl->feed_forward()->fc2(), p + "feed_forward.fc2");

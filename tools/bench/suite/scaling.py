@@ -51,6 +51,8 @@ KINDS = {
     # blocks drawn uniformly and fixed in the file
     "block sparse b=64 R=3": {"attention_kind": "block_sparse", "block_size": 64, "global_blocks": 1,
                               "num_random_blocks": 3},
+    # reformer-pytorch's LSHSelfAttention defaults: buckets of 64 rows; ReformerLM's 4 hashing rounds
+    "lsh b=64 rounds=4": {"attention_kind": "lsh", "bucket_size": 64, "num_hashes": 4},
 }
 
 
@@ -119,7 +121,8 @@ def write_report(results, ns, args, seconds):
              "paper's Table 3); GiveTake with 32 tokens; Performer with 266 softmax features (lucidrains' "
              "default for head_dim 64); sliding window of radius 256 (Longformer-base's attention_window "
              "512) with 1 global position; block sparse with BigBird-base's blocks of 64 rows, the first and "
-             "last block global and 3 random blocks per block. One session per model, median of 5 runs "
+             "last block global and 3 random blocks per block; LSH (Reformer) with chunks of 64 rows and 4 "
+             "hashing rounds (reformer-pytorch's defaults). One session per model, median of 5 runs "
              "(n <= 4096), 3 (n <= 16384) or 1; kinds alternate at each n. The whole run took %.0f s." %
              (cpu_name(), args.threads, time.strftime("%Y-%m-%d"), seconds), "",
              "## Latency (ms) and arena (MiB)", "",

@@ -36,6 +36,7 @@ import torch
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 from upstream import fairseq_linformer as fq  # noqa: E402
+from upstream import hf_bigbird as hbb  # noqa: E402
 from upstream import lucidrains as luc  # noqa: E402
 from upstream import performer as perf  # noqa: E402
 from upstream import tatp22 as tat  # noqa: E402
@@ -53,7 +54,12 @@ def relu(x):
     return np.maximum(x, 0.0)
 
 
+def gelu_tanh(x):
+    return 0.5 * x * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x ** 3)))
+
+
 ACT = {"gelu": gelu, "relu": relu}
+HF_ACT = {"gelu": gelu, "relu": relu, "gelu_new": gelu_tanh, "gelu_pytorch_tanh": gelu_tanh}  # transformers' ACT2FN
 
 
 def layer_norm(x, w, b, eps=1e-5):
@@ -565,21 +571,30 @@ def check_performer_case(root, row):
           % (name, len(want), len(missing), worst))
 
 
-def keys_longformer(c, cls, num_labels):
-    """HF Longformer state_dict names and shapes in module order, from the config alone."""
+def keys_bert(P, c, self_linears, qkv_bias=True):
+    """A Hugging Face BERT-family model's embeddings and encoder layers (Longformer, BigBird), state_dict
+    names and shapes in module order, from the config alone."""
     C, F, V = c["hidden_size"], c["intermediate_size"], c["vocab_size"]
-    P = "" if cls == "LongformerModel" else "longformer."
     keys = [(P + "embeddings.word_embeddings.weight", (V, C)),
             (P + "embeddings.position_embeddings.weight", (c["max_position_embeddings"], C)),
             (P + "embeddings.token_type_embeddings.weight", (c.get("type_vocab_size", 2), C)),
             (P + "embeddings.LayerNorm.weight", (C,)), (P + "embeddings.LayerNorm.bias", (C,))]
     for i in range(c["num_hidden_layers"]):
         p = P + "encoder.layer.%d." % i
-        for lin_name, shape in [("attention.self." + w, (C, C)) for w in
-                                ("query", "key", "value", "query_global", "key_global", "value_global")] + [
-                ("attention.output.dense", (C, C)), ("attention.output.LayerNorm", None),
-                ("intermediate.dense", (F, C)), ("output.dense", (C, F)), ("output.LayerNorm", None)]:
+        for w in self_linears:
+            keys += [(p + "attention.self." + w + ".weight", (C, C))] + \
+                    ([(p + "attention.self." + w + ".bias", (C,))] if qkv_bias else [])
+        for lin_name, shape in [("attention.output.dense", (C, C)), ("attention.output.LayerNorm", None),
+                                ("intermediate.dense", (F, C)), ("output.dense", (C, F)), ("output.LayerNorm", None)]:
             keys += [(p + lin_name + ".weight", shape or (C,)), (p + lin_name + ".bias", (shape or (C,))[:1])]
+    return keys
+
+
+def keys_longformer(c, cls, num_labels):
+    """HF Longformer state_dict names and shapes in module order, from the config alone."""
+    C, V = c["hidden_size"], c["vocab_size"]
+    P = "" if cls == "LongformerModel" else "longformer."
+    keys = keys_bert(P, c, ("query", "key", "value", "query_global", "key_global", "value_global"))
     groups = []
     if cls == "LongformerModel":
         keys += [("pooler.dense.weight", (C, C)), ("pooler.dense.bias", (C,))]
@@ -604,9 +619,7 @@ def np_longformer(W, c, cls, inp, g, ent):
     hd, T = C // H, len(inp)
     w = c["attention_window"]
     r = (w[0] if isinstance(w, list) else w) // 2
-    act = {"gelu": gelu, "relu": relu,
-           "gelu_new": lambda x: 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)))}[
-        c.get("hidden_act", "gelu")]
+    act = HF_ACT[c.get("hidden_act", "gelu")]
     e = P + "embeddings."
     x = W[e + "word_embeddings.weight"][inp] + W[e + "position_embeddings.weight"][np.arange(T) + pad + 1] + \
         W[e + "token_type_embeddings.weight"][0]
@@ -673,9 +686,186 @@ def check_longformer_case(root, row):
           "globals: %s" % (name, len(sd), len(groups), n_out, worst, ent.mean(), g, " ".join(globs)))
 
 
+# BigBirdConfig's defaults (configuration_big_bird.py) for the keys read here
+BIGBIRD_DEFAULTS = dict(hidden_act="gelu_new", type_vocab_size=2, layer_norm_eps=1e-12, attention_type="block_sparse",
+                        use_bias=True, rescale_embeddings=False, block_size=64, num_random_blocks=3)
+
+
+def keys_bigbird(c, cls, num_labels=0, position_ids=False, tied_saved=True):
+    """HF BigBird state_dict names and shapes in module order, from the config alone. position_ids:
+    the embeddings' buffer older transformers saved (it comes first: a module's own buffers precede
+    its children); tied_saved: whether the file keeps the tied cls.predictions.decoder.* names
+    (torch.save of a state_dict does, save_pretrained does not)."""
+    c = dict(BIGBIRD_DEFAULTS, **c)
+    C, V = c["hidden_size"], c["vocab_size"]
+    P = "" if cls == "BigBirdModel" else "bert."
+    keys = ([(P + "embeddings.position_ids", (1, c["max_position_embeddings"]))] if position_ids else []) + \
+        keys_bert(P, c, ("query", "key", "value"), c["use_bias"]) + \
+        [(P + "pooler.weight", (C, C)), (P + "pooler.bias", (C,))]  # add_pooling_layer: True in all three
+    groups = []
+    if cls == "BigBirdForMaskedLM":
+        keys += [("cls.predictions.bias", (V,)), ("cls.predictions.transform.dense.weight", (C, C)),
+                 ("cls.predictions.transform.dense.bias", (C,)), ("cls.predictions.transform.LayerNorm.weight", (C,)),
+                 ("cls.predictions.transform.LayerNorm.bias", (C,))]
+        if tied_saved:
+            keys += [("cls.predictions.decoder.weight", (V, C)), ("cls.predictions.decoder.bias", (V,))]
+            groups = [["cls.predictions.bias", "cls.predictions.decoder.bias"],
+                      ["bert.embeddings.word_embeddings.weight", "cls.predictions.decoder.weight"]]
+    elif cls == "BigBirdForSequenceClassification":
+        keys += [("classifier.dense.weight", (C, C)), ("classifier.dense.bias", (C,)),
+                 ("classifier.out_proj.weight", (num_labels, C)), ("classifier.out_proj.bias", (num_labels,))]
+    return keys, groups
+
+
+def bigbird_counts(T, b, R, sparse):
+    """[T, T]: how often query row i lists key row j in BigBird's eval-mode attention, from the five
+    parts of bigbird_block_sparse_attention: the input is padded to nb blocks of b rows; query blocks
+    0 and nb-1 list every key; block 1 lists blocks [0, 1, 2, nb-1], blocks 2..nb-3 list [0, i-1, i,
+    i+1, nb-1], block nb-2 lists [0, nb-3, nb-2, nb-1], and each of those lists its R random blocks,
+    all block 0 in eval mode; padded keys get -10000 added, exp of which is 0 here. Full attention
+    (every key once) when not sparse."""
+    if not sparse:
+        return np.ones((T, T))
+    nb = -(-T // b)
+    block = np.arange(nb * b) // b
+    counts = np.zeros((nb * b, nb * b))
+    for q in range(nb * b):
+        i = block[q]
+        if i in (0, nb - 1):
+            counts[q] = 1
+            continue
+        listed = [0, 1, 2, nb - 1] if i == 1 else [0, nb - 3, nb - 2, nb - 1] if i == nb - 2 else [0, i - 1, i, i + 1, nb - 1]
+        for k in listed + [0] * R:
+            counts[q] += block == k
+    return counts[:T, :T]
+
+
+def np_bigbird(W, c, cls, inp, ent, counts=None):
+    """Written from modeling_big_bird.py's semantics for one unpadded sequence, with key counts
+    (bigbird_counts) weighting the softmax: positions from 0, token type 0, word embeddings times
+    sqrt(hidden_size) for rescale_embeddings, post-norm, hidden_act in the feed-forward and the LM
+    head's transform; decoder tied to the word embeddings. counts: instead of HF's."""
+    c = dict(BIGBIRD_DEFAULTS, **c)
+    P = "" if cls == "BigBirdModel" else "bert."
+    C, H, eps, T = c["hidden_size"], c["num_attention_heads"], c["layer_norm_eps"], len(inp)
+    hd, b, R = C // H, c["block_size"], c["num_random_blocks"]
+    act = HF_ACT[c["hidden_act"]]
+    sparse = c["attention_type"] == "block_sparse" and T > (5 + 2 * R) * b  # BigBirdModel.forward's switch
+    N = bigbird_counts(T, b, R, sparse) if counts is None else counts
+    e = P + "embeddings."
+    x = W[e + "word_embeddings.weight"][inp] * (math.sqrt(C) if c["rescale_embeddings"] else 1.0) + \
+        W[e + "position_embeddings.weight"][np.arange(T)] + W[e + "token_type_embeddings.weight"][0]
+    x = layer_norm(x, W[e + "LayerNorm.weight"], W[e + "LayerNorm.bias"], eps)
+    for layer in range(c["num_hidden_layers"]):
+        p = P + "encoder.layer.%d." % layer
+        Q, K, V = (lin(x, W, p + "attention.self." + n, c["use_bias"]) for n in ("query", "key", "value"))
+        heads = []
+        for h in range(H):
+            sl = slice(h * hd, (h + 1) * hd)
+            S = np.where(N > 0, Q[:, sl] @ K[:, sl].T / math.sqrt(hd), -np.inf)
+            E = N * np.exp(S - S.max(-1, keepdims=True))
+            Pr = E / E.sum(-1, keepdims=True)
+            ent.add(Pr)
+            heads.append(Pr @ V[:, sl])
+        x = layer_norm(lin(np.concatenate(heads, 1), W, p + "attention.output.dense") + x,
+                       W[p + "attention.output.LayerNorm.weight"], W[p + "attention.output.LayerNorm.bias"], eps)
+        f = lin(act(lin(x, W, p + "intermediate.dense")), W, p + "output.dense")
+        x = layer_norm(f + x, W[p + "output.LayerNorm.weight"], W[p + "output.LayerNorm.bias"], eps)
+    if cls == "BigBirdForMaskedLM":
+        t = "cls.predictions.transform."
+        y = layer_norm(act(lin(x, W, t + "dense")), W[t + "LayerNorm.weight"], W[t + "LayerNorm.bias"], eps)
+        return y @ W["bert.embeddings.word_embeddings.weight"].T + W["cls.predictions.bias"]
+    return x
+
+
+def check_bigbird_case(root, row):
+    """HF BigBird cases: key list, order, shapes and aliasing from the config (the .pt fixtures are
+    pytorch_model.bin files as older transformers saved them, with the position_ids buffer; the
+    safetensors ones as save_pretrained writes them, without the tied decoder names); the outputs
+    from np_bigbird (a third implementation beside hf_bigbird.py's per-block key lists and
+    linfer_ref); the file loaded strictly into the re-creation, which must agree with numpy, also at
+    lengths around HF's switch to full attention and padded ones; and how much the fixture tells
+    block-sparse from full attention and the random blocks' extra weight from none."""
+    name, layout, ckpt, cfg_file, kind, out_kind = row
+    d, config, state, sd, globs = load_case(root, row)
+    cls = {"lm logits": "BigBirdForMaskedLM", "hidden": "BigBirdModel"}[out_kind]
+    old = ckpt.endswith(".pt")
+    expect, groups = keys_bigbird(config, cls, position_ids=old, tied_saved=old)
+    got = [(k, tuple(v.shape)) for k, v in sd.items()]
+    assert got == expect, "key list differs:\n%s" % "\n".join("%s %s" % x for x in sorted(set(got) ^ set(expect)))
+    if old:
+        assert alias_groups(sd) == sorted(sorted(g) for g in groups), (alias_groups(sd), groups)
+    W = {k: v.double().numpy() for k, v in sd.items()}
+    c = dict(BIGBIRD_DEFAULTS, **config)
+    ent = Entropy()
+    worst, n_out, inputs = 0.0, 0, {}
+    for fn in sorted(os.listdir(d)):
+        if not fn.startswith("out_"):
+            continue
+        T = int(fn[4:-4])
+        inputs[T] = inp = np.array([int(v) for v in open(os.path.join(d, "ids_%d.txt" % T)).read().split()])
+        out = np_bigbird(W, config, cls, inp, ent)
+        ref = np.load(os.path.join(d, fn))
+        assert ref.shape == out.shape, (ref.shape, out.shape)
+        worst = max(worst, float(np.max(np.abs(out - ref) / np.maximum(1.0, np.abs(out)))))
+        n_out += 1
+    assert worst <= 1e-6, (name, worst)
+
+    hf_args = {k: v for k, v in config.items() if k in hbb.DEFAULTS}
+    model = (hbb.BigBirdForMaskedLM(hf_args, position_ids_buffer=old) if cls == "BigBirdForMaskedLM"
+             else hbb.BigBirdModel(hf_args, position_ids_buffer=old))
+    full_sd = dict(sd)
+    if cls == "BigBirdForMaskedLM" and not old:  # the tied names save_pretrained leaves out
+        full_sd["cls.predictions.decoder.weight"] = sd["bert.embeddings.word_embeddings.weight"]
+        full_sd["cls.predictions.decoder.bias"] = sd["cls.predictions.bias"]
+    model.load_state_dict(full_sd, strict=True)
+    model = model.double().eval()
+    b, R, n = c["block_size"], c["num_random_blocks"], c["max_position_embeddings"]
+    bound = (5 + 2 * R) * b
+    extra = sorted({t for t in (bound, bound + 1, bound + b - 1, n - 1) if 1 <= t <= n} - set(inputs))
+    rng = np.random.RandomState(5)
+    for T in extra:
+        inputs[T] = rng.randint(0, c["vocab_size"], size=T)
+    worst_torch = 0.0
+    for T, inp in sorted(inputs.items()):
+        with torch.no_grad():
+            out = model(torch.as_tensor(inp)).numpy()
+        ref = np_bigbird(W, config, cls, inp, Entropy())
+        worst_torch = max(worst_torch, float(np.max(np.abs(out - ref) / np.maximum(1.0, np.abs(ref)))))
+    assert worst_torch <= 1e-9, (name, worst_torch)
+
+    # What the longest input tells apart: block-sparse vs full attention, and block 0's 1 + R weight
+    # vs 1 (the random blocks dropped).
+    effects = ""
+    T = max(inputs)
+    if c["attention_type"] == "block_sparse" and T > bound:
+        ref = np_bigbird(W, config, cls, inputs[T], Entropy())
+        scale = np.maximum(1.0, np.abs(ref))
+        full = np_bigbird(W, config, cls, inputs[T], Entropy(), counts=np.ones((T, T)))
+        no_random = np_bigbird(W, config, cls, inputs[T], Entropy(), counts=bigbird_counts(T, b, 0, True))
+        effects = ", at T=%d full attention differs by %.1e, no random blocks by %.1e" % (
+            T, float(np.max(np.abs(full - ref) / scale)), float(np.max(np.abs(no_random - ref) / scale)))
+        assert min(np.max(np.abs(full - ref) / scale), np.max(np.abs(no_random - ref) / scale)) > 1e-3
+    print("%-36s ok  %2d keys %d alias groups, %d outputs, numpy vs file %.1e, torch vs numpy %.1e (also T=%s), "
+          "entropy %.2f%s  globals: %s" % (name, len(sd), len(groups), n_out, worst, worst_torch,
+                                            ",".join(map(str, extra)), ent.mean(), effects, " ".join(globs)))
+
+
+def check_bigbird_classification():
+    """BigBirdForSequenceClassification (refused by the converter: its head applies hidden_act):
+    the re-creation's key list is the one derived from the config."""
+    cfg = dict(vocab_size=20, hidden_size=8, num_hidden_layers=2, num_attention_heads=2, intermediate_size=12,
+               max_position_embeddings=16, block_size=2, num_random_blocks=1, use_bias=False)
+    sd = hbb.BigBirdForSequenceClassification(cfg, 3).state_dict()
+    expect, _ = keys_bigbird(cfg, "BigBirdForSequenceClassification", num_labels=3)
+    assert [(k, tuple(v.shape)) for k, v in sd.items()] == expect
+    print("BigBirdForSequenceClassification: %d keys as derived from the config" % len(sd))
+
+
 def main():
     root = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(HERE, "..", "..", "..", "tests", "golden_layouts"))
     check_doc_facts()
+    check_bigbird_classification()
     rows = [line.rstrip("\n").split("\t") for line in open(os.path.join(root, "cases.tsv"))]
     assert rows[0] == ["case", "layout", "checkpoint", "config", "input", "output"]
     for row in rows[1:]:
@@ -683,6 +873,8 @@ def main():
             check_performer_case(root, row)
         elif row[1] == "longformer":
             check_longformer_case(root, row)
+        elif row[1] == "bigbird":
+            check_bigbird_case(root, row)
         else:
             check_case(root, row)
     print("all %d cases ok" % (len(rows) - 1))

@@ -38,7 +38,13 @@ DEFAULTS = dict(vocab_size=30522, hidden_size=768, num_hidden_layers=12, num_att
                 intermediate_size=3072, hidden_act="gelu", max_position_embeddings=512, type_vocab_size=2,
                 layer_norm_eps=1e-12, pad_token_id=1, attention_window=512)
 
-ACT = {"gelu": F.gelu, "relu": F.relu, "gelu_new": lambda x: F.gelu(x, approximate="tanh")}
+
+def gelu_tanh(x):
+    return F.gelu(x, approximate="tanh")
+
+
+# ACT2FN's names the converter maps (gelu_new and gelu_pytorch_tanh: the tanh approximation)
+ACT = {"gelu": F.gelu, "relu": F.relu, "gelu_new": gelu_tanh, "gelu_pytorch_tanh": gelu_tanh}
 
 
 def full_config(cfg):
@@ -81,7 +87,7 @@ class SelfAttention(nn.Module):
         return out.transpose(0, 1).reshape(L, -1)
 
 
-class DenseNorm(nn.Module):  # LongformerSelfOutput / LongformerOutput: LayerNorm(dense(h) + input)
+class DenseNorm(nn.Module):  # BERT's, as LongformerSelfOutput / LongformerOutput: LayerNorm(dense(h) + input)
     def __init__(self, fan_in, C, eps):
         super().__init__()
         self.dense = nn.Linear(fan_in, C)
@@ -89,13 +95,6 @@ class DenseNorm(nn.Module):  # LongformerSelfOutput / LongformerOutput: LayerNor
 
     def forward(self, h, x):
         return self.LayerNorm(self.dense(h) + x)
-
-
-class Attention(nn.Module):
-    def __init__(self, c, i):
-        super().__init__()
-        self.self = SelfAttention(c, i)
-        self.output = DenseNorm(c["hidden_size"], c["hidden_size"], c["layer_norm_eps"])
 
 
 class Intermediate(nn.Module):
@@ -109,21 +108,26 @@ class Intermediate(nn.Module):
 
 
 class Layer(nn.Module):
-    def __init__(self, c, i):
+    """BERT's layer (LongformerLayer, BigBirdLayer): attention.{self, output}, intermediate, output,
+    post-norm; the self-attention module is the model's own and gets forward's extra arguments."""
+
+    def __init__(self, c, self_attention):
         super().__init__()
-        self.attention = Attention(c, i)
+        self.attention = nn.Module()
+        self.attention.self = self_attention
+        self.attention.output = DenseNorm(c["hidden_size"], c["hidden_size"], c["layer_norm_eps"])
         self.intermediate = Intermediate(c)
         self.output = DenseNorm(c["intermediate_size"], c["hidden_size"], c["layer_norm_eps"])
 
-    def forward(self, x, real, g):
-        a = self.attention.output(self.attention.self(x, real, g), x)
+    def forward(self, x, *attention_args):
+        a = self.attention.output(self.attention.self(x, *attention_args), x)
         return self.output(self.intermediate(a), a)
 
 
 class Encoder(nn.Module):
-    def __init__(self, c):
+    def __init__(self, c, self_attention):  # self_attention(i): layer i's self-attention module
         super().__init__()
-        self.layer = nn.ModuleList([Layer(c, i) for i in range(c["num_hidden_layers"])])
+        self.layer = nn.ModuleList([Layer(c, self_attention(i)) for i in range(c["num_hidden_layers"])])
 
 
 class Embeddings(nn.Module):
@@ -148,7 +152,7 @@ class LongformerModel(nn.Module):
         super().__init__()
         self.config = c = full_config(cfg)
         self.embeddings = Embeddings(c)
-        self.encoder = Encoder(c)
+        self.encoder = Encoder(c, lambda i: SelfAttention(c, i))
         if add_pooling_layer:
             self.pooler = nn.Module()
             self.pooler.dense = nn.Linear(c["hidden_size"], c["hidden_size"])

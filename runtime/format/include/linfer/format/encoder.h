@@ -14,7 +14,8 @@ enum class DType : uint8_t { F32 = 0, F16 = 1, I8 = 2 };
 enum class AttentionKind : uint8_t {
   Linformer = 0, FullSoftmax = 1, LinearElu = 2, GiveTake = 3, Performer = 4,
   SlidingWindow = 5,  // Longformer: window + global positions (format.md)
-  BlockSparse = 6     // BigBird: window, global and random blocks (format.md)
+  BlockSparse = 6,    // BigBird: window, global and random blocks (format.md)
+  Lsh = 7             // Reformer: LSH attention, shared queries and keys (format.md)
 };
 enum class FeatureMap : uint8_t { Softmax = 0, Relu = 1 };  // Performer (kernels.h: FAVOR+)
 // Causal Performer, softmax features: keys 0..i stabilise row i, or all keys of the input (format.md).
@@ -84,6 +85,8 @@ struct EncoderConfig {
   uint32_t block_size = 0;         // BlockSparse: rows per block
   uint32_t global_blocks = 0;      // BlockSparse: global blocks at each end of the input
   uint32_t num_random_blocks = 0;  // BlockSparse: random key blocks per query block
+  uint32_t bucket_size = 0;        // Lsh: rows per chunk (and T / bucket_size buckets)
+  uint32_t num_hashes = 0;         // Lsh: hashing rounds
 
   // Number of distinct E (and F) matrices per layer: heads for sharing None, else 1 (and 1 for
   // the kinds without projections).
@@ -137,6 +140,7 @@ struct LayerWeights {
   WeightView features;  // Performer: [head_dim, num_features]
   LinearWeights q_global, k_global, v_global;  // SlidingWindow, optional: the global rows' projections
   WeightView random_blocks;  // BlockSparse: [num_heads, blocks, num_random_blocks] block indices (f32)
+  WeightView rotations;      // Lsh: [num_hashes, head_dim, lsh_half_buckets(max_seq_len)] (f32)
   NormWeights attention_norm;
   LinearWeights fc1, fc2;
   NormWeights feed_forward_norm;
@@ -176,6 +180,8 @@ struct Limits {
   static constexpr uint32_t kMaxConvKernel = 1023;
   static constexpr uint32_t kMaxFeatures = 1u << 14;
   static constexpr uint32_t kMaxRandomBlocks = 64;
+  static constexpr uint32_t kMaxBucketSize = 256;
+  static constexpr uint32_t kMaxHashes = 16;
 };
 
 // Checks the configuration and that every tensor present has the shape the configuration implies,
@@ -234,6 +240,7 @@ void for_each_weight(Desc& desc, Fn&& fn) {
     fn(p + "attention.v_global.weight", l.v_global.weight);
     fn(p + "attention.v_global.bias", l.v_global.bias);
     fn(p + "attention.random_blocks", l.random_blocks);
+    fn(p + "attention.rotations", l.rotations);
     fn(p + "attention_norm.weight", l.attention_norm.weight);
     fn(p + "attention_norm.bias", l.attention_norm.bias);
     fn(p + "feed_forward.fc1.weight", l.fc1.weight);
@@ -278,6 +285,16 @@ constexpr size_t kMaxBlockSparseSpans = 3 + Limits::kMaxRandomBlocks;
 // block at block 0).
 size_t block_sparse_key_spans(const EncoderConfig& c, const float* random, size_t T, size_t i,
                               uint32_t* spans);
+
+// Lsh (Reformer's LSH attention as lucidrains' reformer-pytorch computes it; docs/format.md). An
+// input of T rows is hashed into 2 lsh_half_buckets(T) buckets per round (the first
+// lsh_half_buckets(T) columns of a round's rotations), and each round's T sorted rows are cut
+// into lsh_chunks(T) chunks of bucket_size rows (the last one possibly shorter).
+size_t lsh_half_buckets(const EncoderConfig& c, size_t T);
+size_t lsh_chunks(const EncoderConfig& c, size_t T);
+// Score of a row against itself (reformer-pytorch's TOKEN_SELF_ATTN_VALUE: a row attends to
+// itself only when nothing else is left).
+constexpr float kLshSelfScore = -5e4f;
 }  // namespace linfer
 
 namespace linfer {
