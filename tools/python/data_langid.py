@@ -427,3 +427,179 @@ def make_short_samples(docs, pages, per_lang, seed, per_page=3):
         chosen = (first + rest)[:per_lang]
         out.extend(sorted(chosen, key=lambda s: (s[2], s[3])))
     return out
+
+
+# ---------------------------------------------------------------------------------------------
+# extra training text: Debian's package-description translations (DDTP)
+#
+# The small packages have little manual-page text (it, cs about 0.23 MB, pt_BR, nl under 0.4 MB).
+# A second source of prose in every language is the Debian Description Translation Project:
+# apt's Translation-XX index files (deb822: Package, Description-md5, Description-XX = a one-line
+# synopsis, then a long description in lines that start with a space, " ." for a blank line).
+# They are TRAINING text only (never validation or test), deduplicated against the test sets.
+
+DDTP_LANGS = ["en", "cs", "de", "es", "fr", "it", "nl", "pl", "pt_BR", "ru"]
+APT_LISTS = "/var/lib/apt/lists"
+DDTP_MAX_BYTES = 3_000_000  # per language, a seeded choice of descriptions (Italian has 27 MB)
+_BULLET = re.compile(r"^\s*(?:[-*+•·o]|\d{1,2}[.)])\s+")
+
+
+def _translation_file(lang):
+    import glob
+    code = lang.replace("_", "%5f")
+    for pat in ("*_i18n_Translation-%s" % code, "*_i18n_Translation-%s.*" % code):
+        hits = sorted(p for p in glob.glob(os.path.join(APT_LISTS, pat)) if "bookworm_main" in p)
+        if hits:
+            return hits[0]
+    return None
+
+
+def ensure_ddtp(langs=DDTP_LANGS):
+    """{lang: path of apt's Translation-lang index}; runs `apt-get update -o Acquire::Languages=...`
+    when one is missing (this image's apt configuration fetches no translations by default)."""
+    paths = {l: _translation_file(l) for l in langs}
+    if any(p is None for p in paths.values()):
+        print("fetching Debian's description translations (apt-get update)", flush=True)
+        env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+        subprocess.run(["apt-get", "update", "-o", "Acquire::Languages=" + ",".join(DDTP_LANGS)], env=env,
+                       check=True)
+        paths = {l: _translation_file(l) for l in langs}
+        missing = [l for l, p in paths.items() if p is None]
+        if missing:
+            raise SystemExit("no Translation index for: " + " ".join(missing))
+    return paths
+
+
+def _read_index(path):
+    if path.endswith(".lz4"):
+        import shutil
+        if shutil.which("lz4") is None:
+            env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+            subprocess.run(["apt-get", "install", "-y", "--no-install-recommends", "lz4"], env=env, check=True)
+        data_ = subprocess.run(["lz4", "-dc", path], stdout=subprocess.PIPE, check=True).stdout
+    elif path.endswith(".gz"):
+        data_ = gzip.open(path, "rb").read()
+    elif path.endswith(".xz"):
+        import lzma
+        data_ = lzma.open(path, "rb").read()
+    elif path.endswith(".bz2"):
+        import bz2
+        data_ = bz2.open(path, "rb").read()
+    else:
+        with open(path, "rb") as f:
+            data_ = f.read()
+    return data_.decode("utf-8", errors="replace")
+
+
+def ddtp_descriptions(path, lang):
+    """[(package, [paragraphs])] of a Translation index: the synopsis, then the long description's
+    paragraphs with their continuation lines unwrapped, " ." markers dropped, a list item's bullet
+    marker dropped (each item a paragraph of its own)."""
+    out = []
+    field = "Description-%s:" % lang
+    for stanza in _read_index(path).split("\n\n"):
+        pkg, paras, cur, in_desc = "", [], [], False
+        for line in stanza.split("\n"):
+            if line.startswith("Package:"):
+                pkg = line[8:].strip()
+                in_desc = False
+            elif line.startswith(field):
+                in_desc = True
+                paras.append(line[len(field):].strip())
+            elif in_desc and line.startswith(" "):
+                body = line[1:]
+                if body.strip() == ".":
+                    if cur:
+                        paras.append(" ".join(cur))
+                    cur = []
+                elif _BULLET.match(body):
+                    if cur:
+                        paras.append(" ".join(cur))
+                    cur = [_BULLET.sub("", body).strip()]
+                else:
+                    cur.append(body.strip())
+            else:
+                in_desc = False
+        if cur:
+            paras.append(" ".join(cur))
+        paras = [" ".join(p.split()) for p in paras if p.strip()]
+        if pkg and paras:
+            out.append((pkg, paras))
+    return out
+
+
+def _norm(s):
+    return " ".join(s.split())
+
+
+def ddtp_text(docs, short_test_path, langs=DDTP_LANGS, max_bytes=DDTP_MAX_BYTES, seed="linfer-ddtp-v1"):
+    """Training text from the description translations, per language:
+    {lang: (text bytes, paragraphs separated by blank lines), ...}, and statistics.
+    - a description whose paragraphs read as English (untranslated()) is skipped whole, a single
+      untranslated paragraph is dropped;
+    - the same paragraph twice in a language is taken once (descriptions share paragraphs);
+    - a sentence (the cut of prose_units) that occurs verbatim, whitespace normalised, in the short
+      test set or inside the text of a test-split page of any language is dropped;
+    - at most max_bytes per language, descriptions in a seeded random order."""
+    paths = ensure_ddtp(langs)
+    test_text = {}
+    for lang in docs:
+        test_text[lang] = "\n".join(_norm(t.decode("utf-8", errors="replace")) for p, t in docs[lang]
+                                    if split_of(p) == "test")
+    all_test = "\n".join(test_text.values())
+    # a sentence of 6+ words can be inside the test text only if its words 2-5 (whole words there)
+    # are a 4-gram of the test text's words: a fast pre-filter before the substring search
+    test_grams = set()
+    for t in test_text.values():
+        w = t.split()
+        test_grams.update(zip(w, w[1:], w[2:], w[3:]))
+
+    def in_test(n):
+        if n in short_test:
+            return True
+        w = n.split()
+        if len(w) >= 6 and tuple(w[1:5]) not in test_grams:
+            return False
+        return n in all_test
+    short_test = set()
+    with open(short_test_path, encoding="utf-8") as f:
+        for line in f:
+            if not line.startswith("#") and line.count("\t") >= 3:
+                short_test.add(_norm(line.rstrip("\n").split("\t", 3)[3]))
+    texts, stats = {}, {}
+    for lang in langs:
+        rng = random.Random("%s:%s" % (seed, lang))
+        descs = ddtp_descriptions(paths[lang], lang)
+        rng.shuffle(descs)
+        seen, kept, size = set(), [], 0
+        st = {"descriptions": len(descs), "untranslated_descriptions": 0, "dropped_test_sentences": 0,
+              "duplicate_paragraphs": 0}
+        for pkg, paras in descs:
+            if lang != "en" and untranslated(" ".join(paras), lang):
+                st["untranslated_descriptions"] += 1
+                continue
+            for p in paras:
+                if p in seen:
+                    st["duplicate_paragraphs"] += 1
+                    continue
+                seen.add(p)
+                if lang != "en" and untranslated(p, lang):
+                    continue
+                sents = []
+                for s in _sentences(p):
+                    n = _norm(s)
+                    if len(n) >= 12 and in_test(n):
+                        st["dropped_test_sentences"] += 1
+                        continue
+                    sents.append(s)
+                if sents:
+                    para = " ".join(sents)
+                    kept.append(para)
+                    size += len(para.encode("utf-8")) + 2
+            if size >= max_bytes:
+                break
+        st["bytes"] = size
+        st["paragraphs"] = len(kept)
+        texts[lang] = ("\n\n".join(kept) + "\n").encode("utf-8")
+        stats[lang] = st
+    return texts, stats

@@ -214,14 +214,20 @@ class Sampler:
     pages joined with blank lines ("tail" windows end where a page ends). Short inputs: prose units
     (sentences and lines) and short windows, with the augmentations of the module docstring."""
 
-    def __init__(self, docs, seed):
+    def __init__(self, docs, seed, extra=None, extra_fraction=0.0):
         self.corpora, self.ends, self.units = [], [], []
+        self.extra_corpora, self.extra_units = [], []
+        self.extra_fraction = extra_fraction
         for lang in data.LABELS:
             texts = [t for p, t in docs[lang] if data.split_of(p) == "train"]
             text = b"\n\n".join(texts)
             self.corpora.append(np.frombuffer(text, dtype=np.uint8))
             self.ends.append(np.cumsum([len(t) + 2 for t in texts]) - 2)  # end offset of each page
             self.units.append([u for t in texts for u in data.prose_units(t, lang, 20, 300)])
+            # extra training text (--extra-text): only for the short inputs
+            et = (extra or {}).get(lang, b"")
+            self.extra_corpora.append(np.frombuffer(et, dtype=np.uint8) if len(et) > 1000 else None)
+            self.extra_units.append(data.prose_units(et, lang, 20, 300) if et else [])
         self.rng = np.random.default_rng(seed)
 
     def _window(self, c, T, tail):
@@ -249,9 +255,11 @@ class Sampler:
 
     def short_text(self, c):
         rng = self.rng
-        if rng.random() < 0.5 and self.units[c]:
-            return self.units[c][int(rng.integers(0, len(self.units[c])))]
-        corpus = self.corpora[c]
+        corpus, units = self.corpora[c], self.units[c]
+        if self.extra_fraction > 0 and self.extra_corpora[c] is not None and rng.random() < self.extra_fraction:
+            corpus, units = self.extra_corpora[c], self.extra_units[c]  # a unit or window of the extra text
+        if rng.random() < 0.5 and units:
+            return units[int(rng.integers(0, len(units)))]
         L = int(round(math.exp(rng.uniform(math.log(12), math.log(300)))))
         i = int(rng.integers(0, len(corpus) - L - 1))
         if rng.random() < 0.8:  # a word start
@@ -460,6 +468,11 @@ def main():
     ap.add_argument("--mid-fraction", type=float, default=0.5,
                     help="full: share of the long batches of one random length in 128..1023")
     ap.add_argument("--tail-fraction", type=float, default=0.5, help="of the random-length windows: page ends")
+    ap.add_argument("--extra-text", choices=("none", "ddtp"), default="none",
+                    help="ddtp: Debian's package-description translations (data_langid.ddtp_text) as extra "
+                    "training text for the short inputs (never validation or test)")
+    ap.add_argument("--extra-fraction", type=float, default=0.4,
+                    help="with --extra-text: share of the short inputs (sentences and windows) drawn from it")
     ap.add_argument("--seed", type=int, default=20260501)
     ap.add_argument("--eval-every", type=int, default=250)
     ap.add_argument("--threads", type=int, default=2)
@@ -492,7 +505,19 @@ def main():
     val_pages = sorted({p for lang in data.LABELS for p, _ in docs[lang] if data.split_of(p) == "val"})
     val = data.make_samples(docs, val_pages, per_lang=30, seed=args.seed)
     val_short = data.make_short_samples(docs, val_pages, per_lang=50, seed=args.seed)
-    sampler = Sampler(docs, args.seed)
+    extra, extra_stats = None, None
+    if args.extra_text == "ddtp":
+        t_extra = time.time()
+        extra, extra_stats = data.ddtp_text(docs, os.path.join(EXAMPLES_DATA, "langid_short_test.tsv"))
+        print("extra text (ddtp, %.0f s): %s; sentences dropped as in the test sets: %d (%s)" % (
+            time.time() - t_extra,
+            ", ".join("%s %d KB" % (l, st["bytes"] // 1000) for l, st in extra_stats.items()),
+            sum(st["dropped_test_sentences"] for st in extra_stats.values()),
+            ", ".join("%s %d" % (l, st["dropped_test_sentences"]) for l, st in extra_stats.items())), flush=True)
+    sampler = Sampler(docs, args.seed, extra, args.extra_fraction if extra else 0.0)
+    if extra:
+        print("extra units: %s" % ", ".join("%s %d" % (l, len(u)) for l, u in zip(data.LABELS, sampler.extra_units)),
+              flush=True)
     print("data: %s; %d val samples, %d short val samples; %.1f s" % (
         ", ".join("%s %d KB/%d units" % (l, len(c) // 1000, len(u))
                   for l, c, u in zip(data.LABELS, sampler.corpora, sampler.units)),
@@ -542,6 +567,9 @@ def main():
     fingerprint = {k: getattr(args, k) for k in keys}
     if init_info:
         fingerprint["init_sha256"] = init_info["sha256"]
+    if args.extra_text != "none":
+        fingerprint["extra_text"] = args.extra_text
+        fingerprint["extra_fraction"] = args.extra_fraction
     state_path = os.path.join(args.work, "state.pt")
     if not args.bench:
         os.makedirs(args.work, exist_ok=True)
@@ -643,6 +671,11 @@ def main():
     }
     if init_info:
         summary["init"] = init_info
+    if extra:
+        summary["extra_text"] = {
+            "source": args.extra_text, "fraction_of_short_inputs": args.extra_fraction,
+            "note": "Debian's package-description translations (apt Translation-XX indexes), training only",
+            "stats": extra_stats, "units": {l: len(u) for l, u in zip(data.LABELS, sampler.extra_units)}}
     if args.out:
         save_safetensors(model, config, args.out)
         with open(args.out + ".json", "w") as f:
