@@ -17,6 +17,7 @@ kernels::DenseActivation dense_activation(Activation a) {
     case Activation::GeluErf: return kernels::DenseActivation::GeluErf;
     case Activation::GeluTanh: return kernels::DenseActivation::GeluTanh;
     case Activation::Relu: return kernels::DenseActivation::Relu;
+    case Activation::Tanh: return kernels::DenseActivation::Tanh;
   }
   return kernels::DenseActivation::None;
 }
@@ -175,9 +176,9 @@ std::string Session::prepare_layers() {
     make(ops.fc2, w.fc2);
   }
   const HeadWeights& hw = model_->desc.head;
-  if (hw.dense.weight.present())  // LM transform (its activation), or the classifier's tanh
+  if (hw.dense.weight.present())  // LM transform or classifier dense, each with its activation
     make(head_dense_, hw.dense, 0,
-         c.head == HeadKind::LmLogits ? dense_activation(c.head_activation) : kernels::DenseActivation::Tanh);
+         dense_activation(c.head == HeadKind::LmLogits ? c.head_activation : c.classifier_activation));
   if (c.head != HeadKind::None) make(head_out_, hw.out);
   return err;
 }

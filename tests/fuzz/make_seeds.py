@@ -132,6 +132,10 @@ UPSTREAM_CASES = [
     dict(name="bigbird_mlm_sparse", layout="bigbird", cls="BigBirdForMaskedLM", fmt="zip", position_ids=True,
          args=dict(vocab_size=12, hidden_size=8, num_hidden_layers=1, num_attention_heads=2, intermediate_size=12,
                    max_position_embeddings=10, type_vocab_size=2, block_size=1, num_random_blocks=1)),
+    dict(name="bigbird_cls_sparse", layout="bigbird", cls="BigBirdForSequenceClassification", fmt="zip",
+         num_labels=3,
+         args=dict(vocab_size=12, hidden_size=8, num_hidden_layers=1, num_attention_heads=2, intermediate_size=12,
+                   max_position_embeddings=10, type_vocab_size=2, block_size=1, num_random_blocks=1)),
 ]
 
 # Converted as they are (the brief's "real" models): checkpoint, --dtype.

@@ -274,6 +274,14 @@ std::vector<BadCase> catalogue() {
           const_cast<float*>(static_cast<const float*>(o.desc.layers[1].rotations.data))[7] = bad; }, lsh_config(4, 2)); },
         INV, "layers.1.attention.rotations holds a non-finite value at element 7");
   }
+  add("classifier activation gelu on an LM head model", [] {
+        EncoderConfig c = small_config();
+        c.head = HeadKind::LmLogits;
+        c.classifier_activation = Activation::GeluErf;
+        return with_desc([](testing::OwnedDescription&) {}, c); },
+      INV, "classifier_activation applies to classifier heads only");
+  add("unknown classifier activation", [] { return with_config([](fb::Config* c) {
+        c->mutate_classifier_activation(fb::Activation(4)); }); }, INV, "unknown classifier activation");
   add("causal full attention", [] { return with_config([](fb::Config* c) {
         c->mutate_causal(fb::CausalMode::Causal); }); }, INV, "causal mode is only defined for linear");
   return cases;

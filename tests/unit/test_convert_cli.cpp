@@ -103,8 +103,13 @@ TEST_CASE("malicious and corrupt checkpoints: one-line error, exit 1, no output 
     std::ofstream(kTmp + "/bigbird_bert.json") << bigbird << R"("model_type": "bert", "block_size": 2})";
     std::ofstream(kTmp + "/bigbird_decoder.json") << bigbird << R"("is_decoder": true, "block_size": 2})";
     std::ofstream(kTmp + "/bigbird_act.json") << bigbird << R"("hidden_act": "silu", "block_size": 2})";
-    std::ofstream(kTmp + "/bigbird_cls.json") << bigbird << R"("block_size": 2, "num_labels": 3})";
     std::ofstream(kTmp + "/bigbird_r65.json") << R"({"hidden_size": 8, "num_attention_heads": 2, "max_position_embeddings": 200, "block_size": 1, "num_random_blocks": 65})";
+    // c02's configuration (an LM head) with a classifier activation
+    std::ofstream(kTmp + "/linfer_lm_classifier_act.json")
+        << R"({"vocab_size": 80, "dim": 24, "num_layers": 2, "num_heads": 3, "head_dim": 8, "ff_dim": 48, "max_seq_len": 32, )"
+        << R"("proj_len": 12, "norm_placement": "post", "embedding_norm": true, "positions": "sinusoidal", )"
+        << R"("projection_placement": "before", "projection_sharing": "none", "activation": "relu", "head": "lm", )"
+        << R"("proj_bias": true, "classifier_activation": "gelu"})";
     std::ofstream(kTmp + "/linfer_k_gt_n.json") << R"({"vocab_size": 64, "dim": 32, "num_layers": 2, "num_heads": 4, "head_dim": 8, "ff_dim": 64, "max_seq_len": 32, "proj_len": 40})";
   }
   const std::string lucid = layouts + "/lucidrains_lm/checkpoint.pt";
@@ -161,16 +166,13 @@ TEST_CASE("malicious and corrupt checkpoints: one-line error, exit 1, no output 
       {"bigbird config of another model", [&] { return file(layouts + "/bigbird_mlm/checkpoint.pt"); }, "--config " + kTmp + "/bigbird_bert.json", "model_type 'bert'"},
       {"bigbird decoder", [&] { return file(layouts + "/bigbird_mlm/checkpoint.pt"); }, "--config " + kTmp + "/bigbird_decoder.json", "is_decoder"},
       {"bigbird unknown activation", [&] { return file(layouts + "/bigbird_mlm/checkpoint.pt"); }, "--config " + kTmp + "/bigbird_act.json", "BigBird hidden_act 'silu'"},
-      {"bigbird sequence classification head", [] {
-         return safetensors({{"bert.embeddings.word_embeddings.weight", {60, 32}}, {"bert.embeddings.position_embeddings.weight", {34, 32}},
-                             {"bert.embeddings.token_type_embeddings.weight", {2, 32}}, {"classifier.dense.weight", {32, 32}},
-                             {"classifier.out_proj.weight", {3, 32}}}); },
-       "--layout bigbird --config " + kTmp + "/bigbird_cls.json", "BigBirdForSequenceClassification is not supported"},
       {"bigbird num_random_blocks over linfer's limit", [] {
          return safetensors({{"embeddings.word_embeddings.weight", {10, 8}}, {"embeddings.position_embeddings.weight", {200, 8}},
                              {"embeddings.token_type_embeddings.weight", {1, 8}}}); },
        "--layout bigbird --config " + kTmp + "/bigbird_r65.json", "num_random_blocks 65 is more than linfer's 64"},
       {"fairseq with --config", [&] { return file(layouts + "/fairseq_default_cfg/checkpoint.pt"); }, "--config " + kTmp + "/bad_key.json", "carry their own hyperparameters"},
+      {"linfer layout: classifier_activation on an LM head", [&] { return file(kSrc + "/tests/golden/c02_post_none_before_sinus_lm/checkpoint.pt"); },
+       "--config " + kTmp + "/linfer_lm_classifier_act.json", "classifier_activation applies to classifier heads only"},
       {"linfer layout with k > n", [&] { return file(kSrc + "/tests/golden/c07_bare_state_dict_none/checkpoint.pt"); }, "--config " + kTmp + "/linfer_k_gt_n.json", "exceeds max_seq_len"},
       {"bare state_dict without a configuration", [&] { return file(kSrc + "/tests/golden/c07_bare_state_dict_none/checkpoint.pt"); }, "", "pass --config"},
   };

@@ -4,6 +4,8 @@
 
 #include <cmath>
 #include <set>
+#include <utility>
+#include <vector>
 
 namespace linfer::convert {
 namespace {
@@ -46,7 +48,7 @@ struct Parser {
     *out = j.at(key).get<bool>();
   }
   template <class E>
-  void choice(const char* key, E* out, std::initializer_list<std::pair<const char*, E>> options) {
+  void choice(const char* key, E* out, const std::vector<std::pair<const char*, E>>& options) {
     if (!err.empty() || !has(key)) return;
     const json& v = j.at(key);
     std::string names;
@@ -79,7 +81,8 @@ std::string parse_linfer_config(const std::string& text, EncoderConfig* out) {
       "embedding_scale", "projection_placement", "projection_sharing", "activation", "head",
       "head_activation", "pooling", "num_classes", "causal", "num_global_tokens", "num_features",
       "feature_map", "feature_eps", "rotary", "key_stabiliser", "window_radius", "global_positions",
-      "block_size", "global_blocks", "num_random_blocks", "bucket_size", "num_hashes"};
+      "block_size", "global_blocks", "num_random_blocks", "bucket_size", "num_hashes",
+      "classifier_activation"};
   for (const auto& item : j.items())
     if (!kKnown.count(item.key()) && !kInformational.count(item.key()))
       return "unknown configuration key '" + item.key() + "'";
@@ -118,14 +121,14 @@ std::string parse_linfer_config(const std::string& text, EncoderConfig* out) {
   p.choice("projection_sharing", &c.projection_sharing,
            {{"none", ProjectionSharing::None}, {"headwise", ProjectionSharing::Headwise},
             {"kv", ProjectionSharing::KeyValue}, {"layerwise", ProjectionSharing::Layerwise}});
-  p.choice("activation", &c.activation,
-           {{"gelu", Activation::GeluErf}, {"gelu_tanh", Activation::GeluTanh},
-            {"relu", Activation::Relu}});
+  const std::vector<std::pair<const char*, Activation>> activations = {
+      {"gelu", Activation::GeluErf}, {"gelu_tanh", Activation::GeluTanh}, {"relu", Activation::Relu},
+      {"tanh", Activation::Tanh}};
+  p.choice("activation", &c.activation, activations);
   p.choice("head", &c.head,
            {{"none", HeadKind::None}, {"lm", HeadKind::LmLogits}, {"classifier", HeadKind::Classifier}});
-  p.choice("head_activation", &c.head_activation,
-           {{"gelu", Activation::GeluErf}, {"gelu_tanh", Activation::GeluTanh},
-            {"relu", Activation::Relu}});
+  p.choice("head_activation", &c.head_activation, activations);
+  p.choice("classifier_activation", &c.classifier_activation, activations);
   p.choice("pooling", &c.pooling, {{"first", Pooling::First}, {"mean", Pooling::Mean}});
   p.u32("num_classes", &c.num_classes, false);
   p.u32("num_global_tokens", &c.num_global_tokens, false);

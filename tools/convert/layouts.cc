@@ -1041,7 +1041,8 @@ std::string map_longformer(const Checkpoint& ck, const std::string& config_json,
 }
 
 // ---------------------------------------------------------------------------------------------
-// Hugging Face transformers BigBird: BigBirdModel, BigBirdForMaskedLM (docs/converter.md, "bigbird")
+// Hugging Face transformers BigBird: BigBirdModel, BigBirdForMaskedLM, BigBirdForSequenceClassification
+// (docs/converter.md, "bigbird")
 
 std::string map_bigbird(const Checkpoint& ck, const std::string& config_json, MappedModel* out) {
   if (config_json.empty())
@@ -1058,11 +1059,6 @@ std::string map_bigbird(const Checkpoint& ck, const std::string& config_json, Ma
   if (type != "block_sparse" && type != "original_full")
     return "--config: attention_type '" + type + "' is not supported (block_sparse, original_full)";
   const std::string P = ck.tensors.count("bert.embeddings.word_embeddings.weight") ? "bert." : "";
-  // BigBirdClassificationHead applies hidden_act between classifier.dense and out_proj; linfer's
-  // classifier head applies tanh there (docs/converter.md).
-  if (ck.tensors.count("classifier.out_proj.weight"))
-    return "BigBirdForSequenceClassification is not supported: its head applies hidden_act '" +
-           lc.text("hidden_act", "gelu_new") + "' after classifier.dense, linfer's classifier head applies tanh";
   EncoderConfig& c = out->desc.config;
   HfTables tables;
   if (const std::string e = hf_bert_config(ck, lc, P, "BigBird", "gelu_new", c, &tables); !e.empty()) return e;
@@ -1118,7 +1114,18 @@ std::string map_bigbird(const Checkpoint& ck, const std::string& config_json, Ma
     for (LayerWeights& l : d.layers) l.random_blocks = zeros;
   }
   std::string head_note = "hidden states";
-  if (b.has("cls.predictions.transform.dense.weight")) {
+  if (b.has("classifier.out_proj.weight")) {
+    // BigBirdClassificationHead: the first token (CLS), dense, hidden_act (not tanh), out_proj.
+    c.head = HeadKind::Classifier;
+    c.pooling = Pooling::First;
+    c.classifier_activation = c.activation;
+    auto w = tensor_shape(ck, "classifier.out_proj.weight");
+    c.num_classes = w.size() == 2 ? uint32_t(std::clamp<int64_t>(w[0], 0, UINT32_MAX)) : 0;
+    d.head.dense = b.linear("classifier.dense", D, D);
+    d.head.out = b.linear("classifier.out_proj", c.num_classes, D);
+    head_note = "sequence classification (" + str(c.num_classes) + " classes, first token, dense + " +
+                to_string(c.classifier_activation) + ")";
+  } else if (b.has("cls.predictions.transform.dense.weight")) {
     c.head = HeadKind::LmLogits;
     d.head.dense = b.linear("cls.predictions.transform.dense", D, D);
     d.head.norm = b.norm("cls.predictions.transform.LayerNorm", D);

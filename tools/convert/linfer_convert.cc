@@ -138,6 +138,8 @@ int run(int argc, char** argv) {
               linfer::to_string(c.projection_placement), linfer::to_string(c.projection_sharing),
               linfer::to_string(c.activation), linfer::to_string(c.head));
   if (c.rotary != linfer::Rotary::None) std::printf("        rotary positions %s\n", linfer::to_string(c.rotary));
+  if (c.head == linfer::HeadKind::Classifier && c.classifier_activation != linfer::Activation::Tanh)
+    std::printf("        classifier activation %s\n", linfer::to_string(c.classifier_activation));
   if (c.attention_kind == linfer::AttentionKind::Performer)
     std::printf("        performer: %u %s features, eps %g%s\n", c.num_features, linfer::to_string(c.feature_map),
                 double(c.feature_eps), c.key_stabiliser == linfer::KeyStabiliser::Sequence ? ", keys stabilised over the whole input" : "");

@@ -392,7 +392,7 @@ def head(cfg, sd, x):
     elif cfg["head"] == "classifier":
         x = x[:1] if cfg["pooling"] == "first" else x.mean(axis=0, keepdims=True)
         if "head.dense.weight" in sd:
-            x = np.tanh(cr.linear(sd, sd, "head.dense", x))
+            x = cr.act(cfg.get("classifier_activation", "tanh"), cr.linear(sd, sd, "head.dense", x))
         x = cr.linear(sd, sd, "head.out", x)
     return x
 

@@ -149,6 +149,8 @@ def act(name, x):
         return 0.5 * x * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x ** 3)))
     if name == "relu":
         return np.maximum(x, 0.0)
+    if name == "tanh":
+        return np.tanh(x)
     raise ValueError(name)
 
 
@@ -283,7 +285,7 @@ def numpy_forward(cfg, sd, ids):
     elif cfg["head"] == "classifier":
         x = x[:1] if cfg["pooling"] == "first" else x.mean(axis=0, keepdims=True)
         if "head.dense.weight" in sd:
-            x = np.tanh(linear(sd, sd, "head.dense", x))
+            x = act(cfg.get("classifier_activation", "tanh"), linear(sd, sd, "head.dense", x))
         x = linear(sd, sd, "head.out", x)
     return x
 

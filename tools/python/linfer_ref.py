@@ -38,6 +38,10 @@ config only when given): rotary positions on the queries and keys of every head 
 attention math, angles from the buffer "rotary_table" [max_seq_len, head_dim] (each row: head_dim/2
 sines, then the cosines; computed as lucidrains' performer-pytorch does, in float32).
 
+"classifier_activation" ["tanh"] ("tanh", "gelu", "gelu_tanh" or "relu"; classifier heads only;
+in the resolved config only when given): the activation after head.dense of a classifier head
+(Hugging Face's BigBird classification head applies hidden_act there).
+
 "sliding_window" keys (that kind only): "window_radius" (required: row i sees the keys j with
 |i - j| <= window_radius, Longformer's attention_window / 2), "global_positions" [0] (rows
 [0, g) of each input are global: they see every key, every row sees them), "global_projections"
@@ -106,6 +110,7 @@ ATTENTION_KINDS = ("linformer", "full", "linear_elu", "givetake", "performer", "
 # The performer's keys (in the resolved config of that kind only).
 PERFORMER_EPS = {"softmax": 1e-4, "relu": 1e-3}
 ROTARY_KINDS = ("none", "adjacent_pairs")
+ACTIVATIONS = ("gelu", "gelu_tanh", "relu", "tanh")
 
 _CHOICES = {
     "attention_kind": ATTENTION_KINDS,
@@ -113,8 +118,8 @@ _CHOICES = {
     "positions": ("none", "learned", "sinusoidal"),
     "projection_placement": ("after", "before"),
     "projection_sharing": ("none", "headwise", "kv", "layerwise"),
-    "activation": ("gelu", "gelu_tanh", "relu"),
-    "head_activation": ("gelu", "gelu_tanh", "relu"),
+    "activation": ("gelu", "gelu_tanh", "relu", "tanh"),
+    "head_activation": ("gelu", "gelu_tanh", "relu", "tanh"),
     "head": ("none", "lm", "classifier"),
     "pooling": ("first", "mean"),
 }
@@ -212,6 +217,12 @@ def resolve_config(config):
                 raise ValueError("config: rotary positions apply to full, linear_elu, performer and lsh attention")
             if cfg["head_dim"] % 2:
                 raise ValueError("config: rotary positions need an even head_dim")
+    if "classifier_activation" in config:
+        cfg["classifier_activation"] = config["classifier_activation"]
+        if cfg["classifier_activation"] not in ACTIVATIONS:
+            raise ValueError("config: classifier_activation must be one of %s" % (ACTIVATIONS,))
+        if cfg["classifier_activation"] != "tanh" and cfg["head"] != "classifier":
+            raise ValueError("config: classifier_activation applies to classifier heads only")
     for key in config:
         if key not in cfg:
             raise ValueError("config: unknown key %r" % key)
@@ -261,6 +272,8 @@ def _activation(name):
         return lambda x: F.gelu(x, approximate="tanh")
     if name == "relu":
         return F.relu
+    if name == "tanh":
+        return torch.tanh
     raise ValueError(name)
 
 
@@ -783,6 +796,7 @@ class Head(nn.Module):
         out = cfg["vocab_size"] if self.kind == "lm" else int(cfg["num_classes"])
         self.out = nn.Linear(dim, out)
         self.act = _activation(cfg["head_activation"])
+        self.classifier_act = _activation(cfg.get("classifier_activation", "tanh"))
         self.pooling = cfg["pooling"]
 
     def forward(self, x):
@@ -797,7 +811,7 @@ class Head(nn.Module):
         # classifier
         x = x[:1] if self.pooling == "first" else x.mean(dim=0, keepdim=True)
         if dense is not None:
-            x = torch.tanh(dense(x))
+            x = self.classifier_act(dense(x))
         return self.out(x)
 
 

@@ -158,6 +158,19 @@ CASES = [
                    intermediate_size=32, max_position_embeddings=32, type_vocab_size=2, layer_norm_eps=1e-6,
                    attention_type="original_full", hidden_act="gelu", rescale_embeddings=True,
                    model_type="big_bird")),
+    # (appended) BigBirdForSequenceClassification: first token, classifier.dense, hidden_act (not
+    # tanh), out_proj. bigbird_cls: gelu_new (the default), blocks of 3 rows with one random block,
+    # so T = 25 and 48 are sparse (T <= 21 full); bigbird_cls_relu_safetensors: relu, original_full.
+    dict(name="bigbird_cls", layout="bigbird", cls="BigBirdForSequenceClassification", fmt="zip", num_labels=3,
+         args=dict(vocab_size=50, hidden_size=24, num_hidden_layers=2, num_attention_heads=2,
+                   intermediate_size=48, max_position_embeddings=48, type_vocab_size=2, layer_norm_eps=1e-12,
+                   attention_type="block_sparse", block_size=3, num_random_blocks=1, model_type="big_bird",
+                   architectures=["BigBirdForSequenceClassification"], num_labels=3)),
+    dict(name="bigbird_cls_relu_safetensors", layout="bigbird", cls="BigBirdForSequenceClassification",
+         fmt="safetensors", num_labels=2,
+         args=dict(vocab_size=40, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+                   intermediate_size=32, max_position_embeddings=24, type_vocab_size=1, layer_norm_eps=1e-6,
+                   attention_type="original_full", hidden_act="relu", model_type="big_bird")),
 ]
 
 
@@ -206,7 +219,9 @@ def build(case):
     if case["layout"] == "bigbird":
         hf_args = {k: v for k, v in a.items() if k in hbb.DEFAULTS}
         buffer = case.get("position_ids", False)
-        if case["cls"] == "BigBirdForMaskedLM":
+        if case["cls"] == "BigBirdForSequenceClassification":
+            model, out = hbb.BigBirdForSequenceClassification(hf_args, case["num_labels"]), "class logits"
+        elif case["cls"] == "BigBirdForMaskedLM":
             model, out = hbb.BigBirdForMaskedLM(hf_args, position_ids_buffer=buffer), "lm logits"
         else:
             model, out = hbb.BigBirdModel(hf_args, position_ids_buffer=buffer), "hidden"

@@ -69,6 +69,7 @@ const char* to_string(Activation v) {
     case Activation::GeluErf: return "gelu";
     case Activation::GeluTanh: return "gelu_tanh";
     case Activation::Relu: return "relu";
+    case Activation::Tanh: return "tanh";
   }
   return "?";
 }
@@ -132,8 +133,9 @@ std::string validate_config(const EncoderConfig& c) {
     return "unknown projection placement";
   if (uint8_t(c.projection_sharing) > uint8_t(ProjectionSharing::Layerwise))
     return "unknown projection sharing mode";
-  if (uint8_t(c.activation) > uint8_t(Activation::Relu)) return "unknown activation";
-  if (uint8_t(c.head_activation) > uint8_t(Activation::Relu)) return "unknown head activation";
+  if (uint8_t(c.activation) > uint8_t(Activation::Tanh)) return "unknown activation";
+  if (uint8_t(c.head_activation) > uint8_t(Activation::Tanh)) return "unknown head activation";
+  if (uint8_t(c.classifier_activation) > uint8_t(Activation::Tanh)) return "unknown classifier activation";
   if (uint8_t(c.head) > uint8_t(HeadKind::Classifier)) return "unknown head kind";
   if (uint8_t(c.pooling) > uint8_t(Pooling::Mean)) return "unknown pooling";
   if (!(e = check_range("dim", c.dim, 1, Limits::kMaxDim)).empty()) return e;
@@ -204,6 +206,8 @@ std::string validate_config(const EncoderConfig& c) {
   if (c.head == HeadKind::Classifier &&
       !(e = check_range("num_classes", c.num_classes, 1, Limits::kMaxClasses)).empty())
     return e;
+  if (c.head != HeadKind::Classifier && c.classifier_activation != Activation::Tanh)
+    return "classifier_activation applies to classifier heads only";
   if (!std::isfinite(c.norm_eps) || c.norm_eps <= 0.0f) return "norm_eps must be positive and finite";
   if (!std::isfinite(c.embedding_scale)) return "embedding_scale must be finite";
   if (c.positions == PositionKind::Sinusoidal) {

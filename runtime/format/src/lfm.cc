@@ -30,7 +30,7 @@ LINFER_SAME_ENUM(ProjectionPlacement, After); LINFER_SAME_ENUM(ProjectionPlaceme
 LINFER_SAME_ENUM(ProjectionSharing, None); LINFER_SAME_ENUM(ProjectionSharing, Headwise);
 LINFER_SAME_ENUM(ProjectionSharing, KeyValue); LINFER_SAME_ENUM(ProjectionSharing, Layerwise);
 LINFER_SAME_ENUM(Activation, GeluErf); LINFER_SAME_ENUM(Activation, GeluTanh);
-LINFER_SAME_ENUM(Activation, Relu);
+LINFER_SAME_ENUM(Activation, Relu); LINFER_SAME_ENUM(Activation, Tanh);
 LINFER_SAME_ENUM(HeadKind, None); LINFER_SAME_ENUM(HeadKind, LmLogits);
 LINFER_SAME_ENUM(HeadKind, Classifier);
 LINFER_SAME_ENUM(Pooling, First); LINFER_SAME_ENUM(Pooling, Mean);
@@ -117,7 +117,8 @@ std::string write_lfm(const EncoderDescription& d, const std::string& producer,
       fbs::HeadKind(c.head), fbs::Activation(c.head_activation), fbs::Pooling(c.pooling),
       c.num_classes, c.num_features, fbs::FeatureMap(c.feature_map), c.feature_eps,
       fbs::Rotary(c.rotary), fbs::KeyStabiliser(c.key_stabiliser), c.window_radius, c.global_positions,
-      c.block_size, c.global_blocks, c.num_random_blocks, c.bucket_size, c.num_hashes);
+      c.block_size, c.global_blocks, c.num_random_blocks, c.bucket_size, c.num_hashes,
+      fbs::Activation(c.classifier_activation));
   auto token_embedding = w.tensor(d.token_embedding);
   auto position_embedding = w.tensor(d.position_embedding);
   auto rotary_table = w.tensor(d.rotary_table);
@@ -406,6 +407,7 @@ std::string parse_lfm(const uint8_t* data, size_t size, EncoderDescription* desc
   cfg.num_random_blocks = c->num_random_blocks();
   cfg.bucket_size = c->bucket_size();
   cfg.num_hashes = c->num_hashes();
+  cfg.classifier_activation = Activation(c->classifier_activation());
   if (m->layers()->size() != cfg.num_layers)
     return "the model has " + std::to_string(m->layers()->size()) +
            " layers, the configuration says " + std::to_string(cfg.num_layers);

@@ -740,11 +740,13 @@ def bigbird_counts(T, b, R, sparse):
     return counts[:T, :T]
 
 
-def np_bigbird(W, c, cls, inp, ent, counts=None):
+def np_bigbird(W, c, cls, inp, ent, counts=None, head_act=None):
     """Written from modeling_big_bird.py's semantics for one unpadded sequence, with key counts
     (bigbird_counts) weighting the softmax: positions from 0, token type 0, word embeddings times
-    sqrt(hidden_size) for rescale_embeddings, post-norm, hidden_act in the feed-forward and the LM
-    head's transform; decoder tied to the word embeddings. counts: instead of HF's."""
+    sqrt(hidden_size) for rescale_embeddings, post-norm, hidden_act in the feed-forward, the LM
+    head's transform and the classification head (first token, dense, hidden_act, out_proj);
+    decoder tied to the word embeddings. counts: instead of HF's; head_act: instead of hidden_act
+    in the classification head."""
     c = dict(BIGBIRD_DEFAULTS, **c)
     P = "" if cls == "BigBirdModel" else "bert."
     C, H, eps, T = c["hidden_size"], c["num_attention_heads"], c["layer_norm_eps"], len(inp)
@@ -775,6 +777,8 @@ def np_bigbird(W, c, cls, inp, ent, counts=None):
         t = "cls.predictions.transform."
         y = layer_norm(act(lin(x, W, t + "dense")), W[t + "LayerNorm.weight"], W[t + "LayerNorm.bias"], eps)
         return y @ W["bert.embeddings.word_embeddings.weight"].T + W["cls.predictions.bias"]
+    if cls == "BigBirdForSequenceClassification":
+        return lin((head_act or act)(lin(x[:1], W, "classifier.dense")), W, "classifier.out_proj")
     return x
 
 
@@ -788,9 +792,13 @@ def check_bigbird_case(root, row):
     block-sparse from full attention and the random blocks' extra weight from none."""
     name, layout, ckpt, cfg_file, kind, out_kind = row
     d, config, state, sd, globs = load_case(root, row)
-    cls = {"lm logits": "BigBirdForMaskedLM", "hidden": "BigBirdModel"}[out_kind]
+    cls = {"lm logits": "BigBirdForMaskedLM", "hidden": "BigBirdModel",
+           "class logits": "BigBirdForSequenceClassification"}[out_kind]
     old = ckpt.endswith(".pt")
-    expect, groups = keys_bigbird(config, cls, position_ids=old, tied_saved=old)
+    num_labels = sd["classifier.out_proj.weight"].shape[0] if "classifier.out_proj.weight" in sd else 0
+    # (the classification fixtures come from the re-creation's state_dict, without the position_ids buffer)
+    buffer = old and cls != "BigBirdForSequenceClassification"
+    expect, groups = keys_bigbird(config, cls, num_labels, position_ids=buffer, tied_saved=old)
     got = [(k, tuple(v.shape)) for k, v in sd.items()]
     assert got == expect, "key list differs:\n%s" % "\n".join("%s %s" % x for x in sorted(set(got) ^ set(expect)))
     if old:
@@ -813,7 +821,8 @@ def check_bigbird_case(root, row):
 
     hf_args = {k: v for k, v in config.items() if k in hbb.DEFAULTS}
     model = (hbb.BigBirdForMaskedLM(hf_args, position_ids_buffer=old) if cls == "BigBirdForMaskedLM"
-             else hbb.BigBirdModel(hf_args, position_ids_buffer=old))
+             else hbb.BigBirdForSequenceClassification(hf_args, num_labels)
+             if cls == "BigBirdForSequenceClassification" else hbb.BigBirdModel(hf_args, position_ids_buffer=old))
     full_sd = dict(sd)
     if cls == "BigBirdForMaskedLM" and not old:  # the tied names save_pretrained leaves out
         full_sd["cls.predictions.decoder.weight"] = sd["bert.embeddings.word_embeddings.weight"]
@@ -846,26 +855,20 @@ def check_bigbird_case(root, row):
         effects = ", at T=%d full attention differs by %.1e, no random blocks by %.1e" % (
             T, float(np.max(np.abs(full - ref) / scale)), float(np.max(np.abs(no_random - ref) / scale)))
         assert min(np.max(np.abs(full - ref) / scale), np.max(np.abs(no_random - ref) / scale)) > 1e-3
+    if cls == "BigBirdForSequenceClassification":  # hidden_act after classifier.dense, not tanh
+        ref = np_bigbird(W, config, cls, inputs[T], Entropy())
+        tanh = np_bigbird(W, config, cls, inputs[T], Entropy(), head_act=np.tanh)
+        diff = float(np.max(np.abs(tanh - ref) / np.maximum(1.0, np.abs(ref))))
+        effects += ", %d labels, a tanh head differs by %.1e" % (num_labels, diff)
+        assert diff > 1e-3
     print("%-36s ok  %2d keys %d alias groups, %d outputs, numpy vs file %.1e, torch vs numpy %.1e (also T=%s), "
           "entropy %.2f%s  globals: %s" % (name, len(sd), len(groups), n_out, worst, worst_torch,
                                             ",".join(map(str, extra)), ent.mean(), effects, " ".join(globs)))
 
 
-def check_bigbird_classification():
-    """BigBirdForSequenceClassification (refused by the converter: its head applies hidden_act):
-    the re-creation's key list is the one derived from the config."""
-    cfg = dict(vocab_size=20, hidden_size=8, num_hidden_layers=2, num_attention_heads=2, intermediate_size=12,
-               max_position_embeddings=16, block_size=2, num_random_blocks=1, use_bias=False)
-    sd = hbb.BigBirdForSequenceClassification(cfg, 3).state_dict()
-    expect, _ = keys_bigbird(cfg, "BigBirdForSequenceClassification", num_labels=3)
-    assert [(k, tuple(v.shape)) for k, v in sd.items()] == expect
-    print("BigBirdForSequenceClassification: %d keys as derived from the config" % len(sd))
-
-
 def main():
     root = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(HERE, "..", "..", "..", "tests", "golden_layouts"))
     check_doc_facts()
-    check_bigbird_classification()
     rows = [line.rstrip("\n").split("\t") for line in open(os.path.join(root, "cases.tsv"))]
     assert rows[0] == ["case", "layout", "checkpoint", "config", "input", "output"]
     for row in rows[1:]:

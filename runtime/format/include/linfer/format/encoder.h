@@ -26,7 +26,7 @@ enum class PositionKind : uint8_t { None = 0, Learned = 1, Sinusoidal = 2 };
 enum class Rotary : uint8_t { None = 0, AdjacentPairs = 1 };
 enum class ProjectionPlacement : uint8_t { After = 0, Before = 1 };
 enum class ProjectionSharing : uint8_t { None = 0, Headwise = 1, KeyValue = 2, Layerwise = 3 };
-enum class Activation : uint8_t { GeluErf = 0, GeluTanh = 1, Relu = 2 };
+enum class Activation : uint8_t { GeluErf = 0, GeluTanh = 1, Relu = 2, Tanh = 3 };
 enum class HeadKind : uint8_t { None = 0, LmLogits = 1, Classifier = 2 };
 enum class Pooling : uint8_t { First = 0, Mean = 1 };
 enum class CausalMode : uint8_t { Bidirectional = 0, Causal = 1 };
@@ -87,6 +87,7 @@ struct EncoderConfig {
   uint32_t num_random_blocks = 0;  // BlockSparse: random key blocks per query block
   uint32_t bucket_size = 0;        // Lsh: rows per chunk (and T / bucket_size buckets)
   uint32_t num_hashes = 0;         // Lsh: hashing rounds
+  Activation classifier_activation = Activation::Tanh;  // Classifier: after head.dense
 
   // Number of distinct E (and F) matrices per layer: heads for sharing None, else 1 (and 1 for
   // the kinds without projections).
