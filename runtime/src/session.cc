@@ -435,7 +435,11 @@ linfer_status Session::forward(size_t T, std::string* error) {
         break;
     }
   }
-  if (ok && c.norm_placement == NormPlacement::Reversible) add_rows(buf_.x, buf_.x2, T, D);
+  if (ok && c.norm_placement == NormPlacement::Reversible) {
+    add_rows(buf_.x, buf_.x2, T, D);
+    if (c.reversible_merge == ReversibleMerge::Mean)  // (y1 + y2) / 2, as reformer-pytorch
+      kernels::scale_f32_hwy(buf_.x, T * D, 0.5f, buf_.x);
+  }
   if (ok && c.final_norm) layernorm_rows(buf_.x, buf_.x, T, d.final_norm);
   if (ok) ok = output_head(T);
   if (!ok) {

@@ -136,6 +136,9 @@ UPSTREAM_CASES = [
          num_labels=3,
          args=dict(vocab_size=12, hidden_size=8, num_hidden_layers=1, num_attention_heads=2, intermediate_size=12,
                    max_position_embeddings=10, type_vocab_size=2, block_size=1, num_random_blocks=1)),
+    dict(name="reformer_lm_rotary_tied", layout="reformer", cls="ReformerLM", fmt="zip",
+         args=dict(num_tokens=12, dim=8, depth=1, max_seq_len=8, heads=2, dim_head=4, bucket_size=2, n_hashes=2,
+                   weight_tie_embedding=True)),
 ]
 
 # Converted as they are (the brief's "real" models): checkpoint, --dtype.

@@ -121,9 +121,9 @@ TEST_CASE("golden parity with PyTorch for every case, length and thread count") 
   CHECK(cases_run == 35);
 }
 
-// Checkpoints written by the project's re-creations of lucidrains, fairseq, tatp22, performer and Hugging Face Longformer
+// Checkpoints written by the project's re-creations of lucidrains, fairseq, tatp22, performer, reformer and Hugging Face Longformer
 // and BigBird modules (tools/python/upstream, tools/python/make_layout_golden.py): same key names, same forward.
-TEST_CASE("golden parity for the lucidrains, fairseq, tatp22, performer, longformer and bigbird layouts") {
+TEST_CASE("golden parity for the lucidrains, fairseq, tatp22, performer, reformer, longformer and bigbird layouts") {
   int cases_run = 0;
   for (const GoldenCase& c : golden_layout_cases()) {
     CAPTURE(c.name);
@@ -166,7 +166,7 @@ TEST_CASE("golden parity for the lucidrains, fairseq, tatp22, performer, longfor
     CHECK(lengths == 4);
     ++cases_run;
   }
-  CHECK(cases_run == 29);
+  CHECK(cases_run == 33);
 }
 
 TEST_CASE("linfer-run --dump writes the same output as the API") {

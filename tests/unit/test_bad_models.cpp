@@ -282,6 +282,13 @@ std::vector<BadCase> catalogue() {
       INV, "classifier_activation applies to classifier heads only");
   add("unknown classifier activation", [] { return with_config([](fb::Config* c) {
         c->mutate_classifier_activation(fb::Activation(4)); }); }, INV, "unknown classifier activation");
+  add("reversible merge mean on pre-norm layers", [] {
+        EncoderConfig c = small_config();
+        c.reversible_merge = ReversibleMerge::Mean;
+        return with_desc([](testing::OwnedDescription&) {}, c); },
+      INV, "reversible_merge applies to reversible layers only");
+  add("unknown reversible merge", [] { return with_config([](fb::Config* c) {
+        c->mutate_reversible_merge(fb::ReversibleMerge(2)); }); }, INV, "unknown reversible merge");
   add("causal full attention", [] { return with_config([](fb::Config* c) {
         c->mutate_causal(fb::CausalMode::Causal); }); }, INV, "causal mode is only defined for linear");
   return cases;

@@ -92,6 +92,17 @@ TEST_CASE("malicious and corrupt checkpoints: one-line error, exit 1, no output 
     std::ofstream(kTmp + "/performer_glu.json") << R"({"num_tokens": 64, "max_seq_len": 32, "dim": 32, "depth": 2, "heads": 2, "dim_head": 16, "ff_glu": true})";
     std::ofstream(kTmp + "/performer_heads.json") << R"({"num_tokens": 64, "max_seq_len": 32, "dim": 32, "depth": 2, "heads": 4, "dim_head": 16, "causal": true})";
     std::ofstream(kTmp + "/performer_reversible.json") << R"({"num_tokens": 64, "max_seq_len": 32, "dim": 32, "depth": 2, "heads": 2, "dim_head": 16, "reversible": true})";
+    const std::string reformer = R"({"num_tokens": 40, "dim": 32, "depth": 2, "max_seq_len": 32, "heads": 2, "dim_head": 16, "bucket_size": 4, "n_hashes": 3, "ff_mult": 2, )";
+    const std::vector<std::pair<std::string, std::string>> reformer_variants = {
+        {"full_attn", R"("use_full_attn": true})"}, {"thres", R"("full_attn_thres": 64})"},
+        {"mem_kv", R"("num_mem_kv": 4})"}, {"local", R"("n_local_attn_heads": 1})"}, {"pkm", R"("pkm_layers": [1]})"},
+        {"glu", R"("ff_glu": true})"}, {"scalenorm", R"("use_scale_norm": true})"}, {"rezero", R"("use_rezero": true})"},
+        {"emb_dim", R"("emb_dim": 16})"}, {"axial", R"("axial_position_emb": true})"},
+        {"across", R"("lsh_attend_across_buckets": false})"}, {"dup", R"("lsh_allow_duplicate_attention": false})"},
+        {"per_head", R"("random_rotations_per_head": true})"}, {"bucket", R"("bucket_size": 512})"},
+        {"hashes", R"("n_hashes": 17})"}, {"act", R"("ff_activation": "silu"})"}, {"heads", R"("heads": 4})"},
+        {"typo", R"("n_hash": 2})"}};
+    for (const auto& [tag, rest] : reformer_variants) std::ofstream(kTmp + "/reformer_" + tag + ".json") << reformer << rest;
     const std::string longformer = R"({"vocab_size": 60, "hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 64, "max_position_embeddings": 42, "type_vocab_size": 1, "layer_norm_eps": 1e-5, )";
     std::ofstream(kTmp + "/longformer_windows.json") << longformer << R"("attention_window": [8, 6]})";
     std::ofstream(kTmp + "/longformer_odd.json") << longformer << R"("attention_window": 7})";
@@ -155,6 +166,25 @@ TEST_CASE("malicious and corrupt checkpoints: one-line error, exit 1, no output 
       {"performer GLU feed-forward", [&] { return file(layouts + "/performer_lm_rotary_causal/checkpoint.pt"); }, "--config " + kTmp + "/performer_glu.json", "ff_glu = true is not supported"},
       {"performer heads contradict the weights", [&] { return file(layouts + "/performer_lm_rotary_causal/checkpoint.pt"); }, "--config " + kTmp + "/performer_heads.json", "has shape"},
       {"performer reversible contradicts the keys", [&] { return file(layouts + "/performer_lm_rotary_causal/checkpoint.pt"); }, "--config " + kTmp + "/performer_reversible.json", "sequential"},
+      {"reformer without --config", [&] { return file(layouts + "/reformer_lm_rotary/checkpoint.pt"); }, "", "pass --config"},
+      {"reformer full attention", [&] { return file(layouts + "/reformer_lm_rotary/checkpoint.pt"); }, "--config " + kTmp + "/reformer_full_attn.json", "use_full_attn = true is not supported"},
+      {"reformer full attention for short inputs", [&] { return file(layouts + "/reformer_lm_rotary/checkpoint.pt"); }, "--config " + kTmp + "/reformer_thres.json", "full_attn_thres > 0 is not supported"},
+      {"reformer memory key-values", [&] { return file(layouts + "/reformer_lm_rotary/checkpoint.pt"); }, "--config " + kTmp + "/reformer_mem_kv.json", "num_mem_kv > 0 is not supported"},
+      {"reformer local attention heads", [&] { return file(layouts + "/reformer_lm_rotary/checkpoint.pt"); }, "--config " + kTmp + "/reformer_local.json", "n_local_attn_heads > 0 is not supported"},
+      {"reformer product-key memory", [&] { return file(layouts + "/reformer_lm_rotary/checkpoint.pt"); }, "--config " + kTmp + "/reformer_pkm.json", "pkm_layers"},
+      {"reformer GLU feed-forward", [&] { return file(layouts + "/reformer_lm_rotary/checkpoint.pt"); }, "--config " + kTmp + "/reformer_glu.json", "ff_glu = true is not supported"},
+      {"reformer ScaleNorm", [&] { return file(layouts + "/reformer_lm_rotary/checkpoint.pt"); }, "--config " + kTmp + "/reformer_scalenorm.json", "use_scale_norm = true is not supported"},
+      {"reformer ReZero", [&] { return file(layouts + "/reformer_lm_rotary/checkpoint.pt"); }, "--config " + kTmp + "/reformer_rezero.json", "use_rezero = true is not supported"},
+      {"reformer emb_dim != dim", [&] { return file(layouts + "/reformer_lm_rotary/checkpoint.pt"); }, "--config " + kTmp + "/reformer_emb_dim.json", "emb_dim != dim"},
+      {"reformer axial positions", [&] { return file(layouts + "/reformer_lm_rotary/checkpoint.pt"); }, "--config " + kTmp + "/reformer_axial.json", "axial_position_emb = true is not supported"},
+      {"reformer masking other buckets", [&] { return file(layouts + "/reformer_lm_rotary/checkpoint.pt"); }, "--config " + kTmp + "/reformer_across.json", "lsh_attend_across_buckets = false is not supported"},
+      {"reformer no duplicate attention", [&] { return file(layouts + "/reformer_lm_rotary/checkpoint.pt"); }, "--config " + kTmp + "/reformer_dup.json", "lsh_allow_duplicate_attention = false is not supported"},
+      {"reformer rotations per head", [&] { return file(layouts + "/reformer_lm_rotary/checkpoint.pt"); }, "--config " + kTmp + "/reformer_per_head.json", "random_rotations_per_head = true is not supported"},
+      {"reformer bucket_size over linfer's limit", [&] { return file(layouts + "/reformer_lm_rotary/checkpoint.pt"); }, "--config " + kTmp + "/reformer_bucket.json", "outside linfer's limits"},
+      {"reformer n_hashes over linfer's limit", [&] { return file(layouts + "/reformer_lm_rotary/checkpoint.pt"); }, "--config " + kTmp + "/reformer_hashes.json", "outside linfer's limits"},
+      {"reformer unknown activation", [&] { return file(layouts + "/reformer_lm_rotary/checkpoint.pt"); }, "--config " + kTmp + "/reformer_act.json", "ff_activation 'silu' is not supported"},
+      {"reformer heads contradict the weights", [&] { return file(layouts + "/reformer_lm_rotary/checkpoint.pt"); }, "--config " + kTmp + "/reformer_heads.json", "has shape"},
+      {"reformer config with an unknown key", [&] { return file(layouts + "/reformer_lm_rotary/checkpoint.pt"); }, "--config " + kTmp + "/reformer_typo.json", "unknown key 'n_hash'"},
       {"longformer without --config", [&] { return file(layouts + "/longformer_mlm/checkpoint.pt"); }, "", "pass --config"},
       {"longformer windows differ between layers", [&] { return file(layouts + "/longformer_mlm/checkpoint.pt"); }, "--config " + kTmp + "/longformer_windows.json", "differs between layers"},
       {"longformer odd window", [&] { return file(layouts + "/longformer_mlm/checkpoint.pt"); }, "--config " + kTmp + "/longformer_odd.json", "must be even"},

@@ -119,7 +119,7 @@ TEST_CASE("every golden model gives bit-identical outputs across runs and thread
       ++models;
     }
   }
-  CHECK(linfer::testing::all_golden_cases().size() == 64);  // 10 Linformer option cases, 25 kinds, 29 layouts
+  CHECK(linfer::testing::all_golden_cases().size() == 68);  // 10 Linformer option cases, 25 kinds, 33 layouts
   CHECK(models == 3 * linfer::testing::golden_cases_for_this_build().size());
 }
 

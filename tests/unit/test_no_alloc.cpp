@@ -79,6 +79,6 @@ TEST_CASE("run() performs no heap allocation, for every golden model, dtype and 
       }
       ++models;
     }
-  CHECK(linfer::testing::all_golden_cases().size() == 64);
+  CHECK(linfer::testing::all_golden_cases().size() == 68);
   CHECK(models == 3 * linfer::testing::golden_cases_for_this_build().size());
 }

@@ -82,7 +82,7 @@ std::string parse_linfer_config(const std::string& text, EncoderConfig* out) {
       "head_activation", "pooling", "num_classes", "causal", "num_global_tokens", "num_features",
       "feature_map", "feature_eps", "rotary", "key_stabiliser", "window_radius", "global_positions",
       "block_size", "global_blocks", "num_random_blocks", "bucket_size", "num_hashes",
-      "classifier_activation"};
+      "classifier_activation", "reversible_merge"};
   for (const auto& item : j.items())
     if (!kKnown.count(item.key()) && !kInformational.count(item.key()))
       return "unknown configuration key '" + item.key() + "'";
@@ -129,6 +129,8 @@ std::string parse_linfer_config(const std::string& text, EncoderConfig* out) {
            {{"none", HeadKind::None}, {"lm", HeadKind::LmLogits}, {"classifier", HeadKind::Classifier}});
   p.choice("head_activation", &c.head_activation, activations);
   p.choice("classifier_activation", &c.classifier_activation, activations);
+  p.choice("reversible_merge", &c.reversible_merge,
+           {{"sum", ReversibleMerge::Sum}, {"mean", ReversibleMerge::Mean}});
   p.choice("pooling", &c.pooling, {{"first", Pooling::First}, {"mean", Pooling::Mean}});
   p.u32("num_classes", &c.num_classes, false);
   p.u32("num_global_tokens", &c.num_global_tokens, false);

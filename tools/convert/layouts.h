@@ -21,7 +21,7 @@ struct MappedModel {
   std::vector<std::string> notes;   // what the mapper decided, printed by the converter
 };
 
-// Guesses the layout from the key names: "linfer", "lucidrains", "fairseq", "tatp22", "performer",
+// Guesses the layout from the key names: "linfer", "lucidrains", "fairseq", "tatp22", "performer", "reformer",
 // "longformer", "bigbird" or "".
 std::string detect_layout(const Checkpoint& ck);
 

@@ -1,4 +1,4 @@
-// linfer-convert CHECKPOINT -o MODEL.lfm [--config CONFIG.json] [--layout auto|lucidrains|fairseq|tatp22|performer|longformer|bigbird|linfer]
+// linfer-convert CHECKPOINT -o MODEL.lfm [--config CONFIG.json] [--layout auto|lucidrains|fairseq|tatp22|performer|reformer|longformer|bigbird|linfer]
 //                [--dtype f32|f16|int8] [--format-version 1|2]
 //
 // checkpoint reader (no code execution) -> layout mapper -> canonical EncoderDescription ->
@@ -28,7 +28,7 @@ using linfer::convert::SourceTensor;
 
 constexpr const char* kUsage =
     "usage: linfer-convert CHECKPOINT -o MODEL.lfm [--config CONFIG.json] "
-    "[--layout auto|lucidrains|fairseq|tatp22|performer|longformer|bigbird|linfer] [--dtype f32|f16|int8] [--format-version 1|2]";
+    "[--layout auto|lucidrains|fairseq|tatp22|performer|reformer|longformer|bigbird|linfer] [--dtype f32|f16|int8] [--format-version 1|2]";
 
 int fail(const std::string& message, int code = 1) {
   std::fprintf(stderr, "linfer-convert: %s\n", message.c_str());
@@ -80,8 +80,8 @@ int run(int argc, char** argv) {
   if (input.empty()) return fail("no checkpoint given", 2);
   if (output.empty()) return fail("no output given (-o MODEL.lfm)", 2);
   if (layout != "auto" && layout != "linfer" && layout != "lucidrains" && layout != "fairseq" &&
-      layout != "tatp22" && layout != "performer" && layout != "longformer" && layout != "bigbird")
-    return fail("unknown layout '" + layout + "' (auto, lucidrains, fairseq, tatp22, performer, longformer, bigbird, linfer)", 2);
+      layout != "tatp22" && layout != "performer" && layout != "reformer" && layout != "longformer" && layout != "bigbird")
+    return fail("unknown layout '" + layout + "' (auto, lucidrains, fairseq, tatp22, performer, reformer, longformer, bigbird, linfer)", 2);
   if (dtype != "f32" && dtype != "f16" && dtype != "int8")
     return fail("unknown dtype '" + dtype + "' (f32, f16, int8)", 2);
   if (version != "1" && version != "2")
@@ -140,6 +140,8 @@ int run(int argc, char** argv) {
   if (c.rotary != linfer::Rotary::None) std::printf("        rotary positions %s\n", linfer::to_string(c.rotary));
   if (c.head == linfer::HeadKind::Classifier && c.classifier_activation != linfer::Activation::Tanh)
     std::printf("        classifier activation %s\n", linfer::to_string(c.classifier_activation));
+  if (c.reversible_merge != linfer::ReversibleMerge::Sum)
+    std::printf("        reversible halves merged by their %s\n", linfer::to_string(c.reversible_merge));
   if (c.attention_kind == linfer::AttentionKind::Performer)
     std::printf("        performer: %u %s features, eps %g%s\n", c.num_features, linfer::to_string(c.feature_map),
                 double(c.feature_eps), c.key_stabiliser == linfer::KeyStabiliser::Sequence ? ", keys stabilised over the whole input" : "");

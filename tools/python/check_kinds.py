@@ -441,7 +441,7 @@ def numpy_forward(cfg, sd, ids):
                 t1n = t1 + At
                 t2 = t2 + ff(p, ln(p + "feed_forward_norm", t1n))
                 t1 = t1n
-        xs = s1 + s2
+        xs = (s1 + s2) * (0.5 if cfg.get("reversible_merge", "sum") == "mean" else 1.0)
     else:
         for i in range(L):
             p = "layers.%d." % i

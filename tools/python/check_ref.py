@@ -265,6 +265,8 @@ def numpy_forward(cfg, sd, ids):
             y2 = x2 + feed_forward(cfg, sd, p, ln(p + "feed_forward_norm", y1))
             x1, x2 = y1, y2
         x = x1 + x2
+        if cfg.get("reversible_merge", "sum") == "mean":
+            x = x * 0.5
     else:
         for i in range(L):
             p = "layers.%d." % i

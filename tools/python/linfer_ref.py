@@ -42,6 +42,10 @@ sines, then the cosines; computed as lucidrains' performer-pytorch does, in floa
 in the resolved config only when given): the activation after head.dense of a classifier head
 (Hugging Face's BigBird classification head applies hidden_act there).
 
+"reversible_merge" ["sum"] ("sum" or "mean"; reversible norm placement only; in the resolved config
+only when given): the two halves after the last reversible layer become y1 + y2 (lucidrains'
+linformer and performer-pytorch) or (y1 + y2) / 2 (reformer-pytorch), before the final norm.
+
 "sliding_window" keys (that kind only): "window_radius" (required: row i sees the keys j with
 |i - j| <= window_radius, Longformer's attention_window / 2), "global_positions" [0] (rows
 [0, g) of each input are global: they see every key, every row sees them), "global_projections"
@@ -223,6 +227,12 @@ def resolve_config(config):
             raise ValueError("config: classifier_activation must be one of %s" % (ACTIVATIONS,))
         if cfg["classifier_activation"] != "tanh" and cfg["head"] != "classifier":
             raise ValueError("config: classifier_activation applies to classifier heads only")
+    if "reversible_merge" in config:
+        cfg["reversible_merge"] = config["reversible_merge"]
+        if cfg["reversible_merge"] not in ("sum", "mean"):
+            raise ValueError("config: reversible_merge must be 'sum' or 'mean'")
+        if cfg["reversible_merge"] != "sum" and cfg["norm_placement"] != "reversible":
+            raise ValueError("config: reversible_merge applies to reversible layers only")
     for key in config:
         if key not in cfg:
             raise ValueError("config: unknown key %r" % key)
@@ -885,6 +895,8 @@ class LinferEncoder(nn.Module):
                 y2 = x2 + layer.feed_forward(layer.feed_forward_norm(y1))
                 x1, x2 = y1, y2
             x = x1 + x2
+            if cfg.get("reversible_merge", "sum") == "mean":
+                x = x * 0.5
         else:
             for layer in self.layers:
                 if placement == "pre":

@@ -1,5 +1,5 @@
 """Writes tests/golden_layouts/: checkpoints in the upstream layouts (three Linformer ones,
-lucidrains' performer-pytorch and Hugging Face's Longformer and BigBird), with outputs.
+lucidrains' performer-pytorch and reformer-pytorch, Hugging Face's Longformer and BigBird), with outputs.
 
     /usr/bin/python3 tools/python/make_layout_golden.py [OUT_DIR]   (default: tests/golden_layouts)
 
@@ -7,7 +7,8 @@ Models come from the re-creations in tools/python/upstream/ (same state_dict nam
 lucidrains/linformer, fairseq linformer_roberta, tatp22/linformer-pytorch, performer-pytorch and
 transformers' Longformer and BigBird). For each case:
 a checkpoint, config.json for all but fairseq (constructor arguments under the library's own
-names, or the Hugging Face config.json; those checkpoints do not carry them), and for each T in {1, 7, n/2+1, n} the input
+names, or the Hugging Face config.json; those checkpoints do not carry them), and for each T in {1, 7, n/2+1, n}
+(reformer: the case's `lengths`, multiples of 2 bucket_size as upstream requires) the input
 (ids_<T>.txt token ids, or emb_<T>.npy float32 [T, dim] for the plain lucidrains Linformer) and
 out_<T>.npy (float32, computed in float64 from the weights exactly as saved). cases.tsv lists
 case, layout, checkpoint, config ("-" if none), input kind (ids|emb) and output
@@ -40,6 +41,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from upstream import fairseq_linformer as fq  # noqa: E402
 from upstream import lucidrains as luc  # noqa: E402
 from upstream import performer as perf  # noqa: E402
+from upstream import reformer as refm  # noqa: E402
 from upstream import hf_bigbird as hbb  # noqa: E402
 from upstream import hf_longformer as hfl  # noqa: E402
 from upstream import tatp22 as tat  # noqa: E402
@@ -171,6 +173,25 @@ CASES = [
          args=dict(vocab_size=40, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
                    intermediate_size=32, max_position_embeddings=24, type_vocab_size=1, layer_norm_eps=1e-6,
                    attention_type="original_full", hidden_act="relu", model_type="big_bird")),
+    # ---------------------------------------------------------------- reformer-pytorch (appended)
+    # Lengths are multiples of 2 bucket_size (upstream asserts it); rotation_seed (not upstream's)
+    # seeds the rotations fixed at conversion, chosen so that no row is near a bucket tie.
+    dict(name="reformer_lm_rotary", layout="reformer", cls="ReformerLM", fmt="zip", lengths=[8, 16, 24, 32],
+         args=dict(num_tokens=40, dim=32, depth=2, max_seq_len=32, heads=2, dim_head=16, bucket_size=4,
+                   n_hashes=3, ff_mult=2, rotation_seed=1)),
+    # safetensors keeps one name of each block tensor: here the irrev_blocks one
+    dict(name="reformer_lm_lsh_causal_abs_safetensors", layout="reformer", cls="ReformerLM", fmt="safetensors",
+         keep="irrev_blocks", lengths=[8, 16, 24, 32],
+         args=dict(num_tokens=30, dim=24, depth=2, max_seq_len=32, heads=3, dim_head=8, bucket_size=4,
+                   n_hashes=2, causal=True, absolute_position_emb=True, one_value_head=True, ff_mult=2,
+                   rotation_seed=2)),
+    dict(name="reformer_lm_tied_fixed_relu", layout="reformer", cls="ReformerLM", fmt="zip", lengths=[4, 8, 12, 16],
+         args=dict(num_tokens=24, dim=16, depth=3, max_seq_len=16, heads=2, dim_head=8, bucket_size=2,
+                   n_hashes=4, weight_tie=True, weight_tie_embedding=True, fixed_position_emb=True,
+                   ff_activation="relu", rotation_seed=3)),
+    # Reformer takes embeddings; max_seq_len (not upstream's) bounds the fixed rotations' width
+    dict(name="reformer_bare", layout="reformer", cls="Reformer", fmt="zip", lengths=[8, 16, 24, 32],
+         args=dict(dim=24, depth=2, heads=3, bucket_size=4, n_hashes=2, ff_mult=2, max_seq_len=32, rotation_seed=4)),
 ]
 
 
@@ -206,6 +227,12 @@ def build(case):
             config["max_seq_len"] = case["n"]
         vocab = a.get("num_tokens")
         return cls(**a), config, config["max_seq_len"], vocab, "lm logits" if vocab else "hidden"
+    if case["layout"] == "reformer":
+        cls = getattr(refm, case["cls"])
+        config = constructor_config(cls, a)
+        config["pkm_layers"] = list(config["pkm_layers"])
+        vocab = a.get("num_tokens")
+        return cls(**a), config, a["max_seq_len"], vocab, "lm logits" if vocab else "hidden"
     if case["layout"] == "longformer":
         hf_args = {k: v for k, v in a.items() if k in hfl.DEFAULTS}
         if case["cls"] == "LongformerForSequenceClassification":
@@ -271,7 +298,7 @@ def reference(model, case, inp):
         C = case["args"]["channels"]
         m.pos_emb.inv_freq = 1.0 / (100000.0 ** (torch.arange(0, C, 2, dtype=torch.float64) / C))
     with torch.no_grad():
-        if case["layout"] == "performer" and case["cls"] == "Performer":
+        if case["layout"] in ("performer", "reformer") and case["cls"] in ("Performer", "Reformer"):
             out = m(torch.from_numpy(inp).double()[None])
         elif case["layout"] == "lucidrains" and case["cls"] == "Linformer":
             out = m(torch.from_numpy(inp).double()[None])
@@ -407,6 +434,8 @@ def write_case(root, index, case):
         sd = model.state_dict()
         if case.get("keep") == "proj_updater":  # drop the other name of each shared tensor
             sd = {k: v for k, v in sd.items() if not k.startswith("performer.net.")}
+        if case.get("keep") == "irrev_blocks":
+            sd = {k: v for k, v in sd.items() if not k.startswith("reformer.layers.blocks.")}
         if "drop" in case:  # tied names, as save_pretrained leaves them out
             sd = {k: v for k, v in sd.items() if k not in case["drop"]}
         fmt = case["fmt"]
@@ -424,7 +453,7 @@ def write_case(root, index, case):
             f.write("\n")
     rng = np.random.RandomState(seed)
     emb_input = vocab is None
-    for t in lengths(n):
+    for t in case.get("lengths", lengths(n)):
         if emb_input:
             inp = rng.standard_normal((t, case["args"]["dim"])).astype(np.float32)
             np.save(os.path.join(d, "emb_%d.npy" % t), inp)

@@ -44,6 +44,9 @@ const char* to_string(NormPlacement v) {
 const char* to_string(Rotary v) {
   return v == Rotary::None ? "none" : v == Rotary::AdjacentPairs ? "adjacent_pairs" : "?";
 }
+const char* to_string(ReversibleMerge v) {
+  return v == ReversibleMerge::Sum ? "sum" : v == ReversibleMerge::Mean ? "mean" : "?";
+}
 const char* to_string(PositionKind v) {
   switch (v) {
     case PositionKind::None: return "none";
@@ -136,6 +139,7 @@ std::string validate_config(const EncoderConfig& c) {
   if (uint8_t(c.activation) > uint8_t(Activation::Tanh)) return "unknown activation";
   if (uint8_t(c.head_activation) > uint8_t(Activation::Tanh)) return "unknown head activation";
   if (uint8_t(c.classifier_activation) > uint8_t(Activation::Tanh)) return "unknown classifier activation";
+  if (uint8_t(c.reversible_merge) > uint8_t(ReversibleMerge::Mean)) return "unknown reversible merge";
   if (uint8_t(c.head) > uint8_t(HeadKind::Classifier)) return "unknown head kind";
   if (uint8_t(c.pooling) > uint8_t(Pooling::Mean)) return "unknown pooling";
   if (!(e = check_range("dim", c.dim, 1, Limits::kMaxDim)).empty()) return e;
@@ -208,6 +212,8 @@ std::string validate_config(const EncoderConfig& c) {
     return e;
   if (c.head != HeadKind::Classifier && c.classifier_activation != Activation::Tanh)
     return "classifier_activation applies to classifier heads only";
+  if (c.norm_placement != NormPlacement::Reversible && c.reversible_merge != ReversibleMerge::Sum)
+    return "reversible_merge applies to reversible layers only";
   if (!std::isfinite(c.norm_eps) || c.norm_eps <= 0.0f) return "norm_eps must be positive and finite";
   if (!std::isfinite(c.embedding_scale)) return "embedding_scale must be finite";
   if (c.positions == PositionKind::Sinusoidal) {

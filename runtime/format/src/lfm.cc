@@ -36,6 +36,7 @@ LINFER_SAME_ENUM(HeadKind, Classifier);
 LINFER_SAME_ENUM(Pooling, First); LINFER_SAME_ENUM(Pooling, Mean);
 LINFER_SAME_ENUM(CausalMode, Bidirectional); LINFER_SAME_ENUM(CausalMode, Causal);
 LINFER_SAME_ENUM(Layout, RowMajor); LINFER_SAME_ENUM(Layout, Panel16);
+LINFER_SAME_ENUM(ReversibleMerge, Sum); LINFER_SAME_ENUM(ReversibleMerge, Mean);
 #undef LINFER_SAME_ENUM
 
 // ---------------------------------------------------------------------------------------------
@@ -118,7 +119,7 @@ std::string write_lfm(const EncoderDescription& d, const std::string& producer,
       c.num_classes, c.num_features, fbs::FeatureMap(c.feature_map), c.feature_eps,
       fbs::Rotary(c.rotary), fbs::KeyStabiliser(c.key_stabiliser), c.window_radius, c.global_positions,
       c.block_size, c.global_blocks, c.num_random_blocks, c.bucket_size, c.num_hashes,
-      fbs::Activation(c.classifier_activation));
+      fbs::Activation(c.classifier_activation), fbs::ReversibleMerge(c.reversible_merge));
   auto token_embedding = w.tensor(d.token_embedding);
   auto position_embedding = w.tensor(d.position_embedding);
   auto rotary_table = w.tensor(d.rotary_table);
@@ -408,6 +409,7 @@ std::string parse_lfm(const uint8_t* data, size_t size, EncoderDescription* desc
   cfg.bucket_size = c->bucket_size();
   cfg.num_hashes = c->num_hashes();
   cfg.classifier_activation = Activation(c->classifier_activation());
+  cfg.reversible_merge = ReversibleMerge(c->reversible_merge());
   if (m->layers()->size() != cfg.num_layers)
     return "the model has " + std::to_string(m->layers()->size()) +
            " layers, the configuration says " + std::to_string(cfg.num_layers);

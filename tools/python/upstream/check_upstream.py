@@ -39,6 +39,7 @@ from upstream import fairseq_linformer as fq  # noqa: E402
 from upstream import hf_bigbird as hbb  # noqa: E402
 from upstream import lucidrains as luc  # noqa: E402
 from upstream import performer as perf  # noqa: E402
+from upstream import reformer as refm  # noqa: E402
 from upstream import tatp22 as tat  # noqa: E402
 
 # ------------------------------------------------------------------------------ numpy primitives
@@ -866,6 +867,206 @@ def check_bigbird_case(root, row):
                                             ",".join(map(str, extra)), ent.mean(), effects, " ".join(globs)))
 
 
+# ------------------------------------------------------------------------------ reformer-pytorch
+
+
+def keys_reformer(c):
+    """ReformerLM's state_dict names and shapes in module order, and the alias groups of a file
+    saved with torch.save (every block tensor under blocks.{i}.{f,g}.net. and irrev_blocks.{i}.{f,g}.;
+    weight_tie: every layer's attention and feed-forward are layer 0's; weight_tie_embedding:
+    out.1.tensor is token_emb.weight), from the constructor arguments alone."""
+    lm = "num_tokens" in c  # ReformerLM; Reformer has layers.* only, dim_head dim // heads by default
+    D, L, V, H = c["dim"], c["depth"], c.get("num_tokens"), c.get("heads", 8)
+    dh = c.get("dim_head") or (64 if lm else D // H)
+    Fd = D * c.get("ff_mult", 4)
+    vd = dh if c.get("one_value_head") else H * dh
+    P = "reformer.layers." if lm else "layers."
+    keys = [("token_emb.weight", (V, D))] if lm else []
+    if lm and c.get("absolute_position_emb"):
+        keys.append(("pos_emb.emb.weight", (c["max_seq_len"], D)))
+    elif lm and c.get("fixed_position_emb"):
+        keys.append(("pos_emb.inv_freq", (D // 2,)))
+    elif lm:
+        keys.append(("layer_pos_emb.inv_freq", (dh // 2,)))
+    f_keys = [("norm.weight", (D,)), ("norm.bias", (D,)), ("fn.toqk.weight", (H * dh, D)), ("fn.tov.weight", (vd, D)),
+              ("fn.to_out.weight", (D, H * dh)), ("fn.to_out.bias", (D,))]
+    g_keys = [("norm.weight", (D,)), ("norm.bias", (D,)), ("fn.fn.w1.weight", (Fd, D)), ("fn.fn.w1.bias", (Fd,)),
+              ("fn.fn.w2.weight", (D, Fd)), ("fn.fn.w2.bias", (D,))]
+    groups = {}
+    for part in ("blocks", "irrev_blocks"):
+        for i in range(L):
+            for branch, rest in (("f", f_keys), ("g", g_keys)):
+                for k, shape in rest:
+                    name = "%s%s.%d.%s%s.%s" % (P, part, i, branch, ".net" if part == "blocks" else "", k)
+                    keys.append((name, shape))
+                    owner = 0 if c.get("weight_tie") and not k.startswith("norm.") else i
+                    groups.setdefault((owner, branch, k), []).append(name)
+    if not lm:
+        return keys, sorted(sorted(g) for g in groups.values() if len(g) > 1)
+    keys += [("norm.weight", (D,)), ("norm.bias", (D,))]
+    tied = [["token_emb.weight"]]
+    if not c.get("return_embeddings"):
+        if c.get("weight_tie_embedding"):
+            keys.append(("out.1.tensor", (V, D)))
+            tied[0].append("out.1.tensor")
+        else:
+            keys += [("out.1.weight", (V, D)), ("out.1.bias", (V,))]
+    return keys, sorted(sorted(g) for g in list(groups.values()) + tied if len(g) > 1)
+
+
+def np_reformer(W, c, inp, margins, merge="mean"):
+    """ReformerLM in float64 numpy, written from the paper's description by query rows: per head and
+    round, each row's bucket (argmax over [xR, -xR]), its place in the (bucket, position) order and
+    so its chunk; then, row by row, the keys of its chunk and the chunk before (cyclic over all
+    rounds' chunks, a repeated key counted twice), scores q . k / |k| / sqrt(dh), later keys dropped
+    (causal), itself at -5e4; rounds weighed by softmax of their log-sum-exps."""
+    lm = "num_tokens" in c  # ReformerLM takes ids, Reformer embeddings [T, dim]
+    T, D, L, H = len(inp), c["dim"], c["depth"], c.get("heads", 8)
+    dh = c.get("dim_head") or (64 if lm else D // H)
+    b, R = c.get("bucket_size", 64), c.get("n_hashes", 4 if lm else 8)
+    assert T % (2 * b) == 0
+    t = np.arange(T, dtype=np.float64)[:, None]
+    x = W["token_emb.weight"][inp] if lm else inp
+    if "pos_emb.emb.weight" in W:
+        x = x + W["pos_emb.emb.weight"][:T]
+    elif "pos_emb.inv_freq" in W:
+        a = t * W["pos_emb.inv_freq"][None]
+        x = x + np.concatenate([np.sin(a), np.cos(a)], axis=1)
+    rot_sin = rot_cos = None
+    if "layer_pos_emb.inv_freq" in W:
+        a = t * W["layer_pos_emb.inv_freq"][None]
+        rot_sin, rot_cos = np.sin(a), np.cos(a)
+    half = T // (2 * b)
+    nchunks = T // b  # per round
+    act = ACT[c.get("ff_activation") or "gelu"]
+
+    def block(i, branch, k):
+        P = "reformer.layers." if lm else "layers."
+        a = "%sblocks.%d.%s.net.%s" % (P, i, branch, k)
+        return W[a] if a in W else W["%sirrev_blocks.%d.%s.%s" % (P, i, branch, k)]
+
+    def lsh(i, X):
+        rot = refm.rotations(c.get("rotation_seed", 0), i, (R, dh, refm.half_buckets(c["max_seq_len"], b)))
+        QK = X @ block(i, "f", "fn.toqk.weight").T
+        Vall = X @ block(i, "f", "fn.tov.weight").T
+        outs = []
+        for h in range(H):
+            raw = QK[:, h * dh:(h + 1) * dh]
+            v = Vall[:, h * dh:(h + 1) * dh] if Vall.shape[1] == H * dh else Vall
+            q = raw
+            if rot_sin is not None:
+                q = raw.copy()
+                q[:, 0::2] = raw[:, 0::2] * rot_cos - raw[:, 1::2] * rot_sin
+                q[:, 1::2] = raw[:, 1::2] * rot_cos + raw[:, 0::2] * rot_sin
+            k = q / np.maximum(np.linalg.norm(q, axis=1, keepdims=True), 1e-12)
+            chunk_rows = []  # global chunk index -> its rows
+            chunk_of = np.zeros((R, T), dtype=np.int64)
+            for r in range(R):
+                y = np.concatenate([raw @ rot[r][:, :half], -(raw @ rot[r][:, :half])], axis=1)
+                srt = np.sort(y, axis=1)
+                margins.append(float(((srt[:, -1] - srt[:, -2]) / np.abs(y).max()).min()))
+                bucket = y.argmax(axis=1)
+                order = sorted(range(T), key=lambda p: (bucket[p], p))
+                for j in range(nchunks):
+                    rows = order[j * b:(j + 1) * b]
+                    chunk_of[r, rows] = len(chunk_rows)
+                    chunk_rows.append(rows)
+            out = np.zeros((T, dh))
+            for p in range(T):
+                os_, ls_ = [], []
+                for r in range(R):
+                    g = chunk_of[r, p]
+                    keys = chunk_rows[g] + chunk_rows[g - 1]
+                    s = np.array([q[p] @ k[j] / math.sqrt(dh) for j in keys])
+                    for n, j in enumerate(keys):
+                        if c.get("causal") and j > p:
+                            s[n] = -np.finfo(np.float64).max
+                        if j == p:
+                            s[n] = -5e4
+                    m = s.max()
+                    lse = m + math.log(np.exp(s - m).sum())
+                    os_.append(np.exp(s - lse) @ v[keys])
+                    ls_.append(lse)
+                wts = softmax(np.array(ls_))
+                out[p] = sum(w_ * o_ for w_, o_ in zip(wts, os_))
+            outs.append(out)
+        return np.concatenate(outs, axis=1) @ block(i, "f", "fn.to_out.weight").T + block(i, "f", "fn.to_out.bias")
+
+    x1 = x2 = x
+    for i in range(L):
+        y1 = x1 + lsh(i, layer_norm(x2, block(i, "f", "norm.weight"), block(i, "f", "norm.bias")))
+        hdn = layer_norm(y1, block(i, "g", "norm.weight"), block(i, "g", "norm.bias"))
+        y2 = x2 + (act(hdn @ block(i, "g", "fn.fn.w1.weight").T + block(i, "g", "fn.fn.w1.bias"))
+                   @ block(i, "g", "fn.fn.w2.weight").T + block(i, "g", "fn.fn.w2.bias"))
+        x1, x2 = y1, y2
+    x = (x1 + x2) / 2 if merge == "mean" else x1 + x2
+    if not lm:
+        return x
+    x = layer_norm(x, W["norm.weight"], W["norm.bias"])
+    if c.get("return_embeddings"):
+        return x
+    if c.get("weight_tie_embedding"):
+        E = W["token_emb.weight"]
+        return x @ (E / np.maximum(np.linalg.norm(E, axis=1, keepdims=True), 1e-12)).T
+    return x @ W["out.1.weight"].T + W["out.1.bias"]
+
+
+def check_reformer_case(root, row):
+    """reformer-pytorch cases: key list, order, shapes and aliasing from the constructor arguments (a
+    safetensors file keeps one name of each block tensor: the irrev_blocks one here); out_<T>.npy
+    from np_reformer (a third implementation beside reformer.py and linfer_ref) and from the file
+    loaded strictly into the re-creation; every hash decision at least 1e-4 (relative) from a tie;
+    what the mean of the reversible halves changes against their sum."""
+    name, layout, ckpt, cfg_file, kind, out_kind = row
+    d, config, state, sd, globs = load_case(root, row)
+    expect, groups = keys_reformer(config)
+    want = [k for k, _ in expect]
+    if ckpt.endswith(".safetensors"):
+        want = [k for k in want if not k.startswith("reformer.layers.blocks.")]
+        groups = []
+    assert list(sd) == want, (name, set(sd) ^ set(want))
+    for k, shape in expect:
+        if k in sd:
+            assert tuple(sd[k].shape) == shape, (k, tuple(sd[k].shape), shape)
+    assert alias_groups(sd) == groups, (name, alias_groups(sd), groups)
+    W = {k: v.double().numpy() for k, v in sd.items()}
+    model = (refm.ReformerLM if "num_tokens" in config else refm.Reformer)(**config).double().eval()
+    full = dict(sd)
+    for k in model.state_dict():  # the other name of each block tensor
+        if k not in full:
+            full[k] = sd[k.replace("layers.blocks.", "layers.irrev_blocks.").replace(".net.", ".", 1)]
+    model.load_state_dict(full, strict=True)
+    worst_np = worst_torch = 0.0
+    margins = []
+    n_out = 0
+    for f in sorted(os.listdir(d)):
+        if not f.startswith("out_"):
+            continue
+        T = f[4:-4]
+        if kind == "emb":
+            ids = np.load(os.path.join(d, "emb_%s.npy" % T)).astype(np.float64)
+            t_in = torch.from_numpy(ids)[None]
+        else:
+            ids = np.array([int(v) for v in open(os.path.join(d, "ids_%s.txt" % T)).read().split()])
+            t_in = torch.as_tensor(ids)[None]
+        ref = np.load(os.path.join(d, f))
+        out = np_reformer(W, config, ids, margins)
+        scale = np.maximum(1.0, np.abs(out))
+        worst_np = max(worst_np, float((np.abs(out - ref) / scale).max()))
+        with torch.no_grad():
+            t_out = model(t_in)[0].numpy()
+        worst_torch = max(worst_torch, float((np.abs(t_out - out) / scale).max()))
+        n_out += 1
+    summed = np_reformer(W, config, ids, [], merge="sum")
+    merge_effect = float((np.abs(summed - out) / scale).max())
+    assert worst_np <= 1e-6, (name, worst_np)
+    assert worst_torch <= 1e-9, (name, worst_torch)
+    assert min(margins) >= 1e-4, (name, min(margins))
+    print("%-40s reformer  %d keys %d alias groups, %d outputs, numpy vs file %.1e, torch vs numpy %.1e, "
+          "hash margin %.1e, sum instead of mean of the halves %.1e  globals: %s"
+          % (name, len(sd), len(groups), n_out, worst_np, worst_torch, min(margins), merge_effect, " ".join(globs)))
+
+
 def main():
     root = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(HERE, "..", "..", "..", "tests", "golden_layouts"))
     check_doc_facts()
@@ -878,6 +1079,8 @@ def main():
             check_longformer_case(root, row)
         elif row[1] == "bigbird":
             check_bigbird_case(root, row)
+        elif row[1] == "reformer":
+            check_reformer_case(root, row)
         else:
             check_case(root, row)
     print("all %d cases ok" % (len(rows) - 1))

@@ -24,6 +24,7 @@ enum class NormPlacement : uint8_t { Pre = 0, Post = 1, Reversible = 2 };
 enum class PositionKind : uint8_t { None = 0, Learned = 1, Sinusoidal = 2 };
 // Rotary positions on queries and keys, angles from EncoderDescription::rotary_table (format.md).
 enum class Rotary : uint8_t { None = 0, AdjacentPairs = 1 };
+enum class ReversibleMerge : uint8_t { Sum = 0, Mean = 1 };
 enum class ProjectionPlacement : uint8_t { After = 0, Before = 1 };
 enum class ProjectionSharing : uint8_t { None = 0, Headwise = 1, KeyValue = 2, Layerwise = 3 };
 enum class Activation : uint8_t { GeluErf = 0, GeluTanh = 1, Relu = 2, Tanh = 3 };
@@ -39,6 +40,7 @@ const char* to_string(FeatureMap);
 const char* to_string(NormPlacement);
 const char* to_string(PositionKind);
 const char* to_string(Rotary);
+const char* to_string(ReversibleMerge);
 const char* to_string(ProjectionPlacement);
 const char* to_string(ProjectionSharing);
 const char* to_string(Activation);
@@ -88,6 +90,7 @@ struct EncoderConfig {
   uint32_t bucket_size = 0;        // Lsh: rows per chunk (and T / bucket_size buckets)
   uint32_t num_hashes = 0;         // Lsh: hashing rounds
   Activation classifier_activation = Activation::Tanh;  // Classifier: after head.dense
+  ReversibleMerge reversible_merge = ReversibleMerge::Sum;  // Reversible: y1 + y2 or (y1 + y2) / 2
 
   // Number of distinct E (and F) matrices per layer: heads for sharing None, else 1 (and 1 for
   // the kinds without projections).
