@@ -190,11 +190,22 @@ inline size_t lsh_chunk_scratch_floats(size_t rows, size_t keys) { return rows *
 void lsh_chunk_f32_ref(const LshChunkArgs& args, float* scratch);
 void lsh_chunk_f32_hwy(const LshChunkArgs& args, float* scratch);
 
-// Softmax of each row in place: x[r][j] = exp(scale * x[r][j] - m_r) / sum_j exp(scale * x[r][j] - m_r),
-// m_r = max_j scale * x[r][j] (scale > 0), for rows r < rows, j < n (row stride `stride`): the
-// probabilities of the int8 Linformer attention, whose products run on the int8 dense kernels.
-void softmax_rows_f32_ref(float* x, size_t stride, size_t rows, size_t n, float scale);
-void softmax_rows_f32_hwy(float* x, size_t stride, size_t rows, size_t n, float scale);
+// The forms in which the int8 dense kernels read their quantized input rows (DenseKernel's
+// q_bytes and q_unsigned): q as int8 (Arm, generic), q + 128 as uint8 (x86 VNNI), q as int16
+// (AVX2 without VNNI).
+enum class Int8Form : uint8_t { S8, U8Offset, S16 };
+
+// The probabilities of the int8 Linformer attention, quantized for the int8 dense kernel that
+// multiplies them by V', in two passes over the scores and without writing them back: with
+// m_r = max_j x[r][j] and e_j = exp(scale * (x[r][j] - m_r)) (scale > 0), q[r][j] =
+// round(127 * e_j) (the row's largest probability is 127, as the kernels' own quantizer would
+// make it) and scales[r] = 1 / (127 * sum_j e_j), so p_j = q_j * scales[r]. Rows r < rows of
+// n scores (row stride `stride`) go to q (q_stride bytes apart) in `form`, each padded to
+// int8_padded_inputs(n) inputs of value 0.
+void softmax_quantize_rows_ref(const float* x, size_t stride, size_t rows, size_t n, float scale,
+                               Int8Form form, int8_t* q, size_t q_stride, float* scales);
+void softmax_quantize_rows_hwy(const float* x, size_t stride, size_t rows, size_t n, float scale,
+                               Int8Form form, int8_t* q, size_t q_stride, float* scales);
 
 // Linear attention with phi(x) = elu(x) + 1 (Katharopoulos et al. 2020), one head of head_dim d.
 // State: S = sum_j phi(k_j) v_j^T ([d x d], row-major) and z = sum_j phi(k_j) ([d]).
@@ -342,6 +353,10 @@ struct DenseKernel {
 // receives each row's sum of its k values. Data movement only: one portable version.
 void int8_rows_to_input(const DenseKernel& kernel, const int8_t* src, size_t src_stride, size_t rows,
                         size_t k, int8_t* q, size_t q_stride, int32_t* sums);
+// The input form `kernel` (an int8 kernel) reads.
+inline Int8Form int8_form(const DenseKernel& kernel) {
+  return kernel.q_bytes == 2 ? Int8Form::S16 : kernel.q_unsigned ? Int8Form::U8Offset : Int8Form::S8;
+}
 
 // The scalar reference for weights of dtype: double accumulation for f32/f16; for int8 the exact
 // integer sums of the same quantized rows, dequantized as every int8 kernel does

@@ -14,6 +14,7 @@
 #include <cmath>
 
 #include "kernels.h"
+#include "linfer/format/panel.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace linfer::kernels {
@@ -197,38 +198,80 @@ void Attention(const AttentionHeadArgs& a, size_t row_begin, size_t row_end, flo
   for (; r < row_end; ++r) AttentionRows<1, kAttnVectors>(a, r, scratch);
 }
 
-// Row softmax in place (kernels.h): the maximum, exp(scale * x - m) with its sum, then one
-// multiply by the reciprocal of the sum. Remainders through a padded copy (-inf: exp gives 0).
-void SoftmaxRows(float* x, size_t stride, size_t rows, size_t n, float scale) {
+// 2^t for t <= 0, to a relative error of 2.7e-6: 2^floor(t) from the exponent bits times a
+// degree-4 polynomial for 2^f on [0, 1) (a minimax-weighted least-squares fit). Enough for
+// probabilities that are rounded to 1/127 of the row's largest next; a quarter of hn::Exp's
+// instructions. t below -126 counts as -126 (2^-126 is below any probability that survives the
+// rounding).
+template <class V>
+HWY_INLINE V Exp2NonPositive(V t) {
+  const D d;
+  const hn::RebindToSigned<D> di;
+  t = hn::Max(t, hn::Set(d, -126.0f));
+  const auto whole = hn::Floor(t), f = hn::Sub(t, whole);
+  auto p = hn::MulAdd(hn::Set(d, 0.013533986f), f, hn::Set(d, 0.052011565f));
+  p = hn::MulAdd(p, f, hn::Set(d, 0.24144289f));
+  p = hn::MulAdd(p, f, hn::Set(d, 0.69300374f));
+  p = hn::MulAdd(p, f, hn::Set(d, 1.0000026f));
+  const auto two_to_whole = hn::BitCast(d, hn::ShiftLeft<23>(hn::Add(hn::ConvertTo(di, whole), hn::Set(di, 127))));
+  return hn::Mul(p, two_to_whole);
+}
+
+// Softmax rows quantized for an int8 kernel (kernels.h): the maximum, then one pass that takes
+// e = 2^(log2(e) scale (x - m)), adds it to the sum and stores round(127 e) in the kernel's form.
+// The remainder and the padding to whole groups of 4 inputs through a copy padded with -inf.
+void SoftmaxQuantizeRows(const float* x, size_t stride, size_t rows, size_t n, float scale,
+                         Int8Form form, int8_t* q, size_t q_stride, float* scales) {
   const D d;
   const size_t L = hn::Lanes(d);
-  const auto vscale = hn::Set(d, scale);
+  const hn::RebindToSigned<D> di;
+  const hn::Rebind<uint8_t, D> du8;
+  const hn::Rebind<int8_t, D> di8;
+  const hn::Rebind<int16_t, D> di16;
+  const auto vscale = hn::Set(d, scale * 1.44269504f), v127 = hn::Set(d, 127.0f), zero = hn::Zero(d);
+  const auto offset = hn::Set(di, 128);
+  const size_t padded = int8_padded_inputs(uint32_t(n)), full = n / L * L;
   HWY_ALIGN float tail[HWY_MAX_BYTES / sizeof(float)];
+  HWY_ALIGN int16_t tail_q[HWY_MAX_BYTES / sizeof(float)];  // the last vector's values in form
   for (size_t r = 0; r < rows; ++r) {
-    float* xr = x + r * stride;
-    const size_t full = n / L * L, rest = n - full;
+    const float* xr = x + r * stride;
+    int8_t* qr = q + r * q_stride;
     auto vmax = hn::Set(d, -INFINITY);
     for (size_t j = 0; j < full; j += L) vmax = hn::Max(vmax, hn::LoadU(d, xr + j));
     float m = hn::GetLane(hn::MaxOfLanes(d, vmax));
     for (size_t j = full; j < n; ++j) m = std::max(m, xr[j]);
-    const auto vm = hn::Set(d, scale * m);
+    const auto vm = hn::Set(d, m);
     auto vsum = hn::Zero(d);
-    for (size_t j = 0; j < full; j += L) {
-      const auto e = hn::Exp(d, hn::Sub(hn::Mul(hn::LoadU(d, xr + j), vscale), vm));
+    // 127 e rounded to nearest even, at most 127; a NaN score gives 0 (on x86 through Max, which
+    // returns its second operand then; on Arm through the conversion).
+    auto quantize = [&](auto scores, size_t j, auto store) {
+      const auto e = Exp2NonPositive(hn::Mul(hn::Sub(scores, vm), vscale));
       vsum = hn::Add(vsum, e);
-      hn::StoreU(e, d, xr + j);
-    }
-    if (rest) {
+      const auto v = hn::NearestInt(hn::Min(hn::Max(hn::Mul(e, v127), zero), v127));
+      store(v, j);
+    };
+    auto store_form = [&](auto v, auto* dst) {
+      switch (form) {
+        case Int8Form::S8: hn::StoreU(hn::DemoteTo(di8, v), di8, reinterpret_cast<int8_t*>(dst)); break;
+        case Int8Form::U8Offset:
+          hn::StoreU(hn::DemoteTo(du8, hn::Add(v, offset)), du8, reinterpret_cast<uint8_t*>(dst));
+          break;
+        case Int8Form::S16: hn::StoreU(hn::DemoteTo(di16, v), di16, reinterpret_cast<int16_t*>(dst)); break;
+      }
+    };
+    const size_t bytes = form == Int8Form::S16 ? 2 : 1;
+    for (size_t j = 0; j < full; j += L)
+      quantize(hn::LoadU(d, xr + j), j, [&](auto v, size_t at) { store_form(v, qr + at * bytes); });
+    // The rest of the scores and the padding, L at a time through the padded copy.
+    for (size_t j = full; j < padded; j += L) {
       std::fill(tail, tail + L, -INFINITY);
-      std::copy(xr + full, xr + n, tail);
-      const auto e = hn::Exp(d, hn::Sub(hn::Mul(hn::Load(d, tail), vscale), vm));
-      vsum = hn::Add(vsum, e);
-      hn::Store(e, d, tail);
-      std::copy(tail, tail + rest, xr + full);
+      if (j < n) std::copy(xr + j, xr + std::min(n, j + L), tail);
+      quantize(hn::Load(d, tail), j, [&](auto v, size_t at) {
+        store_form(v, reinterpret_cast<int8_t*>(tail_q));
+        std::copy_n(reinterpret_cast<const int8_t*>(tail_q), (std::min(padded, at + L) - at) * bytes, qr + at * bytes);
+      });
     }
-    const auto inv = hn::Set(d, 1.0f / hn::GetLane(hn::SumOfLanes(d, vsum)));
-    for (size_t j = 0; j < full; j += L) hn::StoreU(hn::Mul(hn::LoadU(d, xr + j), inv), d, xr + j);
-    for (size_t j = full; j < n; ++j) xr[j] *= hn::GetLane(inv);
+    scales[r] = 1.0f / (127.0f * hn::GetLane(hn::SumOfLanes(d, vsum)));
   }
 }
 
@@ -304,10 +347,11 @@ namespace linfer::kernels {
 HWY_EXPORT(Attention);
 HWY_EXPORT(LinearAttentionState);
 HWY_EXPORT(LinearAttentionApply);
-HWY_EXPORT(SoftmaxRows);
+HWY_EXPORT(SoftmaxQuantizeRows);
 
-void softmax_rows_f32_hwy(float* x, size_t stride, size_t rows, size_t n, float scale) {
-  HWY_DYNAMIC_DISPATCH(SoftmaxRows)(x, stride, rows, n, scale);
+void softmax_quantize_rows_hwy(const float* x, size_t stride, size_t rows, size_t n, float scale,
+                               Int8Form form, int8_t* q, size_t q_stride, float* scales) {
+  HWY_DYNAMIC_DISPATCH(SoftmaxQuantizeRows)(x, stride, rows, n, scale, form, q, q_stride, scales);
 }
 
 void attention_f32_hwy(const AttentionHeadArgs& args, size_t row_begin, size_t row_end,

@@ -1,4 +1,4 @@
-// Softmax and linear (elu+1) attention.
+// Softmax and linear (elu+1) attention, and the int8 attention's quantized probabilities.
 // Portable scalar reference kernels: the oracles of the tests. Written for clarity; they
 // accumulate in double where that makes the oracle tighter than the code under test.
 #include <algorithm>
@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "kernels.h"
+#include "linfer/format/panel.h"
 
 namespace linfer::kernels {
 
@@ -79,14 +80,26 @@ void linear_attention_apply_f32_ref(const float* q, size_t q_stride, size_t rows
   }
 }
 
-void softmax_rows_f32_ref(float* x, size_t stride, size_t rows, size_t n, float scale) {
+void softmax_quantize_rows_ref(const float* x, size_t stride, size_t rows, size_t n, float scale,
+                               Int8Form form, int8_t* q, size_t q_stride, float* scales) {
+  const size_t padded = int8_padded_inputs(uint32_t(n));
   for (size_t r = 0; r < rows; ++r) {
-    float* xr = x + r * stride;
+    const float* xr = x + r * stride;
     float m = -INFINITY;
-    for (size_t j = 0; j < n; ++j) m = std::max(m, scale * xr[j]);
+    for (size_t j = 0; j < n; ++j) m = std::max(m, xr[j]);
     double sum = 0;
-    for (size_t j = 0; j < n; ++j) sum += std::exp(double(scale * xr[j]) - m);
-    for (size_t j = 0; j < n; ++j) xr[j] = float(std::exp(double(scale * xr[j]) - m) / sum);
+    int8_t* qr = q + r * q_stride;
+    for (size_t j = 0; j < padded; ++j) {
+      const double e = j < n ? std::exp(double(scale) * (double(xr[j]) - m)) : 0.0;
+      sum += e;
+      const int v = std::isfinite(e) ? int(std::min(127.0, std::nearbyint(127.0 * e))) : 0;
+      switch (form) {
+        case Int8Form::S8: qr[j] = int8_t(v); break;
+        case Int8Form::U8Offset: reinterpret_cast<uint8_t*>(qr)[j] = uint8_t(v + 128); break;
+        case Int8Form::S16: reinterpret_cast<int16_t*>(qr)[j] = int16_t(v); break;
+      }
+    }
+    scales[r] = float(1.0 / (127.0 * sum));
   }
 }
 

@@ -497,9 +497,9 @@ void Session::attention_rows(size_t h, size_t keys, const float* q, float* o, si
     kernels::attention_f32_hwy(a, 0, rows, buf_.scratch + chunk * plan_.scratch_stride);
     return;
   }
-  // int8: scores = Q K'^T on the int8 kernel (Q's rows quantized as any dense input), softmax in
-  // f32, then P V' on the int8 kernel (P's rows quantized: each row's largest probability is its
-  // scale's 127).
+  // int8: scores = Q K'^T on the int8 kernel (Q's rows quantized as any dense input), then P V'
+  // on the int8 kernel, P's rows quantized as they are computed (each row's largest probability
+  // is its scale's 127).
   const size_t B = plan_.attn_block, qs = plan_.attn_q_stride;
   uint8_t* base = buf_.attn_int8 + chunk * plan_.attn_int8_stride;
   float* scores = reinterpret_cast<float*>(base);
@@ -514,8 +514,7 @@ void Session::attention_rows(size_t h, size_t keys, const float* q, float* o, si
     const size_t n = std::min(B, rows - r0);
     kernel.quantize(q + r0 * HD + h * dh, HD, n, dh, qrows, qs, qscales);
     kernel.run(kt, {nullptr, 0, qrows, qs, qscales}, n, scores, keys, 0, keys, {});
-    kernels::softmax_rows_f32_hwy(scores, keys, n, keys, scale);
-    kernel.quantize(scores, keys, n, keys, qrows, qs, qscales);
+    kernels::softmax_quantize_rows_hwy(scores, keys, n, keys, scale, kernels::int8_form(kernel), qrows, qs, qscales);
     kernel.run(v, {nullptr, 0, qrows, qs, qscales}, n, o + r0 * HD + h * dh, HD, 0, dh, {});
   }
 }

@@ -1,6 +1,7 @@
 // Every fast kernel against its scalar reference, over odd sizes that exercise vector remainders.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -636,24 +637,58 @@ TEST_CASE("lsh_chunk_f32: fast matches reference on every Highway target") {
   hwy::SetSupportedTargetsForTest(0);
 }
 
-TEST_CASE("softmax_rows_f32: fast matches reference; rows sum to 1") {
-  for (size_t n : kOddSizes)
-    for (float scale : {0.125f, 1.0f}) {
-      const size_t rows = 5, stride = n + 3;
-      auto x = random_vec(rows * stride, uint32_t(n * 3 + 1), 4.0f);
-      x[1 * stride + n / 2] = 60.0f;  // one dominant score
-      auto ref = x, fast = x;
-      softmax_rows_f32_ref(ref.data(), stride, rows, n, scale);
-      softmax_rows_f32_hwy(fast.data(), stride, rows, n, scale);
-      CAPTURE(n);
-      CHECK(rel_err(fast, ref) < 2e-6);
-      for (size_t r = 0; r < rows; ++r) {
-        double sum = 0;
-        for (size_t j = 0; j < n; ++j) sum += fast[r * stride + j];
-        CHECK(std::fabs(sum - 1.0) < 1e-5);
-        for (size_t j = n; j < stride; ++j) CHECK(fast[r * stride + j] == x[r * stride + j]);  // padding untouched
-      }
-    }
+TEST_CASE("softmax_quantize_rows: fast matches reference in every form, within half a step of the softmax") {
+  const Int8Form forms[] = {Int8Form::S8, Int8Form::U8Offset, Int8Form::S16};
+  for (int64_t targets : kHwyTargetSets)
+    for (Int8Form form : forms)
+      for (size_t n : kOddSizes)
+        for (float scale : {0.125f, 1.0f}) {
+          hwy::SetSupportedTargetsForTest(targets);
+          CAPTURE(targets);
+          CAPTURE(int(form));
+          CAPTURE(n);
+          CAPTURE(scale);
+          const size_t rows = 6, stride = n + 3, bytes = form == Int8Form::S16 ? 2 : 1;
+          const size_t padded = linfer::int8_padded_inputs(uint32_t(n)), q_stride = padded * bytes + 8;
+          auto x = random_vec(rows * stride, uint32_t(n * 3 + 1), 4.0f);
+          x[1 * stride + n / 2] = 60.0f;                                  // one dominant score
+          for (size_t j = 0; j < n; ++j) x[2 * stride + j] = -3.0f;       // all equal: every q is 127
+          std::vector<int8_t> q_ref(rows * q_stride, 0x5a), q_fast(rows * q_stride, 0x5a);
+          std::vector<float> s_ref(rows), s_fast(rows);
+          softmax_quantize_rows_ref(x.data(), stride, rows, n, scale, form, q_ref.data(), q_stride, s_ref.data());
+          softmax_quantize_rows_hwy(x.data(), stride, rows, n, scale, form, q_fast.data(), q_stride, s_fast.data());
+          auto value = [&](const std::vector<int8_t>& q, size_t r, size_t j) {
+            const int8_t* row = q.data() + r * q_stride;
+            switch (form) {
+              case Int8Form::S8: return int(row[j]);
+              case Int8Form::U8Offset: return int(reinterpret_cast<const uint8_t*>(row)[j]) - 128;
+              case Int8Form::S16: return int(reinterpret_cast<const int16_t*>(row)[j]);
+            }
+            return 0;
+          };
+          for (size_t r = 0; r < rows; ++r) {
+            CAPTURE(r);
+            CHECK(std::fabs(s_fast[r] - s_ref[r]) <= 1e-5f * s_ref[r]);
+            const float* xr = x.data() + r * stride;
+            const double m = *std::max_element(xr, xr + n);
+            double sum = 0;
+            for (size_t j = 0; j < n; ++j) sum += std::exp(double(scale) * (xr[j] - m));
+            int largest = 0;
+            for (size_t j = 0; j < n; ++j) {
+              const int qf = value(q_fast, r, j);
+              CHECK(std::abs(qf - value(q_ref, r, j)) <= 1);  // exp's last bits may round it apart
+              CHECK((qf >= 0 && qf <= 127));
+              largest = std::max(largest, qf);
+              const double p = std::exp(double(scale) * (xr[j] - m)) / sum;
+              CHECK(std::fabs(qf * double(s_fast[r]) - p) <= 0.501 / (127 * sum) + 1e-5 * p);
+            }
+            CHECK(largest == 127);
+            if (r == 2) CHECK(value(q_fast, r, n - 1) == 127);
+            for (size_t j = n; j < padded; ++j) CHECK(value(q_fast, r, j) == 0);  // padding: value 0
+            for (size_t b = padded * bytes; b < q_stride; ++b) CHECK(q_fast[r * q_stride + b] == 0x5a);  // untouched
+          }
+        }
+  hwy::SetSupportedTargetsForTest(0);
 }
 
 TEST_CASE("linear attention (elu+1): fast state and apply match the reference") {
