@@ -201,7 +201,8 @@ enum class Int8Form : uint8_t { S8, U8Offset, S16 };
 // round(127 * e_j) (the row's largest probability is 127, as the kernels' own quantizer would
 // make it) and scales[r] = 1 / (127 * sum_j e_j), so p_j = q_j * scales[r]. Rows r < rows of
 // n scores (row stride `stride`) go to q (q_stride bytes apart) in `form`, each padded to
-// int8_padded_inputs(n) inputs of value 0.
+// int8_padded_inputs(n) inputs of value 0. The fast kernel's e is within 2.7e-6 of exp's
+// (relative), so a q may round one step apart from the reference's.
 void softmax_quantize_rows_ref(const float* x, size_t stride, size_t rows, size_t n, float scale,
                                Int8Form form, int8_t* q, size_t q_stride, float* scales);
 void softmax_quantize_rows_hwy(const float* x, size_t stride, size_t rows, size_t n, float scale,
