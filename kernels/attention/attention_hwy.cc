@@ -244,11 +244,10 @@ void SoftmaxQuantizeRows(const float* x, size_t stride, size_t rows, size_t n, f
     auto vsum = hn::Zero(d);
     // 127 e rounded to nearest even, at most 127; a NaN score gives 0 (on x86 through Max, which
     // returns its second operand then; on Arm through the conversion).
-    auto quantize = [&](auto scores, size_t j, auto store) {
+    auto quantize = [&](auto scores) {
       const auto e = Exp2NonPositive(hn::Mul(hn::Sub(scores, vm), vscale));
       vsum = hn::Add(vsum, e);
-      const auto v = hn::NearestInt(hn::Min(hn::Max(hn::Mul(e, v127), zero), v127));
-      store(v, j);
+      return hn::NearestInt(hn::Min(hn::Max(hn::Mul(e, v127), zero), v127));
     };
     auto store_form = [&](auto v, auto* dst) {
       switch (form) {
@@ -260,16 +259,13 @@ void SoftmaxQuantizeRows(const float* x, size_t stride, size_t rows, size_t n, f
       }
     };
     const size_t bytes = form == Int8Form::S16 ? 2 : 1;
-    for (size_t j = 0; j < full; j += L)
-      quantize(hn::LoadU(d, xr + j), j, [&](auto v, size_t at) { store_form(v, qr + at * bytes); });
-    // The rest of the scores and the padding, L at a time through the padded copy.
+    for (size_t j = 0; j < full; j += L) store_form(quantize(hn::LoadU(d, xr + j)), qr + j * bytes);
+    // The rest of the scores and the padding, L at a time through the padded copies.
     for (size_t j = full; j < padded; j += L) {
       std::fill(tail, tail + L, -INFINITY);
       if (j < n) std::copy(xr + j, xr + std::min(n, j + L), tail);
-      quantize(hn::Load(d, tail), j, [&](auto v, size_t at) {
-        store_form(v, reinterpret_cast<int8_t*>(tail_q));
-        std::copy_n(reinterpret_cast<const int8_t*>(tail_q), (std::min(padded, at + L) - at) * bytes, qr + at * bytes);
-      });
+      store_form(quantize(hn::Load(d, tail)), tail_q);
+      std::copy_n(reinterpret_cast<const int8_t*>(tail_q), (std::min(padded, j + L) - j) * bytes, qr + j * bytes);
     }
     scales[r] = 1.0f / (127.0f * hn::GetLane(hn::SumOfLanes(d, vsum)));
   }

@@ -27,7 +27,7 @@ import warnings
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import scaling  # noqa: E402  (KINDS, base_config, build_models, bench, cpu_name, ROOT)
-import suite  # noqa: E402  (fma_peak: the machine's FMA peak, to say which CPU the figures are from)
+import suite  # noqa: E402  (fma_peak: the machine's FMA peak, to say which CPU; parse: ort_bench.js's output)
 
 ROOT = scaling.ROOT
 MAX_N = 32768  # the models scaling.py builds (their E and F have this many columns)
@@ -79,7 +79,7 @@ def ort_latency(onnx, threads, runs):
                         str(runs), "--warmup", "1"], capture_output=True, text=True, timeout=1800)
     if r.returncode != 0:
         return None, "ONNX Runtime failed: " + (r.stderr.strip().splitlines() or ["?"])[-1][:160]
-    return float(re.search(r"latency_ms:\s*median\s*([0-9.]+)", r.stdout).group(1)), ""
+    return suite.parse(r.stdout)["latency_ms"], ""
 
 
 def main():
