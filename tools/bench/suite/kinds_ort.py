@@ -18,7 +18,6 @@ docs/kinds_ort.md.
 import argparse
 import multiprocessing
 import os
-import re
 import subprocess
 import sys
 import time
@@ -26,7 +25,7 @@ import warnings
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-import scaling  # noqa: E402  (KINDS, base_config, build_models, bench, cpu_name, ROOT)
+import scaling  # noqa: E402  (KINDS, make_model, slug, build_models, bench, cpu_name, ROOT)
 import suite  # noqa: E402  (fma_peak: the machine's FMA peak, to say which CPU; parse: ort_bench.js's output)
 
 ROOT = scaling.ROOT
@@ -35,11 +34,7 @@ MAX_N = 32768  # the models scaling.py builds (their E and F have this many colu
 
 def export(name, T, path):
     import torch
-    from linfer_ref import LinferEncoder, init_random
-    cfg = dict(scaling.base_config(MAX_N), **scaling.KINDS[name])
-    model = LinferEncoder(cfg)
-    init_random(model, seed=7)
-    model.eval()
+    model = scaling.make_model(name, MAX_N)[0].eval()
     ids = torch.randint(0, 256, (T,), generator=torch.Generator().manual_seed(T), dtype=torch.long)
     with warnings.catch_warnings(), torch.no_grad():
         warnings.simplefilter("ignore")
@@ -98,8 +93,7 @@ def main():
     rows = {}
     for T in lengths:
         for name in scaling.KINDS:
-            slug = re.sub(r"[^a-z0-9]+", "_", name)
-            onnx = os.path.join(args.work, "kinds_%s_n%d.onnx" % (slug, T))
+            onnx = os.path.join(args.work, "kinds_%s_n%d.onnx" % (scaling.slug(name), T))
             t0 = time.time()
             why = export_with_timeout(name, T, onnx, args.export_timeout)
             export_s = time.time() - t0

@@ -56,17 +56,27 @@ KINDS = {
 }
 
 
+def slug(name):
+    """A kind's name as a file-name part: "linear (elu+1)" -> "linear_elu_1_"."""
+    return re.sub(r"[^a-z0-9]+", "_", name)
+
+
+def make_model(name, max_n):
+    """The PyTorch reference of kind `name` with the weights of its .lfm file (seed 7): (model, config)."""
+    from linfer_ref import LinferEncoder, init_random  # only the model builders need torch
+    cfg = dict(base_config(max_n), **KINDS[name])
+    model = LinferEncoder(cfg)
+    init_random(model, seed=7)
+    return model, cfg
+
+
 def build_models(work, max_n):
-    import torch  # noqa: F401  (only the model builder needs torch)
-    from linfer_ref import LinferEncoder, init_random, save_safetensors
+    from linfer_ref import save_safetensors
     paths = {}
-    for name, extra in KINDS.items():
-        slug = re.sub(r"[^a-z0-9]+", "_", name)
-        lfm = os.path.join(work, "scaling_%s_%d.lfm" % (slug, max_n))
+    for name in KINDS:
+        lfm = os.path.join(work, "scaling_%s_%d.lfm" % (slug(name), max_n))
         if not os.path.exists(lfm):
-            cfg = dict(base_config(max_n), **extra)
-            model = LinferEncoder(cfg)
-            init_random(model, seed=7)
+            model, cfg = make_model(name, max_n)
             ckpt = lfm.replace(".lfm", ".safetensors")
             save_safetensors(model, cfg, ckpt)
             subprocess.run([os.path.join(ROOT, "build", "bin", "linfer-convert"), ckpt, "-o", lfm],
