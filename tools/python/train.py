@@ -70,7 +70,7 @@ import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import data_langid as data  # noqa: E402
-from linfer_ref import LinferEncoder, load_safetensors, save_safetensors  # noqa: E402
+from linfer_ref import LinferEncoder, load_safetensors, save_safetensors, sinusoidal_positions  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 MODELS = os.path.join(ROOT, "examples", "models")
@@ -80,13 +80,18 @@ SHORT_TEST_PER_LANG = 100
 
 
 def make_config(args):
-    return {
+    config = {
         "vocab_size": 256, "dim": args.dim, "num_layers": args.layers, "num_heads": args.heads,
         "head_dim": args.head_dim, "ff_dim": args.ff_dim, "max_seq_len": 1024, "proj_len": args.proj_len,
         "norm_placement": "pre", "final_norm": True, "positions": "learned",
         "projection_placement": "after", "projection_sharing": "kv", "activation": "gelu",
         "head": "classifier", "pooling": "mean", "num_classes": len(data.LABELS),
     }
+    if args.attention == "sliding_window":  # Longformer's local attention, no projections
+        for key in ("proj_len", "projection_placement", "projection_sharing"):
+            del config[key]
+        config.update({"attention_kind": "sliding_window", "window_radius": args.window_radius})
+    return config
 
 
 # the short texts shipped in examples/data (pages of the test split)
@@ -99,14 +104,37 @@ SAMPLE_TEXTS = [("de", "rm.1", "BESCHREIBUNG"), ("fr", "uniq.1", "DESCRIPTION"),
 
 def check_supported(model):
     c = model.cfg
-    want = {"norm_placement": "pre", "positions": "learned", "projection_placement": "after",
-            "attention_kind": "linformer", "head": "classifier", "embedding_norm": False,
-            "position_offset": 0, "embedding_scale": 1.0, "head_transform": False, "proj_bias": False}
+    want = {"norm_placement": "pre", "positions": "learned", "head": "classifier", "embedding_norm": False,
+            "position_offset": 0, "embedding_scale": 1.0, "head_transform": False}
+    if c["attention_kind"] == "sliding_window":
+        want.update({"global_positions": 0})
+    else:
+        want.update({"attention_kind": "linformer", "projection_placement": "after", "proj_bias": False})
     for key, value in want.items():
         if c[key] != value:
             raise SystemExit("train.py's batched forward does not handle %s = %r" % (key, c[key]))
-    if c["projection_sharing"] not in ("kv", "headwise") or c["kv_heads"] != c["num_heads"]:
-        raise SystemExit("train.py's batched forward handles kv/headwise sharing with kv_heads = heads")
+    if c["kv_heads"] != c["num_heads"] or (c["attention_kind"] == "linformer" and
+                                           c["projection_sharing"] not in ("kv", "headwise")):
+        raise SystemExit("train.py's batched forward handles kv_heads = heads and kv/headwise sharing only")
+
+
+def sliding_window_attention(q, k, v, radius, lengths):
+    """q, k, v [B, H, T, hd] (q scaled) -> [B, H, T, hd]: row i attends to the keys j with
+    |i - j| <= radius and j < its input's length (a padded row, i >= length, to itself only, so
+    that it stays finite; it is masked out later). Gathers the 2 radius + 1 keys of each row
+    instead of masking a T x T matrix."""
+    B, H, T, hd = q.shape
+    w = 2 * radius + 1
+    kw = F.pad(k, (0, 0, radius, radius)).unfold(2, w, 1)  # [B, H, T, hd, w]
+    vw = F.pad(v, (0, 0, radius, radius)).unfold(2, w, 1)
+    scores = torch.einsum("bhtd,bhtdw->bhtw", q, kw)
+    i = torch.arange(T)[:, None]
+    j = i - radius + torch.arange(w)[None, :]  # [T, w]: the key position of each slot
+    L = torch.full((B,), T) if lengths is None else lengths
+    seen = (j[None] >= 0) & (j[None] < L[:, None, None])
+    seen = seen | (j[None] == i[None])  # padded rows: themselves
+    scores = scores.masked_fill(~seen[:, None], float("-inf"))
+    return torch.einsum("bhtw,bhtdw->bhtd", torch.softmax(scores, dim=-1), vw)
 
 
 def batched_forward(model, ids, lengths=None, dropout=0.0):
@@ -124,6 +152,13 @@ def batched_forward(model, ids, lengths=None, dropout=0.0):
     for layer in model.layers:
         a = layer.attention
         h = layer.attention_norm(x)
+        if c["attention_kind"] == "sliding_window":
+            q = (a.q(h) * (1.0 / math.sqrt(hd))).view(B, T, H, hd).transpose(1, 2)
+            k, v = (t.view(B, T, H, hd).transpose(1, 2) for t in (a.k(h), a.v(h)))
+            o = sliding_window_attention(q, k, v, c["window_radius"], lengths)
+            x = x + drop(a.out(o.transpose(1, 2).reshape(B, T, H * hd)))
+            x = x + drop(layer.feed_forward(layer.feed_forward_norm(x)))
+            continue
         E = a.proj_k[:, :T]
         Fp = E if c["projection_sharing"] == "kv" else a.proj_v[:, :T]
         kk = E.shape[0]
@@ -174,9 +209,16 @@ def check_batched(model, texts):
     return worst
 
 
-def init_weights(model, seed):
+def init_weights(model, seed, proj_init="random", pos_init="normal"):
     """Token embeddings N(0, 1) (nn.Embedding's default), positions N(0, 0.02), projections E/F
-    N(0, 1/sqrt(n)) (LinferEncoder leaves them at zero), linears and norms PyTorch's defaults."""
+    N(0, 1/sqrt(n)) (LinferEncoder leaves them at zero), linears and norms PyTorch's defaults.
+    proj_init "prefix-identity" adds the identity to E/F's first k columns: slot j starts as
+    position j (plus the random part), so an input of up to about k bytes starts with attention
+    over its positions, not over random mixtures of them, from which a byte-level model cannot
+    easily build the local n-grams a language is told by. pos_init "sinusoidal" starts the learned
+    positions as the sinusoidal table (amplitude 1, like the token embeddings) instead of N(0, 0.02),
+    so that attending to a neighbour (a fixed offset) is a linear function of the positions.
+    Neither helped the language-ID model (docs/accuracy.md, "Why it falls short")."""
     g = torch.Generator().manual_seed(seed)
     n = model.cfg["max_seq_len"]
     with torch.no_grad():
@@ -185,8 +227,13 @@ def init_weights(model, seed):
                 p.copy_(torch.randn(p.shape, generator=g))
             elif name == "position_embedding.weight":
                 p.copy_(0.02 * torch.randn(p.shape, generator=g))
+                if pos_init == "sinusoidal":
+                    p.copy_(sinusoidal_positions(torch.arange(p.shape[0]), p.shape[1], 10000.0, dtype=p.dtype))
             elif name.endswith("proj_k") or name.endswith("proj_v"):
                 p.copy_(torch.randn(p.shape, generator=g) / math.sqrt(n))
+                if proj_init == "prefix-identity":
+                    k = p.shape[0]
+                    p[:, :k] += torch.eye(k)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -454,6 +501,9 @@ def main():
     ap.add_argument("--head-dim", type=int, default=32)
     ap.add_argument("--ff-dim", type=int, default=512)
     ap.add_argument("--proj-len", type=int, default=64)
+    ap.add_argument("--attention", choices=("linformer", "sliding_window"), default="linformer",
+                    help="sliding_window: Longformer's local attention (--window-radius) instead of Linformer's")
+    ap.add_argument("--window-radius", type=int, default=4, help="sliding_window: row i sees keys |i - j| <= this")
     ap.add_argument("--steps", type=int, default=4000)
     ap.add_argument("--batch", type=int, default=8, help="long windows per long batch")
     ap.add_argument("--short-batch", type=int, default=64, help="inputs per short batch")
@@ -473,6 +523,11 @@ def main():
                     "training text for the short inputs (never validation or test)")
     ap.add_argument("--extra-fraction", type=float, default=0.4,
                     help="with --extra-text: share of the short inputs (sentences and windows) drawn from it")
+    ap.add_argument("--proj-init", choices=("random", "prefix-identity"), default="random",
+                    help="initial projections E/F: random N(0, 1/sqrt(n)), or that plus the identity on the "
+                    "first k positions (init_weights)")
+    ap.add_argument("--pos-init", choices=("normal", "sinusoidal"), default="normal",
+                    help="initial learned positions: N(0, 0.02), or the sinusoidal table (init_weights)")
     ap.add_argument("--seed", type=int, default=20260501)
     ap.add_argument("--eval-every", type=int, default=250)
     ap.add_argument("--threads", type=int, default=2)
@@ -525,7 +580,7 @@ def main():
 
     model = LinferEncoder(config)
     check_supported(model)
-    init_weights(model, args.seed)
+    init_weights(model, args.seed, args.proj_init, args.pos_init)
     init_info = None
     if args.init:
         tensors, meta = load_safetensors(args.init)
@@ -567,6 +622,13 @@ def main():
     fingerprint = {k: getattr(args, k) for k in keys}
     if init_info:
         fingerprint["init_sha256"] = init_info["sha256"]
+    if args.attention != "linformer":
+        fingerprint["attention"] = args.attention
+        fingerprint["window_radius"] = args.window_radius
+    if args.proj_init != "random":
+        fingerprint["proj_init"] = args.proj_init
+    if args.pos_init != "normal":
+        fingerprint["pos_init"] = args.pos_init
     if args.extra_text != "none":
         fingerprint["extra_text"] = args.extra_text
         fingerprint["extra_fraction"] = args.extra_fraction
@@ -662,7 +724,8 @@ def main():
         "min_lr_fraction": args.min_lr_fraction, "warmup": args.warmup,
         "weight_decay": args.weight_decay, "dropout": args.dropout, "augment": args.augment,
         "short_fraction": args.short_fraction, "mid_fraction": args.mid_fraction,
-        "tail_fraction": args.tail_fraction, "seed": args.seed,
+        "tail_fraction": args.tail_fraction, "seed": args.seed, "proj_init": args.proj_init,
+        "pos_init": args.pos_init,
         "threads": args.threads, "train_seconds": round(train_seconds, 1),
         "train_bytes": {l: int(len(c)) for l, c in zip(data.LABELS, sampler.corpora)},
         "train_units": {l: len(u) for l, u in zip(data.LABELS, sampler.units)},
