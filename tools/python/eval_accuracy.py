@@ -76,6 +76,23 @@ def read_everyday(path):
     return out
 
 
+def test_sets(docs, pages_path, short_path, everyday_path, per_lang=PER_LANG):
+    """{"1 KB", "short", "everyday": samples}: the 1 KB pieces of the listed test pages (checked to
+    be test-split pages), the stored short set (checked against the pages cut again) and the
+    everyday sentences."""
+    pages = read_pages(pages_path)
+    stray = [p for p in pages if data.split_of(p) != "test"]
+    if stray:
+        raise SystemExit("%s lists pages outside the test split: %s" % (pages_path, " ".join(stray[:5])))
+    short = read_short(short_path)
+    again = data.make_short_samples(docs, pages, per_lang=SHORT_PER_LANG, seed=SHORT_SEED)
+    if [s[1:] for s in short] != [s[1:] for s in again]:
+        raise SystemExit("%s differs from the set cut from the test pages now (data_langid.make_short_samples, "
+                         "seed %r): other package versions or another cutting rule" % (short_path, SHORT_SEED))
+    return {"1 KB": data.make_samples(docs, pages, per_lang=per_lang, seed=TEST_SEED), "short": short,
+            "everyday": read_everyday(everyday_path)}
+
+
 def torch_logits(ckpt, samples):
     tensors, meta = load_safetensors(ckpt)
     config = json.loads(meta["linfer_config"])
@@ -198,19 +215,7 @@ def main():
 
     versions = data.ensure_packages()
     docs = data.load_documents()
-    pages = read_pages(args.pages)
-    stray = [p for p in pages if data.split_of(p) != "test"]
-    if stray:
-        raise SystemExit("%s lists pages outside the test split: %s" % (args.pages, " ".join(stray[:5])))
-    sets = {}
-    sets["1 KB"] = data.make_samples(docs, pages, per_lang=args.per_lang, seed=TEST_SEED)
-    short = read_short(args.short)
-    again = data.make_short_samples(docs, pages, per_lang=SHORT_PER_LANG, seed=SHORT_SEED)
-    if [s[1:] for s in short] != [s[1:] for s in again]:
-        raise SystemExit("%s differs from the set cut from the test pages now (data_langid.make_short_samples, "
-                         "seed %r): other package versions or another cutting rule" % (args.short, SHORT_SEED))
-    sets["short"] = short
-    sets["everyday"] = read_everyday(args.everyday)
+    sets = test_sets(docs, args.pages, args.short, args.everyday, args.per_lang)
     with open(os.path.join(args.models, "langid.labels.txt")) as f:
         names = [l.strip() for l in f if l.strip()]
     assert names == data.LABELS, names

@@ -104,16 +104,12 @@ def main():
     args = ap.parse_args()
     versions = data.ensure_packages()
     docs = data.load_documents()
-    pages = ev.read_pages(os.path.join(ROOT, "examples", "data", "langid_test_pages.txt"))
-    short = ev.read_short(os.path.join(ROOT, "examples", "data", "langid_short_test.tsv"))
-    again = data.make_short_samples(docs, pages, per_lang=ev.SHORT_PER_LANG, seed=ev.SHORT_SEED)
-    if [s[1:] for s in short] != [s[1:] for s in again]:
-        raise SystemExit("langid_short_test.tsv differs from the set cut from the test pages now: other package "
-                         "versions or another cutting rule")
-    sets = [("1 KB set", data.make_samples(docs, pages, per_lang=ev.PER_LANG, seed=ev.TEST_SEED)),
-            ("short set", short),
-            ("short, 40-79 bytes", [s for s in short if len(s[4]) < 80]),
-            ("everyday set", ev.read_everyday(os.path.join(ROOT, "examples", "data", "langid_everyday.tsv")))]
+    data_dir = os.path.join(ROOT, "examples", "data")
+    test = ev.test_sets(docs, os.path.join(data_dir, "langid_test_pages.txt"),
+                        os.path.join(data_dir, "langid_short_test.tsv"), os.path.join(data_dir, "langid_everyday.tsv"))
+    sets = [("1 KB set", test["1 KB"]), ("short set", test["short"]),
+            ("short, 40-79 bytes", [s for s in test["short"] if len(s[4]) < 80]),
+            ("everyday set", test["everyday"])]
     print("| byte n-gram naive Bayes | numbers | " + " | ".join("%s (%d)" % (n, len(s)) for n, s in sets) + " |")
     print("|---|---|" + "---|" * len(sets))
     for log2_buckets in (16, 22):

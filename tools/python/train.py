@@ -152,26 +152,22 @@ def batched_forward(model, ids, lengths=None, dropout=0.0):
     for layer in model.layers:
         a = layer.attention
         h = layer.attention_norm(x)
+        q = (a.q(h) * (1.0 / math.sqrt(hd))).view(B, T, H, hd).transpose(1, 2)  # [B, H, T, hd]
         if c["attention_kind"] == "sliding_window":
-            q = (a.q(h) * (1.0 / math.sqrt(hd))).view(B, T, H, hd).transpose(1, 2)
             k, v = (t.view(B, T, H, hd).transpose(1, 2) for t in (a.k(h), a.v(h)))
             o = sliding_window_attention(q, k, v, c["window_radius"], lengths)
-            x = x + drop(a.out(o.transpose(1, 2).reshape(B, T, H * hd)))
-            x = x + drop(layer.feed_forward(layer.feed_forward_norm(x)))
-            continue
-        E = a.proj_k[:, :T]
-        Fp = E if c["projection_sharing"] == "kv" else a.proj_v[:, :T]
-        kk = E.shape[0]
-        k, v = a.k(h), a.v(h)
-        if mask is not None:  # padded rows must not enter the projection
-            k, v = k * mask, v * mask
-        # E [k, T] @ K [B, T, H*hd]: one projection serves every head (kv/headwise sharing)
-        kp = torch.matmul(E, k).view(B, kk, H, hd).permute(0, 2, 3, 1)  # [B, H, hd, k]
-        vp = torch.matmul(Fp, v).view(B, kk, H, hd).transpose(1, 2)  # [B, H, k, hd]
-        q = (a.q(h) * (1.0 / math.sqrt(hd))).view(B, T, H, hd).transpose(1, 2)  # [B, H, T, hd]
-        att = torch.softmax(torch.matmul(q, kp), dim=-1)  # [B, H, T, k]
-        o = torch.matmul(att, vp).transpose(1, 2).reshape(B, T, H * hd)
-        x = x + drop(a.out(o))
+        else:
+            E = a.proj_k[:, :T]
+            Fp = E if c["projection_sharing"] == "kv" else a.proj_v[:, :T]
+            kk = E.shape[0]
+            k, v = a.k(h), a.v(h)
+            if mask is not None:  # padded rows must not enter the projection
+                k, v = k * mask, v * mask
+            # E [k, T] @ K [B, T, H*hd]: one projection serves every head (kv/headwise sharing)
+            kp = torch.matmul(E, k).view(B, kk, H, hd).permute(0, 2, 3, 1)  # [B, H, hd, k]
+            vp = torch.matmul(Fp, v).view(B, kk, H, hd).transpose(1, 2)  # [B, H, k, hd]
+            o = torch.matmul(torch.softmax(torch.matmul(q, kp), dim=-1), vp)  # [B, H, T, hd]
+        x = x + drop(a.out(o.transpose(1, 2).reshape(B, T, H * hd)))
         x = x + drop(layer.feed_forward(layer.feed_forward_norm(x)))
     x = model.final_norm(x) if c["final_norm"] else x
     if c["pooling"] == "first":
