@@ -80,8 +80,10 @@ size_t scratch_stride(const EncoderConfig& c, uint64_t T) {
   return kernels::attention_f32_scratch_floats(keys, c.head_dim) + 16;
 }
 
-// Whether the layers run as one row pipeline (Session::layer_rows): softmax attention (Linformer
-// or full) with every dense layer on the own kernels, which any thread can run on any rows, and
+// Whether the layers run as one row pipeline (Session::layer_rows): softmax attention (Linformer,
+// full, or a sliding window without global rows: every row's output needs only its own query and
+// the keys computed before the blocks) with every dense layer on the own kernels, which any thread
+// can run on any rows, and
 // (automatic choice) a layer's Q, output and feed-forward weights small enough (8 MiB) to stay in
 // the last-level cache while every block of rows passes through all of them. Measured (2 threads,
 // f32): S (2.5 MiB per layer) runs 0-2% faster at n = 512, 3% at 2048, 6-9% at 8192, with an
@@ -90,7 +92,8 @@ size_t scratch_stride(const EncoderConfig& c, uint64_t T) {
 bool use_row_pipeline(const LoadedModel& m, const linfer_session_options& o, bool xnnpack) {
   const EncoderConfig& c = m.desc.config;
   if (o.row_pipeline == LINFER_PIPELINE_OFF || xnnpack) return false;
-  if (c.attention_kind != AttentionKind::Linformer && c.attention_kind != AttentionKind::FullSoftmax)
+  const bool local = c.attention_kind == AttentionKind::SlidingWindow && c.global_positions == 0;
+  if (c.attention_kind != AttentionKind::Linformer && c.attention_kind != AttentionKind::FullSoftmax && !local)
     return false;
   const LayerWeights& l = m.desc.layers[0];
   const uint64_t bytes = l.q.weight.bytes() + l.out.weight.bytes() + l.fc1.weight.bytes() + l.fc2.weight.bytes();

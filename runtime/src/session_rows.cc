@@ -32,6 +32,8 @@ bool Session::layer_rows(const LayerWeights& w, LayerOps& ops, size_t T) {
   }
   const size_t keys = softmax_keys(w, ops, in, T);
   if (!keys) return false;
+  // A sliding window (the plan admits it without global rows): row i sees keys |i - j| <= radius.
+  const KeyWindow window = {c.attention_kind == AttentionKind::SlidingWindow ? c.window_radius : 0, 0};
   const QuantizedRows& qrows = buf_.quantized;
   workers_.ranges(T, B, [&](size_t begin, size_t end, size_t chunk) {
     float* q = buf_.row_blocks + chunk * B * (2 * HD + F);
@@ -49,7 +51,7 @@ bool Session::layer_rows(const LayerWeights& w, LayerOps& ops, size_t T) {
       ops.q.run_rows(qrows, in + r0 * D, n, q, false, r0);
       rotate_rows(q, r0, n, c.num_heads);
       mark(LINFER_OP_DENSE);
-      for (size_t h = 0; h < c.num_heads; ++h) attention_rows(h, keys, q, attn, n, chunk);
+      for (size_t h = 0; h < c.num_heads; ++h) attention_rows(h, keys, q, attn, n, chunk, window, r0);
       mark(LINFER_OP_ATTENTION);
       ops.out.run_rows(qrows, attn, n, x, true, r0);
       mark(LINFER_OP_DENSE);

@@ -1,6 +1,7 @@
 // Sessions, the arena planner and input validation at run time.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -295,4 +296,41 @@ TEST_CASE("session memory, description and profile report what the session did")
   p = quiet.profile();
   CHECK(p.runs == 0);
   CHECK(p.milliseconds[LINFER_OP_DENSE] == 0.0);
+}
+
+// Sliding-window models without global rows run on the row pipeline: each block's rows see the
+// keys of their neighbours in other blocks (blocks of 4 rows, radius 3) and match the operator
+// path; with global rows (whose output needs every row's query first) the pipeline stays off.
+TEST_CASE("row pipeline: a sliding window across blocks matches the operator path") {
+  EncoderConfig c = small_config();
+  c.attention_kind = AttentionKind::SlidingWindow;
+  c.window_radius = 3;
+  c.proj_len = 0;
+  for (uint32_t global : {0u, 2u}) {
+    CAPTURE(global);
+    c.global_positions = global;
+    auto o = make_model(c);
+    Model m = load(model_bytes(o.desc));
+    SessionOptions off, on;
+    off.row_pipeline = LINFER_PIPELINE_OFF;
+    on.row_pipeline = LINFER_PIPELINE_AUTO;
+    on.pipeline_block_rows = 4;
+    on.num_threads = 2;
+    Session operators, rows;
+    REQUIRE(Session::Create(m, off, &operators).ok());
+    REQUIRE(Session::Create(m, on, &rows).ok());
+    CHECK(rows.describe().find(global ? "row pipeline: off" : "row pipeline: on, 4 rows") != std::string::npos);
+    for (size_t T : {size_t(1), size_t(9), size_t(33)}) {
+      CAPTURE(T);
+      const auto ids = ids_of(T, c.vocab_size);
+      const std::vector<float> want = run(operators, ids), got = run(rows, ids);
+      REQUIRE(got.size() == want.size());
+      float scale = 0.0f, err = 0.0f;
+      for (size_t i = 0; i < want.size(); ++i) {
+        scale = std::max(scale, std::fabs(want[i]));
+        err = std::max(err, std::fabs(got[i] - want[i]));
+      }
+      CHECK(err <= 1e-5f * scale);
+    }
+  }
 }

@@ -11,7 +11,7 @@ same pages, data_langid.make_short_samples) and checks that cutting the pages ag
 that file. Runs every sample of both sets through
   - the checkpoint examples/models/langid.safetensors in tools/python/linfer_ref.py (float32),
   - build/bin/linfer-run examples/models/langid.{f32,f16,int8}.lfm --text SAMPLE --dump OUT.npy,
-  - the baseline: the previous model (examples/models/langid.safetensors at git revision
+  - the baseline: the first example model (examples/models/langid.safetensors at git revision
     --baseline, default fa577d3) in PyTorch, and converted with build/bin/linfer-convert --dtype
     int8 through linfer-run,
 and replaces the generated part of docs/accuracy.md (between the eval_accuracy markers) with the
@@ -190,8 +190,8 @@ DESCRIBE = {
     "linfer f32": "linfer f32 (langid.f32.lfm)",
     "linfer f16": "linfer f16 (langid.f16.lfm)",
     "linfer int8": "linfer int8 (langid.int8.lfm)",
-    "baseline pytorch": "baseline: previous model, PyTorch float32",
-    "baseline int8": "baseline: previous model, linfer int8",
+    "baseline pytorch": "baseline: first model, PyTorch float32",
+    "baseline int8": "baseline: first model, linfer int8",
 }
 REF = {"pytorch": "linfer f32", "linfer f32": "PyTorch", "linfer f16": "linfer f32", "linfer int8": "linfer f32",
        "baseline pytorch": "-", "baseline int8": "baseline PyTorch"}
@@ -206,7 +206,7 @@ def main():
     ap.add_argument("--short", default=os.path.join(ROOT, "examples", "data", "langid_short_test.tsv"))
     ap.add_argument("--everyday", default=os.path.join(ROOT, "examples", "data", "langid_everyday.tsv"))
     ap.add_argument("--per-lang", type=int, default=PER_LANG)
-    ap.add_argument("--baseline", default=BASELINE_REV, help="git revision of the previous model ('' for none)")
+    ap.add_argument("--baseline", default=BASELINE_REV, help="git revision of the baseline model ('' for none)")
     ap.add_argument("--docs", default=os.path.join(ROOT, "docs", "accuracy.md"))
     ap.add_argument("--png", default=os.path.join(ROOT, "docs", "langid_confusion.png"))
     ap.add_argument("--no-docs", action="store_true")

@@ -1,4 +1,4 @@
-"""Trains the example model: a byte-level Linformer that tells which language a text is written in
+"""Trains the example model: a byte-level encoder that tells which language a text is written in
 (10 classes, data_langid.py), and writes it in every form the examples use.
 
     /usr/bin/python3 tools/python/train.py                 # installs the packages, trains, converts
@@ -7,8 +7,9 @@
     /usr/bin/python3 tools/python/train.py --ship build/langid.safetensors      # ship that, no training
 
 The exact command of the shipped model is in examples/models/langid.train.json ("command"; and
-"shipped_by" when it was trained with --out and shipped with --ship). The defaults (dim 128,
-4000 steps) are the configuration meant to reach the targets of issue 17, not the shipped model's.
+"shipped_by" when it was trained with --out and shipped with --ship). The defaults (a Linformer of
+dim 128, 4000 steps) are not the shipped model's: it has sliding-window attention (--attention
+sliding_window --window-radius 4, dim 96; docs/accuracy.md says why).
 
 Writes (from the repository root):
     examples/models/langid.safetensors        the checkpoint, linfer layout, config in __metadata__
@@ -214,7 +215,7 @@ def init_weights(model, seed, proj_init="random", pos_init="normal"):
     easily build the local n-grams a language is told by. pos_init "sinusoidal" starts the learned
     positions as the sinusoidal table (amplitude 1, like the token embeddings) instead of N(0, 0.02),
     so that attending to a neighbour (a fixed offset) is a linear function of the positions.
-    Neither helped the language-ID model (docs/accuracy.md, "Why it falls short")."""
+    Neither helped the language-ID model (docs/accuracy.md, "Why the example is not a Linformer")."""
     g = torch.Generator().manual_seed(seed)
     n = model.cfg["max_seq_len"]
     with torch.no_grad():
@@ -714,7 +715,9 @@ def main():
     diff = check_batched(model, check_texts)
     assert diff < 1e-4, "batched forward differs from LinferEncoder by %g" % diff
     summary = {
-        "command": "nice -n 19 /usr/bin/python3 tools/python/train.py" + "".join(" " + a for a in sys.argv[1:]),
+        # (the niceness it ran at: a training run is usually niced, not always)
+        "command": ("nice -n %d " % os.nice(0) if os.nice(0) else "") + "/usr/bin/python3 tools/python/train.py"
+                   + "".join(" " + a for a in sys.argv[1:]),
         "config": config, "parameters": nparams, "packages": versions,
         "steps": steps, "batch": args.batch, "short_batch": args.short_batch, "lr": args.lr,
         "min_lr_fraction": args.min_lr_fraction, "warmup": args.warmup,
