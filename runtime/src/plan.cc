@@ -83,12 +83,12 @@ size_t scratch_stride(const EncoderConfig& c, uint64_t T) {
 // Whether the layers run as one row pipeline (Session::layer_rows): softmax attention (Linformer,
 // full, or a sliding window without global rows: every row's output needs only its own query and
 // the keys computed before the blocks) with every dense layer on the own kernels, which any thread
-// can run on any rows, and
-// (automatic choice) a layer's Q, output and feed-forward weights small enough (8 MiB) to stay in
-// the last-level cache while every block of rows passes through all of them. Measured (2 threads,
-// f32): S (2.5 MiB per layer) runs 0-2% faster at n = 512, 3% at 2048, 6-9% at 8192, with an
-// arena of 24 MiB instead of 56 at 8192; M (23.6 MiB) runs 7% slower, because each block then
-// streams the whole layer from memory, where operator by operator one matrix (9 MiB) is reused.
+// can run on any rows, and (automatic choice) a layer's Q, output and feed-forward weights small
+// enough (8 MiB) to stay in the last-level cache while every block of rows passes through all of
+// them. Measured (2 threads, f32): S (2.5 MiB per layer) runs 0-2% faster at n = 512, 3% at
+// 2048, 6-9% at 8192, with an arena of 24 MiB instead of 56 at 8192; M (23.6 MiB) runs 7% slower,
+// because each block then streams the whole layer from memory, where operator by operator one
+// matrix (9 MiB) is reused.
 bool use_row_pipeline(const LoadedModel& m, const linfer_session_options& o, bool xnnpack) {
   const EncoderConfig& c = m.desc.config;
   if (o.row_pipeline == LINFER_PIPELINE_OFF || xnnpack) return false;
