@@ -37,6 +37,16 @@ std::vector<float> run(Session& s, const std::vector<int32_t>& ids) {
   OutputView o = s.output();
   return std::vector<float>(o.data, o.data + o.rows * o.cols);
 }
+// Largest |got - want| over the largest |want| (outputs of two paths or thread counts).
+double scaled_difference(const std::vector<float>& got, const std::vector<float>& want) {
+  REQUIRE(got.size() == want.size());
+  double diff = 0, scale = 1e-30;
+  for (size_t i = 0; i < want.size(); ++i) {
+    diff = std::max(diff, double(std::fabs(got[i] - want[i])));
+    scale = std::max(scale, double(std::fabs(want[i])));
+  }
+  return diff / scale;
+}
 }  // namespace
 
 TEST_CASE("arena plan: overlapping lifetimes never share bytes, disjoint ones may") {
@@ -161,12 +171,7 @@ TEST_CASE("session: same output for 1, 2 and 3 threads; repeated runs are bit-id
         base = a;
         continue;
       }
-      double diff = 0, scale = 1e-30;
-      for (size_t i = 0; i < a.size(); ++i) {
-        diff = std::max(diff, double(std::fabs(a[i] - base[i])));
-        scale = std::max(scale, double(std::fabs(base[i])));
-      }
-      CHECK(diff / scale < 1e-5);
+      CHECK(scaled_difference(a, base) < 1e-5);
     }
   }
 }
@@ -323,14 +328,7 @@ TEST_CASE("row pipeline: a sliding window across blocks matches the operator pat
     for (size_t T : {size_t(1), size_t(9), size_t(33)}) {
       CAPTURE(T);
       const auto ids = ids_of(T, c.vocab_size);
-      const std::vector<float> want = run(operators, ids), got = run(rows, ids);
-      REQUIRE(got.size() == want.size());
-      float scale = 0.0f, err = 0.0f;
-      for (size_t i = 0; i < want.size(); ++i) {
-        scale = std::max(scale, std::fabs(want[i]));
-        err = std::max(err, std::fabs(got[i] - want[i]));
-      }
-      CHECK(err <= 1e-5f * scale);
+      CHECK(scaled_difference(run(rows, ids), run(operators, ids)) <= 1e-5);
     }
   }
 }

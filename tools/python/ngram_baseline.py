@@ -6,10 +6,11 @@ example model is measured against (docs/accuracy.md, "Why the example is not a L
 It counts the byte n-grams (1 to N, the text padded with a space at both ends) of the train split's
 text (data_langid: the same cleaned pages, the same page-name split as train.py), hashed into B
 buckets per class; a text's class is the argmax of the sum of log((count + 0.1) / (total + 0.1 V))
-over its n-grams (V: the buckets any class's text uses, plus one) (equal priors, as train.py draws the classes with equal probability). With
-B = 2^16 a table holds 10 x 65,536 = 655,360 numbers, about the 656,170 parameters of the
-Linformer model that was the example until 2026-11-25. It reads the three test sets as eval_accuracy.py does (the short set is checked against the
-pages again) and prints a Markdown table; nothing is written.
+over its n-grams (V: the buckets any class's text uses, plus one; equal priors, as train.py draws
+the classes with equal probability). With B = 2^16 a table holds 10 x 65,536 = 655,360 numbers,
+about the 656,170 parameters of the Linformer model that was the example until 2026-11-25. It
+reads the three test sets as eval_accuracy.py does (the short set is checked against the pages
+again) and prints a Markdown table; nothing is written.
 
     /usr/bin/python3 tools/python/ngram_baseline.py --fit-check examples/models/langid.safetensors
 
