@@ -5,19 +5,22 @@
 //                          dispatched at run time (functions named ..._hwy)
 //   dense_<dtype>_<isa>.cc the dense-layer kernels, one per weight dtype and instruction set,
 //                          chosen at run time by select_dense_kernel
-//   dense_f32_xnnpack.cc   dense layers through XNNPACK operators (an explicit session option)
+//   dense_f32_xnnpack.cc   dense layers through XNNPACK operators (an explicit session option, in
+//                          builds with XNNPACK)
 // Every fast kernel has a reference with the same contract; tests/unit/test_kernels.cpp compares
 // each pair over odd sizes on every instruction set the CPU has. Kernels are single-threaded over
 // the range they are given; the runtime splits work across its thread pool.
 #pragma once
-
-#include <pthreadpool.h>
 
 #include <cstddef>
 #include <cstdint>
 #include <string>
 
 #include "linfer/format/encoder.h"  // DType
+
+#if LINFER_WITH_XNNPACK
+struct pthreadpool;  // <pthreadpool.h>, XNNPACK's threads
+#endif
 
 namespace linfer::kernels {
 
@@ -94,7 +97,8 @@ void transpose_f32_generic(const float* src, size_t src_stride, size_t rows, siz
 void rotate_pairs_f32(float* x, size_t x_stride, size_t rows, size_t heads, size_t head_dim,
                       const float* table, size_t table_stride);
 
-// Name of the instruction set the Highway kernels dispatch to on this CPU (e.g. "AVX3", "NEON").
+// Name of the instruction set the Highway kernels dispatch to on this thread (e.g. "AVX3",
+// "NEON"); hwy_kernel_target(Isa), below, under a cap.
 const char* hwy_kernel_target();
 
 // ---------------------------------------------------------------------------------------------
@@ -293,6 +297,7 @@ void conv_depthwise_add_f32_hwy(const float* x, size_t T, size_t channels, const
 // may run when the CPU has its set and the caller's cap is at or above it.
 enum class Isa : uint8_t {
   Generic,     // portable C++ (auto-vectorised for the build's baseline)
+  X86Sse4,     // SSE4.2: Highway's SSE4 target (the dense layers have no kernel of their own here)
   X86Avx2,     // AVX2, FMA, F16C
   X86AvxVnni,  // + AVX-VNNI (vpdpbusd on 256-bit vectors)
   X86Avx512,   // AVX-512 F, BW, DQ, VL
@@ -306,6 +311,13 @@ bool cpu_has(Isa isa);
 bool isa_within(Isa isa, Isa max);
 // The best instruction set of this CPU (the cap that means "no cap").
 Isa best_isa();
+
+// The Highway kernels' instruction sets on the calling thread (hwy_targets.cc, which stands in for
+// libhwy's dispatch functions): at most `max`'s, and what the CPU has. Per thread, so that each
+// session's cap holds for its own runs; cheap when unchanged. hwy_cap: the thread's current cap.
+void set_hwy_cap(Isa max);
+Isa hwy_cap();
+const char* hwy_kernel_target(Isa max);  // the target the cap gives; the thread's cap stays
 
 // The weights of a dense layer as the kernels read them: one group of the panel layout of
 // linfer/format/panel.h (the runtime hands over one group at a time). Per-channel arrays have
@@ -369,8 +381,9 @@ const DenseKernel* const* dense_kernels(DType dtype, size_t* count);
 // The best kernel for dtype that this CPU runs and `max` allows.
 const DenseKernel& select_dense_kernel(DType dtype, Isa max);
 
-// Dense layers through XNNPACK's f32 fully connected operator (dense_f32_xnnpack.cc). The
-// operator packs its own copy of the weights when it is created.
+#if LINFER_WITH_XNNPACK
+// Dense layers through XNNPACK's f32 fully connected operator (dense_f32_xnnpack.cc; builds with
+// -DLINFER_WITH_XNNPACK=ON). The operator packs its own copy of the weights when it is created.
 class XnnpackDense {
  public:
   XnnpackDense() = default;
@@ -386,7 +399,7 @@ class XnnpackDense {
   std::string create(size_t in, size_t out, const float* weight, const float* bias, bool relu,
                      bool yield_workers, size_t* packed_bytes);
   // Must only be called on a created operator with rows >= 1.
-  bool run(size_t rows, const float* x, float* y, pthreadpool_t pool) const;
+  bool run(size_t rows, const float* x, float* y, ::pthreadpool* pool) const;
 
   size_t inputs() const { return in_; }
   size_t outputs() const { return out_; }
@@ -398,5 +411,6 @@ class XnnpackDense {
 
 // Initialises XNNPACK once per process. Returns "" or a message.
 std::string initialize_xnnpack();
+#endif  // LINFER_WITH_XNNPACK
 
 }  // namespace linfer::kernels

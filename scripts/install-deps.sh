@@ -20,5 +20,5 @@ fi
 echo "install-deps: installing ${missing[*]}"
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO=sudo
-$SUDO apt-get update -qq
+$SUDO apt-get update -qq || true  # a mirror in sync may fail one index; the install says if it matters
 DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" > /dev/null

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Cross-builds linfer for aarch64 (Raspberry Pi 4/5, 64-bit) and runs the test suite under
 # qemu-aarch64, twice: the whole suite on a Cortex-A72 (Raspberry Pi 4: ARMv8.0, no dot product,
-# no fp16 arithmetic), then on qemu's "max" CPU (dot product, fp16: a Pi 5's Cortex-A76 and more)
-# the tests whose code paths depend on those features (the kernels, int8 and f16 models).
+# no fp16 arithmetic), then on a Cortex-A76 (the Raspberry Pi 5's core: dot product, fp16
+# arithmetic; no SVE or i8mm, which qemu's "max" would add) the tests whose code paths depend on
+# those features (the kernels, int8 and f16 models).
 # Installs the cross compiler and qemu-user from Debian, and the arm64 libraries into a sysroot
 # folder (scripts/arm64-sysroot.sh).
 set -euo pipefail
@@ -14,7 +15,7 @@ for p in g++-aarch64-linux-gnu qemu-user; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need+=("$p")
 done
 if [ ${#need[@]} -gt 0 ]; then
-  $SUDO apt-get update -qq
+  $SUDO apt-get update -qq || true  # a mirror in sync may fail one index; the install says if it matters
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}" > /dev/null
 fi
 bash scripts/arm64-sysroot.sh build-arm64/sysroot
@@ -29,7 +30,7 @@ python_packages=(python3-minimal:arm64 python3.11-minimal:arm64 libpython3.11-mi
 if [ ! -f "$pyroot/.complete" ]; then
   mkdir -p "$pyroot/debs"
   (cd "$pyroot/debs" && apt-get download "${python_packages[@]}" > /dev/null 2>&1) || {
-    $SUDO apt-get update -qq
+    $SUDO apt-get update -qq || true
     (cd "$pyroot/debs" && apt-get download "${python_packages[@]}" > /dev/null)
   }
   for deb in "$pyroot"/debs/*.deb; do dpkg -x "$deb" "$pyroot"; done
@@ -45,5 +46,5 @@ cmake --build build-arm64 -j"$(nproc)"
 # stopped after 600 s (the slowest, test_determinism, takes about 250 s) and run once more.
 QEMU_CTEST=(--output-on-failure -j2 --timeout 600 --repeat until-pass:2)
 (cd build-arm64 && QEMU_CPU=cortex-a72 ctest "${QEMU_CTEST[@]}")
-(cd build-arm64 && QEMU_CPU=max ctest "${QEMU_CTEST[@]}" \
+(cd build-arm64 && QEMU_CPU=cortex-a76 ctest "${QEMU_CTEST[@]}" \
   -R '^(test_kernels|test_quantization|test_concurrency|examples_langid|test_golden)$')

@@ -17,6 +17,7 @@ namespace linfer::kernels {
 const char* to_string(Isa isa) {
   switch (isa) {
     case Isa::Generic: return "generic";
+    case Isa::X86Sse4: return "sse4";
     case Isa::X86Avx2: return "avx2";
     case Isa::X86AvxVnni: return "avxvnni";
     case Isa::X86Avx512: return "avx512";
@@ -28,7 +29,7 @@ const char* to_string(Isa isa) {
 }
 
 namespace {
-bool is_x86(Isa i) { return i >= Isa::X86Avx2 && i <= Isa::X86Avx512Vnni; }
+bool is_x86(Isa i) { return i >= Isa::X86Sse4 && i <= Isa::X86Avx512Vnni; }
 bool is_arm(Isa i) { return i == Isa::ArmNeon || i == Isa::ArmNeonDot; }
 }  // namespace
 
@@ -38,10 +39,11 @@ namespace {
 // 14 knows neither "f16c" nor "avxvnni" there). A feature counts only when the OS saves the
 // registers it uses (XCR0).
 struct X86Features {
-  bool avx2 = false, avxvnni = false, avx512 = false, avx512vnni = false;
+  bool sse4 = false, avx2 = false, avxvnni = false, avx512 = false, avx512vnni = false;
   X86Features() {
     unsigned a, b, c, d;
     if (!__get_cpuid(1, &a, &b, &c, &d)) return;
+    sse4 = (c & (1u << 9)) && (c & (1u << 19)) && (c & (1u << 20));  // SSSE3, SSE4.1, SSE4.2
     const bool fma = c & (1u << 12), osxsave = c & (1u << 27), avx = c & (1u << 28), f16c = c & (1u << 29);
     if (!osxsave || !avx) return;
     unsigned xcr0_lo, xcr0_hi;
@@ -73,6 +75,7 @@ bool cpu_has(Isa isa) {
   const bool avx2 = x86.avx2, avxvnni = x86.avxvnni, avx512 = x86.avx512, avx512vnni = x86.avx512vnni;
   switch (isa) {
     case Isa::Generic: return true;
+    case Isa::X86Sse4: return x86.sse4;
     case Isa::X86Avx2: return avx2;
     case Isa::X86AvxVnni: return avxvnni;
     case Isa::X86Avx512: return avx512;
@@ -100,7 +103,7 @@ bool isa_within(Isa isa, Isa max) {
 }
 
 Isa best_isa() {
-  for (Isa isa : {Isa::X86Avx512Vnni, Isa::X86Avx512, Isa::X86AvxVnni, Isa::X86Avx2,
+  for (Isa isa : {Isa::X86Avx512Vnni, Isa::X86Avx512, Isa::X86AvxVnni, Isa::X86Avx2, Isa::X86Sse4,
                   Isa::ArmNeonDot, Isa::ArmNeon})
     if (cpu_has(isa)) return isa;
   return Isa::Generic;

@@ -234,6 +234,13 @@ HWY_EXPORT(ConvertF16);
 HWY_EXPORT(ConvertInt8);
 
 const char* hwy_kernel_target() { return HWY_DYNAMIC_DISPATCH(TargetNameImpl)(); }
+const char* hwy_kernel_target(Isa max) {
+  const Isa was = hwy_cap();
+  set_hwy_cap(max);
+  const char* name = hwy_kernel_target();
+  set_hwy_cap(was);
+  return name;
+}
 void layernorm_f32_hwy(const float* x, size_t x_stride, float* y, size_t y_stride, size_t rows,
                         size_t dim, const float* gamma, const float* beta, float eps) {
   HWY_DYNAMIC_DISPATCH(LayerNorm)(x, x_stride, y, y_stride, rows, dim, gamma, beta, eps);

@@ -20,6 +20,7 @@ std::string DenseLayer::prepare(const ExecutionPlan& plan, const WeightView& wei
   fused_ = activation == kernels::DenseActivation::Tanh ? kernels::DenseActivation::None : activation;
   const float* b = bias.present() ? static_cast<const float*>(bias.data) + size_t(group) * group_rows : nullptr;
 
+#if LINFER_WITH_XNNPACK
   if (plan.xnnpack && weight.dtype != DType::I8) {
     // XNNPACK packs from row-major f32: this group's rows widened into a temporary.
     std::unique_ptr<float[]> rows(new (std::nothrow) float[size_t(group_rows) * in_]);
@@ -29,6 +30,7 @@ std::string DenseLayer::prepare(const ExecutionPlan& plan, const WeightView& wei
     return xnnpack_.create(in_, out_, rows.get(), b, activation == kernels::DenseActivation::Relu,
                            yield_workers, &packed_bytes_);
   }
+#endif
   kernel_ = &plan.kernel_for(weight.dtype);
   const uint64_t group_bytes = uint64_t(panel_count(group_rows)) * panel_bytes(weight.dtype, uint32_t(in_));
   weights_.dtype = weight.dtype;
@@ -70,9 +72,10 @@ void DenseLayer::activation_pass(const Workers& workers, size_t rows, float* y) 
 
 bool DenseLayer::run(const Workers& workers, const QuantizedRows& qrows, size_t rows, const float* x,
                      float* y, bool accumulate, float* scratch) const {
+#if LINFER_WITH_XNNPACK
   if (!kernel_) {
     // XNNPACK has no accumulate and no GELU: a temporary and passes of their own.
-    if (!xnnpack_.run(rows, x, accumulate ? scratch : y, workers.pool)) return false;
+    if (!xnnpack_.run(rows, x, accumulate ? scratch : y, workers.xnn_pool)) return false;
     if (accumulate)
       workers.ranges(rows, 1, [&](size_t b, size_t e, size_t) {
         kernels::add_f32_hwy(y + b * out_, scratch + b * out_, (e - b) * out_);
@@ -80,6 +83,7 @@ bool DenseLayer::run(const Workers& workers, const QuantizedRows& qrows, size_t 
     activation_pass(workers, rows, y);
     return true;
   }
+#endif
   if (rows >= 8 * workers.threads) {  // rows split across threads, each quantizing its own (int8)
     // Shares start at multiples of kRowQuantum, so that every row lands in the same register tile
     // whatever the thread count: the NEON kernels add the partial sums of a short tile in another

@@ -61,7 +61,9 @@ class DenseLayer {
   kernels::DenseWeights weights_;
   kernels::DenseActivation activation_ = kernels::DenseActivation::None;  // the whole activation
   kernels::DenseActivation fused_ = kernels::DenseActivation::None;       // the part the kernel does
+#if LINFER_WITH_XNNPACK
   kernels::XnnpackDense xnnpack_;
+#endif
   size_t in_ = 0, out_ = 0, packed_bytes_ = 0;
 };
 

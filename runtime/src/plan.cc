@@ -1,6 +1,8 @@
 #include "plan.h"
 
+#if LINFER_THREADS
 #include <sched.h>
+#endif
 
 #include <algorithm>
 #include <cstring>
@@ -42,8 +44,24 @@ std::string check_options(const EncoderConfig& c, const linfer_session_options& 
     return "thread_wait " + std::to_string(thread_wait) + " is not a linfer_thread_wait";
   if (o.pipeline_block_rows > 4096)
     return "pipeline_block_rows " + std::to_string(o.pipeline_block_rows) + " exceeds 4096";
-  if (max_isa < int(LINFER_ISA_AUTO) || max_isa > int(LINFER_ISA_ARM_NEON_DOT))
+  if (max_isa < int(LINFER_ISA_AUTO) || max_isa > int(LINFER_ISA_X86_SSE4))
     return "max_isa " + std::to_string(max_isa) + " is not a linfer_isa";
+  return "";
+}
+
+// Options that need what this build may leave out: refused with the build option that brings it.
+std::string check_build(const linfer_session_options& o) {
+#if !LINFER_WITH_XNNPACK
+  if (o.dense_path == LINFER_DENSE_XNNPACK)
+    return "dense_path LINFER_DENSE_XNNPACK: this build has no XNNPACK (configure with "
+           "-DLINFER_WITH_XNNPACK=ON)";
+#endif
+#if !LINFER_THREADS
+  if (o.num_threads > 1)
+    return "num_threads " + std::to_string(o.num_threads) +
+           ": this build runs on the calling thread only (configure with -DLINFER_THREADS=ON)";
+#endif
+  (void)o;
   return "";
 }
 
@@ -54,6 +72,7 @@ kernels::Isa isa_cap(linfer_isa isa) {
   switch (isa) {
     case LINFER_ISA_AUTO: return kernels::best_isa();
     case LINFER_ISA_GENERIC: return Isa::Generic;
+    case LINFER_ISA_X86_SSE4: return Isa::X86Sse4;
     case LINFER_ISA_X86_AVX2: return Isa::X86Avx2;
     case LINFER_ISA_X86_AVXVNNI: return Isa::X86AvxVnni;
     case LINFER_ISA_X86_AVX512: return Isa::X86Avx512;
@@ -129,10 +148,13 @@ linfer_status make_execution_plan(const LoadedModel& model, const linfer_session
   const EncoderConfig& c = d.config;
   *error = check_options(c, o);
   if (!error->empty()) return LINFER_ERROR_INVALID_ARGUMENT;
+  *error = check_build(o);
+  if (!error->empty()) return LINFER_ERROR_UNSUPPORTED;
   *p = ExecutionPlan();
   p->max_len = o.max_seq_len ? o.max_seq_len : c.max_seq_len;
   p->threads = o.num_threads ? o.num_threads : 1;
   p->profiling = o.enable_profiling != 0;
+#if LINFER_THREADS
   if (p->threads > 1) {
     // Spinning workers hold their cores: with more threads than CPUs to run them, each barrier
     // waits for a time slice (measured on 2 CPUs: 4 threads, 50 ms instead of 0.1 ms per run of
@@ -144,6 +166,7 @@ linfer_status make_execution_plan(const LoadedModel& model, const linfer_session
                          p->threads > uint32_t(CPU_COUNT(&cpus));
     }
   }
+#endif
 
   // Dense layers: which dtypes occur, the kernel for each, the widest int8 input.
   p->max_isa = isa_cap(o.max_isa);

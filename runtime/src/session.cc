@@ -28,7 +28,9 @@ Session::~Session() {
   layer_ops_.clear();  // operators before the pool they may use
   head_dense_ = DenseLayer();
   head_out_ = DenseLayer();
-  if (workers_.pool) pthreadpool_destroy(workers_.pool);
+#if LINFER_WITH_XNNPACK
+  if (workers_.xnn_pool) pthreadpool_destroy(workers_.xnn_pool);
+#endif
   free(owned_arena_);
 }
 
@@ -121,18 +123,29 @@ linfer_status Session::prepare(const linfer_session_options& options, std::strin
   }
 
   workers_.threads = p.threads;
-  workers_.flags = p.yield_workers ? PTHREADPOOL_FLAG_YIELD_WORKERS : 0;
-  if (p.threads > 1) {
-    workers_.pool = pthreadpool_create(p.threads);
-    if (!workers_.pool) {
-      *error = "could not create a pool of " + std::to_string(p.threads) + " threads";
-      return LINFER_ERROR_INTERNAL;
-    }
-  }
+  workers_.isa = p.max_isa;
+#if LINFER_WITH_XNNPACK
   if (p.xnnpack) {
     *error = kernels::initialize_xnnpack();
     if (!error->empty()) return LINFER_ERROR_UNSUPPORTED;
+    if (p.threads > 1) {
+      workers_.xnn_pool = pthreadpool_create(p.threads);
+      workers_.xnn_flags = p.yield_workers ? PTHREADPOOL_FLAG_YIELD_WORKERS : 0;
+      if (!workers_.xnn_pool) {
+        *error = "could not create a pool of " + std::to_string(p.threads) + " threads";
+        return LINFER_ERROR_INTERNAL;
+      }
+    }
   }
+#endif
+#if LINFER_THREADS
+  if (p.threads > 1 && !p.xnnpack) {
+    pool_.reset(new (std::nothrow) ThreadPool());
+    *error = pool_ ? pool_->start(p.threads, p.yield_workers) : "out of memory creating a thread pool";
+    if (!error->empty()) return LINFER_ERROR_INTERNAL;
+    workers_.pool = pool_.get();
+  }
+#endif
   *error = prepare_layers();
   if (!error->empty()) return LINFER_ERROR_INTERNAL;
   description_ = describe();
@@ -191,7 +204,7 @@ std::string Session::describe() const {
       s += std::string(" ") + names[t] + " " +
            (plan_.xnnpack && t != size_t(DType::I8) ? "xnnpack_f32 (per-session packed copy)"
                                                     : plan_.dense_kernel[t]->name);
-  s += std::string("; other kernels: highway ") + kernels::hwy_kernel_target();
+  s += std::string("; other kernels: highway ") + kernels::hwy_kernel_target(plan_.max_isa);
   s += "; row pipeline: " + (plan_.row_pipeline ? "on, " + std::to_string(plan_.row_block) + " rows" : std::string("off"));
   s += "; threads: " + std::to_string(plan_.threads) + (plan_.yield_workers ? " (yielding)" : "");
   return s;
@@ -211,6 +224,7 @@ size_t Session::packed_weight_bytes() const {
 // run
 
 linfer_status Session::run_ids(const int32_t* ids, size_t length, std::string* error) {
+  kernels::set_hwy_cap(plan_.max_isa);  // this thread's Highway kernels, as the session's cap says
   const EncoderConfig& c = cfg_;
   if (c.vocab_size == 0) {
     *error = "this model takes embeddings, not token ids (vocab_size is 0)";
@@ -237,6 +251,7 @@ linfer_status Session::run_ids(const int32_t* ids, size_t length, std::string* e
 }
 
 linfer_status Session::step(int32_t id, std::string* error) {
+  kernels::set_hwy_cap(plan_.max_isa);  // this thread's Highway kernels, as the session's cap says
   const EncoderConfig& c = cfg_;
   if (c.attention_kind == AttentionKind::Lsh) {
     *error = "token-by-token runs are not defined for lsh attention: a row's buckets and chunk depend on the "
@@ -273,6 +288,7 @@ linfer_status Session::step(int32_t id, std::string* error) {
 }
 
 linfer_status Session::run_embeddings(const float* embeddings, size_t length, std::string* error) {
+  kernels::set_hwy_cap(plan_.max_isa);  // this thread's Highway kernels, as the session's cap says
   if (length == 0 || length > plan_.max_len || !embeddings) {
     *error = !embeddings ? std::string("embeddings are null")
                          : "input length " + std::to_string(length) + " is outside [1, " +

@@ -8,8 +8,6 @@
 //   plan.cc               the decisions, made once; dense_layer.cc: one dense layer
 #pragma once
 
-#include <pthreadpool.h>
-
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -165,6 +163,9 @@ class Session {
   EncoderConfig cfg_;
   ExecutionPlan plan_;
   Workers workers_;
+#if LINFER_THREADS
+  std::unique_ptr<ThreadPool> pool_;  // workers_.pool
+#endif
   void* owned_arena_ = nullptr;
   Buffers buf_;
   std::vector<LayerOps> layer_ops_;

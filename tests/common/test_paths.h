@@ -3,15 +3,13 @@
 //   LINFER_TEST_PATH: "pipeline" (default: the row pipeline where the model allows it),
 //                     "operators" (operator by operator) or "xnnpack" (f32/f16 dense layers on
 //                     XNNPACK operators);
-//   LINFER_TEST_ISA:  "avx2" or "sse4" (x86): the dense kernels capped there (max_isa; sse4 runs
-//                     the portable kernels) and the Highway kernels forced to that target too, so
+//   LINFER_TEST_ISA:  "avx2" or "sse4" (x86): the session's kernels capped there (max_isa: the
+//                     dense kernels, the portable ones for sse4, and Highway's at that target), so
 //                     that one machine tests the lower targets its CPU also runs.
 #pragma once
 
 #include <cstdlib>
 #include <string>
-
-#include <hwy/targets.h>
 
 #include "linfer/linfer.hpp"
 
@@ -34,31 +32,21 @@ inline std::string test_isa() {
   return v && *v ? v : "";
 }
 
-// Forces the Highway kernels to the LINFER_TEST_ISA target, once per process. Returns the
-// Highway target name the kernels must then report ("" when nothing is forced).
+// The Highway target name that sessions under LINFER_TEST_ISA must report ("" when nothing is
+// forced): the session's max_isa caps the Highway kernels too.
 inline std::string force_test_isa() {
-  static const std::string forced = [] {
-    const std::string isa = test_isa();
 #if defined(__x86_64__)
-    if (isa == "avx2") {
-      hwy::SetSupportedTargetsForTest(HWY_AVX2 | HWY_SSE4 | HWY_SCALAR);
-      return std::string("AVX2");
-    }
-    if (isa == "sse4") {
-      hwy::SetSupportedTargetsForTest(HWY_SSE4 | HWY_SCALAR);
-      return std::string("SSE4");
-    }
+  const std::string isa = test_isa();
+  if (isa == "avx2") return "AVX2";
+  if (isa == "sse4") return "SSE4";
 #endif
-    return std::string();
-  }();
-  return forced;
+  return "";
 }
 
 inline SessionOptions path_options(SessionOptions base = SessionOptions()) {
-  force_test_isa();
   const std::string isa = test_isa();
   if (isa == "avx2") base.max_isa = LINFER_ISA_X86_AVX2;
-  if (isa == "sse4") base.max_isa = LINFER_ISA_GENERIC;
+  if (isa == "sse4") base.max_isa = LINFER_ISA_X86_SSE4;
   return with_path(base, test_path());
 }
 

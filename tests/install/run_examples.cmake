@@ -121,3 +121,25 @@ if(NOT rc EQUAL 0 OR NOT rc2 EQUAL 0 OR NOT same MATCHES "cosine similarity 1.00
    OR NOT different MATCHES "cosine similarity -?0\\.[0-9]+")
   message(FATAL_ERROR "linfer_embed: a text must be identical to itself and differ from another")
 endif()
+
+# scripts/run-example.sh: --lines on the sample text, one line per sample in the labels' order,
+# each answered with its language and probability.
+execute_process(COMMAND ${LAUNCHER} ${CLASSIFY} --lines ${model_int8} ${label_file}
+                ${SOURCE}/examples/data/langid_samples.txt RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+message("--lines:\n${out}")
+string(REGEX MATCHALL "[^\n]+" answers "${out}")
+list(LENGTH answers answered)
+list(LENGTH labels label_count)
+if(NOT rc EQUAL 0 OR NOT answered EQUAL label_count)
+  message(FATAL_ERROR "linfer_classify --lines: ${answered} lines for ${label_count} samples: ${out}${err}")
+endif()
+foreach(i RANGE 0 ${label_count})
+  if(i EQUAL label_count)
+    break()
+  endif()
+  list(GET answers ${i} answer)
+  list(GET labels ${i} want)
+  if(NOT answer MATCHES "^${want} \\([0-9.]+%\\) +[^ ]")
+    message(FATAL_ERROR "linfer_classify --lines: sample ${i} should be '${want} (P%)  text', got '${answer}'")
+  endif()
+endforeach()

@@ -119,6 +119,7 @@ TEST_CASE("four sessions on four threads share the model's weights: resident wei
   }
 }
 
+#if LINFER_WITH_XNNPACK
 TEST_CASE("the XNNPACK option packs a copy per session, and says so") {
   auto owned = testing::make_model(testing::small_config(), 5);
   const std::vector<uint8_t> bytes = testing::model_bytes(owned.desc);
@@ -137,3 +138,17 @@ TEST_CASE("the XNNPACK option packs a copy per session, and says so") {
   CHECK(b.packed_weight_bytes() == a.packed_weight_bytes());
   CHECK(a.describe().find("xnnpack") != std::string::npos);
 }
+#else
+TEST_CASE("without XNNPACK in the build, its option is refused with the build option that brings it") {
+  auto owned = testing::make_model(testing::small_config(), 5);
+  const std::vector<uint8_t> bytes = testing::model_bytes(owned.desc);
+  Model model;
+  REQUIRE(Model::LoadFromMemory(bytes.data(), bytes.size(), &model).ok());
+  SessionOptions opt;
+  opt.dense_path = LINFER_DENSE_XNNPACK;
+  Session a;
+  const Status s = Session::Create(model, opt, &a);
+  CHECK(s.code() == LINFER_ERROR_UNSUPPORTED);
+  CHECK(s.message().find("-DLINFER_WITH_XNNPACK=ON") != std::string::npos);
+}
+#endif

@@ -8,7 +8,9 @@
 #include <string>
 #include <vector>
 
-#include <hwy/targets.h>
+#if LINFER_THREADS
+#include <thread>
+#endif
 
 #include "kernels.h"
 #include "linfer/format/half.h"
@@ -35,23 +37,30 @@ double rel_err(const std::vector<float>& a, const std::vector<float>& b) {
   return diff / scale;
 }
 const size_t kOddSizes[] = {1, 3, 7, 15, 16, 17, 31, 33, 63, 65, 100, 257};
-// Highway target sets to force (0: what the CPU has); a set the CPU lacks falls back to its best.
+// Caps for the Highway kernels (the CPU's best first); a target the CPU lacks falls back to its best.
 #if defined(__x86_64__)
-const int64_t kHwyTargetSets[] = {0, HWY_AVX2 | HWY_SSE4 | HWY_SCALAR, HWY_SSE4 | HWY_SCALAR, HWY_SCALAR};
+const Isa kHwyCaps[] = {best_isa(), Isa::X86Avx2, Isa::X86Sse4, Isa::Generic};
 #else
-const int64_t kHwyTargetSets[] = {0, HWY_SCALAR};
+const Isa kHwyCaps[] = {best_isa(), Isa::Generic};
 #endif
 }  // namespace
 
-TEST_CASE("Highway kernels follow the targets Highway offers: forced down, they report it") {
+TEST_CASE("Highway kernels follow the thread's cap, and report it") {
   const std::string best = hwy_kernel_target();
   MESSAGE("Highway kernels use " << best);
 #if defined(__x86_64__)
-  hwy::SetSupportedTargetsForTest(HWY_SSE4 | HWY_SCALAR);
+  set_hwy_cap(Isa::X86Sse4);
   CHECK(std::string(hwy_kernel_target()) == "SSE4");
-  hwy::SetSupportedTargetsForTest(HWY_SCALAR);
+  set_hwy_cap(Isa::Generic);
   CHECK(std::string(hwy_kernel_target()) == "SCALAR");
-  hwy::SetSupportedTargetsForTest(0);  // back to what the CPU has
+  CHECK(std::string(hwy_kernel_target(Isa::X86Sse4)) == "SSE4");  // asked, then put back
+  CHECK(std::string(hwy_kernel_target()) == "SCALAR");
+#if LINFER_THREADS
+  std::string other;  // the cap is the thread's: another one starts with the CPU's best
+  std::thread([&] { other = hwy_kernel_target(); }).join();
+  CHECK(other == best);
+#endif
+  set_hwy_cap(best_isa());
 #endif
   CHECK(std::string(hwy_kernel_target()) == best);
 }
@@ -348,8 +357,8 @@ TEST_CASE("int8 compression: packed columns, E's rows in each kernel's form, pro
         std::vector<float> scales_ref(D, -1), scales(D, -2), scales_split(D, -3);
         std::vector<int32_t> sums_ref(D, -1), sums(D, -2), sums_split(D, -3);
         pack_columns_int8_ref(x.data(), x_stride, T, D, 0, D, panels_ref.data(), scales_ref.data(), sums_ref.data());
-        for (int64_t targets : kHwyTargetSets) {  // the packer on every Highway target of the CPU
-          hwy::SetSupportedTargetsForTest(targets);
+        for (Isa cap : kHwyCaps) {  // the packer on every Highway target of the CPU
+          set_hwy_cap(cap);
           CAPTURE(std::string(hwy_kernel_target()));
           pack_columns_int8_hwy(x.data(), x_stride, T, D, 0, D, panels.data(), scales.data(), sums.data());
           for (size_t c0 = 0; c0 < D; c0 += 16)
@@ -362,7 +371,7 @@ TEST_CASE("int8 compression: packed columns, E's rows in each kernel's form, pro
           CHECK(sums == sums_ref);
           CHECK(sums_split == sums_ref);
         }
-        hwy::SetSupportedTargetsForTest(0);  // back to what the CPU has
+        set_hwy_cap(best_isa());  // back to what the CPU has
 
         std::mt19937 rng(uint32_t(k * 31 + T));
         std::uniform_int_distribution<int> qi(-127, 127);
@@ -488,11 +497,11 @@ TEST_CASE("attention_f32 sliding window: fast matches reference on every Highway
   const Case cases[] = {{1, 1, 0, 0, 1},       {9, 1, 0, 0, 9},      {40, 3, 2, 0, 40},   {40, 3, 2, 17, 11},
                         {300, 2, 1, 250, 50},  {700, 200, 3, 0, 40}, {700, 200, 3, 300, 27},
                         {700, 5, 0, 680, 20},  {1100, 300, 5, 400, 19}, {64, 100, 64, 0, 64}};
-  for (int64_t targets : kHwyTargetSets)
+  for (Isa cap : kHwyCaps)
     for (const Case& c : cases)
       for (size_t dh : {7, 32}) {
-        hwy::SetSupportedTargetsForTest(targets);
-        CAPTURE(targets);
+        set_hwy_cap(cap);
+        CAPTURE(to_string(cap));
         CAPTURE(c.keys);
         CAPTURE(c.radius);
         CAPTURE(c.global);
@@ -526,7 +535,7 @@ TEST_CASE("attention_f32 sliding window: fast matches reference on every Highway
           CHECK(again == fast);
         }
       }
-  hwy::SetSupportedTargetsForTest(0);
+  set_hwy_cap(best_isa());
 }
 
 TEST_CASE("attention_f32 key spans (block sparse): fast matches reference on every Highway target") {
@@ -542,11 +551,11 @@ TEST_CASE("attention_f32 key spans (block sparse): fast matches reference on eve
                         {700, 17, {0, 64, 192, 384, 640, 700, 64, 128}},
                         {700, 8, {699, 700, 0, 1, 300, 301, 699, 700}},
                         {1100, 11, {0, 1100, 256, 512}}};
-  for (int64_t targets : kHwyTargetSets)
+  for (Isa cap : kHwyCaps)
     for (const Case& c : cases)
       for (size_t dh : {5, 32}) {
-        hwy::SetSupportedTargetsForTest(targets);
-        CAPTURE(targets);
+        set_hwy_cap(cap);
+        CAPTURE(to_string(cap));
         CAPTURE(c.keys);
         CAPTURE(dh);
         const size_t q_stride = dh + 3, kt_stride = c.keys + 1, v_stride = dh + 2, o_stride = dh + 1;
@@ -586,7 +595,7 @@ TEST_CASE("attention_f32 key spans (block sparse): fast matches reference on eve
         attention_f32_hwy(a, 0, c.rows, scratch.data());
         CHECK(again == plain);
       }
-  hwy::SetSupportedTargetsForTest(0);
+  set_hwy_cap(best_isa());
 }
 
 TEST_CASE("lsh_chunk_f32: fast matches reference on every Highway target") {
@@ -599,11 +608,11 @@ TEST_CASE("lsh_chunk_f32: fast matches reference on every Highway target") {
   };
   const Case cases[] = {{1, 1, false}, {1, 1, true}, {4, 4, true},  {7, 6, false},
                         {3, 0, true},  {64, 64, true}, {64, 64, false}, {50, 64, true}};
-  for (int64_t targets : kHwyTargetSets)
+  for (Isa cap : kHwyCaps)
     for (const Case& c : cases)
       for (size_t dh : {5, 32}) {
-        hwy::SetSupportedTargetsForTest(targets);
-        CAPTURE(targets);
+        set_hwy_cap(cap);
+        CAPTURE(to_string(cap));
         CAPTURE(c.rows);
         CAPTURE(c.back);
         CAPTURE(c.causal);
@@ -634,17 +643,17 @@ TEST_CASE("lsh_chunk_f32: fast matches reference on every Highway target") {
           CHECK(lse_ref[0] > -1e4f);
         }
       }
-  hwy::SetSupportedTargetsForTest(0);
+  set_hwy_cap(best_isa());
 }
 
 TEST_CASE("softmax_quantize_rows: fast matches reference in every form, within half a step of the softmax") {
   const Int8Form forms[] = {Int8Form::S8, Int8Form::U8Offset, Int8Form::S16};
-  for (int64_t targets : kHwyTargetSets)
+  for (Isa cap : kHwyCaps)
     for (Int8Form form : forms)
       for (size_t n : kOddSizes)
         for (float scale : {0.125f, 1.0f}) {
-          hwy::SetSupportedTargetsForTest(targets);
-          CAPTURE(targets);
+          set_hwy_cap(cap);
+          CAPTURE(to_string(cap));
           CAPTURE(int(form));
           CAPTURE(n);
           CAPTURE(scale);
@@ -688,7 +697,7 @@ TEST_CASE("softmax_quantize_rows: fast matches reference in every form, within h
             for (size_t b = padded * bytes; b < q_stride; ++b) CHECK(q_fast[r * q_stride + b] == 0x5a);  // untouched
           }
         }
-  hwy::SetSupportedTargetsForTest(0);
+  set_hwy_cap(best_isa());
 }
 
 TEST_CASE("linear attention (elu+1): fast state and apply match the reference") {
@@ -713,13 +722,13 @@ TEST_CASE("linear attention (elu+1): fast state and apply match the reference") 
 }
 
 TEST_CASE("performer (FAVOR+): fast state and apply match the reference on every Highway target") {
-  for (int64_t targets : kHwyTargetSets)
+  for (Isa cap : kHwyCaps)
     for (linfer::FeatureMap map : {linfer::FeatureMap::Softmax, linfer::FeatureMap::Relu})
       for (size_t d : {1, 8, 17, 64})
         for (size_t m : {1, 7, 16, 37, 266})
           for (size_t rows : {1, 5, 40}) {
-            hwy::SetSupportedTargetsForTest(targets);
-            CAPTURE(targets);
+            set_hwy_cap(cap);
+            CAPTURE(to_string(cap));
             CAPTURE(int(map));
             CAPTURE(d);
             CAPTURE(m);
@@ -767,7 +776,7 @@ TEST_CASE("performer (FAVOR+): fast state and apply match the reference on every
             CHECK(rel_err(o2, o1) < 1e-5);
             for (float x : o2) CHECK(std::isfinite(x));
           }
-  hwy::SetSupportedTargetsForTest(0);  // back to what the CPU has
+  set_hwy_cap(best_isa());  // back to what the CPU has
 }
 
 TEST_CASE("conv_depthwise_add_f32: fast matches reference, including the edges") {

@@ -1,8 +1,9 @@
 // linfer-bench MODEL.lfm [--seq-len N] [--threads N] [--runs N] [--warmup N] [--profile]
 //                        [--dense auto|xnnpack] [--pipeline auto|on|off] [--max-isa ISA]
 //                        [--sessions N] [--ids FILE] [--dump OUT.npy]
-// --max-isa caps the dense kernels (a session option) and, for the whole process, the Highway
-// kernels (x86: avx2 and avxvnni run Highway's AVX2 target, generic its SSE4).
+// --max-isa caps the session's kernels (the session option max_isa): the dense kernels and the
+// Highway kernels (x86: avx2 and avxvnni run Highway's AVX2 target, sse4 its SSE4 with portable
+// dense kernels, generic everything portable).
 // --sessions N creates N sessions on the one model, runs each once, and reports the resident
 // memory the model and the sessions add (RSS from /proc/self/status) and the creation time:
 // the figures of docs/performance.md "Memory". Timed runs use the first session.
@@ -24,8 +25,6 @@
 #include <string>
 #include <vector>
 
-#include <hwy/targets.h>
-
 #include "linfer/linfer.hpp"
 #include "tool_util.h"
 
@@ -34,7 +33,7 @@ const char kUsage[] =
     "usage: linfer-bench MODEL.lfm [--seq-len N] [--threads N] [--runs N] [--warmup N] [--profile]\n"
     "                    [--dense auto|xnnpack] [--pipeline auto|on|off] [--max-isa ISA]\n"
     "                    [--sessions N] [--ids FILE] [--dump OUT.npy]\n"
-    "                    (ISA: generic avx2 avxvnni avx512 avx512vnni neon neondot)\n";
+    "                    (ISA: generic sse4 avx2 avxvnni avx512 avx512vnni neon neondot)\n";
 
 int fail(const std::string& m, int code = 1) {
   std::fprintf(stderr, "linfer-bench: %s\n", m.c_str());
@@ -94,17 +93,12 @@ int main(int argc, char** argv) {
     } else if (a == "--max-isa") {
       if (i + 1 >= argc) return fail(a + " needs a value", 2);
       const std::string v = argv[++i];
-      const char* names[] = {"auto", "generic", "avx2", "avxvnni", "avx512", "avx512vnni", "neon", "neondot"};
+      // The cap holds for the dense and the Highway kernels (attention, compression, norms) alike.
+      const char* names[] = {"auto", "generic", "avx2", "avxvnni", "avx512", "avx512vnni", "neon", "neondot", "sse4"};
       size_t k = 0;
-      while (k < 8 && v != names[k]) ++k;
-      if (k == 8) return fail("--max-isa does not take '" + v + "'", 2);
+      while (k < 9 && v != names[k]) ++k;
+      if (k == 9) return fail("--max-isa does not take '" + v + "'", 2);
       options.max_isa = linfer_isa(k);
-#if defined(__x86_64__)
-      // The Highway kernels (attention, compression, norms) dispatch once per process: capped
-      // here as well, so that a lower target is timed as a CPU of that target would run it.
-      if (v == "avx2" || v == "avxvnni") hwy::SetSupportedTargetsForTest(HWY_AVX2 | HWY_SSE4 | HWY_SCALAR);
-      if (v == "generic") hwy::SetSupportedTargetsForTest(HWY_SSE4 | HWY_SCALAR);
-#endif
     } else if (a == "--ids" || a == "--dump") {
       if (i + 1 >= argc) return fail(a + " needs a value", 2);
       (a == "--ids" ? ids_path : dump_path) = argv[++i];

@@ -93,8 +93,9 @@ typedef enum linfer_thread_wait {
   LINFER_WAIT_YIELD = 2  /* sleep in the kernel: a few microseconds more per parallel region */
 } linfer_thread_wait;
 
-/* Instruction sets of the dense-layer kernels, for a cap (linfer_session_options.max_isa): tests
- * and comparisons run lower targets on a CPU that has higher ones. */
+/* Instruction sets of the kernels, for a cap (linfer_session_options.max_isa): tests and
+ * comparisons run lower targets on a CPU that has higher ones. The cap holds for the dense-layer
+ * kernels and for the Highway kernels (norms, attention, compression) of the session's runs. */
 typedef enum linfer_isa {
   LINFER_ISA_AUTO = 0,          /* the best this CPU has */
   LINFER_ISA_GENERIC = 1,       /* portable C++ */
@@ -103,7 +104,8 @@ typedef enum linfer_isa {
   LINFER_ISA_X86_AVX512 = 4,    /* AVX-512 F, BW, DQ, VL */
   LINFER_ISA_X86_AVX512_VNNI = 5,
   LINFER_ISA_ARM_NEON = 6,      /* ARMv8.0 (Raspberry Pi 4) */
-  LINFER_ISA_ARM_NEON_DOT = 7   /* + dot product (Raspberry Pi 5) */
+  LINFER_ISA_ARM_NEON_DOT = 7,  /* + dot product (Raspberry Pi 5) */
+  LINFER_ISA_X86_SSE4 = 8       /* SSE4.2: the Highway kernels' SSE4 target, portable dense layers */
 } linfer_isa;
 
 /* Session options. Start from linfer_session_options_default(), which sets struct_size, then
@@ -121,7 +123,7 @@ typedef struct linfer_session_options {
   linfer_row_pipeline row_pipeline;
   uint32_t pipeline_block_rows; /* rows per block of the row pipeline; 0: chosen for the cache */
   linfer_thread_wait thread_wait;
-  linfer_isa max_isa; /* the dense kernels use at most this instruction set; the CPU's otherwise */
+  linfer_isa max_isa; /* the kernels use at most this instruction set; the CPU's otherwise */
 } linfer_session_options;
 
 /* Operator kinds for profiling. */

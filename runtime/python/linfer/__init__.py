@@ -319,8 +319,8 @@ class Session(_Closable):
       row_pipeline         'auto', 'off' or 'on'
       pipeline_block_rows  rows per row-pipeline block; 0: chosen for the cache
       thread_wait          'auto', 'spin' or 'yield'
-      max_isa              'auto', 'generic', 'avx2', 'avxvnni', 'avx512', 'avx512_vnni', 'neon',
-                           'neon_dot': the highest instruction set the dense kernels may use
+      max_isa              'auto', 'generic', 'sse4', 'avx2', 'avxvnni', 'avx512', 'avx512_vnni',
+                           'neon', 'neon_dot': the highest instruction set the kernels may use
       profiling            True: time per operator kind (profile())
     Enum options also take the C enum's integer value, which the library checks.
 

@@ -3,7 +3,7 @@
 # instructions aarch64 programs execute under qemu-aarch64 (the insn_count plugin) and prints
 # Markdown tables. PROXY: a dynamic instruction count under qemu-aarch64 is not a timing.
 #
-#   run_proxy.sh [dense] [--shapes S,M] [--cpus cortex-a72,max] [--kernels REGEX] [--with-ref]
+#   run_proxy.sh [dense] [--shapes S,M] [--cpus cortex-a72,cortex-a76] [--kernels REGEX] [--with-ref]
 #                        [--out FILE]
 #     Per dense layer shape of the benchmark models S and M, per qemu -cpu, per dense kernel of
 #     this build that the CPU runs (kernels picked by name from `dense_proxy --list`, so the NEON
@@ -15,7 +15,7 @@
 #     Prints the tables again from build-arm64-proxy/results/*.tsv (no build, no run).
 #
 #   run_proxy.sh forward [--bench PATH] [--models A.lfm,B.lfm] [--seq-len N] [--threads N]
-#                        [--warmup N] [--cpus cortex-a72,max] [--plugin-mode inline|atomic]
+#                        [--warmup N] [--cpus cortex-a72,cortex-a76] [--plugin-mode inline|atomic]
 #                        [--out FILE]
 #     Whole forward passes: an arm64 linfer-bench (default build-arm64/bin/linfer-bench, built by
 #     scripts/test-arm64.sh) run with --runs 2 minus --runs 1 (both --warmup N, default 1:
@@ -41,7 +41,7 @@ results="$work/results"
 mode=dense
 if [ $# -gt 0 ] && [[ "$1" != -* ]]; then mode=$1; shift; fi
 shapes_sel="S,M"
-cpus="cortex-a72,max"
+cpus="cortex-a72,cortex-a76"
 kernels_re="."
 with_ref=0
 out=""

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# footprint.sh [ARCH ...]: builds liblinfer and the minimal program (tests/footprint/minimal.c,
+# linked with the library statically) for each architecture (default: x86_64 aarch64 armv7
+# riscv64) with and without XNNPACK (where Debian has XNNPACK for it), Release, and prints their
+# stripped sizes: one line per build in the form of tests/footprint/sizes.txt, then the table of
+# docs/footprint.md. Build folders: build-footprint/<key>. The cross compilers and the arm64/armhf
+# sysroots come from scripts/test-arm64.sh and scripts/test-armhf.sh (run them first).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+archs=("$@")
+[ ${#archs[@]} -gt 0 ] || archs=(x86_64 aarch64 armv7 riscv64)
+rows=()
+for arch in "${archs[@]}"; do
+  case $arch in
+    x86_64) toolchain=(); strip=strip; configs=(ON OFF) ;;
+    aarch64) toolchain=(-DCMAKE_TOOLCHAIN_FILE=cmake/toolchains/aarch64-linux-gnu.cmake
+                        -DLINFER_ARM64_SYSROOT=build-arm64/sysroot)
+             strip=aarch64-linux-gnu-strip; configs=(ON OFF) ;;
+    armv7) toolchain=(-DCMAKE_TOOLCHAIN_FILE=cmake/toolchains/arm-linux-gnueabihf.cmake
+                      -DLINFER_ARMHF_SYSROOT=build-armhf/sysroot)
+           strip=arm-linux-gnueabihf-strip; configs=(ON OFF) ;;
+    riscv64) toolchain=(-DCMAKE_TOOLCHAIN_FILE=cmake/toolchains/riscv64-linux-gnu.cmake)
+             strip=riscv64-linux-gnu-strip; configs=(OFF) ;;
+    *) echo "footprint.sh: unknown architecture $arch" >&2; exit 2 ;;
+  esac
+  for xnnpack in "${configs[@]}"; do
+    key=$arch-$([ "$xnnpack" = ON ] && echo xnnpack || echo noxnnpack)-threads
+    dir=build-footprint/$key
+    cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release "${toolchain[@]}" -DLINFER_WITH_XNNPACK=$xnnpack > /dev/null
+    cmake --build "$dir" -j"$(nproc)" --target linfer linfer_minimal > /dev/null
+    lib=$(find "$dir/runtime" -maxdepth 1 -name 'liblinfer.so.*.*.*' | head -1)
+    $strip -o "$dir/lib.stripped" "$lib"
+    $strip -o "$dir/minimal.stripped" "$dir/bin/linfer_minimal"
+    rows+=("$key $(stat -c %s "$dir/lib.stripped") $(stat -c %s "$dir/minimal.stripped")")
+  done
+done
+echo "# sizes.txt lines (key liblinfer minimal):"
+printf '%s\n' "${rows[@]}"
+echo
+echo "| build | liblinfer.so (stripped) | minimal program (stripped, linfer linked statically) |"
+echo "|---|---:|---:|"
+for r in "${rows[@]}"; do
+  read -r key lib minimal <<< "$r"
+  echo "| $key | $((lib / 1024)) KiB ($lib bytes) | $((minimal / 1024)) KiB ($minimal bytes) |"
+done

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# The runtime alone, as an edge device would take it (docs/footprint.md): configured without
+# XNNPACK, threads, tools or tests, once shared and once static. Each must build with nothing but
+# the C++ standard library and the Highway and FlatBuffers headers, name no optional library
+# (readelf -d; no pthread symbols without threads), install with its CMake package and pkg-config
+# file, run the shipped int8 model from an outside project, and refuse a 2-thread session and the
+# XNNPACK path with the build option that brings them.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+model=$PWD/examples/models/langid.int8.lfm
+for kind in shared static; do
+  dir=build-min-$kind prefix=$PWD/build-min-$kind/install
+  shared=$([ $kind = shared ] && echo ON || echo OFF)
+  rm -rf "$prefix" "$dir/consumer" "$dir/consumer-pc"
+  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release -DLINFER_WITH_XNNPACK=OFF -DLINFER_THREADS=OFF \
+    -DLINFER_BUILD_TOOLS=OFF -DLINFER_BUILD_TESTS=OFF -DBUILD_SHARED_LIBS=$shared > /dev/null
+  cmake --build "$dir" -j"$(nproc)" > /dev/null
+  cmake --install "$dir" --prefix "$prefix" > /dev/null
+  if [ $kind = shared ]; then
+    lib=$(ls "$prefix"/lib/liblinfer.so.*.*.*)
+    needed=$(readelf -d "$lib" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | tr '\n' ' ')
+    echo "$kind: $lib needs: $needed"
+    if echo "$needed" | grep -qiE "xnnpack|pthreadpool|cpuinfo|hwy|pthread"; then
+      echo "test-minimal-builds: $lib needs an optional library: $needed"; exit 1
+    fi
+    if nm -D --undefined-only "$lib" | grep -q "pthread_create"; then
+      echo "test-minimal-builds: $lib starts threads although LINFER_THREADS=OFF"; exit 1
+    fi
+  fi
+  # An outside project, with CMake's package and with pkg-config (--static for the archive).
+  export LD_LIBRARY_PATH="$prefix/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  cmake -S tests/install/consumer -B "$dir/consumer" -DCMAKE_PREFIX_PATH="$prefix" > /dev/null
+  cmake --build "$dir/consumer" > /dev/null
+  "$dir/consumer/consumer" "$model"
+  "$dir/consumer/consumer" "$model" --refused threads
+  "$dir/consumer/consumer" "$model" --refused xnnpack
+  pc_static=$([ $kind = static ] && echo --static || true)
+  mkdir -p "$dir/consumer-pc"
+  g++ -std=c++17 tests/install/consumer/main.cpp -o "$dir/consumer-pc/consumer" \
+    $(PKG_CONFIG_PATH="$prefix/lib/pkgconfig" pkg-config $pc_static --cflags --libs linfer)
+  "$dir/consumer-pc/consumer" "$model"
+done
+echo "test-minimal-builds: passed"
