@@ -15,13 +15,13 @@ std::string DenseLayer::prepare(const ExecutionPlan& plan, const WeightView& wei
   in_ = weight.shape[1];
   out_ = group_rows;
   activation_ = activation;
-  const bool xnnpack_fusable = activation == kernels::DenseActivation::None ||
-                               activation == kernels::DenseActivation::Relu;
   fused_ = activation == kernels::DenseActivation::Tanh ? kernels::DenseActivation::None : activation;
   const float* b = bias.present() ? static_cast<const float*>(bias.data) + size_t(group) * group_rows : nullptr;
 
 #if LINFER_WITH_XNNPACK
   if (plan.xnnpack && weight.dtype != DType::I8) {
+    const bool xnnpack_fusable = activation == kernels::DenseActivation::None ||
+                                 activation == kernels::DenseActivation::Relu;
     // XNNPACK packs from row-major f32: this group's rows widened into a temporary.
     std::unique_ptr<float[]> rows(new (std::nothrow) float[size_t(group_rows) * in_]);
     if (!rows) return "out of memory preparing an XNNPACK dense layer";

@@ -62,7 +62,8 @@ struct Workers {
     struct Context {
       Fn& fn;
       kernels::Isa isa;
-    } ctx{fn, isa};
+    };
+    [[maybe_unused]] Context ctx{fn, isa};
 #if LINFER_THREADS
     if (pool && count > 1) {
       pool->run(

@@ -3,13 +3,16 @@
 //   LINFER_TEST_PATH: "pipeline" (default: the row pipeline where the model allows it),
 //                     "operators" (operator by operator) or "xnnpack" (f32/f16 dense layers on
 //                     XNNPACK operators);
-//   LINFER_TEST_ISA:  "avx2" or "sse4" (x86): the session's kernels capped there (max_isa: the
-//                     dense kernels, the portable ones for sse4, and Highway's at that target), so
-//                     that one machine tests the lower targets its CPU also runs.
+//   LINFER_TEST_ISA:  "avx2" or "sse4" (x86), "generic": the session's kernels capped there
+//                     (max_isa: the dense kernels, the portable ones for sse4 and generic, and
+//                     Highway's at that target, its scalar one for generic), so that one machine
+//                     tests the lower targets its CPU also runs.
 #pragma once
 
 #include <cstdlib>
 #include <string>
+
+#include <hwy/highway.h>  // HWY_STATIC_TARGET: the portable target the build compiles
 
 #include "linfer/linfer.hpp"
 
@@ -35,11 +38,12 @@ inline std::string test_isa() {
 // The Highway target name that sessions under LINFER_TEST_ISA must report ("" when nothing is
 // forced): the session's max_isa caps the Highway kernels too.
 inline std::string force_test_isa() {
-#if defined(__x86_64__)
   const std::string isa = test_isa();
+#if defined(__x86_64__)
   if (isa == "avx2") return "AVX2";
   if (isa == "sse4") return "SSE4";
 #endif
+  if (isa == "generic") return HWY_STATIC_TARGET == HWY_SCALAR ? "SCALAR" : "EMU128";
   return "";
 }
 
@@ -47,6 +51,7 @@ inline SessionOptions path_options(SessionOptions base = SessionOptions()) {
   const std::string isa = test_isa();
   if (isa == "avx2") base.max_isa = LINFER_ISA_X86_AVX2;
   if (isa == "sse4") base.max_isa = LINFER_ISA_X86_SSE4;
+  if (isa == "generic") base.max_isa = LINFER_ISA_GENERIC;
   return with_path(base, test_path());
 }
 
