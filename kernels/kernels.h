@@ -302,7 +302,7 @@ enum class Isa : uint8_t {
   X86AvxVnni,  // + AVX-VNNI (vpdpbusd on 256-bit vectors)
   X86Avx512,   // AVX-512 F, BW, DQ, VL
   X86Avx512Vnni,
-  ArmNeon,     // ARMv8.0 Advanced SIMD (Cortex-A72: Raspberry Pi 4)
+  ArmNeon,     // ARMv8.0 Advanced SIMD (Cortex-A72: Raspberry Pi 4); 32-bit Arm: NEON + VFPv4
   ArmNeonDot,  // + dot product (SDOT; Cortex-A76: Raspberry Pi 5)
 };
 const char* to_string(Isa isa);

@@ -5,30 +5,14 @@
 # arithmetic; no SVE or i8mm, which qemu's "max" would add) the tests whose code paths depend on
 # those features (the kernels, int8 and f16 models).
 # Installs the cross compiler and qemu-user from Debian, and the arm64 libraries into a sysroot
-# folder (scripts/arm64-sysroot.sh).
+# folder (scripts/cross-sysroot.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/need-packages.sh g++-aarch64-linux-gnu qemu-user
-bash scripts/arm64-sysroot.sh build-arm64/sysroot
+bash scripts/cross-sysroot.sh arm64 build-arm64/sysroot
 # The Python package's tests (tests/python) run on Debian's arm64 python3 and python3-numpy,
-# unpacked like the libraries (not installable next to the amd64 ones): the interpreter, its
-# standard library, numpy, and what they load (libffi for ctypes, BLAS and LAPACK for numpy, zlib
-# and expat). A folder of its own, so that the cross build's library search never sees them.
-pyroot=build-arm64/python-sysroot
-SUDO=""
-[ "$(id -u)" -eq 0 ] || SUDO=sudo
-python_packages=(python3-minimal:arm64 python3.11-minimal:arm64 libpython3.11-minimal:arm64
-                 libpython3.11-stdlib:arm64 python3-numpy:arm64 libffi8:arm64 libblas3:arm64
-                 liblapack3:arm64 libgfortran5:arm64 zlib1g:arm64 libexpat1:arm64)
-if [ ! -f "$pyroot/.complete" ]; then
-  mkdir -p "$pyroot/debs"
-  (cd "$pyroot/debs" && apt-get download "${python_packages[@]}" > /dev/null 2>&1) || {
-    $SUDO apt-get update -qq || true
-    (cd "$pyroot/debs" && apt-get download "${python_packages[@]}" > /dev/null)
-  }
-  for deb in "$pyroot"/debs/*.deb; do dpkg -x "$deb" "$pyroot"; done
-  touch "$pyroot/.complete"
-fi
+# unpacked the same way into a folder of their own.
+bash scripts/cross-sysroot.sh --python arm64 build-arm64/python-sysroot
 cmake -S . -B build-arm64 -DCMAKE_TOOLCHAIN_FILE=cmake/toolchains/aarch64-linux-gnu.cmake \
   -DLINFER_ARM64_SYSROOT=build-arm64/sysroot -DLINFER_PYTHON_SYSROOT=build-arm64/python-sysroot \
   -DCMAKE_BUILD_TYPE=Release > /dev/null

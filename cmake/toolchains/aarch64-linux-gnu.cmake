@@ -1,6 +1,6 @@
 # Cross build for 64-bit ARM Linux (Raspberry Pi 4/5 with a 64-bit OS) with Debian's
-# g++-aarch64-linux-gnu. LINFER_ARM64_SYSROOT: the folder scripts/arm64-sysroot.sh filled with
-# the arm64 XNNPACK, pthreadpool, cpuinfo and Highway packages.
+# g++-aarch64-linux-gnu. LINFER_ARM64_SYSROOT: the folder scripts/cross-sysroot.sh arm64 filled
+# with the arm64 XNNPACK, pthreadpool and cpuinfo packages (Highway's headers come from the host).
 set(CMAKE_SYSTEM_NAME Linux)
 set(CMAKE_SYSTEM_PROCESSOR aarch64)
 set(CMAKE_C_COMPILER aarch64-linux-gnu-gcc)

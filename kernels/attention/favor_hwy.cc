@@ -1,5 +1,6 @@
 // Performer (FAVOR+) attention with Highway (kernels.h): features vectorised over the m
 // projections (wt is [d x m]), the state update and the output over the value channels.
+#include "hwy_targets.h"  // before Highway: see there
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "attention/favor_hwy.cc"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep

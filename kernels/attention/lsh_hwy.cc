@@ -1,5 +1,6 @@
 // Reformer's LSH attention, one chunk, with Highway (kernels.h): the scores and P V on the
 // register-blocked matrix product, the masks and the softmax rows vectorised over the keys.
+#include "hwy_targets.h"  // before Highway: see there
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "attention/lsh_hwy.cc"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep

@@ -3,6 +3,7 @@
 // picks the best one for the running CPU. Remainders that do not fill a vector run as scalar code
 // with the same arithmetic order, or through the vector code on a padded copy where scalar code
 // would round differently.
+#include "hwy_targets.h"  // before Highway: see there
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "conv/conv_hwy.cc"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep

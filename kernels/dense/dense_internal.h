@@ -75,4 +75,11 @@ LINFER_DENSE_RUN(run_int8_neondot);     // SDOT
 LINFER_DENSE_QUANTIZE(quantize_s8_neon);
 #endif
 
+#if defined(__arm__)  // 32-bit ARMv7 NEON with VFPv4
+LINFER_DENSE_RUN(run_f32_neonv7);
+LINFER_DENSE_RUN(run_f16_neonv7);
+LINFER_DENSE_RUN(run_int8_neonv7);        // widening multiplies (VMULL/VMLAL/VPADAL)
+LINFER_DENSE_QUANTIZE(quantize_s8_neonv7);
+#endif
+
 }  // namespace linfer::kernels::dense

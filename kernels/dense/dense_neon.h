@@ -1,11 +1,9 @@
 // What the NEON dense kernels (dense_{f32,f16,int8,int8dot}_neon*.cc) share: the walk over row
 // blocks and tiles, the output epilogues, FMLA by element, and the broadcast of an int8 input
 // group. ARMv8.0 only (no dot product here: those functions carry their target attribute in
-// dense_int8_neondot.cc).
+// dense_int8_neondot.cc). The walk itself is plain C++, shared with the 32-bit Arm kernels
+// (dense_neonv7.h).
 #pragma once
-
-#if defined(__aarch64__)
-#include <arm_neon.h>
 
 #include <algorithm>
 #include <cstddef>
@@ -16,14 +14,6 @@
 #include "dense/dense_internal.h"
 
 namespace linfer::kernels::dense::neon {
-
-// Bytes of x rows per block, kept in L2 next to the panel while every panel of the weights
-// passes: 128 KiB of f32 rows (the Pi 4's four cores share 1 MiB of L2, a Pi 5 core has 512 KiB;
-// each needs room for the panel and y too), 64 KiB of int8 rows. Blocks sized for L1 (16 KiB: 4
-// int8 rows of a 3072-input layer) would stream the whole weight matrix from DRAM every few rows
-// (the Pi 4 has no L3), while the rows' own reads are only 4 bytes per 16 x 4 MACs.
-constexpr size_t kFloatRowBlockBytes = 128 * 1024;
-constexpr size_t kInt8RowBlockBytes = 64 * 1024;
 
 // Calls f(std::integral_constant<int, R>) for the tile height 1 <= R <= kMax (the tiles are
 // templates on their height).
@@ -49,6 +39,21 @@ inline void run_tiles(size_t rows, size_t block_bytes, size_t row_bytes, size_t 
                                      with_tile_rows<kRows>(R, [&](auto rows_c) { tile(r, rows_c, n, n_stop); });
                                    });
 }
+
+}  // namespace linfer::kernels::dense::neon
+
+#if defined(__aarch64__)
+#include <arm_neon.h>
+
+namespace linfer::kernels::dense::neon {
+
+// Bytes of x rows per block, kept in L2 next to the panel while every panel of the weights
+// passes: 128 KiB of f32 rows (the Pi 4's four cores share 1 MiB of L2, a Pi 5 core has 512 KiB;
+// each needs room for the panel and y too), 64 KiB of int8 rows. Blocks sized for L1 (16 KiB: 4
+// int8 rows of a 3072-input layer) would stream the whole weight matrix from DRAM every few rows
+// (the Pi 4 has no L3), while the rows' own reads are only 4 bytes per 16 x 4 MACs.
+constexpr size_t kFloatRowBlockBytes = 128 * 1024;
+constexpr size_t kInt8RowBlockBytes = 64 * 1024;
 
 // Stores one row of 4N outputs (bias already added) with ReLU and accumulate; only the first
 // `count` channels when the panel is partial.

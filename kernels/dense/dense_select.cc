@@ -7,7 +7,7 @@
 
 #include "dense/dense_internal.h"
 
-#if defined(__aarch64__)
+#if defined(__aarch64__) || defined(__arm__)
 #include <asm/hwcap.h>
 #include <sys/auxv.h>
 #endif
@@ -90,6 +90,16 @@ bool cpu_has(Isa isa) {
     case Isa::ArmNeonDot: return (hwcap & HWCAP_ASIMD) && (hwcap & HWCAP_ASIMDDP);
     default: return false;
   }
+#elif defined(__arm__)
+  // 32-bit Arm: ArmNeon is NEON with VFPv4 (fused multiply-add, half-precision conversions), the
+  // dense_*_neonv7 kernels' instructions (Cortex-A7 and later; a Cortex-A8 or A9 has NEON but
+  // VFPv3). A 32-bit OS on an ARMv8 core reports both. No dot product in 32-bit kernels.
+  static const unsigned long hwcap = getauxval(AT_HWCAP);
+  switch (isa) {
+    case Isa::Generic: return true;
+    case Isa::ArmNeon: return (hwcap & HWCAP_NEON) && (hwcap & HWCAP_VFPv4);
+    default: return false;
+  }
 #else
   return isa == Isa::Generic;
 #endif
@@ -145,6 +155,15 @@ const DenseKernel kInt8Neon{"dense_int8_neon", DType::I8, Isa::ArmNeon, 1, false
 const DenseKernel* const kF32[] = {&kF32Neon, &kF32Generic};
 const DenseKernel* const kF16[] = {&kF16Neon, &kF16Generic};
 const DenseKernel* const kInt8[] = {&kInt8NeonDot, &kInt8Neon, &kInt8Generic};
+#elif defined(__arm__)
+const DenseKernel kF32NeonV7{"dense_f32_neonv7", DType::F32, Isa::ArmNeon, 0, false, nullptr, run_f32_neonv7};
+const DenseKernel kF16NeonV7{"dense_f16_neonv7", DType::F16, Isa::ArmNeon, 0, false, nullptr, run_f16_neonv7};
+const DenseKernel kInt8NeonV7{"dense_int8_neonv7", DType::I8, Isa::ArmNeon, 1, false, quantize_s8_neonv7,
+                              run_int8_neonv7};
+
+const DenseKernel* const kF32[] = {&kF32NeonV7, &kF32Generic};
+const DenseKernel* const kF16[] = {&kF16NeonV7, &kF16Generic};
+const DenseKernel* const kInt8[] = {&kInt8NeonV7, &kInt8Generic};
 #else
 const DenseKernel* const kF32[] = {&kF32Generic};
 const DenseKernel* const kF16[] = {&kF16Generic};

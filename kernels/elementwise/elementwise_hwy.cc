@@ -3,6 +3,7 @@
 // picks the best one for the running CPU. Remainders that do not fill a vector run as scalar code
 // with the same arithmetic order, or through the vector code on a padded copy where scalar code
 // would round differently.
+#include "hwy_targets.h"  // before Highway: see there
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "elementwise/elementwise_hwy.cc"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
@@ -74,9 +75,21 @@ V Erf(D d, V z) {
   auto q = hn::Set(d, kErfQ[4]);
   for (int i = 3; i >= 0; --i) q = hn::MulAdd(q, t, hn::Set(d, kErfQ[i]));
   q = hn::MulAdd(q, t, hn::Set(d, 1.0f));
+  const auto num = hn::Mul(zc, p);
+#if HWY_ARCH_ARM_V7 && HWY_TARGET == HWY_NEON
+  // 32-bit Arm NEON has no division; Highway's Div there is a reciprocal estimate refined by
+  // Newton-Raphson steps, an ulp or two off, which costs GELU its 1e-6 bound. One correction of the
+  // quotient by its remainder (num - ratio q, exact in a fused multiply-add: hwy_targets.h) gives
+  // the rounded quotient in all but rare cases. q >= 1: no subnormals.
+  auto inv = hn::ApproximateReciprocal(q);
+  for (int i = 0; i < 3; ++i) inv = hn::Mul(inv, hn::NegMulAdd(q, inv, hn::Set(d, 2.0f)));
+  const auto ratio0 = hn::Mul(num, inv);
+  const auto ratio = hn::MulAdd(hn::NegMulAdd(ratio0, q, num), inv, ratio0);
+#else
+  const auto ratio = hn::Div(num, q);
+#endif
   // Exactly +-1 beyond the fitted range, so that GELU is exactly 0 far left (not x * 3e-8).
-  return hn::IfThenElse(hn::Gt(hn::Abs(z), hn::Set(d, kErfZMax)), hn::CopySign(hn::Set(d, 1.0f), z),
-                        hn::Div(hn::Mul(zc, p), q));
+  return hn::IfThenElse(hn::Gt(hn::Abs(z), hn::Set(d, kErfZMax)), hn::CopySign(hn::Set(d, 1.0f), z), ratio);
 }
 
 // Applies op (vector -> vector) to x[0, n) in place. The remainder that does not fill a vector

@@ -4,6 +4,7 @@
 // picks the best one for the running CPU. Remainders that do not fill a vector run as scalar code
 // with the same arithmetic order, or through the vector code on a padded copy where scalar code
 // would round differently.
+#include "hwy_targets.h"  // before Highway: see there
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "gemm/gemm_hwy.cc"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
@@ -11,6 +12,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "kernels.h"
 #include "linfer/format/panel.h"
@@ -96,16 +98,25 @@ void Gemm(size_t M, size_t N, size_t K, const float* A, size_t lda, const float*
 // X's columns as int8 dense weights (kernels.h), a panel of 16 columns at a time: first each
 // column's max |x| over all rows, then each group of 4 rows quantized and stored as one 32-bit
 // lane per column holding its 4 bytes (byte i = row i: the panel's [group][16][4] order), so that
-// no shuffle is needed. Arithmetic as linfer/format/int8.h: the same amax (compare-and-select
-// ignores NaN as `fabs(x) > amax` does), scale and inverse, rounding to nearest even, and 0 for
-// a non-finite product.
+// no shuffle is needed. Arithmetic as linfer/format/int8.h, with the same bytes on every target:
+// - amax on the bit patterns: |x| as unsigned integers orders like the magnitudes, subnormals
+//   included (32-bit Arm NEON flushes them to zero in float compares); NaNs (patterns above
+//   infinity's) are skipped as `fabs(x) > amax` skips them;
+// - the scales and inverses in scalar code, the reference's expressions (Highway's Div on 32-bit
+//   Arm is a reciprocal estimate refined by Newton-Raphson steps, not IEEE division);
+// - a panel with a column whose amax is below 2^-117 goes through the reference: only there can
+//   a subnormal x have a nonzero q, and 32-bit Arm NEON flushes subnormal products to zero
+//   (above it they round to 0 anyway: |x| < 2^-126, inverse < 2^124);
+// - rounding to nearest even, and 0 for a non-finite product.
 void PackColumnsInt8(const float* x, size_t x_stride, size_t rows, size_t cols, size_t col_begin,
                      size_t col_end, int8_t* panels, float* scales, int32_t* sums) {
   const hn::CappedTag<float, kPanelRows> d;
   const hn::RebindToSigned<decltype(d)> di;
+  const hn::RebindToUnsigned<decltype(d)> du;
   const size_t L = hn::Lanes(d), V = kPanelRows / L;  // vectors per panel row
   const size_t groups = int8_padded_inputs(uint32_t(rows)) / kInt8GroupInputs;
-  const auto zero = hn::Zero(d), limit = hn::Set(d, 127.0f), finite = hn::Set(d, 3e38f);
+  const auto limit = hn::Set(d, 127.0f), finite = hn::Set(d, 3e38f);
+  const auto magnitude = hn::Set(du, 0x7fffffffu), infinity = hn::Set(du, 0x7f800000u);
   HWY_ALIGN float tail[kInt8GroupInputs][kPanelRows];  // a partial panel's rows, zero-padded
   for (size_t c0 = col_begin; c0 < col_end; c0 += kPanelRows) {
     const size_t width = std::min<size_t>(kPanelRows, cols - c0);
@@ -117,21 +128,32 @@ void PackColumnsInt8(const float* x, size_t x_stride, size_t rows, size_t cols, 
       std::copy(p, p + width, tail[slot]);
       return tail[slot];
     };
-    decltype(hn::Zero(d)) amax[kPanelRows], inv[kPanelRows];
-    for (size_t v = 0; v < V; ++v) amax[v] = zero;
+    decltype(hn::Zero(du)) amax[kPanelRows];
+    decltype(hn::Zero(d)) inv[kPanelRows];
+    for (size_t v = 0; v < V; ++v) amax[v] = hn::Zero(du);
     for (size_t t = 0; t < rows; ++t) {
       const float* p = row(t, 0);
       for (size_t v = 0; v < V; ++v) {
-        const auto a = hn::Abs(hn::LoadU(d, p + v * L));
-        amax[v] = hn::IfThenElse(hn::Gt(a, amax[v]), a, amax[v]);
+        const auto a = hn::And(hn::BitCast(du, hn::LoadU(d, p + v * L)), magnitude);
+        amax[v] = hn::Max(amax[v], hn::IfThenZeroElse(hn::Gt(a, infinity), a));
       }
     }
-    HWY_ALIGN float lane_scales[kPanelRows];
-    for (size_t v = 0; v < V; ++v) {
-      const auto scale = hn::Div(amax[v], limit);
-      inv[v] = hn::IfThenElseZero(hn::Gt(amax[v], zero), hn::Div(hn::Set(d, 1.0f), scale));
-      hn::Store(scale, d, lane_scales + v * L);
+    HWY_ALIGN uint32_t lane_amax[kPanelRows];
+    HWY_ALIGN float lane_scales[kPanelRows], lane_inv[kPanelRows];
+    for (size_t v = 0; v < V; ++v) hn::Store(amax[v], du, lane_amax + v * L);
+    bool tiny = false;
+    for (size_t j = 0; j < kPanelRows; ++j) {
+      float a;
+      std::memcpy(&a, &lane_amax[j], 4);
+      lane_scales[j] = a / 127.0f;
+      lane_inv[j] = a > 0.0f ? 1.0f / lane_scales[j] : 0.0f;
+      tiny |= j < width && lane_amax[j] != 0 && lane_amax[j] < 0x05000000u;  // (0, 2^-117)
     }
+    if (tiny) {
+      pack_columns_int8_ref(x, x_stride, rows, cols, c0, c0 + width, panels, scales, sums);
+      continue;
+    }
+    for (size_t v = 0; v < V; ++v) inv[v] = hn::Load(d, lane_inv + v * L);
     std::copy(lane_scales, lane_scales + width, scales + c0);
     int32_t* out = reinterpret_cast<int32_t*>(panels + c0 / kPanelRows * groups * kPanelRows * kInt8GroupInputs);
     decltype(hn::Zero(di)) sum[kPanelRows];

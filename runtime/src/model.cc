@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <map>
 #include <set>
@@ -88,9 +89,20 @@ LoadResult load_model_file(const std::string& path, std::unique_ptr<LoadedModel>
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return {LINFER_ERROR_IO, "cannot open '" + path + "': " + std::strerror(errno)};
   struct stat st;
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+  if (fstat(fd, &st) != 0) {
+    const int err = errno;
+    close(fd);
+    // EOVERFLOW: 2 GiB or more, on a 32-bit system whose off_t is 32 bits (Debian armhf).
+    return {LINFER_ERROR_IO, err == EOVERFLOW ? "'" + path + "' is too large for a 32-bit process to map"
+                                              : "cannot stat '" + path + "': " + std::strerror(err)};
+  }
+  if (!S_ISREG(st.st_mode)) {
     close(fd);
     return {LINFER_ERROR_IO, "'" + path + "' is not a regular file"};
+  }
+  if (uint64_t(st.st_size) > uint64_t(PTRDIFF_MAX)) {  // not cut short to size_t (64-bit off_t)
+    close(fd);
+    return {LINFER_ERROR_IO, "'" + path + "' is too large for a 32-bit process to map"};
   }
   auto m = std::make_unique<LoadedModel>();
   m->size = size_t(st.st_size);

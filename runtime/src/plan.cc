@@ -5,7 +5,9 @@
 #endif
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "arena_plan.h"
@@ -293,6 +295,13 @@ linfer_status make_execution_plan(const LoadedModel& model, const linfer_session
       index.push_back(i);
     }
   p->arena_bytes = plan_arena(used) + 64;  // + 64: room to align a caller's buffer
+  // Planned in 64 bits, used as size_t: a 32-bit build must refuse what it cannot address, or
+  // posix_memalign would get the size cut short and run() would write past the arena.
+  if (p->arena_bytes > uint64_t(PTRDIFF_MAX)) {
+    *error = "the arena would need " + std::to_string(p->arena_bytes) + " bytes, more than a " +
+             std::to_string(8 * sizeof(void*)) + "-bit process can address";
+    return LINFER_ERROR_OUT_OF_MEMORY;
+  }
   for (size_t j = 0; j < used.size(); ++j) {
     p->offset[index[j]] = used[j].offset;
     p->bytes[index[j]] = used[j].bytes;

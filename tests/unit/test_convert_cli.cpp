@@ -238,3 +238,19 @@ TEST_CASE("linfer-convert usage errors exit 2") {
   CHECK(code == 1);
   CHECK(access((kTmp + "/never.lfm").c_str(), F_OK) != 0);
 }
+
+TEST_CASE("a checkpoint beyond a 32-bit address space: one-line error, exit 1") {
+  // 3 GiB, sparse (no disk space): a 32-bit process cannot map it (with a 32-bit off_t it cannot
+  // even stat it); a 64-bit one maps it and finds no checkpoint in its zeros.
+  std::system(("mkdir -p " + kTmp).c_str());
+  const std::string in = kTmp + "/huge.pt", out = kTmp + "/huge.lfm";
+  int code = 0;
+  run_command("truncate -s 3G " + in, &code);
+  REQUIRE(code == 0);
+  const std::string text = run_command(std::string(LINFER_CONVERT_PATH) + " " + in + " -o " + out, &code);
+  std::remove(in.c_str());
+  CHECK(code == 1);
+  CHECK_MESSAGE(std::count(text.begin(), text.end(), '\n') == 1, text);
+  if (sizeof(size_t) < 8) CHECK_MESSAGE(text.find("is too large for a 32-bit process to map") != std::string::npos, text);
+  CHECK(access(out.c_str(), F_OK) != 0);
+}

@@ -1,6 +1,9 @@
 // Sessions, the arena planner and input validation at run time.
 #include <doctest/doctest.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -149,6 +152,50 @@ TEST_CASE("session: bad inputs fail with a clear error before computing") {
   Session too_long;
   st = Session::Create(m, opt, &too_long);
   CHECK(st.message() == "max_seq_len 34 exceeds the model's n = 33");
+}
+
+TEST_CASE("32-bit limits: an arena or a file beyond the address space is refused, not cut short") {
+  // Full attention over the longest n the format allows: a small file whose arena needs more
+  // than 4 GiB. Planned in 64 bits; a 32-bit build must refuse it, not allocate it modulo 2^32.
+  auto cfg = small_config();
+  cfg.attention_kind = AttentionKind::FullSoftmax;
+  cfg.proj_len = 0;
+  cfg.positions = PositionKind::None;
+  cfg.dim = 256;
+  cfg.num_heads = 8;
+  cfg.kv_heads = 8;
+  cfg.head_dim = 32;
+  cfg.ff_dim = 1024;
+  cfg.max_seq_len = Limits::kMaxSeqLen;
+  auto o = make_model(cfg);
+  Model m = load(model_bytes(o.desc));
+  size_t bytes = 0;
+  const Status st = Session::ArenaSize(m, SessionOptions(), &bytes);
+  if (sizeof(size_t) < 8) {
+    CHECK(st.code() == LINFER_ERROR_OUT_OF_MEMORY);
+    CHECK(st.message().find("more than a 32-bit process can address") != std::string::npos);
+    Session s;
+    CHECK(Session::Create(m, SessionOptions(), &s).code() == LINFER_ERROR_OUT_OF_MEMORY);
+  } else {
+    REQUIRE(st.ok());
+    CHECK(uint64_t(bytes) > (uint64_t(1) << 32));
+  }
+  // A 3 GiB file (sparse: no disk space): a 32-bit process cannot map it (with a 32-bit off_t
+  // it cannot even stat it); a 64-bit one maps it and finds no model in it.
+  const std::string path = std::string(LINFER_TEST_TMP) + "/huge.lfm";
+  const int fd = ::open(path.c_str(), O_CREAT | O_WRONLY | O_TRUNC | O_LARGEFILE, 0644);
+  REQUIRE(fd >= 0);
+  REQUIRE(::ftruncate64(fd, off64_t(3) << 30) == 0);
+  ::close(fd);
+  Model huge;
+  const Status load_status = Model::Load(path, &huge);
+  std::remove(path.c_str());
+  if (sizeof(size_t) < 8) {
+    CHECK(load_status.code() == LINFER_ERROR_IO);
+    CHECK(load_status.message() == "'" + path + "' is too large for a 32-bit process to map");
+  } else {
+    CHECK(load_status.code() == LINFER_ERROR_INVALID_MODEL);
+  }
 }
 
 TEST_CASE("session: same output for 1, 2 and 3 threads; repeated runs are bit-identical") {

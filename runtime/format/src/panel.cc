@@ -1,5 +1,6 @@
 #include "linfer/format/panel.h"
 
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -86,6 +87,7 @@ void read_row_f32(const WeightView& w, uint32_t row, float* out) {
 
 void* PanelStore::allocate(uint64_t n) {
   void* p = nullptr;
+  if (n > uint64_t(PTRDIFF_MAX)) return nullptr;  // 32-bit builds: not cut short to size_t
   if (posix_memalign(&p, 64, n ? n : 1) != 0) return nullptr;
   blocks.emplace_back(static_cast<uint8_t*>(p), free);
   bytes += n;

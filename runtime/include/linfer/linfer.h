@@ -103,7 +103,7 @@ typedef enum linfer_isa {
   LINFER_ISA_X86_AVXVNNI = 3,   /* + AVX-VNNI */
   LINFER_ISA_X86_AVX512 = 4,    /* AVX-512 F, BW, DQ, VL */
   LINFER_ISA_X86_AVX512_VNNI = 5,
-  LINFER_ISA_ARM_NEON = 6,      /* ARMv8.0 (Raspberry Pi 4) */
+  LINFER_ISA_ARM_NEON = 6,      /* ARMv8.0 (Raspberry Pi 4); 32-bit Arm: NEON with VFPv4 */
   LINFER_ISA_ARM_NEON_DOT = 7,  /* + dot product (Raspberry Pi 5) */
   LINFER_ISA_X86_SSE4 = 8       /* SSE4.2: the Highway kernels' SSE4 target, portable dense layers */
 } linfer_isa;

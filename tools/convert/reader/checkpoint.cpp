@@ -275,11 +275,20 @@ std::unique_ptr<Checkpoint> read_checkpoint(const std::string& path, std::string
     int saved = errno;
     ::close(fd);
     errno = saved;
+    if (saved == EOVERFLOW) {  // 2 GiB or more, on a 32-bit system whose off_t is 32 bits
+      if (error) *error = detail::quote(path) + " is too large for a 32-bit process to map";
+      return nullptr;
+    }
     return sys_error("stat");
   }
   if (!S_ISREG(st.st_mode)) {
     ::close(fd);
     if (error) *error = detail::quote(path) + " is not a regular file";
+    return nullptr;
+  }
+  if (uint64_t(st.st_size) > uint64_t(PTRDIFF_MAX)) {  // not cut short to size_t (64-bit off_t)
+    ::close(fd);
+    if (error) *error = detail::quote(path) + " is too large for a 32-bit process to map";
     return nullptr;
   }
   try {

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Cross-builds linfer for 32-bit ARM (Raspberry Pi OS 32-bit, Debian armhf: ARMv7, VFPv3-D16, no
+# NEON in the baseline) and runs the test suite under qemu-arm, twice: the whole suite on a
+# Cortex-A7 (Raspberry Pi 2: ARMv7 with NEON and VFPv4, what the dense_*_neonv7 kernels and
+# Highway's NEON target need), then on qemu's "max" CPU (ARMv8 features in 32-bit mode) the tests
+# whose code paths depend on CPU features (the kernels, int8 and f16 models). This is the build
+# without XNNPACK (-DLINFER_WITH_XNNPACK=OFF, the aarch64 one has it): it needs nothing of the
+# target but the C and C++ libraries of the cross compiler. Installs the cross compiler and
+# qemu-user from Debian, and the armhf python3 + numpy into a folder of their own
+# (scripts/cross-sysroot.sh) for the Python package's tests.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+start=$SECONDS
+bash scripts/need-packages.sh g++-arm-linux-gnueabihf qemu-user
+bash scripts/cross-sysroot.sh --python armhf build-armhf/python-sysroot
+cmake -S . -B build-armhf -DCMAKE_TOOLCHAIN_FILE=cmake/toolchains/arm-linux-gnueabihf.cmake \
+  -DLINFER_WITH_XNNPACK=OFF -DLINFER_PYTHON_SYSROOT=build-armhf/python-sysroot \
+  -DCMAKE_BUILD_TYPE=Release > /dev/null
+cmake --build build-armhf -j"$(nproc)"
+echo "test-armhf.sh: built in $((SECONDS - start)) s"
+# qemu-user takes the CPU model from QEMU_CPU; a test that hangs in the emulator is stopped and
+# run once more (scripts/test-arm64.sh explains both).
+QEMU_CTEST=(--output-on-failure -j2 --timeout 600 --repeat until-pass:2)
+(cd build-armhf && QEMU_CPU=cortex-a7 ctest "${QEMU_CTEST[@]}")
+(cd build-armhf && QEMU_CPU=max ctest "${QEMU_CTEST[@]}" \
+  -R '^(test_kernels|test_quantization|test_golden)$')
+echo "test-armhf.sh: all tests passed in $((SECONDS - start)) s"
