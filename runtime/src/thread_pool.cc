@@ -64,10 +64,14 @@ void ThreadPool::run(Task task, void* context, size_t count) {
     wake_.notify_all();
   }
   run_chunks();
-  for (uint32_t spin = 0; busy_.load(std::memory_order_acquire) != 0; ++spin) {
-    if (spin < kSpinRounds && !yield_) cpu_relax();
-    else std::this_thread::yield();
+  for (uint32_t spin = 0; !yield_ && spin < kSpinRounds; ++spin) {
+    if (busy_.load(std::memory_order_acquire) == 0) return;
+    cpu_relax();
   }
+  // The last worker decrements busy_ and then takes the mutex to notify: the check under the
+  // mutex and the wait cannot miss it.
+  std::unique_lock<std::mutex> lock(mutex_);
+  done_.wait(lock, [&] { return busy_.load(std::memory_order_acquire) == 0; });
 }
 
 void ThreadPool::work(size_t) {
@@ -91,7 +95,10 @@ void ThreadPool::work(size_t) {
     if (stop_.load(std::memory_order_relaxed)) return;
     seen = generation_.load(std::memory_order_acquire);
     run_chunks();
-    busy_.fetch_sub(1, std::memory_order_acq_rel);  // the chunks' writes, released to run()
+    if (busy_.fetch_sub(1, std::memory_order_acq_rel) == 1) {  // the chunks' writes, released to run()
+      { std::lock_guard<std::mutex> lock(mutex_); }
+      done_.notify_one();
+    }
   }
 }
 

@@ -50,7 +50,8 @@ class ThreadPool {
   std::atomic<size_t> sleepers_{0};     // workers that may be asleep on wake_
   std::atomic<bool> stop_{false};
   std::mutex mutex_;
-  std::condition_variable wake_;
+  std::condition_variable wake_;  // workers: a new region (or stop)
+  std::condition_variable done_;  // the caller: the last worker finished the region
 };
 
 }  // namespace linfer::rt
