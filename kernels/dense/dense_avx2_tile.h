@@ -156,7 +156,7 @@ LINFER_AVX2 void quantize_rows(const float* x, size_t x_stride, size_t rows, siz
   using T = typename Form::T;
   const size_t padded = int8_padded_inputs(uint32_t(k));
   const __m256 abs_mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
-  const __m256i lo = _mm256_set1_epi32(-127), hi = _mm256_set1_epi32(127);
+  const __m256 lo = _mm256_set1_ps(-127.0f), hi = _mm256_set1_ps(127.0f);
   for (size_t r = 0; r < rows; ++r) {
     const float* xr = x + r * x_stride;
     T* qr = reinterpret_cast<T*>(q + r * q_stride);
@@ -173,12 +173,13 @@ LINFER_AVX2 void quantize_rows(const float* x, size_t x_stride, size_t rows, siz
     const float inv = amax > 0.0f ? 1.0f / scale : 0.0f;
     const __m256 vinv = _mm256_set1_ps(inv);
     for (i = 0; i + 8 <= k; i += 8) {
-      // cvtps rounds to nearest even, as nearbyint does in the reference; a non-finite product
-      // (NaN or infinite input) quantizes to 0, as there.
+      // As in the reference: a NaN product (NaN or infinite input) quantizes to 0, an infinite
+      // one (a row of subnormals, whose 1 / scale overflows) to +-127. Clamped in float, then
+      // cvtps rounds to nearest even as nearbyint does.
       const __m256 p = _mm256_mul_ps(_mm256_loadu_ps(xr + i), vinv);
-      const __m256 finite = _mm256_cmp_ps(_mm256_and_ps(p, abs_mask), _mm256_set1_ps(3e38f), _CMP_LE_OQ);
-      const __m256i v = _mm256_and_si256(_mm256_cvtps_epi32(p), _mm256_castps_si256(finite));
-      Form::put8(qr + i, _mm256_min_epi32(_mm256_max_epi32(v, lo), hi));
+      const __m256 ordered = _mm256_cmp_ps(p, p, _CMP_ORD_Q);
+      const __m256 clamped = _mm256_min_ps(_mm256_max_ps(p, lo), hi);
+      Form::put8(qr + i, _mm256_and_si256(_mm256_cvtps_epi32(clamped), _mm256_castps_si256(ordered)));
     }
     for (; i < k; ++i) {
       const float v = std::nearbyint(xr[i] * inv);

@@ -118,15 +118,17 @@ LINFER_VNNI LINFER_DENSE_QUANTIZE(quantize_u8_avx512) {
     const float amax = _mm512_reduce_max_ps(vmax);
     const float scale = amax / 127.0f;
     const __m512 vinv = _mm512_set1_ps(amax > 0.0f ? 1.0f / scale : 0.0f);
-    const __m512i lo = _mm512_set1_epi32(-127), hi = _mm512_set1_epi32(127),
-                  off = _mm512_set1_epi32(128);
+    const __m512 lo = _mm512_set1_ps(-127.0f), hi = _mm512_set1_ps(127.0f);
+    const __m512i off = _mm512_set1_epi32(128);
     for (i = 0; i < k; i += 16) {
       const __mmask16 m = avx512::first_lanes(k - i);
-      // cvtps rounds to nearest even, as nearbyint does in the reference; a non-finite product
-      // (NaN or infinite input) quantizes to 0, as there.
+      // As in the reference: a NaN product (NaN or infinite input) quantizes to 0, an infinite
+      // one (a row of subnormals, whose 1 / scale overflows) to +-127. Clamped in float, then
+      // cvtps rounds to nearest even as nearbyint does.
       const __m512 p = _mm512_mul_ps(_mm512_maskz_loadu_ps(m, xr + i), vinv);
-      __m512i v = _mm512_maskz_cvtps_epi32(_mm512_cmp_ps_mask(_mm512_abs_ps(p), _mm512_set1_ps(3e38f), _CMP_LE_OQ), p);
-      v = _mm512_add_epi32(_mm512_min_epi32(_mm512_max_epi32(v, lo), hi), off);
+      const __m512 clamped = _mm512_min_ps(_mm512_max_ps(p, lo), hi);
+      const __m512i v =
+          _mm512_add_epi32(_mm512_maskz_cvtps_epi32(_mm512_cmp_ps_mask(p, p, _CMP_ORD_Q), clamped), off);
       _mm_mask_storeu_epi8(qr + i, m, _mm512_cvtepi32_epi8(v));
     }
     for (i = k; i < padded; ++i) qr[i] = 128;

@@ -11,10 +11,8 @@ cd "$(dirname "$0")/../../.."
 model=examples/models/langid.int8.lfm labels=examples/models/langid.labels.txt
 samples=examples/data/langid_samples.txt
 peak_kib() {  # peak RSS in KiB of the command, which may fail
-  local out
-  out=$( { /usr/bin/time -f "%M" "$@" > /dev/null 2> /dev/null; } 2>&1 || true)
   /usr/bin/time -f "%M" -o /tmp/pi_memory.$$ "$@" > /dev/null 2>&1 || true
-  cat /tmp/pi_memory.$$; rm -f /tmp/pi_memory.$$
+  tail -1 /tmp/pi_memory.$$; rm -f /tmp/pi_memory.$$
 }
 echo "| target (qemu-user) | main job: peak RSS | qemu + program alone | the job's own | arena |"
 echo "|---|---:|---:|---:|---:|"
