@@ -16,7 +16,7 @@
 #include <cstdint>
 #include <string>
 
-#include "linfer/format/encoder.h"  // DType
+#include "linfer/types/enums.h"  // DType, FeatureMap
 
 #if LINFER_WITH_XNNPACK
 struct pthreadpool;  // <pthreadpool.h>, XNNPACK's threads
@@ -115,10 +115,10 @@ void gemm_f32_hwy(size_t M, size_t N, size_t K, const float* A, size_t lda, cons
 // kernel's input rows (int8_rows_to_input) and X's columns its weights, packed here (and K'^T's
 // and V''s for the attention): columns [col_begin, col_end) of a [rows x cols] f32 matrix, whole
 // panels (col_begin a multiple of 16, col_end too or cols), as the int8 weights of a dense layer
-// with `cols` output channels of `rows` inputs. Each column is quantized by linfer/format/int8.h's
-// convention (its own scale, like a weight row) and stored in panel layout (linfer/format/panel.h;
-// panels: panel_count(cols) x panel_bytes(I8, rows) bytes, padding zero), with its scale and the
-// sum of its int8 values (cols entries each).
+// with `cols` output channels of `rows` inputs. Each column is quantized by linfer/types/int8.h's
+// convention (its own scale, like a weight row) and stored in panel layout
+// (linfer/types/panel_layout.h; panels: panel_count(cols) x panel_bytes(I8, rows) bytes, padding
+// zero), with its scale and the sum of its int8 values (cols entries each).
 void pack_columns_int8_ref(const float* x, size_t x_stride, size_t rows, size_t cols, size_t col_begin,
                            size_t col_end, int8_t* panels, float* scales, int32_t* sums);
 void pack_columns_int8_hwy(const float* x, size_t x_stride, size_t rows, size_t cols, size_t col_begin,
@@ -320,7 +320,7 @@ Isa hwy_cap();
 const char* hwy_kernel_target(Isa max);  // the target the cap gives; the thread's cap stays
 
 // The weights of a dense layer as the kernels read them: one group of the panel layout of
-// linfer/format/panel.h (the runtime hands over one group at a time). Per-channel arrays have
+// linfer/types/panel_layout.h (the runtime hands over one group at a time). Per-channel arrays have
 // `out` entries, not padded: the kernels mask or copy the last panel's.
 struct DenseWeights {
   DType dtype = DType::F32;
@@ -348,7 +348,7 @@ struct DenseKernel {
   Isa isa;           // what it needs
   size_t q_bytes;    // int8: bytes per quantized input: 1, or 2 (AVX2 without VNNI: int16 q); else 0
   bool q_unsigned;   // int8 with q_bytes 1: inputs stored as q + 128 (x86 VNNI), else as q
-  // int8 kernels: quantizes `rows` rows of k values (linfer/format/int8.h) in the form this
+  // int8 kernels: quantizes `rows` rows of k values (linfer/types/int8.h) in the form this
   // kernel reads (VNNI: q + 128 as bytes; AVX2: q as int16; Arm and generic: q), q_stride bytes
   // apart, and pads each row to int8_padded_inputs(k) inputs with zero values. Null for f32 and
   // f16 kernels.

@@ -15,7 +15,7 @@
 #include <cmath>
 
 #include "kernels.h"
-#include "linfer/format/panel.h"
+#include "linfer/types/panel_layout.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace linfer::kernels {

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "kernels.h"
-#include "linfer/format/panel.h"
+#include "linfer/types/panel_layout.h"
 
 namespace linfer::kernels {
 

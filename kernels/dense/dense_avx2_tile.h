@@ -148,7 +148,7 @@ struct S16Form {
   static constexpr int16_t kZero = 0;
 };
 
-// Rows quantized (linfer/format/int8.h) into Form, q_stride bytes apart, padded with zero values
+// Rows quantized (linfer/types/int8.h) into Form, q_stride bytes apart, padded with zero values
 // to int8_padded_inputs(k) inputs (DenseKernel::quantize).
 template <class Form>
 LINFER_AVX2 void quantize_rows(const float* x, size_t x_stride, size_t rows, size_t k, int8_t* q,

@@ -6,7 +6,7 @@
 #include <cstring>
 
 #include "dense/dense_internal.h"
-#include "linfer/format/half.h"
+#include "linfer/types/half.h"
 
 namespace linfer::kernels::dense {
 namespace {

@@ -104,7 +104,7 @@ LINFER_DENSE_RUN(run_int8_avx512vnni) {
                         });
 }
 
-// linfer/format/int8.h's convention, 16 values at a time, stored as q + 128.
+// linfer/types/int8.h's convention, 16 values at a time, stored as q + 128.
 LINFER_VNNI LINFER_DENSE_QUANTIZE(quantize_u8_avx512) {
   const size_t padded = int8_padded_inputs(uint32_t(k));
   for (size_t r = 0; r < rows; ++r) {

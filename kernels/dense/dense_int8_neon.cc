@@ -2,7 +2,7 @@
 // Pi 4), and the activation quantizer of both Arm int8 kernels (quantize_s8_neon).
 // Arithmetic: SMULL / SMULL2 multiply 8 weight bytes by 8 input bytes into int16; SMLAL / SMLAL2
 // add the products of the next group of 4 inputs (two products of values in [-127, 127] fit an
-// int16: linfer/format/int8.h); SADALP adds neighbouring int16 pairs into the int32
+// int16: linfer/types/int8.h); SADALP adds neighbouring int16 pairs into the int32
 // accumulators. An accumulator thus holds 2 channels x 2 partial sums, folded by ADDP at the
 // end; the sums are exact, and dequantized as the reference does.
 // Tile: 2 rows x one panel of 16 output channels: 16 int32 accumulators (8 per row), one
@@ -123,7 +123,7 @@ LINFER_DENSE_RUN(run_int8_neon) {
                               });
 }
 
-// linfer/format/int8.h, 16 values at a time: the same amax (a NaN never replaces it: the
+// linfer/types/int8.h, 16 values at a time: the same amax (a NaN never replaces it: the
 // compare-and-select keeps the reference's `fabs(x) > amax`), the same scalar scale and inverse,
 // q = FCVTNS(x * inv) (round to nearest, ties to even, as nearbyint; NaN gives 0, out-of-range
 // values saturate), clamped to [-127, 127].

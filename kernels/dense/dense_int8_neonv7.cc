@@ -2,7 +2,7 @@
 // under a 32-bit OS: Pi 3 and 4), and the activation quantizer they read (quantize_s8_neonv7).
 // Arithmetic: VMULL.S8 multiplies 8 weight bytes (2 channels x 4 inputs) by the row's group of 4
 // inputs (twice, one d register) into int16; VMLAL.S8 adds the products of the next group (two
-// products of values in [-127, 127] fit an int16: linfer/format/int8.h); VPADAL.S16 adds
+// products of values in [-127, 127] fit an int16: linfer/types/int8.h); VPADAL.S16 adds
 // neighbouring int16 pairs into the int32 accumulators. An accumulator thus holds 2 channels x 2
 // partial sums, folded by VPADD at the end; the sums are exact, and dequantized as the reference
 // does (the epilogue below keeps that true for subnormals, which NEON flushes).
@@ -24,7 +24,7 @@
 #include <cstring>
 
 #include "dense/dense_neonv7.h"
-#include "linfer/format/int8.h"
+#include "linfer/types/int8.h"
 
 namespace linfer::kernels::dense {
 namespace {
@@ -144,7 +144,7 @@ LINFER_DENSE_RUN(run_int8_neonv7) {
                      [&](size_t r, auto, size_t n, size_t n_stop) { tile(w, in, r, y, y_stride, n, n_stop, e); });
 }
 
-// linfer/format/int8.h, 16 values at a time, giving the same bytes and scales. ARMv7 NEON has
+// linfer/types/int8.h, 16 values at a time, giving the same bytes and scales. ARMv7 NEON has
 // no rounding conversion (VCVTN is ARMv8) and its arithmetic always flushes subnormal inputs and
 // results to zero, so:
 // - amax on the bit patterns: |x| as unsigned integers orders like the magnitudes, subnormals

@@ -7,7 +7,7 @@
 #include <cstdint>
 
 #include "kernels.h"
-#include "linfer/format/panel.h"
+#include "linfer/types/panel_layout.h"
 
 namespace linfer::kernels::dense {
 

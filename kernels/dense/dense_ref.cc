@@ -5,13 +5,13 @@
 #include <cstring>
 
 #include "dense/dense_internal.h"
-#include "linfer/format/half.h"
-#include "linfer/format/int8.h"
+#include "linfer/types/half.h"
+#include "linfer/types/int8.h"
 
 namespace linfer::kernels::dense {
 namespace {
 
-// Weight (n, k) of one group in panel layout (linfer/format/panel.h), widened.
+// Weight (n, k) of one group in panel layout (linfer/types/panel_layout.h), widened.
 float weight_at(const DenseWeights& w, size_t n, size_t k) {
   const size_t panel = n / kPanelRows, lane = n % kPanelRows;
   const uint8_t* base = static_cast<const uint8_t*>(w.panels) + panel * panel_bytes(w.dtype, uint32_t(w.in));

@@ -14,7 +14,7 @@
 #include <cmath>
 
 #include "kernels.h"
-#include "linfer/format/half.h"
+#include "linfer/types/half.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace linfer::kernels {

@@ -5,7 +5,7 @@
 #include <cmath>
 
 #include "kernels.h"
-#include "linfer/format/half.h"
+#include "linfer/types/half.h"
 
 namespace linfer::kernels {
 

@@ -15,7 +15,7 @@
 #include <cstring>
 
 #include "kernels.h"
-#include "linfer/format/panel.h"
+#include "linfer/types/panel_layout.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace linfer::kernels {
@@ -98,7 +98,7 @@ void Gemm(size_t M, size_t N, size_t K, const float* A, size_t lda, const float*
 // X's columns as int8 dense weights (kernels.h), a panel of 16 columns at a time: first each
 // column's max |x| over all rows, then each group of 4 rows quantized and stored as one 32-bit
 // lane per column holding its 4 bytes (byte i = row i: the panel's [group][16][4] order), so that
-// no shuffle is needed. Arithmetic as linfer/format/int8.h, with the same bytes on every target:
+// no shuffle is needed. Arithmetic as linfer/types/int8.h, with the same bytes on every target:
 // - amax on the bit patterns: |x| as unsigned integers orders like the magnitudes, subnormals
 //   included (32-bit Arm NEON flushes them to zero in float compares); NaNs (patterns above
 //   infinity's) are skipped as `fabs(x) > amax` skips them;

@@ -5,8 +5,8 @@
 #include <vector>
 
 #include "kernels.h"
-#include "linfer/format/int8.h"
-#include "linfer/format/panel.h"
+#include "linfer/types/int8.h"
+#include "linfer/types/panel_layout.h"
 
 namespace linfer::kernels {
 

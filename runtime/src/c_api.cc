@@ -126,7 +126,7 @@ linfer_status linfer_model_get_info(const linfer_model* model, linfer_model_info
 }
 
 uint64_t linfer_model_flops(const linfer_model* model, size_t length) {
-  return model ? linfer::forward_flops(model->impl->desc.config, length) : 0;
+  return model ? linfer::rt::forward_flops(model->impl->desc.config, length) : 0;
 }
 
 linfer_session_options linfer_session_options_default(void) {

@@ -92,6 +92,11 @@ inline uint64_t linear_state_floats(const EncoderConfig& c) {
   return 0;
 }
 
+// Floating-point operations (a multiply-add counts 2) of one forward pass over T tokens, as the
+// runtime computes it (with the compression reassociated). For benchmarks' GFLOP/s
+// (linfer_model_flops).
+uint64_t forward_flops(const EncoderConfig& c, uint64_t T);
+
 // Checks the options against the model and builds the plan. Returns LINFER_OK, or a status and
 // a one-line message.
 linfer_status make_execution_plan(const LoadedModel& model, const linfer_session_options& options,

@@ -13,8 +13,8 @@
 #endif
 
 #include "kernels.h"
-#include "linfer/format/half.h"
 #include "linfer/format/panel.h"
+#include "linfer/types/half.h"
 
 using namespace linfer::kernels;
 using linfer::DType;

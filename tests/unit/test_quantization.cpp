@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "linfer/format/half.h"
-#include "linfer/format/int8.h"
 #include "linfer/linfer.hpp"
+#include "linfer/types/half.h"
+#include "linfer/types/int8.h"
 #include "quantize.h"
 #include "test_paths.h"
 #include "test_util.h"

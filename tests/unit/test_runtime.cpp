@@ -11,10 +11,10 @@
 #include <vector>
 
 #include "arena_plan.h"
-#include "linfer/format/half.h"
-#include "linfer/format/int8.h"
 #include "linfer/format/panel.h"
 #include "linfer/linfer.hpp"
+#include "linfer/types/half.h"
+#include "linfer/types/int8.h"
 #include "test_models.h"
 
 using namespace linfer;

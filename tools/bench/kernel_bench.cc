@@ -24,8 +24,8 @@
 #include <vector>
 
 #include "kernels.h"
-#include "linfer/format/half.h"
 #include "linfer/format/panel.h"
+#include "linfer/types/half.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>

@@ -4,8 +4,8 @@
 #include <cmath>
 #include <map>
 
-#include "linfer/format/half.h"
-#include "linfer/format/int8.h"
+#include "linfer/types/half.h"
+#include "linfer/types/int8.h"
 
 namespace linfer::convert {
 

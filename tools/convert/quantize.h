@@ -16,7 +16,7 @@ struct QuantizedStore {
 };
 
 // Converts every slot that weight_may_be_quantized() in place to `dtype` (F16 or I8), keeping
-// tensors that shared memory shared. int8: linfer/format/int8.h, one scale per row.
+// tensors that shared memory shared. int8: linfer/types/int8.h, one scale per row.
 // Returns "" or a message (an f32 value too large for f16 is refused, naming the tensor).
 std::string quantize_description(EncoderDescription* desc, DType dtype, QuantizedStore* store);
 

@@ -92,8 +92,6 @@ const char* to_string(Layout v) {
   return v == Layout::RowMajor ? "row-major" : v == Layout::Panel16 ? "panel16" : "?";
 }
 
-size_t dtype_size(DType t) { return t == DType::F32 ? 4 : t == DType::F16 ? 2 : 1; }
-
 uint64_t WeightView::bytes() const {
   if (layout == Layout::Panel16 && shape.size() == 2)
     return panel_matrix_bytes(dtype, shape[0], shape[1], panel_groups);
@@ -526,78 +524,4 @@ size_t lsh_chunks(const EncoderConfig& c, size_t T) {
   return c.bucket_size ? (T + c.bucket_size - 1) / c.bucket_size : 0;
 }
 
-}  // namespace linfer
-
-namespace linfer {
-uint64_t forward_flops(const EncoderConfig& c, uint64_t T) {
-  const uint64_t D = c.dim, HD = uint64_t(c.num_heads) * c.head_dim, k = c.proj_len,
-                 G = c.projection_groups(), F = c.ff_dim, dh = c.head_dim,
-                 KV = uint64_t(c.kv_heads) * dh, p = c.num_global_tokens, R = T + p;
-  uint64_t layer = 2 * R * D * HD + 2 * R * HD * D + 2 * 2 * R * D * F;  // Q, out, feed-forward
-  switch (c.attention_kind) {
-    case AttentionKind::Linformer: {
-      const uint64_t kv_width = G == 1 ? KV : HD;
-      layer += 2 * G * k * T * D * (c.has_separate_proj_v() ? 2 : 1);  // E X (and F X)
-      layer += 2 * 2 * k * D * kv_width;                                // K', V'
-      layer += 2 * 2 * T * k * HD;                                      // scores, P V'
-      break;
-    }
-    case AttentionKind::FullSoftmax:
-      layer += 2 * 2 * T * D * KV + 2 * 2 * T * T * HD;  // K, V; scores, P V
-      break;
-    case AttentionKind::LinearElu:
-      layer += 2 * 2 * T * D * KV + 2 * T * dh * KV + 2 * T * dh * HD;  // K, V; state; apply
-      break;
-    case AttentionKind::Performer: {
-      const uint64_t m = c.num_features;  // features of K and Q, state, apply
-      layer += 2 * 2 * T * D * KV + 2 * T * m * KV + 2 * T * m * HD + 2 * T * m * KV + 2 * T * m * HD;
-      break;
-    }
-    case AttentionKind::SlidingWindow: {
-      // Keys a non-global row sees (its window within the input, and the global rows), summed.
-      const uint64_t g = std::min<uint64_t>(c.global_positions, T), w = c.window_radius;
-      uint64_t seen = 0;
-      for (uint64_t i = g; i < T; ++i) seen += std::min(T, i + w + 1) - std::max(g, i >= w ? i - w : 0) + g;
-      layer += 2 * 2 * T * D * KV + 2 * 2 * seen * HD;  // K, V; scores, P V
-      layer += 2 * 2 * g * T * HD;                      // the global rows over every key
-      // (with global projections, their Q on g rows and K, V on T rows once more: not counted)
-      break;
-    }
-    case AttentionKind::BlockSparse: {
-      // Keys each query block sees (random blocks counted as if every one existed), times its rows.
-      uint64_t seen = 0;
-      uint32_t spans[2 * kMaxBlockSparseSpans];
-      const uint64_t blocks = block_sparse_blocks(c, T), b = c.block_size;
-      for (uint64_t i = 0; i < blocks; ++i) {
-        const uint64_t rows = std::min(T, (i + 1) * b) - i * b;
-        if (block_sparse_is_global(c, T, i)) {
-          seen += rows * T;
-          continue;
-        }
-        const size_t n = block_sparse_key_spans(c, nullptr, T, i, spans);
-        uint64_t keys = uint64_t(c.num_random_blocks) * b;
-        for (size_t s = 0; s < n; ++s) keys += spans[2 * s + 1] - spans[2 * s];
-        seen += rows * keys;
-      }
-      layer += 2 * 2 * T * D * KV + 2 * 2 * seen * HD;  // K, V; scores, P V
-      break;
-    }
-    case AttentionKind::Lsh: {
-      // V (the queries are the keys); per round the hash (T rows against the half-bucket
-      // rotation columns: y = x R, -y is free) and each row against its chunk and the one before
-      // (scores, P V).
-      const uint64_t half = lsh_half_buckets(c, T), b = c.bucket_size, rounds = c.num_hashes;
-      layer += 2 * T * D * KV;
-      layer += rounds * (2 * T * dh * half * c.num_heads + 2 * 2 * T * std::min<uint64_t>(2 * b, 2 * T) * HD);
-      break;
-    }
-    case AttentionKind::GiveTake:
-      layer += 2 * R * D * KV + 2 * T * D * KV;  // K (sequence and tokens), V
-      layer += 2 * 2 * p * T * HD * 2;           // take and give: scores and weighted sums
-      break;
-  }
-  uint64_t total = layer * c.num_layers;
-  if (c.head == HeadKind::LmLogits) total += 2 * T * D * c.vocab_size;
-  return total;
-}
 }  // namespace linfer

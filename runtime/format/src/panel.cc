@@ -5,7 +5,7 @@
 #include <cstring>
 #include <map>
 
-#include "linfer/format/half.h"
+#include "linfer/types/half.h"
 
 namespace linfer {
 

@@ -30,9 +30,9 @@
 
 #include "dense/dense_internal.h"
 #include "kernels.h"
-#include "linfer/format/half.h"
-#include "linfer/format/int8.h"
 #include "linfer/format/panel.h"
+#include "linfer/types/half.h"
+#include "linfer/types/int8.h"
 
 using linfer::DType;
 using linfer::kernels::DenseEpilogue;

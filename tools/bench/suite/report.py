@@ -355,7 +355,7 @@ def render(results, plot_files, plot_note):
         key=lambda s: (s[0], int(s.split("=")[1].split(":")[0])))))
     w("")
     w("**FLOPs.** One count per (model, n) serves every runtime and dtype: the Linformer forward as linfer "
-      "computes it (runtime/format/src/encoder.cc `forward_flops`), 2 x the multiply-adds of the matrix products, per layer "
+      "computes it (runtime/src/plan.cc `forward_flops`), 2 x the multiply-adds of the matrix products, per layer "
       "2·n·D·HD (Q) + 2·k·n·D·2 (E·X and F·X) + 4·k·D·HD (K', V') + 4·n·k·HD (scores, P·V') + 2·n·HD·D (out) "
       "+ 4·n·D·F (feed-forward), plus 2·n·D·V for the LM head (D = dim, HD = heads·head_dim, F = ff, "
       "V = vocab). ONNX Runtime and PyTorch run the exported order E·(X·Wk) (projection after the "

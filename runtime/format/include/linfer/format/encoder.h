@@ -1,6 +1,7 @@
 // The canonical encoder description: the one structure between the checkpoint readers (through
-// the converter's layout mappers), the .lfm writer, the loader and the kernels. Layouts differ only
-// by the options in EncoderConfig. Weights are views; whoever builds a description owns the bytes.
+// the converter's layout mappers), the .lfm writer, the loader and the runtime (the kernels take
+// plain values: linfer/types/). Layouts differ only by the options in EncoderConfig. Weights are
+// views; whoever builds a description owns the bytes.
 #pragma once
 
 #include <cstddef>
@@ -8,16 +9,16 @@
 #include <string>
 #include <vector>
 
+#include "linfer/types/enums.h"  // DType, FeatureMap, dtype_size
+
 namespace linfer {
 
-enum class DType : uint8_t { F32 = 0, F16 = 1, I8 = 2 };
 enum class AttentionKind : uint8_t {
   Linformer = 0, FullSoftmax = 1, LinearElu = 2, GiveTake = 3, Performer = 4,
   SlidingWindow = 5,  // Longformer: window + global positions (format.md)
   BlockSparse = 6,    // BigBird: window, global and random blocks (format.md)
   Lsh = 7             // Reformer: LSH attention, shared queries and keys (format.md)
 };
-enum class FeatureMap : uint8_t { Softmax = 0, Relu = 1 };  // Performer (kernels.h: FAVOR+)
 // Causal Performer, softmax features: keys 0..i stabilise row i, or all keys of the input (format.md).
 enum class KeyStabiliser : uint8_t { Prefix = 0, Sequence = 1 };
 enum class NormPlacement : uint8_t { Pre = 0, Post = 1, Reversible = 2 };
@@ -47,7 +48,6 @@ const char* to_string(Activation);
 const char* to_string(HeadKind);
 const char* to_string(Pooling);
 const char* to_string(Layout);
-size_t dtype_size(DType);
 
 struct EncoderConfig {
   AttentionKind attention_kind = AttentionKind::Linformer;
@@ -299,10 +299,4 @@ size_t lsh_chunks(const EncoderConfig& c, size_t T);
 // Score of a row against itself (reformer-pytorch's TOKEN_SELF_ATTN_VALUE: a row attends to
 // itself only when nothing else is left).
 constexpr float kLshSelfScore = -5e4f;
-}  // namespace linfer
-
-namespace linfer {
-// Floating-point operations (a multiply-add counts 2) of one forward pass over T tokens, as the
-// runtime computes it (with the compression reassociated). For benchmarks' GFLOP/s.
-uint64_t forward_flops(const EncoderConfig& c, uint64_t T);
 }  // namespace linfer
