@@ -24,6 +24,11 @@ foreach(sample ${samples})
       message(FATAL_ERROR "linfer_classify (${dtype}) did not say '${want}' and two more labels for ${sample}: ${out}${err}")
     endif()
     set(top_percent ${CMAKE_MATCH_2})
+    # Under an emulator (a cross build) the answers are what depends on the architecture: the
+    # command-line forms below (standard input, --threshold) are the same code, tested natively.
+    if(LAUNCHER)
+      continue()
+    endif()
     # the same text on standard input, without a file argument and with "-"
     execute_process(COMMAND ${LAUNCHER} ${CLASSIFY} ${model_${dtype}} ${label_file}
                     INPUT_FILE ${sample} RESULT_VARIABLE rc OUTPUT_VARIABLE piped ERROR_VARIABLE err)
@@ -68,13 +73,15 @@ foreach(sample ${samples})
     message(FATAL_ERROR "linfer_example_c (f16) did not give class ${index} (${want}) for ${sample}: ${out}")
   endif()
 endforeach()
-if(NOT threshold_checked)
-  message(FATAL_ERROR "no sample had a top probability below 99.9%: the 'unknown' path was not tested")
-endif()
-execute_process(COMMAND ${LAUNCHER} ${CLASSIFY} --threshold 1.5 ${model_int8} ${label_file} ${sample}
-                RESULT_VARIABLE rc ERROR_VARIABLE err)
-if(NOT rc EQUAL 2)
-  message(FATAL_ERROR "linfer_classify accepted --threshold 1.5 (exit ${rc}): ${err}")
+if(NOT LAUNCHER)
+  if(NOT threshold_checked)
+    message(FATAL_ERROR "no sample had a top probability below 99.9%: the 'unknown' path was not tested")
+  endif()
+  execute_process(COMMAND ${CLASSIFY} --threshold 1.5 ${model_int8} ${label_file} ${sample}
+                  RESULT_VARIABLE rc ERROR_VARIABLE err)
+  if(NOT rc EQUAL 2)
+    message(FATAL_ERROR "linfer_classify accepted --threshold 1.5 (exit ${rc}): ${err}")
+  endif()
 endif()
 
 # Everyday sentences (not from manual pages), all on standard input to one --lines run of the int8
