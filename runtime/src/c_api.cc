@@ -52,7 +52,7 @@ linfer_status finish_load(linfer::rt::LoadResult r, std::unique_ptr<linfer::rt::
 
 extern "C" {
 
-const char* linfer_version(void) { return "0.1.0"; }
+const char* linfer_version(void) { return LINFER_VERSION_STRING; }
 
 const char* linfer_status_string(linfer_status s) {
   switch (s) {

@@ -131,6 +131,8 @@ class InfoTest(unittest.TestCase):
     def test_version(self):
         self.assertEqual(linfer.__version__, linfer.library_version())
         self.assertRegex(linfer.__version__, r"^\d+\.\d+\.\d+$")
+        if os.environ.get("LINFER_PROJECT_VERSION"):  # CMake's project(VERSION), the one literal
+            self.assertEqual(linfer.__version__, os.environ["LINFER_PROJECT_VERSION"])
 
     def test_flops(self):
         m = linfer.Model(model_path("byte-lm.lfm"))

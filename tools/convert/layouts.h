@@ -1,7 +1,8 @@
 // Layout mappers: a checkpoint's tensors (by the source library's key names) -> the canonical
-// encoder description. One mapper per source library; each fills EncoderConfig from the
-// library's own hyperparameters and fetches every tensor with its expected shape, converting
-// layouts (transposes, per-head stacking) on the way.
+// encoder description. One mapper per source library (layouts/<name>.cc, listed in
+// layouts/registry.cc); each fills EncoderConfig from the library's own hyperparameters and fetches
+// every tensor with its expected shape, converting layouts (transposes, per-head stacking) on the
+// way. layouts/layout.h is the interface they implement.
 #pragma once
 
 #include <memory>

@@ -14,10 +14,12 @@
 #include <vector>
 
 #include "checkpoint.h"
+#include "layout.h"
 #include "layouts.h"
 #include "linfer/format/encoder.h"
 #include "linfer/format/lfm.h"
 #include "linfer/format/panel.h"
+#include "linfer/linfer_version.h"
 #include "quantize.h"
 #include "tool_util.h"
 
@@ -79,8 +81,7 @@ int run(int argc, char** argv) {
   }
   if (input.empty()) return fail("no checkpoint given", 2);
   if (output.empty()) return fail("no output given (-o MODEL.lfm)", 2);
-  if (layout != "auto" && layout != "linfer" && layout != "lucidrains" && layout != "fairseq" &&
-      layout != "tatp22" && layout != "performer" && layout != "reformer" && layout != "longformer" && layout != "bigbird")
+  if (layout != "auto" && !linfer::convert::find_layout(layout))
     return fail("unknown layout '" + layout + "' (auto, lucidrains, fairseq, tatp22, performer, reformer, longformer, bigbird, linfer)", 2);
   if (dtype != "f32" && dtype != "f16" && dtype != "int8")
     return fail("unknown dtype '" + dtype + "' (f32, f16, int8)", 2);
@@ -120,7 +121,7 @@ int run(int argc, char** argv) {
     if (!err.empty()) return fail(err);
   }
   std::vector<uint8_t> bytes;
-  err = linfer::write_lfm(conv.desc, "linfer-convert 0.1.0 (layout " + layout + ", " + dtype + ")",
+  err = linfer::write_lfm(conv.desc, "linfer-convert " LINFER_VERSION_STRING " (layout " + layout + ", " + dtype + ")",
                           {{"source_format", ck->format}, {"source_layout", layout}}, &bytes,
                           /*validate=*/true, uint32_t(std::stoul(version)));
   if (!err.empty()) return fail(err);

@@ -14,16 +14,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "linfer/linfer_version.h" /* LINFER_VERSION_MAJOR, _MINOR, _PATCH, _STRING */
+
 /* The library exports the C API only; everything else in it is hidden. */
 #define LINFER_API __attribute__((visibility("default")))
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-#define LINFER_VERSION_MAJOR 0
-#define LINFER_VERSION_MINOR 1
-#define LINFER_VERSION_PATCH 0
 
 typedef enum linfer_status {
   LINFER_OK = 0,
@@ -143,6 +141,7 @@ typedef struct linfer_profile {
   uint64_t runs;
 } linfer_profile;
 
+/* LINFER_VERSION_STRING of the library that is loaded (it may differ from the header's). */
 LINFER_API const char* linfer_version(void);
 LINFER_API const char* linfer_status_string(linfer_status status);
 /* Message of the last failure on this thread ("" if none). Valid until the next linfer call. */

@@ -12,6 +12,11 @@
 
 int main(int argc, char** argv) {
   if (argc != 2 && argc != 4) return 2;
+  // The installed header and the installed library name one version.
+  if (std::strcmp(linfer_version(), LINFER_VERSION_STRING) != 0) {
+    std::fprintf(stderr, "liblinfer %s under a linfer.h of %s\n", linfer_version(), LINFER_VERSION_STRING);
+    return 1;
+  }
   linfer::Model model;
   linfer::Status s = linfer::Model::Load(argv[1], &model);
   if (!s) {

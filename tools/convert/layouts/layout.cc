@@ -1,0 +1,247 @@
+// The steps every layout shares: the Builder, --config, the count bound, detection and
+// map_checkpoint's frame around a layout's own steps.
+#include "layout.h"
+
+#include <algorithm>
+
+namespace linfer::convert {
+
+using json = nlohmann::json;
+
+Builder::Builder(const Checkpoint& ck, MappedModel* out) : ck_(ck), out_(out) {
+  // What the mapper may materialize as f32: an honest checkpoint needs each stored value once,
+  // plus the mapper's own copies (transposes, stacked heads), so 4x the storages as f32 and a
+  // little slack is ample; views that overlap many times (a small hostile file) are refused
+  // before they are copied.
+  uint64_t stored = 0;
+  for (const auto& [key, st] : ck.storages) stored += st.bytes / std::max<size_t>(1, dtype_size(st.dtype));
+  budget_bytes_ = 4 * stored * sizeof(float) + (uint64_t(64) << 20);
+}
+
+std::string Builder::identity(const std::string& name) const {
+  const SourceTensor& t = ck_.tensors.at(name);
+  std::string id = t.storage_key + "@" + std::to_string(t.storage_offset);
+  for (size_t i = 0; i < t.shape.size(); ++i)
+    id += ":" + std::to_string(t.shape[i]) + "/" + std::to_string(t.strides[i]);
+  return id;
+}
+
+WeightView Builder::load(const std::string& name, const Shape& shape) {
+  if (!error.empty()) return {};
+  auto it = ck_.tensors.find(name);
+  if (it == ck_.tensors.end()) {
+    error = "tensor '" + name + "' is missing";
+    return {};
+  }
+  used_.insert(name);
+  const SourceTensor& t = it->second;
+  Shape got;
+  for (int64_t s : t.shape) got.push_back(s >= 0 && s <= int64_t(UINT32_MAX) ? uint32_t(s) : 0);
+  if (got != shape) {
+    error = "tensor '" + name + "' has shape " + shape_to_string(got) + ", expected " +
+            shape_to_string(shape);
+    return {};
+  }
+  const std::string id = identity(name);
+  WeightView w;
+  w.shape = shape;
+  auto seen = by_identity_.find(id);
+  if (seen != by_identity_.end()) {
+    w.data = seen->second.first;
+    out_->shared.push_back(name + " = " + seen->second.second);
+    return w;
+  }
+  if (!charge(w.elements(), name)) return {};
+  auto data = std::make_unique<std::vector<float>>();
+  std::string err;
+  if (!tensor_to_f32(ck_, t, data.get(), &err)) {
+    error = "tensor '" + name + "': " + err;
+    return {};
+  }
+  w.data = data->data();
+  out_->parameters += data->size();
+  by_identity_[id] = {w.data, name};
+  out_->storage.push_back(std::move(data));
+  return w;
+}
+
+LinearWeights Builder::linear(const std::string& name, uint32_t out, uint32_t in) {
+  LinearWeights lw;
+  lw.weight = load(name + ".weight", {out, in});
+  lw.bias = load(name + ".bias", {out});
+  return lw;
+}
+
+NormWeights Builder::norm(const std::string& name, uint32_t dim) {
+  NormWeights nw;
+  nw.weight = load(name + ".weight", {dim});
+  nw.bias = load(name + ".bias", {dim});
+  return nw;
+}
+
+WeightView Builder::make(const Shape& shape, std::vector<float> values) {
+  if (!charge(values.size(), "a tensor built from the checkpoint")) return {};
+  auto data = std::make_unique<std::vector<float>>(std::move(values));
+  WeightView w;
+  w.shape = shape;
+  w.data = data->data();
+  out_->storage.push_back(std::move(data));
+  return w;
+}
+
+WeightView Builder::stack(const std::vector<std::string>& names, const Shape& each, bool new_axis) {
+  std::vector<float> all;
+  for (const std::string& n : names) {
+    WeightView w = load(n, each);
+    if (!error.empty()) return {};
+    const float* p = static_cast<const float*>(w.data);
+    all.insert(all.end(), p, p + w.elements());
+  }
+  Shape shape = each;
+  if (new_axis) shape.insert(shape.begin(), uint32_t(names.size()));
+  else shape[0] *= uint32_t(names.size());
+  return make(shape, std::move(all));
+}
+
+WeightView Builder::transpose(const std::string& name, uint32_t rows, uint32_t cols) {
+  WeightView w = load(name, {rows, cols});
+  if (!error.empty()) return {};
+  const float* p = static_cast<const float*>(w.data);
+  std::vector<float> t(size_t(rows) * cols);
+  for (size_t r = 0; r < rows; ++r)
+    for (size_t c = 0; c < cols; ++c) t[c * rows + r] = p[r * cols + c];
+  return make({cols, rows}, std::move(t));
+}
+
+std::string Builder::check_all_used(const std::string& layout) const {
+  for (const auto& [name, t] : ck_.tensors)
+    if (!used_.count(name))
+      return "checkpoint tensor '" + name + "' has no place in the " + layout +
+             " layout with this configuration";
+  return "";
+}
+
+bool Builder::charge(uint64_t elements, const std::string& what) {
+  materialized_bytes_ += elements * sizeof(float);
+  if (materialized_bytes_ <= budget_bytes_) return true;
+  error = what + ": the checkpoint's tensors would take more than " +
+          std::to_string(budget_bytes_ >> 20) +
+          " MiB as f32, over 4 times its stored values (tensors overlapping the same storage many "
+          "times); refused";
+  return false;
+}
+
+bool LibraryConfig::parse(const std::string& text, const std::set<std::string>& known, const std::string& src) {
+  source = src;
+  raw = text;
+  j = json::parse(text, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) {
+    error = source + " is not a JSON object";
+    return false;
+  }
+  for (const auto& item : j.items())
+    if (!known.empty() && !known.count(item.key())) {
+      error = source + ": unknown key '" + item.key() + "'";
+      return false;
+    }
+  return true;
+}
+
+uint32_t LibraryConfig::u32(const char* key, uint32_t fallback, bool required) {
+  if (!present(key)) {
+    if (required && error.empty()) error = source + ": missing '" + key + "'";
+    return fallback;
+  }
+  const json& v = j.at(key);
+  if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() > int64_t(UINT32_MAX)) {
+    if (error.empty()) error = source + ": '" + key + "' must be a non-negative integer";
+    return fallback;
+  }
+  return uint32_t(v.get<int64_t>());
+}
+
+bool LibraryConfig::flag(const char* key, bool fallback) {
+  if (!present(key)) return fallback;
+  if (!j.at(key).is_boolean()) {
+    if (error.empty()) error = source + ": '" + key + "' must be true or false";
+    return fallback;
+  }
+  return j.at(key).get<bool>();
+}
+
+std::string LibraryConfig::text(const char* key, const std::string& fallback) {
+  if (!present(key)) return fallback;
+  if (!j.at(key).is_string()) {
+    if (error.empty()) error = source + ": '" + key + "' must be a string";
+    return fallback;
+  }
+  return j.at(key).get<std::string>();
+}
+
+// Without this bound, "num_layers": 4000000000 in a checkpoint's linfer_config made
+// layers.resize() throw std::bad_alloc out of linfer-convert (tests/fuzz/regressions/fuzz_convert).
+std::string check_counts(const EncoderConfig& c) {
+  if (c.num_layers > Limits::kMaxLayers)
+    return "the configuration has " + std::to_string(c.num_layers) + " layers (at most " +
+           std::to_string(Limits::kMaxLayers) + ")";
+  if (c.num_heads > Limits::kMaxHeads)
+    return "the configuration has " + std::to_string(c.num_heads) + " heads (at most " +
+           std::to_string(Limits::kMaxHeads) + ")";
+  return "";
+}
+
+int Layout::detect(const Checkpoint& ck) const {
+  int owned = 0;
+  for (const auto& [name, t] : ck.tensors) owned += owns_key(name) ? 1 : 0;
+  return owned;
+}
+
+const Layout* find_layout(const std::string& name) {
+  for (const Layout* layout : registered_layouts())
+    if (name == layout->name) return layout;
+  return nullptr;
+}
+
+// A decisive layout with any key of its own wins (the first in registry order); otherwise the one
+// owning the most keys (ties: the first in registry order).
+std::string detect_layout(const Checkpoint& ck) {
+  const Layout* best = nullptr;
+  int best_count = 0;
+  for (const Layout* layout : registered_layouts()) {
+    const int count = layout->detect(ck);
+    if (layout->decisive && count > 0) return layout->name;
+    if (!layout->decisive && count > best_count) best = layout, best_count = count;
+  }
+  return best ? best->name : "";
+}
+
+std::string map_checkpoint(const std::string& layout_name, const Checkpoint& ck,
+                           const std::string& config_json, MappedModel* out) {
+  const Layout* layout = find_layout(layout_name);
+  if (!layout) return "unknown layout '" + layout_name + "'";
+  LibraryConfig lc;
+  lc.raw = config_json;
+  switch (layout->config_use) {
+    case ConfigUse::Library:
+      if (config_json.empty()) return layout->config_message;
+      if (!lc.parse(config_json, layout->config_keys, "--config")) return lc.error;
+      break;
+    case ConfigUse::Refused:
+      if (!config_json.empty()) return layout->config_message;
+      break;
+    case ConfigUse::Optional: break;
+  }
+  std::unique_ptr<LayoutMapper> mapper = layout->make_mapper();
+  std::string err = mapper->configure(ck, lc, out);
+  if (err.empty()) err = check_counts(out->desc.config);
+  if (!err.empty()) return err;
+  out->desc.layers.resize(out->desc.config.num_layers);
+  Builder b(ck, out);
+  err = mapper->map_tensors(ck, b, out);
+  if (err.empty()) err = b.error;
+  if (err.empty()) err = b.check_all_used(layout->name);
+  if (!err.empty()) return err;
+  return validate_description(out->desc);
+}
+
+}  // namespace linfer::convert

@@ -1,0 +1,142 @@
+// What every layout mapper shares (tools/convert/layouts/<name>.cc, one file per source library):
+// the Layout interface the registry lists, the Builder that fetches checkpoint tensors, the reader
+// of a library's --config, and the bound on layer and head counts. map_checkpoint (layout.cc) runs
+// the steps every layout has in common around a layout's own two steps.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "checkpoint.h"
+#include "layouts.h"
+#include "linfer/format/encoder.h"
+
+namespace linfer::convert {
+
+using Shape = std::vector<uint32_t>;
+
+inline bool starts_with(const std::string& s, const std::string& p) { return s.rfind(p, 0) == 0; }
+inline std::string str(size_t i) { return std::to_string(i); }
+
+// Fetches checkpoint tensors as f32 views with checked shapes, keeps one copy per storage view
+// (so tensors that alias in the checkpoint alias in the model) and records which keys were used.
+class Builder {
+ public:
+  Builder(const Checkpoint& ck, MappedModel* out);
+
+  bool has(const std::string& name) const { return ck_.tensors.count(name) > 0; }
+  std::string error;
+
+  // The identity of the memory behind `name`: equal for tensors that are the same view.
+  std::string identity(const std::string& name) const;
+
+  // `name` with exactly `shape`, or an error. Returns an empty view on error.
+  WeightView load(const std::string& name, const Shape& shape);
+  WeightView load_optional(const std::string& name, const Shape& shape) {
+    return has(name) ? load(name, shape) : WeightView();
+  }
+  // A linear layer with its bias: NAME.weight [out, in] and NAME.bias [out].
+  LinearWeights linear(const std::string& name, uint32_t out, uint32_t in);
+  // A layer norm: NAME.weight and NAME.bias, both [dim].
+  NormWeights norm(const std::string& name, uint32_t dim);
+  // Marks a key as deliberately ignored (buffers, unused biases).
+  void ignore(const std::string& name) { used_.insert(name); }
+
+  // A new tensor made by the mapper (a transpose, a stack of heads).
+  WeightView make(const Shape& shape, std::vector<float> values);
+  // Rows of several [r x c] tensors stacked into one [sum r x c] tensor (or [count, r, c]).
+  WeightView stack(const std::vector<std::string>& names, const Shape& each, bool new_axis);
+  WeightView transpose(const std::string& name, uint32_t rows, uint32_t cols);
+
+  // Every checkpoint tensor must have been used or ignored: anything else means a variant the
+  // mapper does not understand, which must not be dropped silently.
+  std::string check_all_used(const std::string& layout) const;
+
+ private:
+  // Counts `elements` f32 values against the budget; false (and an error) past it.
+  bool charge(uint64_t elements, const std::string& what);
+
+  const Checkpoint& ck_;
+  uint64_t budget_bytes_ = 0, materialized_bytes_ = 0;
+  MappedModel* out_;
+  std::set<std::string> used_;
+  std::map<std::string, std::pair<const void*, std::string>> by_identity_;
+};
+
+// A library's constructor arguments from --config, refusing keys it does not know.
+struct LibraryConfig {
+  nlohmann::json j;
+  std::string error;
+  std::string source;
+  std::string raw;  // the text as given ("" if none)
+
+  // known empty: every key is accepted (a Hugging Face config.json holds many that do not matter).
+  bool parse(const std::string& text, const std::set<std::string>& known, const std::string& src);
+  bool present(const char* key) const { return j.contains(key) && !j.at(key).is_null(); }
+  uint32_t u32(const char* key, uint32_t fallback, bool required = false);
+  bool flag(const char* key, bool fallback);
+  std::string text(const char* key, const std::string& fallback);
+};
+
+// Layer and head counts come from the checkpoint or --config and size the vectors and loops of the
+// mappers, so they are bounded before anything is allocated (validate_description checks the rest
+// at the end). Returns "" or a message.
+std::string check_counts(const EncoderConfig& c);
+
+// One source library's mapping, in the two steps map_checkpoint runs around the shared ones.
+// Members carry what configure decided (key prefixes, options) on to map_tensors.
+class LayoutMapper {
+ public:
+  virtual ~LayoutMapper() = default;
+  // Fills out->desc.config (and notes) from the configuration and the checkpoint's key names.
+  // lc is --config, parsed when the layout reads a library's constructor arguments.
+  virtual std::string configure(const Checkpoint& ck, LibraryConfig& lc, MappedModel* out) = 0;
+  // Then, with the counts checked and out->desc.layers sized: fetches every tensor through b.
+  // Returns "" or a message of its own; b.error and the every-tensor-used check come after.
+  virtual std::string map_tensors(const Checkpoint& ck, Builder& b, MappedModel* out) = 0;
+};
+
+// How a layout takes --config.
+enum class ConfigUse {
+  Library,   // required: the library's constructor arguments (config_keys; empty: any key)
+  Optional,  // its own, when given (lc.raw); the layout knows where else to look
+  Refused,   // the checkpoint carries its own; --config is an error
+};
+
+// A checkpoint layout as the registry lists it.
+struct Layout {
+  const char* name;
+  // Whether a checkpoint key is one of this layout's (detect_layout counts them).
+  bool (*owns_key)(const std::string& key);
+  // Its keys also look like other layouts' (a PerformerLM's token_emb is lucidrains' too): one
+  // owned key decides, before any count is compared (in registry order).
+  bool decisive;
+  ConfigUse config_use;
+  // Library: the message when --config is missing; Refused: the message when it is given.
+  const char* config_message;
+  std::set<std::string> config_keys;
+  std::unique_ptr<LayoutMapper> (*make_mapper)();
+
+  // How many of the checkpoint's keys are this layout's.
+  int detect(const Checkpoint& ck) const;
+};
+
+// Layout::make_mapper for a mapper class.
+template <class Mapper>
+std::unique_ptr<LayoutMapper> make_mapper() {
+  return std::make_unique<Mapper>();
+}
+
+// Every layout, in detection order (registry.cc).
+const std::vector<const Layout*>& registered_layouts();
+// The layout called `name`, or nullptr.
+const Layout* find_layout(const std::string& name);
+
+}  // namespace linfer::convert
