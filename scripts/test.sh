@@ -5,8 +5,9 @@
 #   3. ThreadSanitizer build, the concurrency and determinism tests
 #   4. libFuzzer targets (clang), a short smoke run of each on its corpus and regressions
 #   5. aarch64 cross build (64-bit Raspberry Pi OS), all tests under qemu-user
-#   6. riscv64 cross build, all tests but Python's under qemu-user (portable kernels)
-#   7. the runtime alone without XNNPACK, threads or tools, shared and static: builds, installs,
+#   6. armv7 cross build (32-bit Raspberry Pi OS), without XNNPACK, tests under qemu-user
+#   7. riscv64 cross build, all tests but Python's under qemu-user (portable kernels)
+#   8. the runtime alone without XNNPACK, threads or tools, shared and static: builds, installs,
 #      refuses what it lacks, and names no optional library (scripts/test-minimal-builds.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -35,6 +36,9 @@ bash tests/fuzz/smoke.sh build-fuzz 20
 
 step "aarch64 cross build, tests under qemu-aarch64"
 bash scripts/test-arm64.sh
+
+step "armv7 cross build (32-bit Raspberry Pi OS), tests under qemu-arm"
+bash scripts/test-armhf.sh
 
 step "riscv64 cross build, tests under qemu-riscv64"
 bash scripts/test-riscv64.sh

@@ -10,6 +10,7 @@
 #include "checkpoint.h"
 #include "linfer/format/encoder.h"
 #include "layouts.h"
+#include "layouts/layout.h"
 #include "linfer/format/lfm.h"
 #include "linfer/linfer.h"
 #include "quantize.h"
@@ -42,7 +43,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto ck = linfer::convert::read_checkpoint_from_memory(ck_data, ck_size, &err);
   if (!ck) return 0;
   (void)linfer::convert::detect_layout(*ck);
-  for (const char* layout : {"linfer", "lucidrains", "fairseq", "tatp22"}) {
+  for (const linfer::convert::Layout* layout_entry : linfer::convert::registered_layouts()) {
+    const char* layout = layout_entry->name;  // every layout, the Hugging Face ones included
     linfer::convert::MappedModel mapped;
     err = linfer::convert::map_checkpoint(layout, *ck, config, &mapped);
     if (!err.empty()) continue;

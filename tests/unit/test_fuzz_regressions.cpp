@@ -13,6 +13,7 @@
 
 #include "checkpoint.h"
 #include "layouts.h"
+#include "layouts/layout.h"
 #include "linfer/linfer.h"
 #include "linfer_generated.h"
 #include "quantize.h"
@@ -153,7 +154,8 @@ TEST_CASE("fuzz regressions: checkpoint inputs never crash the readers") {
       }
       if (!convert_input) continue;
       // The layout mappers return a message, they do not throw (a 4e9-layer config did).
-      for (const char* layout : {"linfer", "lucidrains", "fairseq", "tatp22"}) {
+      for (const linfer::convert::Layout* layout_entry : linfer::convert::registered_layouts()) {
+        const char* layout = layout_entry->name;  // every layout, the Hugging Face ones included
         convert::MappedModel mapped;
         CHECK_NOTHROW(err = convert::map_checkpoint(layout, *ck, config, &mapped));
       }
