@@ -395,9 +395,11 @@ class XnnpackDense {
 
   // weight [out x in] row-major f32, bias [out] or null. relu fuses max(0, .) into the output;
   // yield_workers lets the pool's threads sleep after each run instead of spinning.
-  // *packed_bytes receives the bytes XNNPACK allocated for it. Returns "" or a message.
+  // *packed_bytes receives the bytes XNNPACK allocated for it. Returns "" or a message; when
+  // XNNPACK ran out of memory, *out_of_memory (if given) is set and the message names the bytes
+  // of the allocation that failed.
   std::string create(size_t in, size_t out, const float* weight, const float* bias, bool relu,
-                     bool yield_workers, size_t* packed_bytes);
+                     bool yield_workers, size_t* packed_bytes, bool* out_of_memory = nullptr);
   // Must only be called on a created operator with rows >= 1.
   bool run(size_t rows, const float* x, float* y, ::pthreadpool* pool) const;
 

@@ -6,6 +6,7 @@
 #include "kernels.h"
 
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -18,11 +19,15 @@ namespace {
 // created at the same time on other threads do not mix into the figure. Each block carries its
 // size in a 64-byte header so that reallocate and deallocate can account for it.
 thread_local long long g_xnn_bytes = 0;
+thread_local size_t g_xnn_failed_bytes = 0;  // the size of the last allocation that failed
 constexpr size_t kHeader = 64;
 
 void* xnn_alloc(void*, size_t size) {
   void* p = nullptr;
-  if (posix_memalign(&p, kHeader, size + kHeader) != 0) return nullptr;
+  if (size > SIZE_MAX - kHeader || posix_memalign(&p, kHeader, size + kHeader) != 0) {
+    g_xnn_failed_bytes = size;
+    return nullptr;
+  }
   *static_cast<size_t*>(p) = size;
   g_xnn_bytes += size;
   return static_cast<char*>(p) + kHeader;
@@ -44,7 +49,10 @@ void* xnn_realloc(void* ctx, void* ptr, size_t size) {
 void* xnn_aligned_alloc(void*, size_t alignment, size_t size) {
   if (alignment < kHeader) alignment = kHeader;
   void* p = nullptr;
-  if (posix_memalign(&p, alignment, size + alignment) != 0) return nullptr;
+  if (size > SIZE_MAX - alignment || posix_memalign(&p, alignment, size + alignment) != 0) {
+    g_xnn_failed_bytes = size;
+    return nullptr;
+  }
   char* user = static_cast<char*>(p) + alignment;
   *reinterpret_cast<size_t*>(user - kHeader) = size;
   *reinterpret_cast<size_t*>(user - kHeader + sizeof(size_t)) = alignment;
@@ -90,18 +98,26 @@ XnnpackDense::~XnnpackDense() {
 }
 
 std::string XnnpackDense::create(size_t in, size_t out, const float* weight, const float* bias,
-                                 bool relu, bool yield_workers, size_t* packed_bytes) {
+                                 bool relu, bool yield_workers, size_t* packed_bytes,
+                                 bool* out_of_memory) {
   if (op_) xnn_delete_operator(op_);
   op_ = nullptr;
   in_ = in;
   out_ = out;
   const long long before = g_xnn_bytes;
+  g_xnn_failed_bytes = 0;
   const xnn_status s = xnn_create_fully_connected_nc_f32(
       in, out, in, out, weight, bias, relu ? 0.0f : -INFINITY, INFINITY,
       yield_workers ? XNN_FLAG_YIELD_WORKERS : 0, &op_);
   *packed_bytes = g_xnn_bytes > before ? size_t(g_xnn_bytes - before) : 0;
   if (s != xnn_status_success) {
     op_ = nullptr;
+    if (s == xnn_status_out_of_memory) {
+      if (out_of_memory) *out_of_memory = true;
+      return "out of memory allocating " + std::to_string(g_xnn_failed_bytes) +
+             " bytes in XNNPACK for a " + std::to_string(in) + "x" + std::to_string(out) +
+             " fully connected operator";
+    }
     return "XNNPACK could not create a " + std::to_string(in) + "x" + std::to_string(out) +
            " fully connected operator (status " + std::to_string(int(s)) + ")";
   }

@@ -1,4 +1,5 @@
-// The C API: catches everything, maps failures to status codes and keeps the message per thread.
+// The C API: hands the runtime's Status (status.h: the code and the message of the place that
+// failed) to the caller, keeps the message per thread, and catches whatever escapes.
 #include <algorithm>
 #include <cstddef>
 #include <cstring>
@@ -23,18 +24,21 @@ linfer_status fail(linfer_status status, std::string message) {
   g_last_error = std::move(message);
   return status;
 }
+linfer_status fail(const linfer::rt::Status& s) { return fail(s.code(), s.message()); }
 linfer_status ok() {
   g_last_error.clear();
   return LINFER_OK;
 }
 
-// Runs body, turning an escaped exception (only std::bad_alloc is expected) into a status.
+// Runs body, turning an escaped exception into a status. Only a std::bad_alloc is expected, from
+// an allocation the runtime does not name itself (a container inside the format's parser, a
+// message): its code stays LINFER_ERROR_OUT_OF_MEMORY, and the message names the entry point.
 template <class Fn>
-linfer_status guarded(Fn&& body) {
+linfer_status guarded(const char* entry_point, Fn&& body) {
   try {
     return body();
   } catch (const std::bad_alloc&) {
-    return fail(LINFER_ERROR_OUT_OF_MEMORY, "out of memory");
+    return fail(LINFER_ERROR_OUT_OF_MEMORY, std::string("out of memory in ") + entry_point);
   } catch (const std::exception& e) {
     return fail(LINFER_ERROR_INTERNAL, std::string("internal error: ") + e.what());
   } catch (...) {
@@ -42,10 +46,10 @@ linfer_status guarded(Fn&& body) {
   }
 }
 
-linfer_status finish_load(linfer::rt::LoadResult r, std::unique_ptr<linfer::rt::LoadedModel> m,
+linfer_status finish_load(linfer::rt::Result<std::unique_ptr<linfer::rt::LoadedModel>> r,
                           linfer_model** out) {
-  if (r.status != LINFER_OK) return fail(r.status, r.error);
-  *out = new linfer_model{std::move(m)};
+  if (!r.ok()) return fail(r.status());
+  *out = new linfer_model{std::move(r.value())};
   return ok();
 }
 }  // namespace
@@ -71,22 +75,18 @@ const char* linfer_status_string(linfer_status s) {
 const char* linfer_last_error(void) { return g_last_error.c_str(); }
 
 linfer_status linfer_model_load(const char* path, linfer_model** out_model) {
-  return guarded([&] {
+  return guarded("linfer_model_load", [&] {
     if (!path || !out_model) return fail(LINFER_ERROR_INVALID_ARGUMENT, "path or out_model is null");
     *out_model = nullptr;
-    std::unique_ptr<linfer::rt::LoadedModel> m;
-    linfer::rt::LoadResult r = linfer::rt::load_model_file(path, &m);
-    return finish_load(std::move(r), std::move(m), out_model);
+    return finish_load(linfer::rt::load_model_file(path), out_model);
   });
 }
 
 linfer_status linfer_model_load_from_memory(const void* data, size_t size, linfer_model** out_model) {
-  return guarded([&] {
+  return guarded("linfer_model_load_from_memory", [&] {
     if (!data || !out_model) return fail(LINFER_ERROR_INVALID_ARGUMENT, "data or out_model is null");
     *out_model = nullptr;
-    std::unique_ptr<linfer::rt::LoadedModel> m;
-    linfer::rt::LoadResult r = linfer::rt::load_model_memory(data, size, &m);
-    return finish_load(std::move(r), std::move(m), out_model);
+    return finish_load(linfer::rt::load_model_memory(data, size), out_model);
   });
 }
 
@@ -165,29 +165,28 @@ linfer_status read_options(const linfer_session_options* in, linfer_session_opti
 
 linfer_status linfer_session_arena_size(const linfer_model* model,
                                         const linfer_session_options* options, size_t* out_bytes) {
-  return guarded([&] {
+  return guarded("linfer_session_arena_size", [&] {
     if (!model || !out_bytes) return fail(LINFER_ERROR_INVALID_ARGUMENT, "model or out_bytes is null");
     linfer_session_options o;
     if (const linfer_status rs = read_options(options, &o); rs != LINFER_OK) return rs;
-    std::string err;
-    const linfer_status s = linfer::rt::Session::arena_size(*model->impl, o, out_bytes, &err);
-    return s == LINFER_OK ? ok() : fail(s, err);
+    linfer::rt::Result<size_t> bytes = linfer::rt::Session::arena_size(*model->impl, o);
+    if (!bytes.ok()) return fail(bytes.status());
+    *out_bytes = bytes.value();
+    return ok();
   });
 }
 
 linfer_status linfer_session_create(const linfer_model* model, const linfer_session_options* options,
                                     linfer_session** out_session) {
-  return guarded([&] {
+  return guarded("linfer_session_create", [&] {
     if (!model || !out_session)
       return fail(LINFER_ERROR_INVALID_ARGUMENT, "model or out_session is null");
     *out_session = nullptr;
     linfer_session_options o;
     if (const linfer_status rs = read_options(options, &o); rs != LINFER_OK) return rs;
-    std::unique_ptr<linfer::rt::Session> s;
-    std::string err;
-    const linfer_status st = linfer::rt::Session::create(*model->impl, o, &s, &err);
-    if (st != LINFER_OK) return fail(st, err);
-    *out_session = new linfer_session{std::move(s)};
+    linfer::rt::Result<std::unique_ptr<linfer::rt::Session>> s = linfer::rt::Session::create(*model->impl, o);
+    if (!s.ok()) return fail(s.status());
+    *out_session = new linfer_session{std::move(s.value())};
     return ok();
   });
 }
@@ -198,9 +197,8 @@ void linfer_session_free(linfer_session* session) { delete session; }
 // touches the thread-local message on failure.
 linfer_status linfer_session_run(linfer_session* session, const int32_t* ids, size_t length) {
   if (!session) return fail(LINFER_ERROR_INVALID_ARGUMENT, "session is null");
-  std::string err;
-  const linfer_status s = session->impl->run_ids(ids, length, &err);
-  if (s != LINFER_OK) return fail(s, err);
+  const linfer::rt::Status s = session->impl->run_ids(ids, length);
+  if (!s.ok()) return fail(s);
   if (!g_last_error.empty()) g_last_error.clear();
   return LINFER_OK;
 }
@@ -208,18 +206,16 @@ linfer_status linfer_session_run(linfer_session* session, const int32_t* ids, si
 linfer_status linfer_session_run_embeddings(linfer_session* session, const float* embeddings,
                                             size_t length) {
   if (!session) return fail(LINFER_ERROR_INVALID_ARGUMENT, "session is null");
-  std::string err;
-  const linfer_status s = session->impl->run_embeddings(embeddings, length, &err);
-  if (s != LINFER_OK) return fail(s, err);
+  const linfer::rt::Status s = session->impl->run_embeddings(embeddings, length);
+  if (!s.ok()) return fail(s);
   if (!g_last_error.empty()) g_last_error.clear();
   return LINFER_OK;
 }
 
 linfer_status linfer_session_step(linfer_session* session, int32_t token_id) {
   if (!session) return fail(LINFER_ERROR_INVALID_ARGUMENT, "session is null");
-  std::string err;
-  const linfer_status s = session->impl->step(token_id, &err);
-  if (s != LINFER_OK) return fail(s, err);
+  const linfer::rt::Status s = session->impl->step(token_id);
+  if (!s.ok()) return fail(s);
   if (!g_last_error.empty()) g_last_error.clear();
   return LINFER_OK;
 }

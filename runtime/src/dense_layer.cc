@@ -8,9 +8,9 @@
 
 namespace linfer::rt {
 
-std::string DenseLayer::prepare(const ExecutionPlan& plan, const WeightView& weight, uint32_t group,
-                                const WeightView& bias, kernels::DenseActivation activation,
-                                bool yield_workers) {
+Status DenseLayer::prepare(const ExecutionPlan& plan, const WeightView& weight, uint32_t group,
+                           const WeightView& bias, kernels::DenseActivation activation,
+                           bool yield_workers) {
   const uint32_t groups = weight.panel_groups, group_rows = weight.shape[0] / groups;
   in_ = weight.shape[1];
   out_ = group_rows;
@@ -23,12 +23,19 @@ std::string DenseLayer::prepare(const ExecutionPlan& plan, const WeightView& wei
     const bool xnnpack_fusable = activation == kernels::DenseActivation::None ||
                                  activation == kernels::DenseActivation::Relu;
     // XNNPACK packs from row-major f32: this group's rows widened into a temporary.
-    std::unique_ptr<float[]> rows(new (std::nothrow) float[size_t(group_rows) * in_]);
-    if (!rows) return "out of memory preparing an XNNPACK dense layer";
+    const size_t elements = size_t(group_rows) * in_;
+    std::unique_ptr<float[]> rows(new (std::nothrow) float[elements]);
+    if (!rows)
+      return out_of_memory("the f32 rows of a " + std::to_string(in_) + "x" + std::to_string(out_) +
+                               " XNNPACK dense layer",
+                           uint64_t(elements) * sizeof(float));
     for (uint32_t r = 0; r < group_rows; ++r) read_row_f32(weight, group * group_rows + r, rows.get() + size_t(r) * in_);
     fused_ = xnnpack_fusable ? activation : kernels::DenseActivation::None;
-    return xnnpack_.create(in_, out_, rows.get(), b, activation == kernels::DenseActivation::Relu,
-                           yield_workers, &packed_bytes_);
+    bool out_of_memory = false;
+    std::string err = xnnpack_.create(in_, out_, rows.get(), b, activation == kernels::DenseActivation::Relu,
+                                      yield_workers, &packed_bytes_, &out_of_memory);
+    if (err.empty()) return {};
+    return {out_of_memory ? LINFER_ERROR_OUT_OF_MEMORY : LINFER_ERROR_INTERNAL, std::move(err)};
   }
 #endif
   kernel_ = &plan.kernel_for(weight.dtype);
@@ -40,7 +47,7 @@ std::string DenseLayer::prepare(const ExecutionPlan& plan, const WeightView& wei
   weights_.scales = weight.scales ? weight.scales + size_t(group) * group_rows : nullptr;
   weights_.sums = weight.channel_sums ? weight.channel_sums + size_t(group) * group_rows : nullptr;
   weights_.bias = b;
-  return "";
+  return {};
 }
 
 void DenseLayer::quantize(const QuantizedRows& qrows, const float* x, size_t rows, size_t first_row) const {

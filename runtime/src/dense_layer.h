@@ -11,6 +11,7 @@
 #include "kernels.h"
 #include "parallel.h"
 #include "plan.h"
+#include "status.h"
 
 namespace linfer::rt {
 
@@ -29,9 +30,9 @@ class DenseLayer {
  public:
   // weight: a dense slot of the model (panel layout); this layer is its group `group` (per-head
   // K/V projections), or group 0 of a single-group matrix. bias: the slot's f32 bias or absent.
-  // Returns "" or a message.
-  std::string prepare(const ExecutionPlan& plan, const WeightView& weight, uint32_t group,
-                      const WeightView& bias, kernels::DenseActivation activation, bool yield_workers);
+  // Fails only on the XNNPACK path: out of memory, or XNNPACK's refusal (internal).
+  Status prepare(const ExecutionPlan& plan, const WeightView& weight, uint32_t group,
+                 const WeightView& bias, kernels::DenseActivation activation, bool yield_workers);
 
   // y = act(x W^T + b) (or y += with accumulate) for `rows` rows, split across the workers: by
   // rows when there are enough to go round, else by output channels. scratch: rows x outputs

@@ -34,18 +34,18 @@ void release_pages(const LoadedModel& m, const void* p, uint64_t bytes) {
 
 // Verifies and validates the bytes, packs a version 1 file's dense weights, and fills the
 // bookkeeping.
-LoadResult finish_load(std::unique_ptr<LoadedModel>& m) {
+Status finish_load(LoadedModel* m) {
   const uint8_t* bytes = m->mapped ? static_cast<const uint8_t*>(m->mapped) : m->copy.get();
   LfmInfo info;
   std::string err = parse_lfm(bytes, m->size, &m->desc, &info);
-  if (!err.empty()) return {LINFER_ERROR_INVALID_MODEL, err};
+  if (!err.empty()) return invalid_model(err);
   m->format_version = info.format_version;
 
   // Version 1: every dense weight row-major in the file. Packed once, for every session; the
   // originals' pages are released unless another slot still reads them (a tied embedding).
   std::vector<std::pair<const void*, uint64_t>> originals;
   err = pack_dense_weights(&m->desc, &m->packed, /*move_tied_embedding=*/false, &originals);
-  if (!err.empty()) return {LINFER_ERROR_OUT_OF_MEMORY, err};
+  if (!err.empty()) return {LINFER_ERROR_OUT_OF_MEMORY, err};  // (its only failure; the message has the bytes)
   std::set<const void*> still_read;
   for_each_weight(m->desc, [&](const std::string&, const WeightView& w) {
     if (w.present()) still_read.insert(w.data);
@@ -67,15 +67,20 @@ LoadResult finish_load(std::unique_ptr<LoadedModel>& m) {
                     : any_f16                                     ? "f16"
                                                                   : "f32";
 
-  m->conv_taps.resize(m->desc.layers.size());
+  const size_t layers = m->desc.layers.size();
+  Status s = allocating("the convolution taps' list", layers * sizeof(std::vector<float>),
+                        [&] { m->conv_taps.resize(layers); });
+  if (!s.ok()) return s;
   const size_t D = m->desc.config.dim;
-  for (size_t i = 0; i < m->desc.layers.size(); ++i) {
+  for (size_t i = 0; i < layers; ++i) {
     const WeightView& cw = m->desc.layers[i].conv_weight;  // f32 [dim, K]
     if (!cw.present()) continue;
     const size_t K = cw.shape[1];
     const float* src = static_cast<const float*>(cw.data);
     std::vector<float>& taps = m->conv_taps[i];
-    taps.resize(K * D);
+    s = allocating("the convolution taps of layer " + std::to_string(i), uint64_t(K) * D * sizeof(float),
+                   [&] { taps.resize(K * D); });
+    if (!s.ok()) return s;
     for (size_t ch = 0; ch < D; ++ch)
       for (size_t j = 0; j < K; ++j) taps[j * D + ch] = src[ch * K + j];
     m->weight_bytes += taps.size() * sizeof(float);
@@ -83,56 +88,62 @@ LoadResult finish_load(std::unique_ptr<LoadedModel>& m) {
   return {};
 }
 
+Status io_error(std::string message) { return {LINFER_ERROR_IO, std::move(message)}; }
+
 }  // namespace
 
-LoadResult load_model_file(const std::string& path, std::unique_ptr<LoadedModel>* out) {
+Result<std::unique_ptr<LoadedModel>> load_model_file(const std::string& path) {
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return {LINFER_ERROR_IO, "cannot open '" + path + "': " + std::strerror(errno)};
+  if (fd < 0) return io_error("cannot open '" + path + "': " + std::strerror(errno));
   struct stat st;
   if (fstat(fd, &st) != 0) {
     const int err = errno;
     close(fd);
     // EOVERFLOW: 2 GiB or more, on a 32-bit system whose off_t is 32 bits (Debian armhf).
-    return {LINFER_ERROR_IO, err == EOVERFLOW ? "'" + path + "' is too large for a 32-bit process to map"
-                                              : "cannot stat '" + path + "': " + std::strerror(err)};
+    return io_error(err == EOVERFLOW ? "'" + path + "' is too large for a 32-bit process to map"
+                                     : "cannot stat '" + path + "': " + std::strerror(err));
   }
   if (!S_ISREG(st.st_mode)) {
     close(fd);
-    return {LINFER_ERROR_IO, "'" + path + "' is not a regular file"};
+    return io_error("'" + path + "' is not a regular file");
   }
   if (uint64_t(st.st_size) > uint64_t(PTRDIFF_MAX)) {  // not cut short to size_t (64-bit off_t)
     close(fd);
-    return {LINFER_ERROR_IO, "'" + path + "' is too large for a 32-bit process to map"};
+    return io_error("'" + path + "' is too large for a 32-bit process to map");
   }
-  auto m = std::make_unique<LoadedModel>();
-  m->size = size_t(st.st_size);
-  if (m->size < 8) {
+  if (size_t(st.st_size) < 8) {
     close(fd);
-    return {LINFER_ERROR_INVALID_MODEL, "file is too small to be a linfer model (" +
-                                            std::to_string(m->size) + " bytes)"};
+    return invalid_model("file is too small to be a linfer model (" + std::to_string(st.st_size) +
+                         " bytes)");
   }
+  std::unique_ptr<LoadedModel> m(new (std::nothrow) LoadedModel());
+  if (!m) {
+    close(fd);
+    return out_of_memory("a model", sizeof(LoadedModel));
+  }
+  m->size = size_t(st.st_size);
   void* p = mmap(nullptr, m->size, PROT_READ, MAP_PRIVATE, fd, 0);
+  const int map_error = errno;
   close(fd);
-  if (p == MAP_FAILED) return {LINFER_ERROR_IO, "cannot map '" + path + "': " + std::strerror(errno)};
+  if (p == MAP_FAILED) return io_error("cannot map '" + path + "': " + std::strerror(map_error));
   m->mapped = p;
   m->mapped_size = m->size;
-  LoadResult r = finish_load(m);
-  if (r.status == LINFER_OK) *out = std::move(m);
-  return r;
+  if (Status s = finish_load(m.get()); !s.ok()) return s;
+  return m;
 }
 
-LoadResult load_model_memory(const void* data, size_t size, std::unique_ptr<LoadedModel>* out) {
-  if (!data && size) return {LINFER_ERROR_INVALID_ARGUMENT, "model data is null"};
-  auto m = std::make_unique<LoadedModel>();
+Result<std::unique_ptr<LoadedModel>> load_model_memory(const void* data, size_t size) {
+  if (!data && size) return invalid_argument("model data is null");
+  std::unique_ptr<LoadedModel> m(new (std::nothrow) LoadedModel());
+  if (!m) return out_of_memory("a model", sizeof(LoadedModel));
   void* p = nullptr;
   if (posix_memalign(&p, kDataAlignment, size ? size : 1) != 0)
-    return {LINFER_ERROR_OUT_OF_MEMORY, "out of memory copying the model"};
+    return out_of_memory("a copy of the model", size);
   m->copy.reset(static_cast<uint8_t*>(p));
   if (size) std::memcpy(p, data, size);
   m->size = size;
-  LoadResult r = finish_load(m);
-  if (r.status == LINFER_OK) *out = std::move(m);
-  return r;
+  if (Status s = finish_load(m.get()); !s.ok()) return s;
+  return m;
 }
 
 }  // namespace linfer::rt

@@ -17,6 +17,7 @@
 #include "linfer/format/lfm.h"
 #include "linfer/format/panel.h"
 #include "linfer/linfer.h"
+#include "status.h"
 
 namespace linfer::rt {
 
@@ -42,12 +43,9 @@ struct LoadedModel {
   std::string weight_dtype;   // "f32", "f16", "int8" or "mixed": the dtype of the dense weights
 };
 
-struct LoadResult {
-  linfer_status status = LINFER_OK;
-  std::string error;
-};
-
-LoadResult load_model_file(const std::string& path, std::unique_ptr<LoadedModel>* out);
-LoadResult load_model_memory(const void* data, size_t size, std::unique_ptr<LoadedModel>* out);
+// The loaded model, or LINFER_ERROR_IO (the file), LINFER_ERROR_INVALID_MODEL (its contents),
+// LINFER_ERROR_OUT_OF_MEMORY or LINFER_ERROR_INVALID_ARGUMENT with the message of what failed.
+Result<std::unique_ptr<LoadedModel>> load_model_file(const std::string& path);
+Result<std::unique_ptr<LoadedModel>> load_model_memory(const void* data, size_t size);
 
 }  // namespace linfer::rt

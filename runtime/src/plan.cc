@@ -29,7 +29,8 @@ int raw_value(const Enum& field) {
   return v;
 }
 
-std::string check_options(const EncoderConfig& c, const linfer_session_options& o) {
+// A message, or "" when the options are in range.
+std::string options_out_of_range(const EncoderConfig& c, const linfer_session_options& o) {
   if (o.max_seq_len > c.max_seq_len)
     return "max_seq_len " + std::to_string(o.max_seq_len) + " exceeds the model's n = " +
            std::to_string(c.max_seq_len);
@@ -52,7 +53,7 @@ std::string check_options(const EncoderConfig& c, const linfer_session_options& 
 }
 
 // Options that need what this build may leave out: refused with the build option that brings it.
-std::string check_build(const linfer_session_options& o) {
+std::string left_out_of_build(const linfer_session_options& o) {
 #if !LINFER_WITH_XNNPACK
   if (o.dense_path == LINFER_DENSE_XNNPACK)
     return "dense_path LINFER_DENSE_XNNPACK: this build has no XNNPACK (configure with "
@@ -144,15 +145,13 @@ bool projections_of(const EncoderDescription& d, DType dtype) {
 
 }  // namespace
 
-linfer_status make_execution_plan(const LoadedModel& model, const linfer_session_options& o,
-                                  ExecutionPlan* p, std::string* error) {
+Result<ExecutionPlan> make_execution_plan(const LoadedModel& model, const linfer_session_options& o) {
   const EncoderDescription& d = model.desc;
   const EncoderConfig& c = d.config;
-  *error = check_options(c, o);
-  if (!error->empty()) return LINFER_ERROR_INVALID_ARGUMENT;
-  *error = check_build(o);
-  if (!error->empty()) return LINFER_ERROR_UNSUPPORTED;
-  *p = ExecutionPlan();
+  if (std::string e = options_out_of_range(c, o); !e.empty()) return invalid_argument(std::move(e));
+  if (std::string e = left_out_of_build(o); !e.empty()) return unsupported(std::move(e));
+  ExecutionPlan plan;
+  ExecutionPlan* const p = &plan;
   p->max_len = o.max_seq_len ? o.max_seq_len : c.max_seq_len;
   p->threads = o.num_threads ? o.num_threads : 1;
   p->profiling = o.enable_profiling != 0;
@@ -297,16 +296,15 @@ linfer_status make_execution_plan(const LoadedModel& model, const linfer_session
   p->arena_bytes = plan_arena(used) + 64;  // + 64: room to align a caller's buffer
   // Planned in 64 bits, used as size_t: a 32-bit build must refuse what it cannot address, or
   // posix_memalign would get the size cut short and run() would write past the arena.
-  if (p->arena_bytes > uint64_t(PTRDIFF_MAX)) {
-    *error = "the arena would need " + std::to_string(p->arena_bytes) + " bytes, more than a " +
-             std::to_string(8 * sizeof(void*)) + "-bit process can address";
-    return LINFER_ERROR_OUT_OF_MEMORY;
-  }
+  if (p->arena_bytes > uint64_t(PTRDIFF_MAX))
+    return Status(LINFER_ERROR_OUT_OF_MEMORY, "the arena would need " + std::to_string(p->arena_bytes) +
+                                                  " bytes, more than a " + std::to_string(8 * sizeof(void*)) +
+                                                  "-bit process can address");
   for (size_t j = 0; j < used.size(); ++j) {
     p->offset[index[j]] = used[j].offset;
     p->bytes[index[j]] = used[j].bytes;
   }
-  return LINFER_OK;
+  return plan;
 }
 
 uint64_t forward_flops(const EncoderConfig& c, uint64_t T) {

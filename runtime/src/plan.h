@@ -10,6 +10,7 @@
 #include "kernels.h"
 #include "linfer/linfer.h"
 #include "model.h"
+#include "status.h"
 
 namespace linfer::rt {
 
@@ -97,9 +98,9 @@ inline uint64_t linear_state_floats(const EncoderConfig& c) {
 // (linfer_model_flops).
 uint64_t forward_flops(const EncoderConfig& c, uint64_t T);
 
-// Checks the options against the model and builds the plan. Returns LINFER_OK, or a status and
-// a one-line message.
-linfer_status make_execution_plan(const LoadedModel& model, const linfer_session_options& options,
-                                  ExecutionPlan* plan, std::string* error);
+// Checks the options against the model and builds the plan: LINFER_ERROR_INVALID_ARGUMENT for
+// options out of range, LINFER_ERROR_UNSUPPORTED for what this build left out,
+// LINFER_ERROR_OUT_OF_MEMORY for an arena beyond the address space.
+Result<ExecutionPlan> make_execution_plan(const LoadedModel& model, const linfer_session_options& options);
 
 }  // namespace linfer::rt

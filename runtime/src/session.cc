@@ -34,41 +34,38 @@ Session::~Session() {
   free(owned_arena_);
 }
 
-linfer_status Session::arena_size(const LoadedModel& model, const linfer_session_options& options,
-                                  size_t* bytes, std::string* error) {
-  ExecutionPlan plan;
-  const linfer_status s = make_execution_plan(model, options, &plan, error);
-  if (s == LINFER_OK) *bytes = plan.arena_bytes;
+Result<size_t> Session::arena_size(const LoadedModel& model, const linfer_session_options& options) {
+  Result<ExecutionPlan> plan = make_execution_plan(model, options);
+  if (!plan.ok()) return plan.status();
+  return size_t(plan.value().arena_bytes);
+}
+
+Result<std::unique_ptr<Session>> Session::create(const LoadedModel& model,
+                                                 const linfer_session_options& options) {
+  Result<ExecutionPlan> plan = make_execution_plan(model, options);
+  if (!plan.ok()) return plan.status();
+  std::unique_ptr<Session> s(new (std::nothrow) Session());
+  if (!s) return out_of_memory("a session", sizeof(Session));
+  s->model_ = &model;
+  s->cfg_ = model.desc.config;
+  s->plan_ = plan.value();
+  if (Status st = s->prepare(options); !st.ok()) return st;
   return s;
 }
 
-linfer_status Session::create(const LoadedModel& model, const linfer_session_options& options,
-                              std::unique_ptr<Session>* out, std::string* error) {
-  std::unique_ptr<Session> s(new Session());
-  s->model_ = &model;
-  s->cfg_ = model.desc.config;
-  linfer_status st = make_execution_plan(model, options, &s->plan_, error);
-  if (st == LINFER_OK) st = s->prepare(options, error);
-  if (st == LINFER_OK) *out = std::move(s);
-  return st;
-}
-
-linfer_status Session::prepare(const linfer_session_options& options, std::string* error) {
+Status Session::prepare(const linfer_session_options& options) {
   const EncoderConfig& c = cfg_;
   const ExecutionPlan& p = plan_;
   uint8_t* base;
   if (options.arena) {
-    if (options.arena_size < p.arena_bytes) {
-      *error = "the arena is too small: " + std::to_string(options.arena_size) + " bytes given, " +
-               std::to_string(p.arena_bytes) + " needed";
-      return LINFER_ERROR_BUFFER_TOO_SMALL;
-    }
+    if (options.arena_size < p.arena_bytes)
+      return {LINFER_ERROR_BUFFER_TOO_SMALL, "the arena is too small: " + std::to_string(options.arena_size) +
+                                                 " bytes given, " + std::to_string(p.arena_bytes) + " needed"};
     base = static_cast<uint8_t*>(options.arena);
   } else {
     if (posix_memalign(&owned_arena_, 64, p.arena_bytes) != 0) {
       owned_arena_ = nullptr;
-      *error = "out of memory allocating a " + std::to_string(p.arena_bytes) + "-byte arena";
-      return LINFER_ERROR_OUT_OF_MEMORY;
+      return out_of_memory("the session's arena", p.arena_bytes);
     }
     base = static_cast<uint8_t*>(owned_arena_);
   }
@@ -126,42 +123,39 @@ linfer_status Session::prepare(const linfer_session_options& options, std::strin
   workers_.isa = p.max_isa;
 #if LINFER_WITH_XNNPACK
   if (p.xnnpack) {
-    *error = kernels::initialize_xnnpack();
-    if (!error->empty()) return LINFER_ERROR_UNSUPPORTED;
+    if (std::string e = kernels::initialize_xnnpack(); !e.empty()) return unsupported(std::move(e));
     if (p.threads > 1) {
       workers_.xnn_pool = pthreadpool_create(p.threads);
       workers_.xnn_flags = p.yield_workers ? PTHREADPOOL_FLAG_YIELD_WORKERS : 0;
-      if (!workers_.xnn_pool) {
-        *error = "could not create a pool of " + std::to_string(p.threads) + " threads";
-        return LINFER_ERROR_INTERNAL;
-      }
+      if (!workers_.xnn_pool)  // (pthreadpool does not say whether memory or a thread failed)
+        return internal_error("could not create a pool of " + std::to_string(p.threads) + " threads");
     }
   }
 #endif
 #if LINFER_THREADS
   if (p.threads > 1 && !p.xnnpack) {
     pool_.reset(new (std::nothrow) ThreadPool());
-    *error = pool_ ? pool_->start(p.threads, p.yield_workers) : "out of memory creating a thread pool";
-    if (!error->empty()) return LINFER_ERROR_INTERNAL;
+    if (!pool_) return out_of_memory("a thread pool", sizeof(ThreadPool));
+    if (Status s = pool_->start(p.threads, p.yield_workers); !s.ok()) return s;
     workers_.pool = pool_.get();
   }
 #endif
-  *error = prepare_layers();
-  if (!error->empty()) return LINFER_ERROR_INTERNAL;
-  description_ = describe();
-  return LINFER_OK;
+  if (Status s = prepare_layers(); !s.ok()) return s;
+  description_ = describe();  // (a few hundred bytes: a failure reaches the C API's guard)
+  return {};
 }
 
-std::string Session::prepare_layers() {
+Status Session::prepare_layers() {
   const EncoderConfig& c = cfg_;
   const bool yield = plan_.yield_workers;
-  std::string err;
+  Status err;
   auto make = [&](DenseLayer& op, const LinearWeights& l, uint32_t group = 0,
                   kernels::DenseActivation act = kernels::DenseActivation::None, bool with_bias = true) {
-    if (err.empty()) err = op.prepare(plan_, l.weight, group, with_bias ? l.bias : WeightView(), act, yield);
+    if (err.ok()) err = op.prepare(plan_, l.weight, group, with_bias ? l.bias : WeightView(), act, yield);
   };
-  layer_ops_.resize(c.num_layers);
-  for (uint32_t i = 0; i < c.num_layers && err.empty(); ++i) {
+  err = allocating("the dense layers of " + std::to_string(c.num_layers) + " layers",
+                   uint64_t(c.num_layers) * sizeof(LayerOps), [&] { layer_ops_.resize(c.num_layers); });
+  for (uint32_t i = 0; i < c.num_layers && err.ok(); ++i) {
     const LayerWeights& w = model_->desc.layers[i];
     LayerOps& ops = layer_ops_[i];
     make(ops.q, w.q);
@@ -175,8 +169,12 @@ std::string Session::prepare_layers() {
       if (kv == 0 && c.attention_kind == AttentionKind::Lsh) continue;  // (the queries are the keys)
       const LinearWeights& lw = kv == 0 ? w.k : w.v;
       std::vector<DenseLayer>& list = kv == 0 ? ops.k : ops.v;
-      list.resize(lw.weight.panel_groups);
-      for (uint32_t g = 0; g < lw.weight.panel_groups; ++g)
+      if (err.ok())
+        err = allocating("the dense layers of layer " + std::to_string(i) + "'s " + (kv == 0 ? "K" : "V") +
+                             " projection (" + std::to_string(lw.weight.panel_groups) + " groups)",
+                       uint64_t(lw.weight.panel_groups) * sizeof(DenseLayer),
+                       [&] { list.resize(lw.weight.panel_groups); });
+      for (uint32_t g = 0; g < lw.weight.panel_groups && err.ok(); ++g)
         make(list[g], lw, g, kernels::DenseActivation::None, bias_in_layer);
     }
     make(ops.out, w.out);
@@ -223,80 +221,63 @@ size_t Session::packed_weight_bytes() const {
 // ---------------------------------------------------------------------------------------------
 // run
 
-linfer_status Session::run_ids(const int32_t* ids, size_t length, std::string* error) {
+Status Session::run_ids(const int32_t* ids, size_t length) {
   kernels::set_hwy_cap(plan_.max_isa);  // this thread's Highway kernels, as the session's cap says
   const EncoderConfig& c = cfg_;
-  if (c.vocab_size == 0) {
-    *error = "this model takes embeddings, not token ids (vocab_size is 0)";
-    return LINFER_ERROR_INVALID_ARGUMENT;
-  }
-  if (length == 0 || length > plan_.max_len || !ids) {
-    *error = !ids ? std::string("token ids are null")
-                  : "input length " + std::to_string(length) + " is outside [1, " +
-                        std::to_string(plan_.max_len) + "]";
-    return LINFER_ERROR_INVALID_ARGUMENT;
-  }
+  if (c.vocab_size == 0) return invalid_argument("this model takes embeddings, not token ids (vocab_size is 0)");
+  if (length == 0 || length > plan_.max_len || !ids)
+    return invalid_argument(!ids ? std::string("token ids are null")
+                                 : "input length " + std::to_string(length) + " is outside [1, " +
+                                       std::to_string(plan_.max_len) + "]");
   for (size_t t = 0; t < length; ++t)
-    if (ids[t] < 0 || uint32_t(ids[t]) >= c.vocab_size) {
-      *error = "token id " + std::to_string(ids[t]) + " at position " + std::to_string(t) +
-               " is outside the vocabulary [0, " + std::to_string(c.vocab_size) + ")";
-      return LINFER_ERROR_INVALID_ARGUMENT;
-    }
+    if (ids[t] < 0 || uint32_t(ids[t]) >= c.vocab_size)
+      return invalid_argument("token id " + std::to_string(ids[t]) + " at position " + std::to_string(t) +
+                              " is outside the vocabulary [0, " + std::to_string(c.vocab_size) + ")");
   const auto t0 = now();
   const WeightView& table = model_->desc.token_embedding;
   for (size_t t = 0; t < length; ++t)
     widen_weight_row(table, uint32_t(ids[t]), c.dim, c.embedding_scale, buf_.x + t * c.dim);
   lap(LINFER_OP_EMBEDDING, t0);
-  return forward(length, error);
+  return forward(length);
 }
 
-linfer_status Session::step(int32_t id, std::string* error) {
+Status Session::step(int32_t id) {
   kernels::set_hwy_cap(plan_.max_isa);  // this thread's Highway kernels, as the session's cap says
   const EncoderConfig& c = cfg_;
-  if (c.attention_kind == AttentionKind::Lsh) {
-    *error = "token-by-token runs are not defined for lsh attention: a row's buckets and chunk depend on the "
-             "whole input, also when causal";
-    return LINFER_ERROR_INVALID_ARGUMENT;
-  }
-  if (!linear_state_floats(c) || c.causal != CausalMode::Causal) {
-    *error = "token-by-token runs need a causal linear-attention or performer model";
-    return LINFER_ERROR_INVALID_ARGUMENT;
-  }
-  if (c.key_stabiliser == KeyStabiliser::Sequence) {
-    *error = "token-by-token runs need rows that do not depend on later tokens; this performer model's "
-             "key stabiliser spans the whole input (key_stabiliser 'sequence', performer-pytorch's semantics)";
-    return LINFER_ERROR_INVALID_ARGUMENT;
-  }
-  if (c.head == HeadKind::Classifier) {
-    *error = "token-by-token runs give one row per token; a classifier pools the whole input";
-    return LINFER_ERROR_INVALID_ARGUMENT;
-  }
-  if (step_position_ >= plan_.max_len) {
-    *error = "the session has taken " + std::to_string(step_position_) +
-             " tokens, its maximum length; reset the state to start over";
-    return LINFER_ERROR_INVALID_ARGUMENT;
-  }
+  if (c.attention_kind == AttentionKind::Lsh)
+    return invalid_argument(
+        "token-by-token runs are not defined for lsh attention: a row's buckets and chunk depend on the "
+        "whole input, also when causal");
+  if (!linear_state_floats(c) || c.causal != CausalMode::Causal)
+    return invalid_argument("token-by-token runs need a causal linear-attention or performer model");
+  if (c.key_stabiliser == KeyStabiliser::Sequence)
+    return invalid_argument(
+        "token-by-token runs need rows that do not depend on later tokens; this performer model's "
+        "key stabiliser spans the whole input (key_stabiliser 'sequence', performer-pytorch's semantics)");
+  if (c.head == HeadKind::Classifier)
+    return invalid_argument("token-by-token runs give one row per token; a classifier pools the whole input");
+  if (step_position_ >= plan_.max_len)
+    return invalid_argument("the session has taken " + std::to_string(step_position_) +
+                            " tokens, its maximum length; reset the state to start over");
   if (step_position_ == 0) {  // a fresh sequence: the carried state starts empty
     for (size_t i = 0; i < size_t(c.num_layers) * c.kv_heads; ++i)
       reset_linear_state(buf_.carried_state + i * linear_state_floats(c));
   }
   stepping_ = true;
-  const linfer_status s = run_ids(&id, 1, error);
+  Status s = run_ids(&id, 1);
   stepping_ = false;
-  if (s == LINFER_OK) ++step_position_;
+  if (s.ok()) ++step_position_;
   return s;
 }
 
-linfer_status Session::run_embeddings(const float* embeddings, size_t length, std::string* error) {
+Status Session::run_embeddings(const float* embeddings, size_t length) {
   kernels::set_hwy_cap(plan_.max_isa);  // this thread's Highway kernels, as the session's cap says
-  if (length == 0 || length > plan_.max_len || !embeddings) {
-    *error = !embeddings ? std::string("embeddings are null")
-                         : "input length " + std::to_string(length) + " is outside [1, " +
-                               std::to_string(plan_.max_len) + "]";
-    return LINFER_ERROR_INVALID_ARGUMENT;
-  }
+  if (length == 0 || length > plan_.max_len || !embeddings)
+    return invalid_argument(!embeddings ? std::string("embeddings are null")
+                                        : "input length " + std::to_string(length) + " is outside [1, " +
+                                              std::to_string(plan_.max_len) + "]");
   std::memcpy(buf_.x, embeddings, length * cfg_.dim * sizeof(float));
-  return forward(length, error);
+  return forward(length);
 }
 
 std::chrono::steady_clock::time_point Session::lap(linfer_op_kind kind,
@@ -401,7 +382,7 @@ bool Session::output_head(size_t T) {
   return true;
 }
 
-linfer_status Session::forward(size_t T, std::string* error) {
+Status Session::forward(size_t T) {
   const EncoderConfig& c = cfg_;
   const EncoderDescription& d = model_->desc;
   const size_t D = c.dim;
@@ -458,11 +439,8 @@ linfer_status Session::forward(size_t T, std::string* error) {
   }
   if (ok && c.final_norm) layernorm_rows(buf_.x, buf_.x, T, d.final_norm);
   if (ok) ok = output_head(T);
-  if (!ok) {
-    *error = "an XNNPACK dense operator failed during the run";
-    return LINFER_ERROR_INTERNAL;
-  }
-  return LINFER_OK;
+  if (!ok) return internal_error("an XNNPACK dense operator failed during the run");
+  return {};
 }
 
 }  // namespace linfer::rt

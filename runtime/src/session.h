@@ -19,21 +19,25 @@
 #include "model.h"
 #include "parallel.h"
 #include "plan.h"
+#include "status.h"
 
 namespace linfer::rt {
 
 class Session {
  public:
   ~Session();
-  // Arena bytes for these options, or an error.
-  static linfer_status arena_size(const LoadedModel& model, const linfer_session_options& options,
-                                  size_t* bytes, std::string* error);
-  static linfer_status create(const LoadedModel& model, const linfer_session_options& options,
-                              std::unique_ptr<Session>* out, std::string* error);
+  // Arena bytes for these options (make_execution_plan's errors).
+  static Result<size_t> arena_size(const LoadedModel& model, const linfer_session_options& options);
+  // The plan's errors, LINFER_ERROR_BUFFER_TOO_SMALL for a caller's arena below arena_size,
+  // LINFER_ERROR_OUT_OF_MEMORY naming what could not be allocated and its bytes,
+  // LINFER_ERROR_UNSUPPORTED when XNNPACK does not run on this CPU, else internal.
+  static Result<std::unique_ptr<Session>> create(const LoadedModel& model,
+                                                 const linfer_session_options& options);
 
-  linfer_status run_ids(const int32_t* ids, size_t length, std::string* error);
-  linfer_status run_embeddings(const float* embeddings, size_t length, std::string* error);
-  linfer_status step(int32_t id, std::string* error);
+  // LINFER_ERROR_INVALID_ARGUMENT for bad inputs; on success nothing is allocated.
+  Status run_ids(const int32_t* ids, size_t length);
+  Status run_embeddings(const float* embeddings, size_t length);
+  Status step(int32_t id);
   void reset_state() { step_position_ = 0; }
 
   const float* output() const { return output_; }
@@ -80,12 +84,12 @@ class Session {
     uint32_t* lsh_index = nullptr;   // Lsh: per thread, buckets and counts, chunk positions
   };
 
-  linfer_status prepare(const linfer_session_options& options, std::string* error);
-  std::string prepare_layers();
+  Status prepare(const linfer_session_options& options);
+  Status prepare_layers();
   std::string describe() const;
 
   // session.cc
-  linfer_status forward(size_t T, std::string* error);
+  Status forward(size_t T);
   void add_positions(size_t T);
   // Rotary positions on T rows of `heads` heads (queries or keys), when the model has them;
   // rotate_rows: `rows` rows at x that are rows [row, row + rows) of the run, on the calling

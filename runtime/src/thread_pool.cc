@@ -31,17 +31,19 @@ ThreadPool::~ThreadPool() {
   for (std::thread& t : workers_) t.join();
 }
 
-std::string ThreadPool::start(size_t threads, bool yield) {
+Status ThreadPool::start(size_t threads, bool yield) {
   yield_ = yield;
+  Status s = allocating("a pool of " + std::to_string(threads) + " threads",
+                        (threads - 1) * sizeof(std::thread), [&] { workers_.reserve(threads - 1); });
+  if (!s.ok()) return s;
   try {
-    workers_.reserve(threads - 1);
     for (size_t i = 0; i + 1 < threads; ++i) workers_.emplace_back(&ThreadPool::work, this, i);
   } catch (const std::system_error& e) {
-    return "could not start a thread of a pool of " + std::to_string(threads) + ": " + e.what();
-  } catch (const std::bad_alloc&) {
-    return "out of memory starting a pool of " + std::to_string(threads) + " threads";
+    return internal_error("could not start a thread of a pool of " + std::to_string(threads) + ": " + e.what());
+  } catch (const std::bad_alloc&) {  // a thread's own state
+    return {LINFER_ERROR_OUT_OF_MEMORY, "out of memory starting a thread of a pool of " + std::to_string(threads)};
   }
-  return "";
+  return {};
 }
 
 void ThreadPool::run_chunks() {

@@ -14,6 +14,8 @@
 #include <thread>
 #include <vector>
 
+#include "status.h"
+
 namespace linfer::rt {
 
 class ThreadPool {
@@ -25,8 +27,9 @@ class ThreadPool {
   ThreadPool& operator=(const ThreadPool&) = delete;
   ~ThreadPool();
 
-  // Starts threads - 1 workers (threads >= 2). Returns "" or a message.
-  std::string start(size_t threads, bool yield);
+  // Starts threads - 1 workers (threads >= 2): out of memory, or internal when the system
+  // refuses a thread.
+  Status start(size_t threads, bool yield);
   size_t threads() const { return workers_.size() + 1; }
 
   // Runs task(context, i) for every i in [0, count) on the calling thread and the workers, and

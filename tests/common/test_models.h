@@ -33,6 +33,22 @@ inline EncoderConfig small_config() {
   return c;
 }
 
+// Full attention over the longest n the format allows: a small file whose arena needs more than
+// 4 GiB (the address-space and out-of-memory tests).
+inline EncoderConfig huge_arena_config() {
+  EncoderConfig c = small_config();
+  c.attention_kind = AttentionKind::FullSoftmax;
+  c.proj_len = 0;
+  c.positions = PositionKind::None;
+  c.dim = 256;
+  c.num_heads = 8;
+  c.kv_heads = 8;
+  c.head_dim = 32;
+  c.ff_dim = 1024;
+  c.max_seq_len = Limits::kMaxSeqLen;
+  return c;
+}
+
 // Fills every tensor the configuration needs (and every optional bias) with N(0, 0.2) values;
 // layer norm weights are near 1.
 inline OwnedDescription make_model(const EncoderConfig& c, uint32_t seed = 1) {

@@ -157,17 +157,7 @@ TEST_CASE("session: bad inputs fail with a clear error before computing") {
 TEST_CASE("32-bit limits: an arena or a file beyond the address space is refused, not cut short") {
   // Full attention over the longest n the format allows: a small file whose arena needs more
   // than 4 GiB. Planned in 64 bits; a 32-bit build must refuse it, not allocate it modulo 2^32.
-  auto cfg = small_config();
-  cfg.attention_kind = AttentionKind::FullSoftmax;
-  cfg.proj_len = 0;
-  cfg.positions = PositionKind::None;
-  cfg.dim = 256;
-  cfg.num_heads = 8;
-  cfg.kv_heads = 8;
-  cfg.head_dim = 32;
-  cfg.ff_dim = 1024;
-  cfg.max_seq_len = Limits::kMaxSeqLen;
-  auto o = make_model(cfg);
+  auto o = make_model(linfer::testing::huge_arena_config());
   Model m = load(model_bytes(o.desc));
   size_t bytes = 0;
   const Status st = Session::ArenaSize(m, SessionOptions(), &bytes);

@@ -112,9 +112,10 @@ std::string pack_dense_weights(EncoderDescription* desc, PanelStore* store, bool
     WeightView p = w;
     p.layout = Layout::Panel16;
     p.panel_groups = groups;
-    void* data = store->allocate(panel_matrix_bytes(w.dtype, out, in, groups));
+    const uint64_t bytes = panel_matrix_bytes(w.dtype, out, in, groups);
+    void* data = store->allocate(bytes);
     if (!data) {
-      err = "out of memory packing " + name;
+      err = "out of memory allocating " + std::to_string(bytes) + " bytes for the packed " + name;
       return;
     }
     pack_panels(w.dtype, w.data, out, in, groups, data);
@@ -122,7 +123,8 @@ std::string pack_dense_weights(EncoderDescription* desc, PanelStore* store, bool
     if (w.dtype == DType::I8) {
       int32_t* sums = static_cast<int32_t*>(store->allocate(uint64_t(out) * sizeof(int32_t)));
       if (!sums) {
-        err = "out of memory packing " + name;
+        err = "out of memory allocating " + std::to_string(uint64_t(out) * sizeof(int32_t)) +
+              " bytes for the row sums of " + name;
         return;
       }
       int8_row_sums(static_cast<const int8_t*>(w.data), out, in, sums);
