@@ -129,15 +129,6 @@ TEST_CASE("rt::Status and Result: a code and the message of the place that faile
   std::vector<int> v;
   CHECK(rt::allocating("v", 40, [&] { v.resize(10); }).ok());
   CHECK(rt::allocating("v", 0, [] { return rt::unsupported("refused"); }).message() == "refused");
-  // A vector far beyond the address space throws (length_error or bad_alloc, never a silent cut).
-  const rt::Status huge = rt::allocating("v", ~uint64_t(0), [&] {
-    try {
-      v.resize(v.max_size());
-    } catch (const std::length_error&) {
-      throw std::bad_alloc();
-    }
-  });
-  CHECK(huge.code() == LINFER_ERROR_OUT_OF_MEMORY);
 
   rt::Result<size_t> value = size_t(7);
   REQUIRE(value.ok());
