@@ -37,8 +37,9 @@ constexpr uint64_t kMaxFlops = uint64_t(1) << 28;       // one run
 // (This is how a converted copy handed to a larger tensor that shared its offset showed up;
 // tests/fuzz/regressions/fuzz_lfm.)
 void check_views(const uint8_t* data, size_t size) {
-  std::unique_ptr<linfer::rt::LoadedModel> m;
-  if (linfer::rt::load_model_memory(data, size, &m).status != LINFER_OK) return;
+  auto loaded = linfer::rt::load_model_memory(data, size);
+  if (!loaded.ok()) return;
+  const std::unique_ptr<linfer::rt::LoadedModel>& m = loaded.value();
   linfer::for_each_weight(m->desc, [&](const std::string& name, const linfer::WeightView& w) {
     if (!w.present()) return;
     const void* bad = __asan_region_is_poisoned(const_cast<void*>(w.data), w.bytes());
