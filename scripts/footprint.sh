@@ -7,6 +7,7 @@
 # sysroots come from scripts/test-arm64.sh and scripts/test-armhf.sh (run them first).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/generator.sh
 archs=("$@")
 [ ${#archs[@]} -gt 0 ] || archs=(x86_64 aarch64 armv7 riscv64)
 rows=()

@@ -3,7 +3,7 @@
 # apt-get when something is missing. Needs root (or sudo).
 set -euo pipefail
 packages=(
-  build-essential cmake pkg-config
+  build-essential cmake ninja-build pkg-config
   libxnnpack-dev libpthreadpool-dev libflatbuffers-dev flatbuffers-compiler libhwy-dev
   nlohmann-json3-dev doctest-dev
   python3-torch python3-numpy libopenblas0-pthread

@@ -8,7 +8,8 @@
 # folder (scripts/cross-sysroot.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/need-packages.sh g++-aarch64-linux-gnu qemu-user
+source scripts/generator.sh
+bash scripts/need-packages.sh g++-aarch64-linux-gnu qemu-user ninja-build
 bash scripts/cross-sysroot.sh arm64 build-arm64/sysroot
 # The Python package's tests (tests/python) run on Debian's arm64 python3 and python3-numpy,
 # unpacked the same way into a folder of their own.

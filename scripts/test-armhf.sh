@@ -11,8 +11,9 @@
 # (scripts/cross-sysroot.sh) for the Python package's tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/generator.sh
 start=$SECONDS
-bash scripts/need-packages.sh g++-arm-linux-gnueabihf qemu-user
+bash scripts/need-packages.sh g++-arm-linux-gnueabihf qemu-user ninja-build
 bash scripts/cross-sysroot.sh --python armhf build-armhf/python-sysroot
 cmake -S . -B build-armhf -DCMAKE_TOOLCHAIN_FILE=cmake/toolchains/arm-linux-gnueabihf.cmake \
   -DLINFER_WITH_XNNPACK=OFF -DLINFER_PYTHON_SYSROOT=build-armhf/python-sysroot \

@@ -7,6 +7,7 @@
 # XNNPACK path with the build option that brings them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/generator.sh
 model=$PWD/examples/models/langid.int8.lfm
 for kind in shared static; do
   dir=build-min-$kind prefix=$PWD/build-min-$kind/install

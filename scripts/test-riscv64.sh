@@ -6,7 +6,8 @@
 # Debian bookworm does not ship: they are off here (they run natively, on arm64 and on armhf).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/need-packages.sh g++-riscv64-linux-gnu qemu-user
+source scripts/generator.sh
+bash scripts/need-packages.sh g++-riscv64-linux-gnu qemu-user ninja-build
 cmake -S . -B build-riscv64 -DCMAKE_TOOLCHAIN_FILE=cmake/toolchains/riscv64-linux-gnu.cmake \
   -DCMAKE_BUILD_TYPE=Release > /dev/null
 cmake --build build-riscv64 -j"$(nproc)"

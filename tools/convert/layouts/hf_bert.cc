@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include <nlohmann/json.hpp>
+
 namespace linfer::convert {
 
 std::vector<int64_t> tensor_shape(const Checkpoint& ck, const std::string& name) {
@@ -27,8 +29,8 @@ std::string hf_bert_config(const Checkpoint& ck, LibraryConfig& lc, const std::s
   c.positions = PositionKind::Learned;
   c.embedding_norm = true;
   c.norm_placement = NormPlacement::Post;
-  c.norm_eps = float(lc.present("layer_norm_eps") && lc.j.at("layer_norm_eps").is_number()
-                         ? lc.j.at("layer_norm_eps").get<double>() : 1e-12);
+  c.norm_eps = float(lc.present("layer_norm_eps") && lc.values().at("layer_norm_eps").is_number()
+                         ? lc.values().at("layer_norm_eps").get<double>() : 1e-12);
   const std::string act = lc.text("hidden_act", default_act);
   if (act == "gelu") c.activation = Activation::GeluErf;
   else if (act == "gelu_new" || act == "gelu_pytorch_tanh") c.activation = Activation::GeluTanh;

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include <nlohmann/json.hpp>
+
 namespace linfer::convert {
 
 using json = nlohmann::json;
@@ -131,10 +133,16 @@ bool Builder::charge(uint64_t elements, const std::string& what) {
   return false;
 }
 
+LibraryConfig::LibraryConfig() : j_(std::make_unique<json>(json::object())) {}
+LibraryConfig::~LibraryConfig() = default;
+
+bool LibraryConfig::present(const char* key) const { return j_->contains(key) && !j_->at(key).is_null(); }
+
 bool LibraryConfig::parse(const std::string& text, const std::set<std::string>& known, const std::string& src) {
   source = src;
   raw = text;
-  j = json::parse(text, nullptr, false);
+  *j_ = json::parse(text, nullptr, false);
+  const json& j = *j_;
   if (j.is_discarded() || !j.is_object()) {
     error = source + " is not a JSON object";
     return false;
@@ -152,7 +160,7 @@ uint32_t LibraryConfig::u32(const char* key, uint32_t fallback, bool required) {
     if (required && error.empty()) error = source + ": missing '" + key + "'";
     return fallback;
   }
-  const json& v = j.at(key);
+  const json& v = j_->at(key);
   if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() > int64_t(UINT32_MAX)) {
     if (error.empty()) error = source + ": '" + key + "' must be a non-negative integer";
     return fallback;
@@ -162,20 +170,20 @@ uint32_t LibraryConfig::u32(const char* key, uint32_t fallback, bool required) {
 
 bool LibraryConfig::flag(const char* key, bool fallback) {
   if (!present(key)) return fallback;
-  if (!j.at(key).is_boolean()) {
+  if (!j_->at(key).is_boolean()) {
     if (error.empty()) error = source + ": '" + key + "' must be true or false";
     return fallback;
   }
-  return j.at(key).get<bool>();
+  return j_->at(key).get<bool>();
 }
 
 std::string LibraryConfig::text(const char* key, const std::string& fallback) {
   if (!present(key)) return fallback;
-  if (!j.at(key).is_string()) {
+  if (!j_->at(key).is_string()) {
     if (error.empty()) error = source + ": '" + key + "' must be a string";
     return fallback;
   }
-  return j.at(key).get<std::string>();
+  return j_->at(key).get<std::string>();
 }
 
 // Without this bound, "num_layers": 4000000000 in a checkpoint's linfer_config made

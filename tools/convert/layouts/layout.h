@@ -4,7 +4,9 @@
 // the steps every layout has in common around a layout's own two steps.
 #pragma once
 
-#include <nlohmann/json.hpp>
+#include <memory>
+
+#include <nlohmann/json_fwd.hpp>
 
 #include <cstdint>
 #include <map>
@@ -71,18 +73,26 @@ class Builder {
 };
 
 // A library's constructor arguments from --config, refusing keys it does not know.
+// Only the forward declaration of nlohmann::json here: its full header costs seconds of compile time
+// in every file that includes it, and only the layouts that read structured values include it.
 struct LibraryConfig {
-  nlohmann::json j;
+  LibraryConfig();
+  ~LibraryConfig();
+  // The parsed object (an empty object until parse succeeds); needs <nlohmann/json.hpp>.
+  const nlohmann::json& values() const { return *j_; }
   std::string error;
   std::string source;
   std::string raw;  // the text as given ("" if none)
 
   // known empty: every key is accepted (a Hugging Face config.json holds many that do not matter).
   bool parse(const std::string& text, const std::set<std::string>& known, const std::string& src);
-  bool present(const char* key) const { return j.contains(key) && !j.at(key).is_null(); }
+  bool present(const char* key) const;
   uint32_t u32(const char* key, uint32_t fallback, bool required = false);
   bool flag(const char* key, bool fallback);
   std::string text(const char* key, const std::string& fallback);
+
+ private:
+  std::unique_ptr<nlohmann::json> j_;
 };
 
 // Layer and head counts come from the checkpoint or --config and size the vectors and loops of the

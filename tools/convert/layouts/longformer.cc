@@ -2,6 +2,8 @@
 // LongformerForSequenceClassification (docs/converter.md, "longformer")
 #include <algorithm>
 
+#include <nlohmann/json.hpp>
+
 #include "hf_bert.h"
 #include "layout.h"
 
@@ -30,9 +32,9 @@ class LongformerMapper : public LayoutMapper {
     // attention_window: one even width for every layer (an int, or a list with one value per layer).
     std::vector<int64_t> windows;
     if (!lc.present("attention_window")) windows.assign(1, 512);
-    else if (lc.j.at("attention_window").is_number_integer()) windows.assign(1, lc.j.at("attention_window").get<int64_t>());
-    else if (lc.j.at("attention_window").is_array()) {
-      for (const auto& w : lc.j.at("attention_window")) {
+    else if (lc.values().at("attention_window").is_number_integer()) windows.assign(1, lc.values().at("attention_window").get<int64_t>());
+    else if (lc.values().at("attention_window").is_array()) {
+      for (const auto& w : lc.values().at("attention_window")) {
         if (!w.is_number_integer()) return "--config: attention_window must hold integers";
         windows.push_back(w.get<int64_t>());
       }

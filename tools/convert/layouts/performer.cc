@@ -1,6 +1,8 @@
 // lucidrains/performer-pytorch 1.1.4: PerformerLM and Performer (docs/converter.md, "performer")
 #include <cmath>
 
+#include <nlohmann/json.hpp>
+
 #include "layout.h"
 
 namespace linfer::convert {
@@ -10,8 +12,8 @@ class PerformerMapper : public LayoutMapper {
  public:
   std::string configure(const Checkpoint& ck, LibraryConfig& lc, MappedModel* out) override {
     // Options whose modules linfer does not have (each changes the forward pass).
-    if (lc.present("local_attn_heads") && !(lc.j.at("local_attn_heads").is_number_integer() &&
-                                            lc.j.at("local_attn_heads").get<int64_t>() == 0))
+    if (lc.present("local_attn_heads") && !(lc.values().at("local_attn_heads").is_number_integer() &&
+                                            lc.values().at("local_attn_heads").get<int64_t>() == 0))
       return "performer-pytorch local_attn_heads (local attention heads) are not supported: refused";
     for (const char* key : {"use_scalenorm", "use_rezero", "ff_glu", "shift_tokens", "cross_attend",
                             "no_projection", "axial_position_emb"})

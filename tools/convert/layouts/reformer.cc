@@ -2,6 +2,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include <nlohmann/json.hpp>
+
 #include "layout.h"
 
 namespace linfer::convert {
@@ -56,7 +58,7 @@ class ReformerMapper : public LayoutMapper {
         return std::string("reformer-pytorch ") + key + " > 0 is not supported (" +
                (std::string(key) == "full_attn_thres" ? "full attention for short inputs" :
                 std::string(key) == "num_mem_kv" ? "memory key-values" : "local attention heads") + "): refused";
-    if (lc.present("pkm_layers") && !(lc.j.at("pkm_layers").is_array() && lc.j.at("pkm_layers").empty()))
+    if (lc.present("pkm_layers") && !(lc.values().at("pkm_layers").is_array() && lc.values().at("pkm_layers").empty()))
       return "reformer-pytorch pkm_layers (product-key memory layers) are not supported: refused";
     const std::string act = lc.text("ff_activation", "gelu");
     if (act != "gelu" && act != "relu")
