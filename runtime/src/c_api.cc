@@ -8,13 +8,13 @@
 
 #include "linfer/linfer.h"
 #include "model.h"
-#include "session.h"
+#include "inference.h"
 
 struct linfer_model {
   std::unique_ptr<linfer::rt::LoadedModel> impl;
 };
 struct linfer_session {
-  std::unique_ptr<linfer::rt::Session> impl;
+  std::unique_ptr<linfer::rt::Inference> impl;
 };
 
 namespace {
@@ -169,7 +169,7 @@ linfer_status linfer_session_arena_size(const linfer_model* model,
     if (!model || !out_bytes) return fail(LINFER_ERROR_INVALID_ARGUMENT, "model or out_bytes is null");
     linfer_session_options o;
     if (const linfer_status rs = read_options(options, &o); rs != LINFER_OK) return rs;
-    linfer::rt::Result<size_t> bytes = linfer::rt::Session::arena_size(*model->impl, o);
+    linfer::rt::Result<size_t> bytes = linfer::rt::Inference::arena_size(*model->impl, o);
     if (!bytes.ok()) return fail(bytes.status());
     *out_bytes = bytes.value();
     return ok();
@@ -184,7 +184,7 @@ linfer_status linfer_session_create(const linfer_model* model, const linfer_sess
     *out_session = nullptr;
     linfer_session_options o;
     if (const linfer_status rs = read_options(options, &o); rs != LINFER_OK) return rs;
-    linfer::rt::Result<std::unique_ptr<linfer::rt::Session>> s = linfer::rt::Session::create(*model->impl, o);
+    linfer::rt::Result<std::unique_ptr<linfer::rt::Inference>> s = linfer::rt::Inference::create(*model->impl, o);
     if (!s.ok()) return fail(s.status());
     *out_session = new linfer_session{std::move(s.value())};
     return ok();
@@ -228,7 +228,7 @@ linfer_status linfer_session_output(const linfer_session* session, const float**
                                     size_t* rows, size_t* cols) {
   if (!session || !data || !rows || !cols)
     return fail(LINFER_ERROR_INVALID_ARGUMENT, "session or an output pointer is null");
-  const linfer::rt::Session& s = *session->impl;
+  const linfer::rt::Inference& s = *session->impl;
   if (!s.output()) return fail(LINFER_ERROR_INVALID_ARGUMENT, "the session has not run yet");
   *data = s.output();
   *rows = s.output_rows();
@@ -256,7 +256,7 @@ linfer_status linfer_session_hidden_states(const linfer_session* session, const 
                                            size_t* rows, size_t* cols) {
   if (!session || !data || !rows || !cols)
     return fail(LINFER_ERROR_INVALID_ARGUMENT, "session or an output pointer is null");
-  const linfer::rt::Session& s = *session->impl;
+  const linfer::rt::Inference& s = *session->impl;
   if (!s.output()) return fail(LINFER_ERROR_INVALID_ARGUMENT, "the session has not run yet");
   *data = s.hidden_states();
   *rows = s.hidden_rows();

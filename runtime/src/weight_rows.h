@@ -10,6 +10,9 @@
 
 namespace linfer::rt {
 
+// An f32 weight's values.
+inline const float* f32_data(const WeightView& w) { return static_cast<const float*>(w.data); }
+
 // dst[i] = scale * w[row][i] for i < cols (cols <= the row's length), any dtype; panel layout (a
 // token embedding tied to the LM head in a version 2 file) read element by element.
 inline void widen_weight_row(const WeightView& w, uint32_t row, size_t cols, float scale, float* dst) {

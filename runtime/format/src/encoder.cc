@@ -480,48 +480,8 @@ size_t block_sparse_blocks(const EncoderConfig& c, size_t T) {
   return c.block_size ? (T + c.block_size - 1) / c.block_size : 0;
 }
 
-bool block_sparse_is_full(const EncoderConfig& c, size_t T) {
-  return block_sparse_blocks(c, T) <= 2 * size_t(c.global_blocks) + 3 + 2 * size_t(c.num_random_blocks);
-}
-
-bool block_sparse_is_global(const EncoderConfig& c, size_t T, size_t i) {
-  const size_t blocks = block_sparse_blocks(c, T), g = c.global_blocks;
-  return block_sparse_is_full(c, T) || i < g || i + g >= blocks;
-}
-
-size_t block_sparse_key_spans(const EncoderConfig& c, const float* random, size_t T, size_t i,
-                              uint32_t* spans) {
-  const size_t b = c.block_size, blocks = block_sparse_blocks(c, T), g = c.global_blocks;
-  // The global blocks and the neighbours, each key once: block intervals [0, g), [i - 1, i + 2)
-  // and [blocks - g, blocks), in this order for a non-global block i, merged where they overlap
-  // or touch.
-  const size_t intervals[3][2] = {{0, g}, {i > 0 ? i - 1 : 0, std::min(blocks, i + 2)}, {blocks - g, blocks}};
-  size_t count = 0, first = 0, end = 0;
-  for (const auto& iv : intervals) {
-    if (iv[0] >= iv[1]) continue;
-    if (end > 0 && iv[0] <= end) {
-      end = std::max(end, iv[1]);
-      continue;
-    }
-    if (end > 0) spans[2 * count] = uint32_t(first * b), spans[2 * count + 1] = uint32_t(std::min(T, end * b)), ++count;
-    first = iv[0], end = iv[1];
-  }
-  spans[2 * count] = uint32_t(first * b), spans[2 * count + 1] = uint32_t(std::min(T, end * b)), ++count;
-  for (size_t r = 0; random && r < c.num_random_blocks; ++r) {
-    const size_t k = size_t(random[r]);
-    if (k >= blocks) continue;  // a block of a longer input
-    spans[2 * count] = uint32_t(k * b), spans[2 * count + 1] = uint32_t(std::min(T, (k + 1) * b));
-    ++count;
-  }
-  return count;
-}
-
 size_t lsh_half_buckets(const EncoderConfig& c, size_t T) {
   return c.bucket_size ? (T + 2 * size_t(c.bucket_size) - 1) / (2 * size_t(c.bucket_size)) : 0;
-}
-
-size_t lsh_chunks(const EncoderConfig& c, size_t T) {
-  return c.bucket_size ? (T + c.bucket_size - 1) / c.bucket_size : 0;
 }
 
 }  // namespace linfer

@@ -268,35 +268,13 @@ std::string shape_to_string(const std::vector<uint32_t>& shape);
 }  // namespace linfer
 
 namespace linfer {
-// BlockSparse (BigBird's ITC pattern as Hugging Face's BigBirdBlockSparseAttention computes it;
-// docs/format.md). An input of T rows has ceil(T / block_size) blocks, the last one possibly
-// shorter. When it has at most 2 g + 3 + 2 R blocks (g global_blocks, R num_random_blocks) every
-// row attends to every key, as Hugging Face switches to full attention there.
+// BlockSparse (BigBird's ITC pattern; docs/format.md): an input of T rows has ceil(T / block_size)
+// blocks, the last one possibly shorter (the shape of random_blocks). The pattern itself is the
+// runtime's (runtime/src/attention/block_sparse.cc).
 size_t block_sparse_blocks(const EncoderConfig& c, size_t T);
-bool block_sparse_is_full(const EncoderConfig& c, size_t T);
-// Whether query block i (of an input of T rows) attends to every key: full inputs, the first and
-// the last g blocks.
-bool block_sparse_is_global(const EncoderConfig& c, size_t T, size_t i);
-// Most key spans a query block sees: the global blocks and its neighbours (at most 3 spans), and
-// one per random block.
-constexpr size_t kMaxBlockSparseSpans = 3 + Limits::kMaxRandomBlocks;
-// The keys query block i (not global) of an input of T rows sees, as spans [begin, end) of key
-// rows written to spans[2s], spans[2s + 1]; returns their number. First the union of the global
-// blocks and blocks i - 1, i, i + 1 (each key once, in order), then one span per random block
-// random[r] (r < num_random_blocks; `random` is row i of a head's random_blocks) that exists in
-// this input (< the input's blocks), listed even when its keys were listed already: such a key
-// counts once per listing in the softmax (Hugging Face's eval-mode pattern points every random
-// block at block 0).
-size_t block_sparse_key_spans(const EncoderConfig& c, const float* random, size_t T, size_t i,
-                              uint32_t* spans);
 
-// Lsh (Reformer's LSH attention as lucidrains' reformer-pytorch computes it; docs/format.md). An
-// input of T rows is hashed into 2 lsh_half_buckets(T) buckets per round (the first
-// lsh_half_buckets(T) columns of a round's rotations), and each round's T sorted rows are cut
-// into lsh_chunks(T) chunks of bucket_size rows (the last one possibly shorter).
+// Lsh (Reformer's LSH attention; docs/format.md): an input of T rows is hashed into
+// 2 lsh_half_buckets(T) buckets per round (the first lsh_half_buckets(T) columns of a round's
+// rotations: their shape). Chunks and the rest are the runtime's (runtime/src/attention/lsh.cc).
 size_t lsh_half_buckets(const EncoderConfig& c, size_t T);
-size_t lsh_chunks(const EncoderConfig& c, size_t T);
-// Score of a row against itself (reformer-pytorch's TOKEN_SELF_ATTN_VALUE: a row attends to
-// itself only when nothing else is left).
-constexpr float kLshSelfScore = -5e4f;
 }  // namespace linfer

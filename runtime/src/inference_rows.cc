@@ -1,7 +1,8 @@
 // The row pipeline: a softmax-attention layer as one parallel region over blocks of rows.
 #include <algorithm>
 
-#include "session.h"
+#include "attention/attention_kind.h"
+#include "inference.h"
 
 namespace linfer::rt {
 namespace {
@@ -15,25 +16,24 @@ const float* f32(const WeightView& w) { return static_cast<const float*>(w.data)
 // rows stay in the core's cache. Every dense layer is on the own kernels (the plan checks), which
 // any thread can run on any rows; int8 rows are quantized at their row of the run (first_row), so
 // threads never share scratch bytes.
-bool Session::layer_rows(const LayerWeights& w, LayerOps& ops, size_t T) {
+bool Inference::layer_rows(size_t layer, const LayerWeights& w, LayerOps& ops, size_t T) {
   const EncoderConfig& c = cfg_;
   const size_t D = c.dim, HD = size_t(c.num_heads) * c.head_dim, F = c.ff_dim, B = plan_.row_block;
   const NormPlacement placement = c.norm_placement;
   // Attention input, and the residual streams the two sublayers add to.
-  const float* in = buf_.x;
-  float* ff_residual = buf_.x;
+  const float* in = buf_.residual;
+  float* ff_residual = buf_.residual;
   if (placement == NormPlacement::Pre) {
-    layernorm_rows(buf_.x, buf_.h, T, w.attention_norm);
-    in = buf_.h;
+    layernorm_rows(buf_.residual, buf_.normed, T, w.attention_norm);
+    in = buf_.normed;
   } else if (placement == NormPlacement::Reversible) {  // x holds y1, x2 holds y2
-    layernorm_rows(buf_.x2, buf_.h, T, w.attention_norm);
-    in = buf_.h;
-    ff_residual = buf_.x2;
+    layernorm_rows(buf_.residual2, buf_.normed, T, w.attention_norm);
+    in = buf_.normed;
+    ff_residual = buf_.residual2;
   }
-  const size_t keys = softmax_keys(w, ops, in, T);
-  if (!keys) return false;
-  // A sliding window (the plan admits it without global rows): row i sees keys |i - j| <= radius.
-  const KeyWindow window = {c.attention_kind == AttentionKind::SlidingWindow ? c.window_radius : 0, 0};
+  // What needs every row (the keys), by the attention's module.
+  if (!attention_->prepare_rows(*this, AttentionLayer{layer, w, ops.q, ops.out}, in, T)) return false;
+  AttentionModule& attention = *attention_;
   const QuantizedRows& qrows = buf_.quantized;
   workers_.ranges(T, B, [&](size_t begin, size_t end, size_t chunk) {
     float* q = buf_.row_blocks + chunk * B * (2 * HD + F);
@@ -47,11 +47,11 @@ bool Session::layer_rows(const LayerWeights& w, LayerOps& ops, size_t T) {
     };
     for (size_t r0 = begin; r0 < end; r0 += B) {
       const size_t n = std::min(B, end - r0);
-      float* x = buf_.x + r0 * D;
+      float* x = buf_.residual + r0 * D;
       ops.q.run_rows(qrows, in + r0 * D, n, q, false, r0);
       rotate_rows(q, r0, n, c.num_heads);
       mark(LINFER_OP_DENSE);
-      for (size_t h = 0; h < c.num_heads; ++h) attention_rows(h, keys, q, attn, n, chunk, window, r0);
+      attention.attend_rows(*this, q, attn, n, r0, chunk);
       mark(LINFER_OP_ATTENTION);
       ops.out.run_rows(qrows, attn, n, x, true, r0);
       mark(LINFER_OP_DENSE);
@@ -60,7 +60,7 @@ bool Session::layer_rows(const LayerWeights& w, LayerOps& ops, size_t T) {
         kernels::layernorm_f32_hwy(x, D, x, D, n, D, f32(w.attention_norm.weight),
                                    f32(w.attention_norm.bias), c.norm_eps);
       } else {
-        float* h = buf_.h + r0 * D;  // this block's attention input is no longer needed
+        float* h = buf_.normed + r0 * D;  // this block's attention input is no longer needed
         kernels::layernorm_f32_hwy(x, D, h, D, n, D, f32(w.feed_forward_norm.weight),
                                    f32(w.feed_forward_norm.bias), c.norm_eps);
         ff_in = h;

@@ -1,10 +1,12 @@
-// Session creation, the entry points, embeddings, the layer loop and the output heads.
-#include "session.h"
+// Inference (a session): creation, the entry points, embeddings, the layer loop and the output heads.
+#include "inference.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <utility>
 
+#include "attention/attention_kind.h"
 #include "weight_rows.h"
 
 namespace linfer::rt {
@@ -24,8 +26,10 @@ kernels::DenseActivation dense_activation(Activation a) {
 
 }  // namespace
 
-Session::~Session() {
+Inference::~Inference() {
   layer_ops_.clear();  // operators before the pool they may use
+  plan_.attention.reset();
+  attention_ = nullptr;
   head_dense_ = DenseLayer();
   head_out_ = DenseLayer();
 #if LINFER_WITH_XNNPACK
@@ -34,26 +38,27 @@ Session::~Session() {
   free(owned_arena_);
 }
 
-Result<size_t> Session::arena_size(const LoadedModel& model, const linfer_session_options& options) {
+Result<size_t> Inference::arena_size(const LoadedModel& model, const linfer_session_options& options) {
   Result<ExecutionPlan> plan = make_execution_plan(model, options);
   if (!plan.ok()) return plan.status();
   return size_t(plan.value().arena_bytes);
 }
 
-Result<std::unique_ptr<Session>> Session::create(const LoadedModel& model,
+Result<std::unique_ptr<Inference>> Inference::create(const LoadedModel& model,
                                                  const linfer_session_options& options) {
   Result<ExecutionPlan> plan = make_execution_plan(model, options);
   if (!plan.ok()) return plan.status();
-  std::unique_ptr<Session> s(new (std::nothrow) Session());
-  if (!s) return out_of_memory("a session", sizeof(Session));
+  std::unique_ptr<Inference> s(new (std::nothrow) Inference());
+  if (!s) return out_of_memory("a session", sizeof(Inference));
   s->model_ = &model;
   s->cfg_ = model.desc.config;
   s->plan_ = plan.value();
+  s->attention_ = s->plan_.attention.get();
   if (Status st = s->prepare(options); !st.ok()) return st;
   return s;
 }
 
-Status Session::prepare(const linfer_session_options& options) {
+Status Inference::prepare(const linfer_session_options& options) {
   const EncoderConfig& c = cfg_;
   const ExecutionPlan& p = plan_;
   uint8_t* base;
@@ -70,47 +75,25 @@ Status Session::prepare(const linfer_session_options& options) {
     base = static_cast<uint8_t*>(owned_arena_);
   }
   base = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(base) + 63) & ~uintptr_t(63));
-  auto at = [&](Buffer b) {
-    return p.bytes[size_t(b)] ? reinterpret_cast<float*>(base + p.offset[size_t(b)]) : nullptr;
-  };
-  buf_.x = at(Buffer::X);
-  buf_.x2 = at(Buffer::X2);
-  buf_.h = at(Buffer::H);
-  buf_.sub = at(Buffer::Sub);
-  buf_.q = at(Buffer::Q);
-  buf_.attn = at(Buffer::Attn);
-  buf_.ff = at(Buffer::FF);
-  buf_.comp_k = at(Buffer::CompK);
-  buf_.comp_v = at(Buffer::CompV);
-  buf_.kp = at(Buffer::KP);
-  buf_.vp = at(Buffer::VP);
-  buf_.kt = at(Buffer::KT);
-  buf_.rowsum = at(Buffer::RowSum);
-  buf_.scratch = at(Buffer::Scratch);
-  buf_.positions = at(Buffer::Positions);
-  buf_.pooled = at(Buffer::Pooled);
-  buf_.pooled2 = at(Buffer::Pooled2);
-  buf_.out = at(Buffer::Out);
-  buf_.quantized = {reinterpret_cast<int8_t*>(at(Buffer::QX)), p.q_stride, at(Buffer::QScales)};
-  buf_.linear_state = at(Buffer::LinearState);
-  buf_.carried_state = at(Buffer::CarriedState);
-  buf_.row_blocks = at(Buffer::RowBlocks);
-  buf_.proj_rows = at(Buffer::ProjRows);
-  buf_.comp_panels = reinterpret_cast<int8_t*>(at(Buffer::CompPanels));
-  buf_.comp_scales = at(Buffer::CompScales);
-  buf_.comp_sums = reinterpret_cast<int32_t*>(at(Buffer::CompSums));
-  buf_.comp_rows = reinterpret_cast<int8_t*>(at(Buffer::CompRows));
-  buf_.head_panels = reinterpret_cast<uint8_t*>(at(Buffer::HeadPanels));
-  buf_.attn_int8 = reinterpret_cast<uint8_t*>(at(Buffer::AttnInt8));
-  buf_.lsh_sorted = reinterpret_cast<uint32_t*>(at(Buffer::LshSorted));
-  buf_.lsh_merge = at(Buffer::LshMerge);
-  buf_.lsh_index = reinterpret_cast<uint32_t*>(at(Buffer::LshIndex));
+  const Arena arena(base, p.arena);
+  const SessionBuffers& b = p.buffers;
+  using Bound = std::pair<float* Buffers::*, ArenaBuffer SessionBuffers::*>;
+  for (const auto& [to, from] : {
+           Bound{&Buffers::residual, &SessionBuffers::residual}, Bound{&Buffers::residual2, &SessionBuffers::residual2},
+           Bound{&Buffers::normed, &SessionBuffers::normed}, Bound{&Buffers::sublayer_out, &SessionBuffers::sublayer_out},
+           Bound{&Buffers::queries, &SessionBuffers::queries}, Bound{&Buffers::attention_out, &SessionBuffers::attention_out},
+           Bound{&Buffers::ff_hidden, &SessionBuffers::ff_hidden}, Bound{&Buffers::row_blocks, &SessionBuffers::row_blocks},
+           Bound{&Buffers::sinusoids, &SessionBuffers::sinusoids}, Bound{&Buffers::pooled, &SessionBuffers::pooled},
+           Bound{&Buffers::pooled_dense, &SessionBuffers::pooled_dense}, Bound{&Buffers::head_out, &SessionBuffers::head_out}})
+    buf_.*to = arena.at(b.*from);
+  buf_.quantized = {arena.at<int8_t>(b.quantized_rows), p.q_stride, arena.at(b.quantized_scales)};
+  attention_->bind(arena);
 
   if (c.positions == PositionKind::Sinusoidal) {  // computed once, kept for every run
     const uint32_t half = c.dim / 2;
     for (uint32_t t = 0; t < p.max_len; ++t) {
       const double pos = double(t) + c.position_offset;
-      float* row = buf_.positions + size_t(t) * c.dim;
+      float* row = buf_.sinusoids + size_t(t) * c.dim;
       for (uint32_t i = 0; i < half; ++i) {
         const double angle = pos * std::pow(double(c.sinusoidal_base), -2.0 * i / c.dim);
         row[i] = float(std::sin(angle));
@@ -145,7 +128,7 @@ Status Session::prepare(const linfer_session_options& options) {
   return {};
 }
 
-Status Session::prepare_layers() {
+Status Inference::prepare_layers() {
   const EncoderConfig& c = cfg_;
   const bool yield = plan_.yield_workers;
   Status err;
@@ -159,30 +142,7 @@ Status Session::prepare_layers() {
     const LayerWeights& w = model_->desc.layers[i];
     LayerOps& ops = layer_ops_[i];
     make(ops.q, w.q);
-    // K and V. Linformer: on the compressed input (k rows); with placement "after" the bias goes
-    // through E (added as rowsum(E) * b by the attention), so the layer gets no bias. Per-head
-    // projections give each head its own compressed input, so each kv head gets the layer for its
-    // group of rows of W. Other kinds: a plain linear over all rows.
-    const bool linformer = c.attention_kind == AttentionKind::Linformer;
-    const bool bias_in_layer = !linformer || c.projection_placement == ProjectionPlacement::Before;
-    for (int kv = 0; kv < 2; ++kv) {
-      if (kv == 0 && c.attention_kind == AttentionKind::Lsh) continue;  // (the queries are the keys)
-      const LinearWeights& lw = kv == 0 ? w.k : w.v;
-      std::vector<DenseLayer>& list = kv == 0 ? ops.k : ops.v;
-      if (err.ok())
-        err = allocating("the dense layers of layer " + std::to_string(i) + "'s " + (kv == 0 ? "K" : "V") +
-                             " projection (" + std::to_string(lw.weight.panel_groups) + " groups)",
-                       uint64_t(lw.weight.panel_groups) * sizeof(DenseLayer),
-                       [&] { list.resize(lw.weight.panel_groups); });
-      for (uint32_t g = 0; g < lw.weight.panel_groups && err.ok(); ++g)
-        make(list[g], lw, g, kernels::DenseActivation::None, bias_in_layer);
-    }
     make(ops.out, w.out);
-    if (w.q_global.weight.present()) {  // sliding window: the global rows' own projections
-      make(ops.q_global, w.q_global);
-      make(ops.k_global, w.k_global);
-      make(ops.v_global, w.v_global);
-    }
     make(ops.fc1, w.fc1, 0, dense_activation(c.activation));
     make(ops.fc2, w.fc2);
   }
@@ -191,10 +151,11 @@ Status Session::prepare_layers() {
     make(head_dense_, hw.dense, 0,
          dense_activation(c.head == HeadKind::LmLogits ? c.head_activation : c.classifier_activation));
   if (c.head != HeadKind::None) make(head_out_, hw.out);
+  if (err.ok()) err = attention_->prepare_layers(*this);
   return err;
 }
 
-std::string Session::describe() const {
+std::string Inference::describe() const {
   std::string s = "dense:";
   const char* names[3] = {"f32", "f16", "int8"};
   for (size_t t = 0; t < 3; ++t)
@@ -208,20 +169,18 @@ std::string Session::describe() const {
   return s;
 }
 
-size_t Session::packed_weight_bytes() const {
+size_t Inference::packed_weight_bytes() const {
   size_t n = head_dense_.packed_bytes() + head_out_.packed_bytes();
   for (const LayerOps& ops : layer_ops_) {
     n += ops.q.packed_bytes() + ops.out.packed_bytes() + ops.fc1.packed_bytes() + ops.fc2.packed_bytes();
-    for (const DenseLayer& l : ops.k) n += l.packed_bytes();
-    for (const DenseLayer& l : ops.v) n += l.packed_bytes();
   }
-  return n;
+  return n + attention_->packed_weight_bytes();
 }
 
 // ---------------------------------------------------------------------------------------------
 // run
 
-Status Session::run_ids(const int32_t* ids, size_t length) {
+Status Inference::run_ids(const int32_t* ids, size_t length) {
   kernels::set_hwy_cap(plan_.max_isa);  // this thread's Highway kernels, as the session's cap says
   const EncoderConfig& c = cfg_;
   if (c.vocab_size == 0) return invalid_argument("this model takes embeddings, not token ids (vocab_size is 0)");
@@ -236,33 +195,21 @@ Status Session::run_ids(const int32_t* ids, size_t length) {
   const auto t0 = now();
   const WeightView& table = model_->desc.token_embedding;
   for (size_t t = 0; t < length; ++t)
-    widen_weight_row(table, uint32_t(ids[t]), c.dim, c.embedding_scale, buf_.x + t * c.dim);
+    widen_weight_row(table, uint32_t(ids[t]), c.dim, c.embedding_scale, buf_.residual + t * c.dim);
   lap(LINFER_OP_EMBEDDING, t0);
   return forward(length);
 }
 
-Status Session::step(int32_t id) {
+Status Inference::step(int32_t id) {
   kernels::set_hwy_cap(plan_.max_isa);  // this thread's Highway kernels, as the session's cap says
   const EncoderConfig& c = cfg_;
-  if (c.attention_kind == AttentionKind::Lsh)
-    return invalid_argument(
-        "token-by-token runs are not defined for lsh attention: a row's buckets and chunk depend on the "
-        "whole input, also when causal");
-  if (!linear_state_floats(c) || c.causal != CausalMode::Causal)
-    return invalid_argument("token-by-token runs need a causal linear-attention or performer model");
-  if (c.key_stabiliser == KeyStabiliser::Sequence)
-    return invalid_argument(
-        "token-by-token runs need rows that do not depend on later tokens; this performer model's "
-        "key stabiliser spans the whole input (key_stabiliser 'sequence', performer-pytorch's semantics)");
+  if (Status s = attention_->can_step(c); !s.ok()) return s;
   if (c.head == HeadKind::Classifier)
     return invalid_argument("token-by-token runs give one row per token; a classifier pools the whole input");
   if (step_position_ >= plan_.max_len)
     return invalid_argument("the session has taken " + std::to_string(step_position_) +
                             " tokens, its maximum length; reset the state to start over");
-  if (step_position_ == 0) {  // a fresh sequence: the carried state starts empty
-    for (size_t i = 0; i < size_t(c.num_layers) * c.kv_heads; ++i)
-      reset_linear_state(buf_.carried_state + i * linear_state_floats(c));
-  }
+  if (step_position_ == 0) attention_->start_sequence();  // a fresh sequence
   stepping_ = true;
   Status s = run_ids(&id, 1);
   stepping_ = false;
@@ -270,17 +217,17 @@ Status Session::step(int32_t id) {
   return s;
 }
 
-Status Session::run_embeddings(const float* embeddings, size_t length) {
+Status Inference::run_embeddings(const float* embeddings, size_t length) {
   kernels::set_hwy_cap(plan_.max_isa);  // this thread's Highway kernels, as the session's cap says
   if (length == 0 || length > plan_.max_len || !embeddings)
     return invalid_argument(!embeddings ? std::string("embeddings are null")
                                         : "input length " + std::to_string(length) + " is outside [1, " +
                                               std::to_string(plan_.max_len) + "]");
-  std::memcpy(buf_.x, embeddings, length * cfg_.dim * sizeof(float));
+  std::memcpy(buf_.residual, embeddings, length * cfg_.dim * sizeof(float));
   return forward(length);
 }
 
-std::chrono::steady_clock::time_point Session::lap(linfer_op_kind kind,
+std::chrono::steady_clock::time_point Inference::lap(linfer_op_kind kind,
                                                   std::chrono::steady_clock::time_point start) {
   if (!plan_.profiling) return start;
   const auto t = std::chrono::steady_clock::now();
@@ -288,14 +235,14 @@ std::chrono::steady_clock::time_point Session::lap(linfer_op_kind kind,
   return t;
 }
 
-bool Session::run_dense(const DenseLayer& op, size_t rows, const float* x, float* y, bool accumulate) {
+bool Inference::run_dense(const DenseLayer& op, size_t rows, const float* x, float* y, bool accumulate) {
   const auto t0 = now();
-  const bool ok = op.run(workers_, buf_.quantized, rows, x, y, accumulate, buf_.sub);
+  const bool ok = op.run(workers_, buf_.quantized, rows, x, y, accumulate, buf_.sublayer_out);
   lap(LINFER_OP_DENSE, t0);
   return ok;
 }
 
-void Session::layernorm_rows(const float* in, float* out, size_t rows, const NormWeights& n) {
+void Inference::layernorm_rows(const float* in, float* out, size_t rows, const NormWeights& n) {
   const auto t0 = now();
   const size_t D = cfg_.dim;
   workers_.ranges(rows, 1, [&](size_t b, size_t e, size_t) {
@@ -305,7 +252,7 @@ void Session::layernorm_rows(const float* in, float* out, size_t rows, const Nor
   lap(LINFER_OP_NORM, t0);
 }
 
-void Session::add_rows(float* y, const float* x, size_t rows, size_t cols) {
+void Inference::add_rows(float* y, const float* x, size_t rows, size_t cols) {
   const auto t0 = now();
   workers_.ranges(rows, 1, [&](size_t b, size_t e, size_t) {
     kernels::add_f32_hwy(y + b * cols, x + b * cols, (e - b) * cols);
@@ -314,53 +261,68 @@ void Session::add_rows(float* y, const float* x, size_t rows, size_t cols) {
 }
 
 // Positions of rows [0, T) (rows [step_position_, ...) of the sequence when stepping) added to x.
-void Session::add_positions(size_t T) {
+void Inference::add_positions(size_t T) {
   const EncoderConfig& c = cfg_;
   const size_t D = c.dim, first = stepping_ ? step_position_ : 0;
   if (c.positions == PositionKind::Sinusoidal) {
-    add_rows(buf_.x, buf_.positions + first * D, T, D);
+    add_rows(buf_.residual, buf_.sinusoids + first * D, T, D);
   } else if (c.positions == PositionKind::Learned) {
     const WeightView& table = model_->desc.position_embedding;
     const size_t row0 = c.position_offset + first;
     if (table.dtype == DType::F32) {
-      add_rows(buf_.x, f32(table) + row0 * D, T, D);
+      add_rows(buf_.residual, f32(table) + row0 * D, T, D);
     } else {  // widened into h, which is free until the first layer
       const auto t0 = now();
       workers_.ranges(T, 1, [&](size_t b, size_t e, size_t) {
-        for (size_t t = b; t < e; ++t) widen_weight_row(table, uint32_t(row0 + t), D, 1.0f, buf_.h + t * D);
+        for (size_t t = b; t < e; ++t) widen_weight_row(table, uint32_t(row0 + t), D, 1.0f, buf_.normed + t * D);
       });
       lap(LINFER_OP_EMBEDDING, t0);
-      add_rows(buf_.x, buf_.h, T, D);
+      add_rows(buf_.residual, buf_.normed, T, D);
     }
   }
 }
 
-bool Session::feed_forward(LayerOps& ops, const float* in, size_t R, float* residual) {
-  return run_dense(ops.fc1, R, in, buf_.ff) && run_dense(ops.fc2, R, buf_.ff, residual, true);
+// Rows [0, T) are positions [first, first + T) of the sequence (first > 0 when stepping).
+void Inference::rotate(float* x, size_t T, size_t heads) {
+  if (cfg_.rotary == Rotary::None) return;
+  const auto t = now();
+  workers_.ranges(T, 16, [&](size_t b, size_t e, size_t) { rotate_rows(x + b * heads * cfg_.head_dim, b, e - b, heads); });
+  lap(LINFER_OP_ELEMENTWISE, t);
 }
 
-bool Session::output_head(size_t T) {
+// `rows` rows at x (`heads` heads each) that are rows [row, row + rows) of the run.
+void Inference::rotate_rows(float* x, size_t row, size_t rows, size_t heads) const {
+  if (cfg_.rotary == Rotary::None) return;
+  const size_t dh = cfg_.head_dim, first = first_position() + row;
+  kernels::rotate_pairs_f32(x, heads * dh, rows, heads, dh, f32(model_->desc.rotary_table) + first * dh, dh);
+}
+
+bool Inference::feed_forward(LayerOps& ops, const float* in, size_t R, float* residual) {
+  return run_dense(ops.fc1, R, in, buf_.ff_hidden) && run_dense(ops.fc2, R, buf_.ff_hidden, residual, true);
+}
+
+bool Inference::output_head(size_t T) {
   const EncoderConfig& c = cfg_;
   const size_t D = c.dim;
   const HeadWeights& hw = model_->desc.head;
   if (c.head == HeadKind::None) {
-    output_ = buf_.x;
+    output_ = buf_.residual;
     output_rows_ = T;
     output_cols_ = D;
     return true;
   }
   if (c.head == HeadKind::LmLogits) {
-    const float* in = buf_.x;
+    const float* in = buf_.residual;
     if (hw.dense.weight.present()) {
-      if (!run_dense(head_dense_, T, buf_.x, buf_.h)) return false;  // with its activation
-      in = buf_.h;
+      if (!run_dense(head_dense_, T, buf_.residual, buf_.normed)) return false;  // with its activation
+      in = buf_.normed;
     }
     if (hw.norm.weight.present()) {
-      layernorm_rows(in, buf_.h, T, hw.norm);
-      in = buf_.h;
+      layernorm_rows(in, buf_.normed, T, hw.norm);
+      in = buf_.normed;
     }
-    if (!run_dense(head_out_, T, in, buf_.out)) return false;
-    output_ = buf_.out;
+    if (!run_dense(head_out_, T, in, buf_.head_out)) return false;
+    output_ = buf_.head_out;
     output_rows_ = T;
     output_cols_ = c.vocab_size;
     return true;
@@ -368,21 +330,21 @@ bool Session::output_head(size_t T) {
   // Classifier over a pooled vector: the first row, or the mean of all rows.
   const auto t0 = now();
   float* pooled = buf_.pooled;
-  if (c.pooling == Pooling::First) std::memcpy(pooled, buf_.x, D * sizeof(float));
-  else kernels::mean_rows_f32_hwy(buf_.x, T, D, D, pooled);
+  if (c.pooling == Pooling::First) std::memcpy(pooled, buf_.residual, D * sizeof(float));
+  else kernels::mean_rows_f32_hwy(buf_.residual, T, D, D, pooled);
   lap(LINFER_OP_ELEMENTWISE, t0);
   if (hw.dense.weight.present()) {  // dense + tanh
-    if (!run_dense(head_dense_, 1, pooled, buf_.pooled2)) return false;
-    pooled = buf_.pooled2;
+    if (!run_dense(head_dense_, 1, pooled, buf_.pooled_dense)) return false;
+    pooled = buf_.pooled_dense;
   }
-  if (!run_dense(head_out_, 1, pooled, buf_.out)) return false;
-  output_ = buf_.out;
+  if (!run_dense(head_out_, 1, pooled, buf_.head_out)) return false;
+  output_ = buf_.head_out;
   output_rows_ = 1;
   output_cols_ = c.num_classes;
   return true;
 }
 
-Status Session::forward(size_t T) {
+Status Inference::forward(size_t T) {
   const EncoderConfig& c = cfg_;
   const EncoderDescription& d = model_->desc;
   const size_t D = c.dim;
@@ -392,52 +354,53 @@ Status Session::forward(size_t T) {
   last_length_ = T;
   if (!stepping_) step_position_ = 0;  // a whole run starts a new sequence
   add_positions(T);
-  if (c.embedding_norm) layernorm_rows(buf_.x, buf_.x, T, d.embedding_norm);
+  if (c.embedding_norm) layernorm_rows(buf_.residual, buf_.residual, T, d.embedding_norm);
 
   // GiveTake carries its p learned tokens as rows [T, T + p) of the same buffers: norms, the
   // feed-forward and the residuals treat them like sequence rows; only attention tells them apart.
   const size_t R = T + c.num_global_tokens;
   for (uint32_t i = 0; i < c.num_global_tokens; ++i)
-    widen_weight_row(d.global_tokens, i, D, 1.0f, buf_.x + (T + i) * D);
+    widen_weight_row(d.global_tokens, i, D, 1.0f, buf_.residual + (T + i) * D);
   bool ok = true;
-  if (c.norm_placement == NormPlacement::Reversible) std::memcpy(buf_.x2, buf_.x, R * D * sizeof(float));
+  if (c.norm_placement == NormPlacement::Reversible) std::memcpy(buf_.residual2, buf_.residual, R * D * sizeof(float));
   for (uint32_t i = 0; i < c.num_layers && ok; ++i) {
     const LayerWeights& w = d.layers[i];
     LayerOps& ops = layer_ops_[i];
     if (plan_.row_pipeline) {
-      ok = layer_rows(w, ops, T);
+      ok = layer_rows(i, w, ops, T);
       continue;
     }
+    const AttentionLayer layer{i, w, ops.q, ops.out};
     switch (c.norm_placement) {
       // The sublayers add into the residual stream themselves. With post-norm their input is
       // the stream: each reads it in full (Q, K, V; the first feed-forward layer) before the
       // last dense layer adds to it.
       case NormPlacement::Pre:
-        layernorm_rows(buf_.x, buf_.h, R, w.attention_norm);
-        ok = attention(w, ops, buf_.h, T, buf_.x);
-        layernorm_rows(buf_.x, buf_.h, R, w.feed_forward_norm);
-        ok = ok && feed_forward(ops, buf_.h, R, buf_.x);
+        layernorm_rows(buf_.residual, buf_.normed, R, w.attention_norm);
+        ok = attention_->run(*this, layer, buf_.normed, T, buf_.residual);
+        layernorm_rows(buf_.residual, buf_.normed, R, w.feed_forward_norm);
+        ok = ok && feed_forward(ops, buf_.normed, R, buf_.residual);
         break;
       case NormPlacement::Post:
-        ok = attention(w, ops, buf_.x, T, buf_.x);
-        layernorm_rows(buf_.x, buf_.x, R, w.attention_norm);
-        ok = ok && feed_forward(ops, buf_.x, R, buf_.x);
-        layernorm_rows(buf_.x, buf_.x, R, w.feed_forward_norm);
+        ok = attention_->run(*this, layer, buf_.residual, T, buf_.residual);
+        layernorm_rows(buf_.residual, buf_.residual, R, w.attention_norm);
+        ok = ok && feed_forward(ops, buf_.residual, R, buf_.residual);
+        layernorm_rows(buf_.residual, buf_.residual, R, w.feed_forward_norm);
         break;
       case NormPlacement::Reversible:  // x holds y1, x2 holds y2
-        layernorm_rows(buf_.x2, buf_.h, R, w.attention_norm);
-        ok = attention(w, ops, buf_.h, T, buf_.x);
-        layernorm_rows(buf_.x, buf_.h, R, w.feed_forward_norm);
-        ok = ok && feed_forward(ops, buf_.h, R, buf_.x2);
+        layernorm_rows(buf_.residual2, buf_.normed, R, w.attention_norm);
+        ok = attention_->run(*this, layer, buf_.normed, T, buf_.residual);
+        layernorm_rows(buf_.residual, buf_.normed, R, w.feed_forward_norm);
+        ok = ok && feed_forward(ops, buf_.normed, R, buf_.residual2);
         break;
     }
   }
   if (ok && c.norm_placement == NormPlacement::Reversible) {
-    add_rows(buf_.x, buf_.x2, T, D);
+    add_rows(buf_.residual, buf_.residual2, T, D);
     if (c.reversible_merge == ReversibleMerge::Mean)  // (y1 + y2) / 2, as reformer-pytorch
-      kernels::scale_f32_hwy(buf_.x, T * D, 0.5f, buf_.x);
+      kernels::scale_f32_hwy(buf_.residual, T * D, 0.5f, buf_.residual);
   }
-  if (ok && c.final_norm) layernorm_rows(buf_.x, buf_.x, T, d.final_norm);
+  if (ok && c.final_norm) layernorm_rows(buf_.residual, buf_.residual, T, d.final_norm);
   if (ok) ok = output_head(T);
   if (!ok) return internal_error("an XNNPACK dense operator failed during the run");
   return {};

@@ -1,0 +1,112 @@
+// One attention kind, one module (TensorFlow Lite Micro's kernel shape): at session creation the
+// module checks its part of the configuration and asks the planner for its own arena buffers
+// (plan), takes their addresses once the arena exists (bind) and prepares its dense layers
+// (prepare_layers); a run hands it each layer's attention sublayer (run), and, where the kind has
+// them, the row pipeline's blocks (prepare_rows, attend_rows) and token-by-token steps. It trusts
+// what it checked: nothing in a run allocates or checks again.
+//
+// The session (inference.h) keeps the layer loop, Q and the output projection, the norms, the
+// feed-forward, the arena and the threads. registry.cc maps the schema's kind to its module.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "dense_layer.h"
+#include "inference.h"
+#include "linfer/linfer.h"
+#include "model.h"
+#include "plan.h"
+#include "status.h"
+
+namespace linfer::rt {
+
+// A layer's attention sublayer as the session hands it over: the layer's index and weights, and
+// its Q and output projections (which the session prepares for every kind).
+struct AttentionLayer {
+  size_t index;
+  const LayerWeights& w;
+  const DenseLayer& q;
+  const DenseLayer& out;
+};
+
+// What a module plans with: the model, the options, the plan so far (threads, lengths, dense
+// kernels, row pipeline; a module may add a dense kernel it runs on), the arena's requests.
+struct AttentionPlanning {
+  const LoadedModel& model;
+  const linfer_session_options& options;
+  ExecutionPlan& plan;
+  ArenaLayout& arena;
+};
+
+class AttentionModule {
+ public:
+  virtual ~AttentionModule() = default;
+
+  // Plan time. Whether this kind, in this model, can run as the row pipeline (a layer as one
+  // parallel region over blocks of rows: each row's output needs its own query and keys that are
+  // ready before the blocks).
+  virtual bool has_row_pipeline(const EncoderConfig&) const { return false; }
+  // Checks its part of the session configuration and asks for its arena buffers. Called after
+  // the plan's dense kernels and row pipeline are chosen.
+  virtual Status plan(AttentionPlanning& p) = 0;
+  // Most rows a dense layer of this kind runs on, for the int8 layers' quantized rows (the
+  // session's rows: T plus GiveTake's tokens).
+  virtual uint64_t dense_rows(const EncoderConfig&, uint64_t rows) const { return rows; }
+
+  // Creation: the buffers' addresses, then the module's dense layers (K, V, ...).
+  virtual void bind(const Arena& arena) = 0;
+  virtual Status prepare_layers(const Inference& s) = 0;
+  // Bytes of the module's dense layers' own packed copies (XNNPACK only).
+  virtual size_t packed_weight_bytes() const { return kv_packed_bytes(); }
+  // A short note for the session's description, or "".
+  virtual std::string describe() const { return ""; }
+
+  // The attention sublayer over T rows of `in` (T plus GiveTake's tokens), its output added to
+  // `residual` (which may be `in`). False if an XNNPACK operator failed.
+  virtual bool run(Inference& s, const AttentionLayer& layer, const float* in, size_t T, float* residual) = 0;
+
+  // Row pipeline (when has_row_pipeline): what needs every row (the keys), then one block of
+  // `rows` query rows at q (rows [first_row, ...) of the run) into attn, every head, on thread
+  // `chunk`.
+  virtual bool prepare_rows(Inference&, const AttentionLayer&, const float*, size_t) { return false; }
+  virtual void attend_rows(Inference&, const float*, float*, size_t, size_t, size_t) {}
+
+  // Token-by-token runs: "" when this model can take them, else why not (invalid argument);
+  // start_sequence: a fresh sequence begins (its carried state empties).
+  virtual Status can_step(const EncoderConfig&) const {
+    return invalid_argument("token-by-token runs need a causal linear-attention or performer model");
+  }
+  virtual void start_sequence() {}
+
+ protected:
+  // K and V dense layers over the layer input, one per group of the weight's panels (per-head
+  // projections) or one: most kinds have them (LSH has no K: its queries are its keys).
+  struct KvLayers {
+    std::vector<DenseLayer> k, v;
+  };
+  std::vector<KvLayers> kv_;
+  // kv_ for every layer: K (unless with_keys is false) and V, with their biases unless
+  // bias_in_layer is false (Linformer with the projection after the linear: the bias goes through E).
+  Status prepare_kv_layers(const Inference& s, bool with_keys, bool bias_in_layer);
+  size_t kv_packed_bytes() const;
+};
+
+// The attention kinds this build has, one entry each (registry.cc).
+struct AttentionKindInfo {
+  AttentionKind kind;
+  std::unique_ptr<AttentionModule> (*make)();
+  // Floating-point operations of one layer's attention over T tokens beyond Q, the output
+  // projection and the feed-forward (a multiply-add counts 2), as the module computes it.
+  uint64_t (*layer_flops)(const EncoderConfig& c, uint64_t T);
+};
+// The kind's entry, or null when this build has no module for it.
+const AttentionKindInfo* attention_kind_info(AttentionKind kind);
+
+// Each module's entry (attention/<kind>.cc).
+extern const AttentionKindInfo kLinformerAttention, kFullAttention, kLinearAttention, kGiveTakeAttention,
+    kPerformerAttention, kSlidingWindowAttention, kBlockSparseAttention, kLshAttention;
+
+}  // namespace linfer::rt

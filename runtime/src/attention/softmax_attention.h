@@ -1,0 +1,69 @@
+// What the softmax kinds share (Linformer, full, sliding window, block sparse): keys and values
+// of every row (or the Linformer's k compressed rows) per distinct K/V head, the keys transposed
+// per head so that the scores vectorise over the keys, and the f32 attention kernel over blocks
+// of query rows, with a window where the kind has one. Each kind's module derives from it.
+#pragma once
+
+#include <cstddef>
+
+#include "attention/attention_kind.h"
+#include "kernels.h"
+
+namespace linfer::rt {
+
+class SoftmaxAttention : public AttentionModule {
+ public:
+  // Keys of every row (T plus GiveTake's tokens) per kv head, their transposes, the scratch over
+  // them; K and V dense layers with their biases. (Linformer plans and prepares its own.)
+  Status plan(AttentionPlanning& p) override;
+  Status prepare_layers(const Inference& s) override { return prepare_kv_layers(s, true, true); }
+  void bind(const Arena& arena) override;
+  bool prepare_rows(Inference& s, const AttentionLayer& layer, const float* in, size_t T) override;
+  void attend_rows(Inference& s, const float* q, float* attn, size_t rows, size_t first_row, size_t chunk) override;
+
+ protected:
+  // The keys a query row sees: every key (radius 0), or (sliding window) the keys within radius
+  // of the row's position and the first global_keys.
+  struct KeyWindow {
+    size_t radius, global_keys;  // (no member initializers: `= {}` below value-initializes to 0)
+  };
+
+  // Plan: keys and values (`keys` rows per distinct head, `heads` of them), the keys transposed
+  // (unless transposed is false), and the per-thread scratch of the f32 kernel over `keys` keys.
+  void request_keys(AttentionPlanning& p, uint64_t keys, uint64_t heads, bool transposed = true);
+  void request_scratch(AttentionPlanning& p, size_t floats_per_thread);
+  size_t scratch_floats(uint64_t keys, const EncoderConfig& c) const;
+
+  // Keys and values into keys_ / values_ (all T rows: K and V dense layers, keys rotated), each
+  // K head transposed into keys_t_. Returns the number of keys, 0 if a dense layer failed.
+  virtual size_t make_keys(Inference& s, const AttentionLayer& layer, const float* in, size_t T);
+  // keys_ transposed per distinct head into keys_t_ (and head_keys_ready for each head).
+  void prepare_keys(Inference& s, size_t keys);
+  virtual void head_keys_ready(size_t /*s*/, size_t /*keys*/, const float* /*v*/, size_t /*v_stride*/) {}
+  // Q (rotated), the keys, every head over every key, the output projection: Linformer and full.
+  bool run_softmax(Inference& s, const AttentionLayer& layer, const float* in, size_t T, float* residual);
+  // Softmax attention of every head for query rows [row_begin, row_end) of the session's queries
+  // into its attention output, (head, block of rows) items across threads.
+  void attention_items(Inference& s, size_t keys, size_t row_begin, size_t row_end, KeyWindow window = {});
+  kernels::AttentionHeadArgs attention_head_args(const Inference& s, size_t head, size_t keys, const float* q,
+                                                 float* o) const;
+  // The distinct K/V head (make_keys' s) that query head h reads.
+  size_t kv_head(const EncoderConfig& c, size_t h) const;
+  // Softmax attention of head h for `rows` query rows of q into o (both row stride heads x
+  // head_dim, pointing at row 0 of the block) on the f32 kernel; chunk: the thread's scratch. A
+  // window needs the block's first row.
+  virtual void attention_rows(Inference& s, size_t h, size_t keys, const float* q, float* o, size_t rows,
+                              size_t chunk, KeyWindow window = {}, size_t first_row = 0);
+
+  bool per_head_ = false;           // a K/V head per query head (Linformer's per-head projections)
+  KeyWindow row_window_ = {};       // the row pipeline's window (sliding window without global rows)
+  size_t scratch_stride_ = 0;       // floats of scratch per thread
+  size_t row_keys_ = 0;             // the row pipeline's keys in this layer (prepare_rows)
+  ArenaBuffer keys_buf_, values_buf_, keys_t_buf_, scratch_buf_;
+  float* keys_ = nullptr;    // K (or K'), row stride per_head_ ? head_dim : kv_heads x head_dim
+  float* values_ = nullptr;  // V (or V'), the same layout
+  float* keys_t_ = nullptr;  // per distinct head, its keys transposed [head_dim x keys]
+  float* scratch_ = nullptr; // per thread, scratch_stride_ floats
+};
+
+}  // namespace linfer::rt

@@ -1,0 +1,146 @@
+// The runtime's session (behind linfer_session and the C++ wrapper linfer::Session): one
+// execution plan, its arena, its thread pool, the layer loop with its dense layers and norms over
+// the model's shared weights, and the attention kind's module (attention/), which owns
+// everything kind-specific. run() trusts what creation checked and allocates nothing.
+// The work is spread over files by job:
+//   inference.cc       creation, the entry points, embeddings, the layer loop, output heads
+//   inference_rows.cc  the row pipeline (a softmax-attention layer as one parallel region)
+//   attention/         one module per attention kind (attention_kind.h), registry.cc
+//   plan.cc            the decisions, made once; dense_layer.cc: one dense layer
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "dense_layer.h"
+#include "linfer/linfer.h"
+#include "model.h"
+#include "parallel.h"
+#include "plan.h"
+#include "status.h"
+
+namespace linfer::rt {
+
+class AttentionModule;
+
+class Inference {
+ public:
+  ~Inference();
+  // Arena bytes for these options (make_execution_plan's errors).
+  static Result<size_t> arena_size(const LoadedModel& model, const linfer_session_options& options);
+  // The plan's errors, LINFER_ERROR_BUFFER_TOO_SMALL for a caller's arena below arena_size,
+  // LINFER_ERROR_OUT_OF_MEMORY naming what could not be allocated and its bytes,
+  // LINFER_ERROR_UNSUPPORTED when XNNPACK does not run on this CPU, else internal.
+  static Result<std::unique_ptr<Inference>> create(const LoadedModel& model,
+                                                   const linfer_session_options& options);
+
+  // LINFER_ERROR_INVALID_ARGUMENT for bad inputs; on success nothing is allocated.
+  Status run_ids(const int32_t* ids, size_t length);
+  Status run_embeddings(const float* embeddings, size_t length);
+  Status step(int32_t id);
+  void reset_state() { step_position_ = 0; }
+
+  const float* output() const { return output_; }
+  size_t output_rows() const { return output_rows_; }
+  size_t output_cols() const { return output_cols_; }
+  // Final hidden states of the last run: the residual stream, which no head overwrites.
+  const float* hidden_states() const { return buf_.residual; }
+  size_t hidden_rows() const { return last_length_; }
+  size_t hidden_cols() const { return cfg_.dim; }
+  size_t arena_bytes() const { return plan_.arena_bytes; }
+  size_t packed_weight_bytes() const;  // weights this session holds itself (XNNPACK only)
+  const std::string& description() const { return description_; }
+  linfer_profile profile() const { return profile_; }
+  void reset_profile() { profile_ = linfer_profile{}; }
+
+  // ---- What the attention modules use (attention/attention_kind.h) ----
+  const LoadedModel& model() const { return *model_; }
+  const EncoderConfig& config() const { return cfg_; }
+  const ExecutionPlan& plan() const { return plan_; }
+  const Workers& workers() const { return workers_; }
+  // Q of every row and the attention output, row stride heads x head_dim (whole-sequence runs).
+  float* queries() const { return buf_.queries; }
+  float* attention_out() const { return buf_.attention_out; }
+  // A sublayer's output before its residual add (rows x dim).
+  float* sublayer_out() const { return buf_.sublayer_out; }
+  // Whether this forward pass continues a token-by-token sequence, and the sequence position of
+  // its row 0.
+  bool stepping() const { return stepping_; }
+  size_t first_position() const { return stepping_ ? step_position_ : 0; }
+  bool run_dense(const DenseLayer& op, size_t rows, const float* x, float* y, bool accumulate = false);
+  void add_rows(float* y, const float* x, size_t rows, size_t cols);
+  // Rotary positions on T rows of `heads` heads (queries or keys), when the model has them;
+  // rotate_rows: `rows` rows at x that are rows [row, row + rows) of the run, on the calling
+  // thread (the row pipeline's blocks).
+  void rotate(float* x, size_t T, size_t heads);
+  void rotate_rows(float* x, size_t row, size_t rows, size_t heads) const;
+  // Adds the time since `start` to `kind` when profiling; returns the new start.
+  std::chrono::steady_clock::time_point lap(linfer_op_kind kind, std::chrono::steady_clock::time_point start);
+  std::chrono::steady_clock::time_point now() const {
+    return plan_.profiling ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
+  }
+
+ private:
+  Inference() = default;
+  // The dense layers every layer has; the attention's own (K, V, ...) belong to its module.
+  struct LayerOps {
+    DenseLayer q, out, fc1, fc2;
+  };
+  // The session's buffers in the arena (plan.h, SessionBuffers); null when the plan has none.
+  struct Buffers {
+    float* residual = nullptr;      // the residual stream, rows x dim (the hidden states)
+    float* residual2 = nullptr;     // reversible layers: the second stream
+    float* normed = nullptr;        // a norm's output: a sublayer's input (pre-norm, reversible)
+    float* sublayer_out = nullptr;  // a sublayer's output before its residual add
+    float* queries = nullptr;       // Q, rows x heads x head_dim
+    float* attention_out = nullptr; // the attention's output before the output projection
+    float* ff_hidden = nullptr;     // the feed-forward's hidden rows
+    float* row_blocks = nullptr;    // row pipeline: per thread, a block's Q, attention, hidden rows
+    float* sinusoids = nullptr;     // sinusoidal positions, computed at creation
+    float* pooled = nullptr;        // classifier: the pooled vector
+    float* pooled_dense = nullptr;  // classifier: after its dense layer
+    float* head_out = nullptr;      // logits or class scores
+    QuantizedRows quantized;        // int8 layers
+  };
+
+  Status prepare(const linfer_session_options& options);
+  Status prepare_layers();
+  std::string describe() const;
+
+  // inference.cc
+  Status forward(size_t T);
+  void add_positions(size_t T);
+  bool feed_forward(LayerOps& ops, const float* in, size_t R, float* residual);
+  bool output_head(size_t T);
+  void layernorm_rows(const float* in, float* out, size_t rows, const NormWeights& n);
+
+  // inference_rows.cc
+  bool layer_rows(size_t layer, const LayerWeights& w, LayerOps& ops, size_t T);
+
+  const LoadedModel* model_ = nullptr;
+  EncoderConfig cfg_;
+  ExecutionPlan plan_;
+  AttentionModule* attention_ = nullptr;  // plan_.attention
+  Workers workers_;
+#if LINFER_THREADS
+  std::unique_ptr<ThreadPool> pool_;  // workers_.pool
+#endif
+  void* owned_arena_ = nullptr;
+  Buffers buf_;
+  std::vector<LayerOps> layer_ops_;
+  DenseLayer head_dense_, head_out_;
+  std::string description_;
+  const float* output_ = nullptr;
+  size_t output_rows_ = 0, output_cols_ = 0, last_length_ = 0;
+  // Token-by-token runs (kinds that keep a state, e.g. causal linear attention): tokens fed so
+  // far, and whether the current forward pass continues from the module's carried state instead
+  // of starting over.
+  size_t step_position_ = 0;
+  bool stepping_ = false;
+  linfer_profile profile_{};
+};
+
+}  // namespace linfer::rt
