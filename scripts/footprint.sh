@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # footprint.sh [ARCH ...]: builds liblinfer and the minimal program (tests/footprint/minimal.c,
 # linked with the library statically) for each architecture (default: x86_64 aarch64 armv7
-# riscv64) with and without XNNPACK (where Debian has XNNPACK for it), Release, and prints their
+# riscv64) with and without XNNPACK (where Debian has XNNPACK for it), and Linformer only
+# (-DLINFER_ATTENTION_KINDS=linformer) without XNNPACK, Release, and prints their
 # stripped sizes: one line per build in the form of tests/footprint/sizes.txt, then the table of
 # docs/footprint.md. Build folders: build-footprint/<key>. The cross compilers and the arm64/armhf
 # sysroots come from scripts/test-arm64.sh and scripts/test-armhf.sh (run them first).
@@ -13,21 +14,28 @@ archs=("$@")
 rows=()
 for arch in "${archs[@]}"; do
   case $arch in
-    x86_64) toolchain=(); strip=strip; configs=(ON OFF) ;;
+    x86_64) toolchain=(); strip=strip; configs=(ON OFF OFF:linformer) ;;
     aarch64) toolchain=(-DCMAKE_TOOLCHAIN_FILE=cmake/toolchains/aarch64-linux-gnu.cmake
                         -DLINFER_ARM64_SYSROOT=build-arm64/sysroot)
-             strip=aarch64-linux-gnu-strip; configs=(ON OFF) ;;
+             strip=aarch64-linux-gnu-strip; configs=(ON OFF OFF:linformer) ;;
     armv7) toolchain=(-DCMAKE_TOOLCHAIN_FILE=cmake/toolchains/arm-linux-gnueabihf.cmake
                       -DLINFER_ARMHF_SYSROOT=build-armhf/sysroot)
-           strip=arm-linux-gnueabihf-strip; configs=(ON OFF) ;;
+           strip=arm-linux-gnueabihf-strip; configs=(ON OFF OFF:linformer) ;;
     riscv64) toolchain=(-DCMAKE_TOOLCHAIN_FILE=cmake/toolchains/riscv64-linux-gnu.cmake)
-             strip=riscv64-linux-gnu-strip; configs=(OFF) ;;
+             strip=riscv64-linux-gnu-strip; configs=(OFF OFF:linformer) ;;
     *) echo "footprint.sh: unknown architecture $arch" >&2; exit 2 ;;
   esac
-  for xnnpack in "${configs[@]}"; do
-    key=$arch-$([ "$xnnpack" = ON ] && echo xnnpack || echo noxnnpack)-threads
+  # Each configuration: XNNPACK ON or OFF, then :kinds for a selection of attention kinds (the
+  # key's last part, as tests/CMakeLists.txt's footprint_key writes it). FOOTPRINT_CONFIGS="OFF:linformer"
+  # measures only those.
+  [ -z "${FOOTPRINT_CONFIGS:-}" ] || read -r -a configs <<< "$FOOTPRINT_CONFIGS"
+  for config in "${configs[@]}"; do
+    xnnpack=${config%%:*} kinds=""
+    [[ $config == *:* ]] && kinds=${config#*:}
+    key=$arch-$([ "$xnnpack" = ON ] && echo xnnpack || echo noxnnpack)-threads${kinds:+-${kinds//;/,}}
     dir=build-footprint/$key
-    cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release "${toolchain[@]}" -DLINFER_WITH_XNNPACK=$xnnpack > /dev/null
+    cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release "${toolchain[@]}" -DLINFER_WITH_XNNPACK=$xnnpack \
+      ${kinds:+"-DLINFER_ATTENTION_KINDS=$kinds"} > /dev/null
     cmake --build "$dir" -j"$(nproc)" --target linfer linfer_minimal > /dev/null
     lib=$(find "$dir/runtime" -maxdepth 1 -name 'liblinfer.so.*.*.*' | head -1)
     $strip -o "$dir/lib.stripped" "$lib"

@@ -4,7 +4,8 @@
 # the C++ standard library and the Highway and FlatBuffers headers, name no optional library
 # (readelf -d; no pthread symbols without threads), install with its CMake package and pkg-config
 # file, run the shipped int8 model from an outside project, and refuse a 2-thread session and the
-# XNNPACK path with the build option that brings them.
+# XNNPACK path with the build option that brings them. Then a Linformer-only build (tools and tests)
+# and its golden and runtime tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/generator.sh
@@ -41,4 +42,16 @@ for kind in shared static; do
     $(PKG_CONFIG_PATH="$prefix/lib/pkgconfig" pkg-config $pc_static --cflags --libs linfer)
   "$dir/consumer-pc/consumer" "$model"
 done
+# Linformer only (-DLINFER_ATTENTION_KINDS=linformer, docs/architecture.md): the goldens of the
+# kinds left out are skipped by name, and test_runtime checks that a model of each is refused at
+# load naming the kind and the option. An unknown kind name fails at configure time.
+dir=build-min-linformer
+cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release -DLINFER_ATTENTION_KINDS=linformer > /dev/null
+cmake --build "$dir" -j"$(nproc)" --target test_golden test_runtime > /dev/null
+(cd "$dir" && ctest -j"$(nproc)" --output-on-failure -R '^(test_golden|test_runtime)$')
+if out=$(cmake -S . -B "$dir/unknown-kind" "-DLINFER_ATTENTION_KINDS=linformer;favor" 2>&1) ||
+   ! grep -q "unknown attention kind 'favor'; valid names:" <<< "$out"; then
+  echo "test-minimal-builds: an unknown attention kind was not refused at configure time: $out"; exit 1
+fi
+rm -rf "$dir/unknown-kind"
 echo "test-minimal-builds: passed"

@@ -12,6 +12,8 @@
 #include <map>
 #include <set>
 
+#include "attention/attention_kind.h"
+
 namespace linfer::rt {
 
 LoadedModel::~LoadedModel() {
@@ -39,6 +41,8 @@ Status finish_load(LoadedModel* m) {
   LfmInfo info;
   std::string err = parse_lfm(bytes, m->size, &m->desc, &info);
   if (!err.empty()) return invalid_model(err);
+  // A valid model of an attention kind this build left out (-DLINFER_ATTENTION_KINDS).
+  if (Status s = attention_kind_built(m->desc.config.attention_kind); !s.ok()) return s;
   m->format_version = info.format_version;
 
   // Version 1: every dense weight row-major in the file. Packed once, for every session; the

@@ -158,8 +158,7 @@ Result<ExecutionPlan> make_execution_plan(const LoadedModel& model, const linfer
   }
   // The attention kind's module: made here, checks its part and plans its buffers below.
   const AttentionKindInfo* kind = attention_kind_info(c.attention_kind);
-  if (!kind)
-    return unsupported(std::string("attention kind ") + to_string(c.attention_kind) + " is not in this build");
+  if (!kind) return attention_kind_built(c.attention_kind);  // (a loaded model's kind is built)
   Status made = allocating("the attention module", 256, [&] { p->attention = kind->make(); });
   if (!made.ok()) return made;
   AttentionModule& attention = *p->attention;

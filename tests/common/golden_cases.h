@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include <doctest/doctest.h>
+
 #include "test_util.h"
 
 namespace linfer::testing {
@@ -19,7 +21,25 @@ struct GoldenCase {
   std::string config;      // --config file inside dir, or "" when the checkpoint carries its own
   std::string layout;      // expected detected layout ("" when not checked)
   bool embeddings = false; // the model takes embeddings (emb_<T>.npy), not token ids
+  std::string kind = "linformer";  // attention kind, by its LINFER_ATTENTION_KINDS name
 };
+
+// The kind of a case's checkpoint: its config.json's "attention_kind" where it names one, else
+// the layout's (the converter detects it), else Linformer.
+inline std::string golden_case_kind(const std::string& dir, const std::string& layout) {
+  if (layout == "performer") return "performer";
+  if (layout == "longformer") return "sliding_window";
+  if (layout == "bigbird") return "block_sparse";
+  if (layout == "reformer") return "lsh";
+  std::ifstream f(dir + "/config.json");
+  std::stringstream text;
+  text << f.rdbuf();
+  const std::string s = text.str(), key = "\"attention_kind\"";
+  size_t at = s.find(key);
+  if (at == std::string::npos) return "linformer";
+  at = s.find('"', s.find(':', at) + 1);
+  return s.substr(at + 1, s.find('"', at + 1) - at - 1);
+}
 
 inline std::string golden_root(const std::string& folder) {
   return std::string(LINFER_SOURCE_DIR) + "/tests/" + folder;
@@ -35,6 +55,7 @@ inline std::vector<GoldenCase> golden_cases(const std::string& folder) {
     GoldenCase c{name, root + "/" + name, file, "", "", false};
     // A bare state_dict carries no configuration (converted with --config).
     if (name.find("bare") != std::string::npos) c.config = "config.json";
+    c.kind = golden_case_kind(c.dir, "");
     out.push_back(c);
   }
   return out;
@@ -59,6 +80,7 @@ inline std::vector<GoldenCase> golden_layout_cases() {
     if (c.config == "-") c.config.clear();
     c.dir = root + "/" + c.name;
     c.embeddings = input == "emb";
+    c.kind = golden_case_kind(c.dir, c.layout);
     out.push_back(c);
   }
   return out;
@@ -72,12 +94,21 @@ inline std::vector<GoldenCase> all_golden_cases() {
   return out;
 }
 
-// Under an emulator (cross builds run their tests in qemu-user, 10-50x slower) the tests that
-// walk every golden model in every dtype (determinism, no allocation) take every third one: what
-// they check does not depend on the architecture beyond the kernels, which test_kernels covers
-// in full there.
+// The cases whose kind this build has; the others are skipped by name (a doctest MESSAGE in the
+// running test case).
+inline std::vector<GoldenCase> built_kinds_only(const std::vector<GoldenCase>& cases) {
+  std::vector<GoldenCase> out;
+  for (const GoldenCase& c : cases)
+    if (!skip_unless_built(c.kind, c.name)) out.push_back(c);
+  return out;
+}
+
+// The cases of the kinds built. Under an emulator (cross builds run their tests in qemu-user,
+// 10-50x slower) the tests that walk every golden model in every dtype (determinism, no
+// allocation) take every third one: what they check does not depend on the architecture beyond
+// the kernels, which test_kernels covers in full there.
 inline std::vector<GoldenCase> golden_cases_for_this_build() {
-  std::vector<GoldenCase> all = all_golden_cases();
+  std::vector<GoldenCase> all = built_kinds_only(all_golden_cases());
 #if defined(LINFER_TEST_EMULATED)
   std::vector<GoldenCase> some;
   for (size_t i = 0; i < all.size(); i += 3) some.push_back(all[i]);

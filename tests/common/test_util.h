@@ -1,6 +1,7 @@
 // Helpers shared by the tests that start the command-line tools.
 #pragma once
 
+#include <doctest/doctest.h>
 #include <sys/wait.h>
 
 #include <cstdio>
@@ -18,6 +19,20 @@ inline std::string run_command(const std::string& cmd, int* exit_code) {
   const int st = p ? pclose(p) : -1;
   *exit_code = st != -1 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
   return out;
+}
+
+// Whether this build has the attention kind (-DLINFER_ATTENTION_KINDS, tests/CMakeLists.txt), by
+// the converter's names: linformer, full, linear_elu, givetake, performer, sliding_window,
+// block_sparse, lsh. Tests skip the cases and models of the others by name.
+inline bool kind_built(const std::string& kind) {
+  const std::string built = std::string(",") + LINFER_TEST_ATTENTION_KINDS + ",";
+  return built.find("," + kind + ",") != std::string::npos;
+}
+// True, with a doctest MESSAGE naming what is skipped, when the build lacks the kind.
+inline bool skip_unless_built(const std::string& kind, const std::string& what) {
+  if (kind_built(kind)) return false;
+  MESSAGE("skipped, attention kind not in this build: " << what << " (" << kind << ")");
+  return true;
 }
 
 }  // namespace linfer::testing

@@ -8,14 +8,18 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <iterator>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <new>
 #include <string>
 #include <vector>
 
+#include "golden_cases.h"
 #include "linfer/linfer.hpp"
 #include "status.h"
 #include "test_models.h"
@@ -204,6 +208,7 @@ TEST_CASE("out of memory: an arena that cannot be allocated is LINFER_ERROR_OUT_
     MESSAGE("skipped: sanitizers reserve shadow memory that an address-space limit breaks");
     return;
   }
+  if (testing::skip_unless_built("full", "a full-attention model")) return;
   // A small file whose arena needs more than 4 GiB; the child may grow by 1 GiB only.
   auto o = make_model(linfer::testing::huge_arena_config());
   Model m = load(model_bytes(o.desc));
@@ -271,4 +276,49 @@ TEST_CASE("out of memory while preparing the dense layers keeps its code (was LI
   CHECK(r.message.find(" bytes ") != std::string::npos);
   CHECK(r.message.find("XNNPACK") != std::string::npos);
 #endif
+}
+
+// -DLINFER_ATTENTION_KINDS: a valid model of a kind the build left out is refused at load (file and
+// memory) with LINFER_ERROR_UNSUPPORTED and one line naming the kind and the option; the kinds
+// built load. One golden checkpoint per kind; as many refusals as kinds left out (none in the full
+// build), so that a build without the check cannot pass.
+TEST_CASE("a model of an attention kind this build left out is refused at load, naming the kind and the option") {
+  std::map<std::string, testing::GoldenCase> one_per_kind;
+  for (const testing::GoldenCase& c : testing::all_golden_cases()) one_per_kind.emplace(c.kind, c);
+  REQUIRE(one_per_kind.size() == 8);
+  const std::string dir = std::string(LINFER_TEST_TMP) + "/kinds_built";
+  std::system(("mkdir -p " + dir).c_str());
+  size_t missing = 0, refused = 0;
+  for (const auto& [kind, c] : one_per_kind) {
+    CAPTURE(kind);
+    const bool built = testing::kind_built(kind);
+    missing += !built;
+    const std::string lfm = dir + "/" + kind + ".lfm";
+    int code = 0;
+    const std::string out = testing::convert_golden(c, lfm, "", &code);  // (the converter has every kind)
+    REQUIRE_MESSAGE(code == 0, out);
+    std::ifstream f(lfm, std::ios::binary);
+    const std::vector<char> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    for (bool from_memory : {false, true}) {
+      CAPTURE(from_memory);
+      linfer_model* m = nullptr;
+      const linfer_status st = from_memory ? linfer_model_load_from_memory(bytes.data(), bytes.size(), &m)
+                                           : linfer_model_load(lfm.c_str(), &m);
+      if (built) {
+        CHECK_MESSAGE(st == LINFER_OK, linfer_last_error());
+      } else {
+        CHECK(st == LINFER_ERROR_UNSUPPORTED);
+        CHECK(m == nullptr);
+        CHECK(std::string(linfer_last_error()) == "attention kind '" + kind +
+                                                      "' is not in this build (configure with "
+                                                      "-DLINFER_ATTENTION_KINDS including " + kind + ")");
+        refused += st == LINFER_ERROR_UNSUPPORTED && !from_memory;
+      }
+      linfer_model_free(m);
+    }
+  }
+  const std::string built_list = LINFER_TEST_ATTENTION_KINDS;
+  const size_t built_count = size_t(std::count(built_list.begin(), built_list.end(), ',')) + 1;
+  CHECK(missing == 8 - built_count);
+  CHECK(refused == missing);
 }

@@ -632,6 +632,7 @@ TEST_CASE("attention_f32 key spans (block sparse): fast matches reference on eve
   set_hwy_cap(best_isa());
 }
 
+#if LINFER_TEST_KIND_LSH  // (the LSH kernels are built with the lsh kind)
 TEST_CASE("lsh_chunk_f32: fast matches reference on every Highway target") {
   // A chunk against its own rows and the chunk before's: the row itself among the keys (once, or
   // twice when both groups hold it), causal masks, a row whose only key is itself, group sizes
@@ -679,6 +680,7 @@ TEST_CASE("lsh_chunk_f32: fast matches reference on every Highway target") {
       }
   set_hwy_cap(best_isa());
 }
+#endif
 
 TEST_CASE("softmax_quantize_rows: fast matches reference in every form, within half a step of the softmax") {
   const Int8Form forms[] = {Int8Form::S8, Int8Form::U8Offset, Int8Form::S16};
@@ -755,6 +757,7 @@ TEST_CASE("linear attention (elu+1): fast state and apply match the reference") 
     }
 }
 
+#if LINFER_TEST_KIND_PERFORMER  // (the FAVOR+ kernels are built with the performer kind)
 TEST_CASE("performer (FAVOR+): fast state and apply match the reference on every Highway target") {
   for (Isa cap : kHwyCaps)
     for (linfer::FeatureMap map : {linfer::FeatureMap::Softmax, linfer::FeatureMap::Relu})
@@ -812,6 +815,7 @@ TEST_CASE("performer (FAVOR+): fast state and apply match the reference on every
           }
   set_hwy_cap(best_isa());  // back to what the CPU has
 }
+#endif
 
 TEST_CASE("conv_depthwise_add_f32: fast matches reference, including the edges") {
   for (size_t T : {1, 2, 5, 33})

@@ -16,6 +16,7 @@
 #include "linfer/types/half.h"
 #include "linfer/types/int8.h"
 #include "test_models.h"
+#include "test_util.h"
 
 using namespace linfer;
 using linfer::testing::make_model;
@@ -157,6 +158,7 @@ TEST_CASE("session: bad inputs fail with a clear error before computing") {
 TEST_CASE("32-bit limits: an arena or a file beyond the address space is refused, not cut short") {
   // Full attention over the longest n the format allows: a small file whose arena needs more
   // than 4 GiB. Planned in 64 bits; a 32-bit build must refuse it, not allocate it modulo 2^32.
+  if (linfer::testing::skip_unless_built("full", "a full-attention model")) return;
   auto o = make_model(linfer::testing::huge_arena_config());
   Model m = load(model_bytes(o.desc));
   size_t bytes = 0;
@@ -344,6 +346,7 @@ TEST_CASE("session memory, description and profile report what the session did")
 // keys of their neighbours in other blocks (blocks of 4 rows, radius 3) and match the operator
 // path; with global rows (whose output needs every row's query first) the pipeline stays off.
 TEST_CASE("row pipeline: a sliding window across blocks matches the operator path") {
+  if (linfer::testing::skip_unless_built("sliding_window", "a sliding-window model")) return;
   EncoderConfig c = small_config();
   c.attention_kind = AttentionKind::SlidingWindow;
   c.window_radius = 3;

@@ -102,8 +102,11 @@ struct AttentionKindInfo {
   // projection and the feed-forward (a multiply-add counts 2), as the module computes it.
   uint64_t (*layer_flops)(const EncoderConfig& c, uint64_t T);
 };
-// The kind's entry, or null when this build has no module for it.
+// The kind's entry, or null when this build has no module for it (-DLINFER_ATTENTION_KINDS).
 const AttentionKindInfo* attention_kind_info(AttentionKind kind);
+// OK when this build has the kind's module, else LINFER_ERROR_UNSUPPORTED naming the kind and the
+// option (a model is refused at load).
+Status attention_kind_built(AttentionKind kind);
 
 // Each module's entry (attention/<kind>.cc).
 extern const AttentionKindInfo kLinformerAttention, kFullAttention, kLinearAttention, kGiveTakeAttention,
