@@ -8,7 +8,8 @@
 #   6. armv7 cross build (32-bit Raspberry Pi OS), without XNNPACK, tests under qemu-user
 #   7. riscv64 cross build, all tests but Python's under qemu-user (portable kernels)
 #   8. the runtime alone without XNNPACK, threads or tools, shared and static: builds, installs,
-#      refuses what it lacks, and names no optional library (scripts/test-minimal-builds.sh)
+#      refuses what it lacks, and names no optional library; and a Linformer-only build with its
+#      golden and runtime tests (scripts/test-minimal-builds.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/generator.sh
