@@ -140,6 +140,34 @@ TEST_CASE("the XNNPACK option packs a copy per session, and says so") {
   CHECK(b.packed_weight_bytes() == a.packed_weight_bytes());
   CHECK(a.describe().find("xnnpack") != std::string::npos);
 }
+
+TEST_CASE("the XNNPACK option counts the packed copies of a sliding window's global projections") {
+  if (testing::skip_unless_built("sliding_window", "a sliding-window model")) return;
+  EncoderConfig c = testing::small_config();
+  c.attention_kind = AttentionKind::SlidingWindow;
+  c.window_radius = 3;
+  c.proj_len = 0;
+  c.global_positions = 2;
+  auto owned = testing::make_model(c, 5);
+  auto packed_bytes = [&] {
+    const std::vector<uint8_t> bytes = testing::model_bytes(owned.desc);
+    Model model;
+    REQUIRE(Model::LoadFromMemory(bytes.data(), bytes.size(), &model).ok());
+    SessionOptions opt;
+    opt.dense_path = LINFER_DENSE_XNNPACK;
+    Session s;
+    REQUIRE(Session::Create(model, opt, &s).ok());
+    return s.packed_weight_bytes();
+  };
+  const size_t without = packed_bytes();
+  for (LayerWeights& l : owned.desc.layers) {  // the global rows' own projections (the local ones' values)
+    l.q_global = l.q;
+    l.k_global = l.k;
+    l.v_global = l.v;
+  }
+  const size_t HD = c.num_heads * c.head_dim, KV = c.kv_heads * c.head_dim;
+  CHECK(packed_bytes() >= without + c.num_layers * (HD + 2 * KV) * c.dim * sizeof(float));
+}
 #else
 TEST_CASE("without XNNPACK in the build, its option is refused with the build option that brings it") {
   auto owned = testing::make_model(testing::small_config(), 5);

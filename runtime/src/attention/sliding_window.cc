@@ -21,6 +21,11 @@ class SlidingWindowAttention final : public SoftmaxAttention {
   }
   Status prepare_layers(const Inference& s) override;
   bool run(Inference& s, const AttentionLayer& layer, const float* in, size_t T, float* residual) override;
+  size_t packed_weight_bytes() const override {
+    size_t n = kv_packed_bytes();
+    for (const GlobalLayers& l : global_) n += l.q.packed_bytes() + l.k.packed_bytes() + l.v.packed_bytes();
+    return n;
+  }
 
  private:
   // The global rows' own projections, per layer (absent: none).

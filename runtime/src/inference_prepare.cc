@@ -1,0 +1,179 @@
+// Inference (a session) created: the plan bound to an arena, the dense layers prepared, the threads
+// started. It runs once per session, so it is compiled for size (linfer_cold_sources).
+#include "inference.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <new>
+#include <string>
+#include <utility>
+
+#include "attention/attention_kind.h"
+
+namespace linfer::rt {
+namespace {
+
+kernels::DenseActivation dense_activation(Activation a) {
+  switch (a) {
+    case Activation::GeluErf: return kernels::DenseActivation::GeluErf;
+    case Activation::GeluTanh: return kernels::DenseActivation::GeluTanh;
+    case Activation::Relu: return kernels::DenseActivation::Relu;
+    case Activation::Tanh: return kernels::DenseActivation::Tanh;
+  }
+  return kernels::DenseActivation::None;
+}
+
+}  // namespace
+
+Inference::~Inference() {
+  layer_ops_.clear();  // operators before the pool they may use
+  plan_.attention.reset();
+  attention_ = nullptr;
+  head_dense_ = DenseLayer();
+  head_out_ = DenseLayer();
+#if LINFER_WITH_XNNPACK
+  if (workers_.xnn_pool) pthreadpool_destroy(workers_.xnn_pool);
+#endif
+  free(owned_arena_);
+}
+
+Result<size_t> Inference::arena_size(const LoadedModel& model, const linfer_session_options& options) {
+  Result<ExecutionPlan> plan = make_execution_plan(model, options);
+  if (!plan.ok()) return plan.status();
+  return size_t(plan.value().arena_bytes);
+}
+
+Result<std::unique_ptr<Inference>> Inference::create(const LoadedModel& model,
+                                                 const linfer_session_options& options) {
+  Result<ExecutionPlan> plan = make_execution_plan(model, options);
+  if (!plan.ok()) return plan.status();
+  std::unique_ptr<Inference> s(new (std::nothrow) Inference());
+  if (!s) return out_of_memory("a session", sizeof(Inference));
+  s->model_ = &model;
+  s->cfg_ = model.desc.config;
+  s->plan_ = plan.value();
+  s->attention_ = s->plan_.attention.get();
+  if (Status st = s->prepare(options); !st.ok()) return st;
+  return s;
+}
+
+Status Inference::prepare(const linfer_session_options& options) {
+  const EncoderConfig& c = cfg_;
+  const ExecutionPlan& p = plan_;
+  uint8_t* base;
+  if (options.arena) {
+    if (options.arena_size < p.arena_bytes)
+      return {LINFER_ERROR_BUFFER_TOO_SMALL, "the arena is too small: " + std::to_string(options.arena_size) +
+                                                 " bytes given, " + std::to_string(p.arena_bytes) + " needed"};
+    base = static_cast<uint8_t*>(options.arena);
+  } else {
+    if (posix_memalign(&owned_arena_, 64, p.arena_bytes) != 0) {
+      owned_arena_ = nullptr;
+      return out_of_memory("the session's arena", p.arena_bytes);
+    }
+    base = static_cast<uint8_t*>(owned_arena_);
+  }
+  base = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(base) + 63) & ~uintptr_t(63));
+  const Arena arena(base, p.arena);
+  const SessionBuffers& b = p.buffers;
+  using Bound = std::pair<float* Buffers::*, ArenaBuffer SessionBuffers::*>;
+  for (const auto& [to, from] : {
+           Bound{&Buffers::residual, &SessionBuffers::residual}, Bound{&Buffers::residual2, &SessionBuffers::residual2},
+           Bound{&Buffers::normed, &SessionBuffers::normed}, Bound{&Buffers::sublayer_out, &SessionBuffers::sublayer_out},
+           Bound{&Buffers::queries, &SessionBuffers::queries}, Bound{&Buffers::attention_out, &SessionBuffers::attention_out},
+           Bound{&Buffers::ff_hidden, &SessionBuffers::ff_hidden}, Bound{&Buffers::row_blocks, &SessionBuffers::row_blocks},
+           Bound{&Buffers::sinusoids, &SessionBuffers::sinusoids}, Bound{&Buffers::pooled, &SessionBuffers::pooled},
+           Bound{&Buffers::pooled_dense, &SessionBuffers::pooled_dense}, Bound{&Buffers::head_out, &SessionBuffers::head_out}})
+    buf_.*to = arena.at(b.*from);
+  buf_.quantized = {arena.at<int8_t>(b.quantized_rows), p.q_stride, arena.at(b.quantized_scales)};
+  attention_->bind(arena);
+
+  if (c.positions == PositionKind::Sinusoidal) {  // computed once, kept for every run
+    const uint32_t half = c.dim / 2;
+    for (uint32_t t = 0; t < p.max_len; ++t) {
+      const double pos = double(t) + c.position_offset;
+      float* row = buf_.sinusoids + size_t(t) * c.dim;
+      for (uint32_t i = 0; i < half; ++i) {
+        const double angle = pos * std::pow(double(c.sinusoidal_base), -2.0 * i / c.dim);
+        row[i] = float(std::sin(angle));
+        row[half + i] = float(std::cos(angle));
+      }
+    }
+  }
+
+  workers_.threads = p.threads;
+  workers_.isa = p.max_isa;
+#if LINFER_WITH_XNNPACK
+  if (p.xnnpack) {
+    if (std::string e = kernels::initialize_xnnpack(); !e.empty()) return unsupported(std::move(e));
+    if (p.threads > 1) {
+      workers_.xnn_pool = pthreadpool_create(p.threads);
+      workers_.xnn_flags = p.yield_workers ? PTHREADPOOL_FLAG_YIELD_WORKERS : 0;
+      if (!workers_.xnn_pool)  // (pthreadpool does not say whether memory or a thread failed)
+        return internal_error("could not create a pool of " + std::to_string(p.threads) + " threads");
+    }
+  }
+#endif
+#if LINFER_THREADS
+  if (p.threads > 1 && !p.xnnpack) {
+    pool_.reset(new (std::nothrow) ThreadPool());
+    if (!pool_) return out_of_memory("a thread pool", sizeof(ThreadPool));
+    if (Status s = pool_->start(p.threads, p.yield_workers); !s.ok()) return s;
+    workers_.pool = pool_.get();
+  }
+#endif
+  if (Status s = prepare_layers(); !s.ok()) return s;
+  description_ = describe();  // (a few hundred bytes: a failure reaches the C API's guard)
+  return {};
+}
+
+Status Inference::prepare_layers() {
+  const EncoderConfig& c = cfg_;
+  const bool yield = plan_.yield_workers;
+  Status err;
+  auto make = [&](DenseLayer& op, const LinearWeights& l, uint32_t group = 0,
+                  kernels::DenseActivation act = kernels::DenseActivation::None, bool with_bias = true) {
+    if (err.ok()) err = op.prepare(plan_, l.weight, group, with_bias ? l.bias : WeightView(), act, yield);
+  };
+  err = allocating("the dense layers of " + std::to_string(c.num_layers) + " layers",
+                   uint64_t(c.num_layers) * sizeof(LayerOps), [&] { layer_ops_.resize(c.num_layers); });
+  for (uint32_t i = 0; i < c.num_layers && err.ok(); ++i) {
+    const LayerWeights& w = model_->desc.layers[i];
+    LayerOps& ops = layer_ops_[i];
+    make(ops.q, w.q);
+    make(ops.out, w.out);
+    make(ops.fc1, w.fc1, 0, dense_activation(c.activation));
+    make(ops.fc2, w.fc2);
+  }
+  const HeadWeights& hw = model_->desc.head;
+  if (hw.dense.weight.present())  // LM transform or classifier dense, each with its activation
+    make(head_dense_, hw.dense, 0,
+         dense_activation(c.head == HeadKind::LmLogits ? c.head_activation : c.classifier_activation));
+  if (c.head != HeadKind::None) make(head_out_, hw.out);
+  if (err.ok()) err = attention_->prepare_layers(*this);
+  return err;
+}
+
+std::string Inference::describe() const {
+  std::string s = "dense:";
+  const char* names[3] = {"f32", "f16", "int8"};
+  for (size_t t = 0; t < 3; ++t)
+    if (plan_.dense_kernel[t])
+      s += std::string(" ") + names[t] + " " +
+           (plan_.xnnpack && t != size_t(DType::I8) ? "xnnpack_f32 (per-session packed copy)"
+                                                    : plan_.dense_kernel[t]->name);
+  s += std::string("; other kernels: highway ") + kernels::hwy_kernel_target(plan_.max_isa);
+  s += "; row pipeline: " + (plan_.row_pipeline ? "on, " + std::to_string(plan_.row_block) + " rows" : std::string("off"));
+  s += "; threads: " + std::to_string(plan_.threads) + (plan_.yield_workers ? " (yielding)" : "");
+  return s;
+}
+
+size_t Inference::packed_weight_bytes() const {
+  size_t n = head_dense_.packed_bytes() + head_out_.packed_bytes();
+  for (const LayerOps& ops : layer_ops_) {
+    n += ops.q.packed_bytes() + ops.out.packed_bytes() + ops.fc1.packed_bytes() + ops.fc2.packed_bytes();
+  }
+  return n + attention_->packed_weight_bytes();
+}
+
+}  // namespace linfer::rt
