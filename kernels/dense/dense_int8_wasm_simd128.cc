@@ -1,0 +1,80 @@
+// Dense layers with int8 weights on WebAssembly SIMD128, on the same quantized rows as the
+// reference (quantize_s8_ref: q as int8, one scale per row) and bit-exact with it.
+// SIMD128's integer dot product is i32x4.dot_i16x8_s (pairs of int16 products added into int32),
+// so weights and inputs are widened to int16 first: one panel group (4 inputs x 16 channels, 64
+// bytes) is 4 vectors of 16 bytes, each 4 channels x 4 inputs, widened into 2 vectors of 2
+// channels x 4 inputs. The row's 4 input bytes are broadcast and widened the same way (4 inputs,
+// twice); the dot product leaves each channel's sum in two lanes, which the epilogue adds.
+// Tile: 2 rows x 8 channels (8 accumulators, 4 weight vectors, 1 input: 13 live v128 values,
+// within x86-64's 16 registers).
+#if defined(__wasm_simd128__)
+#include <cmath>
+#include <cstring>
+
+#include "dense/dense_wasm_simd128.h"
+
+namespace linfer::kernels::dense {
+namespace {
+
+constexpr int kInt8Rows = 2;
+
+// Rows [0, R) x channels [c, c + 8) of an int8 panel (c = 0 or 8): exact integer sums, then
+// fma(float(sum), x_scale * w_scale, bias) as every int8 kernel (dense_ref.cc).
+template <int R>
+void int8_half_tile(const int8_t* panel, size_t groups, size_t c, const int8_t* q, size_t q_stride,
+                    const float* q_scales, const float* scale, const float* bias, float* y, size_t y_stride,
+                    size_t count, DenseEpilogue e) {
+  v128_t acc[R][4];
+  for (auto& row : acc)
+    for (auto& a : row) a = wasm_i32x4_splat(0);
+  const int8_t* wp = panel + c * kInt8GroupInputs;
+  for (size_t g = 0; g < groups; ++g, wp += kPanelRows * kInt8GroupInputs) {
+    const v128_t w01 = wasm_v128_load(wp), w23 = wasm_v128_load(wp + 16);
+    const v128_t w[4] = {wasm_i16x8_extend_low_i8x16(w01), wasm_i16x8_extend_high_i8x16(w01),
+                         wasm_i16x8_extend_low_i8x16(w23), wasm_i16x8_extend_high_i8x16(w23)};
+    for (int i = 0; i < R; ++i) {
+      const v128_t a = wasm_i16x8_extend_low_i8x16(wasm_v128_load32_splat(q + i * q_stride + g * kInt8GroupInputs));
+      for (int v = 0; v < 4; ++v) acc[i][v] = wasm_i32x4_add(acc[i][v], wasm_i32x4_dot_i16x8(w[v], a));
+    }
+  }
+  for (int i = 0; i < R; ++i) {
+    // acc[i][v] holds channels 2v and 2v + 1, two partial sums each: add the pairs.
+    int32_t sums[8];
+    for (int h = 0; h < 2; ++h) {
+      const v128_t lo = acc[i][2 * h], hi = acc[i][2 * h + 1];
+      wasm_v128_store(sums + 4 * h, wasm_i32x4_add(wasm_i32x4_shuffle(lo, hi, 0, 2, 4, 6),
+                                                   wasm_i32x4_shuffle(lo, hi, 1, 3, 5, 7)));
+    }
+    float out[8];
+    for (int j = 0; j < 8; ++j) out[j] = std::fma(float(sums[j]), q_scales[i] * scale[c + j], bias[c + j]);
+    v128_t v[2] = {wasm_v128_load(out), wasm_v128_load(out + 4)};
+    wasm::store_outputs(y + i * y_stride + c, v, count, e);
+  }
+}
+
+}  // namespace
+
+LINFER_DENSE_RUN(run_int8_wasm_simd128) {
+  const size_t groups = int8_padded_inputs(uint32_t(w.in)) / kInt8GroupInputs;
+  const size_t panel_size = panel_bytes(DType::I8, uint32_t(w.in));
+  neon::run_tiles<kInt8Rows>(
+      rows, wasm::kInt8RowBlockBytes, in.q_stride, n_begin, n_end, y, y_stride, e.activation,
+      [&](size_t r, auto rows_c, size_t n, size_t n_stop) {
+        constexpr int R = decltype(rows_c)::value;
+        const int8_t* panel = static_cast<const int8_t*>(w.panels) + (n / kPanelRows) * panel_size;
+        float bias_tail[kPanelRows], scale_tail[kPanelRows];
+        const float* bias = channel_block(w.bias, n, w.out, bias_tail);
+        const float* scale = channel_block(w.scales, n, w.out, scale_tail);
+        const int8_t* q = in.q + r * in.q_stride;
+        float* yr = y + r * y_stride + n;
+        const size_t count = n_stop - n;
+        int8_half_tile<R>(panel, groups, 0, q, in.q_stride, in.q_scales + r, scale, bias, yr, y_stride,
+                          std::min<size_t>(count, 8), e);
+        if (count > 8)
+          int8_half_tile<R>(panel, groups, 8, q, in.q_stride, in.q_scales + r, scale, bias, yr, y_stride,
+                            count - 8, e);
+      });
+}
+
+}  // namespace linfer::kernels::dense
+#endif  // __wasm_simd128__
