@@ -5,6 +5,7 @@
 #   2. the JavaScript package (runtime/js, staged in build-wasm/js/linfer): parity with the native
 #      build on the golden models in f32, f16 and int8 and on the shipped language-ID models, bad
 #      input, memory (runtime/js/test/test.mjs); then `npm pack` of the package, offline
+#   3. the language-ID page (examples/web) in headless Chromium: sentences typed, answers read
 # The native tools that convert the golden checkpoints and give the outputs to compare with come
 # from LINFER_NATIVE_BIN (a folder with linfer-convert and linfer-run: test.sh passes build/bin),
 # else they are built here, without tests, in build-wasm/host.
@@ -15,7 +16,7 @@ source scripts/generator.sh
 # (npm comes with Debian's npm package, or with a Node.js of nodesource's, which conflicts with it.)
 npm=()
 command -v npm > /dev/null || npm=(npm)
-bash scripts/need-packages.sh emscripten nodejs "${npm[@]}" cmake ninja-build g++ flatbuffers-compiler \
+bash scripts/need-packages.sh emscripten nodejs "${npm[@]}" chromium cmake ninja-build g++ flatbuffers-compiler \
   libflatbuffers-dev libhwy-dev doctest-dev nlohmann-json3-dev
 # Debian's emcc finds its acorn (node-acorn) only through NODE_PATH.
 export NODE_PATH=/usr/share/nodejs${NODE_PATH:+:$NODE_PATH}
@@ -64,5 +65,6 @@ LINFER_JS_PACKAGE=build-wasm/js/linfer LINFER_JS_TEST_DATA=$data \
 # The package as npm publishes it, made without the network.
 (cd build-wasm/js/linfer && npm pack --offline --loglevel=warn --pack-destination .. > /dev/null)
 ls build-wasm/js/linfer-*.tgz > /dev/null
+node examples/web/test_page.mjs /usr/bin/chromium
 echo "test-wasm.sh: all WebAssembly tests passed in $((SECONDS - start)) s" \
   "(linfer.wasm $(stat -c %s build-wasm/js/linfer/linfer.wasm) bytes)"
