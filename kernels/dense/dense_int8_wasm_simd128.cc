@@ -9,7 +9,6 @@
 // within x86-64's 16 registers).
 #if defined(__wasm_simd128__)
 #include <cmath>
-#include <cstring>
 
 #include "dense/dense_wasm_simd128.h"
 

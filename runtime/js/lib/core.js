@@ -14,8 +14,8 @@ const INFO_NUMBERS = ['vocab_size', 'dim', 'num_layers', 'num_heads', 'head_dim'
   'format_version'];
 
 class LinferError extends Error {
-  // status: the linfer_status code (0 for a misuse the JavaScript side refuses, as INVALID_ARGUMENT
-  // in the C API's terms: statusName says which).
+  // status: the linfer_status code; misuse the JavaScript side refuses first (not an integer
+  // array, a disposed object) is INVALID_ARGUMENT (1) too.
   constructor(message, status = 1) {
     super(message);
     this.name = 'LinferError';
