@@ -5,6 +5,7 @@
 #   2. the JavaScript package (runtime/js, staged in build-wasm/js/linfer): parity with the native
 #      build on the golden models in f32, f16 and int8 and on the shipped language-ID models, bad
 #      input, memory (runtime/js/test/test.mjs); then `npm pack` of the package, offline
+#      (and installs it into a project of its own, loads it both ways, type-checks a use of it)
 #   3. the language-ID page (examples/web) in headless Chromium: sentences typed, answers read
 # The native tools that convert the golden checkpoints and give the outputs to compare with come
 # from LINFER_NATIVE_BIN (a folder with linfer-convert and linfer-run: test.sh passes build/bin),
@@ -16,8 +17,8 @@ source scripts/generator.sh
 # (npm comes with Debian's npm package, or with a Node.js of nodesource's, which conflicts with it.)
 npm=()
 command -v npm > /dev/null || npm=(npm)
-bash scripts/need-packages.sh emscripten nodejs "${npm[@]}" chromium cmake ninja-build g++ flatbuffers-compiler \
-  libflatbuffers-dev libhwy-dev doctest-dev nlohmann-json3-dev
+bash scripts/need-packages.sh emscripten nodejs "${npm[@]}" node-typescript chromium cmake ninja-build g++ \
+  flatbuffers-compiler libflatbuffers-dev libhwy-dev doctest-dev nlohmann-json3-dev
 # Debian's emcc finds its acorn (node-acorn) only through NODE_PATH.
 export NODE_PATH=/usr/share/nodejs${NODE_PATH:+:$NODE_PATH}
 start=$SECONDS
@@ -62,9 +63,17 @@ done < examples/data/langid_samples.txt
 
 LINFER_JS_PACKAGE=build-wasm/js/linfer LINFER_JS_TEST_DATA=$data \
   node --expose-gc --test runtime/js/test/
-# The package as npm publishes it, made without the network.
+# The package as npm publishes it, made without the network, installed into a project of its own
+# (offline), loaded by require and by import, and its types checked with a program using them.
 (cd build-wasm/js/linfer && npm pack --offline --loglevel=warn --pack-destination .. > /dev/null)
-ls build-wasm/js/linfer-*.tgz > /dev/null
+consumer=build-wasm/js/consumer
+rm -rf "$consumer" && mkdir -p "$consumer"
+echo '{"name": "linfer-consumer", "version": "0.0.0", "private": true}' > "$consumer/package.json"
+cp runtime/js/test/types_check.ts "$consumer/"
+(cd "$consumer" && npm install --offline --loglevel=warn --no-audit --no-fund ../linfer-*.tgz > /dev/null &&
+  node -e "require('linfer').version().then(v => import('linfer').then(e => e.version()).then(w => {
+    if (v !== w) throw new Error('require and import differ: ' + v + ' ' + w); }))" &&
+  tsc --noEmit --strict --target es2020 --module es2020 --moduleResolution node types_check.ts)
 node examples/web/test_page.mjs /usr/bin/chromium
 echo "test-wasm.sh: all WebAssembly tests passed in $((SECONDS - start)) s" \
   "(linfer.wasm $(stat -c %s build-wasm/js/linfer/linfer.wasm) bytes)"
