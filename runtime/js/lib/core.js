@@ -205,9 +205,13 @@ class Session {
     if (!(ids instanceof Int32Array)) {
       if (!Array.isArray(ids) && !ArrayBuffer.isView(ids))
         throw new LinferError('token ids must be an Int32Array or an array of integers');
-      for (const id of ids)
-        if (!Number.isInteger(Number(id)) || typeof id === 'boolean')
+      for (const id of ids) {
+        const n = Number(id);
+        if (!Number.isInteger(n) || typeof id === 'boolean')
           throw new LinferError(`token ids must be integers, got ${String(id)}`);
+        if (n < -0x80000000 || n > 0x7fffffff)  // Int32Array.from would wrap it into another id
+          throw new LinferError(`token id ${String(id)} does not fit a 32-bit integer`);
+      }
       ids = Int32Array.from(ids, Number);
     }
     const M = this._M;

@@ -188,6 +188,7 @@ test('bad input: one LinferError each, and the model and session keep working', 
   await rejects(() => session.run(new Int32Array(9)), 'INVALID_ARGUMENT', /input length 9 is outside \[1, 8\]/);
   await rejects(() => session.run(new Int32Array(0)), 'INVALID_ARGUMENT', /input length 0/);
   await rejects(() => session.run([1, 2.5]), 'INVALID_ARGUMENT', /integers/);
+  await rejects(() => session.run([1, 2 ** 32 + 1]), 'INVALID_ARGUMENT', /does not fit a 32-bit integer/);
   await rejects(() => session.run('abc'), 'INVALID_ARGUMENT', /Int32Array/);
   assert.deepEqual(session.run([1, 2, 3]).data, good.data);  // still works, same answer
   session.dispose();
