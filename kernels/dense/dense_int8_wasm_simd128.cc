@@ -6,9 +6,10 @@
 // channels x 4 inputs. The row's 4 input bytes are broadcast and widened the same way (4 inputs,
 // twice); the dot product leaves each channel's sum in two lanes, which the epilogue adds.
 // Tile: 2 rows x 8 channels (8 accumulators, 4 weight vectors, 1 input: 13 live v128 values,
-// within x86-64's 16 registers).
+// within x86-64's 16 registers). The activations' quantizer is here too (quantize_s8_wasm_simd128).
 #if defined(__wasm_simd128__)
 #include <cmath>
+#include <cstring>
 
 #include "dense/dense_wasm_simd128.h"
 
@@ -73,6 +74,46 @@ LINFER_DENSE_RUN(run_int8_wasm_simd128) {
           int8_half_tile<R>(panel, groups, 8, q, in.q_stride, in.q_scales + r, scale, bias, yr, y_stride,
                             count - 8, e);
       });
+}
+
+// Rows quantized as quantize_s8_ref does, 16 values at a time, to the same bytes and scale: the
+// maximum with pmax (a < b ? b : a: a NaN never enters, as in the reference's comparison), then
+// round to nearest even, a saturating conversion (NaN to 0) and the clamp to [-127, 127].
+LINFER_DENSE_QUANTIZE(quantize_s8_wasm_simd128) {
+  const size_t padded = int8_padded_inputs(uint32_t(k));
+  const v128_t lo = wasm_i32x4_splat(-127), hi = wasm_i32x4_splat(127);
+  for (size_t r = 0; r < rows; ++r) {
+    const float* xr = x + r * x_stride;
+    int8_t* qr = q + r * q_stride;
+    v128_t m0 = wasm_f32x4_splat(0.0f), m1 = m0;
+    size_t i = 0;
+    for (; i + 8 <= k; i += 8) {
+      m0 = wasm_f32x4_pmax(m0, wasm_f32x4_abs(wasm_v128_load(xr + i)));
+      m1 = wasm_f32x4_pmax(m1, wasm_f32x4_abs(wasm_v128_load(xr + i + 4)));
+    }
+    float lanes[4];  // no NaN among them: any maximum is exact
+    wasm_v128_store(lanes, wasm_f32x4_pmax(m0, m1));
+    float amax = std::max(std::max(lanes[0], lanes[1]), std::max(lanes[2], lanes[3]));
+    for (; i < k; ++i) amax = std::fabs(xr[i]) > amax ? std::fabs(xr[i]) : amax;
+    const float scale = amax / 127.0f;
+    const float inv = amax > 0.0f ? 1.0f / scale : 0.0f;
+    const v128_t vinv = wasm_f32x4_splat(inv);
+    auto quantize4 = [&](const float* p) {
+      const v128_t v = wasm_f32x4_nearest(wasm_f32x4_mul(wasm_v128_load(p), vinv));
+      return wasm_i32x4_min(wasm_i32x4_max(wasm_i32x4_trunc_sat_f32x4(v), lo), hi);
+    };
+    for (i = 0; i + 16 <= k; i += 16) {
+      const v128_t h0 = wasm_i16x8_narrow_i32x4(quantize4(xr + i), quantize4(xr + i + 4));
+      const v128_t h1 = wasm_i16x8_narrow_i32x4(quantize4(xr + i + 8), quantize4(xr + i + 12));
+      wasm_v128_store(qr + i, wasm_i8x16_narrow_i16x8(h0, h1));
+    }
+    for (; i < k; ++i) {
+      const float v = std::nearbyint(xr[i] * inv);
+      qr[i] = v >= 127.0f ? 127 : v <= -127.0f ? -127 : v == v ? int8_t(v) : 0;
+    }
+    std::memset(qr + k, 0, padded - k);
+    scales[r] = amax > 0.0f ? scale : 0.0f;
+  }
 }
 
 }  // namespace linfer::kernels::dense

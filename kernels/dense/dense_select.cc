@@ -176,8 +176,8 @@ const DenseKernel kF32Wasm{"dense_f32_wasm_simd128", DType::F32, Isa::WasmSimd12
                            run_f32_wasm_simd128};
 const DenseKernel kF16Wasm{"dense_f16_wasm_simd128", DType::F16, Isa::WasmSimd128, 0, false, nullptr,
                            run_f16_wasm_simd128};
-const DenseKernel kInt8Wasm{"dense_int8_wasm_simd128", DType::I8, Isa::WasmSimd128, 1, false, quantize_s8_ref,
-                            run_int8_wasm_simd128};
+const DenseKernel kInt8Wasm{"dense_int8_wasm_simd128", DType::I8, Isa::WasmSimd128, 1, false,
+                            quantize_s8_wasm_simd128, run_int8_wasm_simd128};
 
 const DenseKernel* const kF32[] = {&kF32Wasm, &kF32Generic};
 const DenseKernel* const kF16[] = {&kF16Wasm, &kF16Generic};

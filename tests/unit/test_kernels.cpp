@@ -882,6 +882,9 @@ TEST_CASE("every int8 quantizer gives int8.h's bytes on special values") {
       {1.0f, -1.0f, nan, 0.5f, -0.0f, 127.0f, 2.5f / 127.0f * 127.0f, 3e38f, 1e-45f, -3e38f, 7.0f},
       {0.0f, -0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f},
       {1.0f, inf, -2.0f, nan, -inf, 5.0f, 1.0f, 2.0f, 3.0f},
+      // The maximum after a NaN in the same vector lane (4 and 8 apart): a maximum that
+      // propagates NaN (wasm's f32x4.max) would lose it.
+      {nan, 0.0f, 0.0f, 0.0f, 5.0f, 0.0f, 0.0f, 0.0f, -6.0f, 1.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 2.0f, 1.0f},
       {-127.0f, 126.5f, -126.5f, 125.5f, 0.5f, -0.5f, 1.5f, -1.5f, 2.5f, -2.5f, 63.5f, -63.5f, 127.0f, 1.0f,
        2.0f, 3.0f, 4.0f, 5.0f, 6.0f, 7.0f, 8.0f, 9.0f, 10.0f, 11.0f, 12.0f, 13.0f, 14.0f, 15.0f, 16.0f, 17.0f, 18.0f}};
   const DenseKernel& ref = dense_kernel_ref(DType::I8);
