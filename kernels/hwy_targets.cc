@@ -90,8 +90,12 @@ int64_t targets_within(Isa max) {
     case Isa::X86Sse4: allowed |= HWY_SSE4 | HWY_SSSE3; break;
     case Isa::ArmNeon:
     case Isa::ArmNeonDot: allowed |= HWY_NEON; break;
+    case Isa::WasmSimd128: allowed |= HWY_WASM; break;
     case Isa::Generic: break;
   }
+  // A build that compiles no portable Highway target (wasm: its SIMD128 baseline alone, for
+  // size) keeps that baseline under every cap: a table with no allowed entry has nothing to call.
+  if ((HWY_TARGETS & (HWY_SCALAR | HWY_EMU128)) == 0) allowed |= HWY_STATIC_TARGET;
   return allowed;
 }
 

@@ -304,6 +304,7 @@ enum class Isa : uint8_t {
   X86Avx512Vnni,
   ArmNeon,     // ARMv8.0 Advanced SIMD (Cortex-A72: Raspberry Pi 4); 32-bit Arm: NEON + VFPv4
   ArmNeonDot,  // + dot product (SDOT; Cortex-A76: Raspberry Pi 5)
+  WasmSimd128, // WebAssembly SIMD128: the baseline of the wasm build (no run-time detection there)
 };
 const char* to_string(Isa isa);
 bool cpu_has(Isa isa);

@@ -7,7 +7,9 @@
 #   5. aarch64 cross build (64-bit Raspberry Pi OS), all tests under qemu-user
 #   6. armv7 cross build (32-bit Raspberry Pi OS), without XNNPACK, tests under qemu-user
 #   7. riscv64 cross build, all tests but Python's under qemu-user (portable kernels)
-#   8. the runtime alone without XNNPACK, threads or tools, shared and static: builds, installs,
+#   8. WebAssembly build (emscripten, SIMD128): kernel tests and the JavaScript package under node,
+#      parity with step 1's native tools (scripts/test-wasm.sh)
+#   9. the runtime alone without XNNPACK, threads or tools, shared and static: builds, installs,
 #      refuses what it lacks, and names no optional library; and a Linformer-only build with its
 #      golden and runtime tests (scripts/test-minimal-builds.sh)
 set -euo pipefail
@@ -51,6 +53,9 @@ bash scripts/test-armhf.sh
 
 step "riscv64 cross build, tests under qemu-riscv64"
 bash scripts/test-riscv64.sh
+
+step "WebAssembly build (SIMD128), kernel tests and the JavaScript package under node"
+LINFER_NATIVE_BIN=build/bin bash scripts/test-wasm.sh
 
 step "Minimal builds: no XNNPACK, no threads, no tools; shared and static"
 bash scripts/test-minimal-builds.sh

@@ -24,6 +24,7 @@ const char* to_string(Isa isa) {
     case Isa::X86Avx512Vnni: return "avx512vnni";
     case Isa::ArmNeon: return "neon";
     case Isa::ArmNeonDot: return "neondot";
+    case Isa::WasmSimd128: return "wasm_simd128";
   }
   return "?";
 }
@@ -31,6 +32,7 @@ const char* to_string(Isa isa) {
 namespace {
 bool is_x86(Isa i) { return i >= Isa::X86Sse4 && i <= Isa::X86Avx512Vnni; }
 bool is_arm(Isa i) { return i == Isa::ArmNeon || i == Isa::ArmNeonDot; }
+bool is_wasm(Isa i) { return i == Isa::WasmSimd128; }
 }  // namespace
 
 #if defined(__x86_64__)
@@ -100,6 +102,10 @@ bool cpu_has(Isa isa) {
     case Isa::ArmNeon: return (hwcap & HWCAP_NEON) && (hwcap & HWCAP_VFPv4);
     default: return false;
   }
+#elif defined(__wasm_simd128__)
+  // A wasm module cannot ask the engine: SIMD128 is what the build was compiled for, and an
+  // engine without it refuses the whole module at compile time.
+  return isa == Isa::Generic || isa == Isa::WasmSimd128;
 #else
   return isa == Isa::Generic;
 #endif
@@ -109,12 +115,13 @@ bool isa_within(Isa isa, Isa max) {
   if (isa == Isa::Generic) return true;
   if (is_x86(isa)) return is_x86(max) && isa <= max;
   if (is_arm(isa)) return is_arm(max) && isa <= max;
+  if (is_wasm(isa)) return is_wasm(max);
   return false;
 }
 
 Isa best_isa() {
   for (Isa isa : {Isa::X86Avx512Vnni, Isa::X86Avx512, Isa::X86AvxVnni, Isa::X86Avx2, Isa::X86Sse4,
-                  Isa::ArmNeonDot, Isa::ArmNeon})
+                  Isa::ArmNeonDot, Isa::ArmNeon, Isa::WasmSimd128})
     if (cpu_has(isa)) return isa;
   return Isa::Generic;
 }
@@ -164,6 +171,17 @@ const DenseKernel kInt8NeonV7{"dense_int8_neonv7", DType::I8, Isa::ArmNeon, 1, f
 const DenseKernel* const kF32[] = {&kF32NeonV7, &kF32Generic};
 const DenseKernel* const kF16[] = {&kF16NeonV7, &kF16Generic};
 const DenseKernel* const kInt8[] = {&kInt8NeonV7, &kInt8Generic};
+#elif defined(__wasm_simd128__)
+const DenseKernel kF32Wasm{"dense_f32_wasm_simd128", DType::F32, Isa::WasmSimd128, 0, false, nullptr,
+                           run_f32_wasm_simd128};
+const DenseKernel kF16Wasm{"dense_f16_wasm_simd128", DType::F16, Isa::WasmSimd128, 0, false, nullptr,
+                           run_f16_wasm_simd128};
+const DenseKernel kInt8Wasm{"dense_int8_wasm_simd128", DType::I8, Isa::WasmSimd128, 1, false,
+                            quantize_s8_wasm_simd128, run_int8_wasm_simd128};
+
+const DenseKernel* const kF32[] = {&kF32Wasm, &kF32Generic};
+const DenseKernel* const kF16[] = {&kF16Wasm, &kF16Generic};
+const DenseKernel* const kInt8[] = {&kInt8Wasm, &kInt8Generic};
 #else
 const DenseKernel* const kF32[] = {&kF32Generic};
 const DenseKernel* const kF16[] = {&kF16Generic};

@@ -863,6 +863,46 @@ TEST_CASE("every f16 kernel's widening (the portable one's branch-free) equals h
   }
 }
 
+TEST_CASE("int8 dense kernels dequantize as the reference's fma where rounding twice differs") {
+  // Channel 0's integer sum is 2^23 + 1 (520 inputs of 127 x 127, then 127 x 12 and 5 x 1), its
+  // scale times the row's is 1.5, its bias -2^-31: the exact value lies just below the midpoint
+  // 12582913.5 of two floats, so one rounding (fma) gives 12582913, while the product and sum
+  // rounded to double first land on the midpoint and round to even, 12582914. Kernels that
+  // dequantize in double (wasm SIMD128) must notice the midpoint and defer to std::fma.
+  const size_t K = 522, kp = linfer::int8_padded_inputs(uint32_t(K)), out = 3;
+  std::vector<int8_t> panel(linfer::panel_bytes(DType::I8, uint32_t(K)), 0), q(kp, 0);
+  auto set = [&](size_t k, int8_t w, int8_t x) {
+    panel[(k / 4) * 16 * 4 + k % 4] = w;  // channel 0: lane 0 of each group of the panel
+    q[k] = x;
+  };
+  for (size_t k = 0; k < 520; ++k) set(k, 127, 127);
+  set(520, 12, 127);
+  set(521, 1, 5);
+  const float scales[out] = {1.0f, 1.0f, 1.0f}, bias[out] = {-std::ldexp(1.0f, -31), 0.0f, 0.0f};
+  const int32_t sums[out] = {520 * 127 + 12 + 1, 0, 0};  // of each channel's weights (x86 VNNI's q + 128)
+  const float q_scale = 1.5f;
+  const DenseWeights w{DType::I8, K, out, panel.data(), scales, sums, bias};
+  std::vector<float> want(out);
+  dense_kernel_ref(DType::I8).run(w, {nullptr, 0, q.data(), kp, &q_scale}, 1, want.data(), out, 0, out, {});
+  // Emscripten 3.1.6's fmaf rounds twice (docs/web.md): there the reference gives 12582914 too.
+  volatile float a = 8388609.0f;
+  if (std::fma(a, 1.5f, bias[0]) == 12582913.0f) CHECK(want[0] == 12582913.0f);
+  else MESSAGE("this C library's fmaf rounds twice: " << want[0]);
+  size_t count = 0;
+  const DenseKernel* const* list = dense_kernels(DType::I8, &count);
+  for (size_t ki = 0; ki < count; ++ki) {
+    const DenseKernel& kernel = *list[ki];
+    if (!cpu_has(kernel.isa)) continue;
+    CAPTURE(std::string(kernel.name));
+    const size_t q_stride = kp * kernel.q_bytes;
+    std::vector<int8_t> qk(q_stride);
+    int8_rows_to_input(kernel, q.data(), kp, 1, K, qk.data(), q_stride, nullptr);
+    std::vector<float> got(out, 7.0f);
+    kernel.run(w, {nullptr, 0, qk.data(), q_stride, &q_scale}, 1, got.data(), out, 0, out, {});
+    CHECK(std::memcmp(got.data(), want.data(), out * 4) == 0);
+  }
+}
+
 TEST_CASE("every int8 quantizer gives int8.h's bytes on special values") {
   // Rows mixing NaN, infinities, signed zeros, exact ties (2.5 steps), huge and subnormal values;
   // a row of zeros; a row whose maximum is infinite; lengths across vector remainders; rows of
@@ -882,6 +922,9 @@ TEST_CASE("every int8 quantizer gives int8.h's bytes on special values") {
       {1.0f, -1.0f, nan, 0.5f, -0.0f, 127.0f, 2.5f / 127.0f * 127.0f, 3e38f, 1e-45f, -3e38f, 7.0f},
       {0.0f, -0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f},
       {1.0f, inf, -2.0f, nan, -inf, 5.0f, 1.0f, 2.0f, 3.0f},
+      // The maximum after a NaN in the same vector lane (4 and 8 apart): a maximum that
+      // propagates NaN (wasm's f32x4.max) would lose it.
+      {nan, 0.0f, 0.0f, 0.0f, 5.0f, 0.0f, 0.0f, 0.0f, -6.0f, 1.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 2.0f, 1.0f},
       {-127.0f, 126.5f, -126.5f, 125.5f, 0.5f, -0.5f, 1.5f, -1.5f, 2.5f, -2.5f, 63.5f, -63.5f, 127.0f, 1.0f,
        2.0f, 3.0f, 4.0f, 5.0f, 6.0f, 7.0f, 8.0f, 9.0f, 10.0f, 11.0f, 12.0f, 13.0f, 14.0f, 15.0f, 16.0f, 17.0f, 18.0f}};
   const DenseKernel& ref = dense_kernel_ref(DType::I8);

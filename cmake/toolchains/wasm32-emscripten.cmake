@@ -1,0 +1,34 @@
+# WebAssembly build with Debian's emscripten (scripts/test-wasm.sh, docs/web.md): single-threaded,
+# SIMD128 as the baseline (every current browser and Node has it; Highway's WASM target and the
+# dense_*_wasm_simd128 kernels), no XNNPACK. Tests run under node.
+set(LINFER_EMSCRIPTEN_ROOT /usr/share/emscripten CACHE PATH "emscripten's folder (Debian: /usr/share/emscripten)")
+include(${LINFER_EMSCRIPTEN_ROOT}/cmake/Modules/Platform/Emscripten.cmake)
+
+# WebAssembly exceptions (native try/catch, no JavaScript glue per call): the runtime catches
+# std::bad_alloc from containers and reports it as out of memory (runtime/src/status.h); with
+# emscripten's default a throw would abort the module.
+set(CMAKE_C_FLAGS_INIT "-msimd128")
+set(CMAKE_CXX_FLAGS_INIT "-msimd128 -fwasm-exceptions")
+set(CMAKE_EXE_LINKER_FLAGS_INIT "-fwasm-exceptions")
+
+# Highway, FlatBuffers and doctest are header-only and come from the host's /usr/include, which
+# cannot go on the include path whole (its C library headers would shadow emscripten's): a root
+# of links to those three folders alone is their include folder.
+set(linfer_host_headers ${CMAKE_BINARY_DIR}/host_headers)
+foreach(dir hwy flatbuffers doctest)
+  if(EXISTS /usr/include/${dir} AND NOT EXISTS ${linfer_host_headers}/${dir})
+    file(MAKE_DIRECTORY ${linfer_host_headers})
+    file(CREATE_LINK /usr/include/${dir} ${linfer_host_headers}/${dir} SYMBOLIC)
+  endif()
+endforeach()
+set(HWY_INCLUDE_DIR ${linfer_host_headers} CACHE PATH "")
+set(FLATBUFFERS_INCLUDE_DIR ${linfer_host_headers} CACHE PATH "")
+set(DOCTEST_INCLUDE_DIR ${linfer_host_headers} CACHE PATH "")
+
+# What a wasm module can be, as defaults: no threads (they need a cross-origin-isolated page), no
+# XNNPACK (no wasm package), a static library linked into the module, no command-line tools (the
+# JavaScript package, runtime/js, is the interface; tests build without them).
+set(LINFER_THREADS OFF CACHE BOOL "")
+set(LINFER_WITH_XNNPACK OFF CACHE BOOL "")
+set(BUILD_SHARED_LIBS OFF CACHE BOOL "")
+set(LINFER_BUILD_TOOLS OFF CACHE BOOL "")

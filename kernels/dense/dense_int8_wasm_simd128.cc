@@ -1,0 +1,142 @@
+// Dense layers with int8 weights on WebAssembly SIMD128, on the same quantized rows as the
+// reference (quantize_s8_ref: q as int8, one scale per row) and bit-exact with it.
+// SIMD128's integer dot product is i32x4.dot_i16x8_s (pairs of int16 products added into int32),
+// so weights and inputs are widened to int16 first: one panel group (4 inputs x 16 channels, 64
+// bytes) is 4 vectors of 16 bytes, each 4 channels x 4 inputs, widened into 2 vectors of 2
+// channels x 4 inputs. The row's 4 input bytes are broadcast and widened the same way (4 inputs,
+// twice); the dot product leaves each channel's sum in two lanes, which the epilogue adds.
+// Tile: 2 rows x 8 channels (8 accumulators, 4 weight vectors, 1 input: 13 live v128 values,
+// within x86-64's 16 registers). The activations' quantizer is here too (quantize_s8_wasm_simd128).
+#if defined(__wasm_simd128__)
+#include <cmath>
+#include <cstring>
+
+#include "dense/dense_wasm_simd128.h"
+
+namespace linfer::kernels::dense {
+namespace {
+
+constexpr int kInt8Rows = 2;
+
+// fma(float(sum), scale, bias) for 4 channels, bit-exact with std::fma, as the C library's fmaf
+// computes it: float(sum) * scale is exact in double (24 x 24 bits), the sum with bias rounds once
+// to double, and that double rounds to the float fma's result unless it lies exactly halfway
+// between two floats (low 29 bits 0x10000000); there, rarely, the scalar fma decides.
+inline v128_t dequantize4(v128_t sums, v128_t scale, const float* bias) {
+  const v128_t f = wasm_f32x4_convert_i32x4(sums), b = wasm_v128_load(bias);
+  auto half = [&](int h) {  // lanes 2h, 2h + 1 in double
+    auto lanes = [&](v128_t v) { return wasm_f64x2_promote_low_f32x4(h ? wasm_i32x4_shuffle(v, v, 2, 3, 0, 1) : v); };
+    return wasm_f64x2_add(wasm_f64x2_mul(lanes(f), lanes(scale)), lanes(b));
+  };
+  const v128_t lo = half(0), hi = half(1);
+  const v128_t low_bits = wasm_i64x2_splat(0x1fffffff), halfway = wasm_i64x2_splat(0x10000000);
+  if (wasm_v128_any_true(wasm_v128_or(wasm_i64x2_eq(wasm_v128_and(lo, low_bits), halfway),
+                                      wasm_i64x2_eq(wasm_v128_and(hi, low_bits), halfway)))) {
+    int32_t s[4];
+    float w[4], out[4];
+    wasm_v128_store(s, sums);
+    wasm_v128_store(w, scale);
+    for (int j = 0; j < 4; ++j) out[j] = std::fma(float(s[j]), w[j], bias[j]);
+    return wasm_v128_load(out);
+  }
+  return wasm_i32x4_shuffle(wasm_f32x4_demote_f64x2_zero(lo), wasm_f32x4_demote_f64x2_zero(hi), 0, 1, 4, 5);
+}
+
+// Rows [0, R) x channels [c, c + 8) of an int8 panel (c = 0 or 8): exact integer sums, then
+// fma(float(sum), x_scale * w_scale, bias) as every int8 kernel (dense_ref.cc).
+template <int R>
+void int8_half_tile(const int8_t* panel, size_t groups, size_t c, const int8_t* q, size_t q_stride,
+                    const float* q_scales, const float* scale, const float* bias, float* y, size_t y_stride,
+                    size_t count, DenseEpilogue e) {
+  v128_t acc[R][4];
+  for (auto& row : acc)
+    for (auto& a : row) a = wasm_i32x4_splat(0);
+  const int8_t* wp = panel + c * kInt8GroupInputs;
+  for (size_t g = 0; g < groups; ++g, wp += kPanelRows * kInt8GroupInputs) {
+    const v128_t w01 = wasm_v128_load(wp), w23 = wasm_v128_load(wp + 16);
+    const v128_t w[4] = {wasm_i16x8_extend_low_i8x16(w01), wasm_i16x8_extend_high_i8x16(w01),
+                         wasm_i16x8_extend_low_i8x16(w23), wasm_i16x8_extend_high_i8x16(w23)};
+    for (int i = 0; i < R; ++i) {
+      const v128_t a = wasm_i16x8_extend_low_i8x16(wasm_v128_load32_splat(q + i * q_stride + g * kInt8GroupInputs));
+      for (int v = 0; v < 4; ++v) acc[i][v] = wasm_i32x4_add(acc[i][v], wasm_i32x4_dot_i16x8(w[v], a));
+    }
+  }
+  for (int i = 0; i < R; ++i) {
+    // acc[i][v] holds channels 2v and 2v + 1, two partial sums each: add the pairs.
+    const v128_t xs = wasm_f32x4_splat(q_scales[i]);
+    v128_t v[2];
+    for (int h = 0; h < 2; ++h) {
+      const v128_t lo = acc[i][2 * h], hi = acc[i][2 * h + 1];
+      const v128_t sums = wasm_i32x4_add(wasm_i32x4_shuffle(lo, hi, 0, 2, 4, 6), wasm_i32x4_shuffle(lo, hi, 1, 3, 5, 7));
+      v[h] = dequantize4(sums, wasm_f32x4_mul(xs, wasm_v128_load(scale + c + 4 * h)), bias + c + 4 * h);
+    }
+    wasm::store_outputs(y + i * y_stride + c, v, count, e);
+  }
+}
+
+}  // namespace
+
+LINFER_DENSE_RUN(run_int8_wasm_simd128) {
+  const size_t groups = int8_padded_inputs(uint32_t(w.in)) / kInt8GroupInputs;
+  const size_t panel_size = panel_bytes(DType::I8, uint32_t(w.in));
+  neon::run_tiles<kInt8Rows>(
+      rows, wasm::kInt8RowBlockBytes, in.q_stride, n_begin, n_end, y, y_stride, e.activation,
+      [&](size_t r, auto rows_c, size_t n, size_t n_stop) {
+        constexpr int R = decltype(rows_c)::value;
+        const int8_t* panel = static_cast<const int8_t*>(w.panels) + (n / kPanelRows) * panel_size;
+        float bias_tail[kPanelRows], scale_tail[kPanelRows];
+        const float* bias = channel_block(w.bias, n, w.out, bias_tail);
+        const float* scale = channel_block(w.scales, n, w.out, scale_tail);
+        const int8_t* q = in.q + r * in.q_stride;
+        float* yr = y + r * y_stride + n;
+        const size_t count = n_stop - n;
+        int8_half_tile<R>(panel, groups, 0, q, in.q_stride, in.q_scales + r, scale, bias, yr, y_stride,
+                          std::min<size_t>(count, 8), e);
+        if (count > 8)
+          int8_half_tile<R>(panel, groups, 8, q, in.q_stride, in.q_scales + r, scale, bias, yr, y_stride,
+                            count - 8, e);
+      });
+}
+
+// Rows quantized as quantize_s8_ref does, 16 values at a time, to the same bytes and scale: the
+// maximum with pmax (a < b ? b : a: a NaN never enters, as in the reference's comparison), then
+// round to nearest even, a saturating conversion (NaN to 0) and the clamp to [-127, 127].
+LINFER_DENSE_QUANTIZE(quantize_s8_wasm_simd128) {
+  const size_t padded = int8_padded_inputs(uint32_t(k));
+  const v128_t lo = wasm_i32x4_splat(-127), hi = wasm_i32x4_splat(127);
+  for (size_t r = 0; r < rows; ++r) {
+    const float* xr = x + r * x_stride;
+    int8_t* qr = q + r * q_stride;
+    v128_t m0 = wasm_f32x4_splat(0.0f), m1 = m0;
+    size_t i = 0;
+    for (; i + 8 <= k; i += 8) {
+      m0 = wasm_f32x4_pmax(m0, wasm_f32x4_abs(wasm_v128_load(xr + i)));
+      m1 = wasm_f32x4_pmax(m1, wasm_f32x4_abs(wasm_v128_load(xr + i + 4)));
+    }
+    float lanes[4];  // no NaN among them: any maximum is exact
+    wasm_v128_store(lanes, wasm_f32x4_pmax(m0, m1));
+    float amax = std::max(std::max(lanes[0], lanes[1]), std::max(lanes[2], lanes[3]));
+    for (; i < k; ++i) amax = std::fabs(xr[i]) > amax ? std::fabs(xr[i]) : amax;
+    const float scale = amax / 127.0f;
+    const float inv = amax > 0.0f ? 1.0f / scale : 0.0f;
+    const v128_t vinv = wasm_f32x4_splat(inv);
+    auto quantize4 = [&](const float* p) {
+      const v128_t v = wasm_f32x4_nearest(wasm_f32x4_mul(wasm_v128_load(p), vinv));
+      return wasm_i32x4_min(wasm_i32x4_max(wasm_i32x4_trunc_sat_f32x4(v), lo), hi);
+    };
+    for (i = 0; i + 16 <= k; i += 16) {
+      const v128_t h0 = wasm_i16x8_narrow_i32x4(quantize4(xr + i), quantize4(xr + i + 4));
+      const v128_t h1 = wasm_i16x8_narrow_i32x4(quantize4(xr + i + 8), quantize4(xr + i + 12));
+      wasm_v128_store(qr + i, wasm_i8x16_narrow_i16x8(h0, h1));
+    }
+    for (; i < k; ++i) {
+      const float v = std::nearbyint(xr[i] * inv);
+      qr[i] = v >= 127.0f ? 127 : v <= -127.0f ? -127 : v == v ? int8_t(v) : 0;
+    }
+    std::memset(qr + k, 0, padded - k);
+    scales[r] = amax > 0.0f ? scale : 0.0f;
+  }
+}
+
+}  // namespace linfer::kernels::dense
+#endif  // __wasm_simd128__

@@ -1,0 +1,93 @@
+// What the WebAssembly SIMD128 dense kernels (dense_{f32,f16,int8}_wasm_simd128.cc) share: the
+// row blocks, the output epilogue, and the float tile that the f32 and f16 kernels differ in only
+// by how a panel's weights become floats. SIMD128 is the wasm build's baseline (-msimd128): every
+// engine that runs the module has it (cpu_has in dense_select.cc).
+//
+// The engine maps v128 values onto the host's vector registers: 16 on x86-64 (SSE/AVX), 32 on
+// arm64. A tile of 4 rows x 8 channels keeps 8 accumulators, 2 weight vectors and a broadcast
+// input live (11), so it fits either without spills; SIMD128 has no fused multiply-add (relaxed
+// SIMD is not in every engine), so each product is a multiply and an add.
+#pragma once
+
+#if defined(__wasm_simd128__)
+#include <wasm_simd128.h>
+
+#include <algorithm>
+#include <cstddef>
+
+#include "dense/dense_internal.h"
+#include "dense/dense_neon.h"  // the portable walk over row blocks and tiles (neon::run_tiles)
+
+namespace linfer::kernels::dense::wasm {
+
+constexpr int kRows = 4;
+// Bytes of x rows per block, kept in cache while every panel of the weights passes (as on
+// arm64: dense_neon.h).
+constexpr size_t kFloatRowBlockBytes = 128 * 1024;
+constexpr size_t kInt8RowBlockBytes = 64 * 1024;
+
+// Stores one row of 4N outputs (bias already added) with ReLU and accumulate; only the first
+// `count` channels when the panel is partial.
+template <size_t N>
+inline void store_outputs(float* dst, v128_t (&v)[N], size_t count, DenseEpilogue e) {
+  if (e.activation == DenseActivation::Relu)
+    for (auto& x : v) x = wasm_f32x4_max(x, wasm_f32x4_splat(0.0f));
+  if (count >= 4 * N) {
+    for (size_t i = 0; i < N; ++i)
+      wasm_v128_store(dst + 4 * i, e.accumulate ? wasm_f32x4_add(wasm_v128_load(dst + 4 * i), v[i]) : v[i]);
+    return;
+  }
+  float tmp[4 * N];
+  for (size_t i = 0; i < N; ++i) wasm_v128_store(tmp + 4 * i, v[i]);
+  for (size_t j = 0; j < count; ++j) dst[j] = e.accumulate ? dst[j] + tmp[j] : tmp[j];
+}
+
+// Rows [0, R) of x times channels [c, c + 8) of one panel (c = 0 or 8) of K inputs; results of
+// channels [c, c + count) stored at y + c. widen(panel, k, c, w) loads the 8 weights of input k
+// as two vectors of floats.
+template <int R, class Widen>
+inline void float_half_tile(const void* panel, size_t K, size_t c, const float* x, size_t x_stride,
+                            const float* bias, float* y, size_t y_stride, size_t count, DenseEpilogue e,
+                            Widen widen) {
+  v128_t acc[R][2];
+  for (auto& row : acc) row[0] = row[1] = wasm_f32x4_splat(0.0f);
+  for (size_t k = 0; k < K; ++k) {
+    v128_t w[2];
+    widen(panel, k, c, w);
+    for (int i = 0; i < R; ++i) {
+      const v128_t a = wasm_v128_load32_splat(x + i * x_stride + k);
+      acc[i][0] = wasm_f32x4_add(acc[i][0], wasm_f32x4_mul(w[0], a));
+      acc[i][1] = wasm_f32x4_add(acc[i][1], wasm_f32x4_mul(w[1], a));
+    }
+  }
+  const v128_t b0 = wasm_v128_load(bias + c), b1 = wasm_v128_load(bias + c + 4);
+  for (int i = 0; i < R; ++i) {
+    v128_t out[2] = {wasm_f32x4_add(acc[i][0], b0), wasm_f32x4_add(acc[i][1], b1)};
+    store_outputs(y + i * y_stride + c, out, count, e);
+  }
+}
+
+// A whole f32 or f16 dense kernel: every row block through every panel, in tiles of up to 4 rows
+// x 16 channels (two half tiles).
+template <class Widen>
+inline void run_float(const DenseWeights& w, const DenseInput& in, size_t rows, float* y, size_t y_stride,
+                      size_t n_begin, size_t n_end, DenseEpilogue e, Widen widen) {
+  const size_t K = w.in, panel_size = panel_bytes(w.dtype, uint32_t(K));
+  neon::run_tiles<kRows>(
+      rows, kFloatRowBlockBytes, K * sizeof(float), n_begin, n_end, y, y_stride, e.activation,
+      [&](size_t r, auto rows_c, size_t n, size_t n_stop) {
+        constexpr int R = decltype(rows_c)::value;
+        const void* panel = static_cast<const uint8_t*>(w.panels) + (n / kPanelRows) * panel_size;
+        float bias_tail[kPanelRows];
+        const float* bias = channel_block(w.bias, n, w.out, bias_tail);
+        const float* x = in.x + r * in.x_stride;
+        float* yr = y + r * y_stride + n;
+        const size_t count = n_stop - n;
+        float_half_tile<R>(panel, K, 0, x, in.x_stride, bias, yr, y_stride, std::min<size_t>(count, 8), e, widen);
+        if (count > 8)
+          float_half_tile<R>(panel, K, 8, x, in.x_stride, bias, yr, y_stride, count - 8, e, widen);
+      });
+}
+
+}  // namespace linfer::kernels::dense::wasm
+#endif  // __wasm_simd128__

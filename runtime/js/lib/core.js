@@ -1,0 +1,266 @@
+// ---- linfer's JavaScript API (runtime/js/lib/core.js) -------------------------------------------
+// The C API (runtime/include/linfer/linfer.h) on the WebAssembly module, with the rules of the
+// Python binding: one error type carrying the C API's message, a model shared by its sessions,
+// memory given back by dispose() (and, as a safety net, when an object is garbage-collected).
+// Placed between emscripten's loader (createLinferWasm) and a tail (tail.cjs, tail.mjs) that
+// supplies loadWasm(imports) for Node or the browser and exports the API.
+
+const STATUS_NAMES = ['OK', 'INVALID_ARGUMENT', 'IO', 'INVALID_MODEL', 'UNSUPPORTED', 'OUT_OF_MEMORY',
+  'BUFFER_TOO_SMALL', 'INTERNAL'];
+const HEAD_KINDS = ['none', 'lm_logits', 'classifier'];
+// The numbers linfer_js_model_info writes, in its order (runtime/js/src/linfer_js.c).
+const INFO_NUMBERS = ['vocab_size', 'dim', 'num_layers', 'num_heads', 'head_dim', 'ff_dim', 'max_seq_len',
+  'proj_len', 'head', 'output_channels', 'parameter_count', 'file_bytes', 'resident_weight_bytes',
+  'format_version'];
+
+class LinferError extends Error {
+  // status: the linfer_status code; misuse the JavaScript side refuses first (not an integer
+  // array, a disposed object) is INVALID_ARGUMENT (1) too.
+  constructor(message, status = 1) {
+    super(message);
+    this.name = 'LinferError';
+    this.status = status;
+    this.statusName = STATUS_NAMES[status] || 'UNKNOWN';
+  }
+}
+
+let wasmPromise = null;
+
+// The module, instantiated once (the tail's loadWasm fetches or reads linfer.wasm).
+function wasm() {
+  if (!wasmPromise) {
+    wasmPromise = new Promise((resolve, reject) => {
+      createLinferWasm({
+        instantiateWasm(imports, receive) {
+          loadWasm(imports).then((instance) => receive(instance), reject);
+          return {};  // instantiated asynchronously
+        },
+      }).then(resolve, reject);
+    });
+    wasmPromise.catch(() => { wasmPromise = null; });  // a failed load may be tried again
+  }
+  return wasmPromise;
+}
+
+// Throws the C API's error for a failed status.
+function check(M, status) {
+  if (status !== 0) throw new LinferError(M.UTF8ToString(M._linfer_last_error()), status);
+}
+
+// Scratch space in the wasm heap for a call's out-parameters; freed by the caller.
+function withScratch(M, bytes, f) {
+  const p = M._malloc(bytes);
+  if (!p) throw new LinferError(`out of memory allocating ${bytes} bytes`, 5);
+  try {
+    return f(p);
+  } finally {
+    M._free(p);
+  }
+}
+
+// Objects left to the garbage collector free their wasm memory here (dispose() unregisters).
+const finalizer = typeof FinalizationRegistry === 'function'
+  ? new FinalizationRegistry((release) => release()) : null;
+
+class Model {
+  constructor(M, ptr, info) {  // use Model.fromBytes
+    this._M = M;
+    this._ptr = ptr;
+    this._info = info;
+    this._disposed = false;
+    // What the memory's release needs, apart from the object (a closure over the object would
+    // keep it alive): the pointer, and the live sessions, until which the model's memory stays.
+    const cell = { ptr, sessions: 0, disposed: false };
+    this._cell = cell;
+    if (finalizer) finalizer.register(this, () => releaseModel(M, cell), this);
+  }
+
+  // Loads a model from the bytes of an .lfm file (Uint8Array, ArrayBuffer or a typed array view);
+  // the library verifies them and keeps its own copy.
+  static async fromBytes(bytes) {
+    let view;
+    if (bytes instanceof Uint8Array) view = bytes;
+    else if (bytes instanceof ArrayBuffer) view = new Uint8Array(bytes);
+    else if (ArrayBuffer.isView(bytes)) view = new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    else throw new LinferError('model bytes must be a Uint8Array, an ArrayBuffer or a typed array');
+    const M = await wasm();
+    const data = M._malloc(Math.max(view.length, 1));
+    if (!data) throw new LinferError(`out of memory allocating ${view.length} bytes for the model's bytes`, 5);
+    let ptr = 0;
+    try {
+      M.HEAPU8.set(view, data);
+      ptr = withScratch(M, 4, (out) => {
+        check(M, M._linfer_model_load_from_memory(data, view.length, out));
+        return M.HEAPU32[out >> 2];
+      });
+    } finally {
+      M._free(data);  // the library copied the bytes
+    }
+    let info;
+    try {
+      info = readInfo(M, ptr);
+    } catch (e) {
+      M._linfer_model_free(ptr);
+      throw e;
+    }
+    return new Model(M, ptr, info);
+  }
+
+  // The C API's linfer_model_info, as Python's Model.info: a new object each time.
+  get info() {
+    this._live();
+    return { ...this._info };
+  }
+
+  // Floating-point operations of one run over `length` tokens (multiply-add = 2).
+  flops(length) {
+    this._live();
+    return Number(this._M._linfer_model_flops(this._ptr, checkCount('length', length)));
+  }
+
+  // A session for inputs of up to maxSeqLen tokens (default: the model's n), single-threaded.
+  // All of its memory is planned and allocated here: run() allocates none in the wasm heap.
+  createSession(options = {}) {
+    this._live();
+    if (options === null || typeof options !== 'object') throw new LinferError('session options must be an object');
+    for (const key of Object.keys(options))
+      if (key !== 'maxSeqLen') throw new LinferError(`unknown session option '${key}' (known: maxSeqLen)`);
+    const maxSeqLen = options.maxSeqLen === undefined ? 0 : checkCount('maxSeqLen', options.maxSeqLen);
+    return new Session(this, maxSeqLen);
+  }
+
+  // Releases the model's wasm memory once its sessions are disposed too. Idempotent.
+  dispose() {
+    if (this._disposed) return;
+    this._disposed = true;
+    if (finalizer) finalizer.unregister(this);
+    releaseModel(this._M, this._cell);
+  }
+
+  _live() {
+    if (this._disposed) throw new LinferError('the model is disposed');
+  }
+}
+
+// The model is released: its memory goes now, or with its last session (freeSession).
+function releaseModel(M, cell) {
+  cell.disposed = true;
+  if (cell.sessions === 0) freeModel(M, cell);
+}
+
+function freeModel(M, cell) {
+  if (cell.ptr) M._linfer_model_free(cell.ptr);
+  cell.ptr = 0;
+}
+
+function readInfo(M, ptr) {
+  return withScratch(M, 8 * INFO_NUMBERS.length + 8, (p) => {
+    const strings = p + 8 * INFO_NUMBERS.length;
+    check(M, M._linfer_js_model_info(ptr, p, strings));
+    const info = {};
+    INFO_NUMBERS.forEach((name, i) => { info[name] = M.HEAPF64[(p >> 3) + i]; });
+    info.head = HEAD_KINDS[info.head] || `unknown(${info.head})`;
+    info.attention_kind = M.UTF8ToString(M.HEAPU32[strings >> 2]);
+    info.weight_dtype = M.UTF8ToString(M.HEAPU32[(strings >> 2) + 1]);
+    info.n = info.max_seq_len;
+    info.k = info.proj_len;
+    info.num_classes = info.head === 'classifier' ? info.output_channels : 0;
+    return info;
+  });
+}
+
+function checkCount(name, value) {
+  if (!Number.isInteger(value) || value < 0 || value > 0xffffffff)
+    throw new LinferError(`${name} must be an integer in [0, 2^32), got ${String(value)}`);
+  return value;
+}
+
+class Session {
+  constructor(model, maxSeqLen) {  // use model.createSession
+    const M = model._M;
+    const ptr = withScratch(M, 4, (out) => {
+      check(M, M._linfer_js_session_create(model._ptr, maxSeqLen, out));
+      return M.HEAPU32[out >> 2];
+    });
+    this.maxSeqLen = maxSeqLen || model._info.max_seq_len;
+    // The ids and the output's address, rows and columns: allocated once, here.
+    const ids = M._malloc(4 * this.maxSeqLen + 12);
+    if (!ids) {
+      M._linfer_session_free(ptr);
+      throw new LinferError(`out of memory allocating ${4 * this.maxSeqLen} bytes for the session's ids`, 5);
+    }
+    this._M = M;
+    this._model = model;  // keeps the model alive while the session is
+    this._vocab = model._info.vocab_size;
+    const cell = { ptr, ids, model: model._cell };
+    this._cell = cell;
+    model._cell.sessions++;
+    if (finalizer) finalizer.register(this, () => freeSession(M, cell), this);
+  }
+
+  // Runs the model on token ids (an Int32Array, or an array of integers) and returns a copy of
+  // the output: { data: Float32Array (rows x cols, row-major), rows, cols }.
+  run(ids) {
+    const cell = this._live();
+    if (!(ids instanceof Int32Array)) {
+      if (!Array.isArray(ids) && !ArrayBuffer.isView(ids))
+        throw new LinferError('token ids must be an Int32Array or an array of integers');
+      for (const id of ids) {
+        const n = Number(id);
+        if (!Number.isInteger(n) || typeof id === 'boolean')
+          throw new LinferError(`token ids must be integers, got ${String(id)}`);
+        if (n < -0x80000000 || n > 0x7fffffff)  // Int32Array.from would wrap it into another id
+          throw new LinferError(`token id ${String(id)} does not fit a 32-bit integer`);
+      }
+      ids = Int32Array.from(ids, Number);
+    }
+    const M = this._M;
+    // A longer input is not copied: the C API refuses its length before it reads any id.
+    if (ids.length <= this.maxSeqLen) M.HEAP32.set(ids, cell.ids >> 2);
+    check(M, M._linfer_session_run(cell.ptr, cell.ids, ids.length));
+    const out = cell.ids + 4 * this.maxSeqLen;
+    check(M, M._linfer_js_session_output(cell.ptr, out));
+    const [data, rows, cols] = M.HEAPU32.subarray(out >> 2, (out >> 2) + 3);
+    return { data: M.HEAPF32.slice(data >> 2, (data >> 2) + rows * cols), rows, cols };
+  }
+
+  // One line on what the session runs: its kernels, Highway's target.
+  describe() {
+    const cell = this._live();
+    return this._M.UTF8ToString(this._M._linfer_session_describe(cell.ptr));
+  }
+
+  // Releases the session's wasm memory (and the model's, if it was disposed). Idempotent.
+  dispose() {
+    if (!this._cell.ptr) return;
+    if (finalizer) finalizer.unregister(this);
+    freeSession(this._M, this._cell);
+  }
+
+  _live() {
+    if (!this._cell.ptr) throw new LinferError('the session is disposed');
+    return this._cell;
+  }
+}
+
+function freeSession(M, cell) {
+  if (!cell.ptr) return;
+  M._linfer_session_free(cell.ptr);
+  M._free(cell.ids);
+  cell.ptr = 0;
+  cell.model.sessions--;
+  if (cell.model.disposed && cell.model.sessions === 0) freeModel(M, cell.model);
+}
+
+// The library's version (LINFER_VERSION_STRING).
+async function version() {
+  const M = await wasm();
+  return M.UTF8ToString(M._linfer_version());
+}
+
+// Bytes of the wasm heap in use (allocated and not freed) and the memory's size: what the
+// tests watch to see that dispose() gives everything back.
+async function heapStats() {
+  const M = await wasm();
+  return { inUse: M._linfer_js_heap_in_use(), memoryBytes: M.HEAPU8.length };
+}

@@ -1,0 +1,80 @@
+// Types of the linfer package (runtime/js/lib/core.js).
+
+/** What a model file says about itself: the C API's linfer_model_info (Python's Model.info). */
+export interface ModelInfo {
+  vocab_size: number;          // 0: the model takes embeddings (not offered by this package)
+  dim: number;
+  num_layers: number;
+  num_heads: number;
+  head_dim: number;
+  ff_dim: number;
+  max_seq_len: number;         // n: runs take 1..n tokens
+  proj_len: number;            // k (Linformer)
+  head: 'none' | 'lm_logits' | 'classifier' | string;
+  output_channels: number;     // columns of the output
+  parameter_count: number;
+  file_bytes: number;
+  resident_weight_bytes: number;
+  format_version: number;
+  attention_kind: string;      // "linformer", ...
+  weight_dtype: string;        // "f32", "f16", "int8" or "mixed"
+  n: number;                   // = max_seq_len
+  k: number;                   // = proj_len
+  num_classes: number;         // output_channels of a classifier, else 0
+}
+
+export interface SessionOptions {
+  /** Longest input the session accepts (default: the model's n). */
+  maxSeqLen?: number;
+}
+
+export interface Output {
+  /** rows x cols floats, row-major: a copy, the caller's to keep. */
+  data: Float32Array;
+  rows: number;
+  cols: number;
+}
+
+/** Every failure: `message` is the C API's one-line message. */
+export class LinferError extends Error {
+  /** The linfer_status code (1 INVALID_ARGUMENT ... 7 INTERNAL). */
+  status: number;
+  statusName: 'INVALID_ARGUMENT' | 'IO' | 'INVALID_MODEL' | 'UNSUPPORTED' | 'OUT_OF_MEMORY' |
+    'BUFFER_TOO_SMALL' | 'INTERNAL' | string;
+}
+
+export class Model {
+  /** Verifies and loads the bytes of an .lfm file (the library keeps its own copy). */
+  static fromBytes(bytes: Uint8Array | ArrayBuffer | ArrayBufferView): Promise<Model>;
+  readonly info: ModelInfo;
+  /** Floating-point operations of one run over `length` tokens (multiply-add = 2). */
+  flops(length: number): number;
+  /** A session with all of its memory planned and allocated now. */
+  createSession(options?: SessionOptions): Session;
+  /** Releases the model's memory once its sessions are disposed too. Idempotent. */
+  dispose(): void;
+}
+
+export class Session {
+  readonly maxSeqLen: number;
+  /** Runs on 1..maxSeqLen token ids; allocates no wasm memory. */
+  run(ids: Int32Array | ArrayLike<number>): Output;
+  /** One line on the kernels the session runs. */
+  describe(): string;
+  /** Releases the session's memory. Idempotent. */
+  dispose(): void;
+}
+
+/** The library's version string. */
+export function version(): Promise<string>;
+/** Bytes of the wasm heap in use and the wasm memory's size. */
+export function heapStats(): Promise<{ inUse: number; memoryBytes: number }>;
+
+declare const linfer: {
+  Model: typeof Model;
+  Session: typeof Session;
+  LinferError: typeof LinferError;
+  version: typeof version;
+  heapStats: typeof heapStats;
+};
+export default linfer;

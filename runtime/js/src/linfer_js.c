@@ -1,0 +1,49 @@
+/* What the JavaScript package (lib/core.js) calls besides linfer.h: the C API's structs and
+ * by-value returns flattened into plain arguments, so that the JavaScript side never hard-codes
+ * a struct layout, and the allocator's count of bytes in use, which the tests watch. */
+#include <malloc.h>
+#include <stdint.h>
+
+#include "linfer/linfer.h"
+
+#define LINFER_JS __attribute__((used, visibility("default")))
+
+/* The model's linfer_model_info: numbers in the order of core.js's INFO_NUMBERS (as doubles:
+ * the 64-bit counts stay exact up to 2^53), the two strings through `strings`. */
+LINFER_JS linfer_status linfer_js_model_info(const linfer_model* model, double* numbers, const char** strings) {
+  linfer_model_info info;
+  info.struct_size = sizeof info;
+  const linfer_status s = linfer_model_get_info(model, &info);
+  if (s != LINFER_OK) return s;
+  const double values[] = {info.vocab_size,      info.dim,          info.num_layers,
+                           info.num_heads,       info.head_dim,     info.ff_dim,
+                           info.max_seq_len,     info.proj_len,     (double)info.head,
+                           info.output_channels, (double)info.parameter_count, (double)info.file_bytes,
+                           (double)info.resident_weight_bytes,      info.format_version};
+  for (unsigned i = 0; i < sizeof values / sizeof values[0]; ++i) numbers[i] = values[i];
+  strings[0] = info.attention_kind;
+  strings[1] = info.weight_dtype;
+  return LINFER_OK;
+}
+
+/* A single-threaded session for inputs of up to max_seq_len tokens (0: the model's n). */
+LINFER_JS linfer_status linfer_js_session_create(const linfer_model* model, uint32_t max_seq_len,
+                                                 linfer_session** out) {
+  linfer_session_options o = linfer_session_options_default();
+  o.max_seq_len = max_seq_len;
+  return linfer_session_create(model, &o, out);
+}
+
+/* The last run's output: its address, rows and columns in out[0..2]. */
+LINFER_JS linfer_status linfer_js_session_output(const linfer_session* session, uint32_t* out) {
+  const float* data = 0;
+  size_t rows = 0, cols = 0;
+  const linfer_status s = linfer_session_output(session, &data, &rows, &cols);
+  out[0] = (uint32_t)(uintptr_t)data;
+  out[1] = (uint32_t)rows;
+  out[2] = (uint32_t)cols;
+  return s;
+}
+
+/* Bytes the allocator has handed out and not taken back (dlmalloc's count). */
+LINFER_JS uint32_t linfer_js_heap_in_use(void) { return (uint32_t)mallinfo().uordblks; }

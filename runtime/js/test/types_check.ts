@@ -1,0 +1,26 @@
+// Compiled, not run (scripts/test-wasm.sh: tsc --noEmit --strict against the staged package's
+// index.d.ts): the README's use of the API type-checks, and misuse does not.
+import * as linfer from 'linfer';
+import linferDefault from 'linfer';
+
+async function main(bytes: Uint8Array): Promise<number> {
+  const model: linfer.Model = await linfer.Model.fromBytes(bytes);
+  const info: linfer.ModelInfo = model.info;
+  const session: linfer.Session = model.createSession({ maxSeqLen: Math.min(512, info.n) });
+  const out: linfer.Output = session.run(Int32Array.of(1, 2, 3));
+  const first: number = out.data[0] + out.rows * out.cols;
+  try {
+    session.run([1, 2]);
+  } catch (e) {
+    if (e instanceof linferDefault.LinferError) console.log(e.status, e.statusName, e.message);
+  }
+  // @ts-expect-error: an option the API does not have
+  model.createSession({ maxLen: 4 });
+  // @ts-expect-error: ids are numbers
+  session.run(['a']);
+  const stats: { inUse: number; memoryBytes: number } = await linfer.heapStats();
+  session.dispose();
+  model.dispose();
+  return first + stats.inUse + (await linfer.version()).length + info.num_classes;
+}
+export { main };

@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Builds linfer for WebAssembly with Debian's emscripten (build-wasm/: SIMD128, single-threaded,
+# cmake/toolchains/wasm32-emscripten.cmake) and tests it under node:
+#   1. the kernel tests (every wasm kernel against its reference) and the version test
+#   2. the JavaScript package (runtime/js, staged in build-wasm/js/linfer): parity with the native
+#      build on the golden models in f32, f16 and int8 and on the shipped language-ID models, bad
+#      input, memory (runtime/js/test/test.mjs); then `npm pack` of the package, offline
+#      (and installs it into a project of its own, loads it both ways, type-checks a use of it)
+#   3. the language-ID page (examples/web) in headless Chromium: sentences typed, answers read
+# The native tools that convert the golden checkpoints and give the outputs to compare with come
+# from LINFER_NATIVE_BIN (a folder with linfer-convert and linfer-run: test.sh passes build/bin),
+# else they are built here, without tests, in build-wasm/host.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+trap 'echo "test-wasm.sh: FAILED at line $LINENO" >&2' ERR
+source scripts/generator.sh
+# (npm comes with Debian's npm package, or with a Node.js of nodesource's, which conflicts with it.)
+npm=()
+command -v npm > /dev/null || npm=(npm)
+bash scripts/need-packages.sh emscripten nodejs "${npm[@]}" node-typescript chromium cmake ninja-build g++ \
+  flatbuffers-compiler libflatbuffers-dev libhwy-dev doctest-dev nlohmann-json3-dev
+# Debian's emcc finds its acorn (node-acorn) only through NODE_PATH.
+export NODE_PATH=/usr/share/nodejs${NODE_PATH:+:$NODE_PATH}
+start=$SECONDS
+
+cmake -S . -B build-wasm -DCMAKE_TOOLCHAIN_FILE=cmake/toolchains/wasm32-emscripten.cmake \
+  -DCMAKE_BUILD_TYPE=Release -DLINFER_BUILD_TESTS=ON > /dev/null
+cmake --build build-wasm -j"$(nproc)"
+(cd build-wasm && ctest --output-on-failure)
+
+native=${LINFER_NATIVE_BIN:-}
+if [ -z "$native" ]; then
+  cmake -S . -B build-wasm/host -DCMAKE_BUILD_TYPE=Release -DLINFER_BUILD_TESTS=OFF -DLINFER_WITH_XNNPACK=OFF > /dev/null
+  cmake --build build-wasm/host -j"$(nproc)" --target linfer-convert linfer-run
+  native=build-wasm/host/bin
+fi
+
+# The models and the native outputs the JavaScript tests compare with: every golden case in
+# f32, f16 and int8 at each of its lengths, and the language-ID models on their sample lines.
+data=build-wasm/js-test-data
+rm -rf "$data" && mkdir -p "$data"
+while read -r name file; do
+  dir=tests/golden/$name
+  config=()
+  [[ $name == *bare* ]] && config=(--config "$dir/config.json")  # a bare state_dict (as test_quantization)
+  for dtype in f32 f16 int8; do
+    "$native/linfer-convert" "$dir/$file" -o "$data/$name.$dtype.lfm" --dtype $dtype "${config[@]}" > /dev/null
+    for ids in "$dir"/ids_*.txt; do
+      T=$(basename "$ids" .txt); T=${T#ids_}
+      "$native/linfer-run" "$data/$name.$dtype.lfm" --ids "$ids" --dump "$data/$name.$dtype.out_$T.npy" > /dev/null
+    done
+  done
+done < tests/golden/cases.txt
+i=0
+while IFS= read -r line; do
+  printf '%s' "$line" > "$data/langid_$i.txt"
+  for dtype in f32 f16 int8; do
+    "$native/linfer-run" examples/models/langid.$dtype.lfm --text "$data/langid_$i.txt" \
+      --dump "$data/langid_$i.$dtype.npy" > /dev/null
+  done
+  i=$((i + 1))
+done < examples/data/langid_samples.txt
+
+LINFER_JS_PACKAGE=build-wasm/js/linfer LINFER_JS_TEST_DATA=$data \
+  node --expose-gc --test runtime/js/test/
+# The package as npm publishes it, made without the network, installed into a project of its own
+# (offline), loaded by require and by import, and its types checked with a program using them.
+(cd build-wasm/js/linfer && npm pack --offline --loglevel=warn --pack-destination .. > /dev/null)
+consumer=build-wasm/js/consumer
+rm -rf "$consumer" && mkdir -p "$consumer"
+echo '{"name": "linfer-consumer", "version": "0.0.0", "private": true}' > "$consumer/package.json"
+cp runtime/js/test/types_check.ts "$consumer/"
+(cd "$consumer" && npm install --offline --loglevel=warn --no-audit --no-fund ../linfer-*.tgz > /dev/null &&
+  node -e "require('linfer').version().then(v => import('linfer').then(e => e.version()).then(w => {
+    if (v !== w) throw new Error('require and import differ: ' + v + ' ' + w); }))" &&
+  tsc --noEmit --strict --target es2020 --module es2020 --moduleResolution node types_check.ts)
+node examples/web/test_page.mjs /usr/bin/chromium
+echo "test-wasm.sh: all WebAssembly tests passed in $((SECONDS - start)) s" \
+  "(linfer.wasm $(stat -c %s build-wasm/js/linfer/linfer.wasm) bytes)"
