@@ -1,16 +1,22 @@
 #!/usr/bin/env bash
-# deb-depends.sh [--skip SONAME]... FILE...: the Depends field for ELF files of any architecture,
+# deb-depends.sh [--arch ARCH] [--skip SONAME]... FILE...: the Depends field for ELF files of any
+# architecture (ARCH's, default this machine's),
 # worked out the way dpkg-shlibdeps does it for a native build: for each library the files need
 # (DT_NEEDED, but the --skip ones), the package that holds that library on this machine, at the
 # newest version that its symbols file gives for the symbols the files use (or at its shlibs
 # file's version where it has no symbols file). dpkg-shlibdeps cannot do this for a cross build,
 # whose target libraries are not installed here (scripts/cross-sysroot.sh only unpacks them); the
-# version that introduced a symbol is the same on every architecture, and
-# scripts/test-packages.sh checks on amd64 that this script and dpkg-shlibdeps agree.
+# version that introduced a symbol is the same on every architecture, and the symbols an
+# architecture has alone (ARM's unwinder in libgcc_s) are in the symbols file of the cross
+# compiler's package (libgcc-s1-armhf-cross) where it has one. scripts/test-packages.sh checks on
+# amd64 that this script and dpkg-shlibdeps agree.
 set -euo pipefail
-skip=()
-while [ "${1:-}" = --skip ]; do skip+=("$2"); shift 2; done
-[ $# -gt 0 ] || { echo "usage: deb-depends.sh [--skip SONAME]... FILE..." >&2; exit 2; }
+skip=() arch=""
+while [ "${1:-}" = --skip ] || [ "${1:-}" = --arch ]; do
+  if [ "$1" = --arch ]; then arch=$2; else skip+=("$2"); fi
+  shift 2
+done
+[ $# -gt 0 ] || { echo "usage: deb-depends.sh [--arch ARCH] [--skip SONAME]... FILE..." >&2; exit 2; }
 multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
 
 needed=$(for f; do readelf -d "$f" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'; done | sort -u)
@@ -34,6 +40,8 @@ for so in $needed; do
   info=/var/lib/dpkg/info/$owner
   [ -e "$info.list" ] || info=/var/lib/dpkg/info/$package
   dep=""
+  cross_symbols=/var/lib/dpkg/info/$package-$arch-cross.symbols
+  [ -n "$arch" ] && [ -f "$cross_symbols" ] || cross_symbols=""
   if [ -f "$info.symbols" ]; then
     # In the library's section of the symbols file: the versions of the wanted symbols and of
     # the version nodes they come from (NODE@NODE lines), and the section's dependency template.
@@ -41,8 +49,8 @@ for so in $needed; do
       BEGIN { n = split(wanted, w, "\n"); for (i = 1; i <= n; i++) {
                 want[w[i]] = 1; split(w[i], p, "@"); want[p[2] "@" p[2]] = 1 } }
       /^[^ *|]/ { in_lib = ($1 == so); if (in_lib) { $1 = ""; print "template" $0 } ; next }
-      in_lib && /^ / && ($1 in want) { print $2 }' "$info.symbols")
-    template=$(sed -n 's/^template *//p' <<< "$versions")
+      in_lib && /^ / && ($1 in want) { print $2 }' "$info.symbols" $cross_symbols)
+    template=$(sed -n 's/^template *//p' <<< "$versions" | head -1)
     newest=""
     for v in $(grep -v '^template' <<< "$versions" | sort -u); do
       if [ -z "$newest" ] || dpkg --compare-versions "$v" gt "$newest"; then newest=$v; fi

@@ -52,8 +52,8 @@ for arch in "${archs[@]}"; do
   cpack_args=()
   if [ $arch != amd64 ]; then
     # dpkg-shlibdeps serves the native build only (cmake/debian-packages.cmake).
-    lib_depends=$(bash scripts/deb-depends.sh "$dir/runtime/liblinfer.so.$version")
-    tools_depends=$(bash scripts/deb-depends.sh --skip liblinfer.so.0 "$dir"/bin/linfer-{run,bench,convert})
+    lib_depends=$(bash scripts/deb-depends.sh --arch $arch "$dir/runtime/liblinfer.so.$version")
+    tools_depends=$(bash scripts/deb-depends.sh --arch $arch --skip liblinfer.so.0 "$dir"/bin/linfer-{run,bench,convert})
     cpack_args=(-D "CPACK_DEBIAN_LIBRARY_PACKAGE_DEPENDS=$lib_depends"
                 -D "CPACK_DEBIAN_TOOLS_PACKAGE_DEPENDS=$tools_depends")
   fi

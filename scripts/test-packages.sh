@@ -23,7 +23,11 @@ archs=("$@")
 start=$SECONDS
 src=$PWD
 debs=$PWD/build-packages
-[ "$(id -u)" -eq 0 ] || { echo "test-packages.sh: needs root (apt-get, mount namespaces)" >&2; exit 1; }
+fail() { echo "test-packages.sh: $*" >&2; exit 1; }
+for arch in "${archs[@]}"; do
+  case $arch in amd64 | arm64 | armhf) ;; *) fail "unknown architecture '$arch' (amd64, arm64 or armhf)" ;; esac
+done
+[ "$(id -u)" -eq 0 ] || fail "needs root (apt-get, mount namespaces)"
 bash scripts/need-packages.sh lintian qemu-user dpkg-dev pkg-config
 version=$(sed -n 's/^project(linfer VERSION \([0-9.]*\).*/\1/p' CMakeLists.txt)
 deb_version=$version-1
@@ -31,7 +35,6 @@ deb_version=$version-1
 model_src=examples/models/langid.safetensors
 text=$src/examples/data/langid-de.txt
 expected=de
-fail() { echo "test-packages.sh: $*" >&2; exit 1; }
 # label_of OUTPUT: the language of the class a linfer-run or linfer_example_c output names.
 label_of() {
   local class
@@ -49,7 +52,6 @@ for arch in "${archs[@]}"; do
     amd64) triplet=x86_64-linux-gnu ;;
     arm64) triplet=aarch64-linux-gnu ;;
     armhf) triplet=arm-linux-gnueabihf ;;
-    *) fail "unknown architecture '$arch' (amd64, arm64 or armhf)" ;;
   esac
   stage=$work/stage-$arch
   declare -A deb=(
