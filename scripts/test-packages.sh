@@ -90,7 +90,11 @@ for arch in "${archs[@]}"; do
 done
 # Tags accepted (docs/packages.md says why); any other is a failure.
 accepted='initial-upload-closes-no-bugs|maintscript-calls-ldconfig'
-lint=$(lintian --info "${lint_files[@]}" 2> /dev/null | grep -E '^[EWI]:' || true)
+mapfile -t lint_files < <(printf '%s\n' "${lint_files[@]}" | sort -u)
+rc=0
+lint=$(lintian --info "${lint_files[@]}" 2> "$work/lintian.err") || rc=$?
+[ $rc -le 1 ] || fail "lintian could not check the packages: $(cat "$work/lintian.err")"  # 1: tags found
+lint=$(grep -E '^[EWIPX]:' <<< "$lint" || true)
 if grep -vE "$accepted" <<< "$lint" | grep -q .; then
   fail "lintian: $(grep -vE "$accepted" <<< "$lint")"
 fi
