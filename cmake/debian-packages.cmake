@@ -9,8 +9,9 @@
 if(NOT LINFER_DEBIAN_PACKAGES)
   return()
 endif()
-if(NOT BUILD_SHARED_LIBS)
-  message(FATAL_ERROR "LINFER_DEBIAN_PACKAGES needs BUILD_SHARED_LIBS=ON (the -dev package adds liblinfer.a itself)")
+if(NOT BUILD_SHARED_LIBS OR NOT LINFER_BUILD_TOOLS)
+  message(FATAL_ERROR "LINFER_DEBIAN_PACKAGES needs BUILD_SHARED_LIBS and LINFER_BUILD_TOOLS "
+                      "(the -dev package adds liblinfer.a itself; linfer-tools)")
 endif()
 execute_process(COMMAND dpkg-architecture -qDEB_HOST_ARCH -t "${CMAKE_LIBRARY_ARCHITECTURE}"
   OUTPUT_VARIABLE deb_arch OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
@@ -26,7 +27,7 @@ set(CMAKE_INSTALL_LIBDIR lib/${CMAKE_LIBRARY_ARCHITECTURE})
 
 set(LINFER_DEB_MAINTAINER "linfer developers <linfer@example.org>" CACHE STRING
   "The packages' Maintainer field")
-set(version ${PROJECT_VERSION}-1)
+set(deb_version ${PROJECT_VERSION}-1)
 set(soname_major ${PROJECT_VERSION_MAJOR})
 
 # What every Debian package carries in /usr/share/doc/<package>: copyright and changelog.Debian.gz
@@ -34,7 +35,7 @@ set(soname_major ${PROJECT_VERSION_MAJOR})
 string(TIMESTAMP deb_date "%a, %d %b %Y %H:%M:%S +0000" UTC)
 set(doc_dir ${CMAKE_BINARY_DIR}/debian-doc)
 file(WRITE ${doc_dir}/changelog.Debian
-"linfer (${version}) unstable; urgency=medium
+"linfer (${deb_version}) unstable; urgency=medium
 
   * Built by scripts/package.sh with CPack (docs/packages.md).
 
