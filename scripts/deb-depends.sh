@@ -32,7 +32,8 @@ for so in $needed; do
   [[ $so == ld-linux* ]] && so=libc.so.6
   owner=""
   for dir in /lib/$multiarch /usr/lib/$multiarch; do
-    owner=$(dpkg-query -S "$dir/$so" 2>/dev/null | head -1 | cut -d: -f1-2) && [ -n "$owner" ] && break
+    owner=$(dpkg-query -S "$dir/$so" 2>/dev/null | sed -n 1p | cut -d: -f1-2 || true)
+    [ -n "$owner" ] && break
   done
   [ -n "$owner" ] || { echo "deb-depends: no installed package holds $so" >&2; exit 1; }
   owner=${owner%: *}
@@ -50,7 +51,7 @@ for so in $needed; do
                 want[w[i]] = 1; split(w[i], p, "@"); want[p[2] "@" p[2]] = 1 } }
       /^[^ *|]/ { in_lib = ($1 == so); if (in_lib) { $1 = ""; print "template" $0 } ; next }
       in_lib && /^ / && ($1 in want) { print $2 }' "$info.symbols" $cross_symbols)
-    template=$(sed -n 's/^template *//p' <<< "$versions" | head -1)
+    template=$(sed -n '/^template */{s///p;q}' <<< "$versions")  # the host's file's, listed first
     newest=""
     for v in $(grep -v '^template' <<< "$versions" | sort -u); do
       if [ -z "$newest" ] || dpkg --compare-versions "$v" gt "$newest"; then newest=$v; fi

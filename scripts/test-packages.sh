@@ -64,7 +64,8 @@ for arch in "${archs[@]}"; do
     dpkg -x "${deb[$p]}" "$stage"
     want_arch=$([ $p = python3-linfer ] && echo all || echo $arch)
     [ "$(dpkg-deb -f "${deb[$p]}" Architecture)" = "$want_arch" ] || fail "$p: Architecture is not $want_arch"
-    if [ $p != liblinfer0 ] && ! dpkg-deb -f "${deb[$p]}" Depends | grep -qF "liblinfer0 (= $deb_version)"; then
+    # (Output read whole before grep -q: with pipefail, a writer cut off by grep's early exit fails.)
+    if [ $p != liblinfer0 ] && ! grep -qF "liblinfer0 (= $deb_version)" <<< "$(dpkg-deb -f "${deb[$p]}" Depends)"; then
       fail "$p ($arch) does not depend on liblinfer0 (= $deb_version)"
     fi
     lint_files+=("${deb[$p]}")
@@ -95,7 +96,7 @@ rc=0
 lint=$(lintian --info "${lint_files[@]}" 2> "$work/lintian.err") || rc=$?
 [ $rc -le 1 ] || fail "lintian could not check the packages: $(cat "$work/lintian.err")"  # 1: tags found
 lint=$(grep -E '^[EWIPX]:' <<< "$lint" || true)
-if grep -vE "$accepted" <<< "$lint" | grep -q .; then
+if [ -n "$(grep -vE "$accepted" <<< "$lint")" ]; then
   fail "lintian: $(grep -vE "$accepted" <<< "$lint")"
 fi
 echo "lintian: $(grep -cE "$accepted" <<< "$lint") accepted tags, no other"
@@ -117,12 +118,15 @@ install_test() {
   linfer-run langid.lfm --text $text | tee run.txt
   echo "== examples/c-api with pkg-config"
   gcc -std=c99 classify.c -o c-pkg-config $(pkg-config --cflags --libs linfer)
-  ldd c-pkg-config | grep -qE "liblinfer.so.0 => (/usr)?/lib/x86_64-linux-gnu/liblinfer.so.0" || { ldd c-pkg-config; exit 1; }
+  local libs
+  libs=$(ldd c-pkg-config)
+  grep -qE "liblinfer.so.0 => (/usr)?/lib/x86_64-linux-gnu/liblinfer.so.0" <<< "$libs" || { echo "$libs"; exit 1; }
   ./c-pkg-config langid.lfm --text $text | tee c-pkg-config.txt
   echo "== examples/c-api with CMake (find_package(linfer)), shared and static"
   cmake -S . -B cmake-shared > /dev/null && cmake --build cmake-shared > /dev/null
   cmake -S . -B cmake-static -DLINFER_STATIC=ON > /dev/null && cmake --build cmake-static > /dev/null
-  ! readelf -d cmake-static/linfer_example_c | grep -q liblinfer || { echo "the static build needs liblinfer.so"; exit 1; }
+  libs=$(readelf -d cmake-static/linfer_example_c)
+  ! grep -q liblinfer <<< "$libs" || { echo "the static build needs liblinfer.so"; exit 1; }
   cmake-shared/linfer_example_c langid.lfm --text $text | tee c-cmake.txt
   cmake-static/linfer_example_c langid.lfm --text $text | tee c-cmake-static.txt
   echo "== python3 -c 'import linfer' (system Python)"
