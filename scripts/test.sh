@@ -12,6 +12,9 @@
 #   9. the runtime alone without XNNPACK, threads or tools, shared and static: builds, installs,
 #      refuses what it lacks, and names no optional library; and a Linformer-only build with its
 #      golden and runtime tests (scripts/test-minimal-builds.sh)
+#   9. Debian packages for amd64, arm64 and armhf from the builds of steps 1, 5 and 6: the amd64
+#      ones installed into a throwaway root and used there, the others run under qemu-user
+#      (scripts/package.sh, scripts/test-packages.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/generator.sh
@@ -59,5 +62,9 @@ LINFER_NATIVE_BIN=build/bin bash scripts/test-wasm.sh
 
 step "Minimal builds: no XNNPACK, no threads, no tools; shared and static"
 bash scripts/test-minimal-builds.sh
+
+step "Debian packages: made from the Release and cross builds, installed, built against, run"
+bash scripts/package.sh
+bash scripts/test-packages.sh
 
 echo "test.sh: all tests passed in $((SECONDS - start)) s"

@@ -125,13 +125,14 @@ _SIGNATURES = {
 def _candidates():
     """Where liblinfer is looked for, in order: $LINFER_LIBRARY (a file), the location CMake wrote
     into _build.py (the build tree's library, or PREFIX/<libdir> of an installed package, relative
-    to this folder), then the dynamic loader's own search by soname (LD_LIBRARY_PATH, ld.so.cache)."""
+    to this folder; none in Debian's python3-linfer), then the dynamic loader's own search by soname
+    (LD_LIBRARY_PATH, ld.so.cache)."""
     here = os.path.dirname(os.path.abspath(__file__))
     soname = _build.LIBRARY_SONAME if _build else "liblinfer.so.0"
     out = []
     if os.environ.get("LINFER_LIBRARY"):
         out.append(os.environ["LINFER_LIBRARY"])
-    if _build:
+    if _build and _build.LIBRARY_DIR:
         out.append(os.path.normpath(os.path.join(here, _build.LIBRARY_DIR, soname)))
     out.append(soname)
     return out
