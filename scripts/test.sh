@@ -5,14 +5,15 @@
 #   3. ThreadSanitizer build, the concurrency and determinism tests
 #   4. libFuzzer targets (clang), a short smoke run of each on its corpus and regressions
 #   5. aarch64 cross build (64-bit Raspberry Pi OS), all tests under qemu-user
-#   6. armv7 cross build (32-bit Raspberry Pi OS), without XNNPACK, tests under qemu-user
+#   6. armv7 cross build (32-bit Raspberry Pi OS), without XNNPACK, tests under qemu-user, and its
+#      Linformer-only build against the 250 KB footprint budget
 #   7. riscv64 cross build, all tests but Python's under qemu-user (portable kernels)
 #   8. WebAssembly build (emscripten, SIMD128): kernel tests and the JavaScript package under node,
-#      parity with step 1's native tools (scripts/test-wasm.sh)
+#      parity with step 1's native tools, the web page in headless Chromium (scripts/test-wasm.sh)
 #   9. the runtime alone without XNNPACK, threads or tools, shared and static: builds, installs,
 #      refuses what it lacks, and names no optional library; and a Linformer-only build with its
 #      golden and runtime tests (scripts/test-minimal-builds.sh)
-#   9. Debian packages for amd64, arm64 and armhf from the builds of steps 1, 5 and 6: the amd64
+#  10. Debian packages for amd64, arm64 and armhf from the builds of steps 1, 5 and 6: the amd64
 #      ones installed into a throwaway root and used there, the others run under qemu-user
 #      (scripts/package.sh, scripts/test-packages.sh)
 set -euo pipefail
