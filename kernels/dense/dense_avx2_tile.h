@@ -12,6 +12,7 @@
 #include <cstddef>
 
 #include "dense/dense_internal.h"
+#include "linfer/types/int8.h"
 
 #define LINFER_AVX2 __attribute__((target("avx2,fma,f16c")))
 
@@ -181,10 +182,7 @@ LINFER_AVX2 void quantize_rows(const float* x, size_t x_stride, size_t rows, siz
       const __m256 clamped = _mm256_min_ps(_mm256_max_ps(p, lo), hi);
       Form::put8(qr + i, _mm256_and_si256(_mm256_cvtps_epi32(clamped), _mm256_castps_si256(ordered)));
     }
-    for (; i < k; ++i) {
-      const float v = std::nearbyint(xr[i] * inv);
-      Form::put1(qr + i, v >= 127.0f ? 127 : v <= -127.0f ? -127 : v == v ? int(v) : 0);
-    }
+    for (; i < k; ++i) Form::put1(qr + i, quantize_int8(xr[i], inv));
     for (i = k; i < padded; ++i) qr[i] = Form::kZero;
     scales[r] = amax > 0.0f ? scale : 0.0f;
   }

@@ -26,6 +26,7 @@
 #include <cstring>
 
 #include "dense/dense_neon.h"
+#include "linfer/types/int8.h"
 
 namespace linfer::kernels::dense {
 namespace {
@@ -155,10 +156,7 @@ LINFER_DENSE_QUANTIZE(quantize_s8_neon) {
           vcombine_s16(vmovn_s32(quantize4(xr + i + 8)), vmovn_s32(quantize4(xr + i + 12)));
       vst1q_s8(qr + i, vcombine_s8(vmovn_s16(h0), vmovn_s16(h1)));
     }
-    for (; i < k; ++i) {
-      const float v = std::nearbyint(xr[i] * inv);
-      qr[i] = v >= 127.0f ? 127 : v <= -127.0f ? -127 : v == v ? int8_t(v) : 0;
-    }
+    for (; i < k; ++i) qr[i] = quantize_int8(xr[i], inv);
     std::memset(qr + k, 0, padded - k);
     scales[r] = amax > 0.0f ? scale : 0.0f;
   }

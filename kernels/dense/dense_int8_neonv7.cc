@@ -195,10 +195,7 @@ LINFER_NEONV7 void quantize_row_neonv7(const float* xr, size_t k, int8_t* qr, fl
     const int16x8_t h1 = vcombine_s16(vmovn_s32(quantize4(xr + i + 8)), vmovn_s32(quantize4(xr + i + 12)));
     vst1q_s8(qr + i, vcombine_s8(vmovn_s16(h0), vmovn_s16(h1)));
   }
-  for (; i < k; ++i) {  // the reference's scalar steps
-    const float v = std::nearbyint(xr[i] * inv);
-    qr[i] = v >= 127.0f ? 127 : v <= -127.0f ? -127 : v == v ? int8_t(v) : 0;
-  }
+  for (; i < k; ++i) qr[i] = quantize_int8(xr[i], inv);  // the reference's scalar steps
   *scale_out = scale;
 }
 

@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "dense/dense_wasm_simd128.h"
+#include "linfer/types/int8.h"
 
 namespace linfer::kernels::dense {
 namespace {
@@ -129,10 +130,7 @@ LINFER_DENSE_QUANTIZE(quantize_s8_wasm_simd128) {
       const v128_t h1 = wasm_i16x8_narrow_i32x4(quantize4(xr + i + 8), quantize4(xr + i + 12));
       wasm_v128_store(qr + i, wasm_i8x16_narrow_i16x8(h0, h1));
     }
-    for (; i < k; ++i) {
-      const float v = std::nearbyint(xr[i] * inv);
-      qr[i] = v >= 127.0f ? 127 : v <= -127.0f ? -127 : v == v ? int8_t(v) : 0;
-    }
+    for (; i < k; ++i) qr[i] = quantize_int8(xr[i], inv);
     std::memset(qr + k, 0, padded - k);
     scales[r] = amax > 0.0f ? scale : 0.0f;
   }

@@ -11,6 +11,13 @@
 
 namespace linfer {
 
+// One value: x * inv (inv = 1 / scale, 0 for a row of zeros) rounded to nearest, ties to even,
+// clamped to [-127, 127]; a NaN gives 0. The fast quantizers' scalar remainders use it too.
+inline int8_t quantize_int8(float x, float inv) {
+  const float v = std::nearbyint(x * inv);
+  return v >= 127.0f ? 127 : v <= -127.0f ? -127 : v == v ? int8_t(v) : 0;
+}
+
 // Quantizes n values into q and returns their scale. Non-finite values give q = 0 (no undefined
 // float-to-integer conversion).
 inline float quantize_row_int8(const float* x, size_t n, int8_t* q) {
@@ -18,10 +25,7 @@ inline float quantize_row_int8(const float* x, size_t n, int8_t* q) {
   for (size_t i = 0; i < n; ++i) amax = std::fabs(x[i]) > amax ? std::fabs(x[i]) : amax;
   const float scale = amax / 127.0f;
   const float inv = amax > 0.0f ? 1.0f / scale : 0.0f;
-  for (size_t i = 0; i < n; ++i) {
-    const float v = std::nearbyint(x[i] * inv);
-    q[i] = v >= 127.0f ? 127 : v <= -127.0f ? -127 : v == v ? int8_t(v) : 0;
-  }
+  for (size_t i = 0; i < n; ++i) q[i] = quantize_int8(x[i], inv);
   return amax > 0.0f ? scale : 0.0f;
 }
 
