@@ -74,13 +74,13 @@ int64_t detect_targets() {
   return targets | HWY_STATIC_TARGET;  // what the build's baseline runs
 }
 
-int64_t detected_targets() {
+[[maybe_unused]] int64_t detected_targets() {  // (bare metal: nothing to detect)
   static const int64_t targets = detect_targets();
   return targets;
 }
 
 // The Highway targets a cap allows.
-int64_t targets_within(Isa max) {
+[[maybe_unused]] int64_t targets_within(Isa max) {
   int64_t allowed = HWY_SCALAR | HWY_EMU128;
   switch (max) {
     case Isa::X86Avx512:
@@ -91,6 +91,7 @@ int64_t targets_within(Isa max) {
     case Isa::ArmNeon:
     case Isa::ArmNeonDot: allowed |= HWY_NEON; break;
     case Isa::WasmSimd128: allowed |= HWY_WASM; break;
+    case Isa::ArmDsp: break;  // no Highway target of its own
     case Isa::Generic: break;
   }
   // A build that compiles no portable Highway target (wasm: its SIMD128 baseline alone, for
@@ -99,6 +100,7 @@ int64_t targets_within(Isa max) {
   return allowed;
 }
 
+#if !LINFER_BARE_METAL
 // The cap the calling thread's chosen target was last set from (Generic before any).
 thread_local Isa t_cap = Isa::Generic;
 thread_local bool t_capped = false;
@@ -113,8 +115,16 @@ void set_hwy_cap(Isa max) {
 }
 
 Isa hwy_cap() { return t_capped ? t_cap : best_isa(); }
+#else
+}  // namespace
+// Bare metal: the one target the build compiles (HWY_COMPILE_ONLY_STATIC, kernels/CMakeLists.txt)
+// is called directly; there is nothing to choose, and no thread-local storage without an OS.
+void set_hwy_cap(Isa) {}
+Isa hwy_cap() { return best_isa(); }
+#endif
 
 }  // namespace linfer::kernels
+#if !LINFER_BARE_METAL
 
 namespace hwy {
 
@@ -127,3 +137,4 @@ ChosenTarget& GetChosenTarget() {
 }
 
 }  // namespace hwy
+#endif  // !LINFER_BARE_METAL

@@ -302,6 +302,7 @@ enum class Isa : uint8_t {
   X86AvxVnni,  // + AVX-VNNI (vpdpbusd on 256-bit vectors)
   X86Avx512,   // AVX-512 F, BW, DQ, VL
   X86Avx512Vnni,
+  ArmDsp,      // 32-bit Arm's DSP extension (SMLAD): Cortex-M4/M7/M33/M55, every ARMv7-A core
   ArmNeon,     // ARMv8.0 Advanced SIMD (Cortex-A72: Raspberry Pi 4); 32-bit Arm: NEON + VFPv4
   ArmNeonDot,  // + dot product (SDOT; Cortex-A76: Raspberry Pi 5)
   WasmSimd128, // WebAssembly SIMD128: the baseline of the wasm build (no run-time detection there)

@@ -10,10 +10,13 @@
 #   7. riscv64 cross build, all tests but Python's under qemu-user (portable kernels)
 #   8. WebAssembly build (emscripten, SIMD128): kernel tests and the JavaScript package under node,
 #      parity with step 1's native tools, the web page in headless Chromium (scripts/test-wasm.sh)
-#   9. the runtime alone without XNNPACK, threads or tools, shared and static: builds, installs,
+#   9. bare-metal Cortex-M build (gcc-arm-none-eabi, newlib): the test firmware under
+#      qemu-system-arm on a Cortex-M4 and a Cortex-M55, the microcontroller model read in place from
+#      flash against step 1's outputs, and bad input (scripts/test-cortex-m.sh)
+#  10. the runtime alone without XNNPACK, threads or tools, shared and static: builds, installs,
 #      refuses what it lacks, and names no optional library; and a Linformer-only build with its
 #      golden and runtime tests (scripts/test-minimal-builds.sh)
-#  10. Debian packages for amd64, arm64 and armhf from the builds of steps 1, 5 and 6: the amd64
+#  11. Debian packages for amd64, arm64 and armhf from the builds of steps 1, 5 and 6: the amd64
 #      ones installed into a throwaway root and used there, the others run under qemu-user
 #      (scripts/package.sh, scripts/test-packages.sh)
 set -euo pipefail
@@ -60,6 +63,9 @@ bash scripts/test-riscv64.sh
 
 step "WebAssembly build (SIMD128), kernel tests and the JavaScript package under node"
 LINFER_NATIVE_BIN=build/bin bash scripts/test-wasm.sh
+
+step "Bare-metal Cortex-M4 and Cortex-M55: the test firmware under qemu-system-arm"
+LINFER_HOST_BUILD=build bash scripts/test-cortex-m.sh
 
 step "Minimal builds: no XNNPACK, no threads, no tools; shared and static"
 bash scripts/test-minimal-builds.sh

@@ -40,7 +40,7 @@ void run_float(const DenseWeights& w, const DenseInput& in, size_t rows, float* 
     const uint8_t* panel = panels + (n / kPanelRows) * panel_size;
     float bias_tail[kPanelRows];
     const float* bias = channel_block(w.bias, n, w.out, bias_tail);
-    const size_t n_stop = std::min(n_end, n + kPanelRows);
+    const size_t n_stop = std::min<size_t>(n_end, n + kPanelRows);
     for (size_t r0 = 0; r0 < rows; r0 += kRows) {
       const size_t R = std::min(kRows, rows - r0);
       float acc[kRows][kPanelRows] = {};
@@ -100,7 +100,7 @@ LINFER_DENSE_RUN(run_int8_generic) {
     float bias_tail[kPanelRows], scale_tail[kPanelRows];
     const float* bias = channel_block(w.bias, n, w.out, bias_tail);
     const float* scale = channel_block(w.scales, n, w.out, scale_tail);
-    const size_t n_stop = std::min(n_end, n + kPanelRows);
+    const size_t n_stop = std::min<size_t>(n_end, n + kPanelRows);
     for (size_t r0 = 0; r0 < rows; r0 += kRows) {
       const size_t R = std::min(kRows, rows - r0);
       int32_t acc[kRows][kPanelRows] = {};

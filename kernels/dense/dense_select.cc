@@ -7,7 +7,7 @@
 
 #include "dense/dense_internal.h"
 
-#if defined(__aarch64__) || defined(__arm__)
+#if (defined(__aarch64__) || defined(__arm__)) && defined(__linux__)
 #include <asm/hwcap.h>
 #include <sys/auxv.h>
 #endif
@@ -22,6 +22,7 @@ const char* to_string(Isa isa) {
     case Isa::X86AvxVnni: return "avxvnni";
     case Isa::X86Avx512: return "avx512";
     case Isa::X86Avx512Vnni: return "avx512vnni";
+    case Isa::ArmDsp: return "arm_dsp";
     case Isa::ArmNeon: return "neon";
     case Isa::ArmNeonDot: return "neondot";
     case Isa::WasmSimd128: return "wasm_simd128";
@@ -31,7 +32,7 @@ const char* to_string(Isa isa) {
 
 namespace {
 bool is_x86(Isa i) { return i >= Isa::X86Sse4 && i <= Isa::X86Avx512Vnni; }
-bool is_arm(Isa i) { return i == Isa::ArmNeon || i == Isa::ArmNeonDot; }
+bool is_arm(Isa i) { return i == Isa::ArmDsp || i == Isa::ArmNeon || i == Isa::ArmNeonDot; }
 bool is_wasm(Isa i) { return i == Isa::WasmSimd128; }
 }  // namespace
 
@@ -92,7 +93,7 @@ bool cpu_has(Isa isa) {
     case Isa::ArmNeonDot: return (hwcap & HWCAP_ASIMD) && (hwcap & HWCAP_ASIMDDP);
     default: return false;
   }
-#elif defined(__arm__)
+#elif defined(__arm__) && defined(__linux__)
   // 32-bit Arm: ArmNeon is NEON with VFPv4 (fused multiply-add, half-precision conversions), the
   // dense_*_neonv7 kernels' instructions (Cortex-A7 and later; a Cortex-A8 or A9 has NEON but
   // VFPv3). A 32-bit OS on an ARMv8 core reports both. No dot product in 32-bit kernels.
@@ -100,12 +101,15 @@ bool cpu_has(Isa isa) {
   switch (isa) {
     case Isa::Generic: return true;
     case Isa::ArmNeon: return (hwcap & HWCAP_NEON) && (hwcap & HWCAP_VFPv4);
+    case Isa::ArmDsp: return true;  // ARMv7-A, the armhf baseline, has SMLAD and SXTB16
     default: return false;
   }
 #elif defined(__wasm_simd128__)
   // A wasm module cannot ask the engine: SIMD128 is what the build was compiled for, and an
   // engine without it refuses the whole module at compile time.
   return isa == Isa::Generic || isa == Isa::WasmSimd128;
+#elif defined(__ARM_FEATURE_DSP)  // a microcontroller built for a core with the DSP extension
+  return isa == Isa::Generic || isa == Isa::ArmDsp;
 #else
   return isa == Isa::Generic;
 #endif
@@ -121,7 +125,7 @@ bool isa_within(Isa isa, Isa max) {
 
 Isa best_isa() {
   for (Isa isa : {Isa::X86Avx512Vnni, Isa::X86Avx512, Isa::X86AvxVnni, Isa::X86Avx2, Isa::X86Sse4,
-                  Isa::ArmNeonDot, Isa::ArmNeon, Isa::WasmSimd128})
+                  Isa::ArmNeonDot, Isa::ArmNeon, Isa::ArmDsp, Isa::WasmSimd128})
     if (cpu_has(isa)) return isa;
   return Isa::Generic;
 }
@@ -162,15 +166,17 @@ const DenseKernel kInt8Neon{"dense_int8_neon", DType::I8, Isa::ArmNeon, 1, false
 const DenseKernel* const kF32[] = {&kF32Neon, &kF32Generic};
 const DenseKernel* const kF16[] = {&kF16Neon, &kF16Generic};
 const DenseKernel* const kInt8[] = {&kInt8NeonDot, &kInt8Neon, &kInt8Generic};
-#elif defined(__arm__)
+#elif defined(__arm__) && defined(__linux__)
 const DenseKernel kF32NeonV7{"dense_f32_neonv7", DType::F32, Isa::ArmNeon, 0, false, nullptr, run_f32_neonv7};
 const DenseKernel kF16NeonV7{"dense_f16_neonv7", DType::F16, Isa::ArmNeon, 0, false, nullptr, run_f16_neonv7};
 const DenseKernel kInt8NeonV7{"dense_int8_neonv7", DType::I8, Isa::ArmNeon, 1, false, quantize_s8_neonv7,
                               run_int8_neonv7};
 
+const DenseKernel kInt8Dsp{"dense_int8_dsp", DType::I8, Isa::ArmDsp, 1, false, quantize_s8_ref, run_int8_dsp};
+
 const DenseKernel* const kF32[] = {&kF32NeonV7, &kF32Generic};
 const DenseKernel* const kF16[] = {&kF16NeonV7, &kF16Generic};
-const DenseKernel* const kInt8[] = {&kInt8NeonV7, &kInt8Generic};
+const DenseKernel* const kInt8[] = {&kInt8NeonV7, &kInt8Dsp, &kInt8Generic};
 #elif defined(__wasm_simd128__)
 const DenseKernel kF32Wasm{"dense_f32_wasm_simd128", DType::F32, Isa::WasmSimd128, 0, false, nullptr,
                            run_f32_wasm_simd128};
@@ -182,6 +188,12 @@ const DenseKernel kInt8Wasm{"dense_int8_wasm_simd128", DType::I8, Isa::WasmSimd1
 const DenseKernel* const kF32[] = {&kF32Wasm, &kF32Generic};
 const DenseKernel* const kF16[] = {&kF16Wasm, &kF16Generic};
 const DenseKernel* const kInt8[] = {&kInt8Wasm, &kInt8Generic};
+#elif defined(__ARM_FEATURE_DSP)  // a Cortex-M with the DSP extension (bare metal)
+const DenseKernel kInt8Dsp{"dense_int8_dsp", DType::I8, Isa::ArmDsp, 1, false, quantize_s8_ref, run_int8_dsp};
+
+const DenseKernel* const kF32[] = {&kF32Generic};
+const DenseKernel* const kF16[] = {&kF16Generic};
+const DenseKernel* const kInt8[] = {&kInt8Dsp, &kInt8Generic};
 #else
 const DenseKernel* const kF32[] = {&kF32Generic};
 const DenseKernel* const kF16[] = {&kF16Generic};

@@ -31,7 +31,8 @@ void gelu_erf_f32_ref(float* x, size_t n) {
 }
 
 void gelu_tanh_f32_ref(float* x, size_t n) {
-  const double c = std::sqrt(2.0 / M_PI);
+  constexpr double kPi = 3.14159265358979323846;  // M_PI is POSIX, not C++ (newlib hides it)
+  const double c = std::sqrt(2.0 / kPi);
   for (size_t i = 0; i < n; ++i) {
     const double v = x[i];
     x[i] = float(0.5 * v * (1.0 + std::tanh(c * (v + 0.044715 * v * v * v))));

@@ -18,7 +18,11 @@ struct linfer_session {
 };
 
 namespace {
+#if LINFER_BARE_METAL
+std::string g_last_error;  // one thread of control; no thread-local storage without an OS
+#else
 thread_local std::string g_last_error;
+#endif
 
 linfer_status fail(linfer_status status, std::string message) {
   g_last_error = std::move(message);
@@ -35,6 +39,12 @@ linfer_status ok() {
 // message): its code stays LINFER_ERROR_OUT_OF_MEMORY, and the message names the entry point.
 template <class Fn>
 linfer_status guarded(const char* entry_point, Fn&& body) {
+#if !defined(__cpp_exceptions)
+  // Built without exceptions (bare metal): what a bad model can make the runtime allocate is
+  // checked before it is allocated (status.h, allocating()), and the platform's allocator stops
+  // the program with a message if a small allocation fails anyway.
+  return body();
+#else
   try {
     return body();
   } catch (const std::bad_alloc&) {
@@ -44,6 +54,7 @@ linfer_status guarded(const char* entry_point, Fn&& body) {
   } catch (...) {
     return fail(LINFER_ERROR_INTERNAL, "internal error");
   }
+#endif
 }
 
 linfer_status finish_load(linfer::rt::Result<std::unique_ptr<linfer::rt::LoadedModel>> r,
@@ -87,6 +98,14 @@ linfer_status linfer_model_load_from_memory(const void* data, size_t size, linfe
     if (!data || !out_model) return fail(LINFER_ERROR_INVALID_ARGUMENT, "data or out_model is null");
     *out_model = nullptr;
     return finish_load(linfer::rt::load_model_memory(data, size), out_model);
+  });
+}
+
+linfer_status linfer_model_load_in_place(const void* data, size_t size, linfer_model** out_model) {
+  return guarded("linfer_model_load_in_place", [&] {
+    if (!data || !out_model) return fail(LINFER_ERROR_INVALID_ARGUMENT, "data or out_model is null");
+    *out_model = nullptr;
+    return finish_load(linfer::rt::load_model_in_place(data, size), out_model);
   });
 }
 

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "attention/attention_kind.h"
+#include "linfer/types/aligned_alloc.h"
 
 namespace linfer::rt {
 namespace {
@@ -67,8 +68,8 @@ Status Inference::prepare(const linfer_session_options& options) {
                                                  " bytes given, " + std::to_string(p.arena_bytes) + " needed"};
     base = static_cast<uint8_t*>(options.arena);
   } else {
-    if (posix_memalign(&owned_arena_, 64, p.arena_bytes) != 0) {
-      owned_arena_ = nullptr;
+    owned_arena_ = aligned_block(64, p.arena_bytes);
+    if (!owned_arena_) {
       return out_of_memory("the session's arena", p.arena_bytes);
     }
     base = static_cast<uint8_t*>(owned_arena_);

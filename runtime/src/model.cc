@@ -1,9 +1,11 @@
 #include "model.h"
 
+#if !LINFER_BARE_METAL
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#endif
 
 #include <algorithm>
 #include <cerrno>
@@ -13,11 +15,14 @@
 #include <set>
 
 #include "attention/attention_kind.h"
+#include "linfer/types/aligned_alloc.h"
 
 namespace linfer::rt {
 
 LoadedModel::~LoadedModel() {
+#if !LINFER_BARE_METAL
   if (mapped) munmap(mapped, mapped_size);
+#endif
 }
 
 namespace {
@@ -25,6 +30,9 @@ namespace {
 // Drops the whole pages of the mapping inside [p, p + bytes) from the resident set. They are
 // clean file pages, read again from the file if anything touches them later.
 void release_pages(const LoadedModel& m, const void* p, uint64_t bytes) {
+#if LINFER_BARE_METAL
+  (void)m, (void)p, (void)bytes;  // nothing is mapped
+#else
   if (!m.mapped || bytes == 0) return;
   const uintptr_t page = uintptr_t(sysconf(_SC_PAGESIZE));
   const uintptr_t lo = uintptr_t(m.mapped), hi = lo + m.mapped_size;
@@ -32,14 +40,14 @@ void release_pages(const LoadedModel& m, const void* p, uint64_t bytes) {
   const uintptr_t begin = (uintptr_t(p) + page - 1) / page * page;
   const uintptr_t end = std::min<uintptr_t>(hi, uintptr_t(p) + bytes) / page * page;
   if (begin < end) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+#endif
 }
 
 // Verifies and validates the bytes, packs a version 1 file's dense weights, and fills the
 // bookkeeping.
 Status finish_load(LoadedModel* m) {
-  const uint8_t* bytes = m->mapped ? static_cast<const uint8_t*>(m->mapped) : m->copy.get();
   LfmInfo info;
-  std::string err = parse_lfm(bytes, m->size, &m->desc, &info);
+  std::string err = parse_lfm(m->bytes(), m->size, &m->desc, &info);
   if (!err.empty()) return invalid_model(err);
   // A valid model of an attention kind this build left out (-DLINFER_ATTENTION_KINDS).
   if (Status s = attention_kind_built(m->desc.config.attention_kind); !s.ok()) return s;
@@ -92,11 +100,17 @@ Status finish_load(LoadedModel* m) {
   return {};
 }
 
+#if !LINFER_BARE_METAL
 Status io_error(std::string message) { return {LINFER_ERROR_IO, std::move(message)}; }
+#endif
 
 }  // namespace
 
 Result<std::unique_ptr<LoadedModel>> load_model_file(const std::string& path) {
+#if LINFER_BARE_METAL
+  return unsupported("this build has no file system (bare metal): load '" + path +
+                     "' from memory with linfer_model_load_in_place or linfer_model_load_from_memory");
+#else
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return io_error("cannot open '" + path + "': " + std::strerror(errno));
   struct stat st;
@@ -134,17 +148,31 @@ Result<std::unique_ptr<LoadedModel>> load_model_file(const std::string& path) {
   m->mapped_size = m->size;
   if (Status s = finish_load(m.get()); !s.ok()) return s;
   return m;
+#endif
 }
 
 Result<std::unique_ptr<LoadedModel>> load_model_memory(const void* data, size_t size) {
   if (!data && size) return invalid_argument("model data is null");
   std::unique_ptr<LoadedModel> m(new (std::nothrow) LoadedModel());
   if (!m) return out_of_memory("a model", sizeof(LoadedModel));
-  void* p = nullptr;
-  if (posix_memalign(&p, kDataAlignment, size ? size : 1) != 0)
-    return out_of_memory("a copy of the model", size);
+  void* p = aligned_block(kDataAlignment, size);
+  if (!p) return out_of_memory("a copy of the model", size);
   m->copy.reset(static_cast<uint8_t*>(p));
   if (size) std::memcpy(p, data, size);
+  m->size = size;
+  if (Status s = finish_load(m.get()); !s.ok()) return s;
+  return m;
+}
+
+Result<std::unique_ptr<LoadedModel>> load_model_in_place(const void* data, size_t size) {
+  if (!data) return invalid_argument("model data is null");
+  // The format's weights are 64-byte aligned within the file: in place, the file must be too.
+  if (uintptr_t(data) % kDataAlignment != 0)
+    return invalid_argument("model data at " + std::to_string(uintptr_t(data)) + " is not " +
+                            std::to_string(kDataAlignment) + "-byte aligned (needed to read it in place)");
+  std::unique_ptr<LoadedModel> m(new (std::nothrow) LoadedModel());
+  if (!m) return out_of_memory("a model", sizeof(LoadedModel));
+  m->in_place = static_cast<const uint8_t*>(data);
   m->size = size;
   if (Status s = finish_load(m.get()); !s.ok()) return s;
   return m;

@@ -23,10 +23,15 @@ namespace linfer::rt {
 
 struct LoadedModel {
   ~LoadedModel();
-  // The file bytes: either an mmap (mapped != nullptr) or an aligned copy.
+  // The file bytes: an mmap (mapped != nullptr), an aligned copy, or the caller's bytes read in
+  // place (in_place: a model in flash on a microcontroller).
   void* mapped = nullptr;
   size_t mapped_size = 0;
   std::unique_ptr<uint8_t, void (*)(void*)> copy{nullptr, free};
+  const uint8_t* in_place = nullptr;
+  const uint8_t* bytes() const {
+    return mapped ? static_cast<const uint8_t*>(mapped) : in_place ? in_place : copy.get();
+  }
   size_t size = 0;
   uint32_t format_version = 0;
 
@@ -47,5 +52,7 @@ struct LoadedModel {
 // LINFER_ERROR_OUT_OF_MEMORY or LINFER_ERROR_INVALID_ARGUMENT with the message of what failed.
 Result<std::unique_ptr<LoadedModel>> load_model_file(const std::string& path);
 Result<std::unique_ptr<LoadedModel>> load_model_memory(const void* data, size_t size);
+// The caller's bytes, not copied: 64-byte aligned, unchanged and alive while the model is.
+Result<std::unique_ptr<LoadedModel>> load_model_in_place(const void* data, size_t size);
 
 }  // namespace linfer::rt

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "arena_plan.h"
@@ -19,12 +20,12 @@ namespace {
 
 // An enum field's value as written by a C caller, read as its integer bytes: loading a value
 // outside the enumerators through the C++ enum type is undefined behaviour (UBSan's -fsanitize=enum).
+// (C enums are int-sized on Linux; bare-metal Arm's ABI sizes them to their values: a byte here.)
 template <class Enum>
 int raw_value(const Enum& field) {
-  static_assert(sizeof(Enum) == sizeof(int), "C enums are int-sized here");
-  int v;
+  std::underlying_type_t<Enum> v;
   std::memcpy(&v, &field, sizeof v);
-  return v;
+  return int(v);
 }
 
 // A message, or "" when the options are in range.

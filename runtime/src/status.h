@@ -17,6 +17,7 @@
 #include <utility>
 
 #include "linfer/linfer.h"
+#include "linfer/types/aligned_alloc.h"
 
 namespace linfer::rt {
 
@@ -50,18 +51,26 @@ inline Status out_of_memory(const std::string& what, uint64_t bytes) {
 
 // Runs fn, which allocates about `bytes` bytes for `what` (a container growing, a new): a
 // std::bad_alloc it throws becomes out_of_memory(what, bytes). fn returns void or a Status.
+// Without exceptions (bare metal) the heap is asked first (heap_has_room: a block of that size
+// taken and given back), so that a size read from a bad model is refused, not allocated.
 template <class Fn>
 Status allocating(const std::string& what, uint64_t bytes, Fn&& fn) {
+#if defined(__cpp_exceptions)
   try {
+#else
+  if (!heap_has_room(bytes)) return out_of_memory(what, bytes);
+#endif
     if constexpr (std::is_void_v<decltype(fn())>) {
       fn();
       return {};
     } else {
       return fn();
     }
+#if defined(__cpp_exceptions)
   } catch (const std::bad_alloc&) {
     return out_of_memory(what, bytes);
   }
+#endif
 }
 
 // A value, or the Status of the failure that left none.

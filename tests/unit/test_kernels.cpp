@@ -492,7 +492,7 @@ TEST_CASE("dense kernel selection: the cap is obeyed, the portable kernel runs e
     MESSAGE(std::string(linfer::to_string(dtype)) << ": " << std::string(best.name));
     CHECK(cpu_has(best.isa));
     CHECK(std::string(select_dense_kernel(dtype, Isa::Generic).name).find("generic") != std::string::npos);
-    for (Isa cap : {Isa::X86Avx2, Isa::X86AvxVnni, Isa::X86Avx512, Isa::ArmNeon, Isa::ArmNeonDot}) {
+    for (Isa cap : {Isa::X86Avx2, Isa::X86AvxVnni, Isa::X86Avx512, Isa::ArmDsp, Isa::ArmNeon, Isa::ArmNeonDot}) {
       const DenseKernel& k = select_dense_kernel(dtype, cap);
       CHECK(cpu_has(k.isa));
       CHECK(isa_within(k.isa, cap));

@@ -83,7 +83,7 @@ SHORT_TEST_PER_LANG = 100
 def make_config(args):
     config = {
         "vocab_size": 256, "dim": args.dim, "num_layers": args.layers, "num_heads": args.heads,
-        "head_dim": args.head_dim, "ff_dim": args.ff_dim, "max_seq_len": 1024, "proj_len": args.proj_len,
+        "head_dim": args.head_dim, "ff_dim": args.ff_dim, "max_seq_len": args.max_seq_len, "proj_len": args.proj_len,
         "norm_placement": "pre", "final_norm": True, "positions": "learned",
         "projection_placement": "after", "projection_sharing": "kv", "activation": "gelu",
         "head": "classifier", "pooling": "mean", "num_classes": len(data.LABELS),
@@ -359,8 +359,10 @@ class Sampler:
 
 
 def predict(model, texts, batch_tokens=16384):
-    """argmax class of each text (bytes), batched by similar lengths."""
+    """argmax class of each text (bytes), batched by similar lengths; a text longer than the
+    model's n is cut to its first n bytes (at a character boundary), as an application would."""
     model.eval()
+    texts = [_valid_prefix(t, model.cfg["max_seq_len"]) for t in texts]
     order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
     out = [0] * len(texts)
     with torch.no_grad():
@@ -497,6 +499,8 @@ def main():
     ap.add_argument("--heads", type=int, default=4)
     ap.add_argument("--head-dim", type=int, default=32)
     ap.add_argument("--ff-dim", type=int, default=512)
+    ap.add_argument("--max-seq-len", type=int, default=1024,
+                    help="n: the longest input (a microcontroller model: 128); longer inputs are cut")
     ap.add_argument("--proj-len", type=int, default=64)
     ap.add_argument("--attention", choices=("linformer", "sliding_window"), default="linformer",
                     help="sliding_window: Longformer's local attention (--window-radius) instead of Linformer's")
@@ -594,7 +598,7 @@ def main():
         print("initialised from %s (sha256 %s)" % (args.init, init_info["sha256"]), flush=True)
     nparams = sum(p.numel() for p in model.parameters())
     print("model: %d parameters (%.2f MB f32)" % (nparams, nparams * 4 / 1e6), flush=True)
-    check_texts = [s[4] for s in val[:2]] + [s[4] for s in val_short[:3]]
+    check_texts = [_valid_prefix(s[4], config["max_seq_len"]) for s in val[:2] + val_short[:3]]
     diff = check_batched(model, check_texts)
     assert diff < 1e-4, "batched forward differs from LinferEncoder by %g" % diff
 
@@ -622,6 +626,8 @@ def main():
     if args.attention != "linformer":
         fingerprint["attention"] = args.attention
         fingerprint["window_radius"] = args.window_radius
+    if args.max_seq_len != 1024:
+        fingerprint["max_seq_len"] = args.max_seq_len
     if args.proj_init != "random":
         fingerprint["proj_init"] = args.proj_init
     if args.pos_init != "normal":
@@ -657,13 +663,13 @@ def main():
             g["lr"] = lr_at(step)
         r = len_rng.random()
         if args.augment == "full" and r < args.short_fraction:
-            parts = sampler.short_batch(args.short_batch)
+            parts = sampler.short_batch(args.short_batch, max_len=min(300, n))
             kind = "short"
         else:
             B = args.batch
             if args.augment == "full":
                 mid = len_rng.random() < args.mid_fraction
-                T = int(len_rng.integers(128, n)) if mid else n
+                T = int(len_rng.integers(min(128, n // 2), n)) if mid else n
                 B = min(8 * args.batch, max(args.batch, round(args.batch * n / T)))  # about B * n bytes
             else:
                 mid = r < args.short_fraction

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <map>
 
+#include "linfer/types/aligned_alloc.h"
 #include "linfer_generated.h"
 
 namespace linfer {
@@ -275,9 +276,12 @@ struct Reader {
               std::to_string(scales ? scales->size() : 0);
         return {};
       }
-      for (float s : *scales)
-        if (!std::isfinite(s) || s < 0.0f) {
-          err = name + ": int8 scale " + std::to_string(s) + " is negative or not finite";
+      // (The row, not the value: newlib-nano's printf, which std::to_string(float) uses, has no
+      // floating point.)
+      for (uint32_t i = 0; i < scales->size(); ++i)
+        if (const float s = scales->Get(i); !std::isfinite(s) || s < 0.0f) {
+          err = name + ": the int8 scale of row " + std::to_string(i) +
+                (std::isfinite(s) ? " is negative" : " is not finite");
           return {};
         }
       w.scales = scales->data();
@@ -424,6 +428,12 @@ std::string parse_lfm(const uint8_t* data, size_t size, EncoderDescription* desc
   d.global_tokens = r.tensor(m->global_tokens(), "global_tokens");
   d.shared_proj = r.tensor(m->shared_proj(), "shared_proj");
   d.shared_proj_bias = r.tensor(m->shared_proj_bias(), "shared_proj_bias");
+#if !defined(__cpp_exceptions)
+  // Without exceptions nothing catches a failed allocation: the layers' count comes from the file.
+  if (!heap_has_room(uint64_t(cfg.num_layers) * sizeof(LayerWeights)))
+    return "out of memory allocating " + std::to_string(uint64_t(cfg.num_layers) * sizeof(LayerWeights)) +
+           " bytes for the description of " + std::to_string(cfg.num_layers) + " layers";
+#endif
   d.layers.resize(cfg.num_layers);
   for (uint32_t i = 0; i < cfg.num_layers && r.err.empty(); ++i) {
     const fbs::Layer* fl = m->layers()->Get(i);

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <map>
 
+#include "linfer/types/aligned_alloc.h"
 #include "linfer/types/half.h"
 
 namespace linfer {
@@ -86,9 +87,9 @@ void read_row_f32(const WeightView& w, uint32_t row, float* out) {
 }
 
 void* PanelStore::allocate(uint64_t n) {
-  void* p = nullptr;
   if (n > uint64_t(PTRDIFF_MAX)) return nullptr;  // 32-bit builds: not cut short to size_t
-  if (posix_memalign(&p, 64, n ? n : 1) != 0) return nullptr;
+  void* p = aligned_block(64, size_t(n));
+  if (!p) return nullptr;
   blocks.emplace_back(static_cast<uint8_t*>(p), free);
   bytes += n;
   return p;

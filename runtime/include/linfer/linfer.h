@@ -150,6 +150,10 @@ LINFER_API const char* linfer_last_error(void);
 LINFER_API linfer_status linfer_model_load(const char* path, linfer_model** out_model);
 /* Copies the bytes; the caller may free them afterwards. */
 LINFER_API linfer_status linfer_model_load_from_memory(const void* data, size_t size, linfer_model** out_model);
+/* Reads the bytes in place, without a copy (a model in flash on a microcontroller, or a buffer the
+   application keeps): data must be 64-byte aligned and stay alive and unchanged until
+   linfer_model_free. A version 2 file's weights are then used where they lie. */
+LINFER_API linfer_status linfer_model_load_in_place(const void* data, size_t size, linfer_model** out_model);
 LINFER_API void linfer_model_free(linfer_model* model);
 LINFER_API linfer_status linfer_model_get_info(const linfer_model* model, linfer_model_info* out_info);
 

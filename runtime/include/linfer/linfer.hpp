@@ -46,6 +46,13 @@ class Model {
     if (s.ok()) out->model_.reset(m);
     return s;
   }
+  // The bytes are read in place: 64-byte aligned, alive and unchanged while the model is.
+  static Status LoadInPlace(const void* data, size_t size, Model* out) {
+    linfer_model* m = nullptr;
+    Status s = Status::FromLast(linfer_model_load_in_place(data, size, &m));
+    if (s.ok()) out->model_.reset(m);
+    return s;
+  }
   linfer_model_info info() const {
     linfer_model_info i{};
     i.struct_size = sizeof i;

@@ -1,0 +1,61 @@
+# Bare-metal Cortex-M build with Debian's gcc-arm-none-eabi and newlib (scripts/test-cortex-m.sh,
+# docs/microcontrollers.md): no operating system, no files, no threads, no exceptions or RTTI; the
+# model is a const array in flash read in place (linfer_model_load_in_place) and the arena a static
+# array (linfer_session_options.arena). The runtime is a static library; the firmware links it with
+# its own startup code (tests/cortex_m/ has the one the tests use).
+#
+#   cmake -S . -B build-cm4 -DCMAKE_TOOLCHAIN_FILE=cmake/toolchains/cortex-m.cmake -DLINFER_CORTEX_M_CPU=cortex-m4
+#
+# LINFER_CORTEX_M_CPU: cortex-m4 (DSP extension, single-precision FPU; also right for the M7 in
+# single precision) or cortex-m55 (Helium/MVE with floating point).
+set(CMAKE_SYSTEM_NAME Generic)
+set(LINFER_CORTEX_M_CPU cortex-m4 CACHE STRING "cortex-m4 or cortex-m55")
+set(CMAKE_SYSTEM_PROCESSOR ${LINFER_CORTEX_M_CPU})
+set(LINFER_CORTEX_M ON)
+set(CMAKE_C_COMPILER arm-none-eabi-gcc)
+set(CMAKE_CXX_COMPILER arm-none-eabi-g++)
+set(CMAKE_ASM_COMPILER arm-none-eabi-gcc)
+# No startup code or semihosting yet when CMake tries the compiler: a library, not a program.
+set(CMAKE_TRY_COMPILE_TARGET_TYPE STATIC_LIBRARY)
+
+if(LINFER_CORTEX_M_CPU STREQUAL "cortex-m4")
+  set(linfer_cpu_flags "-mcpu=cortex-m4 -mthumb -mfpu=fpv4-sp-d16 -mfloat-abi=hard")
+elseif(LINFER_CORTEX_M_CPU STREQUAL "cortex-m55")
+  set(linfer_cpu_flags "-mcpu=cortex-m55 -mthumb -mfloat-abi=hard")
+else()
+  message(FATAL_ERROR "LINFER_CORTEX_M_CPU: '${LINFER_CORTEX_M_CPU}' is not one of cortex-m4, cortex-m55")
+endif()
+# newlib-nano: the small C library; the firmware's syscalls (tests/cortex_m/platform.c) stand in
+# for an operating system.
+set(CMAKE_C_FLAGS_INIT "${linfer_cpu_flags} --specs=nano.specs")
+# (-Wno-psabi: GCC notes that a parameter ABI changed in GCC 7.1, which concerns no one here.)
+set(CMAKE_CXX_FLAGS_INIT "${linfer_cpu_flags} --specs=nano.specs -fno-exceptions -fno-rtti -fno-threadsafe-statics -Wno-psabi")
+set(CMAKE_ASM_FLAGS_INIT "${linfer_cpu_flags}")
+set(CMAKE_EXE_LINKER_FLAGS_INIT "-Wl,--gc-sections")
+# Size first: flash is the scarce resource (the kernels' hot loops keep -O2 through their own files).
+set(CMAKE_C_FLAGS_RELEASE_INIT "-Os -DNDEBUG")
+set(CMAKE_CXX_FLAGS_RELEASE_INIT "-Os -DNDEBUG")
+
+# Highway, FlatBuffers and doctest are header-only and come from the host's /usr/include, which
+# cannot go on the include path whole (its C library headers would shadow newlib's): a root of
+# links to those folders alone is their include folder.
+set(linfer_host_headers ${CMAKE_BINARY_DIR}/host_headers)
+foreach(dir hwy flatbuffers)
+  if(EXISTS /usr/include/${dir} AND NOT EXISTS ${linfer_host_headers}/${dir})
+    file(MAKE_DIRECTORY ${linfer_host_headers})
+    file(CREATE_LINK /usr/include/${dir} ${linfer_host_headers}/${dir} SYMBOLIC)
+  endif()
+endforeach()
+set(HWY_INCLUDE_DIR ${linfer_host_headers} CACHE PATH "")
+set(FLATBUFFERS_INCLUDE_DIR ${linfer_host_headers} CACHE PATH "")
+set(CMAKE_FIND_ROOT_PATH_MODE_PROGRAM NEVER)
+set(CMAKE_FIND_ROOT_PATH_MODE_INCLUDE ONLY)
+
+# What a microcontroller build is: no threads, no XNNPACK, a static library, no tools or host tests
+# (the firmware tests are tests/cortex_m), and only the Linformer unless asked otherwise.
+set(LINFER_THREADS OFF CACHE BOOL "")
+set(LINFER_WITH_XNNPACK OFF CACHE BOOL "")
+set(BUILD_SHARED_LIBS OFF CACHE BOOL "")
+set(LINFER_BUILD_TOOLS OFF CACHE BOOL "")
+set(LINFER_BUILD_TESTS OFF CACHE BOOL "")
+set(LINFER_ATTENTION_KINDS linformer CACHE STRING "")

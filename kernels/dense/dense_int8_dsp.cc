@@ -1,0 +1,123 @@
+// int8 dense layers on the Arm DSP extension (Cortex-M4, M7, M33, M55; every ARMv7-A core in 32-bit
+// mode): SMLAD multiplies two pairs of int16 and adds both products to an int32 accumulator, two
+// multiply-adds per instruction. Weights and activations stay int8 (the weights in the panels, in
+// flash on a microcontroller; the activations as every int8 kernel's quantizer stores them) and
+// are widened in registers: of a group of four int8, SXTB16 gives bytes 0 and 2 as two int16,
+// SXTB16 with ROR #8 bytes 1 and 3, so the pairs of weights and activations line up. A tile of
+// 2 rows x 2 output channels shares every widened weight between two rows and every widened
+// activation between two channels: per group of four inputs 3 loads, 8 SXTB16 and 8 SMLAD for 16
+// multiply-adds, plus the loop's 2 (docs/microcontrollers.md has the count and what int16
+// activations would save). Same panels, int8 values and epilogue as dense_int8_ref: bit-exact.
+#include <arm_acle.h>
+
+#include <cmath>
+#include <cstring>
+
+#include "dense/dense_internal.h"
+
+namespace linfer::kernels::dense {
+namespace {
+
+constexpr size_t kRows = 2;
+constexpr size_t kGroupBytes = kPanelRows * kInt8GroupInputs;  // one group of a panel: 64 bytes
+
+// The 2 x 2 tile's accumulators: acc[r][c] += row r's activations times channel c's weights over
+// `count` >= 1 groups of four inputs (w: the panel at channel c = 0, 64 bytes per group; a0, a1:
+// the two rows, 4 bytes per group).
+struct Tile {
+  int32_t a00 = 0, a01 = 0, a10 = 0, a11 = 0;
+#if defined(__thumb2__)
+  // Hand-scheduled in all 14 registers: the compiler's schedule of the portable loop below spills
+  // from them (30 instructions per group instead of 21).
+  void groups(const int8_t* w, const int8_t* a0, const int8_t* a1, size_t count) {
+    uint32_t w0o, w1o, w0e, w1e, x, xo;
+    __asm__ volatile(
+        "1:\n\t"
+        "ldrd   %[w0o], %[w1o], [%[w]], %[step]\n\t"
+        "sxtb16 %[w0e], %[w0o]\n\t"
+        "sxtb16 %[w0o], %[w0o], ror #8\n\t"
+        "sxtb16 %[w1e], %[w1o]\n\t"
+        "sxtb16 %[w1o], %[w1o], ror #8\n\t"
+        "ldr    %[x], [%[a0]], #4\n\t"
+        "sxtb16 %[xo], %[x], ror #8\n\t"
+        "sxtb16 %[x], %[x]\n\t"
+        "smlad  %[a00], %[w0e], %[x], %[a00]\n\t"
+        "smlad  %[a00], %[w0o], %[xo], %[a00]\n\t"
+        "smlad  %[a01], %[w1e], %[x], %[a01]\n\t"
+        "smlad  %[a01], %[w1o], %[xo], %[a01]\n\t"
+        "ldr    %[x], [%[a1]], #4\n\t"
+        "sxtb16 %[xo], %[x], ror #8\n\t"
+        "sxtb16 %[x], %[x]\n\t"
+        "smlad  %[a10], %[w0e], %[x], %[a10]\n\t"
+        "smlad  %[a10], %[w0o], %[xo], %[a10]\n\t"
+        "smlad  %[a11], %[w1e], %[x], %[a11]\n\t"
+        "smlad  %[a11], %[w1o], %[xo], %[a11]\n\t"
+        "subs   %[n], %[n], #1\n\t"
+        "bne    1b\n\t"
+        : [a00] "+r"(a00), [a01] "+r"(a01), [a10] "+r"(a10), [a11] "+r"(a11), [w] "+r"(w), [a0] "+r"(a0),
+          [a1] "+r"(a1), [n] "+r"(count), [w0o] "=&r"(w0o), [w1o] "=&r"(w1o), [w0e] "=&r"(w0e),
+          [w1e] "=&r"(w1e), [x] "=&r"(x), [xo] "=&r"(xo)
+        : [step] "I"(kGroupBytes)
+        : "cc", "memory");
+  }
+#else
+  static uint32_t load32(const void* p) {
+    uint32_t v;
+    std::memcpy(&v, p, 4);
+    return v;
+  }
+  static uint32_t ror8(uint32_t x) { return (x >> 8) | (x << 24); }  // (GCC 12's arm_acle.h has no __ror)
+  void groups(const int8_t* w, const int8_t* a0, const int8_t* a1, size_t count) {
+    for (size_t g = 0; g < count; ++g, w += kGroupBytes, a0 += 4, a1 += 4) {
+      const uint32_t w0 = load32(w), w1 = load32(w + 4), x0 = load32(a0), x1 = load32(a1);
+      const int16x2_t w0e = __sxtb16(w0), w0o = __sxtb16(ror8(w0)), w1e = __sxtb16(w1), w1o = __sxtb16(ror8(w1));
+      const int16x2_t x0e = __sxtb16(x0), x0o = __sxtb16(ror8(x0)), x1e = __sxtb16(x1), x1o = __sxtb16(ror8(x1));
+      a00 = __smlad(w0e, x0e, a00), a00 = __smlad(w0o, x0o, a00);
+      a01 = __smlad(w1e, x0e, a01), a01 = __smlad(w1o, x0o, a01);
+      a10 = __smlad(w0e, x1e, a10), a10 = __smlad(w0o, x1o, a10);
+      a11 = __smlad(w1e, x1e, a11), a11 = __smlad(w1o, x1o, a11);
+    }
+  }
+#endif
+};
+
+}  // namespace
+
+LINFER_DENSE_RUN(run_int8_dsp) {
+  const int8_t* panels = static_cast<const int8_t*>(w.panels);
+  const size_t groups = int8_padded_inputs(uint32_t(w.in)) / kInt8GroupInputs;  // >= 1
+  const size_t panel_size = panel_bytes(DType::I8, uint32_t(w.in));
+  for (size_t n = n_begin; n < n_end; n += kPanelRows) {
+    const int8_t* panel = panels + (n / kPanelRows) * panel_size;
+    float bias_tail[kPanelRows], scale_tail[kPanelRows];
+    const float* bias = channel_block(w.bias, n, w.out, bias_tail);
+    const float* scale = channel_block(w.scales, n, w.out, scale_tail);
+    const size_t n_stop = std::min<size_t>(n_end, n + kPanelRows);
+    for (size_t r0 = 0; r0 < rows; r0 += kRows) {
+      const size_t R = std::min(kRows, rows - r0);
+      const int8_t* x0 = in.q + r0 * in.q_stride;
+      const int8_t* x1 = R == 2 ? x0 + in.q_stride : x0;  // a single last row: read twice, kept once
+      const float s0 = in.q_scales[r0], s1 = in.q_scales[r0 + R - 1];
+      float out[kRows][kPanelRows];
+      for (size_t j = 0; j < kPanelRows; j += 2) {
+        Tile t;
+        t.groups(panel + j * kInt8GroupInputs, x0, x1, groups);
+        out[0][j] = std::fma(float(t.a00), s0 * scale[j], bias[j]);
+        out[0][j + 1] = std::fma(float(t.a01), s0 * scale[j + 1], bias[j + 1]);
+        out[1][j] = std::fma(float(t.a10), s1 * scale[j], bias[j]);
+        out[1][j + 1] = std::fma(float(t.a11), s1 * scale[j + 1], bias[j + 1]);
+      }
+      for (size_t r = 0; r < R; ++r)
+        for (size_t j = 0; j < n_stop - n; ++j) {
+          float v = out[r][j];
+          if (e.activation == DenseActivation::Relu) v = v > 0.0f ? v : 0.0f;
+          float& dst = y[(r0 + r) * y_stride + n + j];
+          dst = e.accumulate ? dst + v : v;
+        }
+    }
+  }
+  if (e.activation == DenseActivation::GeluErf || e.activation == DenseActivation::GeluTanh)
+    for (size_t r = 0; r < rows; ++r) activation_f32_hwy(y + r * y_stride + n_begin, n_end - n_begin, e.activation);
+}
+
+}  // namespace linfer::kernels::dense

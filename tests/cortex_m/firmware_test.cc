@@ -1,0 +1,294 @@
+// The Cortex-M test firmware (scripts/test-cortex-m.sh): a trained int8 Linformer linked into flash
+// is loaded in place, run on the shipped inputs with a static arena, and compared with the host
+// build's outputs on the same model; then bad input, each of which must come back as a status with
+// a message, never a fault. Ends with "N passed, 0 failed" (exit code 0) or the failures.
+//
+// With the semihosting command line "bench K" it only loads the model and runs the first input K
+// times (instruction counts per inference: the difference of two such runs, scripts/test-cortex-m.sh);
+// "bench K generic" the same on the portable int8 kernel.
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <initializer_list>
+
+#include "linfer/linfer.h"
+
+extern "C" {
+extern const uint8_t linfer_cm_model[], linfer_cm_model_end[];
+extern const uint8_t linfer_cm_cases[], linfer_cm_cases_end[];
+const char* linfer_cm_cmdline(void);
+size_t linfer_cm_heap_used(void);
+size_t linfer_cm_heap_size(void);
+extern char __stack_bottom[], __stack_top[];
+}
+
+namespace {
+
+constexpr size_t kMaxLen = LINFER_CM_MAX_LEN;  // the session's longest input (the model's n)
+alignas(64) uint8_t g_arena[LINFER_CM_ARENA_BYTES];
+// A copy of the model that the bad-input tests damage; BULK memory, not the device's budget.
+alignas(64) __attribute__((section(".bulk"))) uint8_t g_copy[LINFER_CM_COPY_BYTES];
+
+int g_passed = 0, g_failed = 0;
+bool g_verbose = false;  // command line "verbose": every check named as it passes
+
+void check(bool ok, const char* what) {
+  if (ok && g_verbose) std::printf("ok: %s\n", what);
+  if (ok) {
+    ++g_passed;
+  } else {
+    ++g_failed;
+    std::printf("FAILED: %s (last error: %s)\n", what, linfer_last_error());
+  }
+}
+
+// The bytes below the stack's lowest use still hold this pattern.
+constexpr uint32_t kStackPaint = 0x5a5a5a5au;
+void paint_stack() {
+  uint32_t* p = reinterpret_cast<uint32_t*>(__stack_bottom);
+  uint32_t* here = reinterpret_cast<uint32_t*>(__builtin_frame_address(0)) - 64;
+  while (p < here) *p++ = kStackPaint;
+}
+size_t stack_used() {
+  const uint32_t* p = reinterpret_cast<const uint32_t*>(__stack_bottom);
+  while (p < reinterpret_cast<const uint32_t*>(__stack_top) && *p == kStackPaint) ++p;
+  return size_t(__stack_top - reinterpret_cast<const char*>(p));
+}
+
+// cases.bin (tests/cortex_m/make_cases.py): "LFCM", count, classes; per case: length, the input's
+// bytes (padded to 4), the host's logits.
+struct Cases {
+  uint32_t count = 0, classes = 0;
+  const uint8_t* next = nullptr;
+  bool read_header() {
+    if (linfer_cm_cases_end - linfer_cm_cases < 12 || std::memcmp(linfer_cm_cases, "LFCM", 4) != 0) return false;
+    std::memcpy(&count, linfer_cm_cases + 4, 4);
+    std::memcpy(&classes, linfer_cm_cases + 8, 4);
+    next = linfer_cm_cases + 12;
+    return true;
+  }
+  // The next case: its bytes and the host's logits.
+  bool read(const uint8_t** text, uint32_t* length, float* logits) {
+    if (linfer_cm_cases_end - next < 4) return false;
+    std::memcpy(length, next, 4);
+    const size_t padded = (*length + 3) / 4 * 4;
+    if (size_t(linfer_cm_cases_end - next) < 4 + padded + 4 * classes) return false;
+    *text = next + 4;
+    std::memcpy(logits, next + 4 + padded, 4 * classes);
+    next += 4 + padded + 4 * classes;
+    return true;
+  }
+};
+
+size_t argmax(const float* x, size_t n) {
+  size_t best = 0;
+  for (size_t i = 1; i < n; ++i)
+    if (x[i] > x[best]) best = i;
+  return best;
+}
+
+// x in millionths, for printf without floating point (newlib-nano's).
+unsigned micro(double x) { return unsigned(x * 1e6 + 0.5); }
+
+double cosine(const float* a, const float* b, size_t n) {
+  double ab = 0, aa = 0, bb = 0;
+  for (size_t i = 0; i < n; ++i) ab += double(a[i]) * b[i], aa += double(a[i]) * a[i], bb += double(b[i]) * b[i];
+  return ab / std::sqrt(aa * bb + 1e-300);
+}
+
+linfer_session_options session_options(void* arena, size_t arena_size) {
+  linfer_session_options o = linfer_session_options_default();
+  o.max_seq_len = kMaxLen;
+  // Few rows per block of the row pipeline: its buffers are most of the arena (docs/microcontrollers.md).
+  o.pipeline_block_rows = LINFER_CM_BLOCK_ROWS;
+  o.arena = arena;
+  o.arena_size = arena_size;
+  return o;
+}
+
+int32_t g_ids[kMaxLen + 1];
+float g_out[64];
+
+// Runs `length` bytes as ids; the logits copied to g_out, their number in *out_count.
+linfer_status run_ids(linfer_session* s, const int32_t* ids, size_t length, size_t* out_count) {
+  *out_count = 0;
+  const linfer_status st = linfer_session_run(s, ids, length);
+  if (st != LINFER_OK) return st;
+  const float* data = nullptr;
+  size_t rows = 0, cols = 0;
+  if (linfer_session_output(s, &data, &rows, &cols) != LINFER_OK || rows * cols > 64) return LINFER_ERROR_INTERNAL;
+  std::memcpy(g_out, data, rows * cols * sizeof(float));
+  *out_count = rows * cols;
+  return LINFER_OK;
+}
+linfer_status run_bytes(linfer_session* s, const uint8_t* text, size_t length, size_t* out_count) {
+  for (size_t i = 0; i < length; ++i) g_ids[i] = text[i];
+  return run_ids(s, g_ids, length, out_count);
+}
+
+// A damaged model must load with a status (or load, if the damage hit only weight values, and
+// then run with one); anything else ends in the fault handler.
+bool damaged_model_behaves(size_t size, const uint8_t* text, size_t length) {
+  linfer_model* m = nullptr;
+  const linfer_status st = linfer_model_load_in_place(g_copy, size, &m);
+  if (st != LINFER_OK) return m == nullptr && linfer_last_error()[0] != 0;
+  size_t need = 0;
+  linfer_session_options o = session_options(g_arena, sizeof g_arena);
+  bool ok = true;
+  if (linfer_session_arena_size(m, &o, &need) != LINFER_OK) {
+    ok = linfer_last_error()[0] != 0;
+  } else if (need <= sizeof g_arena) {
+    linfer_session* s = nullptr;
+    if (linfer_session_create(m, &o, &s) != LINFER_OK) {
+      ok = linfer_last_error()[0] != 0 && !s;
+    } else {
+      size_t count = 0;
+      run_bytes(s, text, length, &count);  // any status; no fault
+      linfer_session_free(s);
+    }
+  }
+  linfer_model_free(m);
+  return ok;
+}
+
+uint32_t g_rng = 20261126u;
+uint32_t next_random() {
+  g_rng ^= g_rng << 13, g_rng ^= g_rng >> 17, g_rng ^= g_rng << 5;
+  return g_rng;
+}
+
+int bench(int runs, bool generic) {
+  linfer_model* m = nullptr;
+  if (linfer_model_load_in_place(linfer_cm_model, size_t(linfer_cm_model_end - linfer_cm_model), &m) != LINFER_OK)
+    return std::printf("bench: %s\n", linfer_last_error()), 1;
+  linfer_session_options o = session_options(g_arena, sizeof g_arena);
+  if (generic) o.max_isa = LINFER_ISA_GENERIC;  // the portable int8 kernel instead of SMLAD
+  linfer_session* s = nullptr;
+  if (linfer_session_create(m, &o, &s) != LINFER_OK) return std::printf("bench: %s\n", linfer_last_error()), 1;
+  Cases cases;
+  const uint8_t* text;
+  uint32_t length;
+  float want[64];
+  if (!cases.read_header() || !cases.read(&text, &length, want)) return std::printf("bench: no case\n"), 1;
+  size_t count = 0;
+  for (int i = 0; i < runs; ++i)
+    if (run_bytes(s, text, length, &count) != LINFER_OK) return std::printf("bench: %s\n", linfer_last_error()), 1;
+  std::printf("bench: %d runs of %u bytes\n", runs, unsigned(length));
+  linfer_session_free(s);
+  linfer_model_free(m);
+  return 0;
+}
+
+}  // namespace
+
+int main() {
+  paint_stack();
+  std::setvbuf(stdout, nullptr, _IONBF, 0);  // semihosting is no terminal: newlib would buffer it all
+  const char* cmdline = linfer_cm_cmdline();
+  if (std::strncmp(cmdline, "bench ", 6) == 0)
+    return bench(std::atoi(cmdline + 6), std::strstr(cmdline, "generic") != nullptr);
+  g_verbose = std::strcmp(cmdline, "verbose") == 0;
+
+  const size_t model_size = size_t(linfer_cm_model_end - linfer_cm_model);
+  std::printf("linfer %s on Cortex-M: model %u bytes in flash at %p\n", linfer_version(), unsigned(model_size),
+              static_cast<const void*>(linfer_cm_model));
+
+  // The model, read in place.
+  linfer_model* model = nullptr;
+  check(linfer_model_load_in_place(linfer_cm_model, model_size, &model) == LINFER_OK, "load the model in place");
+  if (!model) return 1;
+  linfer_model_info info;
+  std::memset(&info, 0, sizeof info);
+  info.struct_size = sizeof info;
+  check(linfer_model_get_info(model, &info) == LINFER_OK, "model info");
+  linfer_session_options options = session_options(g_arena, sizeof g_arena);
+  size_t arena_needed = 0;
+  check(linfer_session_arena_size(model, &options, &arena_needed) == LINFER_OK, "arena size");
+  std::printf("arena: %u bytes needed, %u given\n", unsigned(arena_needed), unsigned(sizeof g_arena));
+  linfer_session* session = nullptr;
+  check(linfer_session_create(model, &options, &session) == LINFER_OK, "session on the static arena");
+  if (!session) return 1;
+
+  // The shipped inputs against the host build's outputs: the same class, cosine >= 0.999 (the
+  // bound the WebAssembly package's tests hold int8 models to against the native build).
+  Cases cases;
+  check(cases.read_header(), "cases.bin header");
+  const uint8_t* text = nullptr;
+  uint32_t length = 0;
+  float want[64];
+  unsigned same_class = 0, ran = 0;
+  double worst_cosine = 1.0;
+  const uint8_t* first_text = nullptr;
+  uint32_t first_length = 0;
+  for (uint32_t i = 0; i < cases.count && cases.classes <= 64; ++i) {
+    if (!cases.read(&text, &length, want)) {
+      check(false, "cases.bin: a case is cut short");
+      break;
+    }
+    if (!first_text) first_text = text, first_length = length;
+    size_t count = 0;
+    const bool ok = run_bytes(session, text, length, &count) == LINFER_OK && count == cases.classes;
+    const double c = ok ? cosine(g_out, want, cases.classes) : 0.0;
+    const bool same = ok && argmax(g_out, count) == argmax(want, cases.classes);
+    worst_cosine = c < worst_cosine ? c : worst_cosine;
+    same_class += same;
+    ++ran;
+    if (!(ok && same && c >= 0.999))
+      std::printf("case %u: class %u (host %u), cosine %u millionths\n", unsigned(i),
+                  unsigned(argmax(g_out, cases.classes)), unsigned(argmax(want, cases.classes)), micro(c));
+    check(ok && same && c >= 0.999, "an input: the host's class and logits");
+  }
+  std::printf("inputs: %u of %u with the host's class; worst cosine to the host's logits %u millionths\n",
+              same_class, ran, micro(worst_cosine));
+
+  // Bad input: a status and a message, every time.
+  size_t count = 0;
+  int32_t bad_ids[2] = {65, int32_t(info.vocab_size)};
+  check(run_ids(session, bad_ids, 2, &count) == LINFER_ERROR_INVALID_ARGUMENT,
+        "an id out of the vocabulary");
+  static uint8_t long_text[kMaxLen + 1];
+  std::memset(long_text, 'a', sizeof long_text);
+  check(run_bytes(session, long_text, kMaxLen + 1, &count) == LINFER_ERROR_INVALID_ARGUMENT,
+        "an input longer than the session's maximum");
+  linfer_session* small = nullptr;
+  linfer_session_options too_small = session_options(g_arena, arena_needed - 64 - 1);
+  check(linfer_session_create(model, &too_small, &small) == LINFER_ERROR_BUFFER_TOO_SMALL && !small,
+        "an arena smaller than the model needs");
+  linfer_model* none = nullptr;
+  check(linfer_model_load("model.lfm", &none) == LINFER_ERROR_UNSUPPORTED && !none,
+        "loading a file without a file system");
+  check(linfer_model_load_in_place(linfer_cm_model + 4, model_size - 4, &none) == LINFER_ERROR_INVALID_ARGUMENT,
+        "model bytes that are not 64-byte aligned");
+  for (size_t cut : {size_t(0), size_t(7), size_t(64), model_size / 3, model_size - 1})
+    check(linfer_model_load_in_place(linfer_cm_model, cut, &none) != LINFER_OK && !none, "a truncated model");
+  // Damaged copies: single bytes changed in the FlatBuffers tables (the file's first part) and in
+  // the weights.
+  bool damaged_ok = model_size <= sizeof g_copy;
+  check(damaged_ok, "the damaged copies fit the scratch buffer");
+  for (int round = 0; damaged_ok && round < LINFER_CM_DAMAGED; ++round) {
+    std::memcpy(g_copy, linfer_cm_model, model_size);
+    const size_t span = round % 4 == 3 ? model_size : 4096;
+    for (int j = 0; j < 1 + round % 3; ++j) {
+      const size_t at = next_random() % span;
+      g_copy[at] ^= uint8_t(1u + next_random() % 255u);
+      if (g_verbose) std::printf("damaged model %d: byte %u\n", round, unsigned(at));
+    }
+    if (!damaged_model_behaves(model_size, first_text, first_length)) {
+      check(false, "a damaged model");
+      damaged_ok = false;
+    }
+  }
+  check(damaged_ok, "damaged models: a status each, no fault");
+  std::memset(g_copy, 0xff, 4096);
+  check(linfer_model_load_in_place(g_copy, 4096, &none) == LINFER_ERROR_INVALID_MODEL && !none, "bytes that are no model");
+
+  linfer_session_free(session);
+  linfer_model_free(model);
+  std::printf("memory: arena %u bytes (static), heap %u of %u bytes at most, stack %u bytes at most\n",
+              unsigned(arena_needed), unsigned(linfer_cm_heap_used()), unsigned(linfer_cm_heap_size()),
+              unsigned(stack_used()));
+  std::printf("%d passed, %d failed\n", g_passed, g_failed);
+  return g_failed == 0 ? 0 : 1;
+}
