@@ -50,7 +50,7 @@ inline v128_t dequantize4(v128_t sums, v128_t scale, const float* bias) {
 // each row's 4 int16 inputs one v128.load64_splat; i32x4.dot_i16x8_s leaves each channel's sum in
 // two lanes, which the epilogue adds. The loop walks pointers: V8 computes an index's addresses
 // with instructions of their own.
-template <int R>
+template <int R, bool kBias>
 void int8_half_tile(const int8_t* panel, size_t groups, size_t c, const int16_t* q, size_t q_stride,
                     const float* q_scales, const float* scale, const float* bias, float* y, size_t y_stride,
                     size_t count, DenseEpilogue e) {
@@ -81,15 +81,21 @@ void int8_half_tile(const int8_t* panel, size_t groups, size_t c, const int16_t*
     for (int h = 0; h < 2; ++h) {
       const v128_t lo = acc[i][2 * h], hi = acc[i][2 * h + 1];
       const v128_t sums = wasm_i32x4_add(wasm_i32x4_shuffle(lo, hi, 0, 2, 4, 6), wasm_i32x4_shuffle(lo, hi, 1, 3, 5, 7));
-      v[h] = dequantize4(sums, wasm_f32x4_mul(xs, wasm_v128_load(scale + c + 4 * h)), bias + c + 4 * h);
+      const v128_t s = wasm_f32x4_mul(xs, wasm_v128_load(scale + c + 4 * h));
+      // Without a bias, fma(f, s, +0) is f * s rounded once, a float multiply, with -0 made +0
+      // (+0 added): a nonzero product never rounds to 0 here (|f| >= 1, s a float). Products of
+      // activations (attention, compression) have no bias: at 64-128 inputs the double-precision
+      // epilogue took as long as the sums (1.6-2x kernel time for Q K'^T).
+      v[h] = kBias ? dequantize4(sums, s, bias + c + 4 * h)
+                   : wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(sums), s), wasm_f32x4_splat(0.0f));
     }
     wasm::store_outputs(y + i * y_stride + c, v, count, e);
   }
 }
 
-}  // namespace
-
-LINFER_DENSE_RUN(run_int8_wasm_simd128) {
+template <bool kBias>
+void run_int8(const DenseWeights& w, const DenseInput& in, size_t rows, float* y, size_t y_stride, size_t n_begin,
+              size_t n_end, DenseEpilogue e) {
   const size_t groups = int8_padded_inputs(uint32_t(w.in)) / kInt8GroupInputs;
   const size_t panel_size = panel_bytes(DType::I8, uint32_t(w.in));
   const size_t q_stride = in.q_stride / sizeof(int16_t);
@@ -99,16 +105,24 @@ LINFER_DENSE_RUN(run_int8_wasm_simd128) {
         constexpr int R = decltype(rows_c)::value;
         const int8_t* panel = static_cast<const int8_t*>(w.panels) + (n / kPanelRows) * panel_size;
         float bias_tail[kPanelRows], scale_tail[kPanelRows];
-        const float* bias = channel_block(w.bias, n, w.out, bias_tail);
+        const float* bias = kBias ? channel_block(w.bias, n, w.out, bias_tail) : nullptr;
         const float* scale = channel_block(w.scales, n, w.out, scale_tail);
         const int16_t* q = reinterpret_cast<const int16_t*>(in.q + r * in.q_stride);
         float* yr = y + r * y_stride + n;
         const size_t count = n_stop - n;
-        int8_half_tile<R>(panel, groups, 0, q, q_stride, in.q_scales + r, scale, bias, yr, y_stride,
-                          std::min<size_t>(count, 8), e);
+        int8_half_tile<R, kBias>(panel, groups, 0, q, q_stride, in.q_scales + r, scale, bias, yr, y_stride,
+                                 std::min<size_t>(count, 8), e);
         if (count > 8)
-          int8_half_tile<R>(panel, groups, 8, q, q_stride, in.q_scales + r, scale, bias, yr, y_stride, count - 8, e);
+          int8_half_tile<R, kBias>(panel, groups, 8, q, q_stride, in.q_scales + r, scale, bias, yr, y_stride,
+                                   count - 8, e);
       });
+}
+
+}  // namespace
+
+LINFER_DENSE_RUN(run_int8_wasm_simd128) {
+  if (w.bias) run_int8<true>(w, in, rows, y, y_stride, n_begin, n_end, e);
+  else run_int8<false>(w, in, rows, y, y_stride, n_begin, n_end, e);
 }
 
 // Rows quantized as quantize_s8_ref does, 16 values at a time, to the same values and scale,
