@@ -7,9 +7,8 @@
 // one as scratch), 32 on arm64. The f32 tile of 5 rows x 8 channels keeps 10 accumulators, 2
 // weight vectors, a broadcast input and a product live (14), so it fits either without spills
 // (in V8 on x86-64, 6 rows spill: 24% slower; 4 rows: 5% slower); f16 keeps 4 rows for its
-// widening's temporaries. SIMD128
-// has no fused multiply-add (relaxed SIMD is not in every engine), so each product is a
-// multiply and an add.
+// widening's temporaries. SIMD128 has no fused multiply-add (relaxed SIMD is not in every
+// engine), so each product is a multiply and an add.
 #pragma once
 
 #if defined(__wasm_simd128__)
