@@ -196,7 +196,7 @@ void lsh_chunk_f32_hwy(const LshChunkArgs& args, float* scratch);
 
 // The forms in which the int8 dense kernels read their quantized input rows (DenseKernel's
 // q_bytes and q_unsigned): q as int8 (Arm, generic), q + 128 as uint8 (x86 VNNI), q as int16
-// (AVX2 without VNNI).
+// (AVX2 without VNNI, WebAssembly SIMD128).
 enum class Int8Form : uint8_t { S8, U8Offset, S16 };
 
 // The probabilities of the int8 Linformer attention, quantized for the int8 dense kernel that
@@ -348,10 +348,10 @@ struct DenseKernel {
   const char* name;  // e.g. "dense_int8_avx512vnni"
   DType dtype;       // of the weights it reads
   Isa isa;           // what it needs
-  size_t q_bytes;    // int8: bytes per quantized input: 1, or 2 (AVX2 without VNNI: int16 q); else 0
+  size_t q_bytes;    // int8: bytes per quantized input: 1, or 2 (int16 q: AVX2 without VNNI, wasm); else 0
   bool q_unsigned;   // int8 with q_bytes 1: inputs stored as q + 128 (x86 VNNI), else as q
   // int8 kernels: quantizes `rows` rows of k values (linfer/types/int8.h) in the form this
-  // kernel reads (VNNI: q + 128 as bytes; AVX2: q as int16; Arm and generic: q), q_stride bytes
+  // kernel reads (VNNI: q + 128 as bytes; AVX2, wasm: q as int16; Arm and generic: q), q_stride bytes
   // apart, and pads each row to int8_padded_inputs(k) inputs with zero values. Null for f32 and
   // f16 kernels.
   void (*quantize)(const float* x, size_t x_stride, size_t rows, size_t k, int8_t* q,

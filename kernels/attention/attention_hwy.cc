@@ -184,8 +184,9 @@ void AttentionRows(const AttentionHeadArgs& a, size_t r0, float* scratch) {
 
 // Rows at a time and vectors per row: 8 x 2 keeps 16 accumulators and halves the loads of K'^T
 // and V' per score against 4 x 4 (those loads, from L2, limited the kernel); targets with 16
-// vector registers take 4 x 2.
-#if HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3
+// vector registers take 4 x 2, and so does WebAssembly (V8 allocates 15 of x86-64's 16 to v128:
+// 8 x 2 spilled there).
+#if HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3 || HWY_TARGET == HWY_WASM
 constexpr size_t kAttnRows = 4;
 #else
 constexpr size_t kAttnRows = 8;

@@ -5,12 +5,11 @@
 namespace linfer::kernels::dense {
 
 LINFER_DENSE_RUN(run_f32_wasm_simd128) {
-  wasm::run_float(w, in, rows, y, y_stride, n_begin, n_end, e,
-                  [](const void* panel, size_t k, size_t c, v128_t (&out)[2]) {
-                    const float* p = static_cast<const float*>(panel) + k * kPanelRows + c;
-                    out[0] = wasm_v128_load(p);
-                    out[1] = wasm_v128_load(p + 4);
-                  });
+  wasm::run_float<5, float>(w, in, rows, y, y_stride, n_begin, n_end, e,
+                            [](const float* p, size_t c, v128_t (&out)[2]) {
+                              out[0] = wasm_v128_load(p + c);
+                              out[1] = wasm_v128_load(p + c + 4);
+                            });
 }
 
 }  // namespace linfer::kernels::dense

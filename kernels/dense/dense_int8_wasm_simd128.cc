@@ -1,12 +1,13 @@
-// Dense layers with int8 weights on WebAssembly SIMD128, on the same quantized rows as the
-// reference (quantize_s8_ref: q as int8, one scale per row) and bit-exact with it.
+// Dense layers with int8 weights on WebAssembly SIMD128, on the same quantized values as the
+// reference (quantize_s8_ref: q, one scale per row) and bit-exact with it.
 // SIMD128's integer dot product is i32x4.dot_i16x8_s (pairs of int16 products added into int32),
-// so weights and inputs are widened to int16 first: one panel group (4 inputs x 16 channels, 64
-// bytes) is 4 vectors of 16 bytes, each 4 channels x 4 inputs, widened into 2 vectors of 2
-// channels x 4 inputs. The row's 4 input bytes are broadcast and widened the same way (4 inputs,
-// twice); the dot product leaves each channel's sum in two lanes, which the epilogue adds.
-// Tile: 2 rows x 8 channels (8 accumulators, 4 weight vectors, 1 input: 13 live v128 values,
-// within x86-64's 16 registers). The activations' quantizer is here too (quantize_s8_wasm_simd128).
+// so both operands are int16: the activations are quantized straight to int16 (q_bytes = 2, as
+// the AVX2 kernel without VNNI), and the weights are widened by the loads themselves
+// (v128.load8x8_s). Before, the int8 rows were widened again in every tile (a load and an extend
+// per row and group, two instructions per high half of the weights): 12-19% slower.
+// Tile: 2 rows x 8 channels (8 accumulators, 4 weight vectors, 1 input, 1 product: 14 live v128
+// values, within the 15 V8 allocates on x86-64; 3 rows spill: 15-28% slower, and 5 rows x 4
+// channels 10-24% slower). The activations' quantizer is here too (quantize_s16_wasm_simd128).
 #if defined(__wasm_simd128__)
 #include <cmath>
 #include <cstring>
@@ -44,70 +45,96 @@ inline v128_t dequantize4(v128_t sums, v128_t scale, const float* bias) {
 }
 
 // Rows [0, R) x channels [c, c + 8) of an int8 panel (c = 0 or 8): exact integer sums, then
-// fma(float(sum), x_scale * w_scale, bias) as every int8 kernel (dense_ref.cc).
-template <int R>
-void int8_half_tile(const int8_t* panel, size_t groups, size_t c, const int8_t* q, size_t q_stride,
+// fma(float(sum), x_scale * w_scale, bias) as every int8 kernel (dense_ref.cc). Per group of 4
+// inputs, each pair of channels' 8 weight bytes is one v128.load8x8_s (a sign-extending load) and
+// each row's 4 int16 inputs one v128.load64_splat; i32x4.dot_i16x8_s leaves each channel's sum in
+// two lanes, which the epilogue adds. The loop walks pointers: V8 computes an index's addresses
+// with instructions of their own.
+template <int R, bool kBias>
+void int8_half_tile(const int8_t* panel, size_t groups, size_t c, const int16_t* q, size_t q_stride,
                     const float* q_scales, const float* scale, const float* bias, float* y, size_t y_stride,
                     size_t count, DenseEpilogue e) {
   v128_t acc[R][4];
-  for (auto& row : acc)
-    for (auto& a : row) a = wasm_i32x4_splat(0);
   const int8_t* wp = panel + c * kInt8GroupInputs;
-  for (size_t g = 0; g < groups; ++g, wp += kPanelRows * kInt8GroupInputs) {
-    const v128_t w01 = wasm_v128_load(wp), w23 = wasm_v128_load(wp + 16);
-    const v128_t w[4] = {wasm_i16x8_extend_low_i8x16(w01), wasm_i16x8_extend_high_i8x16(w01),
-                         wasm_i16x8_extend_low_i8x16(w23), wasm_i16x8_extend_high_i8x16(w23)};
+  const int16_t* qk = q;
+  // The first group sets the accumulators (zeroing them first became a call to memset per tile:
+  // 5% of an int8 run at n = 128).
+  auto group = [&](bool first) {
+    v128_t w[4];
+    for (int v = 0; v < 4; ++v) w[v] = wasm_i16x8_load8x8(wp + 8 * v);
     for (int i = 0; i < R; ++i) {
-      const v128_t a = wasm_i16x8_extend_low_i8x16(wasm_v128_load32_splat(q + i * q_stride + g * kInt8GroupInputs));
-      for (int v = 0; v < 4; ++v) acc[i][v] = wasm_i32x4_add(acc[i][v], wasm_i32x4_dot_i16x8(w[v], a));
+      const v128_t a = wasm_v128_load64_splat(qk + i * q_stride);
+      for (int v = 0; v < 4; ++v) {
+        const v128_t d = wasm_i32x4_dot_i16x8(w[v], a);
+        acc[i][v] = first ? d : wasm_i32x4_add(acc[i][v], d);
+      }
     }
-  }
+    qk += kInt8GroupInputs, wp += kPanelRows * kInt8GroupInputs;
+  };
+  const int16_t* const end = q + groups * kInt8GroupInputs;
+  group(true);  // groups >= 1
+  while (qk != end) group(false);
   for (int i = 0; i < R; ++i) {
-    // acc[i][v] holds channels 2v and 2v + 1, two partial sums each: add the pairs.
+    // acc[i][v] holds channels c + 2v and c + 2v + 1, two partial sums each: add the pairs.
     const v128_t xs = wasm_f32x4_splat(q_scales[i]);
     v128_t v[2];
     for (int h = 0; h < 2; ++h) {
       const v128_t lo = acc[i][2 * h], hi = acc[i][2 * h + 1];
       const v128_t sums = wasm_i32x4_add(wasm_i32x4_shuffle(lo, hi, 0, 2, 4, 6), wasm_i32x4_shuffle(lo, hi, 1, 3, 5, 7));
-      v[h] = dequantize4(sums, wasm_f32x4_mul(xs, wasm_v128_load(scale + c + 4 * h)), bias + c + 4 * h);
+      const v128_t s = wasm_f32x4_mul(xs, wasm_v128_load(scale + c + 4 * h));
+      // Without a bias, fma(f, s, +0) is f * s rounded once, a float multiply, with -0 made +0
+      // (+0 added): a nonzero product never rounds to 0 here (|f| >= 1, s a float). Products of
+      // activations (attention, compression) have no bias: at 64-128 inputs the double-precision
+      // epilogue took as long as the sums (1.6-2x kernel time for Q K'^T).
+      v[h] = kBias ? dequantize4(sums, s, bias + c + 4 * h)
+                   : wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(sums), s), wasm_f32x4_splat(0.0f));
     }
     wasm::store_outputs(y + i * y_stride + c, v, count, e);
   }
 }
 
-}  // namespace
-
-LINFER_DENSE_RUN(run_int8_wasm_simd128) {
+template <bool kBias>
+void run_int8(const DenseWeights& w, const DenseInput& in, size_t rows, float* y, size_t y_stride, size_t n_begin,
+              size_t n_end, DenseEpilogue e) {
   const size_t groups = int8_padded_inputs(uint32_t(w.in)) / kInt8GroupInputs;
   const size_t panel_size = panel_bytes(DType::I8, uint32_t(w.in));
+  const size_t q_stride = in.q_stride / sizeof(int16_t);
   neon::run_tiles<kInt8Rows>(
       rows, wasm::kInt8RowBlockBytes, in.q_stride, n_begin, n_end, y, y_stride, e.activation,
       [&](size_t r, auto rows_c, size_t n, size_t n_stop) {
         constexpr int R = decltype(rows_c)::value;
         const int8_t* panel = static_cast<const int8_t*>(w.panels) + (n / kPanelRows) * panel_size;
         float bias_tail[kPanelRows], scale_tail[kPanelRows];
-        const float* bias = channel_block(w.bias, n, w.out, bias_tail);
+        const float* bias = kBias ? channel_block(w.bias, n, w.out, bias_tail) : nullptr;
         const float* scale = channel_block(w.scales, n, w.out, scale_tail);
-        const int8_t* q = in.q + r * in.q_stride;
+        const int16_t* q = reinterpret_cast<const int16_t*>(in.q + r * in.q_stride);
         float* yr = y + r * y_stride + n;
         const size_t count = n_stop - n;
-        int8_half_tile<R>(panel, groups, 0, q, in.q_stride, in.q_scales + r, scale, bias, yr, y_stride,
-                          std::min<size_t>(count, 8), e);
+        int8_half_tile<R, kBias>(panel, groups, 0, q, q_stride, in.q_scales + r, scale, bias, yr, y_stride,
+                                 std::min<size_t>(count, 8), e);
         if (count > 8)
-          int8_half_tile<R>(panel, groups, 8, q, in.q_stride, in.q_scales + r, scale, bias, yr, y_stride,
-                            count - 8, e);
+          int8_half_tile<R, kBias>(panel, groups, 8, q, q_stride, in.q_scales + r, scale, bias, yr, y_stride,
+                                   count - 8, e);
       });
 }
 
-// Rows quantized as quantize_s8_ref does, 16 values at a time, to the same bytes and scale: the
-// maximum with pmax (a < b ? b : a: a NaN never enters, as in the reference's comparison), then
-// round to nearest even, a saturating conversion (NaN to 0) and the clamp to [-127, 127].
-LINFER_DENSE_QUANTIZE(quantize_s8_wasm_simd128) {
+}  // namespace
+
+LINFER_DENSE_RUN(run_int8_wasm_simd128) {
+  if (w.bias) run_int8<true>(w, in, rows, y, y_stride, n_begin, n_end, e);
+  else run_int8<false>(w, in, rows, y, y_stride, n_begin, n_end, e);
+}
+
+// Rows quantized as quantize_s8_ref does, 16 values at a time, to the same values and scale,
+// stored as int16 (the kernel's operand, so no row is widened again per tile): the maximum with
+// pmax (a < b ? b : a: a NaN never enters, as in the reference's comparison), then round to
+// nearest even, a saturating conversion (NaN to 0) and the clamp to [-127, 127].
+LINFER_DENSE_QUANTIZE(quantize_s16_wasm_simd128) {
   const size_t padded = int8_padded_inputs(uint32_t(k));
   const v128_t lo = wasm_i32x4_splat(-127), hi = wasm_i32x4_splat(127);
   for (size_t r = 0; r < rows; ++r) {
     const float* xr = x + r * x_stride;
-    int8_t* qr = q + r * q_stride;
+    int16_t* qr = reinterpret_cast<int16_t*>(q + r * q_stride);
     v128_t m0 = wasm_f32x4_splat(0.0f), m1 = m0;
     size_t i = 0;
     for (; i + 8 <= k; i += 8) {
@@ -125,13 +152,10 @@ LINFER_DENSE_QUANTIZE(quantize_s8_wasm_simd128) {
       const v128_t v = wasm_f32x4_nearest(wasm_f32x4_mul(wasm_v128_load(p), vinv));
       return wasm_i32x4_min(wasm_i32x4_max(wasm_i32x4_trunc_sat_f32x4(v), lo), hi);
     };
-    for (i = 0; i + 16 <= k; i += 16) {
-      const v128_t h0 = wasm_i16x8_narrow_i32x4(quantize4(xr + i), quantize4(xr + i + 4));
-      const v128_t h1 = wasm_i16x8_narrow_i32x4(quantize4(xr + i + 8), quantize4(xr + i + 12));
-      wasm_v128_store(qr + i, wasm_i8x16_narrow_i16x8(h0, h1));
-    }
+    for (i = 0; i + 8 <= k; i += 8)
+      wasm_v128_store(qr + i, wasm_i16x8_narrow_i32x4(quantize4(xr + i), quantize4(xr + i + 4)));
     for (; i < k; ++i) qr[i] = quantize_int8(xr[i], inv);
-    std::memset(qr + k, 0, padded - k);
+    for (; i < padded; ++i) qr[i] = 0;
     scales[r] = amax > 0.0f ? scale : 0.0f;
   }
 }

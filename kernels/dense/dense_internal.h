@@ -89,8 +89,8 @@ LINFER_DENSE_RUN(run_int8_dsp);             // reads q as int8 (quantize_s8_ref)
 #if defined(__wasm_simd128__)  // WebAssembly SIMD128 (dense_wasm_simd128.h)
 LINFER_DENSE_RUN(run_f32_wasm_simd128);
 LINFER_DENSE_RUN(run_f16_wasm_simd128);
-LINFER_DENSE_RUN(run_int8_wasm_simd128);  // reads q as int8
-LINFER_DENSE_QUANTIZE(quantize_s8_wasm_simd128);
+LINFER_DENSE_RUN(run_int8_wasm_simd128);  // reads q as int16 (quantize_s16_wasm_simd128)
+LINFER_DENSE_QUANTIZE(quantize_s16_wasm_simd128);
 #endif
 
 }  // namespace linfer::kernels::dense

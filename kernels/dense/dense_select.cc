@@ -182,8 +182,8 @@ const DenseKernel kF32Wasm{"dense_f32_wasm_simd128", DType::F32, Isa::WasmSimd12
                            run_f32_wasm_simd128};
 const DenseKernel kF16Wasm{"dense_f16_wasm_simd128", DType::F16, Isa::WasmSimd128, 0, false, nullptr,
                            run_f16_wasm_simd128};
-const DenseKernel kInt8Wasm{"dense_int8_wasm_simd128", DType::I8, Isa::WasmSimd128, 1, false,
-                            quantize_s8_wasm_simd128, run_int8_wasm_simd128};
+const DenseKernel kInt8Wasm{"dense_int8_wasm_simd128", DType::I8, Isa::WasmSimd128, 2, false,
+                            quantize_s16_wasm_simd128, run_int8_wasm_simd128};
 
 const DenseKernel* const kF32[] = {&kF32Wasm, &kF32Generic};
 const DenseKernel* const kF16[] = {&kF16Wasm, &kF16Generic};
@@ -229,7 +229,7 @@ void int8_rows_to_input(const DenseKernel& kernel, const int8_t* src, size_t src
   for (size_t r = 0; r < rows; ++r) {
     const int8_t* s = src + r * src_stride;
     int8_t* dst = q + r * q_stride;
-    if (kernel.q_bytes == 2) {  // int16 q (AVX2 without VNNI)
+    if (kernel.q_bytes == 2) {  // int16 q (AVX2 without VNNI, wasm SIMD128)
       int16_t* d = reinterpret_cast<int16_t*>(dst);
       for (size_t i = 0; i < k; ++i) d[i] = s[i];
       for (size_t i = k; i < padded; ++i) d[i] = 0;

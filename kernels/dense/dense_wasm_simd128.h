@@ -3,10 +3,12 @@
 // by how a panel's weights become floats. SIMD128 is the wasm build's baseline (-msimd128): every
 // engine that runs the module has it (cpu_has in dense_select.cc).
 //
-// The engine maps v128 values onto the host's vector registers: 16 on x86-64 (SSE/AVX), 32 on
-// arm64. A tile of 4 rows x 8 channels keeps 8 accumulators, 2 weight vectors and a broadcast
-// input live (11), so it fits either without spills; SIMD128 has no fused multiply-add (relaxed
-// SIMD is not in every engine), so each product is a multiply and an add.
+// The engine maps v128 values onto the host's vector registers: 16 on x86-64 (SSE/AVX; V8 keeps
+// one as scratch), 32 on arm64. The f32 tile of 5 rows x 8 channels keeps 10 accumulators, 2
+// weight vectors, a broadcast input and a product live (14), so it fits either without spills
+// (in V8 on x86-64, 6 rows spill: 24% slower; 4 rows: 5% slower); f16 keeps 4 rows for its
+// widening's temporaries. SIMD128 has no fused multiply-add (relaxed SIMD is not in every
+// engine), so each product is a multiply and an add.
 #pragma once
 
 #if defined(__wasm_simd128__)
@@ -20,7 +22,6 @@
 
 namespace linfer::kernels::dense::wasm {
 
-constexpr int kRows = 4;
 // Bytes of x rows per block, kept in cache while every panel of the weights passes (as on
 // arm64: dense_neon.h).
 constexpr size_t kFloatRowBlockBytes = 128 * 1024;
@@ -42,24 +43,30 @@ inline void store_outputs(float* dst, v128_t (&v)[N], size_t count, DenseEpilogu
   for (size_t j = 0; j < count; ++j) dst[j] = e.accumulate ? dst[j] + tmp[j] : tmp[j];
 }
 
-// Rows [0, R) of x times channels [c, c + 8) of one panel (c = 0 or 8) of K inputs; results of
-// channels [c, c + count) stored at y + c. widen(panel, k, c, w) loads the 8 weights of input k
-// as two vectors of floats.
-template <int R, class Widen>
-inline void float_half_tile(const void* panel, size_t K, size_t c, const float* x, size_t x_stride,
+// Rows [0, R) of x times channels [c, c + 8) of one panel (c = 0 or 8) of K inputs (weights of
+// type T); results of channels [c, c + count) stored at y + c. widen(p, c, w) loads the 8 weights
+// p[c..c+8) of one input as two vectors of floats. The loop walks pointers, not an index k: wasm
+// has no scaled-index addressing, and V8 computed each address from k (a shift and an add for the
+// weights, one more per row) next to the stack check it puts at every loop head. (Unrolled by 2
+// inputs, LLVM and V8 keep 4 weight vectors live and spill an accumulator: 20% slower.)
+template <int R, class T, class Widen>
+inline void float_half_tile(const T* panel, size_t K, size_t c, const float* x, size_t x_stride,
                             const float* bias, float* y, size_t y_stride, size_t count, DenseEpilogue e,
                             Widen widen) {
   v128_t acc[R][2];
   for (auto& row : acc) row[0] = row[1] = wasm_f32x4_splat(0.0f);
-  for (size_t k = 0; k < K; ++k) {
+  auto step = [&](const T* p, const float* xk) {
     v128_t w[2];
-    widen(panel, k, c, w);
+    widen(p, c, w);
     for (int i = 0; i < R; ++i) {
-      const v128_t a = wasm_v128_load32_splat(x + i * x_stride + k);
+      const v128_t a = wasm_v128_load32_splat(xk + i * x_stride);
       acc[i][0] = wasm_f32x4_add(acc[i][0], wasm_f32x4_mul(w[0], a));
       acc[i][1] = wasm_f32x4_add(acc[i][1], wasm_f32x4_mul(w[1], a));
     }
-  }
+  };
+  const T* p = panel;
+  const float* xk = x;
+  for (const float* end = x + K; xk != end; ++xk, p += kPanelRows) step(p, xk);
   const v128_t b0 = wasm_v128_load(bias + c), b1 = wasm_v128_load(bias + c + 4);
   for (int i = 0; i < R; ++i) {
     v128_t out[2] = {wasm_f32x4_add(acc[i][0], b0), wasm_f32x4_add(acc[i][1], b1)};
@@ -67,9 +74,9 @@ inline void float_half_tile(const void* panel, size_t K, size_t c, const float* 
   }
 }
 
-// A whole f32 or f16 dense kernel: every row block through every panel, in tiles of up to 4 rows
-// x 16 channels (two half tiles).
-template <class Widen>
+// A whole f32 or f16 dense kernel: every row block through every panel, in tiles of up to kRows
+// rows x 16 channels (two half tiles).
+template <int kRows, class T, class Widen>
 inline void run_float(const DenseWeights& w, const DenseInput& in, size_t rows, float* y, size_t y_stride,
                       size_t n_begin, size_t n_end, DenseEpilogue e, Widen widen) {
   const size_t K = w.in, panel_size = panel_bytes(w.dtype, uint32_t(K));
@@ -77,7 +84,7 @@ inline void run_float(const DenseWeights& w, const DenseInput& in, size_t rows, 
       rows, kFloatRowBlockBytes, K * sizeof(float), n_begin, n_end, y, y_stride, e.activation,
       [&](size_t r, auto rows_c, size_t n, size_t n_stop) {
         constexpr int R = decltype(rows_c)::value;
-        const void* panel = static_cast<const uint8_t*>(w.panels) + (n / kPanelRows) * panel_size;
+        const T* panel = static_cast<const T*>(w.panels) + (n / kPanelRows) * (panel_size / sizeof(T));
         float bias_tail[kPanelRows];
         const float* bias = channel_block(w.bias, n, w.out, bias_tail);
         const float* x = in.x + r * in.x_stride;

@@ -23,8 +23,15 @@ namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 using D = hn::ScalableTag<float>;
 
-// C = A B. Register block: 4 rows of A by 4 vectors of B's columns; the K loop streams rows of B
-// and broadcasts elements of A. K is split into panels so the B panel stays in L2.
+// C = A B. Register block: 4 rows of A by kCols vectors of B's columns; the K loop streams rows
+// of B and broadcasts elements of A. K is split into panels so the B panel stays in L2.
+// WebAssembly takes 2 vectors: 16 accumulators spill in V8, which allocates 15 of x86-64's 16
+// vector registers to v128 (and MulAdd is a multiply and an add there, one more temporary).
+#if HWY_TARGET == HWY_WASM
+constexpr size_t kCols = 2;
+#else
+constexpr size_t kCols = 4;
+#endif
 void Gemm(size_t M, size_t N, size_t K, const float* A, size_t lda, const float* B, size_t ldb,
           float* C, size_t ldc, bool accumulate) {
   const D d;
@@ -37,25 +44,22 @@ void Gemm(size_t M, size_t N, size_t K, const float* A, size_t lda, const float*
     for (; i + 4 <= M; i += 4) {
       const float* a0 = A + i * lda;
       size_t j = 0;
-      for (; j + 4 * L <= N; j += 4 * L) {
-        decltype(hn::Zero(d)) acc[4][4];
+      for (; j + kCols * L <= N; j += kCols * L) {
+        decltype(hn::Zero(d)) acc[4][kCols];
         for (size_t r = 0; r < 4; ++r)
-          for (size_t c = 0; c < 4; ++c)
+          for (size_t c = 0; c < kCols; ++c)
             acc[r][c] = first ? hn::Zero(d) : hn::LoadU(d, C + (i + r) * ldc + j + c * L);
         for (size_t t = k0; t < k1; ++t) {
           const float* b = B + t * ldb + j;
-          const auto b0 = hn::LoadU(d, b), b1 = hn::LoadU(d, b + L), b2 = hn::LoadU(d, b + 2 * L),
-                     b3 = hn::LoadU(d, b + 3 * L);
+          decltype(hn::Zero(d)) bv[kCols];
+          for (size_t c = 0; c < kCols; ++c) bv[c] = hn::LoadU(d, b + c * L);
           for (size_t r = 0; r < 4; ++r) {
             const auto av = hn::Set(d, a0[r * lda + t]);
-            acc[r][0] = hn::MulAdd(av, b0, acc[r][0]);
-            acc[r][1] = hn::MulAdd(av, b1, acc[r][1]);
-            acc[r][2] = hn::MulAdd(av, b2, acc[r][2]);
-            acc[r][3] = hn::MulAdd(av, b3, acc[r][3]);
+            for (size_t c = 0; c < kCols; ++c) acc[r][c] = hn::MulAdd(av, bv[c], acc[r][c]);
           }
         }
         for (size_t r = 0; r < 4; ++r)
-          for (size_t c = 0; c < 4; ++c) hn::StoreU(acc[r][c], d, C + (i + r) * ldc + j + c * L);
+          for (size_t c = 0; c < kCols; ++c) hn::StoreU(acc[r][c], d, C + (i + r) * ldc + j + c * L);
       }
       for (; j + L <= N; j += L) {
         decltype(hn::Zero(d)) acc[4];

@@ -23,7 +23,9 @@ struct QuantizedRows {
   float* scales = nullptr;
 };
 
-// A multiple of every dense kernel's tile height (6 rows on x86; 2, 4 and 8 on Arm).
+// A multiple of every dense kernel's tile height (6 rows on x86; 2, 4 and 8 on Arm) but wasm's
+// f32 tile of 5 rows: wasm builds have no threads, and its outputs do not depend on the tile
+// height (each is the same chain of float multiplies and adds).
 constexpr size_t kRowQuantum = 24;
 
 class DenseLayer {

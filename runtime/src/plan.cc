@@ -105,8 +105,9 @@ bool use_row_pipeline(const LoadedModel& m, const linfer_session_options& o, boo
 
 // Rows per block of the row pipeline: a block's Q, attention output and feed-forward hidden
 // rows (2 HD + F floats each) take about 512 KiB, half of a core's L2 on current x86 cores; a
-// multiple of kRowQuantum, which every dense kernel's tile height divides. (Any block size keeps
-// outputs independent of the thread count: blocks start on one grid for all threads.)
+// multiple of kRowQuantum, which every dense kernel's tile height divides (but wasm's 5-row f32
+// tile: dense_layer.h). (Any block size keeps outputs independent of the thread count: blocks
+// start on one grid for all threads.)
 size_t row_block(const EncoderConfig& c, const linfer_session_options& o) {
   if (o.pipeline_block_rows) return o.pipeline_block_rows;
   const size_t per_row = (2 * size_t(c.num_heads) * c.head_dim + c.ff_dim) * sizeof(float);

@@ -30,6 +30,9 @@
 #if defined(__x86_64__)
 #include <immintrin.h>
 #endif
+#if defined(__wasm_simd128__)
+#include <wasm_simd128.h>
+#endif
 
 namespace {
 using Clock = std::chrono::steady_clock;
@@ -85,6 +88,32 @@ LINFER_PEAK(vnni256_peak, "avx2,avxvnni", __m256i, _mm256_set1_epi32(1),
             dpbusd_vex(a[j], x, y), "x", 32)
 
 #undef LINFER_PEAK
+#endif
+
+#if defined(__wasm_simd128__)
+// SIMD128's peaks as the engine runs them: 12 independent chains of a multiply and an add
+// (f32x4: no fused multiply-add in SIMD128) or of i32x4.dot_i16x8_s and an add (int8 kernels'
+// 8 multiply-adds per dot). x and y come from volatile memory, so nothing folds.
+template <class Step>
+double wasm_peak(double seconds, double macs_per_step, Step step) {
+  static volatile float xv = 1.0f, yv = 1e-9f;
+  v128_t a[12];
+  for (auto& v : a) v = wasm_f32x4_splat(0.5f);
+  long steps = 0;
+  const auto t0 = Clock::now();
+  while (seconds_since(t0) < seconds) {
+    const v128_t x = wasm_f32x4_splat(xv), y = wasm_f32x4_splat(yv);
+    for (long i = 0; i < (1 << 20); ++i)
+#pragma clang loop unroll(full)
+      for (int j = 0; j < 12; ++j) a[j] = step(a[j], x, y);
+    steps += 1 << 20;
+  }
+  const double rate = double(steps) * 12 * macs_per_step * 2 / seconds_since(t0) / 1e9;
+  v128_t s = a[0];
+  for (int j = 1; j < 12; ++j) s = wasm_v128_xor(s, a[j]);
+  xv = wasm_f32x4_extract_lane(s, 0);  // keeps the chains alive
+  return rate;
+}
 #endif
 
 // Best of `reps` timings of fn, in seconds.
@@ -143,6 +172,12 @@ int main(int argc, char** argv) {
   std::printf("one thread; peaks (GFLOP/s, int8 GOP/s): FMA zmm %.1f, FMA ymm %.1f, VNNI zmm %.1f, VNNI ymm %.1f\n",
               fma512, fma256, vnni512, vnni256);
 #endif
+#if defined(__wasm_simd128__)
+  double mul_add = 0, dot_add = 0;
+  mul_add = wasm_peak(seconds, 4, [](v128_t a, v128_t x, v128_t y) { return wasm_f32x4_add(wasm_f32x4_mul(a, x), y); });
+  dot_add = wasm_peak(seconds, 8, [](v128_t a, v128_t x, v128_t y) { return wasm_i32x4_add(wasm_i32x4_dot_i16x8(a, x), y); });
+  std::printf("one thread; peaks (GFLOP/s, int8 GOP/s): f32x4 mul+add %.1f, i32x4.dot_i16x8 + add %.1f\n", mul_add, dot_add);
+#endif
   auto peak_of = [&](const DenseKernel& k) {
     switch (k.isa) {
       case Isa::X86Avx512: return fma512;
@@ -151,6 +186,9 @@ int main(int argc, char** argv) {
       // int8 on AVX2 is a vpmaddwd + vpaddd pair per 16 multiply-adds, sharing ports: no one
       // instruction's peak to hold it against (compare it with the f32 kernel's GFLOP/s).
       case Isa::X86Avx2: return k.dtype == DType::I8 ? 0.0 : fma256;
+#if defined(__wasm_simd128__)
+      case Isa::WasmSimd128: return k.dtype == DType::I8 ? dot_add : mul_add;
+#endif
       default: return 0.0;
     }
   };
