@@ -82,6 +82,41 @@ linfer_status linfer_model_load(const char* path, linfer_model** out_model) {
   });
 }
 
+int linfer_model_has_tokenizer(const linfer_model* model) { return model && model->impl->tokenizer ? 1 : 0; }
+
+linfer_status linfer_tokenize(const linfer_model* model, const char* utf8, size_t length, int32_t* ids,
+                              size_t capacity, size_t* out_count) {
+  return guarded("linfer_tokenize", [&] {
+    if (!model || !out_count || (!utf8 && length) || (!ids && capacity))
+      return fail(LINFER_ERROR_INVALID_ARGUMENT, "model, out_count, utf8 or ids is null");
+    *out_count = 0;
+    if (!model->impl->tokenizer) return fail(LINFER_ERROR_UNSUPPORTED, "the model file carries no tokenizer");
+    linfer::rt::IdSink sink{ids, capacity};
+    if (linfer::rt::Status s = model->impl->tokenizer->tokenize(utf8, length, &sink); !s.ok()) return fail(s);
+    *out_count = sink.count;
+    if (capacity && sink.count > capacity)
+      return fail(LINFER_ERROR_BUFFER_TOO_SMALL, "the text has " + std::to_string(sink.count) +
+                                                     " tokens, the buffer room for " + std::to_string(capacity));
+    return ok();
+  });
+}
+
+linfer_status linfer_detokenize(const linfer_model* model, const int32_t* ids, size_t count, char* utf8,
+                                size_t capacity, size_t* out_length) {
+  return guarded("linfer_detokenize", [&] {
+    if (!model || !out_length || (!ids && count) || (!utf8 && capacity))
+      return fail(LINFER_ERROR_INVALID_ARGUMENT, "model, out_length, ids or utf8 is null");
+    *out_length = 0;
+    if (!model->impl->tokenizer) return fail(LINFER_ERROR_UNSUPPORTED, "the model file carries no tokenizer");
+    if (linfer::rt::Status s = model->impl->tokenizer->detokenize(ids, count, utf8, capacity, out_length); !s.ok())
+      return fail(s);
+    if (capacity && *out_length > capacity)
+      return fail(LINFER_ERROR_BUFFER_TOO_SMALL, "the text has " + std::to_string(*out_length) +
+                                                     " bytes, the buffer room for " + std::to_string(capacity));
+    return ok();
+  });
+}
+
 linfer_status linfer_model_load_from_memory(const void* data, size_t size, linfer_model** out_model) {
   return guarded("linfer_model_load_from_memory", [&] {
     if (!data || !out_model) return fail(LINFER_ERROR_INVALID_ARGUMENT, "data or out_model is null");
