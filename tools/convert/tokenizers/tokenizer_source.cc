@@ -22,6 +22,7 @@ TokenizerView TokenizerData::view() {
   v.num_pieces = uint32_t(pieces.size());
   v.merges = merges.data();
   v.num_merges = uint32_t(merges.size() / 2);
+  v.model_ids = model_ids.empty() ? nullptr : model_ids.data();
   return v;
 }
 
@@ -93,11 +94,13 @@ bool ends_with(const std::string& s, const std::string& tail) {
 }  // namespace
 
 std::string read_tokenizer(const std::vector<std::string>& paths, TokenizerData* out) {
-  std::string encoder_json, vocab_bpe, err;
+  std::string encoder_json, vocab_bpe, dict_txt, err;
   for (const std::string& p : paths) {
     std::string text;
     if (!(err = slurp(p, &text)).empty()) return err;
-    if (ends_with(p, "vocab.bpe") || ends_with(p, "merges.txt")) {
+    if (ends_with(p, "dict.txt")) {
+      dict_txt = text;
+    } else if (ends_with(p, "vocab.bpe") || ends_with(p, "merges.txt")) {
       vocab_bpe = text;
     } else if (ends_with(p, "encoder.json") || ends_with(p, "vocab.json")) {
       encoder_json = text;
@@ -111,11 +114,13 @@ std::string read_tokenizer(const std::vector<std::string>& paths, TokenizerData*
       return err.empty() ? "" : p + ": " + err;
     } else {
       return "'" + p + "' is not a tokenizer file linfer-convert reads (tokenizer.json, encoder.json + "
-             "vocab.bpe, vocab.txt)";
+             "vocab.bpe [+ fairseq dict.txt], vocab.txt)";
     }
   }
-  if (encoder_json.empty() || vocab_bpe.empty()) return "GPT-2's tokenizer needs encoder.json and vocab.bpe";
-  return read_gpt2_files(encoder_json, vocab_bpe, out);
+  if (encoder_json.empty() || vocab_bpe.empty())
+    return "GPT-2's tokenizer needs encoder.json and vocab.bpe (a fairseq dict.txt goes with them)";
+  if (!(err = read_gpt2_files(encoder_json, vocab_bpe, out)).empty()) return err;
+  return dict_txt.empty() ? "" : apply_fairseq_dict(dict_txt, out);
 }
 
 }  // namespace linfer::convert

@@ -1,7 +1,8 @@
 // The converter's tokenizer readers (--tokenizer FILE, repeatable): each turns its upstream files
 // into a TokenizerData, whose view() is what the .lfm stores (linfer/format/tokenizer.h).
 // One file per source: hf_tokenizer_json.cc (Hugging Face tokenizer.json), gpt2_files.cc
-// (GPT-2's encoder.json + vocab.bpe), bert_vocab.cc (BERT's vocab.txt).
+// (GPT-2's encoder.json + vocab.bpe), bert_vocab.cc (BERT's vocab.txt), fairseq_dict.cc (fairseq's
+// dict.txt, mapping GPT-2's ids to the model's).
 #pragma once
 
 #include <cstdint>
@@ -16,6 +17,7 @@ struct TokenizerData {
   TokenizerView settings;            // kind, unk, template, normalizer flags (no pointers)
   std::vector<std::string> pieces;   // by tokenizer id
   std::vector<uint32_t> merges;      // (left, right) ids by rank
+  std::vector<uint32_t> model_ids;   // tokenizer id -> model id, or empty (the same)
   // What view() points into.
   std::string piece_bytes;
   std::vector<uint32_t> piece_ends;
@@ -34,6 +36,8 @@ std::string read_tokenizer(const std::vector<std::string>& paths, TokenizerData*
 std::string read_hf_tokenizer_json(const std::string& text, TokenizerData* out);
 std::string read_gpt2_files(const std::string& encoder_json, const std::string& vocab_bpe, TokenizerData* out);
 std::string read_bert_vocab(const std::string& vocab_txt, TokenizerData* out);
+// Maps the pieces read so far (GPT-2's) to the model's ids through fairseq's dict.txt.
+std::string apply_fairseq_dict(const std::string& dict_txt, TokenizerData* out);
 
 // GPT-2's byte-to-unicode map undone: the bytes a byte-level piece stands for, or "" when the
 // piece has a character outside the map.
