@@ -1,19 +1,22 @@
 #!/usr/bin/env bash
 # test-tokenizers.sh [BIN_DIR]: the tokenizers a model file carries give the reference's ids on
-# every line of a 12,000-line multilingual corpus (tests/tokenizers/make_corpus.py):
+# every line of a 12,000-line multilingual corpus (tests/tokenizers/make_corpus.py), through
+# BIN_DIR/linfer-tokenize (default build/bin) on tiny models converted with --tokenizer:
 #   GPT-2 byte-level BPE and BERT WordPiece against Hugging Face tokenizers (npm `tokenizers`),
 #   each converted from tokenizer.json and from the upstream files (encoder.json + vocab.bpe,
-#   vocab.txt), and GPT-2's BPE through a fairseq dict.txt, through BIN_DIR/linfer-tokenize (default build/bin) on a tiny model converted
-#   with --tokenizer. One differing line fails. Then the refusals: a vocabulary larger than the
-#   model's embedding, a model without a tokenizer. Installs its own dependencies (Debian's
-#   nodejs, npm, python3-torch; the npm packages of tests/tokenizers with npm ci).
+#   vocab.txt); GPT-2's BPE through a fairseq dict.txt; SentencePiece unigram and BPE models
+#   trained here, against python3-sentencepiece.
+# One differing line fails. Then the refusals: a vocabulary larger than the model's embedding, an
+# unsupported pre-tokenizer, a model without a tokenizer. Installs its own dependencies (Debian's
+# nodejs, npm, python3-torch, python3-sentencepiece; the npm packages of tests/tokenizers with
+# npm ci).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 trap 'echo "test-tokenizers.sh: FAILED at line $LINENO" >&2' ERR
 bin=$(realpath "${1:-build/bin}")
 npm=()
 command -v npm > /dev/null || npm=(npm)
-bash scripts/need-packages.sh nodejs "${npm[@]}" python3 python3-torch python3-numpy
+bash scripts/need-packages.sh nodejs "${npm[@]}" python3 python3-torch python3-numpy python3-sentencepiece
 (cd tests/tokenizers && npm ci --no-audit --no-fund --prefer-offline > /dev/null)
 work=$(mktemp -d /tmp/linfer-tokenizers.XXXXXX)
 trap 'rm -rf "$work"' EXIT
@@ -83,6 +86,17 @@ PY
 "$bin/linfer-convert" "$work/fairseq.pt" --config "$work/fairseq.cfg.json" -o "$work/fairseq.lfm" \
   --tokenizer "$work/encoder.json" --tokenizer "$work/vocab.bpe" --tokenizer "$work/dict.txt" > /dev/null
 compare fairseq fairseq.ref
+
+# SentencePiece: unigram (with byte fallback) and BPE models trained here on the corpus, against
+# python3-sentencepiece.
+/usr/bin/python3 tests/tokenizers/train_sentencepiece.py "$work/corpus.txt" "$work"
+/usr/bin/python3 tests/tokenizers/make_model.py 4000 "$work/spm.pt" "$work/spm.cfg.json"
+for kind in unigram bpe; do
+  "$bin/linfer-convert" "$work/spm.pt" --config "$work/spm.cfg.json" -o "$work/spm_$kind.lfm" \
+    --tokenizer "$work/spm_$kind.model" > /dev/null
+  /usr/bin/python3 tests/tokenizers/reference_sentencepiece.py "$work/spm_$kind.model" "$work/corpus.txt" > "$work/spm_$kind.ref"
+  compare "spm_$kind" "spm_$kind.ref"
+done
 
 # Refusals: one line naming the problem, a non-zero exit.
 refused() {  # refused PATTERN COMMAND...: the command fails and its message matches PATTERN

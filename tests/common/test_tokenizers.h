@@ -35,6 +35,17 @@ inline convert::TokenizerData byte_bpe_tokenizer() {
   return t;
 }
 
+// SentencePiece unigram without a character map: <unk>, <s>, </s>, then ▁ (3), a, b, ▁ab (6), ▁c.
+inline convert::TokenizerData sentencepiece_tokenizer() {
+  convert::TokenizerData t;
+  t.pieces = {"<unk>", "<s>", "</s>", "\xE2\x96\x81", "a", "b", "\xE2\x96\x81" "ab", "\xE2\x96\x81" "c"};
+  t.scores = {0, 0, 0, -2, -3, -3, -1, -4};
+  t.types = {2, 3, 3, 1, 1, 1, 1, 1};
+  t.settings.kind = TokenizerKind::SentencePieceUnigram;
+  t.settings.unk_id = 0;
+  return t;
+}
+
 // A small model with the tokenizer (its vocabulary widened to fit), as file bytes.
 inline std::vector<uint8_t> model_with_tokenizer(convert::TokenizerData& t, bool validate = true) {
   EncoderConfig c = small_config();

@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
 """make_tokenizer_seeds.py [CONVERTER]: fuzz_lfm seeds with a tokenizer table: a tiny lucidrains
-LM (300 tokens) converted with a WordPiece and with a byte-level BPE tokenizer.json
-(tests/fuzz/corpus/fuzz_lfm/tokenizer_*.lfm; fuzz_lfm tokenizes part of its input with them)."""
+LM (400 tokens) converted with a WordPiece and with a byte-level BPE tokenizer.json, and with a
+SentencePiece unigram model (nmt_nfkc, so with its character map; byte fallback) trained here
+(tests/fuzz/corpus/fuzz_lfm/tokenizer_*.lfm; fuzz_lfm tokenizes part of its input with them, and
+tests/unit/test_tokenizer.cpp and test_no_alloc.cpp use them)."""
 import json
 import os
 import subprocess
 import sys
 import tempfile
 
+import sentencepiece as spm
 import torch
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -53,14 +56,21 @@ bpe = dict(
 
 torch.manual_seed(0)
 with tempfile.TemporaryDirectory() as tmp:
-    args = dict(num_tokens=300, dim=8, seq_len=8, depth=1, k=4, heads=2)
+    args = dict(num_tokens=400, dim=8, seq_len=8, depth=1, k=4, heads=2)
     torch.save(lucidrains.LinformerLM(**args).state_dict(), os.path.join(tmp, "lm.pt"))
     with open(os.path.join(tmp, "lm.json"), "w") as f:
         json.dump(args, f)
-    for name, tok in (("wordpiece", wordpiece), ("byte_bpe", bpe)):
-        path = os.path.join(tmp, name + ".json")
-        with open(path, "w") as f:
-            json.dump(tok, f)
+    text = os.path.join(tmp, "text.txt")
+    with open(text, "w", encoding="utf-8") as f:
+        for i in range(200):
+            f.write("the quick brown fox %d jumps over the lazy dog. Ｆｕｌｌ ｗｉｄｔｈ ﬁ café №%d ½ 東京 한국어\n" % (i, i * 7))
+    spm.SentencePieceTrainer.train(input=text, model_prefix=os.path.join(tmp, "sp"), vocab_size=380, model_type="unigram",
+                                   byte_fallback=True, num_threads=1, minloglevel=2)
+    for name, tok in (("wordpiece", wordpiece), ("byte_bpe", bpe), ("sentencepiece", None)):
+        path = os.path.join(tmp, "sp.model") if tok is None else os.path.join(tmp, name + ".json")
+        if tok is not None:
+            with open(path, "w") as f:
+                json.dump(tok, f)
         subprocess.run([converter, os.path.join(tmp, "lm.pt"), "--config", os.path.join(tmp, "lm.json"),
                         "-o", os.path.join(out, "tokenizer_%s_f32.lfm" % name), "--tokenizer", path],
                        check=True, stdout=subprocess.DEVNULL)

@@ -9,6 +9,7 @@
 
 #include "linfer/linfer.hpp"
 #include "test_tokenizers.h"
+#include "tool_util.h"
 
 using namespace linfer;
 
@@ -67,6 +68,16 @@ TEST_CASE("byte-level BPE: merges by rank, GPT-2's pattern, the added token") {
   CHECK(m.text({259, 260, 'o'}) == "hello wo");
 }
 
+TEST_CASE("SentencePiece unigram: whitespace, Viterbi, one [unk] per run") {
+  auto t = testing::sentencepiece_tokenizer();
+  Loaded m(testing::model_with_tokenizer(t));
+  CHECK(m.ids("  ab   ab ") == Ids{6, 6});      // "▁ab▁ab": spaces squeezed, a dummy prefix
+  CHECK(m.ids("aab") == Ids{3, 4, 4, 5});       // "▁aab": no "▁a", so ▁ a a b
+  CHECK(m.ids("ab xyz c") == Ids{6, 3, 0, 7});  // x y z unknown: one [unk]
+  CHECK(m.ids("   ") == Ids{});
+  CHECK(m.ids(" \t ") == Ids{3, 0});  // no character map: a tab is not a space but an unknown character
+}
+
 TEST_CASE("tokenize: size query, short buffer, no tokenizer, bad arguments") {
   auto t = testing::wordpiece_tokenizer();
   Loaded m(testing::model_with_tokenizer(t));
@@ -86,10 +97,16 @@ TEST_CASE("tokenize: size query, short buffer, no tokenizer, bad arguments") {
 TEST_CASE("tokenize never fails, crashes or reads past its input on random and ill-formed UTF-8") {
   auto wp = testing::wordpiece_tokenizer();
   auto bpe = testing::byte_bpe_tokenizer();
-  Loaded models[] = {Loaded(testing::model_with_tokenizer(wp)), Loaded(testing::model_with_tokenizer(bpe))};
+  auto sp = testing::sentencepiece_tokenizer();
+  // The fuzz corpus's SentencePiece model: nmt_nfkc's character map, byte fallback.
+  std::vector<uint8_t> seed;
+  REQUIRE(linfer::tools::read_file(std::string(LINFER_SOURCE_DIR) +
+                                       "/tests/fuzz/corpus/fuzz_lfm/tokenizer_sentencepiece_f32.lfm", &seed).empty());
+  Loaded models[] = {Loaded(testing::model_with_tokenizer(wp)), Loaded(testing::model_with_tokenizer(bpe)),
+                     Loaded(testing::model_with_tokenizer(sp)), Loaded(seed)};
   std::mt19937 rng(36);
   // Bytes biased towards UTF-8's lead and continuation bytes, spaces and ASCII.
-  const uint8_t pool[] = {0x00, 0x20, 0x09, 'a', 'h', 'e', 'l', 'o', '\'', ',', '[', 0x80, 0xBF, 0xC0, 0xC2,
+  const uint8_t pool[] = {0x00, 0x20, 0x09, 'a', 'b', 'h', 'e', 'l', 'o', '\'', ',', '[', 0x80, 0xBD, 0xEF, 0xBF, 0xC0, 0xC2,
                           0xDF, 0xE0, 0xE4, 0xED, 0xEF, 0xF0, 0xF4, 0xF5, 0xFF, 0xA0, 0x9F, 0x8F, 0xB8, 0xAD};
   for (int i = 0; i < 4000; ++i) {
     const size_t n = rng() % 64;
@@ -101,7 +118,7 @@ TEST_CASE("tokenize never fails, crashes or reads past its input on random and i
       std::vector<int32_t> ids(count);
       REQUIRE(linfer_tokenize(m.model, text.get(), n, ids.data(), ids.size(), &filled) == LINFER_OK);
       REQUIRE(filled == count);
-      for (int32_t id : ids) REQUIRE((id >= 0 && id < 300));
+      for (int32_t id : ids) REQUIRE((id >= 0 && id < 400));
     }
   }
 }

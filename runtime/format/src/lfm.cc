@@ -167,9 +167,15 @@ std::string write_lfm(const EncoderDescription& d, const std::string& producer,
     auto prefix = fbb.CreateVector(t.prefix), suffix = fbb.CreateVector(t.suffix);
     auto added = fbb.CreateVector(t.added);
     auto continuing = fbb.CreateString(t.continuing_prefix);
+    flatbuffers::Offset<flatbuffers::Vector<float>> scores = 0;
+    flatbuffers::Offset<flatbuffers::Vector<uint8_t>> types = 0, charsmap = 0;
+    if (t.scores) scores = fbb.CreateVector(t.scores, t.num_pieces);
+    if (t.piece_types) types = fbb.CreateVector(t.piece_types, t.num_pieces);
+    if (t.charsmap) charsmap = fbb.CreateVector(t.charsmap, t.charsmap_size);
     tokenizer = fbs::CreateTokenizer(fbb, fbs::TokenizerKind(t.kind), bytes, ends, model_ids, merges,
                                      t.unk_id, prefix, suffix, added, t.clean_text, t.split_cjk,
-                                     t.strip_accents, t.lowercase, continuing, t.max_word_chars);
+                                     t.strip_accents, t.lowercase, continuing, t.max_word_chars, scores, types,
+                                     charsmap, t.add_dummy_prefix, t.remove_extra_whitespaces, t.byte_fallback);
   }
   auto model = fbs::CreateModelFile(fbb, format_version, producer_str, config, /*data_offset=*/0,
                                 w.data_size, token_embedding, position_embedding, embedding_norm,
@@ -505,6 +511,21 @@ std::string parse_lfm(const uint8_t* data, size_t size, EncoderDescription* desc
     v.lowercase = t->lowercase();
     if (t->continuing_prefix()) v.continuing_prefix = t->continuing_prefix()->str();
     v.max_word_chars = t->max_word_chars();
+    if (t->scores()) {
+      if (t->scores()->size() != v.num_pieces) return "tokenizer: the scores are not one per piece";
+      v.scores = t->scores()->data();
+    }
+    if (t->piece_types()) {
+      if (t->piece_types()->size() != v.num_pieces) return "tokenizer: the piece types are not one per piece";
+      v.piece_types = t->piece_types()->data();
+    }
+    if (t->charsmap()) {
+      v.charsmap = t->charsmap()->data();
+      v.charsmap_size = t->charsmap()->size();
+    }
+    v.add_dummy_prefix = t->add_dummy_prefix();
+    v.remove_extra_whitespaces = t->remove_extra_whitespaces();
+    v.byte_fallback = t->byte_fallback();
   }
   std::string err = validate_description(d);
   if (!err.empty()) return err;

@@ -1,6 +1,8 @@
 // Validation of the tokenizer table (linfer/format/tokenizer.h).
 #include "linfer/format/tokenizer.h"
 
+#include <cmath>
+
 namespace linfer {
 
 bool valid_utf8(const uint8_t* s, size_t n) {
@@ -31,7 +33,7 @@ bool valid_utf8(const uint8_t* s, size_t n) {
 std::string validate_tokenizer(const TokenizerView& t, uint32_t vocab_size) {
   if (!t.present) return "";
   const std::string p = "tokenizer: ";
-  if (uint8_t(t.kind) > uint8_t(TokenizerKind::ByteLevelBpe))
+  if (uint8_t(t.kind) > uint8_t(TokenizerKind::SentencePieceBpe))
     return p + "unknown kind " + std::to_string(int(t.kind));
   if (vocab_size == 0) return p + "the model takes embeddings, not token ids";
   if (t.num_pieces == 0 || t.num_pieces > kMaxTokenizerPieces)
@@ -44,7 +46,7 @@ std::string validate_tokenizer(const TokenizerView& t, uint32_t vocab_size) {
     const uint32_t end = t.piece_ends[i];
     if (end <= begin || end > t.piece_bytes_size)
       return p + "piece " + std::to_string(i) + " is empty or ends outside the piece bytes";
-    if (t.kind == TokenizerKind::WordPiece && !valid_utf8(t.piece_bytes + begin, end - begin))
+    if (t.kind != TokenizerKind::ByteLevelBpe && !valid_utf8(t.piece_bytes + begin, end - begin))
       return p + "piece " + std::to_string(i) + " is not UTF-8";
     if (t.model_ids && t.model_ids[i] >= vocab_size)
       return p + "piece " + std::to_string(i) + " maps to model id " + std::to_string(t.model_ids[i]) +
@@ -55,7 +57,21 @@ std::string validate_tokenizer(const TokenizerView& t, uint32_t vocab_size) {
     if (t.merges[i] >= t.num_pieces)
       return p + "merge " + std::to_string(i / 2) + " names piece " + std::to_string(t.merges[i]) +
              " of " + std::to_string(t.num_pieces);
-  if (t.kind == TokenizerKind::WordPiece && t.num_merges) return p + "WordPiece has no merges";
+  if (t.kind != TokenizerKind::ByteLevelBpe && t.num_merges) return p + "only byte-level BPE has merges";
+  if (t.sentencepiece()) {
+    if (!t.scores || !t.piece_types) return p + "SentencePiece needs a score and a type per piece";
+    for (uint32_t i = 0; i < t.num_pieces; ++i) {
+      if (!std::isfinite(t.scores[i])) return p + "piece " + std::to_string(i) + " has a score that is not finite";
+      if (t.piece_types[i] < 1 || t.piece_types[i] > 6)
+        return p + "piece " + std::to_string(i) + " has unknown type " + std::to_string(t.piece_types[i]);
+      if (t.piece_types[i] == uint8_t(PieceType::UserDefined) || t.piece_types[i] == uint8_t(PieceType::Unused))
+        return p + "piece " + std::to_string(i) + ": user-defined and unused pieces are not supported";
+    }
+    if (t.unk_id < 0 || t.piece_types[t.unk_id] != uint8_t(PieceType::Unknown))
+      return p + "SentencePiece needs its unknown piece";
+  } else if (t.scores || t.piece_types || t.charsmap) {
+    return p + "scores, piece types and a character map belong to SentencePiece";
+  }
   if (t.unk_id < -1 || t.unk_id >= int64_t(t.num_pieces))
     return p + "unknown piece " + std::to_string(t.unk_id) + " is not a piece";
   if (t.kind == TokenizerKind::WordPiece && t.unk_id < 0) return p + "WordPiece needs an unknown piece";

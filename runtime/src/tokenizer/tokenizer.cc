@@ -1,6 +1,7 @@
 #include "tokenizer/tokenizer.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <string>
 
@@ -97,6 +98,8 @@ Result<std::unique_ptr<Tokenizer>> Tokenizer::build(const TokenizerView& view) {
         return invalid_model("tokenizer: byte-level BPE has no piece for byte " + std::to_string(b));
     }
   }
+  if (view.sentencepiece())
+    if (Status s = t->build_sentencepiece(); !s.ok()) return s;
   // Model ids of the pieces: the inverse of model_ids for detokenize, and which are special.
   uint32_t model_vocab = 0;
   for (uint32_t id = 0; id < view.num_pieces; ++id) model_vocab = std::max(model_vocab, view.model_id(id) + 1);
@@ -147,9 +150,46 @@ Status Tokenizer::tokenize(const char* utf8, size_t length, IdSink* sink) const 
   return {};
 }
 
+Status Tokenizer::build_sentencepiece() {
+  // precompiled_charsmap: a little-endian uint32 trie size, the trie's units, the strings.
+  if (t_.charsmap && t_.charsmap_size) {
+    uint32_t trie_bytes;
+    if (t_.charsmap_size < 4) return invalid_model("tokenizer: the character map is shorter than its header");
+    std::memcpy(&trie_bytes, t_.charsmap, 4);
+    if (trie_bytes < 4 || trie_bytes % 4 || trie_bytes > t_.charsmap_size - 4)
+      return invalid_model("tokenizer: the character map's trie of " + std::to_string(trie_bytes) +
+                           " bytes does not fit its " + std::to_string(t_.charsmap_size) + " bytes");
+    trie_units_ = t_.charsmap + 4;
+    trie_size_ = trie_bytes / 4;
+    normalized_ = reinterpret_cast<const char*>(t_.charsmap + 4 + trie_bytes);
+    normalized_size_ = t_.charsmap_size - 4 - trie_bytes;
+  }
+  bool any = false;
+  for (uint32_t id = 0; id < t_.num_pieces; ++id) {
+    if (t_.piece_types[id] != uint8_t(PieceType::Normal)) continue;
+    const std::string_view p = t_.piece(id);
+    if (p.find("\xE2\x96\x81", 1) != std::string_view::npos)
+      return invalid_model("tokenizer: piece " + std::to_string(id) +
+                           " has U+2581 after its first character (linfer cuts SentencePiece text at whitespace)");
+    min_score_ = any ? std::min(min_score_, t_.scores[id]) : t_.scores[id];
+    max_piece_bytes_ = std::max(max_piece_bytes_, p.size());
+    any = true;
+  }
+  if (t_.byte_fallback)
+    for (int b = 0; b < 256; ++b) {
+      char name[8];
+      std::snprintf(name, sizeof name, "<0x%02X>", b);
+      sp_byte_ids_[b] = pieces_.find(name, 6);
+      if (sp_byte_ids_[b] < 0 || t_.piece_types[sp_byte_ids_[b]] != uint8_t(PieceType::Byte))
+        return invalid_model(std::string("tokenizer: byte fallback without the byte piece ") + name);
+    }
+  return {};
+}
+
 Status Tokenizer::tokenize_segment(const uint8_t* s, size_t n, IdSink* sink) const {
   if (n == 0) return {};
   if (t_.kind == TokenizerKind::ByteLevelBpe) return byte_bpe(s, n, sink);
+  if (t_.sentencepiece()) return sentencepiece(s, n, sink);
   wordpiece(s, n, sink);
   return {};
 }

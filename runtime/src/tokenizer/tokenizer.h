@@ -3,8 +3,8 @@
 // allocated, each bounded by the file's size. Immutable after load, shared by every thread.
 //
 // tokenize() allocates nothing: ids go to the caller's buffer, and its scratch is on the stack,
-// one word at a time, bounded by kMaxWordBytes (a byte-level BPE word) and max_word_chars
-// (a WordPiece word; longer ones are [UNK] as in Hugging Face's WordPiece).
+// one word at a time, bounded by kMaxWordBytes (a byte-level BPE word, a SentencePiece "▁word")
+// and max_word_chars (a WordPiece word; longer ones are [UNK] as in Hugging Face's WordPiece).
 #pragma once
 
 #include <cstddef>
@@ -54,8 +54,8 @@ struct IdSink {
 
 class Tokenizer {
  public:
-  // Longest byte-level BPE word (a pre-tokenizer match) tokenize() takes: its scratch lives on
-  // the stack (10 bytes a byte).
+  // Longest byte-level BPE word (a pre-tokenizer match) or SentencePiece word tokenize() takes:
+  // its scratch lives on the stack (about 8 bytes a byte for BPE, 16 for SentencePiece).
   static constexpr size_t kMaxWordBytes = 4096;
 
   static Result<std::unique_ptr<Tokenizer>> build(const TokenizerView& view);
@@ -76,11 +76,32 @@ class Tokenizer {
   // byte_bpe.cc
   Status byte_bpe(const uint8_t* s, size_t n, IdSink* sink) const;
   Status bpe_word(const uint8_t* s, size_t n, IdSink* sink) const;
+  // sentencepiece.cc
+  struct SpState {
+    float path_score = 0;       // the unigram path's score so far
+    bool prev_unknown = false;  // the last piece was [unk] (a run gives one)
+  };
+  Status sentencepiece(const uint8_t* s, size_t n, IdSink* sink) const;
+  size_t sp_longest_rule(const uint8_t* s, size_t n, uint32_t* value) const;
+  size_t sp_normalize_prefix(const uint8_t* s, size_t n, const char** out, size_t* out_len) const;
+  void sp_word(const char* w, size_t n, SpState* st, IdSink* sink) const;
+  void sp_emit(int32_t id, const char* text, size_t len, SpState* st, IdSink* sink) const;
+  int32_t sp_normal_piece(const char* s, size_t n) const;
+  Status build_sentencepiece();
 
   TokenizerView t_;
   PieceTable pieces_;
   MergeTable merges_;
   int32_t byte_ids_[256];            // byte-level BPE: the piece of each single byte
+  // SentencePiece: the character map's trie (4-byte units) and strings, the lowest normal score,
+  // the <0xXX> pieces, the longest normal piece.
+  const uint8_t* trie_units_ = nullptr;
+  size_t trie_size_ = 0;
+  const char* normalized_ = nullptr;
+  size_t normalized_size_ = 0;
+  float min_score_ = 0;
+  int32_t sp_byte_ids_[256];
+  size_t max_piece_bytes_ = 0;
   std::vector<int32_t> tokenizer_id_;  // model id -> tokenizer id when model_ids remap them, else empty
   std::vector<uint8_t> special_;       // model id -> 1 for template and added pieces (left out by detokenize)
 };

@@ -23,6 +23,9 @@ TokenizerView TokenizerData::view() {
   v.merges = merges.data();
   v.num_merges = uint32_t(merges.size() / 2);
   v.model_ids = model_ids.empty() ? nullptr : model_ids.data();
+  if (!scores.empty()) v.scores = scores.data(), v.piece_types = types.data();
+  if (!charsmap.empty())
+    v.charsmap = reinterpret_cast<const uint8_t*>(charsmap.data()), v.charsmap_size = charsmap.size();
   return v;
 }
 
@@ -98,7 +101,11 @@ std::string read_tokenizer(const std::vector<std::string>& paths, TokenizerData*
   for (const std::string& p : paths) {
     std::string text;
     if (!(err = slurp(p, &text)).empty()) return err;
-    if (ends_with(p, "dict.txt")) {
+    if (ends_with(p, ".model")) {
+      if (paths.size() != 1) return "a SentencePiece .model is given alone";
+      err = read_sentencepiece_model(text, out);
+      return err.empty() ? "" : p + ": " + err;
+    } else if (ends_with(p, "dict.txt")) {
       dict_txt = text;
     } else if (ends_with(p, "vocab.bpe") || ends_with(p, "merges.txt")) {
       vocab_bpe = text;
@@ -114,7 +121,7 @@ std::string read_tokenizer(const std::vector<std::string>& paths, TokenizerData*
       return err.empty() ? "" : p + ": " + err;
     } else {
       return "'" + p + "' is not a tokenizer file linfer-convert reads (tokenizer.json, encoder.json + "
-             "vocab.bpe [+ fairseq dict.txt], vocab.txt)";
+             "vocab.bpe [+ fairseq dict.txt], vocab.txt, a SentencePiece .model)";
     }
   }
   if (encoder_json.empty() || vocab_bpe.empty())

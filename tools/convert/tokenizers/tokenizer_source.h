@@ -2,7 +2,7 @@
 // into a TokenizerData, whose view() is what the .lfm stores (linfer/format/tokenizer.h).
 // One file per source: hf_tokenizer_json.cc (Hugging Face tokenizer.json), gpt2_files.cc
 // (GPT-2's encoder.json + vocab.bpe), bert_vocab.cc (BERT's vocab.txt), fairseq_dict.cc (fairseq's
-// dict.txt, mapping GPT-2's ids to the model's).
+// dict.txt, mapping GPT-2's ids to the model's), sentencepiece_model.cc (a SentencePiece .model).
 #pragma once
 
 #include <cstdint>
@@ -18,6 +18,9 @@ struct TokenizerData {
   std::vector<std::string> pieces;   // by tokenizer id
   std::vector<uint32_t> merges;      // (left, right) ids by rank
   std::vector<uint32_t> model_ids;   // tokenizer id -> model id, or empty (the same)
+  std::vector<float> scores;         // SentencePiece: per piece
+  std::vector<uint8_t> types;        // SentencePiece: per piece (PieceType)
+  std::string charsmap;              // SentencePiece: the precompiled character map
   // What view() points into.
   std::string piece_bytes;
   std::vector<uint32_t> piece_ends;
@@ -36,6 +39,7 @@ std::string read_tokenizer(const std::vector<std::string>& paths, TokenizerData*
 std::string read_hf_tokenizer_json(const std::string& text, TokenizerData* out);
 std::string read_gpt2_files(const std::string& encoder_json, const std::string& vocab_bpe, TokenizerData* out);
 std::string read_bert_vocab(const std::string& vocab_txt, TokenizerData* out);
+std::string read_sentencepiece_model(const std::string& data, TokenizerData* out);
 // Maps the pieces read so far (GPT-2's) to the model's ids through fairseq's dict.txt.
 std::string apply_fairseq_dict(const std::string& dict_txt, TokenizerData* out);
 

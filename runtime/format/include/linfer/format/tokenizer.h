@@ -10,7 +10,10 @@
 
 namespace linfer {
 
-enum class TokenizerKind : uint8_t { WordPiece = 0, ByteLevelBpe = 1 };
+enum class TokenizerKind : uint8_t { WordPiece = 0, ByteLevelBpe = 1, SentencePieceUnigram = 2, SentencePieceBpe = 3 };
+
+// SentencePiece's piece types (sentencepiece_model.proto).
+enum class PieceType : uint8_t { Normal = 1, Unknown = 2, Control = 3, UserDefined = 4, Unused = 5, Byte = 6 };
 
 struct TokenizerView {
   bool present = false;
@@ -28,6 +31,16 @@ struct TokenizerView {
   bool clean_text = true, split_cjk = true, strip_accents = false, lowercase = false;
   std::string continuing_prefix;
   uint32_t max_word_chars = 100;
+  // SentencePiece
+  const float* scores = nullptr;         // num_pieces entries
+  const uint8_t* piece_types = nullptr;  // num_pieces entries (PieceType)
+  const uint8_t* charsmap = nullptr;     // precompiled_charsmap, or null (identity)
+  size_t charsmap_size = 0;
+  bool add_dummy_prefix = true, remove_extra_whitespaces = true, byte_fallback = false;
+
+  bool sentencepiece() const {
+    return kind == TokenizerKind::SentencePieceUnigram || kind == TokenizerKind::SentencePieceBpe;
+  }
 
   std::string_view piece(uint32_t id) const {
     const uint32_t begin = id ? piece_ends[id - 1] : 0;
