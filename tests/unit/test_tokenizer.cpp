@@ -76,6 +76,7 @@ TEST_CASE("SentencePiece unigram: whitespace, Viterbi, one [unk] per run") {
   CHECK(m.ids("ab xyz c") == Ids{6, 3, 0, 7});  // x y z unknown: one [unk]
   CHECK(m.ids("   ") == Ids{});
   CHECK(m.ids(" \t ") == Ids{3, 0});  // no character map: a tab is not a space but an unknown character
+  CHECK(m.text({6, 3, 0, 7, 1}) == "ab  \xE2\x81\x87  c");
 }
 
 TEST_CASE("tokenize: size query, short buffer, no tokenizer, bad arguments") {

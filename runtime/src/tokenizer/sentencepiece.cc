@@ -187,7 +187,10 @@ void Tokenizer::sp_word(const char* w, size_t n, SpState* st, IdSink* sink) cons
       for (size_t end = start + 1; end <= n && end - start <= max_piece_bytes_; ++end) {
         if (!boundary(end)) continue;
         const int32_t id = sp_normal_piece(w + start, end - start);
-        if (id < 0) continue;
+        if (id < 0) {
+          if (!sp_prefixes_.contains(w + start, end - start)) break;  // no longer piece starts so
+          continue;
+        }
         const double candidate = double(t_.scores[id]) + double(here);
         if (best[end].start == -1 || candidate > double(best[end].score))
           best[end] = {float(candidate), int32_t(start), id};

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -49,6 +50,35 @@ int32_t PieceTable::find(const char* s, size_t n) const {
     if (p.size() == n && std::memcmp(p.data(), s, n) == 0) return int32_t(slots_[i] - 1);
   }
   return -1;
+}
+
+Status PrefixSet::build(const TokenizerView& t, bool (*wanted)(const TokenizerView&, uint32_t id)) {
+  t_ = &t;
+  uint64_t count = 0;
+  for (uint32_t id = 0; id < t.num_pieces; ++id)
+    if (wanted(t, id)) count += t.piece(id).size();
+  const size_t size = table_size(size_t(count));
+  if (Status s = allocating("the tokenizer's prefix table", size * sizeof(Entry), [&] { slots_.assign(size, Entry{0, 0}); });
+      !s.ok())
+    return s;
+  for (uint32_t id = 0; id < t.num_pieces; ++id) {
+    if (!wanted(t, id)) continue;
+    const std::string_view p = t.piece(id);
+    for (uint32_t length = 1; length < p.size(); ++length) {
+      if (contains(p.data(), length)) continue;
+      size_t i = hash_bytes(p.data(), length) & (size - 1);
+      while (slots_[i].length) i = (i + 1) & (size - 1);
+      slots_[i] = {id, length};
+    }
+  }
+  return {};
+}
+
+bool PrefixSet::contains(const char* s, size_t n) const {
+  const size_t mask = slots_.size() - 1;
+  for (size_t i = hash_bytes(s, n) & mask; slots_[i].length; i = (i + 1) & mask)
+    if (slots_[i].length == n && std::memcmp(t_->piece(slots_[i].id).data(), s, n) == 0) return true;
+  return false;
 }
 
 Status MergeTable::build(const TokenizerView& t, const PieceTable& pieces) {
@@ -175,6 +205,11 @@ Status Tokenizer::build_sentencepiece() {
     max_piece_bytes_ = std::max(max_piece_bytes_, p.size());
     any = true;
   }
+  if (Status s = sp_prefixes_.build(t_, [](const TokenizerView& t, uint32_t id) {
+        return t.piece_types[id] == uint8_t(PieceType::Normal);
+      });
+      !s.ok())
+    return s;
   if (t_.byte_fallback)
     for (int b = 0; b < 256; ++b) {
       char name[8];
@@ -213,6 +248,28 @@ Status Tokenizer::detokenize(const int32_t* ids, size_t count, char* out, size_t
       return invalid_argument("id " + std::to_string(model_id) + " at position " + std::to_string(i) +
                               " is not a piece of the tokenizer");
     std::string_view p = t_.piece(uint32_t(id));
+    if (t_.sentencepiece()) {
+      // SentencePiece's decoder: "▁" is a space (the text's first one left out), byte pieces
+      // their byte, [unk] " ⁇ ", control pieces nothing.
+      const auto type = PieceType(t_.piece_types[id]);
+      if (type == PieceType::Control) continue;
+      if (type == PieceType::Byte) {
+        const char byte = char(std::strtol(std::string(p.substr(3, 2)).c_str(), nullptr, 16));
+        put(&byte, 1);
+      } else if (type == PieceType::Unknown) {
+        put(" \xE2\x81\x87 ", 5);
+      } else {
+        for (size_t k = 0; k < p.size();) {
+          if (p.substr(k, 3) == "\xE2\x96\x81") {
+            if (n || !t_.add_dummy_prefix) put(" ", 1);
+            k += 3;
+          } else {
+            put(p.data() + k++, 1);
+          }
+        }
+      }
+      continue;
+    }
     if (t_.kind == TokenizerKind::WordPiece) {
       // Hugging Face's WordPiece decoder: words joined by spaces, continuations glued on.
       if (!cont.empty() && p.size() > cont.size() && p.substr(0, cont.size()) == cont)

@@ -28,6 +28,20 @@ class PieceTable {
   std::vector<uint32_t> slots_;  // id + 1, 0 = empty; size a power of two
 };
 
+// The proper prefixes of a set of pieces (id, length into the file's piece bytes): lets a
+// longest-match walk stop as soon as no piece can follow, as a trie's would.
+class PrefixSet {
+ public:
+  Status build(const TokenizerView& t, bool (*wanted)(const TokenizerView&, uint32_t id));
+  bool contains(const char* s, size_t n) const;
+ private:
+  struct Entry {
+    uint32_t id, length;  // length 0 = empty slot
+  };
+  const TokenizerView* t_ = nullptr;
+  std::vector<Entry> slots_;  // a power of two
+};
+
 // (left, right) piece ids -> the merge's rank and the merged piece's id.
 class MergeTable {
  public:
@@ -91,6 +105,7 @@ class Tokenizer {
 
   TokenizerView t_;
   PieceTable pieces_;
+  PrefixSet sp_prefixes_;  // SentencePiece: prefixes of the normal pieces
   MergeTable merges_;
   int32_t byte_ids_[256];            // byte-level BPE: the piece of each single byte
   // SentencePiece: the character map's trie (4-byte units) and strings, the lowest normal score,
