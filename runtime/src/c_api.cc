@@ -46,6 +46,23 @@ linfer_status guarded(const char* entry_point, Fn&& body) {
   }
 }
 
+// linfer_tokenize's and linfer_detokenize's frame: the arguments, a model with a tokenizer, and a
+// caller's buffer too small for the *out_size units the call needed (capacity 0: a size query).
+template <class Fn>
+linfer_status tokenizer_call(const char* entry_point, const linfer_model* model, bool arguments_ok,
+                             const char* arguments, size_t capacity, size_t* out_size, const char* units, Fn&& call) {
+  return guarded(entry_point, [&] {
+    if (!model || !out_size || !arguments_ok) return fail(LINFER_ERROR_INVALID_ARGUMENT, std::string(arguments) + " is null");
+    *out_size = 0;
+    if (!model->impl->tokenizer) return fail(LINFER_ERROR_UNSUPPORTED, "the model file carries no tokenizer");
+    if (linfer::rt::Status s = call(*model->impl->tokenizer); !s.ok()) return fail(s);
+    if (capacity && *out_size > capacity)
+      return fail(LINFER_ERROR_BUFFER_TOO_SMALL, "the text has " + std::to_string(*out_size) + " " + units +
+                                                     ", the buffer room for " + std::to_string(capacity));
+    return ok();
+  });
+}
+
 linfer_status finish_load(linfer::rt::Result<std::unique_ptr<linfer::rt::LoadedModel>> r,
                           linfer_model** out) {
   if (!r.ok()) return fail(r.status());
@@ -86,35 +103,23 @@ int linfer_model_has_tokenizer(const linfer_model* model) { return model && mode
 
 linfer_status linfer_tokenize(const linfer_model* model, const char* utf8, size_t length, int32_t* ids,
                               size_t capacity, size_t* out_count) {
-  return guarded("linfer_tokenize", [&] {
-    if (!model || !out_count || (!utf8 && length) || (!ids && capacity))
-      return fail(LINFER_ERROR_INVALID_ARGUMENT, "model, out_count, utf8 or ids is null");
-    *out_count = 0;
-    if (!model->impl->tokenizer) return fail(LINFER_ERROR_UNSUPPORTED, "the model file carries no tokenizer");
-    linfer::rt::IdSink sink{ids, capacity};
-    if (linfer::rt::Status s = model->impl->tokenizer->tokenize(utf8, length, &sink); !s.ok()) return fail(s);
-    *out_count = sink.count;
-    if (capacity && sink.count > capacity)
-      return fail(LINFER_ERROR_BUFFER_TOO_SMALL, "the text has " + std::to_string(sink.count) +
-                                                     " tokens, the buffer room for " + std::to_string(capacity));
-    return ok();
-  });
+  return tokenizer_call("linfer_tokenize", model, (utf8 || !length) && (ids || !capacity),
+                        "model, out_count, utf8 or ids", capacity, out_count, "tokens",
+                        [&](const linfer::rt::Tokenizer& t) {
+                          linfer::rt::IdSink sink{ids, capacity};
+                          linfer::rt::Status s = t.tokenize(utf8, length, &sink);
+                          *out_count = sink.count;
+                          return s;
+                        });
 }
 
 linfer_status linfer_detokenize(const linfer_model* model, const int32_t* ids, size_t count, char* utf8,
                                 size_t capacity, size_t* out_length) {
-  return guarded("linfer_detokenize", [&] {
-    if (!model || !out_length || (!ids && count) || (!utf8 && capacity))
-      return fail(LINFER_ERROR_INVALID_ARGUMENT, "model, out_length, ids or utf8 is null");
-    *out_length = 0;
-    if (!model->impl->tokenizer) return fail(LINFER_ERROR_UNSUPPORTED, "the model file carries no tokenizer");
-    if (linfer::rt::Status s = model->impl->tokenizer->detokenize(ids, count, utf8, capacity, out_length); !s.ok())
-      return fail(s);
-    if (capacity && *out_length > capacity)
-      return fail(LINFER_ERROR_BUFFER_TOO_SMALL, "the text has " + std::to_string(*out_length) +
-                                                     " bytes, the buffer room for " + std::to_string(capacity));
-    return ok();
-  });
+  return tokenizer_call("linfer_detokenize", model, (ids || !count) && (utf8 || !capacity),
+                        "model, out_length, ids or utf8", capacity, out_length, "bytes",
+                        [&](const linfer::rt::Tokenizer& t) {
+                          return t.detokenize(ids, count, utf8, capacity, out_length);
+                        });
 }
 
 linfer_status linfer_model_load_from_memory(const void* data, size_t size, linfer_model** out_model) {
