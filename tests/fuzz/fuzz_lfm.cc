@@ -130,7 +130,11 @@ void tokenize(const linfer_model* model, const uint8_t* data, size_t size) {
   std::unique_ptr<char[]> text(new char[n]);
   std::memcpy(text.get(), data + size - n, n);
   size_t count = 0, filled = 0, length = 0;
-  if (linfer_tokenize(model, text.get(), n, nullptr, 0, &count) != LINFER_OK) abort();  // 256 bytes always fit
+  // The one refusal: a word past the stack's bound, which a character map of the file may make of
+  // 256 bytes (a rule that maps to a long string); it must name itself.
+  const linfer_status s = linfer_tokenize(model, text.get(), n, nullptr, 0, &count);
+  if (s == LINFER_ERROR_UNSUPPORTED && std::strstr(linfer_last_error(), "is longer than")) return;
+  if (s != LINFER_OK) abort();
   std::vector<int32_t> ids(count);
   if (linfer_tokenize(model, text.get(), n, ids.data(), ids.size(), &filled) != LINFER_OK || filled != count) abort();
   if (linfer_detokenize(model, ids.data(), ids.size(), nullptr, 0, &length) != LINFER_OK) abort();
