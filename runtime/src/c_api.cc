@@ -57,7 +57,11 @@ linfer_status tokenizer_call(const char* entry_point, const linfer_model* model,
     if (!LINFER_TOKENIZERS && model->impl->desc.tokenizer.present)
       return fail(LINFER_ERROR_UNSUPPORTED, "this build has no tokenizers (-DLINFER_TOKENIZERS=OFF)");
     if (!model->impl->tokenizer) return fail(LINFER_ERROR_UNSUPPORTED, "the model file carries no tokenizer");
+#if LINFER_TOKENIZERS  // (without, no model has a tokenizer: the call is never made, nor compiled)
     if (linfer::rt::Status s = call(*model->impl->tokenizer); !s.ok()) return fail(s);
+#else
+    (void)call;
+#endif
     if (capacity && *out_size > capacity)
       return fail(LINFER_ERROR_BUFFER_TOO_SMALL, "the text has " + std::to_string(*out_size) + " " + units +
                                                      ", the buffer room for " + std::to_string(capacity));
@@ -108,14 +112,10 @@ linfer_status linfer_tokenize(const linfer_model* model, const char* utf8, size_
   return tokenizer_call("linfer_tokenize", model, (utf8 || !length) && (ids || !capacity),
                         "model, out_count, utf8 or ids", capacity, out_count, "tokens",
                         [&](const linfer::rt::Tokenizer& t) {
-#if LINFER_TOKENIZERS
                           linfer::rt::IdSink sink{ids, capacity};
                           linfer::rt::Status s = t.tokenize(utf8, length, &sink);
                           *out_count = sink.count;
                           return s;
-#else
-                          return linfer::rt::Status();  // (not reached: no model has a tokenizer)
-#endif
                         });
 }
 
@@ -124,11 +124,7 @@ linfer_status linfer_detokenize(const linfer_model* model, const int32_t* ids, s
   return tokenizer_call("linfer_detokenize", model, (ids || !count) && (utf8 || !capacity),
                         "model, out_length, ids or utf8", capacity, out_length, "bytes",
                         [&](const linfer::rt::Tokenizer& t) {
-#if LINFER_TOKENIZERS
                           return t.detokenize(ids, count, utf8, capacity, out_length);
-#else
-                          return linfer::rt::Status();  // (not reached: no model has a tokenizer)
-#endif
                         });
 }
 
