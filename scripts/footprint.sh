@@ -2,7 +2,7 @@
 # footprint.sh [ARCH ...]: builds liblinfer and the minimal program (tests/footprint/minimal.c,
 # linked with the library statically) for each architecture (default: x86_64 aarch64 armv7
 # riscv64) with and without XNNPACK (where Debian has XNNPACK for it), and Linformer only
-# (-DLINFER_ATTENTION_KINDS=linformer) without XNNPACK, Release, and prints their
+# (-DLINFER_ATTENTION_KINDS=linformer) without XNNPACK and the tokenizers, Release, and prints their
 # stripped sizes: one line per build in the form of tests/footprint/sizes.txt, then the table of
 # docs/footprint.md. Build folders: build-footprint/<key>. The cross compilers and the arm64/armhf
 # sysroots come from scripts/test-arm64.sh and scripts/test-armhf.sh (run them first).
@@ -35,7 +35,7 @@ for arch in "${archs[@]}"; do
     key=$arch-$([ "$xnnpack" = ON ] && echo xnnpack || echo noxnnpack)-threads${kinds:+-${kinds//;/,}}
     dir=build-footprint/$key
     cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release "${toolchain[@]}" -DLINFER_WITH_XNNPACK=$xnnpack \
-      ${kinds:+"-DLINFER_ATTENTION_KINDS=$kinds"} > /dev/null
+      ${kinds:+"-DLINFER_ATTENTION_KINDS=$kinds" -DLINFER_TOKENIZERS=OFF} > /dev/null
     cmake --build "$dir" -j"$(nproc)" --target linfer linfer_minimal > /dev/null
     lib=$(find "$dir/runtime" -maxdepth 1 -name 'liblinfer.so.*.*.*' | head -1)
     $strip -o "$dir/lib.stripped" "$lib"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The test command: installs what is missing, builds, and runs every test:
-#   1. Release build, all tests
+#   1. Release build, all tests; the tokenizers against their references (scripts/test-tokenizers.sh)
 #   2. AddressSanitizer + UndefinedBehaviorSanitizer (and LeakSanitizer) build, all tests
 #   3. ThreadSanitizer build, the concurrency and determinism tests
 #   4. libFuzzer targets (clang), a short smoke run of each on its corpus and regressions
@@ -29,6 +29,7 @@ step() { echo; echo "=== $* ($((SECONDS - start)) s)"; }
 step "Release build and tests"
 bash scripts/build.sh build
 (cd build && ctest --output-on-failure -j2)
+bash scripts/test-tokenizers.sh build/bin
 
 step "AddressSanitizer + UndefinedBehaviorSanitizer build and tests"
 # Instrumented builds with line tables only (-g1: reports keep file and line). ASan and the fuzz

@@ -57,6 +57,29 @@ linfer_status guarded(const char* entry_point, Fn&& body) {
 #endif
 }
 
+// linfer_tokenize's and linfer_detokenize's frame: the arguments, a model with a tokenizer, and a
+// caller's buffer too small for the *out_size units the call needed (capacity 0: a size query).
+template <class Fn>
+linfer_status tokenizer_call(const char* entry_point, const linfer_model* model, bool arguments_ok,
+                             const char* arguments, size_t capacity, size_t* out_size, const char* units, Fn&& call) {
+  return guarded(entry_point, [&] {
+    if (!model || !out_size || !arguments_ok) return fail(LINFER_ERROR_INVALID_ARGUMENT, std::string(arguments) + " is null");
+    *out_size = 0;
+    if (!LINFER_TOKENIZERS && model->impl->desc.tokenizer.present)
+      return fail(LINFER_ERROR_UNSUPPORTED, "this build has no tokenizers (-DLINFER_TOKENIZERS=OFF)");
+    if (!model->impl->tokenizer) return fail(LINFER_ERROR_UNSUPPORTED, "the model file carries no tokenizer");
+#if LINFER_TOKENIZERS  // (without, no model has a tokenizer: the call is never made, nor compiled)
+    if (linfer::rt::Status s = call(*model->impl->tokenizer); !s.ok()) return fail(s);
+#else
+    (void)call;
+#endif
+    if (capacity && *out_size > capacity)
+      return fail(LINFER_ERROR_BUFFER_TOO_SMALL, "the text has " + std::to_string(*out_size) + " " + units +
+                                                     ", the buffer room for " + std::to_string(capacity));
+    return ok();
+  });
+}
+
 linfer_status finish_load(linfer::rt::Result<std::unique_ptr<linfer::rt::LoadedModel>> r,
                           linfer_model** out) {
   if (!r.ok()) return fail(r.status());
@@ -91,6 +114,29 @@ linfer_status linfer_model_load(const char* path, linfer_model** out_model) {
     *out_model = nullptr;
     return finish_load(linfer::rt::load_model_file(path), out_model);
   });
+}
+
+int linfer_model_has_tokenizer(const linfer_model* model) { return model && model->impl->tokenizer ? 1 : 0; }
+
+linfer_status linfer_tokenize(const linfer_model* model, const char* utf8, size_t length, int32_t* ids,
+                              size_t capacity, size_t* out_count) {
+  return tokenizer_call("linfer_tokenize", model, (utf8 || !length) && (ids || !capacity),
+                        "model, out_count, utf8 or ids", capacity, out_count, "tokens",
+                        [&](const linfer::rt::Tokenizer& t) {
+                          linfer::rt::IdSink sink{ids, capacity};
+                          linfer::rt::Status s = t.tokenize(utf8, length, &sink);
+                          *out_count = sink.count;
+                          return s;
+                        });
+}
+
+linfer_status linfer_detokenize(const linfer_model* model, const int32_t* ids, size_t count, char* utf8,
+                                size_t capacity, size_t* out_length) {
+  return tokenizer_call("linfer_detokenize", model, (ids || !count) && (utf8 || !capacity),
+                        "model, out_length, ids or utf8", capacity, out_length, "bytes",
+                        [&](const linfer::rt::Tokenizer& t) {
+                          return t.detokenize(ids, count, utf8, capacity, out_length);
+                        });
 }
 
 linfer_status linfer_model_load_from_memory(const void* data, size_t size, linfer_model** out_model) {

@@ -52,6 +52,13 @@ Status finish_load(LoadedModel* m) {
   // A valid model of an attention kind this build left out (-DLINFER_ATTENTION_KINDS).
   if (Status s = attention_kind_built(m->desc.config.attention_kind); !s.ok()) return s;
   m->format_version = info.format_version;
+#if LINFER_TOKENIZERS  // (a build without them loads the model; linfer_tokenize refuses)
+  if (m->desc.tokenizer.present) {
+    Result<std::unique_ptr<Tokenizer>> t = Tokenizer::build(m->desc.tokenizer);
+    if (!t.ok()) return t.status();
+    m->tokenizer = std::move(t.value());
+  }
+#endif
 
   // Version 1: every dense weight row-major in the file. Packed once, for every session; the
   // originals' pages are released unless another slot still reads them (a tied embedding).

@@ -18,6 +18,7 @@
 #include "linfer/format/panel.h"
 #include "linfer/linfer.h"
 #include "status.h"
+#include "tokenizer/tokenizer.h"
 
 namespace linfer::rt {
 
@@ -46,6 +47,7 @@ struct LoadedModel {
   uint64_t parameter_count = 0;
   uint64_t weight_bytes = 0;  // bytes of the weights as held: in the file (read in place) or packed
   std::string weight_dtype;   // "f32", "f16", "int8" or "mixed": the dtype of the dense weights
+  std::unique_ptr<Tokenizer> tokenizer;  // when the file carries one
 };
 
 // The loaded model, or LINFER_ERROR_IO (the file), LINFER_ERROR_INVALID_MODEL (its contents),

@@ -586,5 +586,38 @@ class OptionsTest(unittest.TestCase):
             self.assertEqual(str(cm.exception), "the session has not run yet")
 
 
+class TokenizerTest(unittest.TestCase):
+    """Model.tokenize, detokenize and Session.run_text on the fuzz corpus's models with a
+    tokenizer; linfer-run --text through the tokenizer gives the same output."""
+
+    SEEDS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fuzz", "corpus", "fuzz_lfm")
+
+    def test_wordpiece(self):
+        m = linfer.Model(os.path.join(self.SEEDS, "tokenizer_wordpiece_f32.lfm"))
+        self.assertTrue(m.has_tokenizer)
+        self.assertEqual(m.tokenize("Unaffable, Caf\u00e9 [MASK]").tolist(), [2, 5, 6, 7, 9, 11, 4, 3])
+        self.assertEqual(m.detokenize([2, 5, 6, 7, 9, 11, 3]), "unaffable , cafe")
+        with self.assertRaises(linfer.InvalidArgumentError):
+            m.tokenize(5)
+        text = "hello, cafe!"
+        out = m.session().run_text(text)
+        path = support.tmp_path("tokenizer-text.txt")
+        with open(path, "w") as f:
+            f.write(text)
+        dumped = support.tmp_path("tokenizer-text.npy")
+        code, stdout, stderr = linfer_run([os.path.join(self.SEEDS, "tokenizer_wordpiece_f32.lfm"), "--text", path,
+                                           "--dump", dumped])
+        self.assertEqual(code, 0, stdout + stderr)
+        np.testing.assert_array_equal(np.load(dumped), out)
+
+    def test_byte_bpe_and_no_tokenizer(self):
+        m = linfer.Model(os.path.join(self.SEEDS, "tokenizer_byte_bpe_f32.lfm"))
+        self.assertEqual(m.tokenize(b"hello world\xff").tolist(), [259, 260, 111, 114, 108, 100, 239, 191, 189])
+        plain = linfer.Model(model_path("byte-lm.lfm"))
+        self.assertFalse(plain.has_tokenizer)
+        with self.assertRaises(linfer.UnsupportedError):
+            plain.tokenize("a")
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -18,6 +18,7 @@
 #include "linfer/format/panel.h"
 #include "quantize.h"
 #include "test_models.h"
+#include "test_tokenizers.h"
 #include "test_util.h"
 
 using namespace linfer;
@@ -291,6 +292,65 @@ std::vector<BadCase> catalogue() {
         c->mutate_reversible_merge(fb::ReversibleMerge(2)); }); }, INV, "unknown reversible merge");
   add("causal full attention", [] { return with_config([](fb::Config* c) {
         c->mutate_causal(fb::CausalMode::Causal); }); }, INV, "causal mode is only defined for linear");
+  // The tokenizer table (linfer/format/tokenizer.h): each made from a valid one by one change.
+  auto tokenizer = [](int kind, std::function<void(convert::TokenizerData&, TokenizerView&)> f) {
+    return [kind, f] {
+      convert::TokenizerData t = kind == 1   ? testing::byte_bpe_tokenizer()
+                                 : kind == 2 ? testing::sentencepiece_tokenizer()
+                                             : testing::wordpiece_tokenizer();
+      EncoderConfig c = small_config();
+      c.vocab_size = 300;
+      testing::OwnedDescription o = make_model(c);
+      o.desc.tokenizer = t.view();
+      f(t, o.desc.tokenizer);
+      return model_bytes(o.desc, /*validate=*/false);
+    };
+  };
+  add("tokenizer piece ending outside its bytes", tokenizer(0, [](auto& t, TokenizerView& v) {
+        t.piece_ends[3] = uint32_t(t.piece_bytes.size() + 5); }), INV, "tokenizer: piece 3 is empty or ends outside");
+  add("tokenizer with an empty piece", tokenizer(0, [](auto& t, TokenizerView& v) {
+        t.piece_ends[4] = t.piece_ends[3]; }), INV, "tokenizer: piece 4 is empty");
+  add("WordPiece piece not UTF-8", tokenizer(0, [](auto& t, TokenizerView& v) {
+        t.piece_bytes[0] = char(0xC3); }), INV, "tokenizer: piece 0 is not UTF-8");
+  add("tokenizer piece repeated", tokenizer(0, [](auto& t, TokenizerView& v) {
+        t.piece_bytes[t.piece_ends[9]] = ','; }), INV, "tokenizer: piece 10 repeats an earlier piece");
+  add("tokenizer larger than the model's vocabulary", tokenizer(1, [](auto& t, TokenizerView& v) {
+        static std::vector<uint32_t> ends;
+        ends.assign(v.piece_ends, v.piece_ends + v.num_pieces);
+        while (ends.size() < 301) ends.push_back(ends.back() + 1), t.piece_bytes += "x";
+        v.piece_bytes = reinterpret_cast<const uint8_t*>(t.piece_bytes.data());
+        v.piece_bytes_size = t.piece_bytes.size();
+        v.piece_ends = ends.data();
+        v.num_pieces = 301; }),
+      INV, "tokenizer: 301 pieces do not fit the model's vocabulary of 300");
+  add("tokenizer model id outside the vocabulary", tokenizer(0, [](auto& t, TokenizerView& v) {
+        static std::vector<uint32_t> ids;
+        ids.assign(v.num_pieces, 0);
+        ids[7] = 300;
+        v.model_ids = ids.data(); }), INV, "tokenizer: piece 7 maps to model id 300");
+  add("tokenizer merge of a missing piece", tokenizer(1, [](auto& t, TokenizerView& v) {
+        t.merges[3] = 262; }), INV, "tokenizer: merge 1 names piece 262 of 262");
+  add("tokenizer merge making no piece", tokenizer(1, [](auto& t, TokenizerView& v) {
+        t.merges[1] = 'x'; }), INV, "tokenizer: merge 0 makes a piece that is not in the vocabulary");
+  add("byte-level BPE without a byte's piece", tokenizer(1, [](auto& t, TokenizerView& v) {
+        t.piece_bytes.insert(8, "x");  // piece 7: "\x07x"
+        for (uint32_t i = 7; i < v.num_pieces; ++i) ++t.piece_ends[i];
+        v.piece_bytes = reinterpret_cast<const uint8_t*>(t.piece_bytes.data());
+        v.piece_bytes_size = t.piece_bytes.size(); }), INV, "tokenizer: byte-level BPE has no piece for byte 7");
+  add("tokenizer unknown piece out of range", tokenizer(0, [](auto& t, TokenizerView& v) { v.unk_id = 15; }),
+      INV, "tokenizer: unknown piece 15 is not a piece");
+  add("WordPiece without an unknown piece", tokenizer(0, [](auto& t, TokenizerView& v) { v.unk_id = -1; }),
+      INV, "WordPiece needs an unknown piece");
+  add("tokenizer template id outside the vocabulary", tokenizer(0, [](auto& t, TokenizerView& v) {
+        v.suffix = {300}; }), INV, "tokenizer: template id 300 is outside the model's vocabulary of 300");
+  add("tokenizer added piece out of range", tokenizer(1, [](auto& t, TokenizerView& v) { v.added = {262}; }),
+      INV, "tokenizer: added piece 262 is not a piece");
+  add("tokenizer of unknown kind", tokenizer(0, [](auto& t, TokenizerView& v) { v.kind = TokenizerKind(7); }),
+      INV, "tokenizer: unknown kind 7");
+  add("tokenizer longest word of 0 characters", tokenizer(0, [](auto& t, TokenizerView& v) {
+        v.max_word_chars = 0; }), INV, "tokenizer: longest word of 0 characters");
+  add("tokenizer with a 17-byte continuing prefix", tokenizer(0, [](auto& t, TokenizerView& v) {
+        v.continuing_prefix = std::string(17, '#'); }), INV, "continuing prefix is longer than 16 bytes");
   return cases;
 }
 

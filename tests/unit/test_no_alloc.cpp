@@ -82,3 +82,22 @@ TEST_CASE("run() performs no heap allocation, for every golden model, dtype and 
   CHECK(linfer::testing::all_golden_cases().size() == 68);
   CHECK(models == 3 * linfer::testing::golden_cases_for_this_build().size());
 }
+
+// linfer_tokenize allocates nothing either: the ids go to the caller's buffer, scratch is on the
+// stack (the fuzz corpus's models with a tokenizer: WordPiece, byte-level BPE, SentencePiece).
+TEST_CASE("linfer_tokenize performs no heap allocation") {
+  const std::string text = "Unaffable, Caf\xC3\xA9 [MASK] hello world <|endoftext|> \xE4\xB8\xAD\xE4\xB8\xAD "
+                           "\xF0\x9F\x98\x80 \x80\xFF naive   it's 12345 " + std::string(300, 'a');
+  for (const char* name : {"tokenizer_wordpiece_f32.lfm", "tokenizer_byte_bpe_f32.lfm", "tokenizer_sentencepiece_f32.lfm"}) {
+    linfer::Model model;
+    const std::string path = std::string(LINFER_SOURCE_DIR) + "/tests/fuzz/corpus/fuzz_lfm/" + name;
+    REQUIRE(linfer::Model::Load(path, &model).ok());
+    std::vector<int32_t> ids(1024);
+    size_t count = 0;
+    const long before = g_allocations.load();
+    for (int i = 0; i < 10; ++i)
+      REQUIRE(linfer_tokenize(model.get(), text.data(), text.size(), ids.data(), ids.size(), &count) == LINFER_OK);
+    CHECK(g_allocations.load() == before);
+    CHECK(count > 10);
+  }
+}

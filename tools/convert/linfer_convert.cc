@@ -1,5 +1,6 @@
 // linfer-convert CHECKPOINT -o MODEL.lfm [--config CONFIG.json] [--layout auto|lucidrains|fairseq|tatp22|performer|reformer|longformer|bigbird|linfer]
-//                [--dtype f32|f16|int8] [--format-version 1|2]
+//                [--dtype f32|f16|int8] [--format-version 1|2] [--tokenizer FILE]...
+// --tokenizer (repeatable): the model's tokenizer, stored in the file (docs/tokenizers.md).
 //
 // checkpoint reader (no code execution) -> layout mapper -> canonical EncoderDescription ->
 // validate -> .lfm writer. Output is written to a temporary file and renamed, so a failure never
@@ -21,6 +22,7 @@
 #include "linfer/format/panel.h"
 #include "linfer/linfer_version.h"
 #include "quantize.h"
+#include "tokenizers/tokenizer_source.h"
 #include "tool_util.h"
 
 namespace {
@@ -30,7 +32,7 @@ using linfer::convert::SourceTensor;
 
 constexpr const char* kUsage =
     "usage: linfer-convert CHECKPOINT -o MODEL.lfm [--config CONFIG.json] "
-    "[--layout auto|lucidrains|fairseq|tatp22|performer|reformer|longformer|bigbird|linfer] [--dtype f32|f16|int8] [--format-version 1|2]";
+    "[--layout auto|lucidrains|fairseq|tatp22|performer|reformer|longformer|bigbird|linfer] [--dtype f32|f16|int8] [--format-version 1|2] [--tokenizer FILE]...";
 
 int fail(const std::string& message, int code = 1) {
   std::fprintf(stderr, "linfer-convert: %s\n", message.c_str());
@@ -57,16 +59,18 @@ namespace {
 
 int run(int argc, char** argv) {
   std::string input, output, config_path, layout = "auto", dtype = "f32", version = "2";
+  std::vector<std::string> tokenizer_paths;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "-o" || a == "--output" || a == "--config" || a == "--layout" || a == "--dtype" ||
-        a == "--format-version") {
+        a == "--format-version" || a == "--tokenizer") {
       if (i + 1 >= argc) return fail(a + " needs a value", 2);
       const std::string v = argv[++i];
       if (a == "-o" || a == "--output") output = v;
       else if (a == "--config") config_path = v;
       else if (a == "--layout") layout = v;
       else if (a == "--dtype") dtype = v;
+      else if (a == "--tokenizer") tokenizer_paths.push_back(v);
       else version = v;
     } else if (a == "-h" || a == "--help") {
       std::printf("%s\n", kUsage);
@@ -106,6 +110,13 @@ int run(int argc, char** argv) {
   linfer::convert::MappedModel conv;
   err = linfer::convert::map_checkpoint(layout, *ck, config_text, &conv);
   if (!err.empty()) return fail(input + " (" + layout + " layout): " + err);
+
+  linfer::convert::TokenizerData tokenizer;
+  if (!tokenizer_paths.empty()) {
+    err = linfer::convert::read_tokenizer(tokenizer_paths, &tokenizer);
+    if (!err.empty()) return fail("--tokenizer: " + err);
+    conv.desc.tokenizer = tokenizer.view();
+  }
 
   linfer::convert::QuantizedStore quantized;
   if (dtype != "f32") {

@@ -1,4 +1,5 @@
 // linfer-run MODEL.lfm (--ids FILE | --text FILE) [--dump OUT.npy] [--threads N]
+// --text: tokenized by the model's tokenizer when its file carries one, else the bytes as ids.
 #include <chrono>
 #include <cerrno>
 #include <cstdio>
@@ -59,15 +60,26 @@ int main(int argc, char** argv) {
   if (model_path.empty()) return usage_error("no model given");
   if (ids_path.empty() == text_path.empty()) return usage_error("give exactly one of --ids and --text");
 
-  std::vector<int32_t> ids;
-  std::string err = ids_path.empty() ? linfer::tools::read_text_bytes(text_path, &ids)
-                                     : linfer::tools::read_token_ids(ids_path, &ids);
-  if (!err.empty()) return fail(err);
-  if (ids.empty()) return fail("the input has no tokens");
-
   linfer::Model model;
   linfer::Status s = linfer::Model::Load(model_path, &model);
   if (!s) return fail(model_path + ": " + s.message());
+  // --text: the model's tokenizer when the file carries one, else the bytes as ids.
+  std::vector<int32_t> ids;
+  std::string err;
+  if (!ids_path.empty()) {
+    err = linfer::tools::read_token_ids(ids_path, &ids);
+  } else if (model.has_tokenizer()) {
+    std::vector<uint8_t> text;
+    err = linfer::tools::read_file(text_path, &text);
+    if (err.empty()) {
+      s = model.Tokenize(std::string_view(reinterpret_cast<const char*>(text.data()), text.size()), &ids);
+      if (!s) return fail(text_path + ": " + s.message());
+    }
+  } else {
+    err = linfer::tools::read_text_bytes(text_path, &ids);
+  }
+  if (!err.empty()) return fail(err);
+  if (ids.empty()) return fail("the input has no tokens");
   const linfer_model_info info = model.info();
   if (ids.size() > info.max_seq_len)
     return fail("the input has " + std::to_string(ids.size()) + " tokens; the model accepts at most " +

@@ -473,7 +473,7 @@ std::string validate_description(const EncoderDescription& d) {
                " at element " + std::to_string(j) + ", not a block index in [0, " +
                std::to_string(uint32_t(blocks)) + ")";
   }
-  return "";
+  return validate_tokenizer(d.tokenizer, c.vocab_size);
 }
 
 size_t block_sparse_blocks(const EncoderConfig& c, size_t T) {

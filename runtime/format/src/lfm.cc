@@ -158,10 +158,30 @@ std::string write_lfm(const EncoderDescription& d, const std::string& producer,
     kvs.push_back(fbs::CreateKeyValue(fbb, fbb.CreateString(key), fbb.CreateString(value)));
   auto metadata_vec = fbb.CreateVector(kvs);
   auto producer_str = fbb.CreateString(producer);
+  flatbuffers::Offset<fbs::Tokenizer> tokenizer = 0;
+  if (const TokenizerView& t = d.tokenizer; t.present) {
+    auto bytes = fbb.CreateVector(t.piece_bytes, t.piece_bytes_size);
+    auto ends = fbb.CreateVector(t.piece_ends, t.num_pieces);
+    flatbuffers::Offset<flatbuffers::Vector<uint32_t>> model_ids = 0;
+    if (t.model_ids) model_ids = fbb.CreateVector(t.model_ids, t.num_pieces);
+    auto merges = fbb.CreateVector(t.merges, 2 * size_t(t.num_merges));
+    auto prefix = fbb.CreateVector(t.prefix), suffix = fbb.CreateVector(t.suffix);
+    auto added = fbb.CreateVector(t.added);
+    auto continuing = fbb.CreateString(t.continuing_prefix);
+    flatbuffers::Offset<flatbuffers::Vector<float>> scores = 0;
+    flatbuffers::Offset<flatbuffers::Vector<uint8_t>> types = 0, charsmap = 0;
+    if (t.scores) scores = fbb.CreateVector(t.scores, t.num_pieces);
+    if (t.piece_types) types = fbb.CreateVector(t.piece_types, t.num_pieces);
+    if (t.charsmap) charsmap = fbb.CreateVector(t.charsmap, t.charsmap_size);
+    tokenizer = fbs::CreateTokenizer(fbb, fbs::TokenizerKind(t.kind), bytes, ends, model_ids, merges,
+                                     t.unk_id, prefix, suffix, added, t.clean_text, t.split_cjk,
+                                     t.strip_accents, t.lowercase, continuing, t.max_word_chars, scores, types,
+                                     charsmap, t.add_dummy_prefix, t.remove_extra_whitespaces, t.byte_fallback);
+  }
   auto model = fbs::CreateModelFile(fbb, format_version, producer_str, config, /*data_offset=*/0,
                                 w.data_size, token_embedding, position_embedding, embedding_norm,
                                 global_tokens, shared_proj, shared_proj_bias, layers_vec,
-                                final_norm, head, metadata_vec, rotary_table);
+                                final_norm, head, metadata_vec, rotary_table, tokenizer);
   fbs::FinishModelFileBuffer(fbb, model);
 
   const uint64_t data_offset =
@@ -471,6 +491,52 @@ std::string parse_lfm(const uint8_t* data, size_t size, EncoderDescription* desc
   }
   r.check_aliasing();
   if (!r.err.empty()) return r.err;
+  if (const fbs::Tokenizer* t = m->tokenizer()) {
+    TokenizerView& v = d.tokenizer;
+    v.present = true;
+    v.kind = TokenizerKind(t->kind());
+    if (!t->piece_bytes() || !t->piece_ends()) return "tokenizer: no pieces";
+    v.piece_bytes = t->piece_bytes()->data();
+    v.piece_bytes_size = t->piece_bytes()->size();
+    v.piece_ends = t->piece_ends()->data();
+    v.num_pieces = t->piece_ends()->size();
+    if (t->model_ids()) {
+      if (t->model_ids()->size() != v.num_pieces)
+        return "tokenizer: " + std::to_string(t->model_ids()->size()) + " model ids for " +
+               std::to_string(v.num_pieces) + " pieces";
+      v.model_ids = t->model_ids()->data();
+    }
+    if (t->merges()) {
+      if (t->merges()->size() % 2) return "tokenizer: an odd number of merge ids";
+      v.merges = t->merges()->data();
+      v.num_merges = t->merges()->size() / 2;
+    }
+    v.unk_id = t->unk_id();
+    if (t->prefix()) v.prefix.assign(t->prefix()->begin(), t->prefix()->end());
+    if (t->suffix()) v.suffix.assign(t->suffix()->begin(), t->suffix()->end());
+    if (t->added()) v.added.assign(t->added()->begin(), t->added()->end());
+    v.clean_text = t->clean_text();
+    v.split_cjk = t->split_cjk();
+    v.strip_accents = t->strip_accents();
+    v.lowercase = t->lowercase();
+    if (t->continuing_prefix()) v.continuing_prefix = t->continuing_prefix()->str();
+    v.max_word_chars = t->max_word_chars();
+    if (t->scores()) {
+      if (t->scores()->size() != v.num_pieces) return "tokenizer: the scores are not one per piece";
+      v.scores = t->scores()->data();
+    }
+    if (t->piece_types()) {
+      if (t->piece_types()->size() != v.num_pieces) return "tokenizer: the piece types are not one per piece";
+      v.piece_types = t->piece_types()->data();
+    }
+    if (t->charsmap()) {
+      v.charsmap = t->charsmap()->data();
+      v.charsmap_size = t->charsmap()->size();
+    }
+    v.add_dummy_prefix = t->add_dummy_prefix();
+    v.remove_extra_whitespaces = t->remove_extra_whitespaces();
+    v.byte_fallback = t->byte_fallback();
+  }
   std::string err = validate_description(d);
   if (!err.empty()) return err;
 

@@ -204,6 +204,23 @@ LINFER_API linfer_status linfer_session_memory(const linfer_session* session, si
  * other kernels, the row pipeline, threads. Valid as long as the session. */
 LINFER_API const char* linfer_session_describe(const linfer_session* session);
 
+/* Text to token ids with the tokenizer the model file carries (docs/tokenizers.md): the model ids
+ * of utf8[0, length) with the model's template around them ([CLS] ... [SEP], <s> ... </s>).
+ * Allocates nothing. *out_count gets the number of ids; with capacity 0 (ids may be NULL) that is
+ * a size query and returns LINFER_OK; a smaller non-zero capacity gets the first ids and
+ * LINFER_ERROR_BUFFER_TOO_SMALL. Ill-formed UTF-8 is read as U+FFFD per maximal subpart.
+ * LINFER_ERROR_UNSUPPORTED: the model has no tokenizer, or a byte-level BPE word without a space
+ * or punctuation runs past 4096 bytes. */
+LINFER_API linfer_status linfer_tokenize(const linfer_model* model, const char* utf8, size_t length,
+                                         int32_t* ids, size_t capacity, size_t* out_count);
+/* Model ids back to text (the template's and added special pieces left out), into utf8[0,
+ * capacity), not NUL-terminated; *out_length gets the bytes it needs (capacity 0: a size query).
+ * LINFER_ERROR_BUFFER_TOO_SMALL when it does not fit. */
+LINFER_API linfer_status linfer_detokenize(const linfer_model* model, const int32_t* ids, size_t count,
+                                           char* utf8, size_t capacity, size_t* out_length);
+/* 1 if the model file carries a tokenizer, else 0. */
+LINFER_API int linfer_model_has_tokenizer(const linfer_model* model);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

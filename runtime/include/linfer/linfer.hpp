@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -61,6 +62,22 @@ class Model {
   }
   const linfer_model* get() const { return model_.get(); }
   bool loaded() const { return model_ != nullptr; }
+  bool has_tokenizer() const { return linfer_model_has_tokenizer(model_.get()) != 0; }
+  // The model ids of UTF-8 text, with its template (linfer_tokenize; this one sizes the vector).
+  Status Tokenize(std::string_view text, std::vector<int32_t>* ids) const {
+    size_t count = 0;
+    Status s = Status::FromLast(linfer_tokenize(model_.get(), text.data(), text.size(), nullptr, 0, &count));
+    if (!s.ok()) return s;
+    ids->resize(count);
+    return Status::FromLast(linfer_tokenize(model_.get(), text.data(), text.size(), ids->data(), ids->size(), &count));
+  }
+  Status Detokenize(const std::vector<int32_t>& ids, std::string* text) const {
+    size_t length = 0;
+    Status s = Status::FromLast(linfer_detokenize(model_.get(), ids.data(), ids.size(), nullptr, 0, &length));
+    if (!s.ok()) return s;
+    text->resize(length);
+    return Status::FromLast(linfer_detokenize(model_.get(), ids.data(), ids.size(), text->data(), text->size(), &length));
+  }
 
  private:
   struct Free {

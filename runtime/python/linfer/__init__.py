@@ -235,6 +235,41 @@ class Model(_Closable):
         length = _uint32("length", length)
         return int(_capi.lib.linfer_model_flops(self._live().ptr, length))
 
+    @property
+    def has_tokenizer(self):
+        """Whether the model file carries its tokenizer (docs/tokenizers.md)."""
+        return bool(_capi.lib.linfer_model_has_tokenizer(self._live().ptr))
+
+    def tokenize(self, text):
+        """The model's token ids of `text` (str, or UTF-8 bytes) with the model's template around
+        them ([CLS] ... [SEP], <s> ... </s>), by the tokenizer the file carries: a 1-D int32
+        array. UnsupportedError for a model without one."""
+        if isinstance(text, str):
+            data = text.encode("utf-8", "surrogatepass")
+        elif isinstance(text, (bytes, bytearray, memoryview)):
+            data = bytes(text)
+        else:
+            raise _invalid("tokenize takes a str or bytes, got %r" % type(text).__name__)
+        ptr = self._live().ptr
+        count = ctypes.c_size_t()
+        _check(_capi.lib.linfer_tokenize(ptr, data, len(data), None, 0, ctypes.byref(count)))
+        ids = np.zeros(count.value, dtype=np.int32)
+        _check(_capi.lib.linfer_tokenize(ptr, data, len(data), ids.ctypes.data_as(ctypes.POINTER(ctypes.c_int32)),
+                                         ids.size, ctypes.byref(count)))
+        return ids
+
+    def detokenize(self, ids):
+        """The text of token ids (the template's and other special tokens left out), a str
+        (ill-formed UTF-8 of a cut byte-level sequence becomes U+FFFD)."""
+        arr = np.ascontiguousarray(_token_array(ids), dtype=np.int32)
+        ptr = self._live().ptr
+        ids_p = arr.ctypes.data_as(ctypes.POINTER(ctypes.c_int32))
+        length = ctypes.c_size_t()
+        _check(_capi.lib.linfer_detokenize(ptr, ids_p, arr.size, None, 0, ctypes.byref(length)))
+        buf = ctypes.create_string_buffer(max(length.value, 1))
+        _check(_capi.lib.linfer_detokenize(ptr, ids_p, arr.size, buf, length.value, ctypes.byref(length)))
+        return buf.raw[:length.value].decode("utf-8", "replace")
+
     def session(self, max_seq_len=None, num_threads=1, **options):
         """A new Session on this model; see Session for the options."""
         return Session(self, max_seq_len=max_seq_len, num_threads=num_threads, **options)
@@ -401,6 +436,10 @@ class Session(_Closable):
                     h.ptr, tmp.ctypes.data_as(ctypes.POINTER(ctypes.c_int32)), n)
             _check(status)
             return self._result(h, _capi.lib.linfer_session_output, copy)
+
+    def run_text(self, text, copy=True):
+        """Tokenizes `text` with the model's tokenizer (Model.tokenize) and runs the ids."""
+        return self.run(self.model.tokenize(text), copy=copy)
 
     def run_embeddings(self, embeddings, copy=True):
         """Runs the model on token embeddings, float [T, dim] (positions are added by the model),

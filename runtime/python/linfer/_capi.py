@@ -119,6 +119,11 @@ _SIGNATURES = {
     "linfer_op_kind_name": (ctypes.c_char_p, [ctypes.c_int]),
     "linfer_session_memory": (ctypes.c_int, [_session_p, _size_p, _size_p]),
     "linfer_session_describe": (ctypes.c_char_p, [_session_p]),
+    "linfer_model_has_tokenizer": (ctypes.c_int, [_model_p]),
+    "linfer_tokenize": (ctypes.c_int, [_model_p, ctypes.c_char_p, ctypes.c_size_t, ctypes.POINTER(ctypes.c_int32),
+                                       ctypes.c_size_t, _size_p]),
+    "linfer_detokenize": (ctypes.c_int, [_model_p, ctypes.POINTER(ctypes.c_int32), ctypes.c_size_t,
+                                         ctypes.c_char_p, ctypes.c_size_t, _size_p]),
 }
 
 

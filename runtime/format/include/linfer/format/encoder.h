@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "linfer/format/tokenizer.h"
 #include "linfer/types/enums.h"  // DType, FeatureMap, dtype_size
 
 namespace linfer {
@@ -166,6 +167,7 @@ struct EncoderDescription {
   std::vector<LayerWeights> layers;
   NormWeights final_norm;
   HeadWeights head;
+  TokenizerView tokenizer;  // optional (present = false)
 };
 
 // Largest values a model may declare. They bound every product the runtime forms, so that sizes

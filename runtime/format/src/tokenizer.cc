@@ -1,0 +1,93 @@
+// Validation of the tokenizer table (linfer/format/tokenizer.h).
+#include "linfer/format/tokenizer.h"
+
+#include <cmath>
+
+namespace linfer {
+
+bool valid_utf8(const uint8_t* s, size_t n) {
+  size_t i = 0;
+  while (i < n) {
+    const uint8_t b = s[i];
+    if (b < 0x80) {
+      ++i;
+      continue;
+    }
+    size_t len;
+    uint32_t cp, min;
+    if ((b & 0xE0) == 0xC0) len = 2, cp = b & 0x1F, min = 0x80;
+    else if ((b & 0xF0) == 0xE0) len = 3, cp = b & 0x0F, min = 0x800;
+    else if ((b & 0xF8) == 0xF0) len = 4, cp = b & 0x07, min = 0x10000;
+    else return false;
+    if (n - i < len) return false;
+    for (size_t k = 1; k < len; ++k) {
+      if ((s[i + k] & 0xC0) != 0x80) return false;
+      cp = cp << 6 | (s[i + k] & 0x3F);
+    }
+    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
+    i += len;
+  }
+  return true;
+}
+
+std::string validate_tokenizer(const TokenizerView& t, uint32_t vocab_size) {
+  if (!t.present) return "";
+  const std::string p = "tokenizer: ";
+  if (uint8_t(t.kind) > uint8_t(TokenizerKind::SentencePieceBpe))
+    return p + "unknown kind " + std::to_string(int(t.kind));
+  if (vocab_size == 0) return p + "the model takes embeddings, not token ids";
+  if (t.num_pieces == 0 || t.num_pieces > kMaxTokenizerPieces)
+    return p + std::to_string(t.num_pieces) + " pieces (1 to " + std::to_string(kMaxTokenizerPieces) + " allowed)";
+  if (!t.model_ids && t.num_pieces > vocab_size)
+    return p + std::to_string(t.num_pieces) + " pieces do not fit the model's vocabulary of " +
+           std::to_string(vocab_size);
+  uint32_t begin = 0;
+  for (uint32_t i = 0; i < t.num_pieces; ++i) {
+    const uint32_t end = t.piece_ends[i];
+    if (end <= begin || end > t.piece_bytes_size)
+      return p + "piece " + std::to_string(i) + " is empty or ends outside the piece bytes";
+    if (t.kind != TokenizerKind::ByteLevelBpe && !valid_utf8(t.piece_bytes + begin, end - begin))
+      return p + "piece " + std::to_string(i) + " is not UTF-8";
+    if (t.model_ids && t.model_ids[i] >= vocab_size)
+      return p + "piece " + std::to_string(i) + " maps to model id " + std::to_string(t.model_ids[i]) +
+             ", outside the model's vocabulary of " + std::to_string(vocab_size);
+    begin = end;
+  }
+  for (uint32_t i = 0; i < 2 * uint64_t(t.num_merges); ++i)
+    if (t.merges[i] >= t.num_pieces)
+      return p + "merge " + std::to_string(i / 2) + " names piece " + std::to_string(t.merges[i]) +
+             " of " + std::to_string(t.num_pieces);
+  if (t.kind != TokenizerKind::ByteLevelBpe && t.num_merges) return p + "only byte-level BPE has merges";
+  if (t.sentencepiece()) {
+    if (!t.scores || !t.piece_types) return p + "SentencePiece needs a score and a type per piece";
+    for (uint32_t i = 0; i < t.num_pieces; ++i) {
+      if (!std::isfinite(t.scores[i])) return p + "piece " + std::to_string(i) + " has a score that is not finite";
+      if (t.piece_types[i] < 1 || t.piece_types[i] > 6)
+        return p + "piece " + std::to_string(i) + " has unknown type " + std::to_string(t.piece_types[i]);
+      if (t.piece_types[i] == uint8_t(PieceType::UserDefined) || t.piece_types[i] == uint8_t(PieceType::Unused))
+        return p + "piece " + std::to_string(i) + ": user-defined and unused pieces are not supported";
+    }
+    if (t.unk_id < 0 || t.piece_types[t.unk_id] != uint8_t(PieceType::Unknown))
+      return p + "SentencePiece needs its unknown piece";
+  } else if (t.scores || t.piece_types || t.charsmap) {
+    return p + "scores, piece types and a character map belong to SentencePiece";
+  }
+  if (t.unk_id < -1 || t.unk_id >= int64_t(t.num_pieces))
+    return p + "unknown piece " + std::to_string(t.unk_id) + " is not a piece";
+  if (t.kind == TokenizerKind::WordPiece && t.unk_id < 0) return p + "WordPiece needs an unknown piece";
+  for (const auto* ids : {&t.prefix, &t.suffix})
+    for (uint32_t id : *ids)
+      if (id >= vocab_size)
+        return p + "template id " + std::to_string(id) + " is outside the model's vocabulary of " +
+               std::to_string(vocab_size);
+  for (uint32_t id : t.added)
+    if (id >= t.num_pieces) return p + "added piece " + std::to_string(id) + " is not a piece";
+  if (t.continuing_prefix.size() > 16 ||
+      !valid_utf8(reinterpret_cast<const uint8_t*>(t.continuing_prefix.data()), t.continuing_prefix.size()))
+    return p + "the continuing prefix is longer than 16 bytes or not UTF-8";
+  if (t.max_word_chars == 0 || t.max_word_chars > 1024)
+    return p + "longest word of " + std::to_string(t.max_word_chars) + " characters (1 to 1024 allowed)";
+  return "";
+}
+
+}  // namespace linfer

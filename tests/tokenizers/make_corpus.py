@@ -1,0 +1,92 @@
+#!/usr/bin/env python3
+"""make_corpus.py OUT [LINES]: a reproducible multilingual test corpus, one sample a line: Latin
+with accents, Cyrillic, Greek, Arabic and Hebrew, Devanagari, Thai, CJK, Korean, combining marks,
+emoji with ZWJ sequences, control characters, long words, runs of whitespace, numbers,
+punctuation, contractions, the special tokens, and a few lines of ill-formed UTF-8 (which the
+references see as U+FFFD per maximal subpart, as linfer reads it). Characters come from Unicode
+blocks older than 9.0, so that the references' and linfer's Unicode tables agree."""
+import random
+import sys
+
+out, lines = sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 12000
+rng = random.Random(36)
+
+WORDS = {
+    "latin": "the quick brown fox jumps over lazy dog naïve café résumé façade Ångström straße "
+             "Zürich coöperate jalapeño piñata São Paulo Kraków Łódź garçon œuvre Æsir İstanbul "
+             "ﬁnance ǅemal ΣΊΣΥΦΟΣ".split(),
+    "cyrillic": "Привет мир съешь ещё этих мягких французских булок да выпей же чаю Ёлка ЯНДЕКС".split(),
+    "greek": "Γειά σου κόσμε ξεσκεπάζω την ψυχοφθόρα βδελυγμία ΟΔΥΣΣΕΥΣ ἀρχή".split(),
+    "arabic": "مرحبا بالعالم اللغة العربية جميلة كتاب مَكْتَبَة ١٢٣٤".split(),
+    "hebrew": "שלום עולם עִבְרִית ספר בְּרֵאשִׁית".split(),
+    "devanagari": "नमस्ते दुनिया हिन्दी भाषा क्षत्रिय ज्ञान १२३".split(),
+    "thai": "สวัสดีชาวโลก ภาษาไทย กรุงเทพมหานคร".split(),
+    "cjk": "你好世界 中文分词 漢字 日本語のテキスト カタカナ ひらがな 東京 北京大学".split(),
+    "korean": "안녕하세요 세계 한국어 텍스트 서울특별시".split(),
+    "emoji": ["😀", "👍🏽", "👨‍👩‍👧‍👦", "🏳️‍🌈", "❤️", "🇩🇪", "✌🏿", "🙂🙃", "⌚", "☕"],
+    "numbers": ["0", "42", "3.14159", "1,000,000", "2024-01-01", "½", "²", "Ⅻ", "٣", "१०"],
+    "punct": list("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~") + ["…", "—", "«", "»", "¿", "¡", "“", "”", "„", "·", "§"],
+    "contractions": ["don't", "it's", "we're", "they've", "I'm", "you'll", "he'd", "O'Neil", "'S", "''"],
+    "special": ["[CLS]", "[SEP]", "[MASK]", "<|endoftext|>", "[UNK]"],
+}
+SPACES = [" ", "  ", "   ", "\t", " \t ", "\u00a0", "\u3000", "\u2003", "      "]
+CONTROLS = ["\x00", "\x01", "\x07", "\x1b", "\x7f", "\x85", "\u200b", "\u200d", "\u200e", "\ufeff", "\r", "\x0b", "\x0c"]
+MARKS = ["\u0301", "\u0308", "\u0323", "\u0327", "\u20dd", "\u0951"]
+
+
+def word():
+    kind = rng.choice(list(WORDS))
+    w = rng.choice(WORDS[kind])
+    r = rng.random()
+    if r < 0.05:
+        w += rng.choice(MARKS)
+    elif r < 0.08:
+        w = w.upper()
+    elif r < 0.1:
+        w += rng.choice(CONTROLS)
+    return w
+
+
+def line(i):
+    kind = i % 50
+    if kind == 0:  # a long word: letters of one script without a break
+        alphabet = rng.choice(["abcdefghijklmnopqrstuvwxyz", "абвгдежзийклмнопрстуфхцчшщъыьэюя",
+                               "กขคงจฉชซญดตถทนบปผพฟภมยรลวศสหอ", "あいうえおかきくけこ"])
+        return "".join(rng.choice(alphabet) for _ in range(rng.randint(100, 900)))
+    if kind == 1:  # whitespace runs
+        return "".join(rng.choice(SPACES) + word() for _ in range(rng.randint(1, 6))) + rng.choice(SPACES)
+    if kind == 2:  # random code points from assigned, established blocks
+        blocks = [(0x20, 0x7E), (0xA1, 0x24F), (0x370, 0x3FF), (0x400, 0x4FF), (0x590, 0x5FF), (0x600, 0x6FF),
+                  (0x900, 0x97F), (0xE00, 0xE7F), (0x3040, 0x30FF), (0x4E00, 0x9FCC), (0xAC00, 0xD7A3), (0x2000, 0x206F)]
+        out = []
+        for _ in range(rng.randint(1, 40)):
+            lo, hi = rng.choice(blocks)
+            c = chr(rng.randint(lo, hi))
+            import unicodedata
+            if unicodedata.category(c) != "Cn":
+                out.append(c)
+        return "".join(out)
+    n = rng.randint(1, 25)
+    parts = []
+    for _ in range(n):
+        r = rng.random()
+        if r < 0.7:
+            parts.append(word())
+        elif r < 0.8:
+            parts.append(rng.choice(WORDS["punct"]))
+        elif r < 0.85:
+            parts.append(rng.choice(WORDS["special"]))
+        else:
+            parts.append(rng.choice(WORDS["numbers"]))
+        parts.append(rng.choice(SPACES) if rng.random() < 0.2 else (" " if rng.random() < 0.8 else ""))
+    return "".join(parts).replace("\n", " ")
+
+
+with open(out, "wb") as f:
+    for i in range(lines):
+        text = line(i).replace("\r", " ")  # a line ends at \n; \r before it is dropped by the reader
+        data = text.encode("utf-8")
+        if i % 97 == 3:  # ill-formed UTF-8: a lone continuation, a truncated sequence, an overlong, a surrogate
+            cut = rng.randint(0, len(data))
+            data = data[:cut] + rng.choice([b"\x80", b"\xe2\x82", b"\xc0\xaf", b"\xed\xa0\x80", b"\xff", b"\xf0\x9f\x98"]) + data[cut:]
+        f.write(data + b"\n")
