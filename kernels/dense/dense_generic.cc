@@ -13,23 +13,6 @@ namespace {
 
 constexpr size_t kRows = 4;
 
-// Bias (if any), ReLU and accumulate of one tile; GELU runs over whole row ranges afterwards.
-void store_tile(const float (&acc)[kRows][kPanelRows], size_t R, size_t n, size_t n_stop,
-                const float* bias, float* y, size_t y_stride, DenseEpilogue e) {
-  for (size_t r = 0; r < R; ++r)
-    for (size_t j = 0; j < n_stop - n; ++j) {
-      float v = bias ? acc[r][j] + bias[j] : acc[r][j];
-      if (e.activation == DenseActivation::Relu) v = v > 0.0f ? v : 0.0f;
-      float& dst = y[r * y_stride + n + j];
-      dst = e.accumulate ? dst + v : v;
-    }
-}
-
-void gelu_rows(size_t rows, float* y, size_t y_stride, size_t n_begin, size_t n_end, DenseEpilogue e) {
-  if (e.activation == DenseActivation::GeluErf || e.activation == DenseActivation::GeluTanh)
-    for (size_t r = 0; r < rows; ++r) activation_f32_hwy(y + r * y_stride + n_begin, n_end - n_begin, e.activation);
-}
-
 // f32 and f16 weights: Widen(panel, k, out) writes the panel's 16 weights of input k as floats.
 template <class Widen>
 void run_float(const DenseWeights& w, const DenseInput& in, size_t rows, float* y, size_t y_stride,

@@ -107,17 +107,10 @@ LINFER_DENSE_RUN(run_int8_dsp) {
         out[1][j] = std::fma(float(t.a10), s1 * scale[j], bias[j]);
         out[1][j + 1] = std::fma(float(t.a11), s1 * scale[j + 1], bias[j + 1]);
       }
-      for (size_t r = 0; r < R; ++r)
-        for (size_t j = 0; j < n_stop - n; ++j) {
-          float v = out[r][j];
-          if (e.activation == DenseActivation::Relu) v = v > 0.0f ? v : 0.0f;
-          float& dst = y[(r0 + r) * y_stride + n + j];
-          dst = e.accumulate ? dst + v : v;
-        }
+      store_tile(out, R, n, n_stop, nullptr, y + r0 * y_stride, y_stride, e);
     }
   }
-  if (e.activation == DenseActivation::GeluErf || e.activation == DenseActivation::GeluTanh)
-    for (size_t r = 0; r < rows; ++r) activation_f32_hwy(y + r * y_stride + n_begin, n_end - n_begin, e.activation);
+  gelu_rows(rows, y, y_stride, n_begin, n_end, e);
 }
 
 }  // namespace linfer::kernels::dense

@@ -39,6 +39,26 @@ void for_each_tile(size_t rows, size_t row_block, size_t n_begin, size_t n_end, 
   }
 }
 
+// The scalar epilogue of the portable kernels (dense_generic.cc, dense_int8_dsp.cc): a tile of R
+// rows x channels [n, n_stop) gets its bias (if any), ReLU and accumulate; GELU runs over whole
+// row ranges afterwards (gelu_rows).
+template <size_t kTileRows>
+void store_tile(const float (&acc)[kTileRows][kPanelRows], size_t R, size_t n, size_t n_stop,
+                const float* bias, float* y, size_t y_stride, DenseEpilogue e) {
+  for (size_t r = 0; r < R; ++r)
+    for (size_t j = 0; j < n_stop - n; ++j) {
+      float v = bias ? acc[r][j] + bias[j] : acc[r][j];
+      if (e.activation == DenseActivation::Relu) v = v > 0.0f ? v : 0.0f;
+      float& dst = y[r * y_stride + n + j];
+      dst = e.accumulate ? dst + v : v;
+    }
+}
+
+inline void gelu_rows(size_t rows, float* y, size_t y_stride, size_t n_begin, size_t n_end, DenseEpilogue e) {
+  if (e.activation == DenseActivation::GeluErf || e.activation == DenseActivation::GeluTanh)
+    for (size_t r = 0; r < rows; ++r) activation_f32_hwy(y + r * y_stride + n_begin, n_end - n_begin, e.activation);
+}
+
 // Entry points (DenseKernel::run and ::quantize), by instruction set.
 #define LINFER_DENSE_RUN(fn)                                                                \
   void fn(const DenseWeights& w, const DenseInput& in, size_t rows, float* y, size_t y_stride, \

@@ -1,6 +1,7 @@
-// Heap helpers for every platform. One aligned heap block, released with free(): posix_memalign where the C library has it (glibc,
-// musl, emscripten), newlib's memalign on bare metal (newlib-nano declares posix_memalign but does
-// not define it).
+// The heap as every platform has it: an aligned block released with free() (posix_memalign where
+// the C library has it: glibc, musl, emscripten; newlib's memalign on bare metal, as newlib-nano
+// declares posix_memalign but does not define it), and whether a block of a size fits now
+// (heap_has_room: builds without exceptions ask it before they allocate).
 #pragma once
 
 #include <cstddef>

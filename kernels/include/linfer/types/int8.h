@@ -18,22 +18,15 @@ inline int8_t quantize_int8(float x, float inv) {
   return v >= 127.0f ? 127 : v <= -127.0f ? -127 : v == v ? int8_t(v) : 0;
 }
 
-// The scale of n values, and in *inv the factor quantize_int8 takes (0 for a row of zeros).
-inline float int8_row_scale(const float* x, size_t n, float* inv) {
-  float amax = 0.0f;
-  for (size_t i = 0; i < n; ++i) amax = std::fabs(x[i]) > amax ? std::fabs(x[i]) : amax;
-  const float scale = amax / 127.0f;
-  *inv = amax > 0.0f ? 1.0f / scale : 0.0f;
-  return amax > 0.0f ? scale : 0.0f;
-}
-
 // Quantizes n values into q and returns their scale. Non-finite values give q = 0 (no undefined
 // float-to-integer conversion).
 inline float quantize_row_int8(const float* x, size_t n, int8_t* q) {
-  float inv;
-  const float scale = int8_row_scale(x, n, &inv);
+  float amax = 0.0f;
+  for (size_t i = 0; i < n; ++i) amax = std::fabs(x[i]) > amax ? std::fabs(x[i]) : amax;
+  const float scale = amax / 127.0f;
+  const float inv = amax > 0.0f ? 1.0f / scale : 0.0f;
   for (size_t i = 0; i < n; ++i) q[i] = quantize_int8(x[i], inv);
-  return scale;
+  return amax > 0.0f ? scale : 0.0f;
 }
 
 }  // namespace linfer
