@@ -36,18 +36,9 @@ set(CMAKE_EXE_LINKER_FLAGS_INIT "-Wl,--gc-sections")
 set(CMAKE_C_FLAGS_RELEASE_INIT "-Os -DNDEBUG")
 set(CMAKE_CXX_FLAGS_RELEASE_INIT "-Os -DNDEBUG")
 
-# Highway, FlatBuffers and doctest are header-only and come from the host's /usr/include, which
-# cannot go on the include path whole (its C library headers would shadow newlib's): a root of
-# links to those folders alone is their include folder.
-set(linfer_host_headers ${CMAKE_BINARY_DIR}/host_headers)
-foreach(dir hwy flatbuffers)
-  if(EXISTS /usr/include/${dir} AND NOT EXISTS ${linfer_host_headers}/${dir})
-    file(MAKE_DIRECTORY ${linfer_host_headers})
-    file(CREATE_LINK /usr/include/${dir} ${linfer_host_headers}/${dir} SYMBOLIC)
-  endif()
-endforeach()
-set(HWY_INCLUDE_DIR ${linfer_host_headers} CACHE PATH "")
-set(FLATBUFFERS_INCLUDE_DIR ${linfer_host_headers} CACHE PATH "")
+# Highway and FlatBuffers are header-only and come from the host's /usr/include.
+include(${CMAKE_CURRENT_LIST_DIR}/../host-headers.cmake)
+linfer_link_host_headers(hwy flatbuffers)
 set(CMAKE_FIND_ROOT_PATH_MODE_PROGRAM NEVER)
 set(CMAKE_FIND_ROOT_PATH_MODE_INCLUDE ONLY)
 

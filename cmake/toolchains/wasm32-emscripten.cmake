@@ -11,19 +11,9 @@ set(CMAKE_C_FLAGS_INIT "-msimd128")
 set(CMAKE_CXX_FLAGS_INIT "-msimd128 -fwasm-exceptions")
 set(CMAKE_EXE_LINKER_FLAGS_INIT "-fwasm-exceptions")
 
-# Highway, FlatBuffers and doctest are header-only and come from the host's /usr/include, which
-# cannot go on the include path whole (its C library headers would shadow emscripten's): a root
-# of links to those three folders alone is their include folder.
-set(linfer_host_headers ${CMAKE_BINARY_DIR}/host_headers)
-foreach(dir hwy flatbuffers doctest)
-  if(EXISTS /usr/include/${dir} AND NOT EXISTS ${linfer_host_headers}/${dir})
-    file(MAKE_DIRECTORY ${linfer_host_headers})
-    file(CREATE_LINK /usr/include/${dir} ${linfer_host_headers}/${dir} SYMBOLIC)
-  endif()
-endforeach()
-set(HWY_INCLUDE_DIR ${linfer_host_headers} CACHE PATH "")
-set(FLATBUFFERS_INCLUDE_DIR ${linfer_host_headers} CACHE PATH "")
-set(DOCTEST_INCLUDE_DIR ${linfer_host_headers} CACHE PATH "")
+# Highway, FlatBuffers and doctest are header-only and come from the host's /usr/include.
+include(${CMAKE_CURRENT_LIST_DIR}/../host-headers.cmake)
+linfer_link_host_headers(hwy flatbuffers doctest)
 
 # What a wasm module can be, as defaults: no threads (they need a cross-origin-isolated page), no
 # XNNPACK (no wasm package), a static library linked into the module, no command-line tools (the
