@@ -1,18 +1,21 @@
 // Dense layers with f32 weights on ARMv8.0 NEON (Cortex-A72: Raspberry Pi 4; Cortex-A76: Pi 5).
 // Tile: 4 rows x one panel of 16 output channels, 16 accumulators. Each row's inputs are loaded
 // 4 at a time (one q register) and fed to FMLA by element, so one input load serves 4 k steps;
-// each weight vector serves the 4 rows. Per 4 k steps: 16 weight + 4 input loads for 64 FMLAs,
-// well under the load ports. 16 independent chains cover the FMLA latency x throughput
+// each weight vector serves the 4 rows, and a k step's 16 weights come in one 4-register LD1.
+// Per 8 k steps (one loop iteration): 8 input loads + 8 weight loads (all post-increment: no
+// address arithmetic) + 2 loop instructions for 128 FMLAs, 146 instructions in all (82 per 64
+// FMLAs before the 4-register loads and the 8-step loop: the Pi 4's instruction count was the
+// gap to ONNX Runtime, issue 37). 16 independent chains cover the FMLA latency x throughput
 // (A72: 7 x 1 FMLA.4S per cycle; A76: 4 x 2), and 16 accumulators + 4 inputs + 4 weights leave
 // registers to spare. Fewer rows (the remainder) use the same code with fewer accumulators and,
 // below 3 rows, 4 / R sets of them taking turns over the lanes (no padded 4-row tile).
-// llvm-mca on the inner loop (4 k steps = 64 FMLA.4S = 256 MACs, GCC 12 -O3):
-//   cortex-a72 (LLVM's Cortex-A57 model, LLVM 14 and 19): 64.0 cycles, 4.0 MACs/cycle = 100% of
+// llvm-mca on the inner loop (8 k steps = 128 FMLA.4S = 512 MACs, GCC 12 -O3,
+// tools/bench/arm/mca.sh):
+//   cortex-a72 (LLVM's Cortex-A57 model, LLVM 14 and 19): 128.0 cycles, 4.0 MACs/cycle = 100% of
 //     one FMLA.4S per cycle (the model's Q-form FMLA holds one of the two 64-bit-wide FP pipes
 //     for 2 cycles; 50% of a nominal 2 x FMLA.4S per cycle)
 //   cortex-a76 (LLVM 19's neoverse-n1 model: same core; LLVM's "cortex-a76" is the A57 model):
-//     32.0 cycles, 8.0 MACs/cycle = 100% of 2 x FMLA.4S
-//   3 rows: 100% on both; 2 rows: 100%; 1 row: 94%.
+//     64.0 cycles, 8.0 MACs/cycle = 100% of 2 x FMLA.4S
 #if defined(__aarch64__)
 #include <arm_neon.h>
 
@@ -55,26 +58,45 @@ void tile(const DenseWeights& w, const DenseInput& in, size_t r, float* y, size_
     else if constexpr (t == 2) { LINFER_FMLA4(2, L, v##i) }                                  \
     else { LINFER_FMLA4(3, L, v##i) }                                                        \
   }
-  // One k step: the panel's 16 weights of input k times lane L of each row's inputs.
-#define LINFER_STEP(bk, L)                                                                  \
+  // One k step: the panel's 16 weights of input k times lane L of each row's inputs. The loads
+  // are inline asm with post-increment addressing, one 4-register LD1 per k step and one LDR
+  // per row and 4 k steps, with no address arithmetic: GCC 12 turns vld1q_f32_x4 and running
+  // pointers into an ADD per load. LD1 of 4 registers needs 4 consecutive ones: w0..w3 are
+  // bound to v28..v31 (a local register variable is honoured in asm operands).
+  const float* bp = b;
+  const float *p0 = a0, *p1 = a1, *p2 = a2, *p3 = a3;
+  register float32x4_t w0 __asm__("v28"), w1 __asm__("v29"), w2 __asm__("v30"), w3 __asm__("v31");
+#define LINFER_STEP(L)                                                                      \
   {                                                                                        \
-    const float32x4_t w0 = vld1q_f32(bk), w1 = vld1q_f32(bk + 4), w2 = vld1q_f32(bk + 8),  \
-                      w3 = vld1q_f32(bk + 12);                                             \
+    __asm__ volatile("ld1 {v28.4s - v31.4s}, [%4], #64"                                    \
+                     : "=w"(w0), "=w"(w1), "=w"(w2), "=w"(w3), "+r"(bp)                    \
+                     : "m"(*reinterpret_cast<const float(*)[kPanelRows]>(bp)));            \
     LINFER_ROW(0, L) LINFER_ROW(1, L) LINFER_ROW(2, L) LINFER_ROW(3, L)                    \
   }
-  size_t k = 0;
-  for (; k + 4 <= K; k += 4) {
-    const float32x4_t v0 = vld1q_f32(a0 + k), v1 = vld1q_f32(a1 + k), v2 = vld1q_f32(a2 + k),
-                      v3 = vld1q_f32(a3 + k);
-    const float* bk = b + k * kPanelRows;
-    LINFER_STEP(bk, 0) LINFER_STEP(bk + 16, 1) LINFER_STEP(bk + 32, 2) LINFER_STEP(bk + 48, 3)
+#define LINFER_STEP4                                                                        \
+  {                                                                                        \
+    float32x4_t v0, v1, v2, v3;                                                            \
+    neon::load_advance(v0, p0), neon::load_advance(v1, p1), neon::load_advance(v2, p2),    \
+        neon::load_advance(v3, p3);                                                        \
+    LINFER_STEP(0) LINFER_STEP(1) LINFER_STEP(2) LINFER_STEP(3)                            \
+  }
+  // 8 k steps per iteration: the loop's own instructions (counter, compare, branch) once per
+  // 128 FMLAs.
+  size_t k = K / 8 * 8;
+  for (const float* const p0_stop = a0 + k; p0 != p0_stop;) {
+    LINFER_STEP4
+    LINFER_STEP4
+  }
+  if (k + 4 <= K) {
+    LINFER_STEP4
+    k += 4;
   }
   for (; k < K; ++k) {  // the last K % 4 inputs, lane 0 (slots of set 0)
-    const float32x4_t v0 = vld1q_dup_f32(a0 + k), v1 = vld1q_dup_f32(a1 + k),
-                      v2 = vld1q_dup_f32(a2 + k), v3 = vld1q_dup_f32(a3 + k);
-    const float* bk = b + k * kPanelRows;
-    LINFER_STEP(bk, 0)
+    const float32x4_t v0 = vld1q_dup_f32(p0++), v1 = vld1q_dup_f32(p1++), v2 = vld1q_dup_f32(p2++),
+                      v3 = vld1q_dup_f32(p3++);
+    LINFER_STEP(0)
   }
+#undef LINFER_STEP4
 #undef LINFER_STEP
 #undef LINFER_ROW
 #undef LINFER_FMLA4

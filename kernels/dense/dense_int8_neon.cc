@@ -7,12 +7,15 @@
 // end; the sums are exact, and dequantized as the reference does.
 // Tile: 2 rows x one panel of 16 output channels: 16 int32 accumulators (8 per row), one
 // 16-byte weight vector (4 channels x 4 inputs) per group serves both rows, each row's group of
-// 4 inputs is broadcast to a vector (LDR + DUP). The multiplies are the bottleneck: SMULL / SMLAL
+// 4 inputs is broadcast to a vector (one LD1R). Per 2 groups (one loop iteration): 2 weight loads
+// (4-register LD1), 4 broadcasts, 32 SMULL/SMLAL(2), 16 SADALP, 2 loop instructions: 56
+// instructions for 256 MACs (68 with 16-byte weight loads, LDR + DUP broadcasts and address
+// arithmetic, before issue 37). The multiplies are the bottleneck: SMULL / SMLAL
 // issue on one pipe only (F0 on the A72, V0 on the A76), 8 products each, so the peak of this
 // scheme is 8 MACs per cycle; SADALP and the input broadcasts go to the other pipe.
 // llvm-mca on the inner loop (2 groups of 4 inputs = 32 SMULL/SMLAL(2) = 256 MACs, GCC 12 -O3):
-//   cortex-a72 (LLVM's Cortex-A57 model): 32.0 cycles (LLVM 19; 33.0 with LLVM 14), 8.0 MACs per
-//     cycle = 100% of the one multiply pipe (7.75 = 97% with LLVM 14)
+//   cortex-a72 (LLVM's Cortex-A57 model, LLVM 14 and 19): 32.0 cycles, 8.0 MACs per cycle = 100%
+//     of the one multiply pipe
 //   cortex-a76 (LLVM 19's neoverse-n1 model): 32.0 cycles, 8.0 MACs/cycle = 100% of the same
 //     scheme, 25% of SDOT's 32 (dense_int8_neondot.cc is the A76's kernel)
 //   1 row: 100% on both.
@@ -65,23 +68,31 @@ void tile(const DenseWeights& w, const DenseInput& in, size_t r, float* y, size_
   int32x4_t c00 = vdupq_n_s32(0), c01 = c00, c02 = c00, c03 = c00, c04 = c00, c05 = c00,
             c06 = c00, c07 = c00, c10 = c00, c11 = c00, c12 = c00, c13 = c00, c14 = c00,
             c15 = c00, c16 = c00, c17 = c00;
-  // Weight vector j (channels 4j..4j+3) of groups g and g + 1 times both rows.
+  // Weight vector j (channels 4j..4j+3) of groups g (wa<j>) and g + 1 (wb<j>) times both rows.
+  // The loads are inline asm with post-increment addressing: each group's 64 weight bytes in one
+  // 4-register LD1 (into v24..v27 and v28..v31: LD1 needs consecutive registers, and a local
+  // register variable is honoured in asm operands), each row's group of 4 inputs broadcast by one
+  // LD1R; GCC 12 would add an ADD per load and an LDR + DUP per broadcast.
+  const int8_t* wp = b;
+  const int8_t *p0 = q0, *p1 = q1;
+  register int8x16_t wa0 __asm__("v24"), wa1 __asm__("v25"), wa2 __asm__("v26"), wa3 __asm__("v27");
+  register int8x16_t wb0 __asm__("v28"), wb1 __asm__("v29"), wb2 __asm__("v30"), wb3 __asm__("v31");
 #define LINFER_PAIR_ROW(i, j, lo, hi)                                                      \
   if constexpr (i < R) {                                                                  \
     int16x8_t pl, ph;                                                                     \
-    smull_lo(pl, wa, a##i), smlal_lo(pl, wb, b##i), sadalp(c##i##lo, pl);                 \
-    smull_hi(ph, wa, a##i), smlal_hi(ph, wb, b##i), sadalp(c##i##hi, ph);                 \
+    smull_lo(pl, wa##j, a##i), smlal_lo(pl, wb##j, b##i), sadalp(c##i##lo, pl);           \
+    smull_hi(ph, wa##j, a##i), smlal_hi(ph, wb##j, b##i), sadalp(c##i##hi, ph);           \
   }
-#define LINFER_PAIR(j, lo, hi)                                                             \
-  {                                                                                       \
-    const int8x16_t wa = vld1q_s8(wg + 16 * j), wb = vld1q_s8(wg + 64 + 16 * j);           \
-    LINFER_PAIR_ROW(0, j, lo, hi) LINFER_PAIR_ROW(1, j, lo, hi)                           \
-  }
-  size_t g = 0;
-  for (; g + 2 <= kg; g += 2) {
-    const int8_t* wg = b + g * 64;
-    const int8x16_t a0 = neon::broadcast_group(q0, g), b0 = neon::broadcast_group(q0, g + 1);
-    const int8x16_t a1 = neon::broadcast_group(q1, g), b1 = neon::broadcast_group(q1, g + 1);
+#define LINFER_PAIR(j, lo, hi) LINFER_PAIR_ROW(0, j, lo, hi) LINFER_PAIR_ROW(1, j, lo, hi)
+  size_t g = kg / 2 * 2;
+  for (const int8_t* const wp_stop = b + g * 64; wp != wp_stop;) {
+    __asm__ volatile("ld1 {v24.16b - v27.16b}, [%4], #64\n\tld1 {v28.16b - v31.16b}, [%4], #64"
+                     : "=w"(wa0), "=w"(wa1), "=w"(wa2), "=w"(wa3), "+r"(wp), "=w"(wb0), "=w"(wb1),
+                       "=w"(wb2), "=w"(wb3)
+                     : "m"(*reinterpret_cast<const int8_t(*)[128]>(wp)));
+    int8x16_t a0, b0, a1, b1;
+    neon::broadcast_advance(a0, p0), neon::broadcast_advance(b0, p0);
+    if constexpr (R > 1) neon::broadcast_advance(a1, p1), neon::broadcast_advance(b1, p1);
     LINFER_PAIR(0, 0, 1) LINFER_PAIR(1, 2, 3) LINFER_PAIR(2, 4, 5) LINFER_PAIR(3, 6, 7)
   }
 #undef LINFER_PAIR

@@ -4,7 +4,8 @@
 // Tile: 4 rows x one panel of 16 output channels, 16 int32 accumulators. The panel's 16 bytes
 // per 4 channels and group of 4 inputs are SDOT's first operand as they lie; each row's inputs
 // are loaded 16 bytes (4 groups) at a time and fed to SDOT by element (vdotq_laneq_s32), so one
-// input load serves 4 groups. Per 4 groups: 16 weight + 4 input loads for 64 SDOTs.
+// input load serves 4 groups. Per 4 groups: 4 weight loads (4-register LD1) + 4 input loads +
+// 2 loop instructions for 64 SDOTs, 74 instructions (81 before issue 37).
 // Only the functions that carry LINFER_DOTPROD contain dot-product instructions; the file has no
 // -march flag (an inline function shared with other files never gets SDOT), and the kernel runs
 // only when the CPU reports ASIMDDP (dense_select.cc). GCC 12 needs "arch=armv8.2-a+dotprod":
@@ -67,26 +68,31 @@ LINFER_DOTPROD void tile(const DenseWeights& w, const DenseInput& in, size_t r, 
     else if constexpr (t == 2) { LINFER_SDOT4(2, L, v##i) }                                  \
     else { LINFER_SDOT4(3, L, v##i) }                                                        \
   }
-  // One group: the panel's 64 bytes of group g times group L of each row's inputs.
-#define LINFER_STEP(wg, L)                                                                  \
+  // One group: the panel's 64 bytes of group g times group L of each row's inputs. As in
+  // dense_f32_neon.cc, the loads are inline asm with post-increment addressing: the group's 64
+  // weight bytes in one 4-register LD1 (w0..w3 bound to v28..v31), each row's 16 input bytes
+  // (4 groups) in one LDR.
+  const int8_t* wp = b;
+  const int8_t *p0 = a0, *p1 = a1, *p2 = a2, *p3 = a3;
+  register int8x16_t w0 __asm__("v28"), w1 __asm__("v29"), w2 __asm__("v30"), w3 __asm__("v31");
+#define LINFER_STEP(L)                                                                      \
   {                                                                                        \
-    const int8x16_t w0 = vld1q_s8(wg), w1 = vld1q_s8(wg + 16), w2 = vld1q_s8(wg + 32),     \
-                    w3 = vld1q_s8(wg + 48);                                                \
+    __asm__ volatile("ld1 {v28.16b - v31.16b}, [%4], #64"                                  \
+                     : "=w"(w0), "=w"(w1), "=w"(w2), "=w"(w3), "+r"(wp)                    \
+                     : "m"(*reinterpret_cast<const int8_t(*)[64]>(wp)));                   \
     LINFER_ROW(0, L) LINFER_ROW(1, L) LINFER_ROW(2, L) LINFER_ROW(3, L)                    \
   }
-  size_t g = 0;
-  for (; g + 4 <= kg; g += 4) {
-    const size_t k = g * kInt8GroupInputs;
-    const int8x16_t v0 = vld1q_s8(a0 + k), v1 = vld1q_s8(a1 + k), v2 = vld1q_s8(a2 + k),
-                    v3 = vld1q_s8(a3 + k);
-    const int8_t* wg = b + g * 64;
-    LINFER_STEP(wg, 0) LINFER_STEP(wg + 64, 1) LINFER_STEP(wg + 128, 2) LINFER_STEP(wg + 192, 3)
+  size_t g = kg / 4 * 4;
+  for (const int8_t* const wp_stop = b + g * 64; wp != wp_stop;) {
+    int8x16_t v0, v1, v2, v3;
+    neon::load_advance(v0, p0), neon::load_advance(v1, p1), neon::load_advance(v2, p2),
+        neon::load_advance(v3, p3);
+    LINFER_STEP(0) LINFER_STEP(1) LINFER_STEP(2) LINFER_STEP(3)
   }
   for (; g < kg; ++g) {  // the last kg % 4 groups, one at a time (the rows end at kg * 4 bytes)
     const int8x16_t v0 = neon::broadcast_group(a0, g), v1 = neon::broadcast_group(a1, g),
                     v2 = neon::broadcast_group(a2, g), v3 = neon::broadcast_group(a3, g);
-    const int8_t* wg = b + g * 64;
-    LINFER_STEP(wg, 0)
+    LINFER_STEP(0)  // wp is at group g
   }
 #undef LINFER_STEP
 #undef LINFER_ROW

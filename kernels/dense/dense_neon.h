@@ -92,6 +92,21 @@ inline void fmla_lane(float32x4_t& acc, float32x4_t w, float32x4_t a) {
   __asm__ volatile("fmla %0.4s, %1.4s, %2.s[%3]" : "+w"(acc) : "w"(w), "w"(a), "i"(L));
 }
 
+// v = the 16 bytes at p (4 floats, 16 int8), then p advances past them: one LDR with
+// post-increment (GCC 12 emits an ADD per load of a running pointer). Volatile like fmla_lane,
+// so that it stays next to its use.
+template <class V, class T>
+inline void load_advance(V& v, const T*& p) {
+  static_assert(sizeof(V) == 16, "one q register");
+  __asm__ volatile("ldr %q0, [%1], #16" : "=w"(v), "+r"(p) : "m"(*reinterpret_cast<const char(*)[16]>(p)));
+}
+
+// v = the 4 bytes at p repeated over the 16 lanes (one group of inputs), then p += 4: one LD1R
+// with post-increment. Volatile, as load_advance.
+inline void broadcast_advance(int8x16_t& v, const int8_t*& p) {
+  __asm__ volatile("ld1r {%0.4s}, [%1], #4" : "=w"(v), "+r"(p) : "m"(*reinterpret_cast<const int8_t(*)[4]>(p)));
+}
+
 // The 4 input bytes of group g of a row, repeated over the 16 lanes.
 inline int8x16_t broadcast_group(const int8_t* row, size_t g) {
   int32_t v;

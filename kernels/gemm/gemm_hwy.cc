@@ -11,11 +11,13 @@
 #include <hwy/highway.h>
 
 #include <algorithm>
+#include <type_traits>
 #include <cmath>
 #include <cstring>
 
 #include "kernels.h"
 #include "linfer/types/panel_layout.h"
+#include "mul_add_lane-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace linfer::kernels {
@@ -49,7 +51,12 @@ void Gemm(size_t M, size_t N, size_t K, const float* A, size_t lda, const float*
         for (size_t r = 0; r < 4; ++r)
           for (size_t c = 0; c < kCols; ++c)
             acc[r][c] = first ? hn::Zero(d) : hn::LoadU(d, C + (i + r) * ldc + j + c * L);
-        for (size_t t = k0; t < k1; ++t) {
+        size_t t = k0;
+        if constexpr (kHasMulAddLane) {  // 4 steps of t: each row's 4 scalars in one load
+          const float* const a_rows[4] = {a0, a0 + lda, a0 + 2 * lda, a0 + 3 * lda};
+          for (; t + 4 <= k1; t += 4) MulAdd4Steps(d, acc, a_rows, t, B + t * ldb + j, ldb);
+        }
+        for (; t < k1; ++t) {
           const float* b = B + t * ldb + j;
           decltype(hn::Zero(d)) bv[kCols];
           for (size_t c = 0; c < kCols; ++c) bv[c] = hn::LoadU(d, b + c * L);

@@ -91,7 +91,7 @@ start=$SECONDS
 # The Release flags of linfer_kernels (see build-*/kernels/CMakeFiles/linfer_kernels.dir/flags.make).
 flags=(-O3 -DNDEBUG -fPIC -fvisibility=hidden -fvisibility-inlines-hidden -Wall -Wextra
        -Wno-unused-parameter -std=c++17 '-DHWY_DISABLED_TARGETS=(HWY_SVE|HWY_SVE2|HWY_SVE_256|HWY_SVE2_128)'
-       -Ikernels -Iruntime/format/include)
+       -Ikernels -Ikernels/include -Iruntime/format/include)
 iterations=1000
 
 # kernel name | source | peak class
