@@ -135,22 +135,23 @@ LINFER_DENSE_RUN(run_int8_neon) {
                               });
 }
 
-// linfer/types/int8.h, 16 values at a time: the same amax (a NaN never replaces it: the
-// compare-and-select keeps the reference's `fabs(x) > amax`), the same scalar scale and inverse,
-// q = FCVTNS(x * inv) (round to nearest, ties to even, as nearbyint; NaN gives 0, out-of-range
-// values saturate), clamped to [-127, 127].
+// linfer/types/int8.h, 16 values at a time: the same amax (a NaN never replaces it: FMAXNM returns
+// the number when one operand is NaN, which is the reference's `fabs(x) > amax` keeping amax),
+// the same scalar scale and inverse, q = FCVTNS(x * inv) (round to nearest, ties to even, as
+// nearbyint; NaN gives 0, out-of-range values saturate), clamped to [-127, 127] by saturating
+// narrows (SQXTN to int16, then int8) and one SMAX with -127: the clamp of the reference for
+// every int32, in 4 instructions per 16 values fewer than clamping each int32 vector.
 LINFER_DENSE_QUANTIZE(quantize_s8_neon) {
   const size_t padded = int8_padded_inputs(uint32_t(k));
-  const int32x4_t lo = vdupq_n_s32(-127), hi = vdupq_n_s32(127);
+  const int8x16_t lo = vdupq_n_s8(-127);
   for (size_t r = 0; r < rows; ++r) {
     const float* xr = x + r * x_stride;
     int8_t* qr = q + r * q_stride;
     float32x4_t m0 = vdupq_n_f32(0.0f), m1 = m0;
     size_t i = 0;
     for (; i + 8 <= k; i += 8) {
-      const float32x4_t v0 = vabsq_f32(vld1q_f32(xr + i)), v1 = vabsq_f32(vld1q_f32(xr + i + 4));
-      m0 = vbslq_f32(vcgtq_f32(v0, m0), v0, m0);
-      m1 = vbslq_f32(vcgtq_f32(v1, m1), v1, m1);
+      m0 = vmaxnmq_f32(m0, vabsq_f32(vld1q_f32(xr + i)));
+      m1 = vmaxnmq_f32(m1, vabsq_f32(vld1q_f32(xr + i + 4)));
     }
     // Lanes hold no NaN: FMAXV and FMAX are exact maxima here.
     float amax = vmaxvq_f32(vmaxq_f32(m0, m1));
@@ -158,14 +159,11 @@ LINFER_DENSE_QUANTIZE(quantize_s8_neon) {
     const float scale = amax / 127.0f;
     const float inv = amax > 0.0f ? 1.0f / scale : 0.0f;
     const float32x4_t vinv = vdupq_n_f32(inv);
-    auto quantize4 = [&](const float* p) {
-      return vminq_s32(vmaxq_s32(vcvtnq_s32_f32(vmulq_f32(vld1q_f32(p), vinv)), lo), hi);
-    };
+    auto convert4 = [&](const float* p) { return vcvtnq_s32_f32(vmulq_f32(vld1q_f32(p), vinv)); };
     for (i = 0; i + 16 <= k; i += 16) {
-      const int16x8_t h0 = vcombine_s16(vmovn_s32(quantize4(xr + i)), vmovn_s32(quantize4(xr + i + 4)));
-      const int16x8_t h1 =
-          vcombine_s16(vmovn_s32(quantize4(xr + i + 8)), vmovn_s32(quantize4(xr + i + 12)));
-      vst1q_s8(qr + i, vcombine_s8(vmovn_s16(h0), vmovn_s16(h1)));
+      const int16x8_t h0 = vqmovn_high_s32(vqmovn_s32(convert4(xr + i)), convert4(xr + i + 4));
+      const int16x8_t h1 = vqmovn_high_s32(vqmovn_s32(convert4(xr + i + 8)), convert4(xr + i + 12));
+      vst1q_s8(qr + i, vmaxq_s8(vqmovn_high_s16(vqmovn_s16(h0), h1), lo));
     }
     for (; i < k; ++i) qr[i] = quantize_int8(xr[i], inv);
     std::memset(qr + k, 0, padded - k);
