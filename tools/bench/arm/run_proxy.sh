@@ -11,6 +11,18 @@
 #     instructions per call = count(--reps 2) - count(--reps 1), per multiply-add, and the ratio to
 #     XNNPACK f32 on the same shape and CPU. --with-ref adds the scalar references (slow);
 #
+#   run_proxy.sh peer [--cases S128,S512,S2048,M128] [--model-dtypes f32,int8]
+#                     [--cpus cortex-a72,cortex-a76,i8mm] [--bench PATH] [--convert PATH]
+#     linfer against ONNX Runtime's own linux-arm64 library (onnxruntime-node's
+#     libonnxruntime.so.1, driven through its C API by ort_proxy.c) on the x86 suite's models:
+#     case S512 = model S (max_seq_len 2048) at n = 512, M128 = model M (max_seq_len 512) at
+#     n = 128; int8 = linfer's int8 .lfm against ORT's int8 graph (tools/bench/suite/ort_quantize.js).
+#     One forward each = count(2 runs) - count(1 run), both after 1 warm-up run, one thread; every
+#     output checked against PyTorch's (peer_check.py, the suite's tolerances). CPU model i8mm is
+#     qemu's max,sve=off,sme=off (dot product and i8mm, as phones since about 2022 have). ORT runs
+#     in a private mount namespace (unshare -m, root) with an arm64 /proc/cpuinfo of the CPU model
+#     bind-mounted over the host's: its bundled cpuinfo crashes on an x86 one.
+#
 #   run_proxy.sh table
 #     Prints the tables again from build-arm64-proxy/results/*.tsv (no build, no run).
 #
@@ -52,6 +64,7 @@ threads=1
 warmup=1
 plugin_mode=inline
 make_models=""
+cases="S128,S512,S2048,M128"
 model_dtypes="f32,int8"
 convert="$root/build/bin/linfer-convert"
 format_version=""
@@ -68,15 +81,16 @@ while [ $# -gt 0 ]; do
     --threads) threads=$2; shift 2 ;;
     --warmup) warmup=$2; shift 2 ;;
     --make-models) make_models=$2; shift 2 ;;
+    --cases) cases=$2; shift 2 ;;
     --model-dtypes) model_dtypes=$2; shift 2 ;;
     --convert) convert=$(realpath -m "$2"); shift 2 ;;
     --format-version) format_version=$2; shift 2 ;;
     --plugin-mode) plugin_mode=$2; shift 2 ;;
-    -h|--help) sed -n '2,32p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,43p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "run_proxy.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
-case "$mode" in dense|forward|table) ;; *) echo "run_proxy.sh: mode is dense, forward or table" >&2; exit 2 ;; esac
+case "$mode" in dense|forward|peer|table) ;; *) echo "run_proxy.sh: mode is dense, forward, peer or table" >&2; exit 2 ;; esac
 case "$plugin_mode" in inline|atomic) ;; *) echo "run_proxy.sh: --plugin-mode takes inline or atomic" >&2; exit 2 ;; esac
 IFS=, read -r -a cpu_list <<< "$cpus"
 
@@ -106,13 +120,19 @@ setup() {
 # count CPU TAG PROGRAM ARGS...: runs PROGRAM under qemu-aarch64 -cpu CPU with the plugin in a
 # clean environment (the guest's environment is part of what it executes) and prints the count.
 # The program's stdout goes to $results/TAG.out, stderr (with the plugin's line) to TAG.err.
+# guest_prefix (an array, normally empty) goes in front of the command: the peer mode's namespace;
+# guest_env holds more VAR=VALUE for the guest's environment.
+guest_prefix=()
+guest_env=()
+qemu_cpu() { if [ "$1" = i8mm ]; then echo "max,sve=off,sme=off"; else echo "$1"; fi; }
 count() {
   local cpu=$1 tag=$2
   shift 2
-  local cnt="$results/$tag.count"
+  local cnt="$results/$tag.count" e envs=()
   rm -f "$cnt"
-  local cmd=(env -i PATH=/usr/bin:/bin qemu-aarch64 -cpu "$cpu" -L /usr/aarch64-linux-gnu
-             -E "LD_LIBRARY_PATH=$libdir" -plugin "$plugin,outfile=$cnt,mode=$plugin_mode" "$@")
+  for e in "${guest_env[@]}"; do envs+=(-E "$e"); done
+  local cmd=("${guest_prefix[@]}" env -i PATH=/usr/bin:/bin qemu-aarch64 -cpu "$(qemu_cpu "$cpu")" -L /usr/aarch64-linux-gnu
+             -E "LD_LIBRARY_PATH=$libdir" "${envs[@]}" -plugin "$plugin,outfile=$cnt,mode=$plugin_mode" "$@")
   echo "${cmd[*]}" >> "$cmdlog"
   if ! "${cmd[@]}" > "$results/$tag.out" 2> "$results/$tag.err"; then
     log "failed: ${cmd[*]}"
@@ -185,7 +205,7 @@ run_dense() {
   calibrate > "$results/calibration-$mode.txt"
   local cpu
   for cpu in "${cpu_list[@]}"; do
-    env -i PATH=/usr/bin:/bin qemu-aarch64 -cpu "$cpu" -L /usr/aarch64-linux-gnu -E "LD_LIBRARY_PATH=$libdir" \
+    env -i PATH=/usr/bin:/bin qemu-aarch64 -cpu "$(qemu_cpu "$cpu")" -L /usr/aarch64-linux-gnu -E "LD_LIBRARY_PATH=$libdir" \
       "$prog" --list > "$results/list-$cpu.txt"
     # kernels: built, runnable here, matching; references only with --with-ref
     local kernels=() name dtype isa runs left
@@ -257,6 +277,152 @@ render_dense() {
   if awk -F'\t' 'NR > 1 && $10 != "ok" { bad = 1 } END { exit !bad }' "$tsv"; then
     log "some results differ from the reference (see the check column)"; exit 1
   fi
+}
+
+# --- peer mode: ONNX Runtime's arm64 library beside linfer -----------------------------------------
+# An arm64 /proc/cpuinfo for CPU model $1 (two processors, like the host's sysfs: cpuinfo reads both):
+# the MIDR fields qemu gives the model (cortex-a72 0x410fd083, cortex-a76 0x414fd0b1, max 0x000f0510).
+fake_cpuinfo() {
+  local impl var part rev feat p
+  case "$1" in
+    cortex-a72) impl=0x41 var=0x0 part=0xd08 rev=3 feat="fp asimd evtstrm crc32 cpuid" ;;
+    cortex-a76) impl=0x41 var=0x4 part=0xd0b rev=1
+                feat="fp asimd evtstrm aes pmull sha1 sha2 crc32 atomics fphp asimdhp cpuid asimdrdm lrcpc dcpop asimddp" ;;
+    i8mm) impl=0x00 var=0x0 part=0x051 rev=0
+          feat="fp asimd evtstrm aes pmull sha1 sha2 crc32 atomics fphp asimdhp cpuid asimdrdm lrcpc dcpop asimddp i8mm bf16" ;;
+    *) log "peer: no /proc/cpuinfo known for -cpu $1 (cortex-a72, cortex-a76, i8mm)"; exit 2 ;;
+  esac
+  for p in $(seq 0 $(($(nproc --all) - 1))); do
+    printf 'processor\t: %d\nBogoMIPS\t: 100.00\nFeatures\t: %s\nCPU implementer\t: %s\n' "$p" "$feat" "$impl"
+    printf 'CPU architecture: 8\nCPU variant\t: %s\nCPU part\t: %s\nCPU revision\t: %s\n\n' "$var" "$part" "$rev"
+  done
+}
+
+run_peer() {
+  [ "$(id -u)" -eq 0 ] || { log "peer: ONNX Runtime runs in a private mount namespace: run as root"; exit 1; }
+  setup
+  [ -x "$bench" ] || { log "no arm64 linfer-bench at $bench: build it with scripts/test-arm64.sh (or pass --bench PATH)"; exit 1; }
+  [ -x "$convert" ] || { log "no host linfer-convert at $convert: build it with scripts/build.sh build (or pass --convert PATH)"; exit 1; }
+  local suite="$root/tools/bench/suite" pw="$work/peer"
+  local ortlib="$suite/node_modules/onnxruntime-node/bin/napi-v6/linux/arm64/libonnxruntime.so.1"
+  [ -f "$ortlib" ] || (cd "$suite" && npm ci --ignore-scripts --loglevel=warn) >&2
+  mkdir -p "$pw/models" "$pw/out"
+  aarch64-linux-gnu-gcc -O2 -Wall -Wextra -Werror -std=c11 -D_DEFAULT_SOURCE "$here/ort_proxy.c" -o "$pw/ort_proxy" -ldl
+  local ort_version
+  ort_version=$(node -p "require('$suite/node_modules/onnxruntime-node/package.json').version")
+
+  # the cases' models: S with max_seq_len 2048, M with 512; ONNX per length; .lfm f32 and int8
+  local case_list=() c name T s_len="" m_len=""
+  IFS=, read -r -a case_list <<< "$cases"
+  for c in "${case_list[@]}"; do
+    [[ "$c" =~ ^([SM])([0-9]+)$ ]] || { log "peer: a case is S or M and a length, e.g. S512 (got '$c')"; exit 2; }
+    if [ "${BASH_REMATCH[1]}" = S ]; then s_len+=${s_len:+,}${BASH_REMATCH[2]}; else m_len+=${m_len:+,}${BASH_REMATCH[2]}; fi
+  done
+  local dts=() dt
+  IFS=, read -r -a dts <<< "$model_dtypes"
+  for name in S M; do
+    local lens=$s_len nmax=2048
+    [ $name = M ] && lens=$m_len nmax=512
+    [ -n "$lens" ] || continue
+    /usr/bin/python3 "$suite/make_models.py" --model $name --n $nmax --lengths "$lens" --work "$pw/models" >&2
+    for dt in "${dts[@]}"; do
+      [ -f "$pw/models/${name}_$dt.lfm" ] && [ "$pw/models/${name}_$dt.lfm" -nt "$pw/models/$name.safetensors" ] ||
+        "$convert" "$pw/models/$name.safetensors" -o "$pw/models/${name}_$dt.lfm" --dtype "$dt" > /dev/null
+    done
+    IFS=, read -r -a lens <<< "$lens"
+    for T in "${lens[@]}"; do
+      local q="$pw/models/${name}_n${T}_int8.onnx"
+      [ -f "$q" ] && [ "$q" -nt "$pw/models/${name}_n$T.onnx" ] ||
+        node "$suite/ort_quantize.js" "$pw/models/${name}_n$T.onnx" "$q" > /dev/null
+    done
+  done
+
+  local tsv="$results/peer.tsv"
+  printf "cpu\tcase\tdtype\truntime\tcount_runs1\tcount_runs2\tinsns_per_forward\tcheck\tkernels\n" > "$tsv"
+  calibrate > "$results/calibration-peer.txt"
+  local cpu rt tag cs=() ids ref onnx lfm outp chk kern r
+  for cpu in "${cpu_list[@]}"; do
+    fake_cpuinfo "$cpu" > "$pw/cpuinfo-$cpu"
+    for c in "${case_list[@]}"; do
+      name=${c:0:1} T=${c:1}
+      ids="$pw/models/${name}_check_ids_n$T.txt" ref="$pw/models/${name}_check_ref_n$T.npy"
+      for dt in "${dts[@]}"; do
+        for rt in linfer ort; do
+          tag="peer-$cpu-$c-$dt-$rt"
+          log "-cpu $cpu  $c  $dt  $rt"
+          for r in 1 2; do
+            if [ $rt = linfer ]; then
+              guest_prefix=()
+              outp="$pw/out/$tag.npy"
+              lfm="$pw/models/${name}_$dt.lfm"
+              cs[r]=$(count "$cpu" "$tag-$r" "$bench" "$lfm" --seq-len "$T" --threads 1 --warmup 1 --runs $r \
+                        --ids "$ids" --dump "$outp") || exit 1
+            else
+              # ORT_DISABLE_TELEMETRY: ORT 1.30 otherwise starts telemetry threads
+              guest_prefix=(unshare -m sh -c 'mount --bind "$0" /proc/cpuinfo && exec "$@"' "$pw/cpuinfo-$cpu")
+              guest_env=(ORT_DISABLE_TELEMETRY=1)
+              outp="$pw/out/$tag.f32"
+              onnx="$pw/models/${name}_n$T.onnx"
+              [ "$dt" = int8 ] && onnx="$pw/models/${name}_n${T}_int8.onnx"
+              cs[r]=$(count "$cpu" "$tag-$r" "$pw/ort_proxy" "$ortlib" "$onnx" "$ids" --warmup 1 --runs $r \
+                        --out "$outp") || exit 1
+              guest_prefix=() guest_env=()
+            fi
+          done
+          if grep -q "insn_count: warning" "$results/$tag-1.err" "$results/$tag-2.err"; then
+            log "peer: $tag ran more than one guest thread: its count is not exact"; exit 1
+          fi
+          chk=$(/usr/bin/python3 "$here/peer_check.py" "$outp" "$ref" "$dt") || { log "peer: $tag: $chk"; exit 1; }
+          kern="-"
+          [ $rt = linfer ] && kern=$(sed -n 's/^session: dense: \([^;]*\);.*/\1/p' "$results/$tag-2.out" "$results/$tag-2.err" | head -n1)
+          printf "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n" "$cpu" "$c" "$dt" "$rt" "${cs[1]}" "${cs[2]}" "$((cs[2] - cs[1]))" \
+            "$chk" "$kern" >> "$tsv"
+        done
+      done
+    done
+  done
+  {
+    echo "linfer-bench: $bench; ONNX Runtime $ort_version (onnxruntime-node's linux-arm64 libonnxruntime.so.1) through ort_proxy; measured $(date -u +%Y-%m-%dT%H:%MZ)"
+  } > "$results/peer-built.txt"
+  render_peer
+}
+
+# The Markdown table of results/peer.tsv (also: run_proxy.sh table).
+render_peer() {
+  local tsv="$results/peer.tsv" meta="$results/peer-built.txt"
+  [ -f "$tsv" ] && [ -f "$meta" ] || { log "no $tsv yet: run run_proxy.sh peer first"; exit 1; }
+  {
+    header "ARM proxy: linfer and ONNX Runtime, whole forward passes" "$(cat "$meta")"
+    echo "One forward pass, one thread: count(2 runs) - count(1 run), each after 1 warm-up run (model"
+    echo "load, session creation and the first runs cancel). linfer: linfer-bench --seq-len n --ids;"
+    echo "ONNX Runtime: ort_proxy (CPU execution provider, 1 intra-op and 1 inter-op thread, sequential,"
+    echo "all graph optimizations), f32 graph or its int8 graph (DynamicQuantizeMatMul). Both on the same"
+    echo "ids; both outputs checked against PyTorch's (f32: max error <= 1e-3 of the largest |output|;"
+    echo "int8: mean cosine >= 0.99). Ratio = ORT instructions / linfer instructions (above 1: linfer"
+    echo "executes fewer). i8mm = qemu -cpu max,sve=off,sme=off. Model S: dim 256, 4 layers, 4 heads,"
+    echo "ff 1024, k 128, vocab 256, max_seq_len 2048; M: dim 768, 12 layers, 12 heads, ff 3072, k 256,"
+    echo "max_seq_len 512."
+    echo
+    echo "| qemu -cpu | model | n | dtype | linfer (instructions) | ONNX Runtime | ORT / linfer | linfer's dense kernels |"
+    echo "|---|---|---:|---|---:|---:|---:|---|"
+    awk -F'\t' 'NR > 1 { key = $1 "|" $2 "|" $3; v[key "|" $4] = $7; if ($4 == "linfer") k[key] = $9
+                          if (!(key in seen)) { seen[key] = 1; order[++n] = key } }
+      END {
+        for (i = 1; i <= n; ++i) {
+          split(order[i], f, "|"); l = v[order[i] "|linfer"]; o = v[order[i] "|ort"]
+          printf "| %s | %s | %s | %s | %s | %s | %s | %s |\n", f[1], substr(f[2], 1, 1), substr(f[2], 2), f[3],
+                 l, o, (l > 0 && o > 0) ? sprintf("%.2f", o / l) : "n/a", k[order[i]]
+        }
+      }' "$tsv"
+    echo
+    cat "$results/calibration-peer.txt"
+    echo "- parity (each output against PyTorch):"
+    awk -F'\t' 'NR > 1 { printf "  %s %s %s %s: %s\n", $1, $2, $3, $4, $8 }' "$tsv"
+    echo "- raw counts: $tsv; every qemu command: $results/commands-peer.log"
+  } > "$results/peer.md"
+  cat "$results/peer.md"
+  [ -n "$out" ] && [ "$mode" != table ] && cp "$results/peer.md" "$out"
+  return 0
 }
 
 # --- forward mode ----------------------------------------------------------------------------------
@@ -373,13 +539,15 @@ render_forward() {
 render_all() {
   local any=0
   [ -f "$results/dense.tsv" ] && { render_dense; any=1; echo; }
-  [ -f "$results/forward.tsv" ] && [ -f "$results/forward-built.txt" ] && { render_forward; any=1; }
+  [ -f "$results/forward.tsv" ] && [ -f "$results/forward-built.txt" ] && { render_forward; any=1; echo; }
+  [ -f "$results/peer.tsv" ] && [ -f "$results/peer-built.txt" ] && { render_peer; any=1; }
   [ $any -eq 1 ] || { log "no results yet"; exit 1; }
   if [ -n "$out" ]; then
-    { [ -f "$results/dense.md" ] && cat "$results/dense.md" && echo; [ -f "$results/forward.md" ] && cat "$results/forward.md"; } > "$out"
+    local f
+    for f in dense forward peer; do [ -f "$results/$f.md" ] && { cat "$results/$f.md"; echo; }; done > "$out"
   fi
   return 0
 }
 
 # One line, so that bash has read all of it (and exits) before anything edits this file.
-{ case "$mode" in dense) run_dense ;; forward) run_forward ;; table) render_all ;; esac; exit; }
+{ case "$mode" in dense) run_dense ;; forward) run_forward ;; peer) run_peer ;; table) render_all ;; esac; exit; }
