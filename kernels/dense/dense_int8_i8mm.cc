@@ -36,7 +36,7 @@
 namespace linfer::kernels::dense {
 namespace {
 
-constexpr size_t kRows = 8, kStrip = 8;
+constexpr size_t kRows = 8;
 
 // The tile's code is one inline asm block: GCC allows 30 asm operands (an in-out one counts
 // twice), too few for 16 accumulators and 8 row pointers as C++ variables, and the LD2 pairs
@@ -84,21 +84,19 @@ constexpr size_t kRows = 8, kStrip = 8;
 #define LINFER_I8MM_LD1S_0(r, s) "movi v" #r ".16b, #0\n\tld1 {v" #r ".s}[0]"
 #define LINFER_I8MM_LD1S_1(r, s) "ld1 {v" #r ".s}[2]"
 
-// Rows [r, r + R) x channels [n, n_stop) (at most 8, one half of a panel), R <= 8: ceil(R / 2)
-// row pairs, an odd R's last pair reading its one row twice (the copy's outputs are dropped).
-template <int R>
-LINFER_I8MM void tile(const DenseWeights& w, const DenseInput& in, size_t r, float* y, size_t y_stride,
-                      size_t n, size_t n_stop, DenseEpilogue e) {
-  constexpr int P = (R + 1) / 2;
-  const size_t kg = int8_padded_inputs(uint32_t(w.in)) / kInt8GroupInputs;
-  const int8_t* b = static_cast<const int8_t*>(w.panels) + (n / kPanelRows) * kg * 64 + (n % kPanelRows) * 4;
-  const int8_t* a[kRows];
-  for (int i = 0; i < int(kRows); ++i) a[i] = in.q + (r + size_t(std::min(i, R - 1))) * in.q_stride;
+// Rows a[0..2P) x the 8 channels of half a panel (b: its first group's channels 0-7) over kg
+// groups: blocks[4p + j] receives the 2x2 block of row pair p and channel pair j.
+// The main loop takes 16 inputs per iteration; then bit 1 of kg % 4: one step of 8 inputs (LD1
+// by lane), bit 0: one group of 4, whose z's upper halves multiply the rows' zeros (any bytes
+// will do: group g twice, as group g + 1 may lie past the panels' end).
+// Inlined into the tile: as a call it saved and restored d8-d15 twice per tile (21 instructions
+// more per 8 x 16 tile in the proxy).
+template <int P>
+LINFER_I8MM inline __attribute__((always_inline)) void half_panel(const int8_t* const (&rows)[kRows],
+                                                                  const int8_t* b, size_t kg, int32_t (*blocks)[4]) {
+  const int8_t *a0 = rows[0], *a1 = rows[1], *a2 = rows[2], *a3 = rows[3], *a4 = rows[4], *a5 = rows[5],
+               *a6 = rows[6], *a7 = rows[7];
   size_t iterations = kg / 4;
-  alignas(16) int32_t blocks[16][4];  // the accumulators v0-v15 at the end
-  // The main loop takes 16 inputs per iteration; then bit 1 of kg % 4: one step of 8 inputs (LD1
-  // by lane), bit 0: one group of 4, whose z's upper halves multiply the rows' zeros (any bytes
-  // will do: group g twice, as group g + 1 may lie past the panels' end).
   __asm__ volatile(
       ".if %[np] > 0\n\tmovi v0.16b, #0\n\tmovi v1.16b, #0\n\tmovi v2.16b, #0\n\tmovi v3.16b, #0\n\t.endif\n\t"
       ".if %[np] > 1\n\tmovi v4.16b, #0\n\tmovi v5.16b, #0\n\tmovi v6.16b, #0\n\tmovi v7.16b, #0\n\t.endif\n\t"
@@ -129,24 +127,43 @@ LINFER_I8MM void tile(const DenseWeights& w, const DenseInput& in, size_t r, flo
       ".if %[np] > 1\n\tstp q4, q5, [%[out], #64]\n\tstp q6, q7, [%[out], #96]\n\t.endif\n\t"
       ".if %[np] > 2\n\tstp q8, q9, [%[out], #128]\n\tstp q10, q11, [%[out], #160]\n\t.endif\n\t"
       ".if %[np] > 3\n\tstp q12, q13, [%[out], #192]\n\tstp q14, q15, [%[out], #224]\n\t.endif\n\t"
-      : [a0] "+r"(a[0]), [a1] "+r"(a[1]), [a2] "+r"(a[2]), [a3] "+r"(a[3]), [a4] "+r"(a[4]),
-        [a5] "+r"(a[5]), [a6] "+r"(a[6]), [a7] "+r"(a[7]), [w] "+r"(b), [it] "+r"(iterations)
+      : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [a4] "+r"(a4), [a5] "+r"(a5),
+        [a6] "+r"(a6), [a7] "+r"(a7), [w] "+r"(b), [it] "+r"(iterations)
       : [left] "r"(kg % 4), [out] "r"(blocks), [np] "i"(P)
       : "cc", "memory", "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11",
         "v12", "v13", "v14", "v15", "v16", "v17", "v18", "v19", "v20", "v21", "v22", "v23", "v24",
         "v25", "v26", "v27", "v28");
+}
+
+// Rows [r, r + R) x channels [n, n_stop) (at most 16), R <= 8: ceil(R / 2) row pairs, an odd R's
+// last pair reading its one row twice (the copy's outputs are dropped). The panel's two halves
+// one after the other (the second only when the panel has channels there), then one epilogue per
+// row of 16 channels: per tile of 8 x 16 the rows are read twice, the weights once.
+template <int R>
+LINFER_I8MM void tile(const DenseWeights& w, const DenseInput& in, size_t r, float* y, size_t y_stride,
+                      size_t n, size_t n_stop, DenseEpilogue e) {
+  constexpr int P = (R + 1) / 2;
+  const size_t kg = int8_padded_inputs(uint32_t(w.in)) / kInt8GroupInputs;
+  const int8_t* b = static_cast<const int8_t*>(w.panels) + (n / kPanelRows) * kg * 64;
+  const int8_t* a[kRows];
+  for (int i = 0; i < int(kRows); ++i) a[i] = in.q + (r + size_t(std::min(i, R - 1))) * in.q_stride;
+  alignas(16) int32_t blocks[2][16][4];  // per half, the accumulators v0-v15
+  half_panel<P>(a, b, kg, blocks[0]);
+  if (n_stop - n > kPanelRows / 2) half_panel<P>(a, b + 32, kg, blocks[1]);
+  else std::memset(blocks[1], 0, sizeof blocks[1]);  // channels 8-15 absent: not stored
   // Blocks [r0c0 r0c1 r1c0 r1c1] to rows: channels 0-3 of the pair's first row are the low
   // halves of channel pairs (0,1) and (2,3), of its second row the high halves.
   float scale_tail[kPanelRows], bias_tail[kPanelRows];
-  const float* ws = channel_block<kStrip>(w.scales, n, w.out, scale_tail);
-  const float* bias = channel_block<kStrip>(w.bias, n, w.out, bias_tail);
+  const float* ws = channel_block(w.scales, n, w.out, scale_tail);
+  const float* bias = channel_block(w.bias, n, w.out, bias_tail);
+#pragma GCC unroll 8
   for (int i = 0; i < R; ++i) {
-    const int32_t(*c)[4] = blocks + 4 * (i / 2);
-    auto half = [&](const int32_t* lo, const int32_t* hi) {
-      const int64x2_t l = vreinterpretq_s64_s32(vld1q_s32(lo)), h = vreinterpretq_s64_s32(vld1q_s32(hi));
+    auto rows = [&](const int32_t (*c)[4]) {
+      const int64x2_t l = vreinterpretq_s64_s32(vld1q_s32(c[0])), h = vreinterpretq_s64_s32(vld1q_s32(c[1]));
       return vreinterpretq_s32_s64(i % 2 == 0 ? vzip1q_s64(l, h) : vzip2q_s64(l, h));
     };
-    const int32x4_t sums[2] = {half(c[0], c[1]), half(c[2], c[3])};
+    const int32_t(*c0)[4] = blocks[0] + 4 * (i / 2), (*c1)[4] = blocks[1] + 4 * (i / 2);
+    const int32x4_t sums[4] = {rows(c0), rows(c0 + 2), rows(c1), rows(c1 + 2)};
     neon::store_int8_outputs(sums, in.q_scales[r + i], ws, bias, y + (r + i) * y_stride + n, n_stop - n, e);
   }
 }
@@ -165,10 +182,10 @@ LINFER_I8MM void tile(const DenseWeights& w, const DenseInput& in, size_t r, flo
 }  // namespace
 
 LINFER_DENSE_RUN(run_int8_i8mm) {
-  neon::run_tiles<int(kRows), kStrip>(rows, neon::kInt8RowBlockBytes, in.q_stride, n_begin, n_end, y, y_stride,
-                                      e.activation, [&](size_t r, auto rows_c, size_t n, size_t n_stop) {
-                                        tile<decltype(rows_c)::value>(w, in, r, y, y_stride, n, n_stop, e);
-                                      });
+  neon::run_tiles<int(kRows)>(rows, neon::kInt8RowBlockBytes, in.q_stride, n_begin, n_end, y, y_stride, e.activation,
+                              [&](size_t r, auto rows_c, size_t n, size_t n_stop) {
+                                tile<decltype(rows_c)::value>(w, in, r, y, y_stride, n, n_stop, e);
+                              });
 }
 
 }  // namespace linfer::kernels::dense

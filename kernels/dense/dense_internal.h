@@ -11,14 +11,12 @@
 
 namespace linfer::kernels::dense {
 
-// Values [n, n + kWidth) of a per-channel array of `count` entries as kWidth readable values (a
-// panel, or the half panel of the i8mm kernel): the array itself when all exist, else a copy with
-// zeros past the end (a null array reads as zeros).
-template <size_t kWidth = kPanelRows, class T>
+// Values [n, n + 16) of a per-channel array of `count` entries as 16 readable values: the array
+// itself when all 16 exist, else a copy with zeros past the end (a null array reads as zeros).
+template <class T>
 const T* channel_block(const T* values, size_t n, size_t count, T (&tail)[kPanelRows]) {
-  static_assert(kWidth <= kPanelRows);
-  if (values && n + kWidth <= count) return values + n;
-  for (size_t j = 0; j < kWidth; ++j) tail[j] = values && n + j < count ? values[n + j] : T(0);
+  if (values && n + kPanelRows <= count) return values + n;
+  for (size_t j = 0; j < kPanelRows; ++j) tail[j] = values && n + j < count ? values[n + j] : T(0);
   return tail;
 }
 

@@ -29,13 +29,13 @@ inline void with_tile_rows(size_t R, F&& f) {
 }
 
 // The body of a NEON dense kernel: rows in blocks of about `block_bytes` (rows of `row_bytes`),
-// each block through every strip of kStrip channels (a 16-channel panel, or half of one) in tiles
-// of kRows rows; tile(r, rows_c, n, n_stop) gets the tile height as std::integral_constant.
-template <int kRows, size_t kStrip = kPanelRows, class Tile>
+// each block through every 16-channel panel in tiles of kRows rows; tile(r, rows_c, n, n_stop)
+// gets the tile height as std::integral_constant.
+template <int kRows, class Tile>
 inline void run_tiles(size_t rows, size_t block_bytes, size_t row_bytes, size_t n_begin, size_t n_end,
                       float* y, size_t y_stride, DenseActivation activation, Tile&& tile) {
   const size_t row_block = std::max<size_t>(kRows, block_bytes / std::max<size_t>(row_bytes, 1) / kRows * kRows);
-  for_each_tile<kRows, kStrip>(rows, row_block, n_begin, n_end, y, y_stride, activation,
+  for_each_tile<kRows, kPanelRows>(rows, row_block, n_begin, n_end, y, y_stride, activation,
                                    [&](size_t r, size_t R, size_t n, size_t n_stop) {
                                      with_tile_rows<kRows>(R, [&](auto rows_c) { tile(r, rows_c, n, n_stop); });
                                    });
@@ -72,15 +72,13 @@ inline void store_outputs(float* dst, float32x4_t (&v)[N], size_t count, DenseEp
   for (size_t j = 0; j < count; ++j) dst[j] = e.accumulate ? dst[j] + tmp[j] : tmp[j];
 }
 
-// The int8 epilogue of one row of 4N channels (16, or 8 in the i8mm kernel's half panels): sums[i]
-// holds the exact integer sums of channels 4i..4i+3, dequantized as fma(float(sum), x_scale *
-// w_scale, bias), then ReLU and accumulate.
-template <size_t N>
-inline void store_int8_outputs(const int32x4_t (&sums)[N], float x_scale, const float* ws,
+// The int8 epilogue of one row of 16 channels: sums[i] holds the exact integer sums of channels
+// 4i..4i+3, dequantized as fma(float(sum), x_scale * w_scale, bias), then ReLU and accumulate.
+inline void store_int8_outputs(const int32x4_t (&sums)[4], float x_scale, const float* ws,
                                const float* bias, float* dst, size_t count, DenseEpilogue e) {
   const float32x4_t xs = vdupq_n_f32(x_scale);
-  float32x4_t v[N];
-  for (size_t i = 0; i < N; ++i)
+  float32x4_t v[4];
+  for (int i = 0; i < 4; ++i)
     v[i] = vfmaq_f32(vld1q_f32(bias + 4 * i), vcvtq_f32_s32(sums[i]), vmulq_f32(vld1q_f32(ws + 4 * i), xs));
   store_outputs(dst, v, count, e);
 }
