@@ -7,20 +7,24 @@
 // 4 channels and group); ZIP1/ZIP2 on 32-bit lanes of two consecutive groups' vectors give 8
 // inputs of 2 channels, SMMLA's vm. A row pair's vn comes straight from memory: LD2 by lane of
 // 16 bytes of each row puts k0-7 of both rows in one register and k8-15 in the next.
-// Tile: 8 rows x 8 channels (half a panel; the walk goes over half-panel strips): 4 row pairs x
-// 4 channel pairs = 16 accumulators of 2x2 blocks. Per 16 inputs (one loop iteration): 8 LD2
-// (rows), 4 LDP (256 weight bytes), 8 ZIP, 32 SMMLA (1024 MACs), 2 loop = 54 instructions;
-// SDOT's 4 x 16 tile issues 81 for the same MACs. The blocks are unzipped into rows (ZIP1/ZIP2
-// of 64-bit lanes) for the shared epilogue. Inputs past the last 16 (kg % 4 groups): one step of
-// 8 inputs (LD1 by lane), then one group with the upper 4 bytes of each row's 8 zero.
-// The main loop is one inline asm block (registers and instruction count as written: the LD2
-// pairs need consecutive registers, which intrinsics leave GCC to shuffle); only functions
-// carrying LINFER_I8MM contain SMMLA, and the kernel runs only when the CPU reports I8MM
-// (dense_select.cc). GCC 12 / binutils 2.40 take "arch=armv8.2-a+i8mm"; binutils rejects SMMLA
-// under target("+i8mm") alone.
-// Proxy (instructions per MAC under qemu-aarch64 -cpu max,sve=off,sme=off, the kernel with its
-// quantizer per layer call; tools/bench/arm/run_proxy.sh): see the numbers in
-// docs/raspberry-pi.md ("Phones: i8mm").
+// Tile: 8 rows x 8 channels (half a panel) in registers: 4 row pairs x 4 channel pairs = 16
+// accumulators of 2x2 blocks; a tile of the walk is 8 rows x the panel's two halves in turn (rows
+// read twice, weights once), then one epilogue per row of 16 channels. Per 16 inputs (one loop
+// iteration): 8 LD2 (rows), 4 LDP (256 weight bytes), 8 ZIP, 32 SMMLA (1024 MACs), 2 loop = 54
+// instructions; SDOT's 4 x 16 tile issues 81 for the same MACs. The blocks are unzipped into rows
+// (ZIP1/ZIP2 of 64-bit lanes) for the shared epilogue. Inputs past the last 16 (kg % 4 groups): one
+// step of 8 inputs (LD1 by lane), then one group with the upper 4 bytes of each row's 8 zero.
+// The loops are inline asm (registers and instruction count as written: the LD2 pairs need
+// consecutive registers, which intrinsics leave GCC to shuffle); only functions carrying
+// LINFER_I8MM contain SMMLA, and the kernel runs only when the CPU reports I8MM and the dot
+// product (dense_select.cc). GCC 12 / binutils 2.40 take "arch=armv8.2-a+i8mm" (or armv8.6-a);
+// binutils rejects SMMLA under target("+i8mm") alone.
+// Proxy, instructions per MAC of a layer call with the quantizer (qemu 7.2 -cpu max,sve=off,sme=off,
+// GCC 12.2; tools/bench/arm/run_proxy.sh dense --shapes S --cpus max,sve=off,sme=off): S's
+// 512x256x256, 512x256x1024, 512x1024x256: 0.080, 0.071, 0.068; dense_int8_neondot 0.107, 0.098,
+// 0.094 (1.34-1.39x as many). llvm-mca on the main loop (tools/bench/arm/mca.sh): LLVM 19's
+// neoverse-n2 model 32.0 cycles per 1024 MACs, as SDOT's loop (it issues one SMMLA per cycle, two
+// SDOT); its cortex-a510 model 69.0 against SDOT's 50.0.
 #if defined(__aarch64__)
 #include <arm_neon.h>
 
@@ -181,12 +185,7 @@ LINFER_I8MM void tile(const DenseWeights& w, const DenseInput& in, size_t r, flo
 
 }  // namespace
 
-LINFER_DENSE_RUN(run_int8_i8mm) {
-  neon::run_tiles<int(kRows)>(rows, neon::kInt8RowBlockBytes, in.q_stride, n_begin, n_end, y, y_stride, e.activation,
-                              [&](size_t r, auto rows_c, size_t n, size_t n_stop) {
-                                tile<decltype(rows_c)::value>(w, in, r, y, y_stride, n, n_stop, e);
-                              });
-}
+LINFER_NEON_INT8_RUN(run_int8_i8mm, kRows)
 
 }  // namespace linfer::kernels::dense
 #endif  // __aarch64__
