@@ -499,6 +499,12 @@ TEST_CASE("dense kernel selection: the cap is obeyed, the portable kernel runs e
       CHECK(isa_within(k.isa, cap));
     }
   }
+  // On Arm the int8 kernel follows the cap down the chain i8mm > dot product > NEON (each CPU
+  // model of scripts/test-arm64.sh checks the steps it has).
+  if (cpu_has(Isa::ArmNeonI8mm))
+    CHECK(std::string(select_dense_kernel(DType::I8, best_isa()).name) == "dense_int8_i8mm");
+  if (cpu_has(Isa::ArmNeonDot))
+    CHECK(std::string(select_dense_kernel(DType::I8, Isa::ArmNeonDot).name) == "dense_int8_neondot");
 }
 
 TEST_CASE("attention_f32: fast matches reference") {
