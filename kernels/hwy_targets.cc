@@ -89,7 +89,8 @@ int64_t detect_targets() {
     case Isa::X86AvxVnni: allowed |= HWY_AVX2; [[fallthrough]];
     case Isa::X86Sse4: allowed |= HWY_SSE4 | HWY_SSSE3; break;
     case Isa::ArmNeon:
-    case Isa::ArmNeonDot: allowed |= HWY_NEON; break;
+    case Isa::ArmNeonDot:
+    case Isa::ArmNeonI8mm: allowed |= HWY_NEON; break;
     case Isa::WasmSimd128: allowed |= HWY_WASM; break;
     case Isa::ArmDsp: break;  // no Highway target of its own
     case Isa::Generic: break;

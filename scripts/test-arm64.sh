@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Cross-builds linfer for aarch64 (Raspberry Pi 4/5, 64-bit) and runs the test suite under
-# qemu-aarch64, twice: the whole suite on a Cortex-A72 (Raspberry Pi 4: ARMv8.0, no dot product,
-# no fp16 arithmetic), then on a Cortex-A76 (the Raspberry Pi 5's core: dot product, fp16
+# qemu-aarch64, three times: the whole suite on a Cortex-A72 (Raspberry Pi 4: ARMv8.0, no dot
+# product, no fp16 arithmetic), then on a Cortex-A76 (the Raspberry Pi 5's core: dot product, fp16
 # arithmetic; no SVE or i8mm, which qemu's "max" would add) the tests whose code paths depend on
-# those features (the kernels, int8 and f16 models).
+# those features (the kernels, int8 and f16 models), then test_kernels alone on qemu's "max"
+# without SVE and SME: the int8 matrix multiply (i8mm, SMMLA) of phone cores, for
+# dense_int8_i8mm.
 # Installs the cross compiler and qemu-user from Debian, and the arm64 libraries into a sysroot
 # folder (scripts/cross-sysroot.sh).
 set -euo pipefail
@@ -26,3 +28,6 @@ QEMU_CTEST=(--output-on-failure -j2 --timeout 600 --repeat until-pass:2)
 (cd build-arm64 && QEMU_CPU=cortex-a72 ctest "${QEMU_CTEST[@]}")
 (cd build-arm64 && QEMU_CPU=cortex-a76 ctest "${QEMU_CTEST[@]}" \
   -R '^(test_kernels|test_quantization|test_golden)$')
+# test_kernels runs every kernel the CPU has, here dense_int8_i8mm too, against dense_int8_ref
+# over every shape class; the model tests would add minutes for no code path of their own. 65 s.
+(cd build-arm64 && QEMU_CPU='max,sve=off,sme=off' ctest "${QEMU_CTEST[@]}" -R '^(test_kernels)$')

@@ -128,12 +128,7 @@ void tile(const DenseWeights& w, const DenseInput& in, size_t r, float* y, size_
 
 }  // namespace
 
-LINFER_DENSE_RUN(run_int8_neon) {
-  neon::run_tiles<int(kRows)>(rows, neon::kInt8RowBlockBytes, in.q_stride, n_begin, n_end, y, y_stride, e.activation,
-                              [&](size_t r, auto rows_c, size_t n, size_t n_stop) {
-                                tile<decltype(rows_c)::value>(w, in, r, y, y_stride, n, n_stop, e);
-                              });
-}
+LINFER_NEON_INT8_RUN(run_int8_neon, kRows)
 
 // linfer/types/int8.h, 16 values at a time: the same amax (a NaN never replaces it: FMAXNM returns
 // the number when one operand is NaN, which is the reference's `fabs(x) > amax` keeping amax),

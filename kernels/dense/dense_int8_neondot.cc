@@ -112,12 +112,7 @@ LINFER_DOTPROD void tile(const DenseWeights& w, const DenseInput& in, size_t r, 
 
 }  // namespace
 
-LINFER_DENSE_RUN(run_int8_neondot) {
-  neon::run_tiles<int(kRows)>(rows, neon::kInt8RowBlockBytes, in.q_stride, n_begin, n_end, y, y_stride, e.activation,
-                              [&](size_t r, auto rows_c, size_t n, size_t n_stop) {
-                                tile<decltype(rows_c)::value>(w, in, r, y, y_stride, n, n_stop, e);
-                              });
-}
+LINFER_NEON_INT8_RUN(run_int8_neondot, kRows)
 
 }  // namespace linfer::kernels::dense
 #endif  // __aarch64__

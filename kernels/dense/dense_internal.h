@@ -92,6 +92,7 @@ LINFER_DENSE_RUN(run_f32_neon);
 LINFER_DENSE_RUN(run_f16_neon);
 LINFER_DENSE_RUN(run_int8_neon);        // ARMv8.0: widening multiplies (SMULL/SMLAL/SADALP)
 LINFER_DENSE_RUN(run_int8_neondot);     // SDOT
+LINFER_DENSE_RUN(run_int8_i8mm);        // SMMLA
 LINFER_DENSE_QUANTIZE(quantize_s8_neon);
 #endif
 

@@ -1,7 +1,8 @@
-// What the NEON dense kernels (dense_{f32,f16,int8,int8dot}_neon*.cc) share: the walk over row
-// blocks and tiles, the output epilogues, FMLA by element, and the broadcast of an int8 input
-// group. ARMv8.0 only (no dot product here: those functions carry their target attribute in
-// dense_int8_neondot.cc). The walk itself is plain C++, shared with the 32-bit Arm kernels
+// What the NEON dense kernels (dense_{f32,f16,int8}_neon.cc, dense_int8_neondot.cc,
+// dense_int8_i8mm.cc) share: the walk over row blocks and tiles, the output epilogues, FMLA by
+// element, and the broadcast of an int8 input group. ARMv8.0 only (no dot product or matrix
+// multiply here: those functions carry their target attributes in dense_int8_neondot.cc and
+// dense_int8_i8mm.cc). The walk itself is plain C++, shared with the 32-bit Arm kernels
 // (dense_neonv7.h).
 #pragma once
 
@@ -70,6 +71,17 @@ inline void store_outputs(float* dst, float32x4_t (&v)[N], size_t count, DenseEp
   for (size_t i = 0; i < N; ++i) vst1q_f32(tmp + 4 * i, v[i]);
   for (size_t j = 0; j < count; ++j) dst[j] = e.accumulate ? dst[j] + tmp[j] : tmp[j];
 }
+
+// The entry point of an int8 NEON kernel (dense_int8_neon.cc, dense_int8_neondot.cc,
+// dense_int8_i8mm.cc): rows in blocks of kInt8RowBlockBytes, each tile by the kernel file's
+// tile<R>(w, in, r, y, y_stride, n, n_stop, e) for R <= kRows rows and one panel.
+#define LINFER_NEON_INT8_RUN(fn, kRows)                                                                        \
+  LINFER_DENSE_RUN(fn) {                                                                                       \
+    neon::run_tiles<int(kRows)>(rows, neon::kInt8RowBlockBytes, in.q_stride, n_begin, n_end, y, y_stride,      \
+                                e.activation, [&](size_t r, auto rows_c, size_t n, size_t n_stop) {            \
+                                  tile<decltype(rows_c)::value>(w, in, r, y, y_stride, n, n_stop, e);          \
+                                });                                                                            \
+  }
 
 // The int8 epilogue of one row of 16 channels: sums[i] holds the exact integer sums of channels
 // 4i..4i+3, dequantized as fma(float(sum), x_scale * w_scale, bias), then ReLU and accumulate.

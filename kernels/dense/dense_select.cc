@@ -25,6 +25,7 @@ const char* to_string(Isa isa) {
     case Isa::ArmDsp: return "arm_dsp";
     case Isa::ArmNeon: return "neon";
     case Isa::ArmNeonDot: return "neondot";
+    case Isa::ArmNeonI8mm: return "neoni8mm";
     case Isa::WasmSimd128: return "wasm_simd128";
   }
   return "?";
@@ -32,7 +33,7 @@ const char* to_string(Isa isa) {
 
 namespace {
 bool is_x86(Isa i) { return i >= Isa::X86Sse4 && i <= Isa::X86Avx512Vnni; }
-bool is_arm(Isa i) { return i == Isa::ArmDsp || i == Isa::ArmNeon || i == Isa::ArmNeonDot; }
+bool is_arm(Isa i) { return i >= Isa::ArmDsp && i <= Isa::ArmNeonI8mm; }
 bool is_wasm(Isa i) { return i == Isa::WasmSimd128; }
 }  // namespace
 
@@ -86,11 +87,14 @@ bool cpu_has(Isa isa) {
     default: return false;
   }
 #elif defined(__aarch64__)
-  static const unsigned long hwcap = getauxval(AT_HWCAP);
+  static const unsigned long hwcap = getauxval(AT_HWCAP), hwcap2 = getauxval(AT_HWCAP2);
+  const bool dot = (hwcap & HWCAP_ASIMD) && (hwcap & HWCAP_ASIMDDP);
   switch (isa) {
     case Isa::Generic: return true;
     case Isa::ArmNeon: return (hwcap & HWCAP_ASIMD) != 0;
-    case Isa::ArmNeonDot: return (hwcap & HWCAP_ASIMD) && (hwcap & HWCAP_ASIMDDP);
+    case Isa::ArmNeonDot: return dot;
+    // Every I8MM core has the dot product too; requiring both keeps the caps' order a chain.
+    case Isa::ArmNeonI8mm: return dot && (hwcap2 & HWCAP2_I8MM);
     default: return false;
   }
 #elif defined(__arm__) && defined(__linux__)
@@ -125,7 +129,7 @@ bool isa_within(Isa isa, Isa max) {
 
 Isa best_isa() {
   for (Isa isa : {Isa::X86Avx512Vnni, Isa::X86Avx512, Isa::X86AvxVnni, Isa::X86Avx2, Isa::X86Sse4,
-                  Isa::ArmNeonDot, Isa::ArmNeon, Isa::ArmDsp, Isa::WasmSimd128})
+                  Isa::ArmNeonI8mm, Isa::ArmNeonDot, Isa::ArmNeon, Isa::ArmDsp, Isa::WasmSimd128})
     if (cpu_has(isa)) return isa;
   return Isa::Generic;
 }
@@ -159,13 +163,15 @@ const DenseKernel* const kInt8[] = {&kInt8Avx512Vnni, &kInt8AvxVnni, &kInt8Avx2,
 #elif defined(__aarch64__)
 const DenseKernel kF32Neon{"dense_f32_neon", DType::F32, Isa::ArmNeon, 0, false, nullptr, run_f32_neon};
 const DenseKernel kF16Neon{"dense_f16_neon", DType::F16, Isa::ArmNeon, 0, false, nullptr, run_f16_neon};
+const DenseKernel kInt8I8mm{"dense_int8_i8mm", DType::I8, Isa::ArmNeonI8mm, 1, false, quantize_s8_neon,
+                            run_int8_i8mm};
 const DenseKernel kInt8NeonDot{"dense_int8_neondot", DType::I8, Isa::ArmNeonDot, 1, false, quantize_s8_neon,
                                run_int8_neondot};
 const DenseKernel kInt8Neon{"dense_int8_neon", DType::I8, Isa::ArmNeon, 1, false, quantize_s8_neon, run_int8_neon};
 
 const DenseKernel* const kF32[] = {&kF32Neon, &kF32Generic};
 const DenseKernel* const kF16[] = {&kF16Neon, &kF16Generic};
-const DenseKernel* const kInt8[] = {&kInt8NeonDot, &kInt8Neon, &kInt8Generic};
+const DenseKernel* const kInt8[] = {&kInt8I8mm, &kInt8NeonDot, &kInt8Neon, &kInt8Generic};
 #elif defined(__arm__) && defined(__linux__)
 const DenseKernel kF32NeonV7{"dense_f32_neonv7", DType::F32, Isa::ArmNeon, 0, false, nullptr, run_f32_neonv7};
 const DenseKernel kF16NeonV7{"dense_f16_neonv7", DType::F16, Isa::ArmNeon, 0, false, nullptr, run_f16_neonv7};

@@ -46,7 +46,7 @@ std::string options_out_of_range(const EncoderConfig& c, const linfer_session_op
     return "thread_wait " + std::to_string(thread_wait) + " is not a linfer_thread_wait";
   if (o.pipeline_block_rows > 4096)
     return "pipeline_block_rows " + std::to_string(o.pipeline_block_rows) + " exceeds 4096";
-  if (max_isa < int(LINFER_ISA_AUTO) || max_isa > int(LINFER_ISA_X86_SSE4))
+  if (max_isa < int(LINFER_ISA_AUTO) || max_isa > int(LINFER_ISA_ARM_NEON_I8MM))
     return "max_isa " + std::to_string(max_isa) + " is not a linfer_isa";
   return "";
 }
@@ -81,6 +81,7 @@ kernels::Isa isa_cap(linfer_isa isa) {
     case LINFER_ISA_X86_AVX512_VNNI: return Isa::X86Avx512Vnni;
     case LINFER_ISA_ARM_NEON: return Isa::ArmNeon;
     case LINFER_ISA_ARM_NEON_DOT: return Isa::ArmNeonDot;
+    case LINFER_ISA_ARM_NEON_I8MM: return Isa::ArmNeonI8mm;
   }
   return Isa::Generic;
 }

@@ -242,7 +242,8 @@ const DenseEpilogue kEpilogues[] = {{DenseActivation::None, false},    {DenseAct
 
 // Every dense kernel of this build that the CPU runs, for f32, f16 and int8 weights, against the
 // scalar reference: rows reach the register tiles and their remainders (6-row tiles on x86),
-// output channels the panels and the partial last panel, inputs the int8 groups of 4 and (1030)
+// output channels the panels and the partial last panel, inputs the int8 groups of 4 (and, for
+// the i8mm kernel's 16-input steps, every remainder of 0-3 groups: 28 inputs leave 3) and (1030)
 // more than one block of rows; every epilogue; a channel sub-range; a group of a grouped matrix.
 // f32/f16 within 1e-5 (float against double accumulation), int8 bit for bit (exact integer sums,
 // the same dequantization) except after GELU (the fast GELU is a 3.5e-7 approximation).
@@ -258,13 +259,13 @@ TEST_CASE("dense kernels: every kernel for every weight dtype matches the refere
       else MESSAGE("skipped " << std::string(all[ki]->name) << ": this CPU lacks " << std::string(to_string(all[ki]->isa)));
     }
     std::vector<size_t> kernel_checks(kernels.size());
-    // Rows: every remainder of the 6-row (x86), 4-row, 8-row (Arm f16) and 2-row (Arm int8)
+    // Rows: every remainder of the 6-row (x86), 4-row, 8-row (Arm f16, i8mm) and 2-row (Arm int8)
     // tiles, and 70 rows with 1030 inputs cross every kernel's row blocks. Channels: every
     // partial last panel size class (1, 2-14 as 9, 15) and several panels. Each case's reference
     // output is computed once for all kernels (the reference is most of the test's time).
     for (size_t rows : {1, 2, 3, 4, 5, 6, 7, 9, 13, 25, 70})
       for (size_t out : {1, 9, 15, 16, 17, 24, 33, 64, 65, 130})
-        for (size_t in : {1, 3, 4, 7, 64, 130, 1030}) {
+        for (size_t in : {1, 3, 4, 7, 28, 64, 130, 1030}) {
           if (rows * out * in > 25 * 130 * 130 && !(rows == 70 && out <= 17)) continue;  // the reference's time
           CAPTURE(rows);
           CAPTURE(out);
@@ -492,12 +493,18 @@ TEST_CASE("dense kernel selection: the cap is obeyed, the portable kernel runs e
     MESSAGE(std::string(linfer::to_string(dtype)) << ": " << std::string(best.name));
     CHECK(cpu_has(best.isa));
     CHECK(std::string(select_dense_kernel(dtype, Isa::Generic).name).find("generic") != std::string::npos);
-    for (Isa cap : {Isa::X86Avx2, Isa::X86AvxVnni, Isa::X86Avx512, Isa::ArmDsp, Isa::ArmNeon, Isa::ArmNeonDot}) {
+    for (Isa cap : {Isa::X86Avx2, Isa::X86AvxVnni, Isa::X86Avx512, Isa::ArmDsp, Isa::ArmNeon, Isa::ArmNeonDot, Isa::ArmNeonI8mm}) {
       const DenseKernel& k = select_dense_kernel(dtype, cap);
       CHECK(cpu_has(k.isa));
       CHECK(isa_within(k.isa, cap));
     }
   }
+  // On Arm the int8 kernel follows the cap down the chain i8mm > dot product > NEON (each CPU
+  // model of scripts/test-arm64.sh checks the steps it has).
+  if (cpu_has(Isa::ArmNeonI8mm))
+    CHECK(std::string(select_dense_kernel(DType::I8, best_isa()).name) == "dense_int8_i8mm");
+  if (cpu_has(Isa::ArmNeonDot))
+    CHECK(std::string(select_dense_kernel(DType::I8, Isa::ArmNeonDot).name) == "dense_int8_neondot");
 }
 
 TEST_CASE("attention_f32: fast matches reference") {

@@ -33,7 +33,7 @@ const char kUsage[] =
     "usage: linfer-bench MODEL.lfm [--seq-len N] [--threads N] [--runs N] [--warmup N] [--profile]\n"
     "                    [--dense auto|xnnpack] [--pipeline auto|on|off] [--max-isa ISA]\n"
     "                    [--sessions N] [--ids FILE] [--dump OUT.npy]\n"
-    "                    (ISA: generic sse4 avx2 avxvnni avx512 avx512vnni neon neondot)\n";
+    "                    (ISA: generic sse4 avx2 avxvnni avx512 avx512vnni neon neondot neoni8mm)\n";
 
 int fail(const std::string& m, int code = 1) {
   std::fprintf(stderr, "linfer-bench: %s\n", m.c_str());
@@ -94,10 +94,13 @@ int main(int argc, char** argv) {
       if (i + 1 >= argc) return fail(a + " needs a value", 2);
       const std::string v = argv[++i];
       // The cap holds for the dense and the Highway kernels (attention, compression, norms) alike.
-      const char* names[] = {"auto", "generic", "avx2", "avxvnni", "avx512", "avx512vnni", "neon", "neondot", "sse4"};
+      // In linfer_isa's order: names[k] is the value k.
+      const char* names[] = {"auto", "generic", "avx2", "avxvnni", "avx512", "avx512vnni", "neon", "neondot", "sse4",
+                             "neoni8mm"};
+      const size_t count = sizeof names / sizeof names[0];
       size_t k = 0;
-      while (k < 9 && v != names[k]) ++k;
-      if (k == 9) return fail("--max-isa does not take '" + v + "'", 2);
+      while (k < count && v != names[k]) ++k;
+      if (k == count) return fail("--max-isa does not take '" + v + "'", 2);
       options.max_isa = linfer_isa(k);
     } else if (a == "--ids" || a == "--dump") {
       if (i + 1 >= argc) return fail(a + " needs a value", 2);

@@ -355,7 +355,8 @@ class Session(_Closable):
       pipeline_block_rows  rows per row-pipeline block; 0: chosen for the cache
       thread_wait          'auto', 'spin' or 'yield'
       max_isa              'auto', 'generic', 'sse4', 'avx2', 'avxvnni', 'avx512', 'avx512_vnni',
-                           'neon', 'neon_dot': the highest instruction set the kernels may use
+                           'neon', 'neon_dot', 'neon_i8mm': the highest instruction set the kernels
+                           may use
       profiling            True: time per operator kind (profile())
     Enum options also take the C enum's integer value, which the library checks.
 

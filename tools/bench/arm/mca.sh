@@ -32,11 +32,16 @@
 #    table) would be treated by llvm-mca as not taken.
 # 3. MACs per instruction: the destination's lanes (FMLA/FMLS/MLA/MLS .4s = 4, .2d = 2, .8h = 8;
 #    SMULL/SMULL2/SMLAL/SMLAL2/UMULL/UMLAL(2)/SMLSL(2) .8h = 8, .4s = 4), times 4 for the dot
-#    products (SDOT/UDOT/USDOT/SUDOT .4s = 16, .2s = 8). SMULL starts a product pair that SMLAL
-#    completes and SADALP folds in, so SMULL counts as a multiply-add like SMLAL does.
+#    products (SDOT/UDOT/USDOT/SUDOT .4s = 16, .2s = 8), times 8 for the matrix multiplies
+#    (SMMLA/UMMLA/USMMLA .4s = 32: a 2x2 block of 8-input dot products). SMULL starts a product
+#    pair that SMLAL completes and SADALP folds in, so SMULL counts as a multiply-add like SMLAL does.
+#    A loop written in inline asm (dense_int8_i8mm.cc) has a numeric local label ("1:", "b.ne 1b"):
+#    it counts like a .L label and is renamed .Lasm<N>_<line> in the body llvm-mca reads.
 # 4. llvm-mca runs per model (-iterations=1000); cycles per iteration = Total Cycles / 1000:
 #    - cortex-a72 (Raspberry Pi 4): llvm-mca-14 and llvm-mca-19 -mcpu=cortex-a72, both LLVM's
 #      Cortex-A57 scheduling model. SDOT skipped (ARMv8.0, no dot product);
+#    - neoverse-n2 (phones' i8mm cores: LLVM 19 schedules cortex-a710 and cortex-x2 with the same
+#      model and gives the same cycles): llvm-mca-19 -mcpu=neoverse-n2, SDOT and SMMLA only;
 #    - cortex-a76 (Raspberry Pi 5): llvm-mca-19 -mcpu=neoverse-n1 (the same core as the A76, with
 #      its own scheduling model in LLVM 19; in LLVM 14 neoverse-n1 is still the A57 model), and
 #      llvm-mca-14 -mcpu=cortex-a76 for reference only: LLVM 14 and 19 both schedule "cortex-a76"
@@ -47,7 +52,9 @@
 #      A72 f32/f16: 4 = one FMLA.4S per cycle as LLVM's A57 model has it (a Q-form FMLA holds one
 #        of the two 64-bit FP pipes for 2 cycles; 50% of a nominal 2 x FMLA.4S per cycle);
 #      A72 and A76 int8 SMULL/SMLAL: 8 = one 8-lane multiply per cycle (one pipe takes them);
-#      A76 f32/f16: 8 = 2 x FMLA.4S per cycle; A76 SDOT: 32 = 2 x SDOT.4S per cycle.
+#      A76 f32/f16: 8 = 2 x FMLA.4S per cycle; A76 SDOT: 32 = 2 x SDOT.4S per cycle;
+#      N2 SDOT: 32 = 2 x SDOT.4S; N2 SMMLA: 32 = 1 SMMLA per cycle, as LLVM 19's model has it
+#      (reciprocal throughput 1.00; SDOT 0.50).
 #    The A76 rows use the A76's peaks whatever the model, so the A57-model row shows how far the
 #    wrong model is off, not a figure for the A76.
 #
@@ -100,18 +107,21 @@ kernels=(
   "dense_f16_neon|kernels/dense/dense_f16_neon.cc|fmla"
   "dense_int8_neon|kernels/dense/dense_int8_neon.cc|smlal"
   "dense_int8_neondot|kernels/dense/dense_int8_neondot.cc|sdot"
+  "dense_int8_i8mm|kernels/dense/dense_int8_i8mm.cc|smmla"
 )
-# label | llvm-mca | -mcpu | model | core (peaks) | skip SDOT
+# label | llvm-mca | -mcpu | model | core (peaks) | kernel classes left out (the core lacks them)
 models=(
-  "cortex-a72|$mca14|cortex-a72|LLVM 14, Cortex-A57 model|a72|1"
-  "cortex-a72|$mca19|cortex-a72|LLVM 19, Cortex-A57 model|a72|1"
-  "cortex-a76|$mca19|neoverse-n1|LLVM 19 neoverse-n1 model|a76|0"
-  "cortex-a76|$mca14|cortex-a76|LLVM 14 \"cortex-a76\" = Cortex-A57 model, not the A76|a76|0"
+  "cortex-a72|$mca14|cortex-a72|LLVM 14, Cortex-A57 model|a72|sdot smmla"
+  "cortex-a72|$mca19|cortex-a72|LLVM 19, Cortex-A57 model|a72|sdot smmla"
+  "cortex-a76|$mca19|neoverse-n1|LLVM 19 neoverse-n1 model|a76|smmla"
+  "cortex-a76|$mca14|cortex-a76|LLVM 14 \"cortex-a76\" = Cortex-A57 model, not the A76|a76|smmla"
+  "neoverse-n2|$mca19|neoverse-n2|LLVM 19 neoverse-n2 model = its cortex-a710, cortex-x2|n2|fmla smlal"
 )
 peak() {  # core, class -> MACs per cycle
   case $1/$2 in
     a72/fmla) echo 4 ;; a72/smlal) echo 8 ;; a72/sdot) echo 0 ;;
     a76/fmla) echo 8 ;; a76/smlal) echo 8 ;; a76/sdot) echo 32 ;;
+    n2/sdot) echo 32 ;; n2/smmla) echo 32 ;;
   esac
 }
 
@@ -124,20 +134,31 @@ find_loop() {
     }
     # Multiply-add lanes of one instruction (0 if none), from its mnemonic and destination.
     function macs(op, rest,   d, lanes) {
-      if (op !~ /^(fmla|fmls|mla|mls|[su]mlal2?|[su]mlsl2?|[su]mull2?|sdot|udot|usdot|sudot)$/) return 0
+      if (op !~ /^(fmla|fmls|mla|mls|[su]mlal2?|[su]mlsl2?|[su]mull2?|sdot|udot|usdot|sudot|smmla|ummla|usmmla)$/) return 0
       d = rest; sub(/,.*/, "", d)
       if (d !~ /\.[0-9]+[bhsd]$/) return 0          # scalar forms (fmla s0, ... by element) count 0
       lanes = d; sub(/^.*\./, "", lanes); sub(/[bhsd]$/, "", lanes)
-      return (op ~ /dot$/) ? 4 * lanes : lanes + 0
+      return (op ~ /dot$/) ? 4 * lanes : (op ~ /mmla$/) ? 8 * lanes : lanes + 0
     }
     {
       src = NR; line = $0
       sub(/\/\/.*/, "", line); gsub(/^[ \t]+|[ \t]+$/, "", line)
       if (line == "" || line ~ /^#/) next                       # #APP / #NO_APP
+      # Inline asm conditions as GCC leaves them (".if 4 > 1"): the lines of a false one are no code.
+      if (line ~ /^\.if[ \t]/) {
+        c = line; sub(/^\.if[ \t]+/, "", c); split(c, e, /[ \t]*>[ \t]*/)
+        depth++; off[depth] = (c ~ /^[0-9]+[ \t]*>[ \t]*[0-9]+$/) ? !(e[1] + 0 > e[2] + 0) : 0
+        next
+      }
+      if (line ~ /^\.endif/) { depth--; next }
+      skipping = 0
+      for (d = 1; d <= depth; d++) if (off[d]) skipping = 1
+      if (skipping) next
       if (line ~ /^\.type[ \t].*%function/) { f = line; sub(/^\.type[ \t]+/, "", f); sub(/,.*/, "", f); pending = f; next }
       if (line ~ /^\.size[ \t]/) { fn = ""; next }
       if (line ~ /^[A-Za-z0-9_.$]+:$/) {
         name = substr(line, 1, length(line) - 1)
+        if (name ~ /^[0-9]+$/) { numlab[name] = ".Lasm" name "_" src; name = numlab[name]; line = name ":" }
         if (name == pending) { fn = name; pending = "" }
         n++; kind[n] = "L"; text[n] = line; lineno[n] = src
         at[name] = n; labfn[name] = fn
@@ -152,6 +173,10 @@ find_loop() {
       isbr[n] = is_branch(op)
       if (isbr[n]) {
         t = rest; sub(/^.*[ ,]/, "", t)
+        if (t ~ /^[0-9]+b$/ && (substr(t, 1, length(t) - 1) in numlab)) {   # backward to a numeric label
+          l = numlab[substr(t, 1, length(t) - 1)]; sub(/[0-9]+b$/, l, rest); t = l
+          text[n] = op " " rest
+        }
         if (t ~ /^\.L/ && (t in at) && labfn[t] == fn && fn != "") { nl++; ls[nl] = at[t]; le[nl] = n; lf[nl] = fn; ll[nl] = t }
       }
     }
@@ -196,8 +221,8 @@ for k in "${kernels[@]}"; do
   loops+=("| $name | \`$(echo "$fn" | $demangle)\` | $name.s:$first-$last (\`$label\`) | $ninsn | $mix | $nbr |")
   a72_14=""
   for m in "${models[@]}"; do
-    IFS='|' read -r core tool mcpu model pcore skip_dot <<< "$m"
-    [[ $class == sdot && $skip_dot == 1 ]] && continue
+    IFS='|' read -r core tool mcpu model pcore skip <<< "$m"
+    [[ " $skip " == *" $class "* ]] && continue
     ver=$("$tool" --version | grep -m1 -io 'llvm version [0-9]*' | grep -o '[0-9]*$')
     report=$work/$name.$mcpu.llvm$ver.txt
     "$tool" -mtriple=aarch64 -mcpu="$mcpu" -iterations=$iterations "$work/$name.loop.s" > "$report" 2> "$report.stderr" || {

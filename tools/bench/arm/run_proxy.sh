@@ -9,7 +9,9 @@
 #     this build that the CPU runs (kernels picked by name from `dense_proxy --list`, so the NEON
 #     kernels join as soon as their sources exist) and XNNPACK's f32 fully connected operator:
 #     instructions per call = count(--reps 2) - count(--reps 1), per multiply-add, and the ratio to
-#     XNNPACK f32 on the same shape and CPU. --with-ref adds the scalar references (slow);
+#     XNNPACK f32 on the same shape and CPU. --with-ref adds the scalar references (slow).
+#     --cpus: comma-separated qemu CPU models, a model's properties after it
+#     (--cpus cortex-a76,max,sve=off,sme=off: the A76 and "max" without SVE/SME, which has i8mm);
 #
 #   run_proxy.sh peer [--cases S128,S512,S2048,M128] [--model-dtypes f32,int8]
 #                     [--cpus cortex-a72,cortex-a76,i8mm] [--bench PATH] [--convert PATH]
@@ -86,13 +88,19 @@ while [ $# -gt 0 ]; do
     --convert) convert=$(realpath -m "$2"); shift 2 ;;
     --format-version) format_version=$2; shift 2 ;;
     --plugin-mode) plugin_mode=$2; shift 2 ;;
-    -h|--help) sed -n '2,43p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,/^set -euo pipefail/p' "$0" | grep '^#' | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "run_proxy.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
 case "$mode" in dense|forward|peer|table) ;; *) echo "run_proxy.sh: mode is dense, forward, peer or table" >&2; exit 2 ;; esac
 case "$plugin_mode" in inline|atomic) ;; *) echo "run_proxy.sh: --plugin-mode takes inline or atomic" >&2; exit 2 ;; esac
-IFS=, read -r -a cpu_list <<< "$cpus"
+# CPU models are comma-separated; an item with '=' is a property of the model before it
+# (max,sve=off,sme=off is one model: qemu's "max" without SVE and SME, i8mm kept).
+IFS=, read -r -a cpu_items <<< "$cpus"
+cpu_list=()
+for item in "${cpu_items[@]}"; do
+  if [[ $item == *=* && ${#cpu_list[@]} -gt 0 ]]; then cpu_list[-1]+=",$item"; else cpu_list+=("$item"); fi
+done
 
 log() { echo "run_proxy.sh: $*" >&2; }
 mkdir -p "$results"
@@ -126,7 +134,7 @@ guest_prefix=()
 guest_env=()
 qemu_cpu() { if [ "$1" = i8mm ]; then echo "max,sve=off,sme=off"; else echo "$1"; fi; }
 count() {
-  local cpu=$1 tag=$2
+  local cpu=$1 tag=${2//[,=]/_}  # file names without the CPU's properties' ',' and '=' (the plugin's separators)
   shift 2
   local cnt="$results/$tag.count" e envs=()
   rm -f "$cnt"
@@ -226,6 +234,7 @@ run_dense() {
       for k in "${kernels[@]}"; do
         tag="dense-$cpu-${layer// /_}-$k"
         tag=${tag//\//_}
+        tag=${tag//[,=]/_}
         log "-cpu $cpu  $layer ${rows}x${in}x${outc}  $k"
         c1=$(count "$cpu" "$tag-1" "$prog" --kernel "$k" --shape "${rows}x${in}x${outc}" --reps 1) || exit 1
         c2=$(count "$cpu" "$tag-2" "$prog" --kernel "$k" --shape "${rows}x${in}x${outc}" --reps 2) || exit 1
@@ -464,6 +473,7 @@ run_forward() {
       m=$(realpath -m "$m")
       for path in auto xnnpack; do
         tag="forward-$cpu-$(basename "$m" .lfm)-$path"
+        tag=${tag//[,=]/_}
         args=("$m" --warmup "$warmup" --threads "$threads" --dense "$path")
         [ -n "$seq_len" ] && args+=(--seq-len "$seq_len")
         log "-cpu $cpu  $(basename "$m")  --dense $path"
