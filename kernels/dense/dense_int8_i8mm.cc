@@ -11,7 +11,7 @@
 // accumulators of 2x2 blocks; a tile of the walk is 8 rows x the panel's two halves in turn (rows
 // read twice, weights once), then one epilogue per row of 16 channels. Per 16 inputs (one loop
 // iteration): 8 LD2 (rows), 4 LDP (256 weight bytes), 8 ZIP, 32 SMMLA (1024 MACs), 2 loop = 54
-// instructions; SDOT's 4 x 16 tile issues 81 for the same MACs. The blocks are unzipped into rows
+// instructions; SDOT's 4 x 16 tile issues 74 for the same MACs. The blocks are unzipped into rows
 // (ZIP1/ZIP2 of 64-bit lanes) for the shared epilogue. Inputs past the last 16 (kg % 4 groups): one
 // step of 8 inputs (LD1 by lane), then one group with the upper 4 bytes of each row's 8 zero.
 // The loops are inline asm (registers and instruction count as written: the LD2 pairs need
