@@ -41,9 +41,6 @@ import torch.nn as nn
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import linfer_ref  # noqa: E402
 
-HALF_TENSORS = ("weight",)  # of Linear and Embedding modules; plus proj_k / proj_v
-
-
 def load_model(path):
     tensors, meta = linfer_ref.load_safetensors(path)
     cfg = json.loads(meta["linfer_config"])
