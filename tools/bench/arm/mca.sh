@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# llvm-mca proxy for the inner loops of linfer's NEON dense kernels (kernels/dense/dense_*_neon*.cc).
+# llvm-mca proxy for the inner loops of linfer's NEON dense kernels (kernels/dense/dense_*_neon*.cc),
+# and of the fp16-arithmetic prototype tools/bench/arm/fp16_fmla_loop.cc (not a linfer kernel).
 #
 #   bash tools/bench/arm/mca.sh [--out FILE]
 #
@@ -53,6 +54,8 @@
 #        of the two 64-bit FP pipes for 2 cycles; 50% of a nominal 2 x FMLA.4S per cycle);
 #      A72 and A76 int8 SMULL/SMLAL: 8 = one 8-lane multiply per cycle (one pipe takes them);
 #      A76 f32/f16: 8 = 2 x FMLA.4S per cycle; A76 SDOT: 32 = 2 x SDOT.4S per cycle;
+#      A76 fp16 arithmetic (the prototype fp16_fmla_loop, FMLA .8H): 16 = 2 x FMLA.8H per cycle
+#      (run on the A76 rows only: the A72 has no fp16 arithmetic);
 #      N2 SDOT: 32 = 2 x SDOT.4S; N2 SMMLA: 32 = 1 SMMLA per cycle, as LLVM 19's model has it
 #      (reciprocal throughput 1.00; SDOT 0.50).
 #    The A76 rows use the A76's peaks whatever the model, so the A57-model row shows how far the
@@ -108,19 +111,20 @@ kernels=(
   "dense_int8_neon|kernels/dense/dense_int8_neon.cc|smlal"
   "dense_int8_neondot|kernels/dense/dense_int8_neondot.cc|sdot"
   "dense_int8_i8mm|kernels/dense/dense_int8_i8mm.cc|smmla"
+  "fp16_fmla_loop|tools/bench/arm/fp16_fmla_loop.cc|fmla8h"
 )
 # label | llvm-mca | -mcpu | model | core (peaks) | kernel classes left out (the core lacks them)
 models=(
-  "cortex-a72|$mca14|cortex-a72|LLVM 14, Cortex-A57 model|a72|sdot smmla"
-  "cortex-a72|$mca19|cortex-a72|LLVM 19, Cortex-A57 model|a72|sdot smmla"
+  "cortex-a72|$mca14|cortex-a72|LLVM 14, Cortex-A57 model|a72|sdot smmla fmla8h"
+  "cortex-a72|$mca19|cortex-a72|LLVM 19, Cortex-A57 model|a72|sdot smmla fmla8h"
   "cortex-a76|$mca19|neoverse-n1|LLVM 19 neoverse-n1 model|a76|smmla"
   "cortex-a76|$mca14|cortex-a76|LLVM 14 \"cortex-a76\" = Cortex-A57 model, not the A76|a76|smmla"
-  "neoverse-n2|$mca19|neoverse-n2|LLVM 19 neoverse-n2 model = its cortex-a710, cortex-x2|n2|fmla smlal"
+  "neoverse-n2|$mca19|neoverse-n2|LLVM 19 neoverse-n2 model = its cortex-a710, cortex-x2|n2|fmla smlal fmla8h"
 )
 peak() {  # core, class -> MACs per cycle
   case $1/$2 in
     a72/fmla) echo 4 ;; a72/smlal) echo 8 ;; a72/sdot) echo 0 ;;
-    a76/fmla) echo 8 ;; a76/smlal) echo 8 ;; a76/sdot) echo 32 ;;
+    a76/fmla) echo 8 ;; a76/smlal) echo 8 ;; a76/sdot) echo 32 ;; a76/fmla8h) echo 16 ;;
     n2/sdot) echo 32 ;; n2/smmla) echo 32 ;;
   esac
 }
@@ -266,9 +270,10 @@ report() {
   echo
   echo "Peaks: cortex-a72 f32/f16 4 = 1 FMLA.4S per cycle in LLVM's A57 model (50% of a nominal"
   echo "2 x FMLA.4S); int8 SMULL/SMLAL 8 = one 8-lane multiply per cycle on both cores (one pipe);"
-  echo "cortex-a76 f32/f16 8 = 2 x FMLA.4S; SDOT 32 = 2 x SDOT.4S. SDOT is not run on cortex-a72 (no"
-  echo "dot product). The llvm-mca-14 -mcpu=cortex-a76 rows use LLVM's Cortex-A57 model and are not"
-  echo "an A76 estimate; the A76 figures are the neoverse-n1 rows."
+  echo "cortex-a76 f32/f16 8 = 2 x FMLA.4S; SDOT 32 = 2 x SDOT.4S; fp16_fmla_loop (a prototype, not a"
+  echo "linfer kernel: FMLA .8H, fp16 arithmetic) 16 = 2 x FMLA.8H. SDOT is not run on cortex-a72 (no"
+  echo "dot product), nor FMLA .8H (no fp16 arithmetic). The llvm-mca-14 -mcpu=cortex-a76 rows use"
+  echo "LLVM's Cortex-A57 model and are not an A76 estimate; the A76 figures are the neoverse-n1 rows."
   for n in "${notes[@]}"; do echo "- $n"; done
   echo
   echo "Loops measured (innermost backward branch with the most multiply-add lanes in the file):"
