@@ -78,7 +78,7 @@ void AttentionRows(const AttentionHeadArgs& a, size_t r0, float* scratch) {
         for (size_t r = 0; r < R; ++r)
           for (size_t i = 0; i < NV; ++i) acc[r][i] = hn::Zero(d);
         size_t t = 0;
-        if constexpr (kHasMulAddLane)  // 4 steps of t: each row's 4 query values in one load
+        if constexpr (kHasMulAddLane && R > 1)  // 4 steps of t: each row's 4 query values in one load
           for (; t + 4 <= dh; t += 4) MulAdd4Steps(d, acc, q, t, kt + t * a.kt_stride + j, a.kt_stride);
         for (; t < dh; ++t) {
           const float* k = kt + t * a.kt_stride + j;
@@ -152,7 +152,7 @@ void AttentionRows(const AttentionHeadArgs& a, size_t r0, float* scratch) {
           for (size_t i = 0; i < NV; ++i)
             acc[r][i] = hn::Mul(hn::LoadU(d, acc_row[r] + c + i * L), hn::Set(d, correction[r]));
         size_t t = 0;
-        if constexpr (kHasMulAddLane)  // 4 keys at a time: each row's 4 weights in one load
+        if constexpr (kHasMulAddLane && R > 1)  // 4 keys at a time: each row's 4 weights in one load
           for (; t + 4 <= nb; t += 4) MulAdd4Steps(d, acc, s, t, vb + t * a.v_stride + c, a.v_stride);
         for (; t < nb; ++t) {
           const float* v = vb + t * a.v_stride + c;

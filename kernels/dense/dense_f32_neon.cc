@@ -80,14 +80,15 @@ void tile(const DenseWeights& w, const DenseInput& in, size_t r, float* y, size_
         neon::load_advance(v3, p3);                                                        \
     LINFER_STEP(0) LINFER_STEP(1) LINFER_STEP(2) LINFER_STEP(3)                            \
   }
-  // 8 k steps per iteration: the loop's own instructions (counter, compare, branch) once per
-  // 128 FMLAs.
-  size_t k = K / 8 * 8;
+  // The full tile takes 8 k steps per iteration: the loop's own instructions (compare, branch)
+  // once per 128 FMLAs; the remainder tiles (fewer rows, rarely run) 4, for less code.
+  constexpr size_t kSteps = R == int(kRows) ? 8 : 4;
+  size_t k = K / kSteps * kSteps;
   for (const float* const p0_stop = a0 + k; p0 != p0_stop;) {
     LINFER_STEP4
-    LINFER_STEP4
+    if constexpr (kSteps == 8) LINFER_STEP4
   }
-  if (k + 4 <= K) {
+  if (kSteps == 8 && k + 4 <= K) {
     LINFER_STEP4
     k += 4;
   }

@@ -143,18 +143,21 @@ LINFER_I8MM inline __attribute__((always_inline)) void half_panel(const int8_t* 
 // last pair reading its one row twice (the copy's outputs are dropped). The panel's two halves
 // one after the other (the second only when the panel has channels there), then one epilogue per
 // row of 16 channels: per tile of 8 x 16 the rows are read twice, the weights once.
-template <int R>
-LINFER_I8MM void tile(const DenseWeights& w, const DenseInput& in, size_t r, float* y, size_t y_stride,
-                      size_t n, size_t n_stop, DenseEpilogue e) {
-  constexpr int P = (R + 1) / 2;
+// One function per row-pair count P (the asm depends on P only; R, the rows, is a run-time
+// count for the epilogue): 4 copies of the inlined loops instead of 8, about 16 KB less code.
+template <int P>
+LINFER_I8MM __attribute__((noinline)) void tile_pairs(const DenseWeights& w, const DenseInput& in, size_t r,
+                                                      float* y, size_t y_stride, size_t n, size_t n_stop,
+                                                      DenseEpilogue e, int R) {
   const size_t kg = int8_padded_inputs(uint32_t(w.in)) / kInt8GroupInputs;
   const int8_t* b = static_cast<const int8_t*>(w.panels) + (n / kPanelRows) * kg * 64;
   const int8_t* a[kRows];
   for (int i = 0; i < int(kRows); ++i) a[i] = in.q + (r + size_t(std::min(i, R - 1))) * in.q_stride;
   alignas(16) int32_t blocks[2][16][4];  // per half, the accumulators v0-v15
-  half_panel<P>(a, b, kg, blocks[0]);
-  if (n_stop - n > kPanelRows / 2) half_panel<P>(a, b + 32, kg, blocks[1]);
-  else std::memset(blocks[1], 0, sizeof blocks[1]);  // channels 8-15 absent: not stored
+  // One inlined copy of the loops for both halves (a loop of two, not two copies).
+  const int halves = n_stop - n > kPanelRows / 2 ? 2 : 1;
+  for (int h = 0; h < halves; ++h) half_panel<P>(a, b + 32 * h, kg, blocks[h]);
+  if (halves == 1) std::memset(blocks[1], 0, sizeof blocks[1]);  // channels 8-15 absent: not stored
   // Blocks [r0c0 r0c1 r1c0 r1c1] to rows: channels 0-3 of the pair's first row are the low
   // halves of channel pairs (0,1) and (2,3), of its second row the high halves.
   float scale_tail[kPanelRows], bias_tail[kPanelRows];
@@ -170,6 +173,12 @@ LINFER_I8MM void tile(const DenseWeights& w, const DenseInput& in, size_t r, flo
     const int32x4_t sums[4] = {rows(c0), rows(c0 + 2), rows(c1), rows(c1 + 2)};
     neon::store_int8_outputs(sums, in.q_scales[r + i], ws, bias, y + (r + i) * y_stride + n, n_stop - n, e);
   }
+}
+
+template <int R>
+void tile(const DenseWeights& w, const DenseInput& in, size_t r, float* y, size_t y_stride, size_t n,
+          size_t n_stop, DenseEpilogue e) {
+  tile_pairs<(R + 1) / 2>(w, in, r, y, y_stride, n, n_stop, e, R);
 }
 
 #undef LINFER_I8MM_LD1S_1
