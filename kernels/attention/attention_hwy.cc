@@ -13,7 +13,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <type_traits>
 
 #include "kernels.h"
 #include "linfer/types/panel_layout.h"

@@ -11,7 +11,6 @@
 #include <hwy/highway.h>
 
 #include <algorithm>
-#include <type_traits>
 #include <cmath>
 #include <cstring>
 
