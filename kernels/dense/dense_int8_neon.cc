@@ -115,15 +115,18 @@ void tile(const DenseWeights& w, const DenseInput& in, size_t r, float* y, size_
 #undef LINFER_ONE
 #undef LINFER_ONE_ROW
   }
-  const int32x4_t sums[2][4] = {
-      {vpaddq_s32(c00, c01), vpaddq_s32(c02, c03), vpaddq_s32(c04, c05), vpaddq_s32(c06, c07)},
-      {vpaddq_s32(c10, c11), vpaddq_s32(c12, c13), vpaddq_s32(c14, c15), vpaddq_s32(c16, c17)}};
   float scale_tail[kPanelRows], bias_tail[kPanelRows];
   const float* ws = channel_block(w.scales, n, w.out, scale_tail);
   const float* bias = channel_block(w.bias, n, w.out, bias_tail);
-  for (int i = 0; i < R; ++i)
-    neon::store_int8_outputs(sums[i], in.q_scales[r + i], ws, bias, y + (r + i) * y_stride + n,
-                       n_stop - n, e);
+  // Row by row, not through an array of both rows' sums indexed in a loop: GCC 12 keeps such an
+  // array on the stack (8 stores and 8 loads per tile, and the epilogue called out of line).
+  float* y0 = y + r * y_stride + n;
+  const int32x4_t sums0[4] = {vpaddq_s32(c00, c01), vpaddq_s32(c02, c03), vpaddq_s32(c04, c05), vpaddq_s32(c06, c07)};
+  neon::store_int8_outputs(sums0, in.q_scales[r], ws, bias, y0, n_stop - n, e);
+  if constexpr (R > 1) {
+    const int32x4_t sums1[4] = {vpaddq_s32(c10, c11), vpaddq_s32(c12, c13), vpaddq_s32(c14, c15), vpaddq_s32(c16, c17)};
+    neon::store_int8_outputs(sums1, in.q_scales[r + 1], ws, bias, y0 + y_stride, n_stop - n, e);
+  }
 }
 
 }  // namespace

@@ -105,6 +105,7 @@ LINFER_DOTPROD void tile(const DenseWeights& w, const DenseInput& in, size_t r, 
   float scale_tail[kPanelRows], bias_tail[kPanelRows];
   const float* ws = channel_block(w.scales, n, w.out, scale_tail);
   const float* bias = channel_block(w.bias, n, w.out, bias_tail);
+#pragma GCC unroll 4
   for (int i = 0; i < R; ++i)
     neon::store_int8_outputs(acc[i], in.q_scales[r + i], ws, bias, y + (r + i) * y_stride + n,
                        n_stop - n, e);
