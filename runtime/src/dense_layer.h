@@ -42,8 +42,9 @@ class DenseLayer {
   bool run(const Workers& workers, const QuantizedRows& qrows, size_t rows, const float* x, float* y,
            bool accumulate, float* scratch) const;
 
-  // One thread's share on the own kernel: rows [0, rows) of x, which are rows [first_row,
-  // first_row + rows) of the run (where their quantized form goes). For the row pipeline.
+  // One thread's share on the own kernel: rows [0, rows) of x, their int8 form (if any) in rows
+  // [first_row, first_row + rows) of qrows, which no other thread uses meanwhile. For the row
+  // pipeline.
   void run_rows(const QuantizedRows& qrows, const float* x, size_t rows, float* y, bool accumulate,
                 size_t first_row) const;
 

@@ -14,8 +14,8 @@ const float* f32(const WeightView& w) { return static_cast<const float*>(w.data)
 // a time, through Q, attention, the output projection and residual, the norm, the feed-forward
 // and its residual: one parallel region instead of one per operator, and a block's intermediate
 // rows stay in the core's cache. Every dense layer is on the own kernels (the plan checks), which
-// any thread can run on any rows; int8 rows are quantized at their row of the run (first_row), so
-// threads never share scratch bytes.
+// any thread can run on any rows; a thread quantizes the int8 inputs of its blocks into rows of
+// its own (B from chunk * B), so threads never share scratch bytes.
 bool Inference::layer_rows(size_t layer, const LayerWeights& w, LayerOps& ops, size_t T) {
   const EncoderConfig& c = cfg_;
   const size_t D = c.dim, HD = size_t(c.num_heads) * c.head_dim, F = c.ff_dim, B = plan_.row_block;
@@ -39,6 +39,7 @@ bool Inference::layer_rows(size_t layer, const LayerWeights& w, LayerOps& ops, s
     float* q = buf_.row_blocks + chunk * B * (2 * HD + F);
     float* attn = q + B * HD;
     float* ff = attn + B * HD;
+    const size_t qrow = chunk * B;  // where this thread's int8 rows go (QuantizedRows)
     // Profile: the first share's split (the shares are equal); clock reads only when profiling.
     const bool timing = plan_.profiling && chunk == 0;
     auto t = timing ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
@@ -48,12 +49,12 @@ bool Inference::layer_rows(size_t layer, const LayerWeights& w, LayerOps& ops, s
     for (size_t r0 = begin; r0 < end; r0 += B) {
       const size_t n = std::min(B, end - r0);
       float* x = buf_.residual + r0 * D;
-      ops.q.run_rows(qrows, in + r0 * D, n, q, false, r0);
+      ops.q.run_rows(qrows, in + r0 * D, n, q, false, qrow);
       rotate_rows(q, r0, n, c.num_heads);
       mark(LINFER_OP_DENSE);
       attention.attend_rows(*this, q, attn, n, r0, chunk);
       mark(LINFER_OP_ATTENTION);
-      ops.out.run_rows(qrows, attn, n, x, true, r0);
+      ops.out.run_rows(qrows, attn, n, x, true, qrow);
       mark(LINFER_OP_DENSE);
       const float* ff_in = x;
       if (placement == NormPlacement::Post) {
@@ -66,8 +67,8 @@ bool Inference::layer_rows(size_t layer, const LayerWeights& w, LayerOps& ops, s
         ff_in = h;
       }
       mark(LINFER_OP_NORM);
-      ops.fc1.run_rows(qrows, ff_in, n, ff, false, r0);
-      ops.fc2.run_rows(qrows, ff, n, ff_residual + r0 * D, true, r0);
+      ops.fc1.run_rows(qrows, ff_in, n, ff, false, qrow);
+      ops.fc2.run_rows(qrows, ff, n, ff_residual + r0 * D, true, qrow);
       mark(LINFER_OP_DENSE);
       if (placement == NormPlacement::Post) {
         kernels::layernorm_f32_hwy(x, D, x, D, n, D, f32(w.feed_forward_norm.weight),

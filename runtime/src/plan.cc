@@ -179,9 +179,9 @@ Result<ExecutionPlan> make_execution_plan(const LoadedModel& model, const linfer
   if (!p->row_pipeline) {  // (the row pipeline has per-thread blocks of rows instead, below)
     // The sublayer's output before its residual add (XNNPACK has no accumulate; GiveTake's
     // convolution still reads the input after the output projection).
-    b.sublayer_out = arena.floats(R * D, kStepAttention, kStepFeedForward);
-    b.queries = arena.floats(R * HD, kStepAttention, kStepAttention);
-    b.attention_out = arena.floats(R * HD, kStepAttention, kStepAttention);
+    b.sublayer_out = arena.floats(R * D, kStepKeyInputs, kStepFeedForward);
+    b.queries = arena.floats(R * HD, kStepKeyInputs, kStepAttention);
+    b.attention_out = arena.floats(R * HD, kStepKeyInputs, kStepAttention);
     b.ff_hidden = arena.floats(R * c.ff_dim, kStepFeedForward, kStepFeedForward);
   }
   AttentionPlanning planning{model, o, *p, arena};
@@ -196,9 +196,16 @@ Result<ExecutionPlan> make_execution_plan(const LoadedModel& model, const linfer
     b.head_out = arena.floats(T * c.vocab_size, kStepHead, kStepHead);
   }
   if (p->q_stride) {
-    const uint64_t rows = attention.dense_rows(c, R);
-    b.quantized_rows = arena.request(rows * p->q_stride, kStepAttention, kStepHead);
-    b.quantized_scales = arena.floats(rows, kStepAttention, kStepHead);
+    // Rows of the largest int8 dense run. The row pipeline quantizes each thread's blocks into
+    // that thread's own row_block rows (Inference::layer_rows); before and after the blocks come
+    // the layers that make the keys and the head.
+    uint64_t rows = attention.dense_rows(c, R);
+    if (p->row_pipeline) {
+      const uint64_t head_rows = c.head == HeadKind::LmLogits ? T : 1;
+      rows = std::min(rows, std::max({threads * p->row_block, attention.key_dense_rows(c, R), head_rows}));
+    }
+    b.quantized_rows = arena.request(rows * p->q_stride, kStepKeyInputs, kStepHead);
+    b.quantized_scales = arena.floats(rows, kStepKeyInputs, kStepHead);
   }
   if (p->row_pipeline)
     b.row_blocks = arena.floats(threads * p->row_block * (2 * HD + c.ff_dim), kStepAttention, kStepFeedForward);

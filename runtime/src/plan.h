@@ -19,8 +19,19 @@ namespace linfer::rt {
 
 class AttentionModule;  // attention/attention_kind.h
 
-// Steps of a run, for buffer lifetimes.
-enum ArenaStep : int { kStepEmbed = 0, kStepAttention = 1, kStepFeedForward = 2, kStepHead = 3 };
+// Steps of a run, for buffer lifetimes. The attention sublayer takes three: what its keys are made
+// from (Linformer's compression E X of all rows), the keys and values (Linformer's K', V' and their
+// int8 panels), then the rows attending (with the row pipeline, each block from Q through the
+// feed-forward). A buffer of the whole sublayer lives from kStepKeyInputs to kStepAttention; one
+// of a single step can share bytes with another step's.
+enum ArenaStep : int {
+  kStepEmbed = 0,
+  kStepKeyInputs = 1,
+  kStepKeys = 2,
+  kStepAttention = 3,
+  kStepFeedForward = 4,
+  kStepHead = 5
+};
 
 // A buffer of the arena: its place in ArenaLayout::requests, or none (not asked for, 0 bytes).
 struct ArenaBuffer {

@@ -55,6 +55,9 @@ class AttentionModule {
   // Most rows a dense layer of this kind runs on, for the int8 layers' quantized rows (the
   // session's rows: T plus GiveTake's tokens).
   virtual uint64_t dense_rows(const EncoderConfig&, uint64_t rows) const { return rows; }
+  // Most rows the dense layers that make its keys run on (prepare_rows, before the row
+  // pipeline's blocks): all of them, but for a kind that makes its keys from fewer rows.
+  virtual uint64_t key_dense_rows(const EncoderConfig&, uint64_t rows) const { return rows; }
 
   // Creation: the buffers' addresses, then the module's dense layers (K, V, ...).
   virtual void bind(const Arena& arena) = 0;

@@ -21,11 +21,11 @@ class KeyStateAttention : public AttentionModule {
     kind_.configure(c);
     state_floats_ = kind_.state_floats(c);
     scratch_stride_ = kind_.scratch_floats(c) + 16;
-    const int at = kStepAttention;
-    keys_buf_ = p.arena.floats(R * S * dh, at, at);
-    values_buf_ = p.arena.floats(R * S * dh, at, at);
-    scratch_buf_ = p.arena.floats(p.plan.threads * scratch_stride_, at, at);
-    key_state_buf_ = p.arena.floats(S * state_floats_, at, at);  // per kv head
+    const int at = kStepKeyInputs, last = kStepAttention;  // the whole sublayer
+    keys_buf_ = p.arena.floats(R * S * dh, at, last);
+    values_buf_ = p.arena.floats(R * S * dh, at, last);
+    scratch_buf_ = p.arena.floats(p.plan.threads * scratch_stride_, at, last);
+    key_state_buf_ = p.arena.floats(S * state_floats_, at, last);  // per kv head
     if (c.causal == CausalMode::Causal)  // kept from run to run (token-by-token)
       carried_state_buf_ = p.arena.floats(uint64_t(c.num_layers) * S * state_floats_, kStepEmbed, kStepHead);
     num_layers_ = c.num_layers;

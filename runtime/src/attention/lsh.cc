@@ -83,13 +83,13 @@ Status LshAttention::plan(AttentionPlanning& p) {
   const uint64_t hash = kLshHashRows * lsh_half_buckets(c, T);
   const uint64_t chunk = 2 * lsh_slot_floats(c) + b * dh + b + kernels::lsh_chunk_scratch_floats(b, 2 * b);
   scratch_stride_ = std::max(hash, chunk) + 16;
-  const int at = kStepAttention;
-  values_buf_ = p.arena.floats(R * c.kv_heads * dh, at, at);
-  scratch_buf_ = p.arena.floats(threads * scratch_stride_, at, at);
+  const int at = kStepKeyInputs, last = kStepAttention;  // the whole sublayer
+  values_buf_ = p.arena.floats(R * c.kv_heads * dh, at, last);
+  scratch_buf_ = p.arena.floats(threads * scratch_stride_, at, last);
   // Per head and round the sorted rows; per head and row the rounds' running max and sum.
-  sorted_rows_buf_ = p.arena.request(uint64_t(c.num_heads) * c.num_hashes * T * 4, at, at);
-  round_max_sum_buf_ = p.arena.floats(2 * uint64_t(c.num_heads) * T, at, at);
-  bucket_index_buf_ = p.arena.request(threads * lsh_index_words(c, T) * 4, at, at);
+  sorted_rows_buf_ = p.arena.request(uint64_t(c.num_heads) * c.num_hashes * T * 4, at, last);
+  round_max_sum_buf_ = p.arena.floats(2 * uint64_t(c.num_heads) * T, at, last);
+  bucket_index_buf_ = p.arena.request(threads * lsh_index_words(c, T) * 4, at, last);
   return {};
 }
 

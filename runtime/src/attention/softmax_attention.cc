@@ -13,11 +13,12 @@ Status SoftmaxAttention::plan(AttentionPlanning& p) {
   return {};
 }
 
-void SoftmaxAttention::request_keys(AttentionPlanning& p, uint64_t keys, uint64_t heads, bool transposed) {
+void SoftmaxAttention::request_keys(AttentionPlanning& p, uint64_t keys, uint64_t heads, bool transposed, int first,
+                                    int last) {
   const uint64_t dh = p.model.desc.config.head_dim;
-  keys_buf_ = p.arena.floats(keys * heads * dh, kStepAttention, kStepAttention);
-  values_buf_ = p.arena.floats(keys * heads * dh, kStepAttention, kStepAttention);
-  if (transposed) keys_t_buf_ = p.arena.floats(heads * dh * keys, kStepAttention, kStepAttention);
+  keys_buf_ = p.arena.floats(keys * heads * dh, first, last);
+  values_buf_ = p.arena.floats(keys * heads * dh, first, last);
+  if (transposed) keys_t_buf_ = p.arena.floats(heads * dh * keys, first, last);
 }
 
 size_t SoftmaxAttention::scratch_floats(uint64_t keys, const EncoderConfig& c) const {
@@ -26,7 +27,7 @@ size_t SoftmaxAttention::scratch_floats(uint64_t keys, const EncoderConfig& c) c
 
 void SoftmaxAttention::request_scratch(AttentionPlanning& p, size_t floats_per_thread) {
   scratch_stride_ = floats_per_thread;
-  scratch_buf_ = p.arena.floats(p.plan.threads * scratch_stride_, kStepAttention, kStepAttention);
+  scratch_buf_ = p.arena.floats(p.plan.threads * scratch_stride_, kStepKeyInputs, kStepAttention);
 }
 
 void SoftmaxAttention::bind(const Arena& arena) {

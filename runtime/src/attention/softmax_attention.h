@@ -30,7 +30,9 @@ class SoftmaxAttention : public AttentionModule {
 
   // Plan: keys and values (`keys` rows per distinct head, `heads` of them), the keys transposed
   // (unless transposed is false), and the per-thread scratch of the f32 kernel over `keys` keys.
-  void request_keys(AttentionPlanning& p, uint64_t keys, uint64_t heads, bool transposed = true);
+  // K, V and K^T, alive over steps [first, last] (ArenaStep; by default the whole sublayer).
+  void request_keys(AttentionPlanning& p, uint64_t keys, uint64_t heads, bool transposed = true,
+                    int first = kStepKeyInputs, int last = kStepAttention);
   void request_scratch(AttentionPlanning& p, size_t floats_per_thread);
   size_t scratch_floats(uint64_t keys, const EncoderConfig& c) const;
 
