@@ -385,6 +385,25 @@ double fp16_sum_bound(const float* x, const float* w, size_t K) {
 }
 }  // namespace
 
+// The fp16 kernel changes results, so only an explicit choice gives it: never in the list that
+// select_dense_kernel walks, never under a cap below ArmNeonDot (ARMv8.0 code has no fp16
+// arithmetic), and on aarch64 exactly where the CPU reports it.
+TEST_CASE("dense_f16_neonfp16: chosen only explicitly, on CPUs with fp16 arithmetic, within the cap") {
+  size_t count = 0;
+  const DenseKernel* const* all = dense_kernels(DType::F16, &count);
+  for (size_t i = 0; i < count; ++i) CHECK(std::string(all[i]->name) != "dense_f16_neonfp16");
+  CHECK(select_dense_f16_fp16_arithmetic(Isa::ArmNeon) == nullptr);
+  CHECK(select_dense_f16_fp16_arithmetic(Isa::Generic) == nullptr);
+  const DenseKernel* k = select_dense_f16_fp16_arithmetic(Isa::ArmNeonDot);
+#if defined(__aarch64__)
+  CHECK((k != nullptr) == cpu_has_fp16_arithmetic());
+  if (k) CHECK(std::string(k->name) == "dense_f16_neonfp16");
+#else
+  CHECK(k == nullptr);
+  CHECK(!cpu_has_fp16_arithmetic());
+#endif
+}
+
 // dense_f16_neonfp16 against the f16 reference (double sums of the f32 inputs) within the f16
 // bound above: rows through every remainder of the 8-row tile, every partial panel, inputs
 // through every remainder of the 8-input step and across row blocks (1030), every epilogue, a
