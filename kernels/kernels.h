@@ -383,6 +383,15 @@ const DenseKernel& dense_kernel_ref(DType dtype);
 const DenseKernel* const* dense_kernels(DType dtype, size_t* count);
 // The best kernel for dtype that this CPU runs and `max` allows.
 const DenseKernel& select_dense_kernel(DType dtype, Isa max);
+// Whether the CPU has half-precision vector arithmetic (ARMv8.2 FP16: HWCAP_FPHP and
+// HWCAP_ASIMDHP; Cortex-A55/A76 and later, not the A72). False on every other architecture.
+bool cpu_has_fp16_arithmetic();
+// The f16 kernel with fp16 arithmetic (dense_f16_neonfp16: f16 multiply-adds and accumulators,
+// about 0.5% from the f32 result), kept out of dense_kernels() and select_dense_kernel because
+// only an explicit opt-in (the session option fp16_arithmetic) may choose it. Null unless this
+// build has it (aarch64), the CPU has fp16 arithmetic and `max` allows ArmNeonDot: a cap at
+// ArmNeon (the Pi 4's level) or Generic means ARMv8.0 code, which has no fp16 arithmetic.
+const DenseKernel* select_dense_f16_fp16_arithmetic(Isa max);
 
 #if LINFER_WITH_XNNPACK
 // Dense layers through XNNPACK's f32 fully connected operator (dense_f32_xnnpack.cc; builds with

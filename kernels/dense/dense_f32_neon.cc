@@ -119,12 +119,7 @@ void tile(const DenseWeights& w, const DenseInput& in, size_t r, float* y, size_
 
 }  // namespace
 
-LINFER_DENSE_RUN(run_f32_neon) {
-  neon::run_tiles<int(kRows)>(rows, neon::kFloatRowBlockBytes, w.in * sizeof(float), n_begin, n_end, y, y_stride,
-                              e.activation, [&](size_t r, auto rows_c, size_t n, size_t n_stop) {
-                                tile<decltype(rows_c)::value>(w, in, r, y, y_stride, n, n_stop, e);
-                              });
-}
+LINFER_NEON_FLOAT_RUN(run_f32_neon, kRows)
 
 }  // namespace linfer::kernels::dense
 #endif  // __aarch64__

@@ -90,6 +90,7 @@ LINFER_DENSE_QUANTIZE(quantize_s16_avx2);
 #if defined(__aarch64__)
 LINFER_DENSE_RUN(run_f32_neon);
 LINFER_DENSE_RUN(run_f16_neon);
+LINFER_DENSE_RUN(run_f16_neonfp16);     // fp16 arithmetic (FMLA .8H, ASIMDHP): opt-in only
 LINFER_DENSE_RUN(run_int8_neon);        // ARMv8.0: widening multiplies (SMULL/SMLAL/SADALP)
 LINFER_DENSE_RUN(run_int8_neondot);     // SDOT
 LINFER_DENSE_RUN(run_int8_i8mm);        // SMMLA

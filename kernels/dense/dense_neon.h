@@ -75,6 +75,17 @@ inline __attribute__((always_inline)) void store_outputs(float* dst, float32x4_t
   for (size_t j = 0; j < count; ++j) dst[j] = e.accumulate ? dst[j] + tmp[j] : tmp[j];
 }
 
+// The entry point of an f32-input NEON kernel (dense_f32_neon.cc, dense_f16_neon.cc,
+// dense_f16_neonfp16.cc): rows in blocks of kFloatRowBlockBytes, each tile by the kernel file's
+// tile<R>(w, in, r, y, y_stride, n, n_stop, e) for R <= kRows rows and one panel.
+#define LINFER_NEON_FLOAT_RUN(fn, kRows)                                                                       \
+  LINFER_DENSE_RUN(fn) {                                                                                       \
+    neon::run_tiles<int(kRows)>(rows, neon::kFloatRowBlockBytes, w.in * sizeof(float), n_begin, n_end, y,      \
+                                y_stride, e.activation, [&](size_t r, auto rows_c, size_t n, size_t n_stop) {  \
+                                  tile<decltype(rows_c)::value>(w, in, r, y, y_stride, n, n_stop, e);          \
+                                });                                                                            \
+  }
+
 // The entry point of an int8 NEON kernel (dense_int8_neon.cc, dense_int8_neondot.cc,
 // dense_int8_i8mm.cc): rows in blocks of kInt8RowBlockBytes, each tile by the kernel file's
 // tile<R>(w, in, r, y, y_stride, n, n_stop, e) for R <= kRows rows and one panel.

@@ -169,6 +169,11 @@ const DenseKernel kInt8NeonDot{"dense_int8_neondot", DType::I8, Isa::ArmNeonDot,
                                run_int8_neondot};
 const DenseKernel kInt8Neon{"dense_int8_neon", DType::I8, Isa::ArmNeon, 1, false, quantize_s8_neon, run_int8_neon};
 
+// Not in kF16: chosen only by select_dense_f16_fp16_arithmetic. Its isa is the cap level it
+// counts as (ARMv8.2, the Pi 5's); the CPU must report fp16 arithmetic besides.
+const DenseKernel kF16NeonFp16{"dense_f16_neonfp16", DType::F16, Isa::ArmNeonDot, 0, false, nullptr,
+                               run_f16_neonfp16};
+
 const DenseKernel* const kF32[] = {&kF32Neon, &kF32Generic};
 const DenseKernel* const kF16[] = {&kF16Neon, &kF16Generic};
 const DenseKernel* const kInt8[] = {&kInt8I8mm, &kInt8NeonDot, &kInt8Neon, &kInt8Generic};
@@ -227,6 +232,24 @@ const DenseKernel& select_dense_kernel(DType dtype, Isa max) {
   for (size_t i = 0; i < count; ++i)
     if (cpu_has(list[i]->isa) && isa_within(list[i]->isa, max)) return *list[i];
   return *list[count - 1];  // the portable kernel runs everywhere
+}
+
+bool cpu_has_fp16_arithmetic() {
+#if defined(__aarch64__)
+  static const unsigned long hwcap = getauxval(AT_HWCAP);
+  return (hwcap & HWCAP_FPHP) && (hwcap & HWCAP_ASIMDHP);
+#else
+  return false;
+#endif
+}
+
+const DenseKernel* select_dense_f16_fp16_arithmetic(Isa max) {
+#if defined(__aarch64__)
+  if (cpu_has_fp16_arithmetic() && isa_within(kF16NeonFp16.isa, max)) return &kF16NeonFp16;
+#else
+  (void)max;
+#endif
+  return nullptr;
 }
 
 void int8_rows_to_input(const DenseKernel& kernel, const int8_t* src, size_t src_stride, size_t rows,

@@ -152,6 +152,10 @@ Result<ExecutionPlan> make_execution_plan(const LoadedModel& model, const linfer
   });
   for (DType t : {DType::F32, DType::F16, DType::I8})
     if (has[size_t(t)]) p->dense_kernel[size_t(t)] = &kernels::select_dense_kernel(t, p->max_isa);
+  // fp16 arithmetic only when asked for, and only where the CPU has it (else the option is ignored).
+  if (has[size_t(DType::F16)] && o.fp16_arithmetic)
+    if (const kernels::DenseKernel* k = kernels::select_dense_f16_fp16_arithmetic(p->max_isa))
+      p->dense_kernel[size_t(DType::F16)] = k;
   p->xnnpack = o.dense_path == LINFER_DENSE_XNNPACK && (has[size_t(DType::F32)] || has[size_t(DType::F16)]);
   if (has[size_t(DType::I8)]) {
     // One stride for every layer (the widest input), so that rows [a, b) of one layer and rows

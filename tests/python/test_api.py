@@ -514,6 +514,11 @@ class OptionsTest(unittest.TestCase):
         s = m.session(max_isa="generic")
         self.assertIn("generic", s.describe())
         self.close_to(s.run(self.ids))
+        # fp16_arithmetic concerns f16 layers on CPUs with fp16 arithmetic: this f32 model's
+        # session is the same with it (kernels and bits).
+        s = m.session(fp16_arithmetic=True)
+        self.assertEqual(s.describe(), m.session().describe())
+        np.testing.assert_array_equal(s.run(self.ids), m.session().run(self.ids))
         s = m.session(dense_path=0, row_pipeline=1, num_threads=2, thread_wait=2, max_isa=1)  # C enum values
         self.assertIn("row pipeline: off", s.describe())
         self.assertIn("yielding", s.describe())

@@ -348,6 +348,186 @@ TEST_CASE("dense kernels: every kernel for every weight dtype matches the refere
   CHECK(checked > 0);
 }
 
+namespace {
+// The f16 dense kernel with fp16 arithmetic (dense_f16_neonfp16, the session option
+// fp16_arithmetic) where this build and CPU have it, else null with the reason in a message.
+const DenseKernel* fp16_arithmetic_kernel_or_note() {
+  const DenseKernel* k = select_dense_f16_fp16_arithmetic(best_isa());
+  if (!k) {
+    const std::string why = cpu_has_fp16_arithmetic() ? "this build has none" : "this CPU has no fp16 arithmetic (ASIMDHP)";
+    MESSAGE("fp16 arithmetic kernel not tested: " << why);
+  }
+#if defined(__aarch64__)
+  CHECK(cpu_has_fp16_arithmetic() == (k != nullptr));  // an Arm CPU with ASIMDHP must get it
+#endif
+  return k;
+}
+
+// The bound on |fp16 kernel - exact| for one output before its bias and activation, from the
+// kernel's arithmetic: each input is rounded to f16 (relative error <= u = 2^-11, or an absolute
+// 2^-25 where it lands among the subnormals), then K fused multiply-adds each round the running
+// sum t_k = s_{k-1} + x^_k w_k once (error <= u |t_k|, or 2^-25 among subnormals). With S_k the
+// exact prefix sums of x^_j w_j, |t_k| <= |S_k| + E_{k-1}, which gives
+//   E_K <= u sum_k |x_k w_k| + 2^-25 sum_k |w_k| + (1 + u)^K (u sum_k |S_k| + K 2^-25).
+// A worst case (every rounding the same way), not a statistical estimate: for random data the
+// real error is far smaller, but a bug that drops, repeats or misplaces a product is larger for
+// the short sums, and the "really f16" check below keeps the kernel from being f32 in disguise.
+double fp16_sum_bound(const float* x, const float* w, size_t K) {
+  const double u = std::ldexp(1.0, -11), tiny = std::ldexp(1.0, -25);
+  double input = 0, prefix = 0, prefix_abs_sum = 0;
+  for (size_t k = 0; k < K; ++k) {
+    const double xh = linfer::half_to_float(linfer::float_to_half(x[k]));
+    input += u * std::fabs(double(x[k]) * w[k]) + tiny * std::fabs(w[k]);
+    prefix += xh * w[k];
+    prefix_abs_sum += std::fabs(prefix);
+  }
+  return input + std::pow(1.0 + u, double(K)) * (u * prefix_abs_sum + double(K) * tiny);
+}
+}  // namespace
+
+// The fp16 kernel changes results, so only an explicit choice gives it: never in the list that
+// select_dense_kernel walks, never under a cap below ArmNeonDot (ARMv8.0 code has no fp16
+// arithmetic), and on aarch64 exactly where the CPU reports it.
+TEST_CASE("dense_f16_neonfp16: chosen only explicitly, on CPUs with fp16 arithmetic, within the cap") {
+  size_t count = 0;
+  const DenseKernel* const* all = dense_kernels(DType::F16, &count);
+  for (size_t i = 0; i < count; ++i) CHECK(std::string(all[i]->name) != "dense_f16_neonfp16");
+  CHECK(select_dense_f16_fp16_arithmetic(Isa::ArmNeon) == nullptr);
+  CHECK(select_dense_f16_fp16_arithmetic(Isa::Generic) == nullptr);
+  const DenseKernel* k = select_dense_f16_fp16_arithmetic(Isa::ArmNeonDot);
+#if defined(__aarch64__)
+  CHECK((k != nullptr) == cpu_has_fp16_arithmetic());
+  if (k) CHECK(std::string(k->name) == "dense_f16_neonfp16");
+#else
+  CHECK(k == nullptr);
+  CHECK(!cpu_has_fp16_arithmetic());
+#endif
+}
+
+// dense_f16_neonfp16 against the f16 reference (double sums of the f32 inputs) within the f16
+// bound above: rows through every remainder of the 8-row tile, every partial panel, inputs
+// through every remainder of the 8-input step and across row blocks (1030), every epilogue, a
+// channel sub-range. After the activation the bound grows by GELU's steepest slope (1.13; ReLU:
+// 1), plus the f32 kernels' 1e-5 for the f32 epilogue (bias, widening, fast GELU).
+TEST_CASE("dense_f16_neonfp16: fp16 arithmetic within the f16 rounding bound of the reference") {
+  const DenseKernel* kernel = fp16_arithmetic_kernel_or_note();
+  if (!kernel) return;
+  const DenseKernel& ref = dense_kernel_ref(DType::F16);
+  size_t checked = 0, beyond_f32 = 0, values = 0;
+  for (size_t rows : {1, 2, 3, 4, 5, 6, 7, 8, 9, 13, 25, 70})
+    for (size_t out : {1, 9, 15, 16, 17, 33, 130})
+      for (size_t in : {1, 3, 7, 8, 9, 15, 17, 64, 130, 1030}) {
+        if (rows * out * in > 25 * 130 * 130 && !(rows == 70 && out <= 17)) continue;  // the reference's time
+        CAPTURE(rows);
+        CAPTURE(out);
+        CAPTURE(in);
+        const PackedDense p = make_dense(DType::F16, out, in, 1, uint32_t(out * 131 + in));
+        const size_t x_stride = in + 3, y_stride = out + 5;
+        const auto x = random_vec(rows * x_stride, uint32_t(rows * 17 + in), 2.0f);
+        const DenseInput input{x.data(), x_stride, nullptr, 0, nullptr};
+        std::vector<double> bound(rows * y_stride, 0.0);
+        for (size_t r = 0; r < rows; ++r)
+          for (size_t o = 0; o < out; ++o)
+            bound[r * y_stride + o] = fp16_sum_bound(x.data() + r * x_stride, p.w.data() + o * in, in);
+        const auto y0 = random_vec(rows * y_stride, 11);
+        for (bool with_bias : {true, false})
+          for (const DenseEpilogue e : kEpilogues) {
+            CAPTURE(int(e.activation));
+            CAPTURE(e.accumulate);
+            CAPTURE(with_bias);
+            const DenseWeights w = p.view(DType::F16, out, in, 1, 0, with_bias);
+            const double slope = e.activation == DenseActivation::GeluErf || e.activation == DenseActivation::GeluTanh ? 1.13 : 1.0;
+            for (size_t n_begin : {size_t(0), size_t(16)}) {
+              if (n_begin >= out) continue;
+              std::vector<float> want = y0, got = y0;
+              ref.run(w, input, rows, want.data(), y_stride, n_begin, out, e);
+              kernel->run(w, input, rows, got.data(), y_stride, n_begin, out, e);
+              double scale = 1;
+              for (float v : want) scale = std::max(scale, double(std::fabs(v)));
+              size_t outside = 0;
+              for (size_t r = 0; r < rows; ++r)
+                for (size_t o = 0; o < y_stride; ++o) {
+                  const size_t i = r * y_stride + o;
+                  if (o < n_begin || o >= out) {
+                    outside += got[i] != y0[i];  // channels outside the range stay untouched
+                    continue;
+                  }
+                  const double err = std::fabs(double(got[i]) - want[i]);
+                  outside += !(err <= slope * bound[i] + 1e-5 * scale);
+                  beyond_f32 += err > 1e-5 * scale;
+                  ++values;
+                }
+              CHECK_MESSAGE(outside == 0, outside << " values outside the bound");
+              ++checked;
+            }
+          }
+      }
+  MESSAGE(std::string(kernel->name) << ": " << checked << " cases, " << beyond_f32 << " of " << values
+                                    << " values beyond the f32 kernels' 1e-5");
+  CHECK(checked > 0);
+  // Really f16 sums: a good share of the outputs differ from the reference by more than an f32
+  // kernel may (f16 keeps 11 bits: a sum of about 2 carries an error near 1e-3).
+  CHECK(beyond_f32 * 4 > values);
+}
+
+// The overflow guard: f16 ends at 65504. A row with inputs beyond it (1e5 converts to inf) and
+// a row whose inputs fit but whose sums do not (300 x 1030 inputs of weight 1) must come out as
+// the f32 kernels give them, finite, with each epilogue applied once (channel 1 has zero weights:
+// its output is act(bias), where a second GELU would show). 20 rows: tiles of 8, 8 and 4 rows, the
+// middle one without overflow; with 3 rows all in one tile. inf x 0 (the huge input times channel
+// 1's weights) is NaN, which the guard catches as well.
+TEST_CASE("dense_f16_neonfp16: tiles beyond the f16 range are computed again in f32") {
+  const DenseKernel* kernel = fp16_arithmetic_kernel_or_note();
+  if (!kernel) return;
+  const DenseKernel& ref = dense_kernel_ref(DType::F16);
+  for (size_t in : {size_t(1030), size_t(13)})
+    for (size_t rows : {size_t(3), size_t(20)}) {
+      CAPTURE(in);
+      CAPTURE(rows);
+      const size_t out = 20;
+      PackedDense p = make_dense(DType::F16, out, in, 1, 7);
+      // Channel 0: weights 1, so that its sum over a row of 300s is 300 K; channel 1: weights 0.
+      const uint16_t one = linfer::float_to_half(1.0f), zero = 0;
+      for (size_t k = 0; k < in; ++k) {
+        std::memcpy(&p.raw[k * 2], &one, 2);
+        std::memcpy(&p.raw[(in + k) * 2], &zero, 2);
+        p.w[k] = 1.0f;
+        p.w[in + k] = 0.0f;
+      }
+      linfer::pack_panels(DType::F16, p.raw.data(), uint32_t(out), uint32_t(in), 1, p.panels);
+      const size_t x_stride = in;
+      auto x = random_vec(rows * x_stride, 5, 1.0f);
+      const size_t big_row = 1, huge_row = rows - 1;  // first tile; and the last tile when rows > 8
+      for (size_t k = 0; k < in; ++k) x[big_row * x_stride + k] = in > 300 ? 300.0f : 6000.0f;
+      x[huge_row * x_stride + in / 2] = 1.0e5f;  // beyond f16: inf after the conversion
+      for (const DenseEpilogue e : kEpilogues) {
+        CAPTURE(int(e.activation));
+        CAPTURE(e.accumulate);
+        const DenseWeights w = p.view(DType::F16, out, in, 1, 0, true);
+        std::vector<float> want(rows * out, 0.5f), got = want;
+        ref.run(w, DenseInput{x.data(), x_stride, nullptr, 0, nullptr}, rows, want.data(), out, 0, out, e);
+        kernel->run(w, DenseInput{x.data(), x_stride, nullptr, 0, nullptr}, rows, got.data(), out, 0, out, e);
+        REQUIRE(want[big_row * out] > 65504.0f);  // the case is what it claims
+        size_t not_finite = 0;
+        for (float v : got) not_finite += !std::isfinite(v);
+        CHECK(not_finite == 0);
+        // The overflowing tiles as the f32 kernels give them (float against double sums): the huge
+        // input's row in both panels (inf times any weight), the big row in panel 0 (channel 0's
+        // sum; panel 1's fit f16).
+        for (size_t r : {big_row, huge_row}) {
+          double scale = 1, diff = 0;
+          for (size_t o = 0; o < (r == huge_row ? out : 16); ++o) {
+            scale = std::max(scale, double(std::fabs(want[r * out + o])));
+            diff = std::max(diff, double(std::fabs(got[r * out + o] - want[r * out + o])));
+          }
+          CHECK_MESSAGE(diff <= 1e-5 * scale, "row " << r << ": " << diff << " against scale " << scale);
+          // Channel 1 (act(bias + 0.5 if accumulating)): GELU applied once, not twice.
+          CHECK(std::fabs(got[r * out + 1] - want[r * out + 1]) <= 1e-5 * std::max(1.0f, std::fabs(want[r * out + 1])));
+        }
+      }
+    }
+}
+
 // The compression of int8 models (session_attention.cc, compress_int8): X's columns packed as
 // int8 weights (fast packer = reference, byte for byte, in one call or panel by panel), E's int8
 // rows copied into each kernel's input form, and each kernel's product equal to the reference's

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels.h"  // cpu_has_fp16_arithmetic: whether the option may apply here
 #include "linfer/linfer.hpp"
 #include "linfer/types/half.h"
 #include "linfer/types/int8.h"
@@ -66,13 +67,15 @@ TEST_CASE("int8 row quantization: error at most half a step, extremes exact") {
 
 namespace {
 using linfer::testing::run_command;
-std::vector<float> run_model(const std::string& lfm, const std::vector<int32_t>& ids) {
+std::vector<float> run_model(const std::string& lfm, const std::vector<int32_t>& ids,
+                             SessionOptions options = linfer::testing::path_options(), std::string* describe = nullptr) {
   Model m;
   Status s = Model::Load(lfm, &m);
   REQUIRE_MESSAGE(s.ok(), s.message());
   Session session;
-  REQUIRE(Session::Create(m, linfer::testing::path_options(), &session).ok());
+  REQUIRE(Session::Create(m, options, &session).ok());
   REQUIRE(session.Run(ids).ok());
+  if (describe) *describe = session.describe();
   OutputView o = session.output();
   return std::vector<float>(o.data, o.data + o.rows * o.cols);
 }
@@ -137,4 +140,77 @@ TEST_CASE("golden models in f16 and int8: accuracy against the f32 model, file s
   }
   REQUIRE(count >= 10);
   CHECK(cos_sum / count >= 0.99);
+}
+
+// The session option fp16_arithmetic on the f16 golden models. Where it applies (a CPU with fp16
+// arithmetic, no cap below neon_dot, the own kernels) the f16 layers run dense_f16_neonfp16 and
+// the outputs move, but stay close to those of f32 arithmetic on the same f16 weights: cosine >=
+// 0.9999 and relative L2 error <= 1e-2, twice the "about 0.5%" linfer.h promises (measured on the
+// suite's model S: rel L2 5.3e-3, cosine 0.99999; docs/quantization.md). Elsewhere the option is
+// ignored: the same kernels and bit-identical outputs (and so under a cap at neon on any CPU).
+TEST_CASE("f16 golden models with fp16_arithmetic: close to f32 arithmetic where the CPU has it, ignored elsewhere") {
+  const std::string golden = std::string(LINFER_SOURCE_DIR) + "/tests/golden";
+  const std::string tmp = std::string(LINFER_TEST_TMP) + "/fp16arith" + linfer::testing::test_isa();
+  std::system(("mkdir -p " + tmp).c_str());
+  const SessionOptions base = linfer::testing::path_options();
+  const bool applies = linfer::kernels::cpu_has_fp16_arithmetic() && base.max_isa == LINFER_ISA_AUTO &&
+                       base.dense_path == LINFER_DENSE_AUTO;
+  const std::string note = applies ? "fp16_arithmetic applies here" : "fp16_arithmetic is ignored here (no ASIMDHP, a cap, or XNNPACK)";
+  MESSAGE(note);
+  std::ifstream cases(golden + "/cases.txt");
+  std::string name, file;
+  int count = 0;
+  double worst_rel_l2 = 0, worst_cosine = 1;
+  while (cases >> name >> file) {
+    CAPTURE(name);
+    const std::string dir = golden + "/" + name;
+    const std::string cfg = name.find("bare") != std::string::npos ? " --config " + dir + "/config.json" : "";
+    int code = 0;
+    std::string T = run_command("ls " + dir + " | sed -n 's/^ids_\\([0-9]*\\)\\.txt$/\\1/p' | sort -n | tail -1", &code);
+    T.pop_back();
+    std::vector<int32_t> ids;
+    REQUIRE(tools::read_token_ids(dir + "/ids_" + T + ".txt", &ids).empty());
+    const std::string lfm = tmp + "/" + name + ".f16.lfm";
+    const std::string out = run_command(std::string(LINFER_CONVERT_PATH) + " " + dir + "/" + file + " -o " + lfm +
+                                            " --dtype f16" + cfg, &code);
+    REQUIRE_MESSAGE(code == 0, out);
+    SessionOptions with = base;
+    with.fp16_arithmetic = true;
+    std::string described_without, described_with;
+    const std::vector<float> f32_arith = run_model(lfm, ids, base, &described_without);
+    const std::vector<float> f16_arith = run_model(lfm, ids, with, &described_with);
+    REQUIRE(f16_arith.size() == f32_arith.size());
+    if (applies) {
+      CHECK(described_with.find("dense_f16_neonfp16") != std::string::npos);
+      CHECK(described_without.find("dense_f16_neonfp16") == std::string::npos);
+      double dot = 0, a = 0, b = 0, diff = 0;
+      for (size_t j = 0; j < f32_arith.size(); ++j) {
+        dot += double(f32_arith[j]) * f16_arith[j];
+        a += double(f32_arith[j]) * f32_arith[j];
+        b += double(f16_arith[j]) * f16_arith[j];
+        diff += (double(f16_arith[j]) - f32_arith[j]) * (double(f16_arith[j]) - f32_arith[j]);
+      }
+      const double cosine = dot / std::sqrt(a * b), rel_l2 = std::sqrt(diff / a);
+      MESSAGE(name << ": fp16 arithmetic cosine " << cosine << ", relative L2 error " << rel_l2);
+      CHECK(cosine >= 0.9999);
+      CHECK(rel_l2 <= 1e-2);
+      CHECK(rel_l2 > 0);  // the fp16 kernel really ran
+      worst_rel_l2 = std::max(worst_rel_l2, rel_l2);
+      worst_cosine = std::min(worst_cosine, cosine);
+    } else {
+      CHECK(described_with == described_without);
+      CHECK(f16_arith == f32_arith);
+    }
+    // A cap at neon (ARMv8.0: no fp16 arithmetic) makes the option a no-op on every CPU.
+    SessionOptions capped = base, capped_with = with;
+    capped.max_isa = capped_with.max_isa = LINFER_ISA_ARM_NEON;
+    std::string described_capped, described_capped_with;
+    const std::vector<float> c0 = run_model(lfm, ids, capped, &described_capped);
+    const std::vector<float> c1 = run_model(lfm, ids, capped_with, &described_capped_with);
+    CHECK(described_capped_with == described_capped);
+    CHECK(c1 == c0);
+    ++count;
+  }
+  REQUIRE(count >= 10);
+  if (applies) MESSAGE("worst cosine " << worst_cosine << ", worst relative L2 error " << worst_rel_l2);
 }

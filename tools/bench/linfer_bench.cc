@@ -1,9 +1,11 @@
 // linfer-bench MODEL.lfm [--seq-len N] [--threads N] [--runs N] [--warmup N] [--profile]
 //                        [--dense auto|xnnpack] [--pipeline auto|on|off] [--max-isa ISA]
-//                        [--sessions N] [--ids FILE] [--dump OUT.npy]
+//                        [--fp16-arithmetic] [--sessions N] [--ids FILE] [--dump OUT.npy]
 // --max-isa caps the session's kernels (the session option max_isa): the dense kernels and the
 // Highway kernels (x86: avx2 and avxvnni run Highway's AVX2 target, sse4 its SSE4 with portable
 // dense kernels, generic everything portable).
+// --fp16-arithmetic sets the session option fp16_arithmetic: f16 layers with fp16 multiply-adds
+// where the CPU has them (ARMv8.2 FP16), ignored elsewhere (the printed kernels say which ran).
 // --sessions N creates N sessions on the one model, runs each once, and reports the resident
 // memory the model and the sessions add (RSS from /proc/self/status) and the creation time:
 // the figures of docs/performance.md "Memory". Timed runs use the first session.
@@ -32,7 +34,7 @@ namespace {
 const char kUsage[] =
     "usage: linfer-bench MODEL.lfm [--seq-len N] [--threads N] [--runs N] [--warmup N] [--profile]\n"
     "                    [--dense auto|xnnpack] [--pipeline auto|on|off] [--max-isa ISA]\n"
-    "                    [--sessions N] [--ids FILE] [--dump OUT.npy]\n"
+    "                    [--fp16-arithmetic] [--sessions N] [--ids FILE] [--dump OUT.npy]\n"
     "                    (ISA: generic sse4 avx2 avxvnni avx512 avx512vnni neon neondot neoni8mm)\n";
 
 int fail(const std::string& m, int code = 1) {
@@ -90,6 +92,8 @@ int main(int argc, char** argv) {
                         "], got '" + v + "'", 2);
     } else if (a == "--profile") {
       profile = true;
+    } else if (a == "--fp16-arithmetic") {
+      options.fp16_arithmetic = true;
     } else if (a == "--max-isa") {
       if (i + 1 >= argc) return fail(a + " needs a value", 2);
       const std::string v = argv[++i];

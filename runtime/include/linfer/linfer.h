@@ -123,6 +123,12 @@ typedef struct linfer_session_options {
   uint32_t pipeline_block_rows; /* rows per block of the row pipeline; 0: chosen for the cache */
   linfer_thread_wait thread_wait;
   linfer_isa max_isa; /* the kernels use at most this instruction set; the CPU's otherwise */
+  uint32_t fp16_arithmetic; /* non-zero: the f16 dense layers use fp16 multiply-adds and f16
+                               sums (ARMv8.2 FP16, e.g. the Raspberry Pi 5's Cortex-A76), which
+                               changes results by about 0.5% (docs/quantization.md). Accepted and
+                               ignored where it cannot apply: f32 and int8 layers, CPUs without
+                               fp16 arithmetic (Cortex-A72, x86, 32-bit Arm, wasm), max_isa below
+                               LINFER_ISA_ARM_NEON_DOT, and dense_path LINFER_DENSE_XNNPACK. */
 } linfer_session_options;
 
 /* Operator kinds for profiling. */

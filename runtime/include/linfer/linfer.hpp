@@ -97,6 +97,7 @@ struct SessionOptions {
   uint32_t pipeline_block_rows = 0;  // 0: chosen for the cache
   linfer_thread_wait thread_wait = LINFER_WAIT_AUTO;
   linfer_isa max_isa = LINFER_ISA_AUTO;
+  bool fp16_arithmetic = false;  // f16 layers with fp16 multiply-adds where the CPU has them (linfer.h)
   linfer_session_options c() const {
     linfer_session_options o = linfer_session_options_default();
     o.max_seq_len = max_seq_len;
@@ -109,6 +110,7 @@ struct SessionOptions {
     o.pipeline_block_rows = pipeline_block_rows;
     o.thread_wait = thread_wait;
     o.max_isa = max_isa;
+    o.fp16_arithmetic = fp16_arithmetic ? 1u : 0u;
     return o;
   }
 };

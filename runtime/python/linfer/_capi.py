@@ -73,6 +73,7 @@ class SessionOptions(ctypes.Structure):
         ("pipeline_block_rows", ctypes.c_uint32),
         ("thread_wait", ctypes.c_int),   # linfer_thread_wait
         ("max_isa", ctypes.c_int),       # linfer_isa
+        ("fp16_arithmetic", ctypes.c_uint32),
     ]
 
     @classmethod

@@ -2,7 +2,8 @@
 // arithmetic (ARMv8.2 FP16, FMLA .8H; Cortex-A76 = Raspberry Pi 5, HWCAP_ASIMDHP) would run,
 // written only to be measured by llvm-mca (tools/bench/arm/mca.sh lists it as fp16_fmla_loop).
 // Nothing builds or calls it; docs/quantization.md ("fp16 arithmetic on ARMv8.2 (Pi 5)") has the
-// figures and the decision.
+// figures and the decision. The kernel made from it: kernels/dense/dense_f16_neonfp16.cc (with
+// the input narrowing, remainders and an overflow guard; session option fp16_arithmetic).
 // Tile: FP16_TILE_ROWS rows (8 by default; -DFP16_TILE_ROWS=4 for 4) x one panel of 16 output
 // channels, 2 x R accumulators of 8 halves each. The weights are read as they lie in the f16
 // panel (kernels/include/linfer/types/panel_layout.h: K rows of 16 halves per panel of 16

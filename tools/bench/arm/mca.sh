@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # llvm-mca proxy for the inner loops of linfer's NEON dense kernels (kernels/dense/dense_*_neon*.cc),
-# and of the fp16-arithmetic prototype tools/bench/arm/fp16_fmla_loop.cc (not a linfer kernel).
+# among them dense_f16_neonfp16.cc (fp16 arithmetic, FMLA .8H), and of the fp16-arithmetic
+# prototype tools/bench/arm/fp16_fmla_loop.cc (not a linfer kernel).
 #
 #   bash tools/bench/arm/mca.sh [--out FILE]
 #
@@ -54,7 +55,8 @@
 #        of the two 64-bit FP pipes for 2 cycles; 50% of a nominal 2 x FMLA.4S per cycle);
 #      A72 and A76 int8 SMULL/SMLAL: 8 = one 8-lane multiply per cycle (one pipe takes them);
 #      A76 f32/f16: 8 = 2 x FMLA.4S per cycle; A76 SDOT: 32 = 2 x SDOT.4S per cycle;
-#      A76 fp16 arithmetic (the prototype fp16_fmla_loop, FMLA .8H): 16 = 2 x FMLA.8H per cycle
+#      A76 fp16 arithmetic (dense_f16_neonfp16 and the prototype fp16_fmla_loop, FMLA .8H): 16 =
+#      2 x FMLA.8H per cycle
 #      (run on the A76 rows only: the A72 has no fp16 arithmetic);
 #      N2 SDOT: 32 = 2 x SDOT.4S; N2 SMMLA: 32 = 1 SMMLA per cycle, as LLVM 19's model has it
 #      (reciprocal throughput 1.00; SDOT 0.50).
@@ -111,6 +113,7 @@ kernels=(
   "dense_int8_neon|kernels/dense/dense_int8_neon.cc|smlal"
   "dense_int8_neondot|kernels/dense/dense_int8_neondot.cc|sdot"
   "dense_int8_i8mm|kernels/dense/dense_int8_i8mm.cc|smmla"
+  "dense_f16_neonfp16|kernels/dense/dense_f16_neonfp16.cc|fmla8h"
   "fp16_fmla_loop|tools/bench/arm/fp16_fmla_loop.cc|fmla8h"
 )
 # label | llvm-mca | -mcpu | model | core (peaks) | kernel classes left out (the core lacks them)
@@ -270,8 +273,8 @@ report() {
   echo
   echo "Peaks: cortex-a72 f32/f16 4 = 1 FMLA.4S per cycle in LLVM's A57 model (50% of a nominal"
   echo "2 x FMLA.4S); int8 SMULL/SMLAL 8 = one 8-lane multiply per cycle on both cores (one pipe);"
-  echo "cortex-a76 f32/f16 8 = 2 x FMLA.4S; SDOT 32 = 2 x SDOT.4S; fp16_fmla_loop (a prototype, not a"
-  echo "linfer kernel: FMLA .8H, fp16 arithmetic) 16 = 2 x FMLA.8H. SDOT is not run on cortex-a72 (no"
+  echo "cortex-a76 f32/f16 8 = 2 x FMLA.4S; SDOT 32 = 2 x SDOT.4S; dense_f16_neonfp16 and fp16_fmla_loop"
+  echo "(a prototype, not a linfer kernel) (FMLA .8H, fp16 arithmetic) 16 = 2 x FMLA.8H. SDOT is not run on cortex-a72 (no"
   echo "dot product), nor FMLA .8H (no fp16 arithmetic). The llvm-mca-14 -mcpu=cortex-a76 rows use"
   echo "LLVM's Cortex-A57 model and are not an A76 estimate; the A76 figures are the neoverse-n1 rows."
   for n in "${notes[@]}"; do echo "- $n"; done
