@@ -195,9 +195,20 @@ void lsh_chunk_f32_ref(const LshChunkArgs& args, float* scratch);
 void lsh_chunk_f32_hwy(const LshChunkArgs& args, float* scratch);
 
 // The forms in which the int8 dense kernels read their quantized input rows (DenseKernel's
-// q_bytes and q_unsigned): q as int8 (Arm, generic), q + 128 as uint8 (x86 VNNI), q as int16
-// (AVX2 without VNNI, WebAssembly SIMD128).
-enum class Int8Form : uint8_t { S8, U8Offset, S16 };
+// q_bytes, q_unsigned and q_pairs): q as int8 (Arm, generic), q + 128 as uint8 (x86 VNNI), q as
+// int16 (AVX2 without VNNI, WebAssembly SIMD128), q as int16 with the middle two of every group
+// of four inputs swapped (q0 q2 q1 q3: SMLAD's pairs, dense_int8_dsp).
+enum class Int8Form : uint8_t { S8, U8Offset, S16, S16Pairs };
+
+// Int8Form::S16Pairs from S16: swaps the middle two of each group of four of a row of `padded`
+// (a multiple of 4) int16 values. Its own inverse.
+inline void swap_middle_pairs(int16_t* row, size_t padded) {
+  for (size_t g = 0; g < padded; g += 4) {
+    const int16_t t = row[g + 1];
+    row[g + 1] = row[g + 2];
+    row[g + 2] = t;
+  }
+}
 
 // The probabilities of the int8 Linformer attention, quantized for the int8 dense kernel that
 // multiplies them by V', in two passes over the scores and without writing them back: with
@@ -361,17 +372,19 @@ struct DenseKernel {
   // output channels [n_begin, n_end); n_begin is a multiple of 16.
   void (*run)(const DenseWeights& w, const DenseInput& in, size_t rows, float* y, size_t y_stride,
               size_t n_begin, size_t n_end, DenseEpilogue epilogue);
+  bool q_pairs = false;  // int8 with q_bytes 2: each group of four inputs as q0 q2 q1 q3 (Int8Form::S16Pairs)
 };
 
 // Rows that are int8 already (an int8 weight as a kernel's input rows: E in the compression of
-// int8 models), written in the form `kernel` reads (what its quantize writes: q + 128, int16 q or
-// q) at q_stride bytes apart, padded the same way to int8_padded_inputs(k). sums, if not null,
+// int8 models), written in the form `kernel` reads (what its quantize writes: q + 128, int16 q
+// (in pairs' order) or q) at q_stride bytes apart, padded the same way to int8_padded_inputs(k). sums, if not null,
 // receives each row's sum of its k values. Data movement only: one portable version.
 void int8_rows_to_input(const DenseKernel& kernel, const int8_t* src, size_t src_stride, size_t rows,
                         size_t k, int8_t* q, size_t q_stride, int32_t* sums);
 // The input form `kernel` (an int8 kernel) reads.
 inline Int8Form int8_form(const DenseKernel& kernel) {
-  return kernel.q_bytes == 2 ? Int8Form::S16 : kernel.q_unsigned ? Int8Form::U8Offset : Int8Form::S8;
+  if (kernel.q_bytes == 2) return kernel.q_pairs ? Int8Form::S16Pairs : Int8Form::S16;
+  return kernel.q_unsigned ? Int8Form::U8Offset : Int8Form::S8;
 }
 
 // The scalar reference for weights of dtype: double accumulation for f32/f16; for int8 the exact

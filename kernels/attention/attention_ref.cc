@@ -96,9 +96,11 @@ void softmax_quantize_rows_ref(const float* x, size_t stride, size_t rows, size_
       switch (form) {
         case Int8Form::S8: qr[j] = int8_t(v); break;
         case Int8Form::U8Offset: reinterpret_cast<uint8_t*>(qr)[j] = uint8_t(v + 128); break;
-        case Int8Form::S16: reinterpret_cast<int16_t*>(qr)[j] = int16_t(v); break;
+        case Int8Form::S16:
+        case Int8Form::S16Pairs: reinterpret_cast<int16_t*>(qr)[j] = int16_t(v); break;
       }
     }
+    if (form == Int8Form::S16Pairs) swap_middle_pairs(reinterpret_cast<int16_t*>(qr), padded);
     scales[r] = float(1.0 / (127.0 * sum));
   }
 }

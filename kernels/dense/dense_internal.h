@@ -105,7 +105,8 @@ LINFER_DENSE_QUANTIZE(quantize_s8_neonv7);
 #endif
 
 #if defined(__arm__) && defined(__ARM_FEATURE_DSP)  // SMLAD: 32-bit Arm cores, Cortex-M4 and up
-LINFER_DENSE_RUN(run_int8_dsp);             // reads q as int8 (quantize_s8_ref)
+LINFER_DENSE_RUN(run_int8_dsp);             // reads q as int16 in SMLAD's pairs (quantize_s16_pairs)
+LINFER_DENSE_QUANTIZE(quantize_s16_pairs);
 #endif
 
 #if defined(__wasm_simd128__)  // WebAssembly SIMD128 (dense_wasm_simd128.h)

@@ -183,7 +183,7 @@ const DenseKernel kF16NeonV7{"dense_f16_neonv7", DType::F16, Isa::ArmNeon, 0, fa
 const DenseKernel kInt8NeonV7{"dense_int8_neonv7", DType::I8, Isa::ArmNeon, 1, false, quantize_s8_neonv7,
                               run_int8_neonv7};
 
-const DenseKernel kInt8Dsp{"dense_int8_dsp", DType::I8, Isa::ArmDsp, 1, false, quantize_s8_ref, run_int8_dsp};
+const DenseKernel kInt8Dsp{"dense_int8_dsp", DType::I8, Isa::ArmDsp, 2, false, quantize_s16_pairs, run_int8_dsp, true};
 
 const DenseKernel* const kF32[] = {&kF32NeonV7, &kF32Generic};
 const DenseKernel* const kF16[] = {&kF16NeonV7, &kF16Generic};
@@ -200,7 +200,7 @@ const DenseKernel* const kF32[] = {&kF32Wasm, &kF32Generic};
 const DenseKernel* const kF16[] = {&kF16Wasm, &kF16Generic};
 const DenseKernel* const kInt8[] = {&kInt8Wasm, &kInt8Generic};
 #elif defined(__ARM_FEATURE_DSP)  // a Cortex-M with the DSP extension (bare metal)
-const DenseKernel kInt8Dsp{"dense_int8_dsp", DType::I8, Isa::ArmDsp, 1, false, quantize_s8_ref, run_int8_dsp};
+const DenseKernel kInt8Dsp{"dense_int8_dsp", DType::I8, Isa::ArmDsp, 2, false, quantize_s16_pairs, run_int8_dsp, true};
 
 const DenseKernel* const kF32[] = {&kF32Generic};
 const DenseKernel* const kF16[] = {&kF16Generic};
@@ -258,10 +258,11 @@ void int8_rows_to_input(const DenseKernel& kernel, const int8_t* src, size_t src
   for (size_t r = 0; r < rows; ++r) {
     const int8_t* s = src + r * src_stride;
     int8_t* dst = q + r * q_stride;
-    if (kernel.q_bytes == 2) {  // int16 q (AVX2 without VNNI, wasm SIMD128)
+    if (kernel.q_bytes == 2) {  // int16 q (AVX2 without VNNI, wasm SIMD128, the DSP's pairs)
       int16_t* d = reinterpret_cast<int16_t*>(dst);
       for (size_t i = 0; i < k; ++i) d[i] = s[i];
       for (size_t i = k; i < padded; ++i) d[i] = 0;
+      if (kernel.q_pairs) swap_middle_pairs(d, padded);
     } else if (kernel.q_unsigned) {  // q + 128 (x86 VNNI's unsigned operand)
       uint8_t* d = reinterpret_cast<uint8_t*>(dst);
       for (size_t i = 0; i < k; ++i) d[i] = uint8_t(s[i] ^ 0x80);  // two's complement: q + 128

@@ -225,11 +225,14 @@ PackedDense make_dense(DType dtype, size_t out, size_t in, size_t groups, uint32
   return p;
 }
 
+// Where input k of a row is in Int8Form::S16Pairs (q0 q2 q1 q3 per group of four).
+size_t s16_pairs_position(size_t k) { return k % 4 == 1 ? k + 1 : k % 4 == 2 ? k - 1 : k; }
+
 // The value a kernel's quantizer stored for input k of a row, as q.
 int stored_q(const DenseKernel& kernel, const int8_t* row, size_t k) {
   if (kernel.q_bytes == 2) {
     int16_t v;
-    std::memcpy(&v, row + 2 * k, 2);
+    std::memcpy(&v, row + 2 * (kernel.q_pairs ? s16_pairs_position(k) : k), 2);
     return v;
   }
   return kernel.q_unsigned ? int(uint8_t(row[k])) - 128 : int(row[k]);
@@ -870,7 +873,7 @@ TEST_CASE("lsh_chunk_f32: fast matches reference on every Highway target") {
 #endif
 
 TEST_CASE("softmax_quantize_rows: fast matches reference in every form, within half a step of the softmax") {
-  const Int8Form forms[] = {Int8Form::S8, Int8Form::U8Offset, Int8Form::S16};
+  const Int8Form forms[] = {Int8Form::S8, Int8Form::U8Offset, Int8Form::S16, Int8Form::S16Pairs};
   for (Isa cap : kHwyCaps)
     for (Int8Form form : forms)
       for (size_t n : kOddSizes)
@@ -880,7 +883,7 @@ TEST_CASE("softmax_quantize_rows: fast matches reference in every form, within h
           CAPTURE(int(form));
           CAPTURE(n);
           CAPTURE(scale);
-          const size_t rows = 6, stride = n + 3, bytes = form == Int8Form::S16 ? 2 : 1;
+          const size_t rows = 6, stride = n + 3, bytes = form == Int8Form::S16 || form == Int8Form::S16Pairs ? 2 : 1;
           const size_t padded = linfer::int8_padded_inputs(uint32_t(n)), q_stride = padded * bytes + 8;
           auto x = random_vec(rows * stride, uint32_t(n * 3 + 1), 4.0f);
           x[1 * stride + n / 2] = 60.0f;                                  // one dominant score
@@ -895,6 +898,7 @@ TEST_CASE("softmax_quantize_rows: fast matches reference in every form, within h
               case Int8Form::S8: return int(row[j]);
               case Int8Form::U8Offset: return int(reinterpret_cast<const uint8_t*>(row)[j]) - 128;
               case Int8Form::S16: return int(reinterpret_cast<const int16_t*>(row)[j]);
+              case Int8Form::S16Pairs: return int(reinterpret_cast<const int16_t*>(row)[s16_pairs_position(j)]);
             }
             return 0;
           };
