@@ -68,9 +68,7 @@ void tile(const DenseWeights& w, const DenseInput& in, size_t r, float* y, size_
   register float32x4_t w0 __asm__("v28"), w1 __asm__("v29"), w2 __asm__("v30"), w3 __asm__("v31");
 #define LINFER_STEP(L)                                                                      \
   {                                                                                        \
-    __asm__ volatile("ld1 {v28.4s - v31.4s}, [%4], #64"                                    \
-                     : "=w"(w0), "=w"(w1), "=w"(w2), "=w"(w3), "+r"(bp)                    \
-                     : "m"(*reinterpret_cast<const float(*)[kPanelRows]>(bp)));            \
+    LINFER_NEON_LD1X4_ADVANCE("v28.4s - v31.4s", w0, w1, w2, w3, bp);                     \
     LINFER_ROW(0, L) LINFER_ROW(1, L) LINFER_ROW(2, L) LINFER_ROW(3, L)                    \
   }
 #define LINFER_STEP4                                                                        \

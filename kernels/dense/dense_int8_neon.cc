@@ -86,10 +86,8 @@ void tile(const DenseWeights& w, const DenseInput& in, size_t r, float* y, size_
 #define LINFER_PAIR(j, lo, hi) LINFER_PAIR_ROW(0, j, lo, hi) LINFER_PAIR_ROW(1, j, lo, hi)
   size_t g = kg / 2 * 2;
   for (const int8_t* const wp_stop = b + g * 64; wp != wp_stop;) {
-    __asm__ volatile("ld1 {v24.16b - v27.16b}, [%4], #64\n\tld1 {v28.16b - v31.16b}, [%4], #64"
-                     : "=w"(wa0), "=w"(wa1), "=w"(wa2), "=w"(wa3), "+r"(wp), "=w"(wb0), "=w"(wb1),
-                       "=w"(wb2), "=w"(wb3)
-                     : "m"(*reinterpret_cast<const int8_t(*)[128]>(wp)));
+    LINFER_NEON_LD1X4_ADVANCE("v24.16b - v27.16b", wa0, wa1, wa2, wa3, wp);
+    LINFER_NEON_LD1X4_ADVANCE("v28.16b - v31.16b", wb0, wb1, wb2, wb3, wp);
     int8x16_t a0, b0, a1, b1;
     neon::broadcast_advance(a0, p0), neon::broadcast_advance(b0, p0);
     if constexpr (R > 1) neon::broadcast_advance(a1, p1), neon::broadcast_advance(b1, p1);

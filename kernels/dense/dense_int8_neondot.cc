@@ -77,9 +77,7 @@ LINFER_DOTPROD void tile(const DenseWeights& w, const DenseInput& in, size_t r, 
   register int8x16_t w0 __asm__("v28"), w1 __asm__("v29"), w2 __asm__("v30"), w3 __asm__("v31");
 #define LINFER_STEP(L)                                                                      \
   {                                                                                        \
-    __asm__ volatile("ld1 {v28.16b - v31.16b}, [%4], #64"                                  \
-                     : "=w"(w0), "=w"(w1), "=w"(w2), "=w"(w3), "+r"(wp)                    \
-                     : "m"(*reinterpret_cast<const int8_t(*)[64]>(wp)));                   \
+    LINFER_NEON_LD1X4_ADVANCE("v28.16b - v31.16b", w0, w1, w2, w3, wp);                   \
     LINFER_ROW(0, L) LINFER_ROW(1, L) LINFER_ROW(2, L) LINFER_ROW(3, L)                    \
   }
   size_t g = kg / 4 * 4;

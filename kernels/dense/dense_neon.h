@@ -128,6 +128,15 @@ inline void load_advance(V& v, const T*& p) {
   __asm__ volatile("ldr %q0, [%1], #16" : "=w"(v), "+r"(p) : "m"(*reinterpret_cast<const char(*)[16]>(p)));
 }
 
+// w0..w3 = the 64 bytes at p, then p += 64: one LD1 of four consecutive registers with
+// post-increment. LD1 needs consecutive registers, so w0..w3 must be the caller's local register
+// variables bound to the registers `regs` names (e.g. "v28.16b - v31.16b"): a local register
+// variable is honoured in asm operands, and only there (hence a macro, not a function).
+#define LINFER_NEON_LD1X4_ADVANCE(regs, w0, w1, w2, w3, p)                                   \
+  __asm__ volatile("ld1 {" regs "}, [%4], #64"                                              \
+                   : "=w"(w0), "=w"(w1), "=w"(w2), "=w"(w3), "+r"(p)                         \
+                   : "m"(*reinterpret_cast<const uint8_t(*)[64]>(p)))
+
 // v = the 4 bytes at p repeated over the 16 lanes (one group of inputs), then p += 4: one LD1R
 // with post-increment. Volatile, as load_advance.
 inline void broadcast_advance(int8x16_t& v, const int8_t*& p) {
