@@ -92,7 +92,8 @@ int64_t detect_targets() {
     case Isa::ArmNeonDot:
     case Isa::ArmNeonI8mm: allowed |= HWY_NEON; break;
     case Isa::WasmSimd128: allowed |= HWY_WASM; break;
-    case Isa::ArmDsp: break;  // no Highway target of its own
+    case Isa::ArmDsp:
+    case Isa::ArmMve: break;  // no Highway target of their own (Highway has none for Helium)
     case Isa::Generic: break;
   }
   // A build that compiles no portable Highway target (wasm: its SIMD128 baseline alone, for

@@ -314,6 +314,7 @@ enum class Isa : uint8_t {
   X86Avx512,   // AVX-512 F, BW, DQ, VL
   X86Avx512Vnni,
   ArmDsp,      // 32-bit Arm's DSP extension (SMLAD): Cortex-M4/M7/M33/M55, every ARMv7-A core
+  ArmMve,      // Helium, the M-profile vector extension (VMLADAVA): Cortex-M55, M85 (bare metal only)
   ArmNeon,     // ARMv8.0 Advanced SIMD (Cortex-A72: Raspberry Pi 4); 32-bit Arm: NEON + VFPv4
   ArmNeonDot,  // + dot product (SDOT; Cortex-A76: Raspberry Pi 5)
   ArmNeonI8mm, // + int8 matrix multiply (SMMLA, FEAT_I8MM; phones: Cortex-A510/A710/X2 and later)

@@ -19,7 +19,6 @@
 namespace linfer::kernels::dense {
 namespace {
 
-constexpr size_t kRows = 2;
 constexpr size_t kGroupBytes = kPanelRows * kInt8GroupInputs;  // one group of a panel: 64 bytes
 constexpr size_t kRowGroupBytes = 2 * kInt8GroupInputs;         // one group of a row: 4 int16
 
@@ -84,35 +83,7 @@ struct Tile {
 
 }  // namespace
 
-LINFER_DENSE_RUN(run_int8_dsp) {
-  const int8_t* panels = static_cast<const int8_t*>(w.panels);
-  const size_t groups = int8_padded_inputs(uint32_t(w.in)) / kInt8GroupInputs;  // >= 1
-  const size_t panel_size = panel_bytes(DType::I8, uint32_t(w.in));
-  for (size_t n = n_begin; n < n_end; n += kPanelRows) {
-    const int8_t* panel = panels + (n / kPanelRows) * panel_size;
-    float bias_tail[kPanelRows], scale_tail[kPanelRows];
-    const float* bias = channel_block(w.bias, n, w.out, bias_tail);
-    const float* scale = channel_block(w.scales, n, w.out, scale_tail);
-    const size_t n_stop = std::min<size_t>(n_end, n + kPanelRows);
-    for (size_t r0 = 0; r0 < rows; r0 += kRows) {
-      const size_t R = std::min(kRows, rows - r0);
-      const int8_t* x0 = in.q + r0 * in.q_stride;
-      const int8_t* x1 = R == 2 ? x0 + in.q_stride : x0;  // a single last row: read twice, kept once
-      const float s0 = in.q_scales[r0], s1 = in.q_scales[r0 + R - 1];
-      float out[kRows][kPanelRows];
-      for (size_t j = 0; j < kPanelRows; j += 2) {
-        Tile t;
-        t.groups(panel + j * kInt8GroupInputs, x0, x1, groups);
-        out[0][j] = std::fma(float(t.a00), s0 * scale[j], bias[j]);
-        out[0][j + 1] = std::fma(float(t.a01), s0 * scale[j + 1], bias[j + 1]);
-        out[1][j] = std::fma(float(t.a10), s1 * scale[j], bias[j]);
-        out[1][j + 1] = std::fma(float(t.a11), s1 * scale[j + 1], bias[j + 1]);
-      }
-      store_tile(out, R, n, n_stop, nullptr, y + r0 * y_stride, y_stride, e);
-    }
-  }
-  gelu_rows(rows, y, y_stride, n_begin, n_end, e);
-}
+LINFER_DENSE_RUN(run_int8_dsp) { run_int8_2x2<Tile>(w, in, rows, y, y_stride, n_begin, n_end, e); }
 
 // Rows quantized as every int8 kernel's (quantize_s8_ref: int8 at each row's start), widened in
 // place to int16 from the last input down (input i's int16 lands at byte 2i, past every byte

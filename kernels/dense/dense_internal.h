@@ -3,6 +3,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 
@@ -59,6 +60,45 @@ inline void gelu_rows(size_t rows, float* y, size_t y_stride, size_t n_begin, si
     for (size_t r = 0; r < rows; ++r) activation_f32_hwy(y + r * y_stride + n_begin, n_end - n_begin, e.activation);
 }
 
+// The panel walk of the 2-row x 2-channel int8 kernels (dense_int8_dsp.cc, dense_int8_mve.cc):
+// each pair of channels of each panel meets the rows two at a time (a single last row is read
+// twice and kept once); Tile().groups(w, x0, x1, groups) sums rows x0, x1 (in the kernel's
+// quantized form, q_stride apart) against channels w, w + 1 (w: the panel at its channel, 64
+// bytes per group of four inputs) into a00 a01 a10 a11; then the same dequantization as
+// dense_int8_ref, fma(float(sum), x_scale * w_scale, bias), and the scalar epilogue.
+template <class Tile>
+void run_int8_2x2(const DenseWeights& w, const DenseInput& in, size_t rows, float* y, size_t y_stride,
+                  size_t n_begin, size_t n_end, DenseEpilogue e) {
+  constexpr size_t kRows = 2;
+  const int8_t* panels = static_cast<const int8_t*>(w.panels);
+  const size_t groups = int8_padded_inputs(uint32_t(w.in)) / kInt8GroupInputs;  // >= 1
+  const size_t panel_size = panel_bytes(DType::I8, uint32_t(w.in));
+  for (size_t n = n_begin; n < n_end; n += kPanelRows) {
+    const int8_t* panel = panels + (n / kPanelRows) * panel_size;
+    float bias_tail[kPanelRows], scale_tail[kPanelRows];
+    const float* bias = channel_block(w.bias, n, w.out, bias_tail);
+    const float* scale = channel_block(w.scales, n, w.out, scale_tail);
+    const size_t n_stop = std::min<size_t>(n_end, n + kPanelRows);
+    for (size_t r0 = 0; r0 < rows; r0 += kRows) {
+      const size_t R = std::min(kRows, rows - r0);
+      const int8_t* x0 = in.q + r0 * in.q_stride;
+      const int8_t* x1 = R == 2 ? x0 + in.q_stride : x0;
+      const float s0 = in.q_scales[r0], s1 = in.q_scales[r0 + R - 1];
+      float out[kRows][kPanelRows];
+      for (size_t j = 0; j < kPanelRows; j += 2) {
+        Tile t;
+        t.groups(panel + j * kInt8GroupInputs, x0, x1, groups);
+        out[0][j] = std::fma(float(t.a00), s0 * scale[j], bias[j]);
+        out[0][j + 1] = std::fma(float(t.a01), s0 * scale[j + 1], bias[j + 1]);
+        out[1][j] = std::fma(float(t.a10), s1 * scale[j], bias[j]);
+        out[1][j + 1] = std::fma(float(t.a11), s1 * scale[j + 1], bias[j + 1]);
+      }
+      store_tile(out, R, n, n_stop, nullptr, y + r0 * y_stride, y_stride, e);
+    }
+  }
+  gelu_rows(rows, y, y_stride, n_begin, n_end, e);
+}
+
 // Entry points (DenseKernel::run and ::quantize), by instruction set.
 #define LINFER_DENSE_RUN(fn)                                                                \
   void fn(const DenseWeights& w, const DenseInput& in, size_t rows, float* y, size_t y_stride, \
@@ -107,6 +147,10 @@ LINFER_DENSE_QUANTIZE(quantize_s8_neonv7);
 #if defined(__arm__) && defined(__ARM_FEATURE_DSP)  // SMLAD: 32-bit Arm cores, Cortex-M4 and up
 LINFER_DENSE_RUN(run_int8_dsp);             // reads q as int16 in SMLAD's pairs (quantize_s16_pairs)
 LINFER_DENSE_QUANTIZE(quantize_s16_pairs);
+#endif
+
+#if defined(__ARM_FEATURE_MVE)  // Helium (M-profile vector extension): Cortex-M55, M85
+LINFER_DENSE_RUN(run_int8_mve);             // reads q as int8 (quantize_s8_ref)
 #endif
 
 #if defined(__wasm_simd128__)  // WebAssembly SIMD128 (dense_wasm_simd128.h)

@@ -23,6 +23,7 @@ const char* to_string(Isa isa) {
     case Isa::X86Avx512: return "avx512";
     case Isa::X86Avx512Vnni: return "avx512vnni";
     case Isa::ArmDsp: return "arm_dsp";
+    case Isa::ArmMve: return "arm_mve";
     case Isa::ArmNeon: return "neon";
     case Isa::ArmNeonDot: return "neondot";
     case Isa::ArmNeonI8mm: return "neoni8mm";
@@ -113,6 +114,9 @@ bool cpu_has(Isa isa) {
   // engine without it refuses the whole module at compile time.
   return isa == Isa::Generic || isa == Isa::WasmSimd128;
 #elif defined(__ARM_FEATURE_DSP)  // a microcontroller built for a core with the DSP extension
+#if defined(__ARM_FEATURE_MVE)     // and Helium: the build is for that core, which has both
+  if (isa == Isa::ArmMve) return true;
+#endif
   return isa == Isa::Generic || isa == Isa::ArmDsp;
 #else
   return isa == Isa::Generic;
@@ -129,7 +133,7 @@ bool isa_within(Isa isa, Isa max) {
 
 Isa best_isa() {
   for (Isa isa : {Isa::X86Avx512Vnni, Isa::X86Avx512, Isa::X86AvxVnni, Isa::X86Avx2, Isa::X86Sse4,
-                  Isa::ArmNeonI8mm, Isa::ArmNeonDot, Isa::ArmNeon, Isa::ArmDsp, Isa::WasmSimd128})
+                  Isa::ArmNeonI8mm, Isa::ArmNeonDot, Isa::ArmNeon, Isa::ArmMve, Isa::ArmDsp, Isa::WasmSimd128})
     if (cpu_has(isa)) return isa;
   return Isa::Generic;
 }
@@ -204,7 +208,12 @@ const DenseKernel kInt8Dsp{"dense_int8_dsp", DType::I8, Isa::ArmDsp, 2, false, q
 
 const DenseKernel* const kF32[] = {&kF32Generic};
 const DenseKernel* const kF16[] = {&kF16Generic};
+#if defined(__ARM_FEATURE_MVE)  // Cortex-M55
+const DenseKernel kInt8Mve{"dense_int8_mve", DType::I8, Isa::ArmMve, 1, false, quantize_s8_ref, run_int8_mve};
+const DenseKernel* const kInt8[] = {&kInt8Mve, &kInt8Dsp, &kInt8Generic};
+#else
 const DenseKernel* const kInt8[] = {&kInt8Dsp, &kInt8Generic};
+#endif
 #else
 const DenseKernel* const kF32[] = {&kF32Generic};
 const DenseKernel* const kF16[] = {&kF16Generic};

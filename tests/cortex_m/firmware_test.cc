@@ -1,7 +1,8 @@
 // The Cortex-M test firmware (scripts/test-cortex-m.sh): a trained int8 Linformer linked into flash
 // is loaded in place, run on the shipped inputs with a static arena, and compared with the host
 // build's outputs on the same model; then bad input, each of which must come back as a status with
-// a message, never a fault. Ends with "N passed, 0 failed" (exit code 0) or the failures.
+// a message, never a fault; then every int8 dense kernel of the build against the reference
+// (test_kernels does not run on a microcontroller). Ends with "N passed, 0 failed" (exit code 0) or the failures.
 //
 // With the semihosting command line "bench K" it only loads the model and runs the first input K
 // times (instruction counts per inference: the difference of two such runs, scripts/test-cortex-m.sh);
@@ -13,6 +14,8 @@
 #include <cstring>
 #include <initializer_list>
 
+#include "kernels.h"
+#include "linfer/format/panel.h"
 #include "linfer/linfer.h"
 
 extern "C" {
@@ -159,6 +162,84 @@ uint32_t next_random() {
   return g_rng;
 }
 
+// Every int8 dense kernel of the build that the core runs, against dense_int8_ref on random int8
+// weights in the panel layout: rows through the 2-row tiles and their remainder, outputs through
+// partial and whole panels, inputs through every remainder of groups of 4 and of 16 (Helium's
+// vectors), every epilogue with and without bias; bit for bit but after GELU (the fast GELU's
+// tolerance). One check per kernel and shape.
+namespace int8_kernels {
+using linfer::DType;
+using namespace linfer::kernels;
+constexpr size_t kMaxRows = 5, kMaxOut = 33, kMaxIn = 130, kMaxPadded = (kMaxIn + 3) / 4 * 4;
+constexpr size_t kXStride = kMaxIn + 3, kYStride = kMaxOut + 5, kQStride = 2 * kMaxPadded + 8;
+alignas(64) uint8_t g_panels[3 * kMaxPadded * 16];  // panel_matrix_bytes(I8, 33, 130, 1)
+int8_t g_weights[kMaxOut * kMaxIn];
+int32_t g_sums[kMaxOut];
+float g_scales[kMaxOut], g_bias[kMaxOut], g_x[kMaxRows * kXStride], g_y0[kMaxRows * kYStride];
+float g_want[kMaxRows * kYStride], g_got[kMaxRows * kYStride], g_q_scales[kMaxRows], g_ref_scales[kMaxRows];
+alignas(16) int8_t g_q[kMaxRows * kQStride], g_ref_q[kMaxRows * kQStride];
+
+float uniform(float bound) { return (float(next_random() % 20001u) - 10000.0f) * (bound / 10000.0f); }
+
+bool same_outputs(bool gelu) {
+  for (size_t i = 0; i < std::size(g_got); ++i) {
+    const float d = std::fabs(g_got[i] - g_want[i]);
+    if (gelu ? !(d <= 1e-5f * (1.0f + std::fabs(g_want[i]))) : std::memcmp(&g_got[i], &g_want[i], 4) != 0) return false;
+  }
+  return true;
+}
+
+// Kernel against reference on one shape, every epilogue; the first difference printed.
+bool matches(const DenseKernel& kernel, size_t rows, size_t out, size_t in) {
+  const DenseKernel& ref = dense_kernel_ref(DType::I8);
+  for (size_t i = 0; i < out * in; ++i) g_weights[i] = int8_t(int(next_random() % 255u) - 127);
+  for (size_t n = 0; n < out; ++n) g_scales[n] = 0.005f + std::fabs(uniform(0.01f)), g_bias[n] = uniform(1.0f);
+  for (float& v : g_x) v = uniform(2.0f);
+  for (float& v : g_y0) v = uniform(1.0f);
+  linfer::pack_panels(DType::I8, g_weights, uint32_t(out), uint32_t(in), 1, g_panels);
+  linfer::int8_row_sums(g_weights, uint32_t(out), uint32_t(in), g_sums);
+  const size_t padded = linfer::int8_padded_inputs(uint32_t(in));
+  ref.quantize(g_x, kXStride, rows, in, g_ref_q, padded, g_ref_scales);
+  kernel.quantize(g_x, kXStride, rows, in, g_q, kQStride, g_q_scales);
+  const DenseInput ref_input{g_x, kXStride, g_ref_q, padded, g_ref_scales};
+  const DenseInput input{g_x, kXStride, g_q, kQStride, g_q_scales};
+  const DenseEpilogue epilogues[] = {{DenseActivation::None, false},    {DenseActivation::Relu, false},
+                                     {DenseActivation::GeluErf, false}, {DenseActivation::GeluTanh, false},
+                                     {DenseActivation::None, true},     {DenseActivation::Relu, true}};
+  for (const bool with_bias : {true, false})
+    for (const DenseEpilogue e : epilogues) {
+      const DenseWeights w{DType::I8, in, out, g_panels, g_scales, g_sums, with_bias ? g_bias : nullptr};
+      std::memcpy(g_want, g_y0, sizeof g_y0);
+      std::memcpy(g_got, g_y0, sizeof g_y0);
+      ref.run(w, ref_input, rows, g_want, kYStride, 0, out, e);
+      kernel.run(w, input, rows, g_got, kYStride, 0, out, e);
+      if (!same_outputs(e.activation == DenseActivation::GeluErf || e.activation == DenseActivation::GeluTanh)) {
+        std::printf("%s: %u rows x %u outputs x %u inputs, activation %d, accumulate %d, bias %d: outputs differ\n",
+                    kernel.name, unsigned(rows), unsigned(out), unsigned(in), int(e.activation), int(e.accumulate),
+                    int(with_bias));
+        return false;
+      }
+    }
+  return true;
+}
+
+void check_all() {
+  size_t count = 0;
+  const DenseKernel* const* kernels = dense_kernels(DType::I8, &count);
+  for (size_t k = 0; k < count; ++k) {
+    if (!cpu_has(kernels[k]->isa)) continue;
+    unsigned shapes = 0;
+    for (size_t rows : {1, 2, 3, 5})
+      for (size_t out : {1, 15, 16, 17, 33})
+        for (size_t in : {1, 3, 4, 5, 15, 16, 17, 31, 33, 64, 130}) {
+          check(matches(*kernels[k], rows, out, in), kernels[k]->name);
+          ++shapes;
+        }
+    std::printf("%s: %u shapes against dense_int8_ref\n", kernels[k]->name, shapes);
+  }
+}
+}  // namespace int8_kernels
+
 int bench(int runs, bool generic) {
   linfer_model* m = nullptr;
   if (linfer_model_load_in_place(linfer_cm_model, size_t(linfer_cm_model_end - linfer_cm_model), &m) != LINFER_OK)
@@ -283,6 +364,8 @@ int main() {
   check(damaged_ok, "damaged models: a status each, no fault");
   std::memset(g_copy, 0xff, 4096);
   check(linfer_model_load_in_place(g_copy, 4096, &none) == LINFER_ERROR_INVALID_MODEL && !none, "bytes that are no model");
+
+  int8_kernels::check_all();
 
   linfer_session_free(session);
   linfer_model_free(model);
