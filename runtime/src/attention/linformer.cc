@@ -1,7 +1,9 @@
 // Linformer (Wang et al. 2020): keys and values compressed along the sequence to k rows,
-// K' = E X W_k^T, V' = F X W_v^T, with the compression first (E X is k x D) so that K and V are
-// projected on k rows instead of n. f16 projections are widened a few rows at a time; int8 ones
-// compress on the int8 dense kernel, and then the products Q K'^T and P V' run on it too.
+// K' = E X W_k^T, V' = F X W_v^T. An input of n >= k rows is compressed first (E X is k x D), so
+// that K and V are projected on k rows instead of n; a shorter one is projected first, on its n
+// rows, and the projections compressed (E (X W^T): n < k rows through the dense layers).
+// f16 projections are widened a few rows at a time; int8 ones compress on the int8 dense kernel,
+// and then the products Q K'^T and P V' run on it too.
 #include <algorithm>
 #include <cmath>
 
@@ -48,12 +50,17 @@ class LinformerAttention final : public SoftmaxAttention {
                       KeyWindow window, size_t first_row) override;
 
   bool linformer_kv(Inference& s, const AttentionLayer& layer, const float* in, size_t T);
-  void compress(const Inference& s, const WeightView& E, const float* in, size_t T, float* comp, size_t row_begin,
-                size_t row_end, float* rowsum, size_t chunk);
-  // The compression of all projections of a layer on the int8 kernel (E[kv], kv = 0 K, 1 V;
-  // rowsum[kv] null or where their row sums go).
+  // Whether this layer's K' and V' are made projection first: E (X W^T) on an input shorter than k.
+  bool projects_first(const Inference& s, size_t T) const;
+  bool project_then_compress(Inference& s, const AttentionLayer& layer, const float* in, size_t T,
+                             const WeightView* const proj[2], const bool need_sum[2]);
+  // comp rows [row_begin, row_end) = E[rows, :T] in, `cols` columns (in: T rows, `cols` apart).
+  void compress(const Inference& s, const WeightView& E, const float* in, size_t cols, size_t T, float* comp,
+                size_t row_begin, size_t row_end, float* rowsum, size_t chunk);
+  // The compression of `projections` inputs on the int8 kernel (E[kv], kv = 0 K, 1 V, each of
+  // in's `cols` columns; rowsum[kv] null or where their row sums go).
   void compress_int8(const Inference& s, const WeightView* const E[2], size_t projections, const float* in,
-                     size_t T, float* const comp[2], float* const rowsum[2]);
+                     size_t cols, size_t T, float* const comp[2], float* const rowsum[2]);
   // The int8 attention's weights of distinct K/V head s: K'^T (keys output channels of head_dim
   // inputs) and V' (head_dim channels of `keys` inputs) as int8 panels with their scales and sums.
   struct HeadInt8 {
@@ -135,23 +142,27 @@ Status LinformerAttention::plan(AttentionPlanning& ap) {
   // the row sums, and the paths' own.
   const uint64_t D = c.dim, k = c.proj_len, G = c.projection_groups(), S = G == 1 ? c.kv_heads : c.num_heads,
                  threads = p->threads;
+  // Columns of the compressed rows: D, or with the projection first (G = 1) the K/V width.
+  const uint64_t cols = std::max<uint64_t>(D, uint64_t(c.kv_heads) * c.head_dim);
   // Lifetimes (ArenaStep): the compression's buffers serve the key inputs step only, E X until K'
   // and V' are made, and with the int8 attention K', V' and K'^T only until their panels are
   // packed: the steps' buffers share bytes (with the row pipeline's own quantized rows, the
   // microcontroller model's arena at n = 128 went from 172.6 KB to 115.9 KB on a Cortex-M).
   ArenaLayout& a = ap.arena;
   const int inputs = kStepKeyInputs, keys = kStepKeys, attend = kStepAttention;
-  compressed_k_buf_ = a.floats(G * k * D, inputs, keys);
-  if (c.has_separate_proj_v()) compressed_v_buf_ = a.floats(G * k * D, inputs, keys);
+  // (With the projection first, X W^T of the n < k rows goes where E X goes, so the same bytes.)
+  compressed_k_buf_ = a.floats(G * k * cols, inputs, keys);
+  if (c.has_separate_proj_v()) compressed_v_buf_ = a.floats(G * k * cols, inputs, keys);
   request_keys(ap, k, S, true, keys, int8_attention_ ? keys : attend);
   row_sums_buf_ = a.floats(2 * G * k, inputs, keys);
   request_scratch(ap, scratch_floats(k, c));
-  if (widen_projections_) widened_rows_buf_ = a.floats(threads * kProjRowsPerStep * c.max_seq_len, inputs, inputs);
+  // With the projection first, f16 rows of E are widened while K' and V' are written (keys step).
+  if (widen_projections_) widened_rows_buf_ = a.floats(threads * kProjRowsPerStep * c.max_seq_len, inputs, keys);
   if (int8_compression_) {
     const uint64_t rows = (c.has_separate_proj_v() ? 2 : 1) * G * k;  // E's rows, then F's
-    column_panels_buf_ = a.request(panel_count(c.dim) * panel_bytes(DType::I8, p->max_len), inputs, inputs);
-    column_scales_buf_ = a.floats(D, inputs, inputs);
-    column_sums_buf_ = a.floats(D, inputs, inputs);  // int32
+    column_panels_buf_ = a.request(panel_count(uint32_t(cols)) * panel_bytes(DType::I8, p->max_len), inputs, inputs);
+    column_scales_buf_ = a.floats(cols, inputs, inputs);
+    column_sums_buf_ = a.floats(cols, inputs, inputs);  // int32
     projection_rows_buf_ = a.request(rows * comp_q_stride_, inputs, inputs);
   }
   if (int8_attention_) {
@@ -175,13 +186,13 @@ void LinformerAttention::bind(const Arena& arena) {
   projection_rows_ = arena.at<int8_t>(projection_rows_buf_);
 }
 
-// comp rows [row_begin, row_end) = E[rows, :T] X, for rows of the stacked [G*k x n] projection E
+// comp rows [row_begin, row_end) = E[rows, :T] in, for rows of the stacked [G*k x n] projection E
 // (rowsum: their sums over the first T columns, when asked). An f32 E is read in place; f16 and
 // int8 rows are widened kProjRowsPerStep at a time into the thread's scratch (chunk), a cost of
 // one conversion per multiply-add row of D.
-void LinformerAttention::compress(const Inference& s, const WeightView& E, const float* in, size_t T, float* comp,
-                                  size_t row_begin, size_t row_end, float* rowsum, size_t chunk) {
-  const size_t D = s.config().dim, n = s.config().max_seq_len;
+void LinformerAttention::compress(const Inference& s, const WeightView& E, const float* in, size_t D, size_t T,
+                                  float* comp, size_t row_begin, size_t row_end, float* rowsum, size_t chunk) {
+  const size_t n = s.config().max_seq_len;
   if (E.dtype == DType::F32) {
     kernels::gemm_f32_hwy(row_end - row_begin, D, T, f32_data(E) + row_begin * n, n, in, D, comp + row_begin * D, D);
     if (rowsum)
@@ -204,9 +215,10 @@ void LinformerAttention::compress(const Inference& s, const WeightView& E, const
 // packed into panels per run. Two parallel regions: the packing and the copies (items of 16
 // columns or 16 rows), then the products (rows split at kRowQuantum, as every dense layer).
 void LinformerAttention::compress_int8(const Inference& s, const WeightView* const E[2], size_t projections,
-                                       const float* in, size_t T, float* const comp[2], float* const rowsum[2]) {
+                                       const float* in, size_t D, size_t T, float* const comp[2],
+                                       float* const rowsum[2]) {
   const EncoderConfig& c = s.config();
-  const size_t D = c.dim, rows = c.projection_groups() * c.proj_len, stride = comp_q_stride_;
+  const size_t rows = c.projection_groups() * c.proj_len, stride = comp_q_stride_;
   const kernels::DenseKernel& kernel = *int8_kernel_;
   const size_t panels = panel_count(uint32_t(D)), row_items = (projections * rows + 15) / 16;
   auto prepare = [&](size_t item) {
@@ -238,6 +250,63 @@ void LinformerAttention::compress_int8(const Inference& s, const WeightView* con
   });
 }
 
+// Multiply-adds of one layer's K' and V' made compression first and projection first, for T
+// input rows (G = 1: each projection's rows are k x T, the dense layers D x KV). With one E for
+// both, E X is made once.
+struct KvCosts {
+  uint64_t compression_first, projection_first;
+};
+KvCosts kv_costs(const EncoderConfig& c, uint64_t T) {
+  const uint64_t D = c.dim, k = c.proj_len, KV = uint64_t(c.kv_heads) * c.head_dim;
+  return {k * T * D * (c.has_separate_proj_v() ? 2 : 1) + 2 * k * D * KV, 2 * (T * D * KV + k * T * KV)};
+}
+
+// The projection first when it takes fewer multiply-adds (T below about k), in the models where
+// it gives the same K' and V': one compression for all heads (G = 1) and placement "after" (with
+// "before" the dense layers hold their bias, which E would then scale). The int8 compression with
+// one E for K and V keeps the compression first: its buffers have room for one projection's
+// X W^T only (the key inputs step's buffers may share bytes with keys_ and values_).
+bool LinformerAttention::projects_first(const Inference& s, size_t T) const {
+  const EncoderConfig& c = s.config();
+  const KvCosts cost = kv_costs(c, T);
+  return cost.projection_first < cost.compression_first && c.projection_groups() == 1 &&
+         c.projection_placement == ProjectionPlacement::After && (c.has_separate_proj_v() || !int8_compression_);
+}
+
+// K' = E (X W_k^T) and V' = F (X W_v^T) on an input of T < k rows (biases through E after, as
+// with the compression first). X W^T of K goes to compressed_k_, of V to compressed_v_ or, with
+// one E (f32 and f16 only), to keys_, V' being made from it before K'. The int8 compression
+// writes K' (V') over the X W^T whose columns it has packed, and K' and V' are copied to keys_ and
+// values_ after both compressions: its own buffers live in the key inputs step only.
+bool LinformerAttention::project_then_compress(Inference& s, const AttentionLayer& layer, const float* in,
+                                               size_t T, const WeightView* const proj[2], const bool need_sum[2]) {
+  const EncoderConfig& c = s.config();
+  const KvLayers& ops = kv_[layer.index];
+  const size_t k = c.proj_len, KV = size_t(c.kv_heads) * c.head_dim;
+  const bool separate_v = c.has_separate_proj_v();
+  float* const dst[2] = {keys_, values_};
+  float* const projected[2] = {compressed_k_, separate_v ? compressed_v_ : keys_};
+  for (int kv : {1, 0}) {
+    if (!s.run_dense(kv == 0 ? ops.k[0] : ops.v[0], T, in, projected[kv])) return false;
+    float* const sums = need_sum[kv] ? row_sums_ + (separate_v ? kv * k : 0) : nullptr;
+    const auto t = s.now();
+    if (int8_compression_) {
+      const WeightView* const E[2] = {proj[kv], nullptr};
+      float* const comp[2] = {projected[kv], nullptr};
+      float* const rowsum[2] = {sums, nullptr};
+      compress_int8(s, E, 1, projected[kv], KV, T, comp, rowsum);
+    } else {
+      s.workers().ranges(k, kProjRowsPerStep, [&](size_t b, size_t e, size_t chunk) {
+        compress(s, *proj[kv], projected[kv], KV, T, dst[kv], b, e, sums, chunk);
+      });
+    }
+    s.lap(LINFER_OP_COMPRESS, t);
+  }
+  if (int8_compression_)
+    for (int kv = 0; kv < 2; ++kv) std::copy(projected[kv], projected[kv] + k * KV, dst[kv]);
+  return true;
+}
+
 // Linformer keys and values: K' = E X W_k^T (+ biases), V' likewise, k rows per group.
 bool LinformerAttention::linformer_kv(Inference& s, const AttentionLayer& layer, const float* in, size_t T) {
   const EncoderConfig& c = s.config();
@@ -247,8 +316,6 @@ bool LinformerAttention::linformer_kv(Inference& s, const AttentionLayer& layer,
                G = c.projection_groups();
   const bool per_head = G > 1;
 
-  // Compress the input along the sequence first: comp = E[:, :T] X (k x D per group). K and V
-  // are then projected on k rows instead of T (the reassociation E (X W) = (E X) W).
   const bool layerwise = c.projection_sharing == ProjectionSharing::Layerwise;
   const WeightView& E = layerwise ? s.model().desc.shared_proj : w.proj_k;
   const WeightView& Eb = layerwise ? s.model().desc.shared_proj_bias : w.proj_k_bias;
@@ -258,46 +325,57 @@ bool LinformerAttention::linformer_kv(Inference& s, const AttentionLayer& layer,
   // With placement "after", a K/V bias b reaches the compressed rows as rowsum(E)[r] * b.
   const bool after = c.projection_placement == ProjectionPlacement::After;
   const bool bias_through[2] = {after && w.k.bias.present(), after && w.v.bias.present()};
-  auto t = s.now();
   const size_t rows = G * k;  // all groups' compressed rows
-  // E's rows, then F's when separate, as one range split across threads (one parallel region).
-  // Row r of group g is row (g*k + r) of the stacked [G*k x n] projection.
-  auto need_sum = [&](int kv) { return bias_through[kv] || (!separate_v && bias_through[1]); };
-  if (int8_compression_) {
-    const WeightView* const proj[2] = {&E, &Fv};
-    float* const comp[2] = {compressed_k_, compressed_v_};
-    float* const sums[2] = {need_sum(0) ? row_sums_ : nullptr, need_sum(1) ? row_sums_ + rows : nullptr};
-    compress_int8(s, proj, separate_v ? 2 : 1, in, T, comp, sums);
+  // Row sums of E (kv 0) and F (kv 1): with one E for both, E's serve both biases.
+  const bool need_sum[2] = {bias_through[0] || (!separate_v && bias_through[1]),
+                            bias_through[1] || (!separate_v && bias_through[0])};
+  const WeightView* const proj[2] = {&E, &Fv};
+  if (projects_first(s, T)) {
+    if (!project_then_compress(s, layer, in, T, proj, need_sum)) return false;
   } else {
-    s.workers().ranges((separate_v ? 2 : 1) * rows, kProjRowsPerStep, [&](size_t b, size_t e, size_t chunk) {
-      for (int kv = 0; kv < 2; ++kv) {
-        const size_t lo = std::max(b, kv * rows), hi = std::min(e, (kv + 1) * rows);
-        if (lo >= hi) continue;
-        compress(s, kv == 0 ? E : Fv, in, T, kv == 0 ? compressed_k_ : compressed_v_, lo - kv * rows,
-                 hi - kv * rows, need_sum(kv) ? row_sums_ + kv * rows : nullptr, chunk);
+    // Compress the input along the sequence first: comp = E[:, :T] X (k x D per group). K and V
+    // are then projected on k rows instead of T (the reassociation E (X W) = (E X) W).
+    // E's rows, then F's when separate, as one range split across threads (one parallel region).
+    // Row r of group g is row (g*k + r) of the stacked [G*k x n] projection.
+    const auto t = s.now();
+    if (int8_compression_) {
+      float* const comp[2] = {compressed_k_, compressed_v_};
+      float* const sums[2] = {need_sum[0] ? row_sums_ : nullptr, need_sum[1] ? row_sums_ + rows : nullptr};
+      compress_int8(s, proj, separate_v ? 2 : 1, in, D, T, comp, sums);
+    } else {
+      s.workers().ranges((separate_v ? 2 : 1) * rows, kProjRowsPerStep, [&](size_t b, size_t e, size_t chunk) {
+        for (int kv = 0; kv < 2; ++kv) {
+          const size_t lo = std::max(b, kv * rows), hi = std::min(e, (kv + 1) * rows);
+          if (lo >= hi) continue;
+          compress(s, *proj[kv], in, D, T, kv == 0 ? compressed_k_ : compressed_v_, lo - kv * rows,
+                   hi - kv * rows, need_sum[kv] ? row_sums_ + kv * rows : nullptr, chunk);
+        }
+      });
+    }
+    s.lap(LINFER_OP_COMPRESS, t);
+    // K' and V' = comp W^T, per group.
+    const float* comp_v = separate_v ? compressed_v_ : compressed_k_;
+    for (int kv = 0; kv < 2; ++kv) {
+      const float* comp = kv == 0 ? compressed_k_ : comp_v;
+      float* dst = kv == 0 ? keys_ : values_;
+      const std::vector<DenseLayer>& list = kv == 0 ? ops.k : ops.v;
+      if (!per_head) {
+        if (!s.run_dense(list[0], k, comp, dst)) return false;
+      } else {
+        for (size_t h = 0; h < H; ++h)
+          if (!s.run_dense(list[kvh == 1 ? 0 : h], k, comp + h * k * D, dst + h * k * dh)) return false;
       }
-    });
+    }
   }
-  s.lap(LINFER_OP_COMPRESS, t);
-  const float* comp_v = separate_v ? compressed_v_ : compressed_k_;
-  const float* rowsum_v = row_sums_ + (separate_v ? rows : 0);
 
-  // K' and V' = comp W^T (+ bias), per group.
+  // Biases the dense layers did not add: through E (rowsum(E)[r] * b) and E's own (p[r]).
+  const float* rowsum_v = row_sums_ + (separate_v ? rows : 0);
   const size_t kp_stride = per_head ? dh : kvh * dh;  // row stride of K'/V'
   for (int kv = 0; kv < 2; ++kv) {
-    const float* comp = kv == 0 ? compressed_k_ : comp_v;
-    float* dst = kv == 0 ? keys_ : values_;
-    const std::vector<DenseLayer>& list = kv == 0 ? ops.k : ops.v;
-    if (!per_head) {
-      if (!s.run_dense(list[0], k, comp, dst)) return false;
-    } else {
-      for (size_t h = 0; h < H; ++h)
-        if (!s.run_dense(list[kvh == 1 ? 0 : h], k, comp + h * k * D, dst + h * k * dh)) return false;
-    }
-    // Biases the dense layer did not add: through E (rowsum(E)[r] * b) and E's own (p[r]).
     const WeightView& pb = kv == 0 ? Eb : Fb;
     if (!bias_through[kv] && !pb.present()) continue;
-    t = s.now();
+    const auto t = s.now();
+    float* dst = kv == 0 ? keys_ : values_;
     const float* b = bias_through[kv] ? f32_data(kv == 0 ? w.k.bias : w.v.bias) : nullptr;
     const float* sums = bias_through[kv] ? (kv == 0 ? row_sums_ : rowsum_v) : nullptr;
     for (size_t g = 0; g < G; ++g) {
@@ -375,6 +453,11 @@ uint64_t layer_flops(const EncoderConfig& c, uint64_t T) {
   const uint64_t kv_width = G == 1 ? KV : HD;
   uint64_t flops = 2 * G * k * T * D * (c.has_separate_proj_v() ? 2 : 1);  // E X (and F X)
   flops += 2 * 2 * k * D * kv_width;                                       // K', V'
+  if (G == 1 && c.projection_placement == ProjectionPlacement::After) {
+    // The cheaper order (projects_first; an int8 model with one E keeps the compression first).
+    const KvCosts cost = kv_costs(c, T);
+    flops = 2 * std::min(cost.compression_first, cost.projection_first);
+  }
   flops += 2 * 2 * T * k * HD;                                             // scores, P V'
   return flops;
 }
