@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # need-packages.sh PACKAGE...: installs with apt-get those of Debian's packages that are not
 # installed yet (root, or sudo). An index that fails to download while a mirror syncs does not stop
-# it: the install then says whether a package was really missing.
+# it: the install then says whether a package was really missing. Another apt-get at work on the
+# machine (a fresh machine's unattended upgrades, a second script) is waited for, not failed on.
 set -euo pipefail
 missing=()
 for p in "$@"; do
@@ -11,5 +12,5 @@ done
 echo "need-packages: installing ${missing[*]}"
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO=sudo
-$SUDO apt-get update -qq || true
-DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" > /dev/null
+$SUDO apt-get -o DPkg::Lock::Timeout=900 update -qq || true
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get -o DPkg::Lock::Timeout=900 install -y -qq --no-install-recommends "${missing[@]}" > /dev/null
