@@ -34,10 +34,11 @@ class LinformerAttention final : public SoftmaxAttention {
   Status plan(AttentionPlanning& p) override;
   void bind(const Arena& arena) override;
   Status prepare_layers(const Inference& s) override {
-    // With placement "after" the bias goes through E (added as rowsum(E) * b by the attention),
-    // so the layer gets no bias. Per-head projections give each head its own compressed input,
-    // so each kv head gets the layer for its group of rows of W.
-    return prepare_kv_layers(s, true, s.config().projection_placement == ProjectionPlacement::Before);
+    // The layers get no bias: the attention adds it to K' and V', after the compression in
+    // either order (placement "after": through E, rowsum(E) * b; "before": b on every row).
+    // Per-head projections give each head its own compressed input, so each kv head gets the
+    // layer for its group of rows of W.
+    return prepare_kv_layers(s, true, false);
   }
   bool run(Inference& s, const AttentionLayer& layer, const float* in, size_t T, float* residual) override {
     return run_softmax(s, layer, in, T, residual);
@@ -261,20 +262,19 @@ KvCosts kv_costs(const EncoderConfig& c, uint64_t T) {
   return {k * T * D * (c.has_separate_proj_v() ? 2 : 1) + 2 * k * D * KV, 2 * (T * D * KV + k * T * KV)};
 }
 
-// The projection first when it takes fewer multiply-adds (T below about k), in the models where
-// it gives the same K' and V': one compression for all heads (G = 1) and placement "after" (with
-// "before" the dense layers hold their bias, which E would then scale). The int8 compression with
-// one E for K and V keeps the compression first: its buffers have room for one projection's
-// X W^T only (the key inputs step's buffers may share bytes with keys_ and values_).
+// The projection first when it takes fewer multiply-adds (T below about k), with one compression
+// for all heads (G = 1; per-head projections keep the compression first). The int8 compression
+// with one E for K and V keeps it too: its buffers have room for one projection's X W^T only
+// (the key inputs step's buffers may share bytes with keys_ and values_).
 bool LinformerAttention::projects_first(const Inference& s, size_t T) const {
   const EncoderConfig& c = s.config();
   const KvCosts cost = kv_costs(c, T);
   return cost.projection_first < cost.compression_first && c.projection_groups() == 1 &&
-         c.projection_placement == ProjectionPlacement::After && (c.has_separate_proj_v() || !int8_compression_);
+         (c.has_separate_proj_v() || !int8_compression_);
 }
 
-// K' = E (X W_k^T) and V' = F (X W_v^T) on an input of T < k rows (biases through E after, as
-// with the compression first). X W^T of K goes to compressed_k_, of V to compressed_v_ or, with
+// K' = E (X W_k^T) and V' = F (X W_v^T) on an input of T < k rows (the biases after, as with
+// the compression first). X W^T of K goes to compressed_k_, of V to compressed_v_ or, with
 // one E (f32 and f16 only), to keys_, V' being made from it before K'. The int8 compression
 // writes K' (V') over the X W^T whose columns it has packed, and K' and V' are copied to keys_ and
 // values_ after both compressions: its own buffers live in the key inputs step only.
@@ -322,9 +322,11 @@ bool LinformerAttention::linformer_kv(Inference& s, const AttentionLayer& layer,
   const bool separate_v = c.has_separate_proj_v();
   const WeightView& Fv = separate_v ? w.proj_v : E;
   const WeightView& Fb = separate_v ? w.proj_v_bias : Eb;
-  // With placement "after", a K/V bias b reaches the compressed rows as rowsum(E)[r] * b.
+  // With placement "after", a K/V bias b reaches the compressed rows as rowsum(E)[r] * b; with
+  // "before" it is the projection's own, b on every compressed row.
   const bool after = c.projection_placement == ProjectionPlacement::After;
   const bool bias_through[2] = {after && w.k.bias.present(), after && w.v.bias.present()};
+  const bool bias_plain[2] = {!after && w.k.bias.present(), !after && w.v.bias.present()};
   const size_t rows = G * k;  // all groups' compressed rows
   // Row sums of E (kv 0) and F (kv 1): with one E for both, E's serve both biases.
   const bool need_sum[2] = {bias_through[0] || (!separate_v && bias_through[1]),
@@ -368,22 +370,27 @@ bool LinformerAttention::linformer_kv(Inference& s, const AttentionLayer& layer,
     }
   }
 
-  // Biases the dense layers did not add: through E (rowsum(E)[r] * b) and E's own (p[r]).
+  // The biases (the dense layers add none): the K/V bias b plain or through E (rowsum(E)[r] * b),
+  // and E's own (p[r]).
   const float* rowsum_v = row_sums_ + (separate_v ? rows : 0);
   const size_t kp_stride = per_head ? dh : kvh * dh;  // row stride of K'/V'
   for (int kv = 0; kv < 2; ++kv) {
     const WeightView& pb = kv == 0 ? Eb : Fb;
-    if (!bias_through[kv] && !pb.present()) continue;
+    if (!bias_through[kv] && !bias_plain[kv] && !pb.present()) continue;
     const auto t = s.now();
     float* dst = kv == 0 ? keys_ : values_;
-    const float* b = bias_through[kv] ? f32_data(kv == 0 ? w.k.bias : w.v.bias) : nullptr;
+    const float* b = bias_through[kv] || bias_plain[kv] ? f32_data(kv == 0 ? w.k.bias : w.v.bias) : nullptr;
     const float* sums = bias_through[kv] ? (kv == 0 ? row_sums_ : rowsum_v) : nullptr;
     for (size_t g = 0; g < G; ++g) {
       // This group's K'/V' rows, its columns, and the slice of b they take.
       const size_t cols = per_head ? dh : kvh * dh;
       const float* bg = b && per_head && kvh > 1 ? b + g * dh : b;
-      kernels::add_rank1_f32_hwy(dst + (per_head ? g * k * dh : 0), kp_stride, k, cols, sums ? sums + g * k : nullptr,
-                                 bg, pb.present() ? f32_data(pb) + g * k : nullptr);
+      float* rows_g = dst + (per_head ? g * k * dh : 0);
+      if (bias_plain[kv])
+        for (size_t r = 0; r < k; ++r) kernels::add_f32_hwy(rows_g + r * kp_stride, bg, cols);
+      if (bias_through[kv] || pb.present())
+        kernels::add_rank1_f32_hwy(rows_g, kp_stride, k, cols, sums ? sums + g * k : nullptr, bg,
+                                   pb.present() ? f32_data(pb) + g * k : nullptr);
     }
     s.lap(LINFER_OP_ELEMENTWISE, t);
   }
@@ -453,7 +460,7 @@ uint64_t layer_flops(const EncoderConfig& c, uint64_t T) {
   const uint64_t kv_width = G == 1 ? KV : HD;
   uint64_t flops = 2 * G * k * T * D * (c.has_separate_proj_v() ? 2 : 1);  // E X (and F X)
   flops += 2 * 2 * k * D * kv_width;                                       // K', V'
-  if (G == 1 && c.projection_placement == ProjectionPlacement::After) {
+  if (G == 1) {
     // The cheaper order (projects_first; an int8 model with one E keeps the compression first).
     const KvCosts cost = kv_costs(c, T);
     flops = 2 * std::min(cost.compression_first, cost.projection_first);
