@@ -20,6 +20,15 @@ using namespace linfer::kernels;
 using linfer::DType;
 
 namespace {
+// `count` elements of storage starting at a multiple of 64 bytes: the kernels read panels 64-byte
+// aligned (aligned vector loads), as the model and the arena place them.
+template <class T>
+T* aligned64(std::vector<T>& storage, size_t count) {
+  storage.assign(count + 64 / sizeof(T), T());
+  const size_t skip = (64 - reinterpret_cast<uintptr_t>(storage.data()) % 64) % 64;
+  return reinterpret_cast<T*>(reinterpret_cast<uint8_t*>(storage.data()) + skip);
+}
+
 std::vector<float> random_vec(size_t n, uint32_t seed, float scale = 1.0f) {
   std::mt19937 rng(seed);
   std::normal_distribution<float> nd(0.0f, scale);
@@ -215,8 +224,8 @@ PackedDense make_dense(DType dtype, size_t out, size_t in, size_t groups, uint32
         p.w[i] = q * p.scales[n];
       }
     }
-  p.panels_storage.resize(linfer::panel_matrix_bytes(dtype, uint32_t(out), uint32_t(in), uint32_t(groups)) + 64);
-  p.panels = p.panels_storage.data() + (64 - reinterpret_cast<uintptr_t>(p.panels_storage.data()) % 64) % 64;
+  p.panels =
+      aligned64(p.panels_storage, linfer::panel_matrix_bytes(dtype, uint32_t(out), uint32_t(in), uint32_t(groups)));
   linfer::pack_panels(dtype, p.raw.data(), uint32_t(out), uint32_t(in), uint32_t(groups), p.panels);
   if (dtype == DType::I8) {
     p.sums.resize(out);
@@ -569,9 +578,8 @@ TEST_CASE("int8 compression: packed columns, E's rows in each kernel's form, pro
         }
         const size_t bytes = linfer::panel_count(uint32_t(D)) * linfer::panel_bytes(DType::I8, uint32_t(T));
         std::vector<int8_t> panels_ref(bytes, 0x5a), panels(bytes, 0x3c), panels_split(bytes, 0x11);
-        // The kernels read panels 64-byte aligned, as the arena places them.
-        std::vector<int8_t> aligned_storage(bytes + 64);
-        int8_t* aligned = aligned_storage.data() + (64 - reinterpret_cast<uintptr_t>(aligned_storage.data()) % 64) % 64;
+        std::vector<int8_t> aligned_storage;
+        int8_t* aligned = aligned64(aligned_storage, bytes);
         std::vector<float> scales_ref(D, -1), scales(D, -2), scales_split(D, -3);
         std::vector<int32_t> sums_ref(D, -1), sums(D, -2), sums_split(D, -3);
         pack_columns_int8_ref(x.data(), x_stride, T, D, 0, D, panels_ref.data(), scales_ref.data(), sums_ref.data());
@@ -1037,11 +1045,12 @@ TEST_CASE("every f16 kernel's widening (the portable one's branch-free) equals h
     if (!cpu_has(kernel.isa)) continue;
     CAPTURE(std::string(kernel.name));
     size_t wrong = 0;
-    std::vector<uint16_t> panel(16);
+    std::vector<uint16_t> panel_storage;
+    uint16_t* panel = aligned64(panel_storage, 16);
     float x = 1.0f;
     for (uint32_t h0 = 0; h0 < 65536; h0 += 16) {
       for (uint32_t j = 0; j < 16; ++j) panel[j] = uint16_t(h0 + j);
-      DenseWeights w{DType::F16, 1, 16, panel.data(), nullptr, nullptr, nullptr};
+      DenseWeights w{DType::F16, 1, 16, panel, nullptr, nullptr, nullptr};
       float y[16];
       kernel.run(w, DenseInput{&x, 1, nullptr, 0, nullptr}, 1, y, 16, 0, 16, {});
       for (uint32_t j = 0; j < 16; ++j) {
@@ -1061,7 +1070,8 @@ TEST_CASE("int8 dense kernels dequantize as the reference's fma where rounding t
   // rounded to double first land on the midpoint and round to even, 12582914. Kernels that
   // dequantize in double (wasm SIMD128) must notice the midpoint and defer to std::fma.
   const size_t K = 522, kp = linfer::int8_padded_inputs(uint32_t(K)), out = 3;
-  std::vector<int8_t> panel(linfer::panel_bytes(DType::I8, uint32_t(K)), 0), q(kp, 0);
+  std::vector<int8_t> panel_storage, q(kp, 0);
+  int8_t* panel = aligned64(panel_storage, linfer::panel_bytes(DType::I8, uint32_t(K)));
   auto set = [&](size_t k, int8_t w, int8_t x) {
     panel[(k / 4) * 16 * 4 + k % 4] = w;  // channel 0: lane 0 of each group of the panel
     q[k] = x;
@@ -1072,7 +1082,7 @@ TEST_CASE("int8 dense kernels dequantize as the reference's fma where rounding t
   const float scales[out] = {1.0f, 1.0f, 1.0f}, bias[out] = {-std::ldexp(1.0f, -31), 0.0f, 0.0f};
   const int32_t sums[out] = {520 * 127 + 12 + 1, 0, 0};  // of each channel's weights (x86 VNNI's q + 128)
   const float q_scale = 1.5f;
-  const DenseWeights w{DType::I8, K, out, panel.data(), scales, sums, bias};
+  const DenseWeights w{DType::I8, K, out, panel, scales, sums, bias};
   std::vector<float> want(out);
   dense_kernel_ref(DType::I8).run(w, {nullptr, 0, q.data(), kp, &q_scale}, 1, want.data(), out, 0, out, {});
   // Emscripten 3.1.6's fmaf rounds twice (docs/web.md): there the reference gives 12582914 too.
