@@ -27,12 +27,10 @@ LoadedModel::~LoadedModel() {
 
 namespace {
 
+#if !LINFER_BARE_METAL
 // Drops the whole pages of the mapping inside [p, p + bytes) from the resident set. They are
 // clean file pages, read again from the file if anything touches them later.
 void release_pages(const LoadedModel& m, const void* p, uint64_t bytes) {
-#if LINFER_BARE_METAL
-  (void)m, (void)p, (void)bytes;  // nothing is mapped
-#else
   if (!m.mapped || bytes == 0) return;
   const uintptr_t page = uintptr_t(sysconf(_SC_PAGESIZE));
   const uintptr_t lo = uintptr_t(m.mapped), hi = lo + m.mapped_size;
@@ -40,11 +38,11 @@ void release_pages(const LoadedModel& m, const void* p, uint64_t bytes) {
   const uintptr_t begin = (uintptr_t(p) + page - 1) / page * page;
   const uintptr_t end = std::min<uintptr_t>(hi, uintptr_t(p) + bytes) / page * page;
   if (begin < end) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
-#endif
 }
+#endif
 
-// Verifies and validates the bytes, packs a version 1 file's dense weights, and fills the
-// bookkeeping.
+// Verifies and validates the bytes, packs a version 1 file's dense weights (not on bare metal:
+// refused), and fills the bookkeeping.
 Status finish_load(LoadedModel* m) {
   LfmInfo info;
   std::string err = parse_lfm(m->bytes(), m->size, &m->desc, &info);
@@ -60,6 +58,19 @@ Status finish_load(LoadedModel* m) {
   }
 #endif
 
+#if LINFER_BARE_METAL
+  // A microcontroller reads a version 2 file's dense weights in place, from flash; the packing of
+  // row-major ones (version 1, pack_dense_weights: 13 KB of code) is not linked.
+  std::string row_major;
+  for_each_weight(m->desc, [&](const std::string& name, const WeightView& w) {
+    if (row_major.empty() && w.present() && is_dense_weight(name) && w.layout == Layout::RowMajor) row_major = name;
+  });
+  if (!row_major.empty())
+    return unsupported((m->format_version == 1 ? "format version 1 files need repacking (" + row_major + " is row-major)"
+                                               : row_major + " is row-major") +
+                       ": a bare-metal build reads dense weights in place, in panels; convert the model with "
+                       "linfer-convert (format version 2)");
+#else
   // Version 1: every dense weight row-major in the file. Packed once, for every session; the
   // originals' pages are released unless another slot still reads them (a tied embedding).
   std::vector<std::pair<const void*, uint64_t>> originals;
@@ -71,6 +82,7 @@ Status finish_load(LoadedModel* m) {
   });
   for (const auto& [data, n] : originals)
     if (!still_read.count(data)) release_pages(*m, data, n);
+#endif
 
   bool any_f16 = false, any_i8 = false, any_f32 = false;
   std::set<const void*> counted;

@@ -61,7 +61,7 @@ size_t stack_used() {
 }
 
 // cases.bin (tests/cortex_m/make_cases.py): "LFCM", count, classes; per case: length, the input's
-// bytes (padded to 4), the host's logits.
+// bytes (padded to 4), the host's logits; then "LFRM", a count and (offset, byte) pairs.
 struct Cases {
   uint32_t count = 0, classes = 0;
   const uint8_t* next = nullptr;
@@ -72,16 +72,29 @@ struct Cases {
     next = linfer_cm_cases + 12;
     return true;
   }
-  // The next case: its bytes and the host's logits.
+  // The next case: its bytes and the host's logits (logits null: skipped).
   bool read(const uint8_t** text, uint32_t* length, float* logits) {
     if (linfer_cm_cases_end - next < 4) return false;
     std::memcpy(length, next, 4);
     const size_t padded = (*length + 3) / 4 * 4;
     if (size_t(linfer_cm_cases_end - next) < 4 + padded + 4 * classes) return false;
     *text = next + 4;
-    std::memcpy(logits, next + 4 + padded, 4 * classes);
+    if (logits) std::memcpy(logits, next + 4 + padded, 4 * classes);
     next += 4 + padded + 4 * classes;
     return true;
+  }
+  // After the cases: the changes that make the model's first dense weight row-major, as format
+  // version 1 stores dense weights (make_cases.py row_major_patch), *n (offset, byte) uint32 pairs.
+  bool read_row_major_patch(const uint8_t** pairs, uint32_t* n) {
+    const uint8_t* text;
+    uint32_t length;
+    if (!read_header()) return false;
+    for (uint32_t i = 0; i < count; ++i)
+      if (!read(&text, &length, nullptr)) return false;
+    if (linfer_cm_cases_end - next < 8 || std::memcmp(next, "LFRM", 4) != 0) return false;
+    std::memcpy(n, next + 4, 4);
+    *pairs = next + 8;
+    return size_t(linfer_cm_cases_end - *pairs) / 8 >= *n;
   }
 };
 
@@ -362,6 +375,25 @@ int main() {
     }
   }
   check(damaged_ok, "damaged models: a status each, no fault");
+  // A dense weight row-major (format version 1's dense weights; the host packs them): refused,
+  // the packing is not linked on bare metal; the message says to repack.
+  const uint8_t* pairs = nullptr;
+  uint32_t changes = 0;
+  const bool patch_ok = Cases().read_row_major_patch(&pairs, &changes) && model_size <= sizeof g_copy;
+  check(patch_ok, "cases.bin: the row-major copy's changes");
+  if (patch_ok) {
+    std::memcpy(g_copy, linfer_cm_model, model_size);
+    for (uint32_t i = 0; i < changes; ++i) {
+      uint32_t at, byte;
+      std::memcpy(&at, pairs + 8 * i, 4);
+      std::memcpy(&byte, pairs + 8 * i + 4, 4);
+      if (at < model_size) g_copy[at] = uint8_t(byte);
+    }
+    check(linfer_model_load_in_place(g_copy, model_size, &none) == LINFER_ERROR_UNSUPPORTED && !none &&
+              std::strstr(linfer_last_error(), "row-major") && std::strstr(linfer_last_error(), "linfer-convert"),
+          "a row-major dense weight (format version 1): refused, to be repacked");
+    if (g_verbose) std::printf("row-major dense weight: %s\n", linfer_last_error());
+  }
   std::memset(g_copy, 0xff, 4096);
   check(linfer_model_load_in_place(g_copy, 4096, &none) == LINFER_ERROR_INVALID_MODEL && !none, "bytes that are no model");
 
