@@ -395,6 +395,8 @@ const DenseKernel& dense_kernel_ref(DType dtype);
 // Every kernel of this build for dtype, best first, the portable one last (tests, benchmarks).
 // *count receives their number.
 const DenseKernel* const* dense_kernels(DType dtype, size_t* count);
+// Whether this build has dense kernels for dtype (LINFER_DTYPES; a model of another is refused).
+bool dense_dtype_built(DType dtype);
 // The best kernel for dtype that this CPU runs and `max` allows.
 const DenseKernel& select_dense_kernel(DType dtype, Isa max);
 // Whether the CPU has half-precision vector arithmetic (ARMv8.2 FP16: HWCAP_FPHP and

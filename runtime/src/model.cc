@@ -15,6 +15,7 @@
 #include <set>
 
 #include "attention/attention_kind.h"
+#include "kernels.h"
 #include "linfer/types/aligned_alloc.h"
 
 namespace linfer::rt {
@@ -58,13 +59,18 @@ Status finish_load(LoadedModel* m) {
   }
 #endif
 
-#if LINFER_BARE_METAL
-  // A microcontroller reads a version 2 file's dense weights in place, from flash; the packing of
-  // row-major ones (version 1, pack_dense_weights: 13 KB of code) is not linked.
-  std::string row_major;
+  // Dense weights this build has no kernels for (LINFER_DTYPES), or, on bare metal, row-major
+  // ones: a microcontroller reads a version 2 file's dense weights in place, from flash, and the
+  // packing of row-major ones (version 1, pack_dense_weights: 5 KB of code) is not linked.
+  std::string unbuilt, row_major;
   for_each_weight(m->desc, [&](const std::string& name, const WeightView& w) {
-    if (row_major.empty() && w.present() && is_dense_weight(name) && w.layout == Layout::RowMajor) row_major = name;
+    if (!w.present() || !is_dense_weight(name)) return;
+    if (unbuilt.empty() && !kernels::dense_dtype_built(w.dtype)) unbuilt = name + " is " + to_string(w.dtype);
+    if (row_major.empty() && w.layout == Layout::RowMajor) row_major = name;
   });
+  if (!unbuilt.empty())
+    return unsupported(unbuilt + ": this build's dense layers take " LINFER_DENSE_DTYPES " weights only (LINFER_DTYPES)");
+#if LINFER_BARE_METAL
   if (!row_major.empty())
     return unsupported((m->format_version == 1 ? "format version 1 files need repacking (" + row_major + " is row-major)"
                                                : row_major + " is row-major") +
