@@ -527,7 +527,11 @@ std::string validate_description(const EncoderDescription& d) {
                " at element " + std::to_string(j) + ", not a block index in [0, " +
                std::to_string(uint32_t(blocks)) + ")";
   }
+#if LINFER_BARE_METAL && !LINFER_TOKENIZERS
+  return "";  // (the tokenizer is not read: parse_lfm)
+#else
   return validate_tokenizer(d.tokenizer, c.vocab_size);
+#endif
 }
 
 size_t block_sparse_blocks(const EncoderConfig& c, size_t T) {
