@@ -523,7 +523,12 @@ std::string validate_description(const EncoderDescription& d) {
     const float blocks = float(block_sparse_blocks(c, n));
     for (uint64_t j = 0; j < w.elements(); ++j)
       if (!(v[j] >= 0.0f && v[j] < blocks && v[j] == float(uint32_t(v[j]))))
-        return "layers." + std::to_string(i) + ".attention.random_blocks holds " + std::to_string(v[j]) +
+        return "layers." + std::to_string(i) + ".attention.random_blocks holds " +
+#if LINFER_BARE_METAL  // (no floating point in messages: newlib-nano's printf has none)
+               "a value" +
+#else
+               std::to_string(v[j]) +
+#endif
                " at element " + std::to_string(j) + ", not a block index in [0, " +
                std::to_string(uint32_t(blocks)) + ")";
   }
