@@ -253,6 +253,32 @@ void check_all() {
 }
 }  // namespace int8_kernels
 
+// The sinusoidal position table without libm (sinusoids_f32_hwy, Highway's double Exp, Log, Sin
+// and Cos) against the reference (libm's pow, sin and cos, linked here): within 2^-23 of it (the
+// double results' few ULP may round to the neighbouring float), most of it the same floats. Dims
+// 64 and 10 (odd half), positions from 0, 2 (fairseq's offset) and up to the 39,000 it is held to.
+void check_sinusoids() {
+  // (In the damaged copies' scratch memory, free by now.)
+  static_assert(2 * 512 * 64 * sizeof(float) <= sizeof g_copy, "the sinusoid tables fit g_copy");
+  float* const hwy = reinterpret_cast<float*>(g_copy);
+  float* const ref = hwy + 512 * 64;
+  struct Table { size_t rows, dim; double first; };
+  for (const Table& t : {Table{512, 64, 0}, Table{300, 64, 2}, Table{512, 10, 38999 - 511}}) {
+    linfer::kernels::sinusoids_f32_hwy(hwy, t.rows, t.dim, t.first, 10000.0);
+    linfer::kernels::sinusoids_f32_ref(ref, t.rows, t.dim, t.first, 10000.0);
+    size_t same = 0, far = 0;
+    for (size_t i = 0; i < t.rows * t.dim / 2 * 2; ++i) {
+      const size_t at = i / (t.dim / 2 * 2) * t.dim + i % (t.dim / 2 * 2);
+      same += hwy[at] == ref[at];
+      far += !(std::fabs(hwy[at] - ref[at]) <= 0x1p-23f);
+    }
+    std::printf("sinusoids_f32_hwy: %u rows x %u from %u: %u of %u values the reference's, %u further than 2^-23\n",
+                unsigned(t.rows), unsigned(t.dim), unsigned(t.first), unsigned(same),
+                unsigned(t.rows * (t.dim / 2 * 2)), unsigned(far));
+    check(far == 0 && same * 100 >= t.rows * (t.dim / 2 * 2) * 99, "sinusoids_f32_hwy against sinusoids_f32_ref");
+  }
+}
+
 int bench(int runs, bool generic) {
   linfer_model* m = nullptr;
   if (linfer_model_load_in_place(linfer_cm_model, size_t(linfer_cm_model_end - linfer_cm_model), &m) != LINFER_OK)
@@ -398,6 +424,7 @@ int main() {
   check(linfer_model_load_in_place(g_copy, 4096, &none) == LINFER_ERROR_INVALID_MODEL && !none, "bytes that are no model");
 
   int8_kernels::check_all();
+  check_sinusoids();
 
   linfer_session_free(session);
   linfer_model_free(model);
