@@ -225,6 +225,12 @@ const DenseKernel& dense_kernel_ref(DType dtype) {
   return dtype == DType::F32 ? kF32Ref : dtype == DType::F16 ? kF16Ref : kInt8Ref;
 }
 
+// (Projects that build the kernels without the top level's definitions, tools/bench/arm: all.)
+#ifndef LINFER_DENSE_F32
+#define LINFER_DENSE_F32 1
+#define LINFER_DENSE_F16 1
+#define LINFER_DENSE_INT8 1
+#endif
 // A data type left out of the build (LINFER_DTYPES) has no kernels: its list is never named, so
 // the linker drops them. select_dense_kernel gives it a stand-in that writes zeros, never run: the
 // loader refuses such models (runtime/src/model.cc), and the Linformer's int8 compression is off.
