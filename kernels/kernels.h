@@ -97,6 +97,19 @@ void transpose_f32_generic(const float* src, size_t src_stride, size_t rows, siz
 void rotate_pairs_f32(float* x, size_t x_stride, size_t rows, size_t heads, size_t head_dim,
                       const float* table, size_t table_stride);
 
+// The sinusoidal position table: `rows` rows of dim values for the positions first, first + 1, ...;
+// in row t, column i < dim / 2 is sin(pos w_i) and column dim / 2 + i cos(pos w_i), with
+// w_i = base^(-2i / dim). The reference computes in double with the C library's pow, sin and cos.
+void sinusoids_f32_ref(float* out, size_t rows, size_t dim, double first, double base);
+#if LINFER_BARE_METAL
+// Without the C library's pow, sin and cos (8 KB of a microcontroller's code): Highway's double
+// Exp, Log (1 and 4 ULP), Sin and Cos (3 ULP for |pos w_i| <= kSinusoidMaxPosition), rounded to
+// float as the reference is: the same floats but where double's few ULP cross a float's rounding
+// boundary (the firmware's check, tests/cortex_m).
+void sinusoids_f32_hwy(float* out, size_t rows, size_t dim, double first, double base);
+constexpr double kSinusoidMaxPosition = 39000;
+#endif
+
 // Name of the instruction set the Highway kernels dispatch to on this thread (e.g. "AVX3",
 // "NEON"); hwy_kernel_target(Isa), below, under a cap.
 const char* hwy_kernel_target();
@@ -395,6 +408,8 @@ const DenseKernel& dense_kernel_ref(DType dtype);
 // Every kernel of this build for dtype, best first, the portable one last (tests, benchmarks).
 // *count receives their number.
 const DenseKernel* const* dense_kernels(DType dtype, size_t* count);
+// Whether this build has dense kernels for dtype (LINFER_DTYPES; a model of another is refused).
+bool dense_dtype_built(DType dtype);
 // The best kernel for dtype that this CPU runs and `max` allows.
 const DenseKernel& select_dense_kernel(DType dtype, Isa max);
 // Whether the CPU has half-precision vector arithmetic (ARMv8.2 FP16: HWCAP_FPHP and

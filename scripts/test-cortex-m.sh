@@ -7,6 +7,7 @@
 # a static arena, the shipped inputs (10 sentences per language of the short test set, cut to 128
 # bytes) against the host build's outputs, and bad input (a too-small arena, ids out of range, a
 # too-long input, truncated and damaged models). Each board's run ends with "N passed, 0 failed".
+# Then the code-size budget: the smallest application's code on each board (size_probe).
 #
 #   bash scripts/test-cortex-m.sh [--figures]
 #
@@ -55,6 +56,26 @@ run_board $out/cortex-m4 mps2-an386 -cpu cortex-m4
 echo "--- Cortex-M55 (mps3-an547)"
 run_board $out/cortex-m55 mps3-an547
 
+# The code-size budget (docs/microcontrollers.md, "Figures"): size_probe's code (linfer and the
+# libraries) as measured with GCC 12.2.1 and newlib-nano, plus 2%. Sizes are the same for the same
+# toolchain: a build past its budget grew; cut, or measure again (--figures) and say why in the docs.
+declare -A code_measured=([cortex-m4]=111269 [cortex-m55]=116399)
+gcc_version=$(arm-none-eabi-gcc -dumpversion)
+for cpu in cortex-m4 cortex-m55; do
+  code=$(python3 tests/cortex_m/code_size.py $out/$cpu/tests/cortex_m/size_probe.map | sed -n 's/^ *\([0-9]*\)  total code.*/\1/p')
+  budget=$(( code_measured[$cpu] * 102 / 100 ))
+  echo "$cpu: size_probe's code $code bytes (budget $budget: the measured ${code_measured[$cpu]} + 2%)"
+  if [ "$code" -gt "$budget" ]; then
+    if [ "$gcc_version" != 12.2.1 ]; then
+      echo "test-cortex-m.sh: over the budget, but measured with GCC 12.2.1, not $gcc_version: not counted"
+      continue
+    fi
+    echo "test-cortex-m.sh: size_probe's code on the $cpu is $code bytes, over its budget of $budget bytes" \
+      "(the measured ${code_measured[$cpu]} + 2%, docs/microcontrollers.md)" >&2
+    exit 1
+  fi
+done
+
 if [ $figures = 1 ]; then
   bash tools/bench/arm/build_plugin.sh > /dev/null
   plugin=$PWD/build-arm64-proxy/plugin/libinsn_count.so
@@ -62,7 +83,7 @@ if [ $figures = 1 ]; then
     build=$out/$cpu
     machine=$([ $cpu = cortex-m4 ] && echo mps2-an386 || echo mps3-an547)
     echo "--- $cpu: flash by part (size_probe: load, one run, the class printed)"
-    python3 tests/cortex_m/code_size.py $build/tests/cortex_m/size_probe.map | tail -n 10
+    python3 tests/cortex_m/code_size.py $build/tests/cortex_m/size_probe.map | tail -n 11
     for kernel in "" " generic"; do
       for runs in 1 11; do
         qemu-system-arm -M $machine -nographic -monitor none -serial none \

@@ -51,3 +51,4 @@ set(LINFER_BUILD_TOOLS OFF CACHE BOOL "")
 set(LINFER_BUILD_TESTS OFF CACHE BOOL "")
 set(LINFER_ATTENTION_KINDS linformer CACHE STRING "")
 set(LINFER_TOKENIZERS OFF CACHE BOOL "")  # text goes in as ids on a microcontroller (flash)
+set(LINFER_DTYPES int8 CACHE STRING "")  # int8 dense layers: the f32 and f16 kernels are not linked

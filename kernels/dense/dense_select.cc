@@ -225,14 +225,40 @@ const DenseKernel& dense_kernel_ref(DType dtype) {
   return dtype == DType::F32 ? kF32Ref : dtype == DType::F16 ? kF16Ref : kInt8Ref;
 }
 
+// (Projects that build the kernels without the top level's definitions, tools/bench/arm: all.)
+#ifndef LINFER_DENSE_F32
+#define LINFER_DENSE_F32 1
+#define LINFER_DENSE_F16 1
+#define LINFER_DENSE_INT8 1
+#endif
+// A data type left out of the build (LINFER_DTYPES) has no kernels: its list is never named, so
+// the linker drops them. select_dense_kernel gives it a stand-in that writes zeros, never run: the
+// loader refuses such models (runtime/src/model.cc), and the Linformer's int8 compression is off.
+namespace {
+LINFER_DENSE_RUN(run_left_out) {
+  for (size_t r = 0; r < rows; ++r)
+    for (size_t n = n_begin; n < n_end; ++n) y[r * y_stride + n] = 0.0f;
+}
+const DenseKernel kLeftOut[] = {
+    {"dense_f32_left_out", DType::F32, Isa::Generic, 0, false, nullptr, run_left_out},
+    {"dense_f16_left_out", DType::F16, Isa::Generic, 0, false, nullptr, run_left_out},
+    {"dense_int8_left_out", DType::I8, Isa::Generic, 1, false, quantize_s8_ref, run_left_out}};
+}  // namespace
+
 const DenseKernel* const* dense_kernels(DType dtype, size_t* count) {
-  switch (dtype) {
-    case DType::F32: *count = std::size(kF32); return kF32;
-    case DType::F16: *count = std::size(kF16); return kF16;
-    case DType::I8: *count = std::size(kInt8); return kInt8;
-  }
   *count = 0;
+  switch (dtype) {
+    case DType::F32: if (!LINFER_DENSE_F32) return nullptr; *count = std::size(kF32); return kF32;
+    case DType::F16: if (!LINFER_DENSE_F16) return nullptr; *count = std::size(kF16); return kF16;
+    case DType::I8: if (!LINFER_DENSE_INT8) return nullptr; *count = std::size(kInt8); return kInt8;
+  }
   return nullptr;
+}
+
+bool dense_dtype_built(DType dtype) {
+  size_t count = 0;
+  dense_kernels(dtype, &count);
+  return count > 0;
 }
 
 const DenseKernel& select_dense_kernel(DType dtype, Isa max) {
@@ -240,7 +266,8 @@ const DenseKernel& select_dense_kernel(DType dtype, Isa max) {
   const DenseKernel* const* list = dense_kernels(dtype, &count);
   for (size_t i = 0; i < count; ++i)
     if (cpu_has(list[i]->isa) && isa_within(list[i]->isa, max)) return *list[i];
-  return *list[count - 1];  // the portable kernel runs everywhere
+  // The portable kernel runs everywhere; a type left out has a stand-in.
+  return count ? *list[count - 1] : kLeftOut[size_t(dtype)];
 }
 
 bool cpu_has_fp16_arithmetic() {
@@ -254,7 +281,7 @@ bool cpu_has_fp16_arithmetic() {
 
 const DenseKernel* select_dense_f16_fp16_arithmetic(Isa max) {
 #if defined(__aarch64__)
-  if (cpu_has_fp16_arithmetic() && isa_within(kF16NeonFp16.isa, max)) return &kF16NeonFp16;
+  if (LINFER_DENSE_F16 && cpu_has_fp16_arithmetic() && isa_within(kF16NeonFp16.isa, max)) return &kF16NeonFp16;
 #else
   (void)max;
 #endif

@@ -226,6 +226,25 @@ float Sum(const float* x, size_t n) {
   return s;
 }
 
+#if LINFER_BARE_METAL  // (one target, Highway's scalar one, which has double)
+// sinusoids_f32_hwy: one lane at a time (it runs once per session), as sinusoids_f32_ref does.
+void Sinusoids(float* out, size_t rows, size_t dim, double first, double base) {
+  const hn::CappedTag<double, 1> d;
+  const size_t half = dim / 2;
+  const double log_base = hn::GetLane(hn::Log(d, hn::Set(d, base)));
+  for (size_t t = 0; t < rows; ++t) {
+    const double pos = double(t) + first;
+    float* row = out + t * dim;
+    for (size_t i = 0; i < half; ++i) {
+      const double w = hn::GetLane(hn::Exp(d, hn::Set(d, -2.0 * double(i) / double(dim) * log_base)));
+      const auto angle = hn::Set(d, pos * w);
+      row[i] = float(hn::GetLane(hn::Sin(d, angle)));
+      row[half + i] = float(hn::GetLane(hn::Cos(d, angle)));
+    }
+  }
+}
+#endif
+
 }  // namespace HWY_NAMESPACE
 }  // namespace linfer::kernels
 HWY_AFTER_NAMESPACE();
@@ -245,6 +264,12 @@ HWY_EXPORT(AddRank1);
 HWY_EXPORT(Scale);
 HWY_EXPORT(ConvertF16);
 HWY_EXPORT(ConvertInt8);
+#if LINFER_BARE_METAL
+HWY_EXPORT(Sinusoids);
+void sinusoids_f32_hwy(float* out, size_t rows, size_t dim, double first, double base) {
+  HWY_DYNAMIC_DISPATCH(Sinusoids)(out, rows, dim, first, base);
+}
+#endif
 
 const char* hwy_kernel_target() { return HWY_DYNAMIC_DISPATCH(TargetNameImpl)(); }
 const char* hwy_kernel_target(Isa max) {

@@ -26,6 +26,19 @@ void layernorm_f32_ref(const float* x, size_t x_stride, float* y, size_t y_strid
   }
 }
 
+void sinusoids_f32_ref(float* out, size_t rows, size_t dim, double first, double base) {
+  const size_t half = dim / 2;
+  for (size_t t = 0; t < rows; ++t) {
+    const double pos = double(t) + first;
+    float* row = out + t * dim;
+    for (size_t i = 0; i < half; ++i) {
+      const double angle = pos * std::pow(base, -2.0 * double(i) / double(dim));
+      row[i] = float(std::sin(angle));
+      row[half + i] = float(std::cos(angle));
+    }
+  }
+}
+
 void gelu_erf_f32_ref(float* x, size_t n) {
   for (size_t i = 0; i < n; ++i) x[i] = float(0.5 * x[i] * (1.0 + std::erf(x[i] / std::sqrt(2.0))));
 }

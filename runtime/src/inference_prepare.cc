@@ -90,16 +90,14 @@ Status Inference::prepare(const linfer_session_options& options) {
   attention_->bind(arena);
 
   if (c.positions == PositionKind::Sinusoidal) {  // computed once, kept for every run
-    const uint32_t half = c.dim / 2;
-    for (uint32_t t = 0; t < p.max_len; ++t) {
-      const double pos = double(t) + c.position_offset;
-      float* row = buf_.sinusoids + size_t(t) * c.dim;
-      for (uint32_t i = 0; i < half; ++i) {
-        const double angle = pos * std::pow(double(c.sinusoidal_base), -2.0 * i / c.dim);
-        row[i] = float(std::sin(angle));
-        row[half + i] = float(std::cos(angle));
-      }
-    }
+#if LINFER_BARE_METAL  // (without libm's pow, sin and cos; Highway's Sin and Cos hold to 39,000)
+    if (double(p.max_len) + c.position_offset > kernels::kSinusoidMaxPosition)
+      return unsupported("sinusoidal positions up to " + std::to_string(uint64_t(p.max_len) + c.position_offset) +
+                         ": a bare-metal build computes them up to 39000; make the session's max_seq_len smaller");
+    kernels::sinusoids_f32_hwy(buf_.sinusoids, p.max_len, c.dim, c.position_offset, c.sinusoidal_base);
+#else
+    kernels::sinusoids_f32_ref(buf_.sinusoids, p.max_len, c.dim, c.position_offset, c.sinusoidal_base);
+#endif
   }
 
   workers_.threads = p.threads;

@@ -15,6 +15,7 @@
 #include <set>
 
 #include "attention/attention_kind.h"
+#include "kernels.h"
 #include "linfer/types/aligned_alloc.h"
 
 namespace linfer::rt {
@@ -27,12 +28,10 @@ LoadedModel::~LoadedModel() {
 
 namespace {
 
+#if !LINFER_BARE_METAL
 // Drops the whole pages of the mapping inside [p, p + bytes) from the resident set. They are
 // clean file pages, read again from the file if anything touches them later.
 void release_pages(const LoadedModel& m, const void* p, uint64_t bytes) {
-#if LINFER_BARE_METAL
-  (void)m, (void)p, (void)bytes;  // nothing is mapped
-#else
   if (!m.mapped || bytes == 0) return;
   const uintptr_t page = uintptr_t(sysconf(_SC_PAGESIZE));
   const uintptr_t lo = uintptr_t(m.mapped), hi = lo + m.mapped_size;
@@ -40,11 +39,11 @@ void release_pages(const LoadedModel& m, const void* p, uint64_t bytes) {
   const uintptr_t begin = (uintptr_t(p) + page - 1) / page * page;
   const uintptr_t end = std::min<uintptr_t>(hi, uintptr_t(p) + bytes) / page * page;
   if (begin < end) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
-#endif
 }
+#endif
 
-// Verifies and validates the bytes, packs a version 1 file's dense weights, and fills the
-// bookkeeping.
+// Verifies and validates the bytes, packs a version 1 file's dense weights (not on bare metal:
+// refused), and fills the bookkeeping.
 Status finish_load(LoadedModel* m) {
   LfmInfo info;
   std::string err = parse_lfm(m->bytes(), m->size, &m->desc, &info);
@@ -60,6 +59,24 @@ Status finish_load(LoadedModel* m) {
   }
 #endif
 
+  // Dense weights this build has no kernels for (LINFER_DTYPES), or, on bare metal, row-major
+  // ones: a microcontroller reads a version 2 file's dense weights in place, from flash, and the
+  // packing of row-major ones (version 1, pack_dense_weights: 5 KB of code) is not linked.
+  std::string unbuilt, row_major;
+  for_each_weight(m->desc, [&](const std::string& name, const WeightView& w) {
+    if (!w.present() || !is_dense_weight(name)) return;
+    if (unbuilt.empty() && !kernels::dense_dtype_built(w.dtype)) unbuilt = name + " is " + to_string(w.dtype);
+    if (row_major.empty() && w.layout == Layout::RowMajor) row_major = name;
+  });
+  if (!unbuilt.empty())
+    return unsupported(unbuilt + ": this build's dense layers take " LINFER_DENSE_DTYPES " weights only (LINFER_DTYPES)");
+#if LINFER_BARE_METAL
+  if (!row_major.empty())
+    return unsupported((m->format_version == 1 ? "format version 1 files need repacking (" + row_major + " is row-major)"
+                                               : row_major + " is row-major") +
+                       ": a bare-metal build reads dense weights in place, in panels; convert the model with "
+                       "linfer-convert (format version 2)");
+#else
   // Version 1: every dense weight row-major in the file. Packed once, for every session; the
   // originals' pages are released unless another slot still reads them (a tied embedding).
   std::vector<std::pair<const void*, uint64_t>> originals;
@@ -71,6 +88,7 @@ Status finish_load(LoadedModel* m) {
   });
   for (const auto& [data, n] : originals)
     if (!still_read.count(data)) release_pages(*m, data, n);
+#endif
 
   bool any_f16 = false, any_i8 = false, any_f32 = false;
   std::set<const void*> counted;

@@ -61,7 +61,7 @@ size_t stack_used() {
 }
 
 // cases.bin (tests/cortex_m/make_cases.py): "LFCM", count, classes; per case: length, the input's
-// bytes (padded to 4), the host's logits.
+// bytes (padded to 4), the host's logits; then "LFRM", a count and (offset, byte) pairs.
 struct Cases {
   uint32_t count = 0, classes = 0;
   const uint8_t* next = nullptr;
@@ -72,16 +72,29 @@ struct Cases {
     next = linfer_cm_cases + 12;
     return true;
   }
-  // The next case: its bytes and the host's logits.
+  // The next case: its bytes and the host's logits (logits null: skipped).
   bool read(const uint8_t** text, uint32_t* length, float* logits) {
     if (linfer_cm_cases_end - next < 4) return false;
     std::memcpy(length, next, 4);
     const size_t padded = (*length + 3) / 4 * 4;
     if (size_t(linfer_cm_cases_end - next) < 4 + padded + 4 * classes) return false;
     *text = next + 4;
-    std::memcpy(logits, next + 4 + padded, 4 * classes);
+    if (logits) std::memcpy(logits, next + 4 + padded, 4 * classes);
     next += 4 + padded + 4 * classes;
     return true;
+  }
+  // After the cases: the changes that make the model's first dense weight row-major, as format
+  // version 1 stores dense weights (make_cases.py row_major_patch), *n (offset, byte) uint32 pairs.
+  bool read_row_major_patch(const uint8_t** pairs, uint32_t* n) {
+    const uint8_t* text;
+    uint32_t length;
+    if (!read_header()) return false;
+    for (uint32_t i = 0; i < count; ++i)
+      if (!read(&text, &length, nullptr)) return false;
+    if (linfer_cm_cases_end - next < 8 || std::memcmp(next, "LFRM", 4) != 0) return false;
+    std::memcpy(n, next + 4, 4);
+    *pairs = next + 8;
+    return size_t(linfer_cm_cases_end - *pairs) / 8 >= *n;
   }
 };
 
@@ -240,6 +253,32 @@ void check_all() {
 }
 }  // namespace int8_kernels
 
+// The sinusoidal position table without libm (sinusoids_f32_hwy, Highway's double Exp, Log, Sin
+// and Cos) against the reference (libm's pow, sin and cos, linked here): within 2^-23 of it (the
+// double results' few ULP may round to the neighbouring float), most of it the same floats. Dims
+// 64 and 10 (odd half), positions from 0, 2 (fairseq's offset) and up to the 39,000 it is held to.
+void check_sinusoids() {
+  // (In the damaged copies' scratch memory, free by now.)
+  static_assert(2 * 512 * 64 * sizeof(float) <= sizeof g_copy, "the sinusoid tables fit g_copy");
+  float* const hwy = reinterpret_cast<float*>(g_copy);
+  float* const ref = hwy + 512 * 64;
+  struct Table { size_t rows, dim; double first; };
+  for (const Table& t : {Table{512, 64, 0}, Table{300, 64, 2}, Table{512, 10, 38999 - 511}}) {
+    linfer::kernels::sinusoids_f32_hwy(hwy, t.rows, t.dim, t.first, 10000.0);
+    linfer::kernels::sinusoids_f32_ref(ref, t.rows, t.dim, t.first, 10000.0);
+    size_t same = 0, far = 0;
+    for (size_t i = 0; i < t.rows * t.dim / 2 * 2; ++i) {
+      const size_t at = i / (t.dim / 2 * 2) * t.dim + i % (t.dim / 2 * 2);
+      same += hwy[at] == ref[at];
+      far += !(std::fabs(hwy[at] - ref[at]) <= 0x1p-23f);
+    }
+    std::printf("sinusoids_f32_hwy: %u rows x %u from %u: %u of %u values the reference's, %u further than 2^-23\n",
+                unsigned(t.rows), unsigned(t.dim), unsigned(t.first), unsigned(same),
+                unsigned(t.rows * (t.dim / 2 * 2)), unsigned(far));
+    check(far == 0 && same * 100 >= t.rows * (t.dim / 2 * 2) * 99, "sinusoids_f32_hwy against sinusoids_f32_ref");
+  }
+}
+
 int bench(int runs, bool generic) {
   linfer_model* m = nullptr;
   if (linfer_model_load_in_place(linfer_cm_model, size_t(linfer_cm_model_end - linfer_cm_model), &m) != LINFER_OK)
@@ -362,10 +401,30 @@ int main() {
     }
   }
   check(damaged_ok, "damaged models: a status each, no fault");
+  // A dense weight row-major (format version 1's dense weights; the host packs them): refused,
+  // the packing is not linked on bare metal; the message says to repack.
+  const uint8_t* pairs = nullptr;
+  uint32_t changes = 0;
+  const bool patch_ok = Cases().read_row_major_patch(&pairs, &changes) && model_size <= sizeof g_copy;
+  check(patch_ok, "cases.bin: the row-major copy's changes");
+  if (patch_ok) {
+    std::memcpy(g_copy, linfer_cm_model, model_size);
+    for (uint32_t i = 0; i < changes; ++i) {
+      uint32_t at, byte;
+      std::memcpy(&at, pairs + 8 * i, 4);
+      std::memcpy(&byte, pairs + 8 * i + 4, 4);
+      if (at < model_size) g_copy[at] = uint8_t(byte);
+    }
+    check(linfer_model_load_in_place(g_copy, model_size, &none) == LINFER_ERROR_UNSUPPORTED && !none &&
+              std::strstr(linfer_last_error(), "row-major") && std::strstr(linfer_last_error(), "linfer-convert"),
+          "a row-major dense weight (format version 1): refused, to be repacked");
+    if (g_verbose) std::printf("row-major dense weight: %s\n", linfer_last_error());
+  }
   std::memset(g_copy, 0xff, 4096);
   check(linfer_model_load_in_place(g_copy, 4096, &none) == LINFER_ERROR_INVALID_MODEL && !none, "bytes that are no model");
 
   int8_kernels::check_all();
+  check_sinusoids();
 
   linfer_session_free(session);
   linfer_model_free(model);

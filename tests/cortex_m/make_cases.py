@@ -5,7 +5,10 @@
 The first PER_LANGUAGE lines of each language of examples/data/langid_short_test.tsv, each cut to
 its first --max-len bytes at a character boundary, run by the host build's Python package
 (build/runtime/linfer) on MODEL. OUT.bin: b"LFCM", count, classes (uint32), then per input its
-length (uint32), its bytes padded to 4, and the host's logits (float32 x classes)."""
+length (uint32), its bytes padded to 4, and the host's logits (float32 x classes); then b"LFRM", a
+count and that many (offset, byte) uint32 pairs: the changes that turn MODEL into one whose first
+dense weight (layers.0.attention.q.weight) is row-major, as format version 1 stores dense weights
+(row_major_patch), which the bare-metal build refuses and the host's packs."""
 
 import argparse
 import os
@@ -21,6 +24,29 @@ def cut(b, n):
     while n > 0 and (b[n] & 0xC0) == 0x80:  # not inside a character
         n -= 1
     return b[:n]
+
+
+def row_major_patch(data):
+    """(offset, byte) pairs that make layers.0.attention.q.weight row-major: its layout byte
+    RowMajor, its channel sums an empty vector (a row-major tensor has none). The FlatBuffers
+    tables are walked by hand (schema/linfer.fbs's field numbers)."""
+    u32 = lambda at: struct.unpack_from("<I", data, at)[0]
+
+    def field(table, i):  # where field i of the table at `table` is stored (it must be)
+        vtable = table - struct.unpack_from("<i", data, table)[0]
+        at = struct.unpack_from("<H", data, vtable + 4 + 2 * i)[0] if 4 + 2 * i < u32(vtable) & 0xFFFF else 0
+        if not at:
+            raise SystemExit("make_cases.py: the model's q weight has no field %d" % i)
+        return table + at
+
+    ref = lambda at: at + u32(at)
+    layers = ref(field(u32(0), 11))  # ModelFile.layers
+    attention = ref(field(ref(layers + 4), 0))  # layers[0].attention
+    weight = ref(field(ref(field(attention, 0)), 0))  # Attention.q, Linear.weight
+    layout, sums = field(weight, 5), ref(field(weight, 7))  # Tensor.layout, Tensor.channel_sums
+    if data[layout] != 1:
+        raise SystemExit("make_cases.py: the model's q weight is not in panel layout")
+    return [(layout, 0)] + [(sums + i, 0) for i in range(4)]
 
 
 def main():
@@ -52,6 +78,17 @@ def main():
         logits = session.run(list(t)).reshape(-1)
         classes = len(logits)
         out += struct.pack("<I", len(t)) + t + b"\0" * (-len(t) % 4) + struct.pack("<%df" % classes, *logits)
+    # The row-major copy (the weight's bytes, in panel order, now read as row-major: a valid model,
+    # other numbers) loads and runs on the host, which packs it: the bare-metal build's refusal is
+    # the packing left out, not a damaged file.
+    data = bytearray(open(args.model, "rb").read())
+    patch = row_major_patch(data)
+    for at, byte in patch:
+        data[at] = byte
+    row_major = linfer.Session(linfer.Model.from_bytes(bytes(data)), max_seq_len=args.max_len)
+    if row_major.run(list(texts[0])).size != classes:
+        raise SystemExit("make_cases.py: the row-major copy does not run on the host")
+    out += b"LFRM" + struct.pack("<I", len(patch)) + b"".join(struct.pack("<II", at, byte) for at, byte in patch)
     tmp = args.out + ".tmp"
     with open(tmp, "wb") as f:
         f.write(b"LFCM" + struct.pack("<II", len(texts), classes) + out)

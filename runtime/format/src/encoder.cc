@@ -243,6 +243,60 @@ bool ends_with(const std::string& s, const char* suffix) {
 }
 }  // namespace
 
+void visit_weights(EncoderDescription& desc, WeightVisitor visit, void* fn) {
+  visit(fn, "token_embedding", desc.token_embedding);
+  visit(fn, "position_embedding", desc.position_embedding);
+  visit(fn, "rotary_table", desc.rotary_table);
+  visit(fn, "embedding_norm.weight", desc.embedding_norm.weight);
+  visit(fn, "embedding_norm.bias", desc.embedding_norm.bias);
+  visit(fn, "global_tokens", desc.global_tokens);
+  visit(fn, "shared_proj", desc.shared_proj);
+  visit(fn, "shared_proj_bias", desc.shared_proj_bias);
+  for (size_t i = 0; i < desc.layers.size(); ++i) {
+    LayerWeights& l = desc.layers[i];
+    const std::string p = "layers." + std::to_string(i) + ".";
+    visit(fn, p + "attention.q.weight", l.q.weight);
+    visit(fn, p + "attention.q.bias", l.q.bias);
+    visit(fn, p + "attention.k.weight", l.k.weight);
+    visit(fn, p + "attention.k.bias", l.k.bias);
+    visit(fn, p + "attention.v.weight", l.v.weight);
+    visit(fn, p + "attention.v.bias", l.v.bias);
+    visit(fn, p + "attention.out.weight", l.out.weight);
+    visit(fn, p + "attention.out.bias", l.out.bias);
+    visit(fn, p + "attention.proj_k", l.proj_k);
+    visit(fn, p + "attention.proj_v", l.proj_v);
+    visit(fn, p + "attention.proj_k_bias", l.proj_k_bias);
+    visit(fn, p + "attention.proj_v_bias", l.proj_v_bias);
+    visit(fn, p + "attention.conv_weight", l.conv_weight);
+    visit(fn, p + "attention.conv_bias", l.conv_bias);
+    visit(fn, p + "attention.features", l.features);
+    visit(fn, p + "attention.q_global.weight", l.q_global.weight);
+    visit(fn, p + "attention.q_global.bias", l.q_global.bias);
+    visit(fn, p + "attention.k_global.weight", l.k_global.weight);
+    visit(fn, p + "attention.k_global.bias", l.k_global.bias);
+    visit(fn, p + "attention.v_global.weight", l.v_global.weight);
+    visit(fn, p + "attention.v_global.bias", l.v_global.bias);
+    visit(fn, p + "attention.random_blocks", l.random_blocks);
+    visit(fn, p + "attention.rotations", l.rotations);
+    visit(fn, p + "attention_norm.weight", l.attention_norm.weight);
+    visit(fn, p + "attention_norm.bias", l.attention_norm.bias);
+    visit(fn, p + "feed_forward.fc1.weight", l.fc1.weight);
+    visit(fn, p + "feed_forward.fc1.bias", l.fc1.bias);
+    visit(fn, p + "feed_forward.fc2.weight", l.fc2.weight);
+    visit(fn, p + "feed_forward.fc2.bias", l.fc2.bias);
+    visit(fn, p + "feed_forward_norm.weight", l.feed_forward_norm.weight);
+    visit(fn, p + "feed_forward_norm.bias", l.feed_forward_norm.bias);
+  }
+  visit(fn, "final_norm.weight", desc.final_norm.weight);
+  visit(fn, "final_norm.bias", desc.final_norm.bias);
+  visit(fn, "head.dense.weight", desc.head.dense.weight);
+  visit(fn, "head.dense.bias", desc.head.dense.bias);
+  visit(fn, "head.norm.weight", desc.head.norm.weight);
+  visit(fn, "head.norm.bias", desc.head.norm.bias);
+  visit(fn, "head.out.weight", desc.head.out.weight);
+  visit(fn, "head.out.bias", desc.head.out.bias);
+}
+
 bool is_dense_weight(const std::string& slot) {
   for (const char* layer : {".attention.q.weight", ".attention.k.weight", ".attention.v.weight",
                             ".attention.out.weight", ".feed_forward.fc1.weight", ".feed_forward.fc2.weight",
@@ -469,11 +523,20 @@ std::string validate_description(const EncoderDescription& d) {
     const float blocks = float(block_sparse_blocks(c, n));
     for (uint64_t j = 0; j < w.elements(); ++j)
       if (!(v[j] >= 0.0f && v[j] < blocks && v[j] == float(uint32_t(v[j]))))
-        return "layers." + std::to_string(i) + ".attention.random_blocks holds " + std::to_string(v[j]) +
+        return "layers." + std::to_string(i) + ".attention.random_blocks holds " +
+#if LINFER_BARE_METAL  // (no floating point in messages: newlib-nano's printf has none)
+               "a value" +
+#else
+               std::to_string(v[j]) +
+#endif
                " at element " + std::to_string(j) + ", not a block index in [0, " +
                std::to_string(uint32_t(blocks)) + ")";
   }
+#if LINFER_BARE_METAL && !LINFER_TOKENIZERS
+  return "";  // (the tokenizer is not read: parse_lfm)
+#else
   return validate_tokenizer(d.tokenizer, c.vocab_size);
+#endif
 }
 
 size_t block_sparse_blocks(const EncoderConfig& c, size_t T) {

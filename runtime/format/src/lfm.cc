@@ -494,6 +494,11 @@ std::string parse_lfm(const uint8_t* data, size_t size, EncoderDescription* desc
   if (const fbs::Tokenizer* t = m->tokenizer()) {
     TokenizerView& v = d.tokenizer;
     v.present = true;
+#if LINFER_BARE_METAL && !LINFER_TOKENIZERS
+    // A bare-metal build without tokenizers neither reads nor checks it (validate_description):
+    // nothing uses it, linfer_tokenize refuses (3 KB of a microcontroller's code).
+    (void)t;
+#else
     v.kind = TokenizerKind(t->kind());
     if (!t->piece_bytes() || !t->piece_ends()) return "tokenizer: no pieces";
     v.piece_bytes = t->piece_bytes()->data();
@@ -536,6 +541,7 @@ std::string parse_lfm(const uint8_t* data, size_t size, EncoderDescription* desc
     v.add_dummy_prefix = t->add_dummy_prefix();
     v.remove_extra_whitespaces = t->remove_extra_whitespaces();
     v.byte_fallback = t->byte_fallback();
+#endif
   }
   std::string err = validate_description(d);
   if (!err.empty()) return err;

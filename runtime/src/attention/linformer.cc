@@ -116,7 +116,8 @@ Status LinformerAttention::plan(AttentionPlanning& ap) {
   // converter); a file that mixes dtypes widens its f16 and int8 ones.
   const bool int8_proj = projections_of(d, DType::I8), f16_proj = projections_of(d, DType::F16);
   // (Up to 65,536 positions: the x86 kernels' int32 sums of (q + 128) * w stay below 2^31.)
-  int8_compression_ = int8_proj && !f16_proj && !projections_of(d, DType::F32) && p->max_len <= 65536;
+  int8_compression_ = int8_proj && !f16_proj && !projections_of(d, DType::F32) && p->max_len <= 65536 &&
+                      kernels::dense_dtype_built(DType::I8);  // (LINFER_DTYPES)
   widen_projections_ = f16_proj || (int8_proj && !int8_compression_);
   if (int8_compression_) {
     if (!p->dense_kernel[size_t(DType::I8)])
