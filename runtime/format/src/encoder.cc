@@ -244,25 +244,25 @@ bool ends_with(const std::string& s, const char* suffix) {
 }  // namespace
 
 void visit_weights(EncoderDescription& desc, WeightVisitor visit, void* fn) {
+  // A linear layer's or a norm's weight and bias: the slots NAME.weight and NAME.bias.
+  auto pair = [&](const std::string& name, auto& weights) {
+    visit(fn, name + ".weight", weights.weight);
+    visit(fn, name + ".bias", weights.bias);
+  };
   visit(fn, "token_embedding", desc.token_embedding);
   visit(fn, "position_embedding", desc.position_embedding);
   visit(fn, "rotary_table", desc.rotary_table);
-  visit(fn, "embedding_norm.weight", desc.embedding_norm.weight);
-  visit(fn, "embedding_norm.bias", desc.embedding_norm.bias);
+  pair("embedding_norm", desc.embedding_norm);
   visit(fn, "global_tokens", desc.global_tokens);
   visit(fn, "shared_proj", desc.shared_proj);
   visit(fn, "shared_proj_bias", desc.shared_proj_bias);
   for (size_t i = 0; i < desc.layers.size(); ++i) {
     LayerWeights& l = desc.layers[i];
     const std::string p = "layers." + std::to_string(i) + ".";
-    visit(fn, p + "attention.q.weight", l.q.weight);
-    visit(fn, p + "attention.q.bias", l.q.bias);
-    visit(fn, p + "attention.k.weight", l.k.weight);
-    visit(fn, p + "attention.k.bias", l.k.bias);
-    visit(fn, p + "attention.v.weight", l.v.weight);
-    visit(fn, p + "attention.v.bias", l.v.bias);
-    visit(fn, p + "attention.out.weight", l.out.weight);
-    visit(fn, p + "attention.out.bias", l.out.bias);
+    pair(p + "attention.q", l.q);
+    pair(p + "attention.k", l.k);
+    pair(p + "attention.v", l.v);
+    pair(p + "attention.out", l.out);
     visit(fn, p + "attention.proj_k", l.proj_k);
     visit(fn, p + "attention.proj_v", l.proj_v);
     visit(fn, p + "attention.proj_k_bias", l.proj_k_bias);
@@ -270,31 +270,20 @@ void visit_weights(EncoderDescription& desc, WeightVisitor visit, void* fn) {
     visit(fn, p + "attention.conv_weight", l.conv_weight);
     visit(fn, p + "attention.conv_bias", l.conv_bias);
     visit(fn, p + "attention.features", l.features);
-    visit(fn, p + "attention.q_global.weight", l.q_global.weight);
-    visit(fn, p + "attention.q_global.bias", l.q_global.bias);
-    visit(fn, p + "attention.k_global.weight", l.k_global.weight);
-    visit(fn, p + "attention.k_global.bias", l.k_global.bias);
-    visit(fn, p + "attention.v_global.weight", l.v_global.weight);
-    visit(fn, p + "attention.v_global.bias", l.v_global.bias);
+    pair(p + "attention.q_global", l.q_global);
+    pair(p + "attention.k_global", l.k_global);
+    pair(p + "attention.v_global", l.v_global);
     visit(fn, p + "attention.random_blocks", l.random_blocks);
     visit(fn, p + "attention.rotations", l.rotations);
-    visit(fn, p + "attention_norm.weight", l.attention_norm.weight);
-    visit(fn, p + "attention_norm.bias", l.attention_norm.bias);
-    visit(fn, p + "feed_forward.fc1.weight", l.fc1.weight);
-    visit(fn, p + "feed_forward.fc1.bias", l.fc1.bias);
-    visit(fn, p + "feed_forward.fc2.weight", l.fc2.weight);
-    visit(fn, p + "feed_forward.fc2.bias", l.fc2.bias);
-    visit(fn, p + "feed_forward_norm.weight", l.feed_forward_norm.weight);
-    visit(fn, p + "feed_forward_norm.bias", l.feed_forward_norm.bias);
+    pair(p + "attention_norm", l.attention_norm);
+    pair(p + "feed_forward.fc1", l.fc1);
+    pair(p + "feed_forward.fc2", l.fc2);
+    pair(p + "feed_forward_norm", l.feed_forward_norm);
   }
-  visit(fn, "final_norm.weight", desc.final_norm.weight);
-  visit(fn, "final_norm.bias", desc.final_norm.bias);
-  visit(fn, "head.dense.weight", desc.head.dense.weight);
-  visit(fn, "head.dense.bias", desc.head.dense.bias);
-  visit(fn, "head.norm.weight", desc.head.norm.weight);
-  visit(fn, "head.norm.bias", desc.head.norm.bias);
-  visit(fn, "head.out.weight", desc.head.out.weight);
-  visit(fn, "head.out.bias", desc.head.out.bias);
+  pair("final_norm", desc.final_norm);
+  pair("head.dense", desc.head.dense);
+  pair("head.norm", desc.head.norm);
+  pair("head.out", desc.head.out);
 }
 
 bool is_dense_weight(const std::string& slot) {
