@@ -115,7 +115,7 @@ class Model {
   // Floating-point operations of one run over `length` tokens (multiply-add = 2).
   flops(length) {
     this._live();
-    return Number(this._M._linfer_model_flops(this._ptr, checkCount('length', length)));
+    return this._M._linfer_js_model_flops(this._ptr, checkCount('length', length));
   }
 
   // A session for inputs of up to maxSeqLen tokens (default: the model's n), single-threaded.

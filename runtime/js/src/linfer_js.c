@@ -26,6 +26,13 @@ LINFER_JS linfer_status linfer_js_model_info(const linfer_model* model, double* 
   return LINFER_OK;
 }
 
+/* linfer_model_flops as a double: a 64-bit return would reach JavaScript as its low 32 bits
+ * (emscripten splits an i64 result without WASM_BIGINT), which wrapped past 2^31. Exact up to
+ * 2^53. */
+LINFER_JS double linfer_js_model_flops(const linfer_model* model, size_t length) {
+  return (double)linfer_model_flops(model, length);
+}
+
 /* A single-threaded session for inputs of up to max_seq_len tokens (0: the model's n). */
 LINFER_JS linfer_status linfer_js_session_create(const linfer_model* model, uint32_t max_seq_len,
                                                  linfer_session** out) {

@@ -142,6 +142,19 @@ test('CommonJS and ES module entry points are the same API', async () => {
   assert.match(await linfer.version(), /^\d+\.\d+\.\d+/);
 });
 
+test('model.flops: the C API\'s 64-bit count, exact beyond 2^32', async () => {
+  // A Linformer's count is linear in the length beyond k (every term is rows x a constant), so
+  // the differences between these four are equal; they exceed 2^32, where a count passed through
+  // 32 bits wraps.
+  const model = await load(path.join(data, `${cases[0]}.f32.lfm`));
+  const counts = [100000, 200000, 300000, 400000].map((length) => model.flops(length));
+  model.dispose();
+  assert.ok(counts.every(Number.isSafeInteger), String(counts));
+  assert.ok(counts[3] > 2 ** 32, String(counts));
+  const steps = counts.slice(1).map((c, i) => c - counts[i]);
+  assert.ok(steps[0] > 0 && steps.every((s) => s === steps[0]), String(counts));
+});
+
 // Expects LinferError with the C API's status and a message matching `pattern`.
 async function rejects(f, status, pattern) {
   try {
