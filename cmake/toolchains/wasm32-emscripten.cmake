@@ -9,7 +9,11 @@ include(${LINFER_EMSCRIPTEN_ROOT}/cmake/Modules/Platform/Emscripten.cmake)
 # emscripten's default a throw would abort the module.
 set(CMAKE_C_FLAGS_INIT "-msimd128")
 set(CMAKE_CXX_FLAGS_INIT "-msimd128 -fwasm-exceptions")
-set(CMAKE_EXE_LINKER_FLAGS_INIT "-fwasm-exceptions")
+# Binaryen (wasm-opt, run by the link) inlines every function that has one caller, however large,
+# by default; the merged functions were too large for V8's register allocator, which then kept
+# loop accumulators on the stack (the attention kernel: 15 -> 26 GFLOP/s on S's shapes with a
+# limit). Functions of up to 100 of binaryen's size units are still inlined where called once.
+set(CMAKE_EXE_LINKER_FLAGS_INIT "-fwasm-exceptions -sBINARYEN_EXTRA_PASSES=-ocimfs=100")
 
 # Highway, FlatBuffers and doctest are header-only and come from the host's /usr/include.
 include(${CMAKE_CURRENT_LIST_DIR}/../host-headers.cmake)
