@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "attention/attention_kind.h"
+#include "model_options.h"
 #include "weight_rows.h"
 
 namespace linfer::rt {
@@ -104,7 +105,7 @@ void Inference::add_rows(float* y, const float* x, size_t rows, size_t cols) {
 void Inference::add_positions(size_t T) {
   const EncoderConfig& c = cfg_;
   const size_t D = c.dim, first = stepping_ ? step_position_ : 0;
-  if (c.positions == PositionKind::Sinusoidal) {
+  if (sinusoidal_positions(c)) {
     add_rows(buf_.residual, buf_.sinusoids + first * D, T, D);
   } else if (c.positions == PositionKind::Learned) {
     const WeightView& table = model_->desc.position_embedding;
@@ -124,7 +125,7 @@ void Inference::add_positions(size_t T) {
 
 // Rows [0, T) are positions [first, first + T) of the sequence (first > 0 when stepping).
 void Inference::rotate(float* x, size_t T, size_t heads) {
-  if (cfg_.rotary == Rotary::None) return;
+  if (!rotary_positions(cfg_)) return;
   const auto t = now();
   workers_.ranges(T, 16, [&](size_t b, size_t e, size_t) { rotate_rows(x + b * heads * cfg_.head_dim, b, e - b, heads); });
   lap(LINFER_OP_ELEMENTWISE, t);
@@ -132,7 +133,7 @@ void Inference::rotate(float* x, size_t T, size_t heads) {
 
 // `rows` rows at x (`heads` heads each) that are rows [row, row + rows) of the run.
 void Inference::rotate_rows(float* x, size_t row, size_t rows, size_t heads) const {
-  if (cfg_.rotary == Rotary::None) return;
+  if (!rotary_positions(cfg_)) return;
   const size_t dh = cfg_.head_dim, first = first_position() + row;
   kernels::rotate_pairs_f32(x, heads * dh, rows, heads, dh, f32(model_->desc.rotary_table) + first * dh, dh);
 }
@@ -202,7 +203,8 @@ Status Inference::forward(size_t T) {
   for (uint32_t i = 0; i < c.num_global_tokens; ++i)
     widen_weight_row(d.global_tokens, i, D, 1.0f, buf_.residual + (T + i) * D);
   bool ok = true;
-  if (c.norm_placement == NormPlacement::Reversible) std::memcpy(buf_.residual2, buf_.residual, R * D * sizeof(float));
+  const NormPlacement placement = norm_placement(c);
+  if (placement == NormPlacement::Reversible) std::memcpy(buf_.residual2, buf_.residual, R * D * sizeof(float));
   for (uint32_t i = 0; i < c.num_layers && ok; ++i) {
     const LayerWeights& w = d.layers[i];
     LayerOps& ops = layer_ops_[i];
@@ -211,7 +213,7 @@ Status Inference::forward(size_t T) {
       continue;
     }
     const AttentionLayer layer{i, w, ops.q, ops.out};
-    switch (c.norm_placement) {
+    switch (placement) {
       // The sublayers add into the residual stream themselves. With post-norm their input is
       // the stream: each reads it in full (Q, K, V; the first feed-forward layer) before the
       // last dense layer adds to it.
@@ -235,7 +237,7 @@ Status Inference::forward(size_t T) {
         break;
     }
   }
-  if (ok && c.norm_placement == NormPlacement::Reversible) {
+  if (ok && placement == NormPlacement::Reversible) {
     add_rows(buf_.residual, buf_.residual2, T, D);
     if (c.reversible_merge == ReversibleMerge::Mean)  // (y1 + y2) / 2, as reformer-pytorch
       kernels::scale_f32_hwy(buf_.residual, T * D, 0.5f, buf_.residual);

@@ -10,6 +10,7 @@
 
 #include "attention/attention_kind.h"
 #include "linfer/types/aligned_alloc.h"
+#include "model_options.h"
 
 namespace linfer::rt {
 namespace {
@@ -89,7 +90,7 @@ Status Inference::prepare(const linfer_session_options& options) {
   buf_.quantized = {arena.at<int8_t>(b.quantized_rows), p.q_stride, arena.at(b.quantized_scales)};
   attention_->bind(arena);
 
-  if (c.positions == PositionKind::Sinusoidal) {  // computed once, kept for every run
+  if (sinusoidal_positions(c)) {  // computed once, kept for every run
 #if LINFER_BARE_METAL  // (without libm's pow, sin and cos; Highway's Sin and Cos hold to 39,000)
     if (double(p.max_len) + c.position_offset > kernels::kSinusoidMaxPosition)
       return unsupported("sinusoidal positions up to " + std::to_string(uint64_t(p.max_len) + c.position_offset) +

@@ -17,6 +17,7 @@
 #include "attention/attention_kind.h"
 #include "kernels.h"
 #include "linfer/types/aligned_alloc.h"
+#include "model_options.h"
 
 namespace linfer::rt {
 
@@ -50,6 +51,7 @@ Status finish_load(LoadedModel* m) {
   if (!err.empty()) return invalid_model(err);
   // A valid model of an attention kind this build left out (-DLINFER_ATTENTION_KINDS).
   if (Status s = attention_kind_built(m->desc.config.attention_kind); !s.ok()) return s;
+  if (Status s = model_options_built(m->desc); !s.ok()) return s;  // (-DLINFER_MODEL_OPTIONS)
   m->format_version = info.format_version;
 #if LINFER_TOKENIZERS  // (a build without them loads the model; linfer_tokenize refuses)
   if (m->desc.tokenizer.present) {

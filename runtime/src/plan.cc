@@ -14,6 +14,7 @@
 #include "arena_plan.h"
 #include "attention/attention_kind.h"
 #include "dense_layer.h"
+#include "model_options.h"
 
 namespace linfer::rt {
 namespace {
@@ -178,7 +179,7 @@ Result<ExecutionPlan> make_execution_plan(const LoadedModel& model, const linfer
   ArenaLayout& arena = p->arena;
   SessionBuffers& b = p->buffers;
   b.residual = arena.floats(R * D, kStepEmbed, kStepHead);
-  if (c.norm_placement == NormPlacement::Reversible) b.residual2 = arena.floats(R * D, kStepEmbed, kStepFeedForward);
+  if (norm_placement(c) == NormPlacement::Reversible) b.residual2 = arena.floats(R * D, kStepEmbed, kStepFeedForward);
   b.normed = arena.floats(R * D, kStepEmbed, kStepHead);
   if (!p->row_pipeline) {  // (the row pipeline has per-thread blocks of rows instead, below)
     // The sublayer's output before its residual add (XNNPACK has no accumulate; GiveTake's
@@ -191,7 +192,7 @@ Result<ExecutionPlan> make_execution_plan(const LoadedModel& model, const linfer
   AttentionPlanning planning{model, o, *p, arena};
   if (Status st = attention.plan(planning); !st.ok()) return st;
   // Sinusoidal positions are computed once at creation and kept for every run.
-  if (c.positions == PositionKind::Sinusoidal) b.sinusoids = arena.floats(T * D, kStepEmbed, kStepHead);
+  if (sinusoidal_positions(c)) b.sinusoids = arena.floats(T * D, kStepEmbed, kStepHead);
   if (c.head == HeadKind::Classifier) {
     b.pooled = arena.floats(D, kStepHead, kStepHead);
     b.pooled_dense = arena.floats(D, kStepHead, kStepHead);

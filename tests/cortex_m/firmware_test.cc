@@ -15,8 +15,10 @@
 #include <initializer_list>
 
 #include "kernels.h"
+#include "linfer/format/lfm.h"
 #include "linfer/format/panel.h"
 #include "linfer/linfer.h"
+#include "model_options.h"
 
 extern "C" {
 extern const uint8_t linfer_cm_model[], linfer_cm_model_end[];
@@ -279,6 +281,40 @@ void check_sinusoids() {
   }
 }
 
+// The model options this build leaves out (-DLINFER_MODEL_OPTIONS; the Cortex-M build: all of
+// them): the shipped model's description with one option changed each time must be refused
+// with LINFER_ERROR_UNSUPPORTED naming the option, and accepted where the option is built.
+void check_model_options() {
+  using namespace linfer;
+  EncoderDescription d;
+  LfmInfo info;
+  const std::string err = parse_lfm(linfer_cm_model, size_t(linfer_cm_model_end - linfer_cm_model), &d, &info);
+  check(err.empty() && rt::model_options_built(d).ok(), "model options: the shipped model needs none left out");
+  if (!err.empty()) return;
+  struct Case {
+    const char* option;
+    bool built;
+    void (*change)(EncoderDescription&);
+  };
+  const Case cases[] = {
+      {"float_projections", rt::kFloatProjectionsBuilt, [](EncoderDescription& e) { e.layers[1].proj_k.dtype = DType::F16; }},
+      {"per_head_projections", rt::kPerHeadProjectionsBuilt,
+       [](EncoderDescription& e) { e.config.projection_sharing = ProjectionSharing::None; }},
+      {"sinusoidal", rt::kSinusoidalBuilt, [](EncoderDescription& e) { e.config.positions = PositionKind::Sinusoidal; }},
+      {"rotary", rt::kRotaryBuilt, [](EncoderDescription& e) { e.config.rotary = Rotary::AdjacentPairs; }},
+      {"post_norm", rt::kPostNormBuilt, [](EncoderDescription& e) { e.config.norm_placement = NormPlacement::Post; }},
+      {"reversible", rt::kReversibleBuilt,
+       [](EncoderDescription& e) { e.config.norm_placement = NormPlacement::Reversible; }}};
+  for (const Case& c : cases) {
+    EncoderDescription changed = d;
+    c.change(changed);
+    const rt::Status s = rt::model_options_built(changed);
+    const bool ok = c.built ? s.ok() : s.code() == LINFER_ERROR_UNSUPPORTED && std::strstr(s.message().c_str(), c.option);
+    if (g_verbose || !ok) std::printf("model option %s: %s\n", c.option, s.ok() ? "built" : s.message().c_str());
+    check(ok, "model options: a model needing one left out is refused, naming it");
+  }
+}
+
 int bench(int runs, bool generic) {
   linfer_model* m = nullptr;
   if (linfer_model_load_in_place(linfer_cm_model, size_t(linfer_cm_model_end - linfer_cm_model), &m) != LINFER_OK)
@@ -425,6 +461,7 @@ int main() {
 
   int8_kernels::check_all();
   check_sinusoids();
+  check_model_options();
 
   linfer_session_free(session);
   linfer_model_free(model);
