@@ -84,16 +84,14 @@ if [ $figures = 1 ]; then
     machine=$([ $cpu = cortex-m4 ] && echo mps2-an386 || echo mps3-an547)
     echo "--- $cpu: flash by part (size_probe: load, one run, the class printed)"
     python3 tests/cortex_m/code_size.py $build/tests/cortex_m/size_probe.map | tail -n 11
-    for kernel in "" " generic"; do
-      for runs in 1 11; do
-        qemu-system-arm -M $machine -nographic -monitor none -serial none \
-          -semihosting-config enable=on,target=native,arg="bench $runs$kernel" \
-          -plugin "$plugin,outfile=$build/insn_$runs" -kernel $build/bin/firmware_test.elf > /dev/null 2>&1
-      done
-      best=$([ $cpu = cortex-m55 ] && echo mve || echo dsp)  # the int8 kernel each core selects
-      echo "$cpu${kernel:- $best}: $(( ($(cat $build/insn_11) - $(cat $build/insn_1)) / 10 )) instructions per inference" \
-        "of the first input (qemu plugin count)"
+    for runs in 1 11; do
+      qemu-system-arm -M $machine -nographic -monitor none -serial none \
+        -semihosting-config enable=on,target=native,arg="bench $runs" \
+        -plugin "$plugin,outfile=$build/insn_$runs" -kernel $build/bin/firmware_test.elf > /dev/null 2>&1
     done
+    kernel=$([ $cpu = cortex-m55 ] && echo mve || echo dsp)  # the int8 kernel of each core's build
+    echo "$cpu $kernel: $(( ($(cat $build/insn_11) - $(cat $build/insn_1)) / 10 )) instructions per inference" \
+      "of the first input (qemu plugin count)"
   done
 fi
 echo "test-cortex-m.sh: all tests passed in $((SECONDS - start)) s"

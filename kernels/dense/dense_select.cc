@@ -208,11 +208,13 @@ const DenseKernel kInt8Dsp{"dense_int8_dsp", DType::I8, Isa::ArmDsp, 2, false, q
 
 const DenseKernel* const kF32[] = {&kF32Generic};
 const DenseKernel* const kF16[] = {&kF16Generic};
+// The core's int8 kernel only: a build for one core takes no cap (plan.cc refuses max_isa other
+// than AUTO there), so the portable kernel (3.7 KB) and, on a Helium core, SMLAD's would never run.
 #if defined(__ARM_FEATURE_MVE)  // Cortex-M55
 const DenseKernel kInt8Mve{"dense_int8_mve", DType::I8, Isa::ArmMve, 1, false, quantize_s8_ref, run_int8_mve};
-const DenseKernel* const kInt8[] = {&kInt8Mve, &kInt8Dsp, &kInt8Generic};
+const DenseKernel* const kInt8[] = {&kInt8Mve};
 #else
-const DenseKernel* const kInt8[] = {&kInt8Dsp, &kInt8Generic};
+const DenseKernel* const kInt8[] = {&kInt8Dsp};
 #endif
 #else
 const DenseKernel* const kF32[] = {&kF32Generic};

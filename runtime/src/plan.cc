@@ -59,6 +59,12 @@ std::string left_out_of_build(const linfer_session_options& o) {
     return "dense_path LINFER_DENSE_XNNPACK: this build has no XNNPACK (configure with "
            "-DLINFER_WITH_XNNPACK=ON)";
 #endif
+#if LINFER_BARE_METAL
+  // (The kernels' list has the core's own only: kernels/dense/dense_select.cc.)
+  if (raw_value(o.max_isa) != LINFER_ISA_AUTO)
+    return "max_isa " + std::to_string(raw_value(o.max_isa)) +
+           ": a bare-metal build has its core's kernels only; leave it LINFER_ISA_AUTO";
+#endif
 #if !LINFER_THREADS
   if (o.num_threads > 1)
     return "num_threads " + std::to_string(o.num_threads) +
