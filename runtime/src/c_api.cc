@@ -74,8 +74,8 @@ linfer_status tokenizer_call(const char* entry_point, const linfer_model* model,
     (void)call;
 #endif
     if (capacity && *out_size > capacity)
-      return fail(LINFER_ERROR_BUFFER_TOO_SMALL, "the text has " + std::to_string(*out_size) + " " + units +
-                                                     ", the buffer room for " + std::to_string(capacity));
+      return fail(LINFER_ERROR_BUFFER_TOO_SMALL, "the text has " + linfer::rt::decimal(*out_size) + " " + units +
+                                                     ", the buffer room for " + linfer::rt::decimal(capacity));
     return ok();
   });
 }
@@ -161,7 +161,7 @@ linfer_status linfer_model_get_info(const linfer_model* model, linfer_model_info
   if (!model || !out) return fail(LINFER_ERROR_INVALID_ARGUMENT, "model or out_info is null");
   constexpr size_t kFirstVersion = offsetof(linfer_model_info, format_version);
   if (out->struct_size < kFirstVersion)
-    return fail(LINFER_ERROR_INVALID_ARGUMENT, "out_info->struct_size is " + std::to_string(out->struct_size) +
+    return fail(LINFER_ERROR_INVALID_ARGUMENT, "out_info->struct_size is " + linfer::rt::decimal(out->struct_size) +
                                                    ": set it to sizeof(linfer_model_info)");
   const linfer::rt::LoadedModel& m = *model->impl;
   const linfer::EncoderConfig& c = m.desc.config;
@@ -213,7 +213,7 @@ linfer_status read_options(const linfer_session_options* in, linfer_session_opti
   constexpr size_t kFirstVersion = offsetof(linfer_session_options, dense_path);
   if (in->struct_size < kFirstVersion)
     return fail(LINFER_ERROR_INVALID_ARGUMENT,
-                "options.struct_size is " + std::to_string(in->struct_size) +
+                "options.struct_size is " + linfer::rt::decimal(in->struct_size) +
                     ": start from linfer_session_options_default()");
   const size_t known = std::min(in->struct_size, sizeof(linfer_session_options));
   std::memcpy(out, in, known);

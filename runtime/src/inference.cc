@@ -27,12 +27,12 @@ Status Inference::run_ids(const int32_t* ids, size_t length) {
   if (c.vocab_size == 0) return invalid_argument("this model takes embeddings, not token ids (vocab_size is 0)");
   if (length == 0 || length > plan_.max_len || !ids)
     return invalid_argument(!ids ? std::string("token ids are null")
-                                 : "input length " + std::to_string(length) + " is outside [1, " +
-                                       std::to_string(plan_.max_len) + "]");
+                                 : "input length " + decimal(length) + " is outside [1, " +
+                                       decimal(plan_.max_len) + "]");
   for (size_t t = 0; t < length; ++t)
     if (ids[t] < 0 || uint32_t(ids[t]) >= c.vocab_size)
-      return invalid_argument("token id " + std::to_string(ids[t]) + " at position " + std::to_string(t) +
-                              " is outside the vocabulary [0, " + std::to_string(c.vocab_size) + ")");
+      return invalid_argument("token id " + decimal(ids[t]) + " at position " + decimal(t) +
+                              " is outside the vocabulary [0, " + decimal(c.vocab_size) + ")");
   const auto t0 = now();
   const WeightView& table = model_->desc.token_embedding;
   for (size_t t = 0; t < length; ++t)
@@ -48,7 +48,7 @@ Status Inference::step(int32_t id) {
   if (c.head == HeadKind::Classifier)
     return invalid_argument("token-by-token runs give one row per token; a classifier pools the whole input");
   if (step_position_ >= plan_.max_len)
-    return invalid_argument("the session has taken " + std::to_string(step_position_) +
+    return invalid_argument("the session has taken " + decimal(step_position_) +
                             " tokens, its maximum length; reset the state to start over");
   if (step_position_ == 0) attention_->start_sequence();  // a fresh sequence
   stepping_ = true;
@@ -62,8 +62,8 @@ Status Inference::run_embeddings(const float* embeddings, size_t length) {
   kernels::set_hwy_cap(plan_.max_isa);  // this thread's Highway kernels, as the session's cap says
   if (length == 0 || length > plan_.max_len || !embeddings)
     return invalid_argument(!embeddings ? std::string("embeddings are null")
-                                        : "input length " + std::to_string(length) + " is outside [1, " +
-                                              std::to_string(plan_.max_len) + "]");
+                                        : "input length " + decimal(length) + " is outside [1, " +
+                                              decimal(plan_.max_len) + "]");
   std::memcpy(buf_.residual, embeddings, length * cfg_.dim * sizeof(float));
   return forward(length);
 }

@@ -117,7 +117,7 @@ Status finish_load(LoadedModel* m) {
     const size_t K = cw.shape[1];
     const float* src = static_cast<const float*>(cw.data);
     std::vector<float>& taps = m->conv_taps[i];
-    s = allocating("the convolution taps of layer " + std::to_string(i), uint64_t(K) * D * sizeof(float),
+    s = allocating("the convolution taps of layer " + decimal(i), uint64_t(K) * D * sizeof(float),
                    [&] { taps.resize(K * D); });
     if (!s.ok()) return s;
     for (size_t ch = 0; ch < D; ++ch)
@@ -158,7 +158,7 @@ Result<std::unique_ptr<LoadedModel>> load_model_file(const std::string& path) {
   }
   if (size_t(st.st_size) < 8) {
     close(fd);
-    return invalid_model("file is too small to be a linfer model (" + std::to_string(st.st_size) +
+    return invalid_model("file is too small to be a linfer model (" + decimal(st.st_size) +
                          " bytes)");
   }
   std::unique_ptr<LoadedModel> m(new (std::nothrow) LoadedModel());
@@ -195,8 +195,8 @@ Result<std::unique_ptr<LoadedModel>> load_model_in_place(const void* data, size_
   if (!data) return invalid_argument("model data is null");
   // The format's weights are 64-byte aligned within the file: in place, the file must be too.
   if (uintptr_t(data) % kDataAlignment != 0)
-    return invalid_argument("model data at " + std::to_string(uintptr_t(data)) + " is not " +
-                            std::to_string(kDataAlignment) + "-byte aligned (needed to read it in place)");
+    return invalid_argument("model data at " + decimal(uintptr_t(data)) + " is not " +
+                            decimal(kDataAlignment) + "-byte aligned (needed to read it in place)");
   std::unique_ptr<LoadedModel> m(new (std::nothrow) LoadedModel());
   if (!m) return out_of_memory("a model", sizeof(LoadedModel));
   m->in_place = static_cast<const uint8_t*>(data);
