@@ -47,6 +47,7 @@ run_board() {  # run_board BUILD MACHINE [QEMU ARGS...]
 }
 for cpu in cortex-m4 cortex-m55; do
   build=$out/$cpu
+  rm -f $build/CMakeCache.txt  # the toolchain's flags, not an earlier run's cached ones
   cmake -S . -B $build -DCMAKE_TOOLCHAIN_FILE=cmake/toolchains/cortex-m.cmake -DLINFER_CORTEX_M_CPU=$cpu \
     -DCMAKE_BUILD_TYPE=Release -DLINFER_CM_MODEL="$PWD/$model" -DLINFER_CM_CASES="$PWD/$out/cases.bin" > /dev/null
   cmake --build $build -j"$(nproc)"

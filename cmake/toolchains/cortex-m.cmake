@@ -35,9 +35,13 @@ set(CMAKE_C_FLAGS_INIT "${linfer_cpu_flags} --specs=nano.specs")
 set(CMAKE_CXX_FLAGS_INIT "${linfer_cpu_flags} --specs=nano.specs -fno-exceptions -fno-rtti -fno-threadsafe-statics -fno-devirtualize-speculatively -Wno-psabi")
 set(CMAKE_ASM_FLAGS_INIT "${linfer_cpu_flags}")
 set(CMAKE_EXE_LINKER_FLAGS_INIT "-Wl,--gc-sections")
-# Size first: flash is the scarce resource (the kernels' hot loops keep -O2 through their own files).
-set(CMAKE_C_FLAGS_RELEASE_INIT "-Os -DNDEBUG")
-set(CMAKE_CXX_FLAGS_RELEASE_INIT "-Os -DNDEBUG")
+# Release: -O2, and -Os for what runs once (linfer_cold_sources), -O3 for the kernels on the
+# inference path (kernels/CMakeLists.txt). Set as the cache entries, not as ..._RELEASE_INIT, to
+# which CMake appends its own -O3. (Measured on size_probe with GCC 12: -O2 is smaller than -Os
+# here, which took 6% (M4) and 13% (M55) more instructions per inference; -O3 everywhere 0.8 KB
+# (M4) and 1.1 KB (M55) more than this, for no fewer instructions.)
+set(CMAKE_C_FLAGS_RELEASE "-O2 -DNDEBUG" CACHE STRING "")
+set(CMAKE_CXX_FLAGS_RELEASE "-O2 -DNDEBUG" CACHE STRING "")
 
 # Highway and FlatBuffers are header-only and come from the host's /usr/include.
 include(${CMAKE_CURRENT_LIST_DIR}/../host-headers.cmake)
