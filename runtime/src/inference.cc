@@ -72,8 +72,16 @@ std::chrono::steady_clock::time_point Inference::lap(linfer_op_kind kind,
                                                   std::chrono::steady_clock::time_point start) {
   if (!plan_.profiling) return start;
   const auto t = std::chrono::steady_clock::now();
-  profile_.milliseconds[kind] += std::chrono::duration<double, std::milli>(t - start).count();
+  profile_time_[kind] += t - start;
   return t;
+}
+
+linfer_profile Inference::profile() const {
+  linfer_profile p{};
+  for (size_t k = 0; k < LINFER_OP_KIND_COUNT; ++k)
+    p.milliseconds[k] = std::chrono::duration<double, std::milli>(profile_time_[k]).count();
+  p.runs = profile_runs_;
+  return p;
 }
 
 bool Inference::run_dense(const DenseLayer& op, size_t rows, const float* x, float* y, bool accumulate) {
@@ -191,7 +199,7 @@ Status Inference::forward(size_t T) {
   const size_t D = c.dim;
   output_ = nullptr;
   output_rows_ = output_cols_ = 0;
-  if (plan_.profiling) ++profile_.runs;
+  if (plan_.profiling) ++profile_runs_;
   last_length_ = T;
   if (!stepping_) step_position_ = 0;  // a whole run starts a new sequence
   add_positions(T);

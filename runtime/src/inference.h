@@ -53,8 +53,11 @@ class Inference {
   size_t arena_bytes() const { return plan_.arena_bytes; }
   size_t packed_weight_bytes() const;  // weights this session holds itself (XNNPACK only)
   const std::string& description() const { return description_; }
-  linfer_profile profile() const { return profile_; }
-  void reset_profile() { profile_ = linfer_profile{}; }
+  linfer_profile profile() const;
+  void reset_profile() {
+    for (auto& t : profile_time_) t = {};
+    profile_runs_ = 0;
+  }
 
   // ---- What the attention modules use (attention/attention_kind.h) ----
   const LoadedModel& model() const { return *model_; }
@@ -140,7 +143,10 @@ class Inference {
   // of starting over.
   size_t step_position_ = 0;
   bool stepping_ = false;
-  linfer_profile profile_{};
+  // The profile: time per op kind in clock ticks, made milliseconds when read (no double
+  // arithmetic per lap: a microcontroller has none in hardware), and the runs.
+  std::chrono::steady_clock::duration profile_time_[LINFER_OP_KIND_COUNT] = {};
+  uint64_t profile_runs_ = 0;
 };
 
 }  // namespace linfer::rt
