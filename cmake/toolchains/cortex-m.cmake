@@ -60,5 +60,6 @@ set(LINFER_ATTENTION_KINDS linformer CACHE STRING "")
 set(LINFER_TOKENIZERS OFF CACHE BOOL "")  # text goes in as ids on a microcontroller (flash)
 set(LINFER_DTYPES int8 CACHE STRING "")  # int8 dense layers: the f32 and f16 kernels are not linked
 # The model options its model needs none of (CMakeLists.txt LINFER_MODEL_OPTIONS): no f32 compression
-# or attention, no per-head projections, sinusoids, rotary positions, post or reversible norms.
+# or attention, no per-head projections, sinusoids, rotary positions, post or reversible norms,
+# GELU's tanh approximation or tanh.
 set(LINFER_MODEL_OPTIONS none CACHE STRING "")

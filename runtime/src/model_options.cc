@@ -19,6 +19,10 @@ bool int8_compression(const EncoderDescription& d, uint64_t max_len) {
 Status model_options_built(const EncoderDescription& d) {
   const EncoderConfig& c = d.config;
   const bool linformer = c.attention_kind == AttentionKind::Linformer;
+  // The activations the dense layers apply: the feed-forward's, and the head's dense layer's.
+  const bool head_dense = c.head != HeadKind::None && d.head.dense.weight.present();
+  const Activation head = c.head == HeadKind::LmLogits ? c.head_activation : c.classifier_activation;
+  auto uses = [&](Activation a) { return c.activation == a || (head_dense && head == a); };
   const char* option = nullptr;
   if (!kFloatProjectionsBuilt && linformer && !int8_compression(d, c.max_seq_len))
     option = "float_projections (Linformer projections not all int8, or n above 65536)";
@@ -32,6 +36,10 @@ Status model_options_built(const EncoderDescription& d) {
     option = "post_norm (norm placement post)";
   else if (!kReversibleBuilt && c.norm_placement == NormPlacement::Reversible)
     option = "reversible (norm placement reversible)";
+  else if (!kGeluTanhBuilt && uses(Activation::GeluTanh))
+    option = "gelu_tanh (activation gelu_tanh)";
+  else if (!kTanhBuilt && uses(Activation::Tanh))
+    option = "tanh (activation tanh)";
   if (!option) return {};
   return unsupported(std::string("model option ") + option +
                      " is not in this build (configure with -DLINFER_MODEL_OPTIONS including it)");

@@ -6,17 +6,8 @@
 #include <cstdint>
 
 #include "linfer/format/encoder.h"
+#include "linfer/types/model_options.h"  // LINFER_OPTION_*
 #include "status.h"
-
-// (Every option where the top level's definitions are absent.)
-#ifndef LINFER_OPTION_FLOAT_PROJECTIONS
-#define LINFER_OPTION_FLOAT_PROJECTIONS 1
-#define LINFER_OPTION_PER_HEAD_PROJECTIONS 1
-#define LINFER_OPTION_SINUSOIDAL 1
-#define LINFER_OPTION_ROTARY 1
-#define LINFER_OPTION_POST_NORM 1
-#define LINFER_OPTION_REVERSIBLE 1
-#endif
 
 namespace linfer::rt {
 
@@ -27,6 +18,8 @@ constexpr bool kSinusoidalBuilt = LINFER_OPTION_SINUSOIDAL;
 constexpr bool kRotaryBuilt = LINFER_OPTION_ROTARY;
 constexpr bool kPostNormBuilt = LINFER_OPTION_POST_NORM;
 constexpr bool kReversibleBuilt = LINFER_OPTION_REVERSIBLE;
+constexpr bool kGeluTanhBuilt = LINFER_OPTION_GELU_TANH;
+constexpr bool kTanhBuilt = LINFER_OPTION_TANH;
 
 // Whether any Linformer projection E / F has this dtype.
 bool projections_of(const EncoderDescription& d, DType dtype);

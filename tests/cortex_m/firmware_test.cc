@@ -223,6 +223,7 @@ bool matches(const DenseKernel& kernel, size_t rows, size_t out, size_t in) {
                                      {DenseActivation::None, true},     {DenseActivation::Relu, true}};
   for (const bool with_bias : {true, false})
     for (const DenseEpilogue e : epilogues) {
+      if (e.activation == DenseActivation::GeluTanh && !LINFER_OPTION_GELU_TANH) continue;  // (left out)
       const DenseWeights w{DType::I8, in, out, g_panels, g_scales, g_sums, with_bias ? g_bias : nullptr};
       std::memcpy(g_want, g_y0, sizeof g_y0);
       std::memcpy(g_got, g_y0, sizeof g_y0);
@@ -305,7 +306,11 @@ void check_model_options() {
       {"rotary", rt::kRotaryBuilt, [](EncoderDescription& e) { e.config.rotary = Rotary::AdjacentPairs; }},
       {"post_norm", rt::kPostNormBuilt, [](EncoderDescription& e) { e.config.norm_placement = NormPlacement::Post; }},
       {"reversible", rt::kReversibleBuilt,
-       [](EncoderDescription& e) { e.config.norm_placement = NormPlacement::Reversible; }}};
+       [](EncoderDescription& e) { e.config.norm_placement = NormPlacement::Reversible; }},
+      {"gelu_tanh", rt::kGeluTanhBuilt, [](EncoderDescription& e) { e.config.activation = Activation::GeluTanh; }},
+      {"tanh", rt::kTanhBuilt, [](EncoderDescription& e) { e.config.activation = Activation::Tanh; }},
+      // (A classifier head with a dense layer: tanh after it, the config's default.)
+      {"tanh", rt::kTanhBuilt, [](EncoderDescription& e) { e.head.dense.weight.shape = {64, 64}; }}};
   for (const Case& c : cases) {
     *changed = *d;
     c.change(*changed);
