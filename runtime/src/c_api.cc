@@ -330,7 +330,13 @@ linfer_status linfer_session_hidden_states(const linfer_session* session, const 
 }
 
 const char* linfer_session_describe(const linfer_session* session) {
-  return session ? session->impl->description().c_str() : "";
+  const char* text = "";
+  if (session)  // (a few hundred bytes, made on the first call: a failure reaches the guard, and gives "")
+    guarded("linfer_session_describe", [&] {
+      text = session->impl->description().c_str();
+      return LINFER_OK;
+    });
+  return text;
 }
 
 linfer_status linfer_session_memory(const linfer_session* session, size_t* arena_bytes,

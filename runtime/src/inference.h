@@ -52,7 +52,12 @@ class Inference {
   size_t hidden_cols() const { return cfg_.dim; }
   size_t arena_bytes() const { return plan_.arena_bytes; }
   size_t packed_weight_bytes() const;  // weights this session holds itself (XNNPACK only)
-  const std::string& description() const { return description_; }
+  // The kernels and threads chosen (linfer_session_describe), made when first asked for: an
+  // application that never asks links none of it.
+  const std::string& description() const {
+    if (description_.empty()) description_ = describe();
+    return description_;
+  }
   linfer_profile profile() const;
   void reset_profile() {
     for (auto& t : profile_time_) t = {};
@@ -135,7 +140,7 @@ class Inference {
   Buffers buf_;
   std::vector<LayerOps> layer_ops_;
   DenseLayer head_dense_, head_out_;
-  std::string description_;
+  mutable std::string description_;
   const float* output_ = nullptr;
   size_t output_rows_ = 0, output_cols_ = 0, last_length_ = 0;
   // Token-by-token runs (kinds that keep a state, e.g. causal linear attention): tokens fed so

@@ -123,7 +123,6 @@ Status Inference::prepare(const linfer_session_options& options) {
   }
 #endif
   if (Status s = prepare_layers(); !s.ok()) return s;
-  description_ = describe();  // (a few hundred bytes: a failure reaches the C API's guard)
   return {};
 }
 
