@@ -106,24 +106,10 @@ Status finish_load(LoadedModel* m) {
                     : any_f16                                     ? "f16"
                                                                   : "f32";
 
-  const size_t layers = m->desc.layers.size();
-  Status s = allocating("the convolution taps' list", layers * sizeof(std::vector<float>),
-                        [&] { m->conv_taps.resize(layers); });
-  if (!s.ok()) return s;
-  const size_t D = m->desc.config.dim;
-  for (size_t i = 0; i < layers; ++i) {
-    const WeightView& cw = m->desc.layers[i].conv_weight;  // f32 [dim, K]
-    if (!cw.present()) continue;
-    const size_t K = cw.shape[1];
-    const float* src = static_cast<const float*>(cw.data);
-    std::vector<float>& taps = m->conv_taps[i];
-    s = allocating("the convolution taps of layer " + decimal(i), uint64_t(K) * D * sizeof(float),
-                   [&] { taps.resize(K * D); });
-    if (!s.ok()) return s;
-    for (size_t ch = 0; ch < D; ++ch)
-      for (size_t j = 0; j < K; ++j) taps[j * D + ch] = src[ch * K + j];
-    m->weight_bytes += taps.size() * sizeof(float);
-  }
+  // What the kind's module makes of the model once, for every session (GiveTake's convolution taps).
+  const AttentionKindInfo& kind = *attention_kind_info(m->desc.config.attention_kind);  // (built: above)
+  if (kind.prepare_model)
+    if (Status s = kind.prepare_model(*m); !s.ok()) return s;
   return {};
 }
 

@@ -465,6 +465,6 @@ uint64_t layer_flops(const EncoderConfig& c, uint64_t T) {
 
 const AttentionKindInfo kLinformerAttention = {
     AttentionKind::Linformer, [] { return std::unique_ptr<AttentionModule>(new LinformerAttention()); },
-    layer_flops};
+    layer_flops, nullptr};
 
 }  // namespace linfer::rt

@@ -95,6 +95,6 @@ uint64_t layer_flops(const EncoderConfig& c, uint64_t T) {
 
 const AttentionKindInfo kSlidingWindowAttention = {
     AttentionKind::SlidingWindow,
-    [] { return std::unique_ptr<AttentionModule>(new SlidingWindowAttention()); }, layer_flops};
+    [] { return std::unique_ptr<AttentionModule>(new SlidingWindowAttention()); }, layer_flops, nullptr};
 
 }  // namespace linfer::rt
