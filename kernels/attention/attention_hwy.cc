@@ -267,6 +267,7 @@ void SoftmaxQuantizeRows(const float* x, size_t stride, size_t rows, size_t n, f
       return hn::NearestInt(hn::Min(hn::Max(hn::Mul(e, v127), zero), v127));
     };
     auto store_form = [&](auto v, auto* dst) {
+      if (!int8_form_built(form)) return;  // (no kernel of this build reads it)
       switch (form) {
         case Int8Form::S8: hn::StoreU(hn::DemoteTo(di8, v), di8, reinterpret_cast<int8_t*>(dst)); break;
         case Int8Form::U8Offset:
