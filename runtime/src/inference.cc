@@ -26,13 +26,9 @@ Status Inference::run_ids(const int32_t* ids, size_t length) {
   const EncoderConfig& c = cfg_;
   if (c.vocab_size == 0) return invalid_argument("this model takes embeddings, not token ids (vocab_size is 0)");
   if (length == 0 || length > plan_.max_len || !ids)
-    return invalid_argument(!ids ? std::string("token ids are null")
-                                 : "input length " + decimal(length) + " is outside [1, " +
-                                       decimal(plan_.max_len) + "]");
+    return !ids ? invalid_argument("token ids are null") : input_length_error(length, plan_.max_len);
   for (size_t t = 0; t < length; ++t)
-    if (ids[t] < 0 || uint32_t(ids[t]) >= c.vocab_size)
-      return invalid_argument("token id " + decimal(ids[t]) + " at position " + decimal(t) +
-                              " is outside the vocabulary [0, " + decimal(c.vocab_size) + ")");
+    if (ids[t] < 0 || uint32_t(ids[t]) >= c.vocab_size) return token_id_error(ids[t], t, c.vocab_size);
   const auto t0 = now();
   const WeightView& table = model_->desc.token_embedding;
   for (size_t t = 0; t < length; ++t)
@@ -61,9 +57,7 @@ Status Inference::step(int32_t id) {
 Status Inference::run_embeddings(const float* embeddings, size_t length) {
   kernels::set_hwy_cap(plan_.max_isa);  // this thread's Highway kernels, as the session's cap says
   if (length == 0 || length > plan_.max_len || !embeddings)
-    return invalid_argument(!embeddings ? std::string("embeddings are null")
-                                        : "input length " + decimal(length) + " is outside [1, " +
-                                              decimal(plan_.max_len) + "]");
+    return !embeddings ? invalid_argument("embeddings are null") : input_length_error(length, plan_.max_len);
   std::memcpy(buf_.residual, embeddings, length * cfg_.dim * sizeof(float));
   return forward(length);
 }

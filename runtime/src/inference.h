@@ -154,4 +154,8 @@ class Inference {
   uint64_t profile_runs_ = 0;
 };
 
+// The refusals of an input: its length outside [1, max_len], a token id outside the vocabulary.
+Status input_length_error(size_t length, size_t max_len);
+Status token_id_error(int32_t id, size_t position, uint32_t vocab_size);
+
 }  // namespace linfer::rt

@@ -27,6 +27,15 @@ kernels::DenseActivation dense_activation(Activation a) {
 
 }  // namespace
 
+// (The run entry points' refusals: out of line here, compiled for size, not inlined into them.)
+Status input_length_error(size_t length, size_t max_len) {
+  return invalid_argument("input length " + decimal(length) + " is outside [1, " + decimal(max_len) + "]");
+}
+Status token_id_error(int32_t id, size_t position, uint32_t vocab_size) {
+  return invalid_argument("token id " + decimal(id) + " at position " + decimal(position) +
+                          " is outside the vocabulary [0, " + decimal(vocab_size) + ")");
+}
+
 Inference::~Inference() {
   layer_ops_.clear();  // operators before the pool they may use
   plan_.attention.reset();
