@@ -62,7 +62,7 @@ Result<std::unique_ptr<Inference>> Inference::create(const LoadedModel& model,
   if (!s) return out_of_memory("a session", sizeof(Inference));
   s->model_ = &model;
   s->cfg_ = model.desc.config;
-  s->plan_ = std::move(plan.value());
+  s->plan_ = plan.value();
   s->attention_ = s->plan_.attention.get();
   if (Status st = s->prepare(options); !st.ok()) return st;
   return s;
