@@ -177,11 +177,18 @@ linfer_status linfer_model_get_info(const linfer_model* model, linfer_model_info
   info.proj_len = c.proj_len;
   info.head = linfer_head_kind(c.head);
   info.output_channels = c.output_channels();
-  info.parameter_count = m.parameter_count;
+  linfer::rt::WeightCounts counts;
+  if (linfer_status s = guarded("linfer_model_get_info", [&] {
+        counts = linfer::rt::count_weights(m);
+        return LINFER_OK;
+      });
+      s != LINFER_OK)
+    return s;
+  info.parameter_count = counts.parameters;
   info.file_bytes = m.size;
-  info.resident_weight_bytes = m.weight_bytes;
+  info.resident_weight_bytes = counts.bytes;
   info.attention_kind = linfer::to_string(c.attention_kind);
-  info.weight_dtype = m.weight_dtype.c_str();
+  info.weight_dtype = counts.dense_dtype;
   info.format_version = m.format_version;
   // Only what fits the caller's struct: a caller built against an older header has fewer fields.
   const size_t n = std::min(out->struct_size, sizeof info);

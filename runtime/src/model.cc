@@ -92,20 +92,6 @@ Status finish_load(LoadedModel* m) {
     if (!still_read.count(data)) release_pages(*m, data, n);
 #endif
 
-  bool any_f16 = false, any_i8 = false, any_f32 = false;
-  std::set<const void*> counted;
-  for_each_weight(m->desc, [&](const std::string& name, const WeightView& w) {
-    if (!w.present()) return;
-    m->parameter_count += w.elements();
-    if (counted.insert(w.data).second) m->weight_bytes += w.bytes();
-    if (is_dense_weight(name))
-      (w.dtype == DType::F16 ? any_f16 : w.dtype == DType::I8 ? any_i8 : any_f32) = true;
-  });
-  m->weight_dtype = int(any_f16) + int(any_i8) + int(any_f32) > 1 ? "mixed"
-                    : any_i8                                      ? "int8"
-                    : any_f16                                     ? "f16"
-                                                                  : "f32";
-
   // What the kind's module makes of the model once, for every session (GiveTake's convolution taps).
   const AttentionKindInfo& kind = *attention_kind_info(m->desc.config.attention_kind);  // (built: above)
   if (kind.prepare_model)
@@ -189,6 +175,25 @@ Result<std::unique_ptr<LoadedModel>> load_model_in_place(const void* data, size_
   m->size = size;
   if (Status s = finish_load(m.get()); !s.ok()) return s;
   return m;
+}
+
+WeightCounts count_weights(const LoadedModel& m) {
+  WeightCounts n;
+  bool any_f16 = false, any_i8 = false, any_f32 = false;
+  std::set<const void*> counted;  // (a tied embedding's bytes once)
+  for_each_weight(m.desc, [&](const std::string& name, const WeightView& w) {
+    if (!w.present()) return;
+    n.parameters += w.elements();
+    if (counted.insert(w.data).second) n.bytes += w.bytes();
+    if (is_dense_weight(name))
+      (w.dtype == DType::F16 ? any_f16 : w.dtype == DType::I8 ? any_i8 : any_f32) = true;
+  });
+  for (const std::vector<float>& taps : m.conv_taps) n.bytes += taps.size() * sizeof(float);
+  n.dense_dtype = int(any_f16) + int(any_i8) + int(any_f32) > 1 ? "mixed"
+                  : any_i8                                      ? "int8"
+                  : any_f16                                     ? "f16"
+                                                                : "f32";
+  return n;
 }
 
 }  // namespace linfer::rt

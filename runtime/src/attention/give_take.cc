@@ -110,7 +110,6 @@ Status prepare_conv_taps(LoadedModel& m) {
     if (!s.ok()) return s;
     for (size_t ch = 0; ch < D; ++ch)
       for (size_t j = 0; j < K; ++j) taps[j * D + ch] = src[ch * K + j];
-    m.weight_bytes += taps.size() * sizeof(float);
   }
   return {};
 }
