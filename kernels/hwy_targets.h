@@ -13,3 +13,9 @@
 #if defined(__arm__) && !defined(__aarch64__) && !defined(__ARM_VFPV4__)
 #define __ARM_VFPV4__ 1
 #endif
+
+// Inside a Highway kernel's per-target code: a target without a vector unit (Highway's scalar and
+// emulated 128-bit targets: the Cortex-M builds', Highway having no Helium target). There some
+// kernels are their references, which give the same results with no more instructions and a
+// fraction of the code (docs/microcontrollers.md).
+#define LINFER_HWY_NO_SIMD (HWY_TARGET == HWY_SCALAR || HWY_TARGET == HWY_EMU128)

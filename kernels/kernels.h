@@ -395,6 +395,18 @@ struct DenseKernel {
 // receives each row's sum of its k values. Data movement only: one portable version.
 void int8_rows_to_input(const DenseKernel& kernel, const int8_t* src, size_t src_stride, size_t rows,
                         size_t k, int8_t* q, size_t q_stride, int32_t* sums);
+// Whether an int8 kernel of this build reads rows in this form: all of them but on a
+// microcontroller, whose build has its core's one kernel (dense_select.cc); the code that writes
+// the other forms folds away where the form is chosen at run time.
+constexpr bool int8_form_built(Int8Form form) {
+#if LINFER_BARE_METAL && defined(__ARM_FEATURE_MVE)
+  return form == Int8Form::S8;  // Helium's
+#elif LINFER_BARE_METAL && defined(__ARM_FEATURE_DSP)
+  return form == Int8Form::S16Pairs;  // SMLAD's
+#else
+  return (void)form, true;
+#endif
+}
 // The input form `kernel` (an int8 kernel) reads.
 inline Int8Form int8_form(const DenseKernel& kernel) {
   if (kernel.q_bytes == 2) return kernel.q_pairs ? Int8Form::S16Pairs : Int8Form::S16;

@@ -208,11 +208,13 @@ const DenseKernel kInt8Dsp{"dense_int8_dsp", DType::I8, Isa::ArmDsp, 2, false, q
 
 const DenseKernel* const kF32[] = {&kF32Generic};
 const DenseKernel* const kF16[] = {&kF16Generic};
+// The core's int8 kernel only: a build for one core takes no cap (plan.cc refuses max_isa other
+// than AUTO there), so the portable kernel (3.7 KB) and, on a Helium core, SMLAD's would never run.
 #if defined(__ARM_FEATURE_MVE)  // Cortex-M55
 const DenseKernel kInt8Mve{"dense_int8_mve", DType::I8, Isa::ArmMve, 1, false, quantize_s8_ref, run_int8_mve};
-const DenseKernel* const kInt8[] = {&kInt8Mve, &kInt8Dsp, &kInt8Generic};
+const DenseKernel* const kInt8[] = {&kInt8Mve};
 #else
-const DenseKernel* const kInt8[] = {&kInt8Dsp, &kInt8Generic};
+const DenseKernel* const kInt8[] = {&kInt8Dsp};
 #endif
 #else
 const DenseKernel* const kF32[] = {&kF32Generic};
@@ -294,12 +296,14 @@ void int8_rows_to_input(const DenseKernel& kernel, const int8_t* src, size_t src
   for (size_t r = 0; r < rows; ++r) {
     const int8_t* s = src + r * src_stride;
     int8_t* dst = q + r * q_stride;
-    if (kernel.q_bytes == 2) {  // int16 q (AVX2 without VNNI, wasm SIMD128, the DSP's pairs)
+    const Int8Form form = int8_form(kernel);
+    if (!int8_form_built(form)) continue;  // (no kernel of this build reads it)
+    if (form == Int8Form::S16 || form == Int8Form::S16Pairs) {  // AVX2 without VNNI, wasm SIMD128, SMLAD
       int16_t* d = reinterpret_cast<int16_t*>(dst);
       for (size_t i = 0; i < k; ++i) d[i] = s[i];
       for (size_t i = k; i < padded; ++i) d[i] = 0;
-      if (kernel.q_pairs) swap_middle_pairs(d, padded);
-    } else if (kernel.q_unsigned) {  // q + 128 (x86 VNNI's unsigned operand)
+      if (form == Int8Form::S16Pairs) swap_middle_pairs(d, padded);
+    } else if (form == Int8Form::U8Offset) {  // q + 128 (x86 VNNI's unsigned operand)
       uint8_t* d = reinterpret_cast<uint8_t*>(dst);
       for (size_t i = 0; i < k; ++i) d[i] = uint8_t(s[i] ^ 0x80);  // two's complement: q + 128
       for (size_t i = k; i < padded; ++i) d[i] = 128;

@@ -15,6 +15,7 @@
 
 #include "kernels.h"
 #include "linfer/types/half.h"
+#include "linfer/types/model_options.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace linfer::kernels {
@@ -291,8 +292,9 @@ void activation_f32_hwy(float* x, size_t n, DenseActivation act) {
     case DenseActivation::None: break;
     case DenseActivation::Relu: relu_f32_hwy(x, n); break;
     case DenseActivation::GeluErf: gelu_erf_f32_hwy(x, n); break;
-    case DenseActivation::GeluTanh: gelu_tanh_f32_hwy(x, n); break;
-    case DenseActivation::Tanh: HWY_DYNAMIC_DISPATCH(Tanh)(x, n); break;
+    // (Activations a build leaves out: their models are refused at load, runtime/src/model_options.cc.)
+    case DenseActivation::GeluTanh: if (LINFER_OPTION_GELU_TANH) gelu_tanh_f32_hwy(x, n); break;
+    case DenseActivation::Tanh: if (LINFER_OPTION_TANH) HWY_DYNAMIC_DISPATCH(Tanh)(x, n); break;
   }
 }
 float sum_f32_hwy(const float* x, size_t n) { return HWY_DYNAMIC_DISPATCH(Sum)(x, n); }

@@ -9,13 +9,20 @@ namespace {
 constexpr uint64_t kAlign = 64;
 constexpr uint64_t kSlack = 16;  // XNN_EXTRA_BYTES
 uint64_t padded(uint64_t bytes) { return (bytes + kSlack + kAlign - 1) / kAlign * kAlign; }
+
+// A stable insertion sort: a session has a few dozen buffers, and std::stable_sort's and
+// std::sort's code took 1 KB of a microcontroller build.
+template <class Less>
+void sort_indices(std::vector<size_t>& v, Less less) {
+  for (size_t i = 1; i < v.size(); ++i)
+    for (size_t j = i; j > 0 && less(v[j], v[j - 1]); --j) std::swap(v[j], v[j - 1]);
+}
 }  // namespace
 
 uint64_t plan_arena(std::vector<ArenaRequest>& requests) {
   std::vector<size_t> order(requests.size());
   std::iota(order.begin(), order.end(), size_t{0});
-  std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return requests[a].bytes > requests[b].bytes; });
+  sort_indices(order, [&](size_t a, size_t b) { return requests[a].bytes > requests[b].bytes; });
   std::vector<size_t> placed;
   uint64_t total = 0;
   for (size_t i : order) {
@@ -25,8 +32,7 @@ uint64_t plan_arena(std::vector<ArenaRequest>& requests) {
     for (size_t j : placed)
       if (requests[j].first_step <= r.last_step && r.first_step <= requests[j].last_step)
         live.push_back(j);
-    std::sort(live.begin(), live.end(),
-              [&](size_t a, size_t b) { return requests[a].offset < requests[b].offset; });
+    sort_indices(live, [&](size_t a, size_t b) { return requests[a].offset < requests[b].offset; });
     uint64_t offset = 0;
     for (size_t j : live) {
       if (requests[j].offset >= offset + padded(r.bytes)) break;  // r fits in the gap before j

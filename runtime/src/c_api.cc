@@ -74,8 +74,8 @@ linfer_status tokenizer_call(const char* entry_point, const linfer_model* model,
     (void)call;
 #endif
     if (capacity && *out_size > capacity)
-      return fail(LINFER_ERROR_BUFFER_TOO_SMALL, "the text has " + std::to_string(*out_size) + " " + units +
-                                                     ", the buffer room for " + std::to_string(capacity));
+      return fail(LINFER_ERROR_BUFFER_TOO_SMALL, "the text has " + linfer::rt::decimal(*out_size) + " " + units +
+                                                     ", the buffer room for " + linfer::rt::decimal(capacity));
     return ok();
   });
 }
@@ -161,7 +161,7 @@ linfer_status linfer_model_get_info(const linfer_model* model, linfer_model_info
   if (!model || !out) return fail(LINFER_ERROR_INVALID_ARGUMENT, "model or out_info is null");
   constexpr size_t kFirstVersion = offsetof(linfer_model_info, format_version);
   if (out->struct_size < kFirstVersion)
-    return fail(LINFER_ERROR_INVALID_ARGUMENT, "out_info->struct_size is " + std::to_string(out->struct_size) +
+    return fail(LINFER_ERROR_INVALID_ARGUMENT, "out_info->struct_size is " + linfer::rt::decimal(out->struct_size) +
                                                    ": set it to sizeof(linfer_model_info)");
   const linfer::rt::LoadedModel& m = *model->impl;
   const linfer::EncoderConfig& c = m.desc.config;
@@ -177,11 +177,18 @@ linfer_status linfer_model_get_info(const linfer_model* model, linfer_model_info
   info.proj_len = c.proj_len;
   info.head = linfer_head_kind(c.head);
   info.output_channels = c.output_channels();
-  info.parameter_count = m.parameter_count;
+  linfer::rt::WeightCounts counts;
+  if (linfer_status s = guarded("linfer_model_get_info", [&] {
+        counts = linfer::rt::count_weights(m);
+        return LINFER_OK;
+      });
+      s != LINFER_OK)
+    return s;
+  info.parameter_count = counts.parameters;
   info.file_bytes = m.size;
-  info.resident_weight_bytes = m.weight_bytes;
+  info.resident_weight_bytes = counts.bytes;
   info.attention_kind = linfer::to_string(c.attention_kind);
-  info.weight_dtype = m.weight_dtype.c_str();
+  info.weight_dtype = counts.dense_dtype;
   info.format_version = m.format_version;
   // Only what fits the caller's struct: a caller built against an older header has fewer fields.
   const size_t n = std::min(out->struct_size, sizeof info);
@@ -213,7 +220,7 @@ linfer_status read_options(const linfer_session_options* in, linfer_session_opti
   constexpr size_t kFirstVersion = offsetof(linfer_session_options, dense_path);
   if (in->struct_size < kFirstVersion)
     return fail(LINFER_ERROR_INVALID_ARGUMENT,
-                "options.struct_size is " + std::to_string(in->struct_size) +
+                "options.struct_size is " + linfer::rt::decimal(in->struct_size) +
                     ": start from linfer_session_options_default()");
   const size_t known = std::min(in->struct_size, sizeof(linfer_session_options));
   std::memcpy(out, in, known);
@@ -330,7 +337,13 @@ linfer_status linfer_session_hidden_states(const linfer_session* session, const 
 }
 
 const char* linfer_session_describe(const linfer_session* session) {
-  return session ? session->impl->description().c_str() : "";
+  const char* text = "";
+  if (session)  // (a few hundred bytes, made on the first call: a failure reaches the guard, and gives "")
+    guarded("linfer_session_describe", [&] {
+      text = session->impl->description().c_str();
+      return LINFER_OK;
+    });
+  return text;
 }
 
 linfer_status linfer_session_memory(const linfer_session* session, size_t* arena_bytes,

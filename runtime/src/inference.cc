@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "attention/attention_kind.h"
+#include "model_options.h"
 #include "weight_rows.h"
 
 namespace linfer::rt {
@@ -25,13 +26,9 @@ Status Inference::run_ids(const int32_t* ids, size_t length) {
   const EncoderConfig& c = cfg_;
   if (c.vocab_size == 0) return invalid_argument("this model takes embeddings, not token ids (vocab_size is 0)");
   if (length == 0 || length > plan_.max_len || !ids)
-    return invalid_argument(!ids ? std::string("token ids are null")
-                                 : "input length " + std::to_string(length) + " is outside [1, " +
-                                       std::to_string(plan_.max_len) + "]");
+    return !ids ? invalid_argument("token ids are null") : input_length_error(length, plan_.max_len);
   for (size_t t = 0; t < length; ++t)
-    if (ids[t] < 0 || uint32_t(ids[t]) >= c.vocab_size)
-      return invalid_argument("token id " + std::to_string(ids[t]) + " at position " + std::to_string(t) +
-                              " is outside the vocabulary [0, " + std::to_string(c.vocab_size) + ")");
+    if (ids[t] < 0 || uint32_t(ids[t]) >= c.vocab_size) return token_id_error(ids[t], t, c.vocab_size);
   const auto t0 = now();
   const WeightView& table = model_->desc.token_embedding;
   for (size_t t = 0; t < length; ++t)
@@ -47,7 +44,7 @@ Status Inference::step(int32_t id) {
   if (c.head == HeadKind::Classifier)
     return invalid_argument("token-by-token runs give one row per token; a classifier pools the whole input");
   if (step_position_ >= plan_.max_len)
-    return invalid_argument("the session has taken " + std::to_string(step_position_) +
+    return invalid_argument("the session has taken " + decimal(step_position_) +
                             " tokens, its maximum length; reset the state to start over");
   if (step_position_ == 0) attention_->start_sequence();  // a fresh sequence
   stepping_ = true;
@@ -60,9 +57,7 @@ Status Inference::step(int32_t id) {
 Status Inference::run_embeddings(const float* embeddings, size_t length) {
   kernels::set_hwy_cap(plan_.max_isa);  // this thread's Highway kernels, as the session's cap says
   if (length == 0 || length > plan_.max_len || !embeddings)
-    return invalid_argument(!embeddings ? std::string("embeddings are null")
-                                        : "input length " + std::to_string(length) + " is outside [1, " +
-                                              std::to_string(plan_.max_len) + "]");
+    return !embeddings ? invalid_argument("embeddings are null") : input_length_error(length, plan_.max_len);
   std::memcpy(buf_.residual, embeddings, length * cfg_.dim * sizeof(float));
   return forward(length);
 }
@@ -71,8 +66,16 @@ std::chrono::steady_clock::time_point Inference::lap(linfer_op_kind kind,
                                                   std::chrono::steady_clock::time_point start) {
   if (!plan_.profiling) return start;
   const auto t = std::chrono::steady_clock::now();
-  profile_.milliseconds[kind] += std::chrono::duration<double, std::milli>(t - start).count();
+  profile_time_[kind] += t - start;
   return t;
+}
+
+linfer_profile Inference::profile() const {
+  linfer_profile p{};
+  for (size_t k = 0; k < LINFER_OP_KIND_COUNT; ++k)
+    p.milliseconds[k] = std::chrono::duration<double, std::milli>(profile_time_[k]).count();
+  p.runs = profile_runs_;
+  return p;
 }
 
 bool Inference::run_dense(const DenseLayer& op, size_t rows, const float* x, float* y, bool accumulate) {
@@ -104,7 +107,7 @@ void Inference::add_rows(float* y, const float* x, size_t rows, size_t cols) {
 void Inference::add_positions(size_t T) {
   const EncoderConfig& c = cfg_;
   const size_t D = c.dim, first = stepping_ ? step_position_ : 0;
-  if (c.positions == PositionKind::Sinusoidal) {
+  if (sinusoidal_positions(c)) {
     add_rows(buf_.residual, buf_.sinusoids + first * D, T, D);
   } else if (c.positions == PositionKind::Learned) {
     const WeightView& table = model_->desc.position_embedding;
@@ -124,7 +127,7 @@ void Inference::add_positions(size_t T) {
 
 // Rows [0, T) are positions [first, first + T) of the sequence (first > 0 when stepping).
 void Inference::rotate(float* x, size_t T, size_t heads) {
-  if (cfg_.rotary == Rotary::None) return;
+  if (!rotary_positions(cfg_)) return;
   const auto t = now();
   workers_.ranges(T, 16, [&](size_t b, size_t e, size_t) { rotate_rows(x + b * heads * cfg_.head_dim, b, e - b, heads); });
   lap(LINFER_OP_ELEMENTWISE, t);
@@ -132,7 +135,7 @@ void Inference::rotate(float* x, size_t T, size_t heads) {
 
 // `rows` rows at x (`heads` heads each) that are rows [row, row + rows) of the run.
 void Inference::rotate_rows(float* x, size_t row, size_t rows, size_t heads) const {
-  if (cfg_.rotary == Rotary::None) return;
+  if (!rotary_positions(cfg_)) return;
   const size_t dh = cfg_.head_dim, first = first_position() + row;
   kernels::rotate_pairs_f32(x, heads * dh, rows, heads, dh, f32(model_->desc.rotary_table) + first * dh, dh);
 }
@@ -190,7 +193,7 @@ Status Inference::forward(size_t T) {
   const size_t D = c.dim;
   output_ = nullptr;
   output_rows_ = output_cols_ = 0;
-  if (plan_.profiling) ++profile_.runs;
+  if (plan_.profiling) ++profile_runs_;
   last_length_ = T;
   if (!stepping_) step_position_ = 0;  // a whole run starts a new sequence
   add_positions(T);
@@ -202,7 +205,8 @@ Status Inference::forward(size_t T) {
   for (uint32_t i = 0; i < c.num_global_tokens; ++i)
     widen_weight_row(d.global_tokens, i, D, 1.0f, buf_.residual + (T + i) * D);
   bool ok = true;
-  if (c.norm_placement == NormPlacement::Reversible) std::memcpy(buf_.residual2, buf_.residual, R * D * sizeof(float));
+  const NormPlacement placement = norm_placement(c);
+  if (placement == NormPlacement::Reversible) std::memcpy(buf_.residual2, buf_.residual, R * D * sizeof(float));
   for (uint32_t i = 0; i < c.num_layers && ok; ++i) {
     const LayerWeights& w = d.layers[i];
     LayerOps& ops = layer_ops_[i];
@@ -211,7 +215,7 @@ Status Inference::forward(size_t T) {
       continue;
     }
     const AttentionLayer layer{i, w, ops.q, ops.out};
-    switch (c.norm_placement) {
+    switch (placement) {
       // The sublayers add into the residual stream themselves. With post-norm their input is
       // the stream: each reads it in full (Q, K, V; the first feed-forward layer) before the
       // last dense layer adds to it.
@@ -235,7 +239,7 @@ Status Inference::forward(size_t T) {
         break;
     }
   }
-  if (ok && c.norm_placement == NormPlacement::Reversible) {
+  if (ok && placement == NormPlacement::Reversible) {
     add_rows(buf_.residual, buf_.residual2, T, D);
     if (c.reversible_merge == ReversibleMerge::Mean)  // (y1 + y2) / 2, as reformer-pytorch
       kernels::scale_f32_hwy(buf_.residual, T * D, 0.5f, buf_.residual);

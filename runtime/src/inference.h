@@ -52,9 +52,17 @@ class Inference {
   size_t hidden_cols() const { return cfg_.dim; }
   size_t arena_bytes() const { return plan_.arena_bytes; }
   size_t packed_weight_bytes() const;  // weights this session holds itself (XNNPACK only)
-  const std::string& description() const { return description_; }
-  linfer_profile profile() const { return profile_; }
-  void reset_profile() { profile_ = linfer_profile{}; }
+  // The kernels and threads chosen (linfer_session_describe), made when first asked for: an
+  // application that never asks links none of it.
+  const std::string& description() const {
+    if (description_.empty()) description_ = describe();
+    return description_;
+  }
+  linfer_profile profile() const;
+  void reset_profile() {
+    for (auto& t : profile_time_) t = {};
+    profile_runs_ = 0;
+  }
 
   // ---- What the attention modules use (attention/attention_kind.h) ----
   const LoadedModel& model() const { return *model_; }
@@ -132,7 +140,7 @@ class Inference {
   Buffers buf_;
   std::vector<LayerOps> layer_ops_;
   DenseLayer head_dense_, head_out_;
-  std::string description_;
+  mutable std::string description_;
   const float* output_ = nullptr;
   size_t output_rows_ = 0, output_cols_ = 0, last_length_ = 0;
   // Token-by-token runs (kinds that keep a state, e.g. causal linear attention): tokens fed so
@@ -140,7 +148,14 @@ class Inference {
   // of starting over.
   size_t step_position_ = 0;
   bool stepping_ = false;
-  linfer_profile profile_{};
+  // The profile: time per op kind in clock ticks, made milliseconds when read (no double
+  // arithmetic per lap: a microcontroller has none in hardware), and the runs.
+  std::chrono::steady_clock::duration profile_time_[LINFER_OP_KIND_COUNT] = {};
+  uint64_t profile_runs_ = 0;
 };
+
+// The refusals of an input: its length outside [1, max_len], a token id outside the vocabulary.
+Status input_length_error(size_t length, size_t max_len);
+Status token_id_error(int32_t id, size_t position, uint32_t vocab_size);
 
 }  // namespace linfer::rt

@@ -10,6 +10,7 @@
 
 #include "attention/attention_kind.h"
 #include "linfer/types/aligned_alloc.h"
+#include "model_options.h"
 
 namespace linfer::rt {
 namespace {
@@ -25,6 +26,15 @@ kernels::DenseActivation dense_activation(Activation a) {
 }
 
 }  // namespace
+
+// (The run entry points' refusals: out of line here, compiled for size, not inlined into them.)
+Status input_length_error(size_t length, size_t max_len) {
+  return invalid_argument("input length " + decimal(length) + " is outside [1, " + decimal(max_len) + "]");
+}
+Status token_id_error(int32_t id, size_t position, uint32_t vocab_size) {
+  return invalid_argument("token id " + decimal(id) + " at position " + decimal(position) +
+                          " is outside the vocabulary [0, " + decimal(vocab_size) + ")");
+}
 
 Inference::~Inference() {
   layer_ops_.clear();  // operators before the pool they may use
@@ -64,8 +74,8 @@ Status Inference::prepare(const linfer_session_options& options) {
   uint8_t* base;
   if (options.arena) {
     if (options.arena_size < p.arena_bytes)
-      return {LINFER_ERROR_BUFFER_TOO_SMALL, "the arena is too small: " + std::to_string(options.arena_size) +
-                                                 " bytes given, " + std::to_string(p.arena_bytes) + " needed"};
+      return {LINFER_ERROR_BUFFER_TOO_SMALL, "the arena is too small: " + decimal(options.arena_size) +
+                                                 " bytes given, " + decimal(p.arena_bytes) + " needed"};
     base = static_cast<uint8_t*>(options.arena);
   } else {
     owned_arena_ = aligned_block(64, p.arena_bytes);
@@ -89,10 +99,10 @@ Status Inference::prepare(const linfer_session_options& options) {
   buf_.quantized = {arena.at<int8_t>(b.quantized_rows), p.q_stride, arena.at(b.quantized_scales)};
   attention_->bind(arena);
 
-  if (c.positions == PositionKind::Sinusoidal) {  // computed once, kept for every run
+  if (sinusoidal_positions(c)) {  // computed once, kept for every run
 #if LINFER_BARE_METAL  // (without libm's pow, sin and cos; Highway's Sin and Cos hold to 39,000)
     if (double(p.max_len) + c.position_offset > kernels::kSinusoidMaxPosition)
-      return unsupported("sinusoidal positions up to " + std::to_string(uint64_t(p.max_len) + c.position_offset) +
+      return unsupported("sinusoidal positions up to " + decimal(uint64_t(p.max_len) + c.position_offset) +
                          ": a bare-metal build computes them up to 39000; make the session's max_seq_len smaller");
     kernels::sinusoids_f32_hwy(buf_.sinusoids, p.max_len, c.dim, c.position_offset, c.sinusoidal_base);
 #else
@@ -109,7 +119,7 @@ Status Inference::prepare(const linfer_session_options& options) {
       workers_.xnn_pool = pthreadpool_create(p.threads);
       workers_.xnn_flags = p.yield_workers ? PTHREADPOOL_FLAG_YIELD_WORKERS : 0;
       if (!workers_.xnn_pool)  // (pthreadpool does not say whether memory or a thread failed)
-        return internal_error("could not create a pool of " + std::to_string(p.threads) + " threads");
+        return internal_error("could not create a pool of " + decimal(p.threads) + " threads");
     }
   }
 #endif
@@ -122,7 +132,6 @@ Status Inference::prepare(const linfer_session_options& options) {
   }
 #endif
   if (Status s = prepare_layers(); !s.ok()) return s;
-  description_ = describe();  // (a few hundred bytes: a failure reaches the C API's guard)
   return {};
 }
 
@@ -134,7 +143,7 @@ Status Inference::prepare_layers() {
                   kernels::DenseActivation act = kernels::DenseActivation::None, bool with_bias = true) {
     if (err.ok()) err = op.prepare(plan_, l.weight, group, with_bias ? l.bias : WeightView(), act, yield);
   };
-  err = allocating("the dense layers of " + std::to_string(c.num_layers) + " layers",
+  err = allocating("the dense layers of " + decimal(c.num_layers) + " layers",
                    uint64_t(c.num_layers) * sizeof(LayerOps), [&] { layer_ops_.resize(c.num_layers); });
   for (uint32_t i = 0; i < c.num_layers && err.ok(); ++i) {
     const LayerWeights& w = model_->desc.layers[i];
@@ -162,8 +171,8 @@ std::string Inference::describe() const {
            (plan_.xnnpack && t != size_t(DType::I8) ? "xnnpack_f32 (per-session packed copy)"
                                                     : plan_.dense_kernel[t]->name);
   s += std::string("; other kernels: highway ") + kernels::hwy_kernel_target(plan_.max_isa);
-  s += "; row pipeline: " + (plan_.row_pipeline ? "on, " + std::to_string(plan_.row_block) + " rows" : std::string("off"));
-  s += "; threads: " + std::to_string(plan_.threads) + (plan_.yield_workers ? " (yielding)" : "");
+  s += "; row pipeline: " + (plan_.row_pipeline ? "on, " + decimal(plan_.row_block) + " rows" : std::string("off"));
+  s += "; threads: " + decimal(plan_.threads) + (plan_.yield_workers ? " (yielding)" : "");
   return s;
 }
 

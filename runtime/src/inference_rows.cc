@@ -3,6 +3,7 @@
 
 #include "attention/attention_kind.h"
 #include "inference.h"
+#include "model_options.h"
 
 namespace linfer::rt {
 namespace {
@@ -19,7 +20,7 @@ const float* f32(const WeightView& w) { return static_cast<const float*>(w.data)
 bool Inference::layer_rows(size_t layer, const LayerWeights& w, LayerOps& ops, size_t T) {
   const EncoderConfig& c = cfg_;
   const size_t D = c.dim, HD = size_t(c.num_heads) * c.head_dim, F = c.ff_dim, B = plan_.row_block;
-  const NormPlacement placement = c.norm_placement;
+  const NormPlacement placement = norm_placement(c);
   // Attention input, and the residual streams the two sublayers add to.
   const float* in = buf_.residual;
   float* ff_residual = buf_.residual;

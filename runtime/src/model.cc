@@ -17,6 +17,7 @@
 #include "attention/attention_kind.h"
 #include "kernels.h"
 #include "linfer/types/aligned_alloc.h"
+#include "model_options.h"
 
 namespace linfer::rt {
 
@@ -50,6 +51,7 @@ Status finish_load(LoadedModel* m) {
   if (!err.empty()) return invalid_model(err);
   // A valid model of an attention kind this build left out (-DLINFER_ATTENTION_KINDS).
   if (Status s = attention_kind_built(m->desc.config.attention_kind); !s.ok()) return s;
+  if (Status s = model_options_built(m->desc); !s.ok()) return s;  // (-DLINFER_MODEL_OPTIONS)
   m->format_version = info.format_version;
 #if LINFER_TOKENIZERS  // (a build without them loads the model; linfer_tokenize refuses)
   if (m->desc.tokenizer.present) {
@@ -90,38 +92,10 @@ Status finish_load(LoadedModel* m) {
     if (!still_read.count(data)) release_pages(*m, data, n);
 #endif
 
-  bool any_f16 = false, any_i8 = false, any_f32 = false;
-  std::set<const void*> counted;
-  for_each_weight(m->desc, [&](const std::string& name, const WeightView& w) {
-    if (!w.present()) return;
-    m->parameter_count += w.elements();
-    if (counted.insert(w.data).second) m->weight_bytes += w.bytes();
-    if (is_dense_weight(name))
-      (w.dtype == DType::F16 ? any_f16 : w.dtype == DType::I8 ? any_i8 : any_f32) = true;
-  });
-  m->weight_dtype = int(any_f16) + int(any_i8) + int(any_f32) > 1 ? "mixed"
-                    : any_i8                                      ? "int8"
-                    : any_f16                                     ? "f16"
-                                                                  : "f32";
-
-  const size_t layers = m->desc.layers.size();
-  Status s = allocating("the convolution taps' list", layers * sizeof(std::vector<float>),
-                        [&] { m->conv_taps.resize(layers); });
-  if (!s.ok()) return s;
-  const size_t D = m->desc.config.dim;
-  for (size_t i = 0; i < layers; ++i) {
-    const WeightView& cw = m->desc.layers[i].conv_weight;  // f32 [dim, K]
-    if (!cw.present()) continue;
-    const size_t K = cw.shape[1];
-    const float* src = static_cast<const float*>(cw.data);
-    std::vector<float>& taps = m->conv_taps[i];
-    s = allocating("the convolution taps of layer " + std::to_string(i), uint64_t(K) * D * sizeof(float),
-                   [&] { taps.resize(K * D); });
-    if (!s.ok()) return s;
-    for (size_t ch = 0; ch < D; ++ch)
-      for (size_t j = 0; j < K; ++j) taps[j * D + ch] = src[ch * K + j];
-    m->weight_bytes += taps.size() * sizeof(float);
-  }
+  // What the kind's module makes of the model once, for every session (GiveTake's convolution taps).
+  const AttentionKindInfo& kind = *attention_kind_info(m->desc.config.attention_kind);  // (built: above)
+  if (kind.prepare_model)
+    if (Status s = kind.prepare_model(*m); !s.ok()) return s;
   return {};
 }
 
@@ -156,7 +130,7 @@ Result<std::unique_ptr<LoadedModel>> load_model_file(const std::string& path) {
   }
   if (size_t(st.st_size) < 8) {
     close(fd);
-    return invalid_model("file is too small to be a linfer model (" + std::to_string(st.st_size) +
+    return invalid_model("file is too small to be a linfer model (" + decimal(st.st_size) +
                          " bytes)");
   }
   std::unique_ptr<LoadedModel> m(new (std::nothrow) LoadedModel());
@@ -193,14 +167,33 @@ Result<std::unique_ptr<LoadedModel>> load_model_in_place(const void* data, size_
   if (!data) return invalid_argument("model data is null");
   // The format's weights are 64-byte aligned within the file: in place, the file must be too.
   if (uintptr_t(data) % kDataAlignment != 0)
-    return invalid_argument("model data at " + std::to_string(uintptr_t(data)) + " is not " +
-                            std::to_string(kDataAlignment) + "-byte aligned (needed to read it in place)");
+    return invalid_argument("model data at " + decimal(uintptr_t(data)) + " is not " +
+                            decimal(kDataAlignment) + "-byte aligned (needed to read it in place)");
   std::unique_ptr<LoadedModel> m(new (std::nothrow) LoadedModel());
   if (!m) return out_of_memory("a model", sizeof(LoadedModel));
   m->in_place = static_cast<const uint8_t*>(data);
   m->size = size;
   if (Status s = finish_load(m.get()); !s.ok()) return s;
   return m;
+}
+
+WeightCounts count_weights(const LoadedModel& m) {
+  WeightCounts n;
+  bool any_f16 = false, any_i8 = false, any_f32 = false;
+  std::set<const void*> counted;  // (a tied embedding's bytes once)
+  for_each_weight(m.desc, [&](const std::string& name, const WeightView& w) {
+    if (!w.present()) return;
+    n.parameters += w.elements();
+    if (counted.insert(w.data).second) n.bytes += w.bytes();
+    if (is_dense_weight(name))
+      (w.dtype == DType::F16 ? any_f16 : w.dtype == DType::I8 ? any_i8 : any_f32) = true;
+  });
+  for (const std::vector<float>& taps : m.conv_taps) n.bytes += taps.size() * sizeof(float);
+  n.dense_dtype = int(any_f16) + int(any_i8) + int(any_f32) > 1 ? "mixed"
+                  : any_i8                                      ? "int8"
+                  : any_f16                                     ? "f16"
+                                                                : "f32";
+  return n;
 }
 
 }  // namespace linfer::rt

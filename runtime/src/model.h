@@ -44,11 +44,17 @@ struct LoadedModel {
   // channels (empty where a layer has none).
   std::vector<std::vector<float>> conv_taps;
 
-  uint64_t parameter_count = 0;
-  uint64_t weight_bytes = 0;  // bytes of the weights as held: in the file (read in place) or packed
-  std::string weight_dtype;   // "f32", "f16", "int8" or "mixed": the dtype of the dense weights
   std::unique_ptr<Tokenizer> tokenizer;  // when the file carries one
 };
+
+// What linfer_model_get_info reports of the weights, counted when asked (an application that
+// never asks links none of it).
+struct WeightCounts {
+  uint64_t parameters = 0;
+  uint64_t bytes = 0;  // of the weights as held: in the file (read in place) or packed, and GiveTake's taps
+  const char* dense_dtype = "f32";  // "f32", "f16", "int8" or "mixed": the dtype of the dense weights
+};
+WeightCounts count_weights(const LoadedModel& m);
 
 // The loaded model, or LINFER_ERROR_IO (the file), LINFER_ERROR_INVALID_MODEL (its contents),
 // LINFER_ERROR_OUT_OF_MEMORY or LINFER_ERROR_INVALID_ARGUMENT with the message of what failed.

@@ -14,6 +14,7 @@
 #include "arena_plan.h"
 #include "attention/attention_kind.h"
 #include "dense_layer.h"
+#include "model_options.h"
 
 namespace linfer::rt {
 namespace {
@@ -31,23 +32,23 @@ int raw_value(const Enum& field) {
 // A message, or "" when the options are in range.
 std::string options_out_of_range(const EncoderConfig& c, const linfer_session_options& o) {
   if (o.max_seq_len > c.max_seq_len)
-    return "max_seq_len " + std::to_string(o.max_seq_len) + " exceeds the model's n = " +
-           std::to_string(c.max_seq_len);
-  if (o.num_threads > 256) return "num_threads " + std::to_string(o.num_threads) + " exceeds 256";
+    return "max_seq_len " + decimal(o.max_seq_len) + " exceeds the model's n = " +
+           decimal(c.max_seq_len);
+  if (o.num_threads > 256) return "num_threads " + decimal(o.num_threads) + " exceeds 256";
   if (o.arena && o.arena_size == 0) return "an arena pointer was given with arena_size 0";
   const int dense_path = raw_value(o.dense_path), row_pipeline = raw_value(o.row_pipeline);
   const int thread_wait = raw_value(o.thread_wait), max_isa = raw_value(o.max_isa);
   if (dense_path != LINFER_DENSE_AUTO && dense_path != LINFER_DENSE_XNNPACK)
-    return "dense_path " + std::to_string(dense_path) + " is not a linfer_dense_path";
+    return "dense_path " + decimal(dense_path) + " is not a linfer_dense_path";
   if (row_pipeline != LINFER_PIPELINE_AUTO && row_pipeline != LINFER_PIPELINE_OFF &&
       row_pipeline != LINFER_PIPELINE_ON)
-    return "row_pipeline " + std::to_string(row_pipeline) + " is not a linfer_row_pipeline";
+    return "row_pipeline " + decimal(row_pipeline) + " is not a linfer_row_pipeline";
   if (thread_wait != LINFER_WAIT_AUTO && thread_wait != LINFER_WAIT_SPIN && thread_wait != LINFER_WAIT_YIELD)
-    return "thread_wait " + std::to_string(thread_wait) + " is not a linfer_thread_wait";
+    return "thread_wait " + decimal(thread_wait) + " is not a linfer_thread_wait";
   if (o.pipeline_block_rows > 4096)
-    return "pipeline_block_rows " + std::to_string(o.pipeline_block_rows) + " exceeds 4096";
+    return "pipeline_block_rows " + decimal(o.pipeline_block_rows) + " exceeds 4096";
   if (max_isa < int(LINFER_ISA_AUTO) || max_isa > int(LINFER_ISA_ARM_NEON_I8MM))
-    return "max_isa " + std::to_string(max_isa) + " is not a linfer_isa";
+    return "max_isa " + decimal(max_isa) + " is not a linfer_isa";
   return "";
 }
 
@@ -58,9 +59,15 @@ std::string left_out_of_build(const linfer_session_options& o) {
     return "dense_path LINFER_DENSE_XNNPACK: this build has no XNNPACK (configure with "
            "-DLINFER_WITH_XNNPACK=ON)";
 #endif
+#if LINFER_BARE_METAL
+  // (The kernels' list has the core's own only: kernels/dense/dense_select.cc.)
+  if (raw_value(o.max_isa) != LINFER_ISA_AUTO)
+    return "max_isa " + decimal(raw_value(o.max_isa)) +
+           ": a bare-metal build has its core's kernels only; leave it LINFER_ISA_AUTO";
+#endif
 #if !LINFER_THREADS
   if (o.num_threads > 1)
-    return "num_threads " + std::to_string(o.num_threads) +
+    return "num_threads " + decimal(o.num_threads) +
            ": this build runs on the calling thread only (configure with -DLINFER_THREADS=ON)";
 #endif
   (void)o;
@@ -178,7 +185,7 @@ Result<ExecutionPlan> make_execution_plan(const LoadedModel& model, const linfer
   ArenaLayout& arena = p->arena;
   SessionBuffers& b = p->buffers;
   b.residual = arena.floats(R * D, kStepEmbed, kStepHead);
-  if (c.norm_placement == NormPlacement::Reversible) b.residual2 = arena.floats(R * D, kStepEmbed, kStepFeedForward);
+  if (norm_placement(c) == NormPlacement::Reversible) b.residual2 = arena.floats(R * D, kStepEmbed, kStepFeedForward);
   b.normed = arena.floats(R * D, kStepEmbed, kStepHead);
   if (!p->row_pipeline) {  // (the row pipeline has per-thread blocks of rows instead, below)
     // The sublayer's output before its residual add (XNNPACK has no accumulate; GiveTake's
@@ -191,7 +198,7 @@ Result<ExecutionPlan> make_execution_plan(const LoadedModel& model, const linfer
   AttentionPlanning planning{model, o, *p, arena};
   if (Status st = attention.plan(planning); !st.ok()) return st;
   // Sinusoidal positions are computed once at creation and kept for every run.
-  if (c.positions == PositionKind::Sinusoidal) b.sinusoids = arena.floats(T * D, kStepEmbed, kStepHead);
+  if (sinusoidal_positions(c)) b.sinusoids = arena.floats(T * D, kStepEmbed, kStepHead);
   if (c.head == HeadKind::Classifier) {
     b.pooled = arena.floats(D, kStepHead, kStepHead);
     b.pooled_dense = arena.floats(D, kStepHead, kStepHead);
@@ -217,8 +224,8 @@ Result<ExecutionPlan> make_execution_plan(const LoadedModel& model, const linfer
   // Planned in 64 bits, used as size_t: a 32-bit build must refuse what it cannot address, or
   // posix_memalign would get the size cut short and run() would write past the arena.
   if (p->arena_bytes > uint64_t(PTRDIFF_MAX))
-    return Status(LINFER_ERROR_OUT_OF_MEMORY, "the arena would need " + std::to_string(p->arena_bytes) +
-                                                  " bytes, more than a " + std::to_string(8 * sizeof(void*)) +
+    return Status(LINFER_ERROR_OUT_OF_MEMORY, "the arena would need " + decimal(p->arena_bytes) +
+                                                  " bytes, more than a " + decimal(8 * sizeof(void*)) +
                                                   "-bit process can address");
   return plan;
 }

@@ -33,15 +33,15 @@ ThreadPool::~ThreadPool() {
 
 Status ThreadPool::start(size_t threads, bool yield) {
   yield_ = yield;
-  Status s = allocating("a pool of " + std::to_string(threads) + " threads",
+  Status s = allocating("a pool of " + decimal(threads) + " threads",
                         (threads - 1) * sizeof(std::thread), [&] { workers_.reserve(threads - 1); });
   if (!s.ok()) return s;
   try {
     for (size_t i = 0; i + 1 < threads; ++i) workers_.emplace_back(&ThreadPool::work, this, i);
   } catch (const std::system_error& e) {
-    return internal_error("could not start a thread of a pool of " + std::to_string(threads) + ": " + e.what());
+    return internal_error("could not start a thread of a pool of " + decimal(threads) + ": " + e.what());
   } catch (const std::bad_alloc&) {  // a thread's own state
-    return {LINFER_ERROR_OUT_OF_MEMORY, "out of memory starting a thread of a pool of " + std::to_string(threads)};
+    return {LINFER_ERROR_OUT_OF_MEMORY, "out of memory starting a thread of a pool of " + decimal(threads)};
   }
   return {};
 }

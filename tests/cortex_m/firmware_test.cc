@@ -5,18 +5,20 @@
 // (test_kernels does not run on a microcontroller). Ends with "N passed, 0 failed" (exit code 0) or the failures.
 //
 // With the semihosting command line "bench K" it only loads the model and runs the first input K
-// times (instruction counts per inference: the difference of two such runs, scripts/test-cortex-m.sh);
-// "bench K generic" the same on the portable int8 kernel.
+// times (instruction counts per inference: the difference of two such runs, scripts/test-cortex-m.sh).
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <initializer_list>
+#include <memory>
 
 #include "kernels.h"
+#include "linfer/format/lfm.h"
 #include "linfer/format/panel.h"
 #include "linfer/linfer.h"
+#include "model_options.h"
 
 extern "C" {
 extern const uint8_t linfer_cm_model[], linfer_cm_model_end[];
@@ -221,6 +223,7 @@ bool matches(const DenseKernel& kernel, size_t rows, size_t out, size_t in) {
                                      {DenseActivation::None, true},     {DenseActivation::Relu, true}};
   for (const bool with_bias : {true, false})
     for (const DenseEpilogue e : epilogues) {
+      if (e.activation == DenseActivation::GeluTanh && !LINFER_OPTION_GELU_TANH) continue;  // (left out)
       const DenseWeights w{DType::I8, in, out, g_panels, g_scales, g_sums, with_bias ? g_bias : nullptr};
       std::memcpy(g_want, g_y0, sizeof g_y0);
       std::memcpy(g_got, g_y0, sizeof g_y0);
@@ -279,12 +282,50 @@ void check_sinusoids() {
   }
 }
 
-int bench(int runs, bool generic) {
+// The model options this build leaves out (-DLINFER_MODEL_OPTIONS; the Cortex-M build: all of
+// them): the shipped model's description with one option changed each time must be refused
+// with LINFER_ERROR_UNSUPPORTED naming the option, and accepted where the option is built.
+void check_model_options() {
+  using namespace linfer;
+  // (On the heap, after the model is freed: the stack and heap figures stay the runtime's.)
+  std::unique_ptr<EncoderDescription> d(new EncoderDescription), changed(new EncoderDescription);
+  LfmInfo info;
+  const std::string err = parse_lfm(linfer_cm_model, size_t(linfer_cm_model_end - linfer_cm_model), d.get(), &info);
+  check(err.empty() && rt::model_options_built(*d).ok(), "model options: the shipped model needs none left out");
+  if (!err.empty()) return;
+  struct Case {
+    const char* option;
+    bool built;
+    void (*change)(EncoderDescription&);
+  };
+  const Case cases[] = {
+      {"float_projections", rt::kFloatProjectionsBuilt, [](EncoderDescription& e) { e.layers[1].proj_k.dtype = DType::F16; }},
+      {"per_head_projections", rt::kPerHeadProjectionsBuilt,
+       [](EncoderDescription& e) { e.config.projection_sharing = ProjectionSharing::None; }},
+      {"sinusoidal", rt::kSinusoidalBuilt, [](EncoderDescription& e) { e.config.positions = PositionKind::Sinusoidal; }},
+      {"rotary", rt::kRotaryBuilt, [](EncoderDescription& e) { e.config.rotary = Rotary::AdjacentPairs; }},
+      {"post_norm", rt::kPostNormBuilt, [](EncoderDescription& e) { e.config.norm_placement = NormPlacement::Post; }},
+      {"reversible", rt::kReversibleBuilt,
+       [](EncoderDescription& e) { e.config.norm_placement = NormPlacement::Reversible; }},
+      {"gelu_tanh", rt::kGeluTanhBuilt, [](EncoderDescription& e) { e.config.activation = Activation::GeluTanh; }},
+      {"tanh", rt::kTanhBuilt, [](EncoderDescription& e) { e.config.activation = Activation::Tanh; }},
+      // (A classifier head with a dense layer: tanh after it, the config's default.)
+      {"tanh", rt::kTanhBuilt, [](EncoderDescription& e) { e.head.dense.weight.shape = {64, 64}; }}};
+  for (const Case& c : cases) {
+    *changed = *d;
+    c.change(*changed);
+    const rt::Status s = rt::model_options_built(*changed);
+    const bool ok = c.built ? s.ok() : s.code() == LINFER_ERROR_UNSUPPORTED && std::strstr(s.message().c_str(), c.option);
+    if (g_verbose || !ok) std::printf("model option %s: %s\n", c.option, s.ok() ? "built" : s.message().c_str());
+    check(ok, "model options: a model needing one left out is refused, naming it");
+  }
+}
+
+int bench(int runs) {
   linfer_model* m = nullptr;
   if (linfer_model_load_in_place(linfer_cm_model, size_t(linfer_cm_model_end - linfer_cm_model), &m) != LINFER_OK)
     return std::printf("bench: %s\n", linfer_last_error()), 1;
   linfer_session_options o = session_options(g_arena, sizeof g_arena);
-  if (generic) o.max_isa = LINFER_ISA_GENERIC;  // the portable int8 kernel instead of SMLAD
   linfer_session* s = nullptr;
   if (linfer_session_create(m, &o, &s) != LINFER_OK) return std::printf("bench: %s\n", linfer_last_error()), 1;
   Cases cases;
@@ -308,7 +349,7 @@ int main() {
   std::setvbuf(stdout, nullptr, _IONBF, 0);  // semihosting is no terminal: newlib would buffer it all
   const char* cmdline = linfer_cm_cmdline();
   if (std::strncmp(cmdline, "bench ", 6) == 0)
-    return bench(std::atoi(cmdline + 6), std::strstr(cmdline, "generic") != nullptr);
+    return bench(std::atoi(cmdline + 6));
   g_verbose = std::strcmp(cmdline, "verbose") == 0;
 
   const size_t model_size = size_t(linfer_cm_model_end - linfer_cm_model);
@@ -376,6 +417,11 @@ int main() {
   linfer_session_options too_small = session_options(g_arena, arena_needed - 64 - 1);
   check(linfer_session_create(model, &too_small, &small) == LINFER_ERROR_BUFFER_TOO_SMALL && !small,
         "an arena smaller than the model needs");
+  linfer_session_options capped = options;
+  capped.max_isa = LINFER_ISA_GENERIC;  // (the portable kernels are not linked)
+  check(linfer_session_create(model, &capped, &small) == LINFER_ERROR_UNSUPPORTED && !small &&
+            std::strstr(linfer_last_error(), "max_isa"),
+        "an instruction-set cap (a bare-metal build has its core's kernels only)");
   linfer_model* none = nullptr;
   check(linfer_model_load("model.lfm", &none) == LINFER_ERROR_UNSUPPORTED && !none,
         "loading a file without a file system");
@@ -428,6 +474,7 @@ int main() {
 
   linfer_session_free(session);
   linfer_model_free(model);
+  check_model_options();
   std::printf("memory: arena %u bytes (static), heap %u of %u bytes at most, stack %u bytes at most\n",
               unsigned(arena_needed), unsigned(linfer_cm_heap_used()), unsigned(linfer_cm_heap_size()),
               unsigned(stack_used()));

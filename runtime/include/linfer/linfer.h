@@ -93,7 +93,8 @@ typedef enum linfer_thread_wait {
 
 /* Instruction sets of the kernels, for a cap (linfer_session_options.max_isa): tests and
  * comparisons run lower targets on a CPU that has higher ones. The cap holds for the dense-layer
- * kernels and for the Highway kernels (norms, attention, compression) of the session's runs. */
+ * kernels and for the Highway kernels (norms, attention, compression) of the session's runs. A
+ * bare-metal build has its core's kernels only and takes LINFER_ISA_AUTO alone (docs/microcontrollers.md). */
 typedef enum linfer_isa {
   LINFER_ISA_AUTO = 0,          /* the best this CPU has */
   LINFER_ISA_GENERIC = 1,       /* portable C++ */

@@ -104,6 +104,8 @@ struct AttentionKindInfo {
   // Floating-point operations of one layer's attention over T tokens beyond Q, the output
   // projection and the feed-forward (a multiply-add counts 2), as the module computes it.
   uint64_t (*layer_flops)(const EncoderConfig& c, uint64_t T);
+  // What the module makes of a model at load, for every session (null: nothing).
+  Status (*prepare_model)(LoadedModel& m);
 };
 // The kind's entry, or null when this build has no module for it (-DLINFER_ATTENTION_KINDS).
 const AttentionKindInfo* attention_kind_info(AttentionKind kind);

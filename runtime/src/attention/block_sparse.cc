@@ -121,6 +121,6 @@ uint64_t layer_flops(const EncoderConfig& c, uint64_t T) {
 
 const AttentionKindInfo kBlockSparseAttention = {
     AttentionKind::BlockSparse, [] { return std::unique_ptr<AttentionModule>(new BlockSparseAttention()); },
-    layer_flops};
+    layer_flops, nullptr};
 
 }  // namespace linfer::rt

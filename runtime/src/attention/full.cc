@@ -20,6 +20,6 @@ uint64_t layer_flops(const EncoderConfig& c, uint64_t T) {
 }  // namespace
 
 const AttentionKindInfo kFullAttention = {
-    AttentionKind::FullSoftmax, [] { return std::unique_ptr<AttentionModule>(new FullAttention()); }, layer_flops};
+    AttentionKind::FullSoftmax, [] { return std::unique_ptr<AttentionModule>(new FullAttention()); }, layer_flops, nullptr};
 
 }  // namespace linfer::rt

@@ -92,7 +92,30 @@ uint64_t layer_flops(const EncoderConfig& c, uint64_t T) {
 
 }  // namespace
 
+// The convolutions' taps per layer transposed to [K x dim] (LoadedModel::conv_taps), at load.
+Status prepare_conv_taps(LoadedModel& m) {
+  const size_t layers = m.desc.layers.size();
+  Status s = allocating("the convolution taps' list", layers * sizeof(std::vector<float>),
+                        [&] { m.conv_taps.resize(layers); });
+  if (!s.ok()) return s;
+  const size_t D = m.desc.config.dim;
+  for (size_t i = 0; i < layers; ++i) {
+    const WeightView& cw = m.desc.layers[i].conv_weight;  // f32 [dim, K]
+    if (!cw.present()) continue;
+    const size_t K = cw.shape[1];
+    const float* src = static_cast<const float*>(cw.data);
+    std::vector<float>& taps = m.conv_taps[i];
+    s = allocating("the convolution taps of layer " + decimal(i), uint64_t(K) * D * sizeof(float),
+                   [&] { taps.resize(K * D); });
+    if (!s.ok()) return s;
+    for (size_t ch = 0; ch < D; ++ch)
+      for (size_t j = 0; j < K; ++j) taps[j * D + ch] = src[ch * K + j];
+  }
+  return {};
+}
+
 const AttentionKindInfo kGiveTakeAttention = {
-    AttentionKind::GiveTake, [] { return std::unique_ptr<AttentionModule>(new GiveTakeAttention()); }, layer_flops};
+    AttentionKind::GiveTake, [] { return std::unique_ptr<AttentionModule>(new GiveTakeAttention()); }, layer_flops,
+    prepare_conv_taps};
 
 }  // namespace linfer::rt

@@ -38,6 +38,6 @@ uint64_t layer_flops(const EncoderConfig& c, uint64_t T) {
 }  // namespace
 
 const AttentionKindInfo kLinearAttention = {
-    AttentionKind::LinearElu, [] { return std::unique_ptr<AttentionModule>(new LinearAttention()); }, layer_flops};
+    AttentionKind::LinearElu, [] { return std::unique_ptr<AttentionModule>(new LinearAttention()); }, layer_flops, nullptr};
 
 }  // namespace linfer::rt

@@ -8,21 +8,13 @@
 #include <cmath>
 
 #include "attention/softmax_attention.h"
+#include "model_options.h"
 #include "weight_rows.h"
 
 namespace linfer::rt {
 namespace {
 
 uint64_t align64(uint64_t bytes) { return (bytes + 63) / 64 * 64; }
-
-// Whether any projection E / F has this dtype.
-bool projections_of(const EncoderDescription& d, DType dtype) {
-  bool any = d.shared_proj.present() && d.shared_proj.dtype == dtype;
-  for (const LayerWeights& l : d.layers)
-    for (const WeightView* w : {&l.proj_k, &l.proj_v})
-      any = any || (w->present() && w->dtype == dtype);
-  return any;
-}
 
 class LinformerAttention final : public SoftmaxAttention {
  public:
@@ -76,6 +68,8 @@ class LinformerAttention final : public SoftmaxAttention {
   // E / F are int8: the compression runs on the int8 dense kernel, E's rows as its input (in its
   // form, comp_q_stride_ bytes apart) and X's columns quantized into panels as its weights.
   bool int8_compression_ = false;
+  // The f32 paths (the f32 compression, the f32 attention kernel) where the build has them.
+  bool float_path() const { return kFloatProjectionsBuilt && !int8_compression_; }
   size_t comp_q_stride_ = 0;
   // In the same models the attention's products Q K'^T and P V' run on the int8 kernel too: K'^T
   // and V' of each distinct head packed per run as int8 weights (head_panels_: per head K'^T's
@@ -111,14 +105,11 @@ Status LinformerAttention::plan(AttentionPlanning& ap) {
   const EncoderConfig& c = d.config;
   ExecutionPlan* const p = &ap.plan;
   head_dim_ = c.head_dim;
-  per_head_ = c.projection_groups() > 1;
+  per_head_ = projection_groups(c) > 1;
   // int8 projections compress on the int8 kernel when they all are int8 (a file from the
-  // converter); a file that mixes dtypes widens its f16 and int8 ones.
-  const bool int8_proj = projections_of(d, DType::I8), f16_proj = projections_of(d, DType::F16);
-  // (Up to 65,536 positions: the x86 kernels' int32 sums of (q + 128) * w stay below 2^31.)
-  int8_compression_ = int8_proj && !f16_proj && !projections_of(d, DType::F32) && p->max_len <= 65536 &&
-                      kernels::dense_dtype_built(DType::I8);  // (LINFER_DTYPES)
-  widen_projections_ = f16_proj || (int8_proj && !int8_compression_);
+  // converter); f32 ones are read as they are, f16 and a mix of dtypes widened (float_projections).
+  int8_compression_ = !kFloatProjectionsBuilt || int8_compression(d, p->max_len);
+  widen_projections_ = !int8_compression_ && (projections_of(d, DType::F16) || projections_of(d, DType::I8));
   if (int8_compression_) {
     if (!p->dense_kernel[size_t(DType::I8)])
       p->dense_kernel[size_t(DType::I8)] = &kernels::select_dense_kernel(DType::I8, p->max_isa);
@@ -142,7 +133,7 @@ Status LinformerAttention::plan(AttentionPlanning& ap) {
 
   // Buffers: the compressed input per group (E X, F X), K' and V' (k rows per distinct head),
   // the row sums, and the paths' own.
-  const uint64_t D = c.dim, k = c.proj_len, G = c.projection_groups(), S = G == 1 ? c.kv_heads : c.num_heads,
+  const uint64_t D = c.dim, k = c.proj_len, G = projection_groups(c), S = G == 1 ? c.kv_heads : c.num_heads,
                  threads = p->threads;
   // Columns of the compressed rows: D, or with the projection first (G = 1) the K/V width.
   const uint64_t cols = std::max<uint64_t>(D, uint64_t(c.kv_heads) * c.head_dim);
@@ -220,7 +211,7 @@ void LinformerAttention::compress_int8(const Inference& s, const WeightView* con
                                        const float* in, size_t D, size_t T, float* const comp[2],
                                        float* const rowsum[2]) {
   const EncoderConfig& c = s.config();
-  const size_t rows = c.projection_groups() * c.proj_len, stride = comp_q_stride_;
+  const size_t rows = projection_groups(c) * c.proj_len, stride = comp_q_stride_;
   const kernels::DenseKernel& kernel = *int8_kernel_;
   const size_t panels = panel_count(uint32_t(D)), row_items = (projections * rows + 15) / 16;
   auto prepare = [&](size_t item) {
@@ -270,8 +261,8 @@ KvCosts kv_costs(const EncoderConfig& c, uint64_t T) {
 bool LinformerAttention::projects_first(const Inference& s, size_t T) const {
   const EncoderConfig& c = s.config();
   const KvCosts cost = kv_costs(c, T);
-  return cost.projection_first < cost.compression_first && c.projection_groups() == 1 &&
-         (c.has_separate_proj_v() || !int8_compression_);
+  return cost.projection_first < cost.compression_first && projection_groups(c) == 1 &&
+         (c.has_separate_proj_v() || float_path());
 }
 
 // K' = E (X W_k^T) and V' = F (X W_v^T) on an input of T < k rows (the biases after, as with
@@ -291,7 +282,7 @@ bool LinformerAttention::project_then_compress(Inference& s, const AttentionLaye
     if (!s.run_dense(kv == 0 ? ops.k[0] : ops.v[0], T, in, projected[kv])) return false;
     float* const sums = need_sum[kv] ? row_sums_ + (separate_v ? kv * k : 0) : nullptr;
     const auto t = s.now();
-    if (int8_compression_) {
+    if (!float_path()) {
       const WeightView* const E[2] = {proj[kv], nullptr};
       float* const comp[2] = {projected[kv], nullptr};
       float* const rowsum[2] = {sums, nullptr};
@@ -303,7 +294,7 @@ bool LinformerAttention::project_then_compress(Inference& s, const AttentionLaye
     }
     s.lap(LINFER_OP_COMPRESS, t);
   }
-  if (int8_compression_)
+  if (!float_path())
     for (int kv = 0; kv < 2; ++kv) std::copy(projected[kv], projected[kv] + k * KV, dst[kv]);
   return true;
 }
@@ -314,7 +305,7 @@ bool LinformerAttention::linformer_kv(Inference& s, const AttentionLayer& layer,
   const LayerWeights& w = layer.w;
   const KvLayers& ops = kv_[layer.index];
   const size_t D = c.dim, H = c.num_heads, dh = c.head_dim, kvh = c.kv_heads, k = c.proj_len,
-               G = c.projection_groups();
+               G = projection_groups(c);
   const bool per_head = G > 1;
 
   const bool layerwise = c.projection_sharing == ProjectionSharing::Layerwise;
@@ -341,7 +332,7 @@ bool LinformerAttention::linformer_kv(Inference& s, const AttentionLayer& layer,
     // E's rows, then F's when separate, as one range split across threads (one parallel region).
     // Row r of group g is row (g*k + r) of the stacked [G*k x n] projection.
     const auto t = s.now();
-    if (int8_compression_) {
+    if (!float_path()) {
       float* const comp[2] = {compressed_k_, compressed_v_};
       float* const sums[2] = {need_sum[0] ? row_sums_ : nullptr, need_sum[1] ? row_sums_ + rows : nullptr};
       compress_int8(s, proj, separate_v ? 2 : 1, in, D, T, comp, sums);
@@ -419,7 +410,7 @@ LinformerAttention::HeadInt8 LinformerAttention::head_int8(size_t s) const {
 // channel's values over the keys are a column) of head s as int8 weights, one scale per key and
 // per channel.
 void LinformerAttention::head_keys_ready(size_t s, size_t keys, const float* v, size_t v_stride) {
-  if (!int8_attention_) return;
+  if (float_path()) return;
   const size_t dh = head_dim_;
   const HeadInt8 h = head_int8(s);
   kernels::pack_columns_int8_hwy(keys_t_ + s * dh * keys, keys, dh, keys, 0, keys, h.k_panels, h.k_scales, h.k_sums);
@@ -428,7 +419,7 @@ void LinformerAttention::head_keys_ready(size_t s, size_t keys, const float* v, 
 
 void LinformerAttention::attention_rows(Inference& s, size_t h, size_t keys, const float* q, float* o, size_t rows,
                                         size_t chunk, KeyWindow window, size_t first_row) {
-  if (!int8_attention_) {
+  if (float_path()) {
     SoftmaxAttention::attention_rows(s, h, keys, q, o, rows, chunk, window, first_row);
     return;
   }
@@ -456,7 +447,7 @@ void LinformerAttention::attention_rows(Inference& s, size_t h, size_t keys, con
 }
 
 uint64_t layer_flops(const EncoderConfig& c, uint64_t T) {
-  const uint64_t D = c.dim, HD = uint64_t(c.num_heads) * c.head_dim, k = c.proj_len, G = c.projection_groups(),
+  const uint64_t D = c.dim, HD = uint64_t(c.num_heads) * c.head_dim, k = c.proj_len, G = projection_groups(c),
                  KV = uint64_t(c.kv_heads) * c.head_dim;
   const uint64_t kv_width = G == 1 ? KV : HD;
   uint64_t flops = 2 * G * k * T * D * (c.has_separate_proj_v() ? 2 : 1);  // E X (and F X)
@@ -474,6 +465,6 @@ uint64_t layer_flops(const EncoderConfig& c, uint64_t T) {
 
 const AttentionKindInfo kLinformerAttention = {
     AttentionKind::Linformer, [] { return std::unique_ptr<AttentionModule>(new LinformerAttention()); },
-    layer_flops};
+    layer_flops, nullptr};
 
 }  // namespace linfer::rt

@@ -254,6 +254,6 @@ uint64_t layer_flops(const EncoderConfig& c, uint64_t T) {
 }  // namespace
 
 const AttentionKindInfo kLshAttention = {
-    AttentionKind::Lsh, [] { return std::unique_ptr<AttentionModule>(new LshAttention()); }, layer_flops};
+    AttentionKind::Lsh, [] { return std::unique_ptr<AttentionModule>(new LshAttention()); }, layer_flops, nullptr};
 
 }  // namespace linfer::rt

@@ -61,6 +61,6 @@ uint64_t layer_flops(const EncoderConfig& c, uint64_t T) {
 
 const AttentionKindInfo kPerformerAttention = {
     AttentionKind::Performer, [] { return std::unique_ptr<AttentionModule>(new PerformerAttention()); },
-    layer_flops};
+    layer_flops, nullptr};
 
 }  // namespace linfer::rt

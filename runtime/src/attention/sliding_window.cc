@@ -39,7 +39,7 @@ Status SlidingWindowAttention::prepare_layers(const Inference& s) {
   Status err = prepare_kv_layers(s, true, true);
   const EncoderConfig& c = s.config();
   if (err.ok())
-    err = allocating("the global projections of " + std::to_string(c.num_layers) + " layers",
+    err = allocating("the global projections of " + decimal(c.num_layers) + " layers",
                      uint64_t(c.num_layers) * sizeof(GlobalLayers), [&] { global_.resize(c.num_layers); });
   const ExecutionPlan& plan = s.plan();
   for (uint32_t i = 0; i < c.num_layers && err.ok(); ++i) {
@@ -95,6 +95,6 @@ uint64_t layer_flops(const EncoderConfig& c, uint64_t T) {
 
 const AttentionKindInfo kSlidingWindowAttention = {
     AttentionKind::SlidingWindow,
-    [] { return std::unique_ptr<AttentionModule>(new SlidingWindowAttention()); }, layer_flops};
+    [] { return std::unique_ptr<AttentionModule>(new SlidingWindowAttention()); }, layer_flops, nullptr};
 
 }  // namespace linfer::rt

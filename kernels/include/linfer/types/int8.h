@@ -18,15 +18,23 @@ inline int8_t quantize_int8(float x, float inv) {
   return v >= 127.0f ? 127 : v <= -127.0f ? -127 : v == v ? int8_t(v) : 0;
 }
 
+// The scale of n values x[0], x[stride], ... (NaNs skipped), and in *inv the inverse that
+// quantize_int8 takes for them.
+inline float int8_row_scale(const float* x, size_t n, size_t stride, float* inv) {
+  float amax = 0.0f;
+  for (size_t i = 0; i < n; ++i) amax = std::fabs(x[i * stride]) > amax ? std::fabs(x[i * stride]) : amax;
+  const float scale = amax / 127.0f;
+  *inv = amax > 0.0f ? 1.0f / scale : 0.0f;
+  return amax > 0.0f ? scale : 0.0f;
+}
+
 // Quantizes n values into q and returns their scale. Non-finite values give q = 0 (no undefined
 // float-to-integer conversion).
 inline float quantize_row_int8(const float* x, size_t n, int8_t* q) {
-  float amax = 0.0f;
-  for (size_t i = 0; i < n; ++i) amax = std::fabs(x[i]) > amax ? std::fabs(x[i]) : amax;
-  const float scale = amax / 127.0f;
-  const float inv = amax > 0.0f ? 1.0f / scale : 0.0f;
+  float inv;
+  const float scale = int8_row_scale(x, n, 1, &inv);
   for (size_t i = 0; i < n; ++i) q[i] = quantize_int8(x[i], inv);
-  return amax > 0.0f ? scale : 0.0f;
+  return scale;
 }
 
 }  // namespace linfer
