@@ -7,6 +7,7 @@
 
 #include "linfer/types/aligned_alloc.h"
 #include "linfer_generated.h"
+#include "message.h"
 
 namespace linfer {
 namespace {
@@ -201,137 +202,122 @@ std::string write_lfm(const EncoderDescription& d, const std::string& producer,
 
 namespace {
 
+// The name of the slot `view` is (the reader's messages name their tensor only when one fails).
+std::string slot_name(const EncoderDescription& d, const WeightView* view) {
+  std::string name;
+  for_each_weight(d, [&](const std::string& slot, const WeightView& w) {
+    if (&w == view) name = slot;
+  });
+  return name;
+}
+
 struct Reader {
   uint32_t format_version;
   const uint8_t* data_section;
   uint64_t data_size;
+  // The first failure: the view that failed, and what is wrong ("" when nothing failed yet).
+  const WeightView* failed = nullptr;
   std::string err;
   // Where each tensor's bytes are, for the overlap check (check_aliasing).
   struct Extent {
     uint64_t offset, size;
-    DType dtype;
-    Layout layout;
-    uint32_t panel_groups;
-    const flatbuffers::Vector<float>* scales;
-    const flatbuffers::Vector<int32_t>* sums;
-    std::string name;
+    const fbs::Tensor* t;
+    const WeightView* view;
   };
   std::vector<Extent> extents;
 
-  // Converts one tensor, checking rank, dims, byte size, offset and scales. Absent -> empty view.
-  WeightView tensor(const fbs::Tensor* t, const std::string& name) {
-    WeightView w;
-    if (!t || !err.empty()) return w;
+  void fail(const WeightView& w, std::string what) {
+    failed = &w;
+    err = std::move(what);
+  }
+  // Converts one tensor into `w` (a slot of the description being read), checking rank, dims, byte
+  // size, offset and scales. Absent: w stays empty.
+  void tensor(const fbs::Tensor* t, WeightView& w) {
+    if (!t || !err.empty()) return;
     const auto* shape = t->shape();
-    if (!shape || shape->size() == 0 || shape->size() > 4) {
-      err = name + ": tensor rank must be 1 to 4";
-      return w;
-    }
+    if (!shape || shape->size() == 0 || shape->size() > 4) return fail(w, ": tensor rank must be 1 to 4");
     const uint8_t dtype = uint8_t(t->dtype());
-    if (dtype > uint8_t(DType::I8)) {
-      err = name + ": unknown dtype " + std::to_string(dtype);
-      return w;
-    }
+    if (dtype > uint8_t(DType::I8))
+      return fail(w, message(LINFER_DETAILED(": unknown dtype {}", ": unknown dtype"), dtype));
     w.dtype = DType(dtype);
     w.shape.assign(shape->begin(), shape->end());
     const uint8_t layout = uint8_t(t->layout());
-    if (layout > uint8_t(Layout::Panel16)) {
-      err = name + ": unknown layout " + std::to_string(layout);
-      return {};
-    }
+    if (layout > uint8_t(Layout::Panel16))
+      return fail(w, message(LINFER_DETAILED(": unknown layout {}", ": unknown layout"), layout));
     w.layout = Layout(layout);
     w.panel_groups = t->panel_groups();
     if (w.layout == Layout::Panel16) {
-      if (format_version < 2) {
-        err = name + ": panel layout needs format version 2, the file says " + std::to_string(format_version);
-        return {};
-      }
-      if (w.shape.size() != 2 || w.panel_groups == 0 || w.shape[0] % w.panel_groups != 0) {
-        err = name + ": a panel-layout tensor needs 2 dimensions and panel groups that divide its rows (shape " +
-              shape_to_string(w.shape) + ", " + std::to_string(w.panel_groups) + " groups)";
-        return {};
-      }
+      if (format_version < 2)
+        return fail(w, message(LINFER_DETAILED(": panel layout needs format version 2, the file says {}",
+                                               ": panel layout needs format version 2"),
+                               format_version));
+      if (w.shape.size() != 2 || w.panel_groups == 0 || w.shape[0] % w.panel_groups != 0)
+        return fail(w, message(LINFER_DETAILED(": a panel-layout tensor needs 2 dimensions and panel groups that "
+                                               "divide its rows (shape {}, {} groups)",
+                                               ": a panel-layout tensor needs 2 dimensions and panel groups that "
+                                               "divide its rows"),
+                               w.shape, w.panel_groups));
     }
     for (uint32_t s : w.shape)
-      if (s == 0) {
-        err = name + ": shape " + shape_to_string(w.shape) + " has a zero dimension";
-        return {};
-      }
+      if (s == 0)
+        return fail(w, message(LINFER_DETAILED(": shape {} has a zero dimension", ": shape has a zero dimension"),
+                               w.shape));
     const uint64_t elements = w.elements();
-    if (elements > Limits::kMaxTensorElements) {
-      err = name + ": shape " + shape_to_string(w.shape) + " is too large";
-      return {};
-    }
+    if (elements > Limits::kMaxTensorElements)
+      return fail(w, message(LINFER_DETAILED(": shape {} is too large", ": shape is too large"), w.shape));
     const uint64_t bytes = w.bytes();
-    if (t->size() != bytes) {
-      err = name + ": byte size " + std::to_string(t->size()) + " does not match " +
-            to_string(w.dtype) + " " + shape_to_string(w.shape) + " in " + to_string(w.layout) +
-            " layout (" + std::to_string(bytes) + " bytes)";
-      return {};
-    }
-    if (t->offset() % kDataAlignment != 0) {
-      err = name + ": data offset " + std::to_string(t->offset()) + " is not 64-byte aligned";
-      return {};
-    }
-    if (t->offset() > data_size || bytes > data_size - t->offset()) {
-      err = name + ": data [" + std::to_string(t->offset()) + ", +" + std::to_string(bytes) +
-            ") lies outside the data section (" + std::to_string(data_size) + " bytes)";
-      return {};
-    }
+    if (t->size() != bytes)
+      return fail(w, message(LINFER_DETAILED(": byte size {} does not match {} {} in {} layout ({} bytes)",
+                                             ": byte size does not match its dtype, shape and layout"),
+                             t->size(), to_string(w.dtype), w.shape, to_string(w.layout), bytes));
+    if (t->offset() % kDataAlignment != 0)
+      return fail(w, message(LINFER_DETAILED(": data offset {} is not 64-byte aligned",
+                                             ": data offset is not 64-byte aligned"),
+                             t->offset()));
+    if (t->offset() > data_size || bytes > data_size - t->offset())
+      return fail(w, message(LINFER_DETAILED(": data [{}, +{}) lies outside the data section ({} bytes)",
+                                             ": data lies outside the data section"),
+                             t->offset(), bytes, data_size));
     w.data = data_section + t->offset();
-    extents.push_back({t->offset(), bytes, w.dtype, w.layout, w.panel_groups, t->scales(),
-                       t->channel_sums(), name});
+    extents.push_back({t->offset(), bytes, t, &w});
     if (const auto* sums = t->channel_sums(); sums && sums->size() > 0) {
-      if (w.layout != Layout::Panel16 || w.dtype != DType::I8 || sums->size() != w.rows()) {
-        err = name + ": channel sums belong to int8 panel-layout tensors, one per row (" +
-              std::to_string(w.rows()) + "), found " + std::to_string(sums->size());
-        return {};
-      }
+      if (w.layout != Layout::Panel16 || w.dtype != DType::I8 || sums->size() != w.rows())
+        return fail(w, message(LINFER_DETAILED(": channel sums belong to int8 panel-layout tensors, one per row ({}), found {}",
+                                               ": channel sums belong to int8 panel-layout tensors, one per row"),
+                               w.rows(), sums->size()));
       w.channel_sums = sums->data();
     }
     if (w.dtype == DType::I8) {
       const auto* scales = t->scales();
-      if (!scales || scales->size() != w.rows()) {
-        err = name + ": int8 tensor needs " + std::to_string(w.rows()) + " scales, has " +
-              std::to_string(scales ? scales->size() : 0);
-        return {};
-      }
+      if (!scales || scales->size() != w.rows())
+        return fail(w, message(LINFER_DETAILED(": int8 tensor needs {} scales, has {}",
+                                               ": int8 tensor needs one scale per row"),
+                               w.rows(), scales ? scales->size() : 0));
       // (The row, not the value: newlib-nano's printf, which std::to_string(float) uses, has no
       // floating point.)
       for (uint32_t i = 0; i < scales->size(); ++i)
-        if (const float s = scales->Get(i); !std::isfinite(s) || s < 0.0f) {
-          err = name + ": the int8 scale of row " + std::to_string(i) +
-                (std::isfinite(s) ? " is negative" : " is not finite");
-          return {};
-        }
+        if (const float s = scales->Get(i); !std::isfinite(s) || s < 0.0f)
+          return fail(w, message(LINFER_DETAILED(": the int8 scale of row {}{}", ": an int8 scale{}"), i,
+                                 std::isfinite(s) ? " is negative" : " is not finite"));
       w.scales = scales->data();
     } else if (t->scales() && t->scales()->size() > 0) {
-      err = name + ": only int8 tensors carry scales";
-      return {};
+      return fail(w, ": only int8 tensors carry scales");
     }
-    return w;
   }
-  LinearWeights linear(const fbs::Linear* l, const std::string& name) {
-    LinearWeights out;
-    if (!l) return out;
-    out.weight = tensor(l->weight(), name + ".weight");
-    out.bias = tensor(l->bias(), name + ".bias");
-    return out;
-  }
-  NormWeights norm(const fbs::LayerNorm* n, const std::string& name) {
-    NormWeights out;
-    if (!n) return out;
-    out.weight = tensor(n->weight(), name + ".weight");
-    out.bias = tensor(n->bias(), name + ".bias");
-    return out;
+  // A linear layer's or a norm's weight and bias.
+  template <class Table, class Pair>
+  void pair(const Table* t, Pair& out) {
+    if (!t) return;
+    tensor(t->weight(), out.weight);
+    tensor(t->bias(), out.bias);
   }
   // Tensors may share bytes only as exact aliases (the writer stores shared weights once): same
   // offset, size and dtype, and for int8 the same scales. The loader widens f16/int8 data once
   // per offset, so a partial overlap or an alias with another dtype, size or scales would hand one
   // tensor a copy made for another (a heap overflow when it is smaller; found by fuzzing), and
   // allowing overlaps would let a small file describe far more distinct weight bytes than it has.
-  void check_aliasing() {
-    if (!err.empty()) return;
+  // Returns "" or the message, naming both tensors.
+  std::string check_aliasing(const EncoderDescription& d) {
     std::vector<const Extent*> order;
     for (const Extent& e : extents) order.push_back(&e);
     std::stable_sort(order.begin(), order.end(), [](const Extent* a, const Extent* b) {
@@ -344,33 +330,38 @@ struct Reader {
           const size_t na = a ? a->size() : 0, nb = b ? b->size() : 0;
           return na == nb && (na == 0 || std::memcmp(a->data(), b->data(), na * sizeof(*a->data())) == 0);
         };
-        const bool same_scales = e->dtype != DType::I8 || (same(e->scales, group->scales) && e->scales);
-        if (e->offset != group->offset || e->size != group->size || e->dtype != group->dtype ||
-            e->layout != group->layout || e->panel_groups != group->panel_groups ||
-            !same(e->sums, group->sums) || !same_scales) {
-          err = e->name + ": data [" + std::to_string(e->offset) + ", +" + std::to_string(e->size) +
-                ") overlaps " + group->name + " [" + std::to_string(group->offset) + ", +" +
-                std::to_string(group->size) + ") without being the same " + to_string(group->dtype) +
-                " tensor (shared weights must have the same offset, size, dtype, layout and scales)";
-          return;
-        }
+        const WeightView &v = *e->view, &g = *group->view;
+        const bool same_scales = v.dtype != DType::I8 || (same(e->t->scales(), group->t->scales()) && e->t->scales());
+        if (e->offset != group->offset || e->size != group->size || v.dtype != g.dtype || v.layout != g.layout ||
+            v.panel_groups != g.panel_groups || !same(e->t->channel_sums(), group->t->channel_sums()) ||
+            !same_scales)
+          return message(LINFER_DETAILED("{}: data [{}, +{}) overlaps {} [{}, +{}) without being the same {} tensor "
+                                         "(shared weights must have the same offset, size, dtype, layout and scales)",
+                                         "{}: data overlaps {} without being the same tensor (shared weights must "
+                                         "have the same offset, size, dtype, layout and scales)"),
+                         slot_name(d, e->view), e->offset, e->size, slot_name(d, group->view), group->offset,
+                         group->size, to_string(g.dtype));
         continue;
       }
       group = e;
     }
+    return "";
   }
 };
 
 }  // namespace
 
 std::string parse_lfm(const uint8_t* data, size_t size, EncoderDescription* desc, LfmInfo* info) {
-  if (size < 8) return "file is too small to be a linfer model (" + std::to_string(size) + " bytes)";
+  if (size < 8)
+    return message(LINFER_DETAILED("file is too small to be a linfer model ({} bytes)",
+                                   "file is too small to be a linfer model"),
+                   size);
   if (!fbs::ModelFileBufferHasIdentifier(data)) {
     char id[5] = {0};
     std::memcpy(id, data + 4, 4);
     for (char& ch : id)
       if (ch && (ch < 32 || ch > 126)) ch = '?';
-    return std::string("not a linfer model: file identifier is '") + id + "', expected 'LFM1'";
+    return message("not a linfer model: file identifier is '{}', expected 'LFM1'", id);
   }
   // The Verifier bounds every table, vector and string read below to the buffer it is given.
   const size_t verify_size = size < FLATBUFFERS_MAX_BUFFER_SIZE ? size : FLATBUFFERS_MAX_BUFFER_SIZE - 1;
@@ -379,14 +370,18 @@ std::string parse_lfm(const uint8_t* data, size_t size, EncoderDescription* desc
     return "model file is corrupt: the FlatBuffers verifier rejected it (truncated or damaged)";
   const fbs::ModelFile* m = fbs::GetModelFile(data);
   if (m->format_version() < 1 || m->format_version() > kFormatVersion)
-    return "unsupported format version " + std::to_string(m->format_version()) +
-           " (this runtime reads versions 1 to " + std::to_string(kFormatVersion) + ")";
+    return message(LINFER_DETAILED("unsupported format version {} (this runtime reads versions 1 to {})",
+                                   "unsupported format version (this runtime reads versions 1 to 2)"),
+                   m->format_version(), kFormatVersion);
   const uint64_t data_offset = m->data_offset(), data_size = m->data_size();
   if (data_offset % kDataAlignment != 0)
-    return "data section offset " + std::to_string(data_offset) + " is not 64-byte aligned";
+    return message(LINFER_DETAILED("data section offset {} is not 64-byte aligned",
+                                   "data section offset is not 64-byte aligned"),
+                   data_offset);
   if (data_offset > size || data_size > size - data_offset)
-    return "data section [" + std::to_string(data_offset) + ", +" + std::to_string(data_size) +
-           ") extends past the end of the file (" + std::to_string(size) + " bytes)";
+    return message(LINFER_DETAILED("data section [{}, +{}) extends past the end of the file ({} bytes)",
+                                   "data section extends past the end of the file"),
+                   data_offset, data_size, size);
   const fbs::Config* c = m->config();
   if (!c) return "model has no configuration table";
   if (!m->layers()) return "model has no layers";
@@ -435,62 +430,65 @@ std::string parse_lfm(const uint8_t* data, size_t size, EncoderDescription* desc
   cfg.classifier_activation = Activation(c->classifier_activation());
   cfg.reversible_merge = ReversibleMerge(c->reversible_merge());
   if (m->layers()->size() != cfg.num_layers)
-    return "the model has " + std::to_string(m->layers()->size()) +
-           " layers, the configuration says " + std::to_string(cfg.num_layers);
+    return message(LINFER_DETAILED("the model has {} layers, the configuration says {}",
+                                   "the model's layers are not as many as the configuration says"),
+                   m->layers()->size(), cfg.num_layers);
   if (cfg.num_layers > Limits::kMaxLayers)
-    return "invalid configuration: num_layers = " + std::to_string(cfg.num_layers) + " is too large";
+    return message(LINFER_DETAILED("invalid configuration: num_layers = {} is too large",
+                                   "invalid configuration: num_layers is too large"),
+                   cfg.num_layers);
 
-  Reader r{m->format_version(), data + data_offset, data_size, "", {}};
-  d.token_embedding = r.tensor(m->token_embedding(), "token_embedding");
-  d.position_embedding = r.tensor(m->position_embedding(), "position_embedding");
-  d.rotary_table = r.tensor(m->rotary_table(), "rotary_table");
-  d.embedding_norm = r.norm(m->embedding_norm(), "embedding_norm");
-  d.global_tokens = r.tensor(m->global_tokens(), "global_tokens");
-  d.shared_proj = r.tensor(m->shared_proj(), "shared_proj");
-  d.shared_proj_bias = r.tensor(m->shared_proj_bias(), "shared_proj_bias");
 #if !defined(__cpp_exceptions)
   // Without exceptions nothing catches a failed allocation: the layers' count comes from the file.
   if (!heap_has_room(uint64_t(cfg.num_layers) * sizeof(LayerWeights)))
-    return "out of memory allocating " + std::to_string(uint64_t(cfg.num_layers) * sizeof(LayerWeights)) +
-           " bytes for the description of " + std::to_string(cfg.num_layers) + " layers";
+    return message(LINFER_DETAILED("out of memory allocating {} bytes for the description of {} layers",
+                                   "out of memory allocating the description of the layers"),
+                   uint64_t(cfg.num_layers) * sizeof(LayerWeights), cfg.num_layers);
 #endif
   d.layers.resize(cfg.num_layers);
+  Reader r{m->format_version(), data + data_offset, data_size, nullptr, "", {}};
+  r.tensor(m->token_embedding(), d.token_embedding);
+  r.tensor(m->position_embedding(), d.position_embedding);
+  r.tensor(m->rotary_table(), d.rotary_table);
+  r.pair(m->embedding_norm(), d.embedding_norm);
+  r.tensor(m->global_tokens(), d.global_tokens);
+  r.tensor(m->shared_proj(), d.shared_proj);
+  r.tensor(m->shared_proj_bias(), d.shared_proj_bias);
   for (uint32_t i = 0; i < cfg.num_layers && r.err.empty(); ++i) {
     const fbs::Layer* fl = m->layers()->Get(i);
-    const std::string p = "layers." + std::to_string(i) + ".";
     LayerWeights& l = d.layers[i];
     if (!fl || !fl->attention() || !fl->feed_forward())
-      return p + "attention or feed_forward is missing";
+      return message("{}.attention or feed_forward is missing", layer_name(i));
     const fbs::Attention* a = fl->attention();
-    l.q = r.linear(a->q(), p + "attention.q");
-    l.k = r.linear(a->k(), p + "attention.k");
-    l.v = r.linear(a->v(), p + "attention.v");
-    l.out = r.linear(a->out(), p + "attention.out");
-    l.proj_k = r.tensor(a->proj_k(), p + "attention.proj_k");
-    l.proj_v = r.tensor(a->proj_v(), p + "attention.proj_v");
-    l.proj_k_bias = r.tensor(a->proj_k_bias(), p + "attention.proj_k_bias");
-    l.proj_v_bias = r.tensor(a->proj_v_bias(), p + "attention.proj_v_bias");
-    l.conv_weight = r.tensor(a->conv_weight(), p + "attention.conv_weight");
-    l.conv_bias = r.tensor(a->conv_bias(), p + "attention.conv_bias");
-    l.features = r.tensor(a->features(), p + "attention.features");
-    l.q_global = r.linear(a->q_global(), p + "attention.q_global");
-    l.k_global = r.linear(a->k_global(), p + "attention.k_global");
-    l.v_global = r.linear(a->v_global(), p + "attention.v_global");
-    l.random_blocks = r.tensor(a->random_blocks(), p + "attention.random_blocks");
-    l.rotations = r.tensor(a->rotations(), p + "attention.rotations");
-    l.attention_norm = r.norm(fl->attention_norm(), p + "attention_norm");
-    l.fc1 = r.linear(fl->feed_forward()->fc1(), p + "feed_forward.fc1");
-    l.fc2 = r.linear(fl->feed_forward()->fc2(), p + "feed_forward.fc2");
-    l.feed_forward_norm = r.norm(fl->feed_forward_norm(), p + "feed_forward_norm");
+    r.pair(a->q(), l.q);
+    r.pair(a->k(), l.k);
+    r.pair(a->v(), l.v);
+    r.pair(a->out(), l.out);
+    r.tensor(a->proj_k(), l.proj_k);
+    r.tensor(a->proj_v(), l.proj_v);
+    r.tensor(a->proj_k_bias(), l.proj_k_bias);
+    r.tensor(a->proj_v_bias(), l.proj_v_bias);
+    r.tensor(a->conv_weight(), l.conv_weight);
+    r.tensor(a->conv_bias(), l.conv_bias);
+    r.tensor(a->features(), l.features);
+    r.pair(a->q_global(), l.q_global);
+    r.pair(a->k_global(), l.k_global);
+    r.pair(a->v_global(), l.v_global);
+    r.tensor(a->random_blocks(), l.random_blocks);
+    r.tensor(a->rotations(), l.rotations);
+    r.pair(fl->attention_norm(), l.attention_norm);
+    r.pair(fl->feed_forward()->fc1(), l.fc1);
+    r.pair(fl->feed_forward()->fc2(), l.fc2);
+    r.pair(fl->feed_forward_norm(), l.feed_forward_norm);
   }
-  d.final_norm = r.norm(m->final_norm(), "final_norm");
+  r.pair(m->final_norm(), d.final_norm);
   if (m->head()) {
-    d.head.dense = r.linear(m->head()->dense(), "head.dense");
-    d.head.norm = r.norm(m->head()->norm(), "head.norm");
-    d.head.out = r.linear(m->head()->out(), "head.out");
+    r.pair(m->head()->dense(), d.head.dense);
+    r.pair(m->head()->norm(), d.head.norm);
+    r.pair(m->head()->out(), d.head.out);
   }
-  r.check_aliasing();
-  if (!r.err.empty()) return r.err;
+  if (!r.err.empty()) return slot_name(d, r.failed) + r.err;
+  if (std::string err = r.check_aliasing(d); !err.empty()) return err;
   if (const fbs::Tokenizer* t = m->tokenizer()) {
     TokenizerView& v = d.tokenizer;
     v.present = true;
@@ -507,8 +505,7 @@ std::string parse_lfm(const uint8_t* data, size_t size, EncoderDescription* desc
     v.num_pieces = t->piece_ends()->size();
     if (t->model_ids()) {
       if (t->model_ids()->size() != v.num_pieces)
-        return "tokenizer: " + std::to_string(t->model_ids()->size()) + " model ids for " +
-               std::to_string(v.num_pieces) + " pieces";
+        return message("tokenizer: {} model ids for {} pieces", t->model_ids()->size(), v.num_pieces);
       v.model_ids = t->model_ids()->data();
     }
     if (t->merges()) {
