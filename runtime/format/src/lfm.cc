@@ -449,7 +449,7 @@ std::string parse_lfm(const uint8_t* data, size_t size, EncoderDescription* desc
                                    "out of memory allocating the description of the layers"),
                    uint64_t(cfg.num_layers) * sizeof(LayerWeights), cfg.num_layers);
 #endif
-  d.layers.resize(cfg.num_layers);
+  d.layers = std::vector<LayerWeights>(cfg.num_layers);  // (resize would compile a move of LayerWeights too)
   Reader r{m->format_version(), data + data_offset, data_size, nullptr, "", {}};
   r.tensor(m->token_embedding(), d.token_embedding);
   r.tensor(m->position_embedding(), d.position_embedding);
