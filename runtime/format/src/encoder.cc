@@ -109,12 +109,13 @@ uint64_t WeightView::elements() const {
   return n;
 }
 
-std::string layer_name(size_t i) { return "layers." + std::to_string(i); }
+// (Numbers as uint64_t: one std::to_string, the one the messages use, on every target.)
+std::string layer_name(size_t i) { return "layers." + std::to_string(uint64_t(i)); }
 
 namespace {
 void append_shape(std::string* out, const uint32_t* dims, size_t rank) {
   *out += '[';
-  for (size_t i = 0; i < rank; ++i) *out += (i ? "," : "") + std::to_string(dims[i]);
+  for (size_t i = 0; i < rank; ++i) *out += (i ? "," : "") + std::to_string(uint64_t(dims[i]));
   *out += ']';
 }
 }  // namespace
