@@ -24,24 +24,29 @@
 
 namespace linfer {
 
-// One argument of a message: a string, a number or a shape.
+// One argument of a message: a string, a number or a shape. (With LINFER_TERSE_ERRORS a number's or
+// a shape's value is not kept: it is never printed.)
 struct MessageArg {
-  enum Kind : uint8_t { kText, kNumber, kShape } kind = kText;
+  enum Kind : uint8_t { kText, kNumber, kShape } kind;
   union {
-    const char* text = "";
+    const char* text;
     uint64_t number;
     struct {
       const uint32_t* dims;
       uint32_t rank;
     } shape;
   };
-  MessageArg() = default;
+  MessageArg() : MessageArg("") {}
   MessageArg(const char* s) : kind(kText), text(s) {}
   MessageArg(const std::string& s) : kind(kText), text(s.c_str()) {}
   template <class T, std::enable_if_t<std::is_integral_v<T>, int> = 0>
-  MessageArg(T v) : kind(kNumber), number(uint64_t(v)) {}
+  MessageArg(T v) : kind(kNumber) {
+    if (!LINFER_TERSE_ERRORS) number = uint64_t(v);
+  }
   MessageArg(const std::vector<uint32_t>& s) : MessageArg(s.data(), uint32_t(s.size())) {}
-  MessageArg(const uint32_t* dims, uint32_t rank) : kind(kShape), shape{dims, rank} {}
+  MessageArg(const uint32_t* dims, uint32_t rank) : kind(kShape) {
+    if (!LINFER_TERSE_ERRORS) shape = {dims, rank};
+  }
 };
 
 // `text` with each "{}" replaced by the next argument (strings only when LINFER_TERSE_ERRORS: a
