@@ -32,8 +32,10 @@ std::string write_lfm(const EncoderDescription& desc, const std::string& produce
                       uint32_t format_version = kFormatVersion);
 
 // Verifies (FlatBuffers Verifier), then checks every offset, size and scale, then validates the
-// meaning (validate_description). On success the views in *desc point into `data`, which must be
-// 64-byte aligned and outlive the description. Never aborts; returns "" or a one-line message.
+// meaning (validate_description). *desc must be empty (default-constructed): it is filled in place,
+// and after a failure holds part of the file's description, to be discarded. On success the views
+// in *desc point into `data`, which must be 64-byte aligned and outlive the description. Never
+// aborts; returns "" or a one-line message.
 std::string parse_lfm(const uint8_t* data, size_t size, EncoderDescription* desc, LfmInfo* info);
 
 }  // namespace linfer
