@@ -586,14 +586,8 @@ std::string parse_lfm(const uint8_t* data, size_t size, EncoderDescription* desc
 
   if (info) {
     info->format_version = m->format_version();
-    info->producer = m->producer() ? m->producer()->str() : "";
     info->data_offset = data_offset;
     info->data_size = data_size;
-    info->metadata.clear();
-    if (m->metadata())
-      for (const fbs::KeyValue* kv : *m->metadata())
-        if (kv && kv->key() && kv->value())
-          info->metadata.emplace_back(kv->key()->str(), kv->value()->str());
   }
   return "";
 }

@@ -15,11 +15,11 @@ namespace linfer {
 constexpr uint32_t kFormatVersion = 2;
 constexpr size_t kDataAlignment = 64;
 
+// What the file says besides the description. (Its producer and metadata strings are written, and
+// checked by the verifier, but nothing reads them: they are not copied out.)
 struct LfmInfo {
   uint32_t format_version = 0;
-  std::string producer;
   uint64_t data_offset = 0, data_size = 0;
-  std::vector<std::pair<std::string, std::string>> metadata;
 };
 
 // Serialises a description into .lfm bytes, as it is: the caller packs dense weights first for
