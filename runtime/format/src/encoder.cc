@@ -154,7 +154,7 @@ std::string format_message(const char* text, const MessageArg* args, size_t coun
 namespace {
 
 // Sets *err and returns true when value is outside [lo, hi].
-bool out_of_range(std::string* err, const char* what, uint64_t value, uint64_t lo, uint64_t hi) {
+bool out_of_range(std::string* err, const char* what, uint32_t value, uint32_t lo, uint32_t hi) {
   if (value >= lo && value <= hi) return false;
   *err = message(LINFER_DETAILED("{} = {} is out of range [{}, {}]", "{} is out of range"), what, value, lo, hi);
   return true;
@@ -181,9 +181,8 @@ std::string validate_config(const EncoderConfig& c) {
   if (out_of_range(&e, "num_layers", c.num_layers, 1, Limits::kMaxLayers)) return e;
   if (out_of_range(&e, "num_heads", c.num_heads, 1, Limits::kMaxHeads)) return e;
   if (out_of_range(&e, "head_dim", c.head_dim, 1, Limits::kMaxDim)) return e;
-  if (out_of_range(&e, "num_heads * head_dim", uint64_t(c.num_heads) * c.head_dim, 1,
-                        Limits::kMaxDim))
-    return e;
+  // (At most 1024 * 65536: no overflow.)
+  if (out_of_range(&e, "num_heads * head_dim", c.num_heads * c.head_dim, 1, Limits::kMaxDim)) return e;
   if (c.kv_heads != c.num_heads && c.kv_heads != 1)
     return message(LINFER_DETAILED("kv_heads = {} must be 1 or num_heads ({})", "kv_heads must be 1 or num_heads"),
                    c.kv_heads, c.num_heads);
