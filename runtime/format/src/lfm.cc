@@ -204,6 +204,86 @@ std::string write_lfm(const EncoderDescription& d, const std::string& producer,
 
 namespace {
 
+// A generated table as the flatbuffers::Table it derives from (privately), to read its fields by
+// their vtable offsets, as FlatBuffers' reflection does.
+template <class T>
+const flatbuffers::Table* as_table(const T* t) {
+  return reinterpret_cast<const flatbuffers::Table*>(t);
+}
+
+// Where each slot is in the file: a field of the model, of a layer or its attention or
+// feed-forward table, or of the head; a linear layer's or a norm's weight and bias are the fields
+// of the Linear or LayerNorm table at that field. The reader goes through the slots with
+// for_each_slot and this table.
+struct SlotField {
+  enum Table : uint8_t { kModel, kLayer, kAttention, kFeedForward, kHead, kTables } table;
+  uint8_t field;  // vtable offset
+  enum Part : uint8_t { kTensor, kWeight, kBias } part;
+};
+constexpr flatbuffers::voffset_t kWeightField = fbs::Linear::VT_WEIGHT, kBiasField = fbs::Linear::VT_BIAS;
+static_assert(kWeightField == fbs::LayerNorm::VT_WEIGHT && kBiasField == fbs::LayerNorm::VT_BIAS,
+              "a linear layer's and a norm's weight and bias at the same fields");
+constexpr SlotField kSlotFields[] = {
+    {SlotField::kModel, fbs::ModelFile::VT_TOKEN_EMBEDDING, SlotField::kTensor},
+    {SlotField::kModel, fbs::ModelFile::VT_POSITION_EMBEDDING, SlotField::kTensor},
+    {SlotField::kModel, fbs::ModelFile::VT_ROTARY_TABLE, SlotField::kTensor},
+    {SlotField::kModel, fbs::ModelFile::VT_EMBEDDING_NORM, SlotField::kWeight},
+    {SlotField::kModel, fbs::ModelFile::VT_EMBEDDING_NORM, SlotField::kBias},
+    {SlotField::kModel, fbs::ModelFile::VT_GLOBAL_TOKENS, SlotField::kTensor},
+    {SlotField::kModel, fbs::ModelFile::VT_SHARED_PROJ, SlotField::kTensor},
+    {SlotField::kModel, fbs::ModelFile::VT_SHARED_PROJ_BIAS, SlotField::kTensor},
+    {SlotField::kAttention, fbs::Attention::VT_Q, SlotField::kWeight},
+    {SlotField::kAttention, fbs::Attention::VT_Q, SlotField::kBias},
+    {SlotField::kAttention, fbs::Attention::VT_K, SlotField::kWeight},
+    {SlotField::kAttention, fbs::Attention::VT_K, SlotField::kBias},
+    {SlotField::kAttention, fbs::Attention::VT_V, SlotField::kWeight},
+    {SlotField::kAttention, fbs::Attention::VT_V, SlotField::kBias},
+    {SlotField::kAttention, fbs::Attention::VT_OUT, SlotField::kWeight},
+    {SlotField::kAttention, fbs::Attention::VT_OUT, SlotField::kBias},
+    {SlotField::kAttention, fbs::Attention::VT_PROJ_K, SlotField::kTensor},
+    {SlotField::kAttention, fbs::Attention::VT_PROJ_V, SlotField::kTensor},
+    {SlotField::kAttention, fbs::Attention::VT_PROJ_K_BIAS, SlotField::kTensor},
+    {SlotField::kAttention, fbs::Attention::VT_PROJ_V_BIAS, SlotField::kTensor},
+    {SlotField::kAttention, fbs::Attention::VT_CONV_WEIGHT, SlotField::kTensor},
+    {SlotField::kAttention, fbs::Attention::VT_CONV_BIAS, SlotField::kTensor},
+    {SlotField::kAttention, fbs::Attention::VT_FEATURES, SlotField::kTensor},
+    {SlotField::kAttention, fbs::Attention::VT_Q_GLOBAL, SlotField::kWeight},
+    {SlotField::kAttention, fbs::Attention::VT_Q_GLOBAL, SlotField::kBias},
+    {SlotField::kAttention, fbs::Attention::VT_K_GLOBAL, SlotField::kWeight},
+    {SlotField::kAttention, fbs::Attention::VT_K_GLOBAL, SlotField::kBias},
+    {SlotField::kAttention, fbs::Attention::VT_V_GLOBAL, SlotField::kWeight},
+    {SlotField::kAttention, fbs::Attention::VT_V_GLOBAL, SlotField::kBias},
+    {SlotField::kAttention, fbs::Attention::VT_RANDOM_BLOCKS, SlotField::kTensor},
+    {SlotField::kAttention, fbs::Attention::VT_ROTATIONS, SlotField::kTensor},
+    {SlotField::kLayer, fbs::Layer::VT_ATTENTION_NORM, SlotField::kWeight},
+    {SlotField::kLayer, fbs::Layer::VT_ATTENTION_NORM, SlotField::kBias},
+    {SlotField::kFeedForward, fbs::FeedForward::VT_FC1, SlotField::kWeight},
+    {SlotField::kFeedForward, fbs::FeedForward::VT_FC1, SlotField::kBias},
+    {SlotField::kFeedForward, fbs::FeedForward::VT_FC2, SlotField::kWeight},
+    {SlotField::kFeedForward, fbs::FeedForward::VT_FC2, SlotField::kBias},
+    {SlotField::kLayer, fbs::Layer::VT_FEED_FORWARD_NORM, SlotField::kWeight},
+    {SlotField::kLayer, fbs::Layer::VT_FEED_FORWARD_NORM, SlotField::kBias},
+    {SlotField::kModel, fbs::ModelFile::VT_FINAL_NORM, SlotField::kWeight},
+    {SlotField::kModel, fbs::ModelFile::VT_FINAL_NORM, SlotField::kBias},
+    {SlotField::kHead, fbs::Head::VT_DENSE, SlotField::kWeight},
+    {SlotField::kHead, fbs::Head::VT_DENSE, SlotField::kBias},
+    {SlotField::kHead, fbs::Head::VT_NORM, SlotField::kWeight},
+    {SlotField::kHead, fbs::Head::VT_NORM, SlotField::kBias},
+    {SlotField::kHead, fbs::Head::VT_OUT, SlotField::kWeight},
+    {SlotField::kHead, fbs::Head::VT_OUT, SlotField::kBias},
+};
+static_assert(sizeof kSlotFields / sizeof kSlotFields[0] == size_t(Slot::Count), "a field for every slot");
+
+// The slot's tensor in the file, or null (absent, or its table is). `tables` by SlotField::Table.
+const fbs::Tensor* file_tensor(const flatbuffers::Table* const* tables, const SlotField& f) {
+  const flatbuffers::Table* holder = tables[f.table];
+  if (holder && f.part != SlotField::kTensor) holder = holder->GetPointer<const flatbuffers::Table*>(f.field);
+  if (!holder) return nullptr;
+  return holder->GetPointer<const fbs::Tensor*>(f.part == SlotField::kTensor   ? f.field
+                                                : f.part == SlotField::kWeight ? kWeightField
+                                                                               : kBiasField);
+}
+
 // The configuration's fields: where each is in the file's Config table and in EncoderConfig, read
 // by one loop (41 accessors inlined were 0.6 KB of a microcontroller's code). A field the file
 // does not hold keeps EncoderConfig's default, which is the schema's.
@@ -369,13 +449,6 @@ struct Reader {
       return fail(w, ": only int8 tensors carry scales");
     }
   }
-  // A linear layer's or a norm's weight and bias.
-  template <class Table, class Pair>
-  void pair(const Table* t, Pair& out) {
-    if (!t) return;
-    tensor(t->weight(), out.weight);
-    tensor(t->bias(), out.bias);
-  }
   // Tensors may share bytes only as exact aliases (the writer stores shared weights once): same
   // offset, size and dtype, and for int8 the same scales. The loader widens f16/int8 data once
   // per offset, so a partial overlap or an alias with another dtype, size or scales would hand one
@@ -457,9 +530,7 @@ std::string parse_lfm(const uint8_t* data, size_t size, EncoderDescription* desc
 
   EncoderDescription& d = *desc;  // (filled in place: moving a whole description in was 0.6 KB of code)
   EncoderConfig& cfg = d.config;
-  // (The generated table derives from flatbuffers::Table privately; it is that table, as reflection
-  // reads it.)
-  const auto* config_table = reinterpret_cast<const flatbuffers::Table*>(c);
+  const flatbuffers::Table* config_table = as_table(c);
   for (const ConfigField& f : kConfigFields)
     if (const uint8_t* p = config_table->GetAddressOf(f.field)) {  // (absent: the default)
       uint8_t* to = reinterpret_cast<uint8_t*>(&cfg) + f.offset;
@@ -488,46 +559,24 @@ std::string parse_lfm(const uint8_t* data, size_t size, EncoderDescription* desc
 #endif
   d.layers = std::vector<LayerWeights>(cfg.num_layers);  // (resize would compile a move of LayerWeights too)
   Reader r{m->format_version(), data + data_offset, data_size, nullptr, "", {}};
-  r.tensor(m->token_embedding(), d.token_embedding);
-  r.tensor(m->position_embedding(), d.position_embedding);
-  r.tensor(m->rotary_table(), d.rotary_table);
-  r.pair(m->embedding_norm(), d.embedding_norm);
-  r.tensor(m->global_tokens(), d.global_tokens);
-  r.tensor(m->shared_proj(), d.shared_proj);
-  r.tensor(m->shared_proj_bias(), d.shared_proj_bias);
-  for (uint32_t i = 0; i < cfg.num_layers && r.err.empty(); ++i) {
-    const fbs::Layer* fl = m->layers()->Get(i);
-    LayerWeights& l = d.layers[i];
-    if (!fl || !fl->attention() || !fl->feed_forward())
-      return message("{}.attention or feed_forward is missing", layer_name(i));
-    const fbs::Attention* a = fl->attention();
-    r.pair(a->q(), l.q);
-    r.pair(a->k(), l.k);
-    r.pair(a->v(), l.v);
-    r.pair(a->out(), l.out);
-    r.tensor(a->proj_k(), l.proj_k);
-    r.tensor(a->proj_v(), l.proj_v);
-    r.tensor(a->proj_k_bias(), l.proj_k_bias);
-    r.tensor(a->proj_v_bias(), l.proj_v_bias);
-    r.tensor(a->conv_weight(), l.conv_weight);
-    r.tensor(a->conv_bias(), l.conv_bias);
-    r.tensor(a->features(), l.features);
-    r.pair(a->q_global(), l.q_global);
-    r.pair(a->k_global(), l.k_global);
-    r.pair(a->v_global(), l.v_global);
-    r.tensor(a->random_blocks(), l.random_blocks);
-    r.tensor(a->rotations(), l.rotations);
-    r.pair(fl->attention_norm(), l.attention_norm);
-    r.pair(fl->feed_forward()->fc1(), l.fc1);
-    r.pair(fl->feed_forward()->fc2(), l.fc2);
-    r.pair(fl->feed_forward_norm(), l.feed_forward_norm);
-  }
-  r.pair(m->final_norm(), d.final_norm);
-  if (m->head()) {
-    r.pair(m->head()->dense(), d.head.dense);
-    r.pair(m->head()->norm(), d.head.norm);
-    r.pair(m->head()->out(), d.head.out);
-  }
+  // Every slot, in the slot list's order (the order of the reading's messages too).
+  const flatbuffers::Table* tables[SlotField::kTables] = {as_table(m), nullptr, nullptr, nullptr, as_table(m->head())};
+  std::string missing;  // a layer without its attention or feed-forward table
+  for_each_slot(d, [&](Slot slot, uint32_t layer, const std::string&, WeightView& w) {
+    if (!r.err.empty() || !missing.empty()) return;
+    if (slot == Slot::QWeight) {  // a layer's first slot: its tables
+      const fbs::Layer* fl = m->layers()->Get(layer);
+      if (!fl || !fl->attention() || !fl->feed_forward()) {
+        missing = message("{}.attention or feed_forward is missing", layer_name(layer));
+        return;
+      }
+      tables[SlotField::kLayer] = as_table(fl);
+      tables[SlotField::kAttention] = as_table(fl->attention());
+      tables[SlotField::kFeedForward] = as_table(fl->feed_forward());
+    }
+    r.tensor(file_tensor(tables, kSlotFields[size_t(slot)]), w);
+  });
+  if (!missing.empty()) return missing;
   if (!r.err.empty()) return slot_name(d, r.failed) + r.err;
   if (std::string err = r.check_aliasing(d); !err.empty()) return err;
   if (const fbs::Tokenizer* t = m->tokenizer()) {

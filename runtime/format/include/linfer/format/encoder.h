@@ -251,7 +251,14 @@ void for_each_weight(const EncoderDescription& desc, Fn&& fn) {
                 },
                 const_cast<void*>(static_cast<const void*>(&fn)));
 }
-// fn(slot, layer, name, view): for the checks that go by slot rather than by name.
+// fn(slot, layer, name, view): for the reader and the checks, which go by slot rather than by name.
+template <class Fn>
+void for_each_slot(EncoderDescription& desc, Fn&& fn) {
+  using F = std::remove_reference_t<Fn>;
+  visit_weights(desc, [](void* f, Slot slot, uint32_t layer, const std::string& name, WeightView& w) {
+    (*static_cast<F*>(f))(slot, layer, name, w);
+  }, const_cast<void*>(static_cast<const void*>(&fn)));
+}
 template <class Fn>
 void for_each_slot(const EncoderDescription& desc, Fn&& fn) {
   using F = std::remove_reference_t<Fn>;
