@@ -275,9 +275,7 @@ bool ends_with(const std::string& s, const char* suffix) {
   const size_t n = std::strlen(suffix);
   return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
 }
-}  // namespace
 
-namespace {
 // The slots' names, by Slot (a layer's after "layers.N.").
 constexpr const char* kSlotNames[] = {
     "token_embedding", "position_embedding", "rotary_table", "embedding_norm.weight", "embedding_norm.bias",
@@ -296,7 +294,7 @@ static_assert(sizeof kSlotNames / sizeof kSlotNames[0] == size_t(Slot::Count), "
 constexpr size_t kLayerSlots = size_t(Slot::FinalNormWeight) - size_t(Slot::QWeight);
 }  // namespace
 
-void visit_weights(EncoderDescription& desc, WeightVisitor visit, void* fn) {
+void visit_weights(EncoderDescription& d, WeightVisitor visit, void* fn) {
   // Slots first .. first + count - 1, their views in `views`.
   auto run = [&](const std::string& prefix, Slot first, WeightView* const* views, size_t count, uint32_t layer) {
     for (size_t i = 0; i < count; ++i) {
@@ -304,7 +302,6 @@ void visit_weights(EncoderDescription& desc, WeightVisitor visit, void* fn) {
       visit(fn, slot, layer, prefix + kSlotNames[size_t(slot)], *views[i]);
     }
   };
-  EncoderDescription& d = desc;
   WeightView* const before[] = {&d.token_embedding, &d.position_embedding, &d.rotary_table,
                                 &d.embedding_norm.weight, &d.embedding_norm.bias, &d.global_tokens,
                                 &d.shared_proj, &d.shared_proj_bias};
@@ -361,14 +358,16 @@ std::string check_layout(const EncoderConfig& c, const std::string& name, const 
     if (!is_dense_weight(name) && name != "token_embedding")
       return message("{} cannot be stored in panel layout (only dense layer weights can)", name);
     if (w.panel_groups != groups)
-      return message(LINFER_DETAILED("{} is packed in {} panel groups, expected {}", "{} is packed in the wrong panel groups"),
+      return message(LINFER_DETAILED("{} is packed in {} panel groups, expected {}",
+                                     "{} is packed in the wrong panel groups"),
                      name, w.panel_groups, groups);
     if (w.dtype == DType::I8 && !w.channel_sums)
       return message("{} is int8 in panel layout but has no channel sums", name);
     return "";
   }
   if (w.layout != Layout::RowMajor) return message("{} has an unknown layout", name);
-  if (w.panel_groups != 1 || w.channel_sums) return message("{} is row-major but carries panel groups or channel sums", name);
+  if (w.panel_groups != 1 || w.channel_sums)
+    return message("{} is row-major but carries panel groups or channel sums", name);
   return "";
 }
 }  // namespace
@@ -531,7 +530,8 @@ std::string check_slot(const EncoderDescription& d, Slot slot, uint32_t layer, c
   }
   if (slot == Slot::PositionEmbedding) {
     if (c.positions != PositionKind::Learned)
-      return w.present() ? message("position_embedding is present but positions are {}", to_string(c.positions)) : "";
+      return w.present() ? message("position_embedding is present but positions are {}", to_string(c.positions))
+                         : "";
     const uint64_t rows_needed = uint64_t(c.position_offset) + c.max_seq_len;
     if (!w.present()) return "position_embedding is missing (positions are learned)";
     if (w.shape.size() != 2 || w.shape[1] != D || w.shape[0] < rows_needed)
@@ -541,11 +541,13 @@ std::string check_slot(const EncoderDescription& d, Slot slot, uint32_t layer, c
     if (w.shape[0] > Limits::kMaxPositionRows) return "position_embedding has too many rows";
     return "";
   }
-  const Expect e = expected_shape(c, slot >= Slot::QWeight && slot < Slot::FinalNormWeight ? &d.layers[layer] : nullptr, slot);
+  const bool in_layer = slot >= Slot::QWeight && slot < Slot::FinalNormWeight;
+  const Expect e = expected_shape(c, in_layer ? &d.layers[layer] : nullptr, slot);
   if (e.rank == 0) return w.present() ? message("{} is present but the configuration does not use it", name) : "";
   if (!w.present()) return e.optional ? "" : message("{} is missing", name);
   if (!same_shape(w.shape, e))
-    return message(LINFER_DETAILED("{} has shape {}, the configuration needs {}", "{} has a shape the configuration does not give it"),
+    return message(LINFER_DETAILED("{} has shape {}, the configuration needs {}",
+                                   "{} has a shape the configuration does not give it"),
                    name, w.shape, MessageArg(e.dims, e.rank));
   if (uint8_t(w.dtype) > uint8_t(DType::I8)) return message("{} has an unknown dtype", name);
   if (!weight_may_be_quantized(name) && w.dtype != DType::F32)
@@ -594,7 +596,8 @@ std::string validate_description(const EncoderDescription& d) {
     for (uint64_t j = 0; j < w.elements(); ++j)
       if (!(v[j] >= 0.0f && v[j] < blocks && v[j] == float(uint32_t(v[j]))))
         // (No floating point on bare metal: newlib-nano's printf has none.)
-        return message(LINFER_DETAILED("{}.attention.random_blocks holds {} at element {}, not a block index in [0, {})",
+        return message(LINFER_DETAILED("{}.attention.random_blocks holds {} at element {}, not a block index in "
+                                       "[0, {})",
                                        "{}.attention.random_blocks holds a value that is not a block index"),
                        layer_name(i), LINFER_DETAILED(std::to_string(v[j]), ""), j, uint32_t(blocks));
   }

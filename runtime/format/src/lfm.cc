@@ -427,7 +427,8 @@ struct Reader {
     extents.push_back({t->offset(), bytes, t, &w});
     if (const auto* sums = t->channel_sums(); sums && sums->size() > 0) {
       if (w.layout != Layout::Panel16 || w.dtype != DType::I8 || sums->size() != w.rows())
-        return fail(w, message(LINFER_DETAILED(": channel sums belong to int8 panel-layout tensors, one per row ({}), found {}",
+        return fail(w, message(LINFER_DETAILED(": channel sums belong to int8 panel-layout tensors, one per row "
+                                               "({}), found {}",
                                                ": channel sums belong to int8 panel-layout tensors, one per row"),
                                w.rows(), sums->size()));
       w.channel_sums = sums->data();
@@ -473,12 +474,14 @@ struct Reader {
           return na == nb && (na == 0 || std::memcmp(a->data(), b->data(), na * sizeof(*a->data())) == 0);
         };
         const WeightView &v = *e->view, &g = *group->view;
-        const bool same_scales = v.dtype != DType::I8 || (same(e->t->scales(), group->t->scales()) && e->t->scales());
+        const bool same_scales =
+            v.dtype != DType::I8 || (same(e->t->scales(), group->t->scales()) && e->t->scales());
         if (e->offset != group->offset || e->size != group->size || v.dtype != g.dtype || v.layout != g.layout ||
             v.panel_groups != g.panel_groups || !same(e->t->channel_sums(), group->t->channel_sums()) ||
             !same_scales)
-          return message(LINFER_DETAILED("{}: data [{}, +{}) overlaps {} [{}, +{}) without being the same {} tensor "
-                                         "(shared weights must have the same offset, size, dtype, layout and scales)",
+          return message(LINFER_DETAILED("{}: data [{}, +{}) overlaps {} [{}, +{}) without being the same {} "
+                                         "tensor (shared weights must have the same offset, size, dtype, layout "
+                                         "and scales)",
                                          "{}: data overlaps {} without being the same tensor (shared weights must "
                                          "have the same offset, size, dtype, layout and scales)"),
                          slot_name(d, e->view), e->offset, e->size, slot_name(d, group->view), group->offset,
@@ -560,7 +563,8 @@ std::string parse_lfm(const uint8_t* data, size_t size, EncoderDescription* desc
   d.layers = std::vector<LayerWeights>(cfg.num_layers);  // (resize would compile a move of LayerWeights too)
   Reader r{m->format_version(), data + data_offset, data_size, nullptr, "", {}};
   // Every slot, in the slot list's order (the order of the reading's messages too).
-  const flatbuffers::Table* tables[SlotField::kTables] = {as_table(m), nullptr, nullptr, nullptr, as_table(m->head())};
+  const flatbuffers::Table* tables[SlotField::kTables] = {as_table(m), nullptr, nullptr, nullptr,
+                                                          as_table(m->head())};
   std::string missing;  // a layer without its attention or feed-forward table
   for_each_slot(d, [&](Slot slot, uint32_t layer, const std::string&, WeightView& w) {
     if (!r.err.empty() || !missing.empty()) return;

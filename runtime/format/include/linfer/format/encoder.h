@@ -238,7 +238,10 @@ void visit_weights(EncoderDescription& desc, WeightVisitor visit, void* fn);
 template <class Fn>
 void for_each_weight(EncoderDescription& desc, Fn&& fn) {
   using F = std::remove_reference_t<Fn>;
-  visit_weights(desc, [](void* f, Slot, uint32_t, const std::string& name, WeightView& w) { (*static_cast<F*>(f))(name, w); },
+  visit_weights(desc,
+                [](void* f, Slot, uint32_t, const std::string& name, WeightView& w) {
+                  (*static_cast<F*>(f))(name, w);
+                },
                 const_cast<void*>(static_cast<const void*>(&fn)));
 }
 // (The description is not changed: fn sees each view as const.)
