@@ -1,6 +1,7 @@
 #include "linfer/format/encoder.h"
 
 #include "linfer/format/panel.h"
+#include "message.h"
 
 #include <algorithm>
 #include <cmath>
@@ -108,19 +109,55 @@ uint64_t WeightView::elements() const {
   return n;
 }
 
+// (Numbers as uint64_t: one std::to_string, the one the messages use, on every target.)
+std::string layer_name(size_t i) { return "layers." + std::to_string(uint64_t(i)); }
+
+namespace {
+void append_shape(std::string* out, const uint32_t* dims, size_t rank) {
+  *out += '[';
+  for (size_t i = 0; i < rank; ++i) *out += (i ? "," : "") + std::to_string(uint64_t(dims[i]));
+  *out += ']';
+}
+}  // namespace
+
 std::string shape_to_string(const std::vector<uint32_t>& shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i) s += (i ? "," : "") + std::to_string(shape[i]);
-  return s + "]";
+  std::string s;
+  append_shape(&s, shape.data(), shape.size());
+  return s;
+}
+
+std::string format_message(const char* text, const MessageArg* args, size_t count) {
+  std::string out;
+  size_t next = 0;
+  for (const char* p = text; *p; ++p) {
+    if (p[0] != '{' || p[1] != '}') {
+      out += *p;
+      continue;
+    }
+    ++p;
+    if (LINFER_TERSE_ERRORS)  // (a terse text takes only the strings)
+      while (next < count && args[next].kind != MessageArg::kText) ++next;
+    if (next == count) continue;
+    const MessageArg& a = args[next++];
+    if (a.kind == MessageArg::kText)
+      out += a.text;
+    else if (LINFER_TERSE_ERRORS)
+      continue;
+    else if (a.kind == MessageArg::kNumber)
+      out += std::to_string(a.number);
+    else
+      append_shape(&out, a.shape.dims, a.shape.rank);
+  }
+  return out;
 }
 
 namespace {
 
-std::string check_range(const char* what, uint64_t value, uint64_t lo, uint64_t hi) {
-  if (value < lo || value > hi)
-    return std::string(what) + " = " + std::to_string(value) + " is out of range [" +
-           std::to_string(lo) + ", " + std::to_string(hi) + "]";
-  return "";
+// Sets *err and returns true when value is outside [lo, hi].
+bool out_of_range(std::string* err, const char* what, uint32_t value, uint32_t lo, uint32_t hi) {
+  if (value >= lo && value <= hi) return false;
+  *err = message(LINFER_DETAILED("{} = {} is out of range [{}, {}]", "{} is out of range"), what, value, lo, hi);
+  return true;
 }
 
 std::string validate_config(const EncoderConfig& c) {
@@ -140,33 +177,32 @@ std::string validate_config(const EncoderConfig& c) {
   if (uint8_t(c.reversible_merge) > uint8_t(ReversibleMerge::Mean)) return "unknown reversible merge";
   if (uint8_t(c.head) > uint8_t(HeadKind::Classifier)) return "unknown head kind";
   if (uint8_t(c.pooling) > uint8_t(Pooling::Mean)) return "unknown pooling";
-  if (!(e = check_range("dim", c.dim, 1, Limits::kMaxDim)).empty()) return e;
-  if (!(e = check_range("num_layers", c.num_layers, 1, Limits::kMaxLayers)).empty()) return e;
-  if (!(e = check_range("num_heads", c.num_heads, 1, Limits::kMaxHeads)).empty()) return e;
-  if (!(e = check_range("head_dim", c.head_dim, 1, Limits::kMaxDim)).empty()) return e;
-  if (!(e = check_range("num_heads * head_dim", uint64_t(c.num_heads) * c.head_dim, 1,
-                        Limits::kMaxDim)).empty())
-    return e;
+  if (out_of_range(&e, "dim", c.dim, 1, Limits::kMaxDim)) return e;
+  if (out_of_range(&e, "num_layers", c.num_layers, 1, Limits::kMaxLayers)) return e;
+  if (out_of_range(&e, "num_heads", c.num_heads, 1, Limits::kMaxHeads)) return e;
+  if (out_of_range(&e, "head_dim", c.head_dim, 1, Limits::kMaxDim)) return e;
+  // (At most 1024 * 65536: no overflow.)
+  if (out_of_range(&e, "num_heads * head_dim", c.num_heads * c.head_dim, 1, Limits::kMaxDim)) return e;
   if (c.kv_heads != c.num_heads && c.kv_heads != 1)
-    return "kv_heads = " + std::to_string(c.kv_heads) + " must be 1 or num_heads (" +
-           std::to_string(c.num_heads) + ")";
-  if (!(e = check_range("ff_dim", c.ff_dim, 1, Limits::kMaxFeedForward)).empty()) return e;
-  if (!(e = check_range("max_seq_len", c.max_seq_len, 1, Limits::kMaxSeqLen)).empty()) return e;
+    return message(LINFER_DETAILED("kv_heads = {} must be 1 or num_heads ({})", "kv_heads must be 1 or num_heads"),
+                   c.kv_heads, c.num_heads);
+  if (out_of_range(&e, "ff_dim", c.ff_dim, 1, Limits::kMaxFeedForward)) return e;
+  if (out_of_range(&e, "max_seq_len", c.max_seq_len, 1, Limits::kMaxSeqLen)) return e;
   if (c.attention_kind == AttentionKind::Linformer) {
     if (c.proj_len == 0) return "proj_len (k) must be at least 1";
     if (c.proj_len > c.max_seq_len)
-      return "proj_len k = " + std::to_string(c.proj_len) + " exceeds max_seq_len n = " +
-             std::to_string(c.max_seq_len) + " (Linformer needs k <= n)";
+      return message(LINFER_DETAILED("proj_len k = {} exceeds max_seq_len n = {} (Linformer needs k <= n)",
+                                     "proj_len k exceeds max_seq_len n (Linformer needs k <= n)"),
+                     c.proj_len, c.max_seq_len);
   } else if (c.proj_len != 0) {
-    return std::string("proj_len applies to linformer attention only, not ") +
-           to_string(c.attention_kind);
+    return message("proj_len applies to linformer attention only, not {}", to_string(c.attention_kind));
   }
   if (c.causal != CausalMode::Bidirectional && c.attention_kind != AttentionKind::LinearElu &&
       c.attention_kind != AttentionKind::Performer && c.attention_kind != AttentionKind::Lsh)
-    return std::string("causal mode is only defined for linear (elu+1), performer and lsh attention, not ") +
-           to_string(c.attention_kind);
+    return message("causal mode is only defined for linear (elu+1), performer and lsh attention, not {}",
+                   to_string(c.attention_kind));
   if (c.attention_kind == AttentionKind::Performer) {
-    if (!(e = check_range("num_features", c.num_features, 1, Limits::kMaxFeatures)).empty()) return e;
+    if (out_of_range(&e, "num_features", c.num_features, 1, Limits::kMaxFeatures)) return e;
     if (uint8_t(c.feature_map) > uint8_t(FeatureMap::Relu)) return "unknown feature map";
     if (!std::isfinite(c.feature_eps) || c.feature_eps <= 0.0f || c.feature_eps > 1.0f)
       return "feature_eps must be in (0, 1]";
@@ -178,35 +214,35 @@ std::string validate_config(const EncoderConfig& c) {
     return "num_features and key_stabiliser apply to performer attention only";
   }
   if (c.attention_kind == AttentionKind::GiveTake) {
-    if (!(e = check_range("num_global_tokens", c.num_global_tokens, 1, Limits::kMaxGlobalTokens)).empty())
+    if (out_of_range(&e, "num_global_tokens", c.num_global_tokens, 1, Limits::kMaxGlobalTokens))
       return e;
   } else if (c.num_global_tokens != 0) {
     return "num_global_tokens applies to givetake attention only";
   }
   if (c.attention_kind == AttentionKind::SlidingWindow) {
-    if (!(e = check_range("window_radius", c.window_radius, 1, c.max_seq_len)).empty()) return e;
-    if (!(e = check_range("global_positions", c.global_positions, 0, c.max_seq_len)).empty()) return e;
+    if (out_of_range(&e, "window_radius", c.window_radius, 1, c.max_seq_len)) return e;
+    if (out_of_range(&e, "global_positions", c.global_positions, 0, c.max_seq_len)) return e;
   } else if (c.window_radius != 0 || c.global_positions != 0) {
     return "window_radius and global_positions apply to sliding window attention only";
   }
   if (c.attention_kind == AttentionKind::BlockSparse) {
-    if (!(e = check_range("block_size", c.block_size, 1, c.max_seq_len)).empty()) return e;
-    if (!(e = check_range("global_blocks", c.global_blocks, 0, c.max_seq_len)).empty()) return e;
-    if (!(e = check_range("num_random_blocks", c.num_random_blocks, 0, Limits::kMaxRandomBlocks)).empty())
+    if (out_of_range(&e, "block_size", c.block_size, 1, c.max_seq_len)) return e;
+    if (out_of_range(&e, "global_blocks", c.global_blocks, 0, c.max_seq_len)) return e;
+    if (out_of_range(&e, "num_random_blocks", c.num_random_blocks, 0, Limits::kMaxRandomBlocks))
       return e;
   } else if (c.block_size != 0 || c.global_blocks != 0 || c.num_random_blocks != 0) {
     return "block_size, global_blocks and num_random_blocks apply to block sparse attention only";
   }
   if (c.attention_kind == AttentionKind::Lsh) {
-    if (!(e = check_range("bucket_size", c.bucket_size, 1, Limits::kMaxBucketSize)).empty()) return e;
-    if (!(e = check_range("num_hashes", c.num_hashes, 1, Limits::kMaxHashes)).empty()) return e;
+    if (out_of_range(&e, "bucket_size", c.bucket_size, 1, Limits::kMaxBucketSize)) return e;
+    if (out_of_range(&e, "num_hashes", c.num_hashes, 1, Limits::kMaxHashes)) return e;
   } else if (c.bucket_size != 0 || c.num_hashes != 0) {
     return "bucket_size and num_hashes apply to lsh attention only";
   }
-  if (!(e = check_range("vocab_size", c.vocab_size, 0, Limits::kMaxVocab)).empty()) return e;
+  if (out_of_range(&e, "vocab_size", c.vocab_size, 0, Limits::kMaxVocab)) return e;
   if (c.head == HeadKind::LmLogits && c.vocab_size == 0) return "an LM head needs vocab_size > 0";
   if (c.head == HeadKind::Classifier &&
-      !(e = check_range("num_classes", c.num_classes, 1, Limits::kMaxClasses)).empty())
+      out_of_range(&e, "num_classes", c.num_classes, 1, Limits::kMaxClasses))
     return e;
   if (c.head != HeadKind::Classifier && c.classifier_activation != Activation::Tanh)
     return "classifier_activation applies to classifier heads only";
@@ -223,16 +259,14 @@ std::string validate_config(const EncoderConfig& c) {
     // Queries and keys of every position exist before the attention math only for these kinds.
     if (c.attention_kind != AttentionKind::FullSoftmax && c.attention_kind != AttentionKind::LinearElu &&
         c.attention_kind != AttentionKind::Performer && c.attention_kind != AttentionKind::Lsh)
-      return std::string("rotary positions are defined for full, linear, performer and lsh attention, not ") +
-             to_string(c.attention_kind);
+      return message("rotary positions are defined for full, linear, performer and lsh attention, not {}",
+                     to_string(c.attention_kind));
     if (c.head_dim % 2) return "rotary positions need an even head_dim";
   }
   if (uint64_t(c.position_offset) + c.max_seq_len > Limits::kMaxPositionRows)
     return "position_offset + max_seq_len is too large";
   return "";
 }
-
-using Shape = std::vector<uint32_t>;
 
 }  // namespace
 
@@ -241,49 +275,55 @@ bool ends_with(const std::string& s, const char* suffix) {
   const size_t n = std::strlen(suffix);
   return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
 }
+
+// The slots' names, by Slot (a layer's after "layers.N.").
+constexpr const char* kSlotNames[] = {
+    "token_embedding", "position_embedding", "rotary_table", "embedding_norm.weight", "embedding_norm.bias",
+    "global_tokens", "shared_proj", "shared_proj_bias",
+    "attention.q.weight", "attention.q.bias", "attention.k.weight", "attention.k.bias", "attention.v.weight",
+    "attention.v.bias", "attention.out.weight", "attention.out.bias", "attention.proj_k", "attention.proj_v",
+    "attention.proj_k_bias", "attention.proj_v_bias", "attention.conv_weight", "attention.conv_bias",
+    "attention.features", "attention.q_global.weight", "attention.q_global.bias", "attention.k_global.weight",
+    "attention.k_global.bias", "attention.v_global.weight", "attention.v_global.bias", "attention.random_blocks",
+    "attention.rotations", "attention_norm.weight", "attention_norm.bias", "feed_forward.fc1.weight",
+    "feed_forward.fc1.bias", "feed_forward.fc2.weight", "feed_forward.fc2.bias", "feed_forward_norm.weight",
+    "feed_forward_norm.bias",
+    "final_norm.weight", "final_norm.bias", "head.dense.weight", "head.dense.bias", "head.norm.weight",
+    "head.norm.bias", "head.out.weight", "head.out.bias"};
+static_assert(sizeof kSlotNames / sizeof kSlotNames[0] == size_t(Slot::Count), "a name for every slot");
+constexpr size_t kLayerSlots = size_t(Slot::FinalNormWeight) - size_t(Slot::QWeight);
 }  // namespace
 
-void visit_weights(EncoderDescription& desc, WeightVisitor visit, void* fn) {
-  // A linear layer's or a norm's weight and bias: the slots NAME.weight and NAME.bias.
-  auto pair = [&](const std::string& name, auto& weights) {
-    visit(fn, name + ".weight", weights.weight);
-    visit(fn, name + ".bias", weights.bias);
+void visit_weights(EncoderDescription& d, WeightVisitor visit, void* fn) {
+  // Slots first .. first + count - 1, their views in `views`.
+  auto run = [&](const std::string& prefix, Slot first, WeightView* const* views, size_t count, uint32_t layer) {
+    for (size_t i = 0; i < count; ++i) {
+      const Slot slot = Slot(size_t(first) + i);
+      visit(fn, slot, layer, prefix + kSlotNames[size_t(slot)], *views[i]);
+    }
   };
-  visit(fn, "token_embedding", desc.token_embedding);
-  visit(fn, "position_embedding", desc.position_embedding);
-  visit(fn, "rotary_table", desc.rotary_table);
-  pair("embedding_norm", desc.embedding_norm);
-  visit(fn, "global_tokens", desc.global_tokens);
-  visit(fn, "shared_proj", desc.shared_proj);
-  visit(fn, "shared_proj_bias", desc.shared_proj_bias);
-  for (size_t i = 0; i < desc.layers.size(); ++i) {
-    LayerWeights& l = desc.layers[i];
-    const std::string p = "layers." + std::to_string(i) + ".";
-    pair(p + "attention.q", l.q);
-    pair(p + "attention.k", l.k);
-    pair(p + "attention.v", l.v);
-    pair(p + "attention.out", l.out);
-    visit(fn, p + "attention.proj_k", l.proj_k);
-    visit(fn, p + "attention.proj_v", l.proj_v);
-    visit(fn, p + "attention.proj_k_bias", l.proj_k_bias);
-    visit(fn, p + "attention.proj_v_bias", l.proj_v_bias);
-    visit(fn, p + "attention.conv_weight", l.conv_weight);
-    visit(fn, p + "attention.conv_bias", l.conv_bias);
-    visit(fn, p + "attention.features", l.features);
-    pair(p + "attention.q_global", l.q_global);
-    pair(p + "attention.k_global", l.k_global);
-    pair(p + "attention.v_global", l.v_global);
-    visit(fn, p + "attention.random_blocks", l.random_blocks);
-    visit(fn, p + "attention.rotations", l.rotations);
-    pair(p + "attention_norm", l.attention_norm);
-    pair(p + "feed_forward.fc1", l.fc1);
-    pair(p + "feed_forward.fc2", l.fc2);
-    pair(p + "feed_forward_norm", l.feed_forward_norm);
+  WeightView* const before[] = {&d.token_embedding, &d.position_embedding, &d.rotary_table,
+                                &d.embedding_norm.weight, &d.embedding_norm.bias, &d.global_tokens,
+                                &d.shared_proj, &d.shared_proj_bias};
+  static_assert(sizeof before / sizeof before[0] == size_t(Slot::QWeight), "the slots before the layers");
+  run("", Slot::TokenEmbedding, before, size_t(Slot::QWeight), 0);
+  for (uint32_t i = 0; i < d.layers.size(); ++i) {
+    LayerWeights& l = d.layers[i];
+    WeightView* const layer[] = {
+        &l.q.weight, &l.q.bias, &l.k.weight, &l.k.bias, &l.v.weight, &l.v.bias, &l.out.weight, &l.out.bias,
+        &l.proj_k, &l.proj_v, &l.proj_k_bias, &l.proj_v_bias, &l.conv_weight, &l.conv_bias, &l.features,
+        &l.q_global.weight, &l.q_global.bias, &l.k_global.weight, &l.k_global.bias, &l.v_global.weight,
+        &l.v_global.bias, &l.random_blocks, &l.rotations, &l.attention_norm.weight, &l.attention_norm.bias,
+        &l.fc1.weight, &l.fc1.bias, &l.fc2.weight, &l.fc2.bias, &l.feed_forward_norm.weight,
+        &l.feed_forward_norm.bias};
+    static_assert(sizeof layer / sizeof layer[0] == kLayerSlots, "a layer's slots");
+    run(layer_name(i) + ".", Slot::QWeight, layer, kLayerSlots, i);
   }
-  pair("final_norm", desc.final_norm);
-  pair("head.dense", desc.head.dense);
-  pair("head.norm", desc.head.norm);
-  pair("head.out", desc.head.out);
+  WeightView* const after[] = {&d.final_norm.weight, &d.final_norm.bias, &d.head.dense.weight, &d.head.dense.bias,
+                               &d.head.norm.weight, &d.head.norm.bias, &d.head.out.weight, &d.head.out.bias};
+  static_assert(sizeof after / sizeof after[0] == size_t(Slot::Count) - size_t(Slot::FinalNormWeight),
+                "the slots after the layers");
+  run("", Slot::FinalNormWeight, after, sizeof after / sizeof after[0], 0);
 }
 
 bool is_dense_weight(const std::string& slot) {
@@ -316,16 +356,203 @@ std::string check_layout(const EncoderConfig& c, const std::string& name, const 
   if (w.layout == Layout::Panel16) {
     const uint32_t groups = name == "token_embedding" ? 1 : dense_panel_groups(c, name);
     if (!is_dense_weight(name) && name != "token_embedding")
-      return name + " cannot be stored in panel layout (only dense layer weights can)";
+      return message("{} cannot be stored in panel layout (only dense layer weights can)", name);
     if (w.panel_groups != groups)
-      return name + " is packed in " + std::to_string(w.panel_groups) + " panel groups, expected " +
-             std::to_string(groups);
+      return message(LINFER_DETAILED("{} is packed in {} panel groups, expected {}",
+                                     "{} is packed in the wrong panel groups"),
+                     name, w.panel_groups, groups);
     if (w.dtype == DType::I8 && !w.channel_sums)
-      return name + " is int8 in panel layout but has no channel sums";
+      return message("{} is int8 in panel layout but has no channel sums", name);
     return "";
   }
-  if (w.layout != Layout::RowMajor) return name + " has an unknown layout";
-  if (w.panel_groups != 1 || w.channel_sums) return name + " is row-major but carries panel groups or channel sums";
+  if (w.layout != Layout::RowMajor) return message("{} has an unknown layout", name);
+  if (w.panel_groups != 1 || w.channel_sums)
+    return message("{} is row-major but carries panel groups or channel sums", name);
+  return "";
+}
+}  // namespace
+
+namespace {
+// The shape the configuration gives a slot; rank 0: the slot must be absent. `optional` slots may
+// be absent.
+struct Expect {
+  uint32_t dims[3] = {};
+  uint32_t rank = 0;
+  bool optional = false;
+};
+
+// The rule of each slot's shape: when the configuration uses the slot, whether it may be absent
+// then, and the sizes its dimensions are.
+enum Use : uint8_t {
+  kAlways, kNever, kVocabSize, kRotaryTable, kEmbeddingNorm, kGiveTake, kSharedProj, kKeys, kLayerProj,
+  kLayerProjV, kPerformer, kGlobalProj, kRandomBlocks, kLsh, kFinalNorm, kHead, kLmHead, kUses
+};
+enum Size : uint8_t {
+  kNoDim, kDim, kQueryWidth, kKeyWidth, kFeedForward, kSeqLen, kProjLen, kHeads, kHeadDim, kVocab,
+  kGlobalTokens, kFeatures, kBlocks, kRandomPerBlock, kHashes, kHalfBuckets, kOutput,
+  kProjHeads,  // num_heads with per-head projections (sharing none), else no dimension
+  kSizes
+};
+struct ShapeRule {
+  Use use;
+  bool optional;
+  Size dims[3];
+};
+constexpr bool kOptional = true, kRequired = false;
+// By Slot. (The convolution's and the position embedding's shapes are bounds: check_slot's own.)
+constexpr ShapeRule kShapeRules[] = {
+    {kVocabSize, kRequired, {kVocab, kDim}},                 // token_embedding
+    {kNever, kRequired, {}},                                  // position_embedding
+    {kRotaryTable, kRequired, {kSeqLen, kHeadDim}},          // rotary_table
+    {kEmbeddingNorm, kRequired, {kDim}},                     // embedding_norm.weight
+    {kEmbeddingNorm, kRequired, {kDim}},                     // embedding_norm.bias
+    {kGiveTake, kRequired, {kGlobalTokens, kDim}},           // global_tokens
+    {kSharedProj, kRequired, {kProjLen, kSeqLen}},           // shared_proj
+    {kSharedProj, kOptional, {kProjLen}},                    // shared_proj_bias
+    {kAlways, kRequired, {kQueryWidth, kDim}},               // attention.q.weight
+    {kAlways, kOptional, {kQueryWidth}},                     // attention.q.bias
+    {kKeys, kRequired, {kKeyWidth, kDim}},                   // attention.k.weight
+    {kKeys, kOptional, {kKeyWidth}},                         // attention.k.bias
+    {kAlways, kRequired, {kKeyWidth, kDim}},                 // attention.v.weight
+    {kAlways, kOptional, {kKeyWidth}},                       // attention.v.bias
+    {kAlways, kRequired, {kDim, kQueryWidth}},               // attention.out.weight
+    {kAlways, kOptional, {kDim}},                            // attention.out.bias
+    {kLayerProj, kRequired, {kProjHeads, kProjLen, kSeqLen}},  // attention.proj_k
+    {kLayerProjV, kRequired, {kProjHeads, kProjLen, kSeqLen}},  // attention.proj_v
+    {kLayerProj, kOptional, {kProjHeads, kProjLen}},         // attention.proj_k_bias
+    {kLayerProjV, kOptional, {kProjHeads, kProjLen}},        // attention.proj_v_bias
+    {kNever, kRequired, {}},                                  // attention.conv_weight
+    {kNever, kRequired, {}},                                  // attention.conv_bias
+    {kPerformer, kRequired, {kHeadDim, kFeatures}},          // attention.features
+    {kGlobalProj, kRequired, {kQueryWidth, kDim}},           // attention.q_global.weight
+    {kGlobalProj, kOptional, {kQueryWidth}},                 // attention.q_global.bias
+    {kGlobalProj, kRequired, {kKeyWidth, kDim}},             // attention.k_global.weight
+    {kGlobalProj, kOptional, {kKeyWidth}},                   // attention.k_global.bias
+    {kGlobalProj, kRequired, {kKeyWidth, kDim}},             // attention.v_global.weight
+    {kGlobalProj, kOptional, {kKeyWidth}},                   // attention.v_global.bias
+    {kRandomBlocks, kRequired, {kHeads, kBlocks, kRandomPerBlock}},  // attention.random_blocks
+    {kLsh, kRequired, {kHashes, kHeadDim, kHalfBuckets}},    // attention.rotations
+    {kAlways, kRequired, {kDim}},                            // attention_norm.weight
+    {kAlways, kRequired, {kDim}},                            // attention_norm.bias
+    {kAlways, kRequired, {kFeedForward, kDim}},              // feed_forward.fc1.weight
+    {kAlways, kOptional, {kFeedForward}},                    // feed_forward.fc1.bias
+    {kAlways, kRequired, {kDim, kFeedForward}},              // feed_forward.fc2.weight
+    {kAlways, kOptional, {kDim}},                            // feed_forward.fc2.bias
+    {kAlways, kRequired, {kDim}},                            // feed_forward_norm.weight
+    {kAlways, kRequired, {kDim}},                            // feed_forward_norm.bias
+    {kFinalNorm, kRequired, {kDim}},                         // final_norm.weight
+    {kFinalNorm, kRequired, {kDim}},                         // final_norm.bias
+    {kHead, kOptional, {kDim, kDim}},                        // head.dense.weight
+    {kHead, kOptional, {kDim}},                              // head.dense.bias
+    {kLmHead, kOptional, {kDim}},                            // head.norm.weight
+    {kLmHead, kOptional, {kDim}},                            // head.norm.bias
+    {kHead, kRequired, {kOutput, kDim}},                     // head.out.weight
+    {kHead, kOptional, {kOutput}},                           // head.out.bias
+};
+static_assert(sizeof kShapeRules / sizeof kShapeRules[0] == size_t(Slot::Count), "a rule for every slot");
+
+Expect expected_shape(const EncoderConfig& c, const LayerWeights* l, Slot slot) {
+  const AttentionKind kind = c.attention_kind;
+  const bool linformer = kind == AttentionKind::Linformer;
+  const bool layerwise = c.projection_sharing == ProjectionSharing::Layerwise;
+  bool used[kUses] = {};
+  used[kAlways] = true;
+  used[kVocabSize] = c.vocab_size > 0;
+  used[kRotaryTable] = c.rotary != Rotary::None;
+  used[kEmbeddingNorm] = c.embedding_norm;
+  used[kGiveTake] = kind == AttentionKind::GiveTake;
+  used[kSharedProj] = linformer && layerwise;
+  used[kKeys] = kind != AttentionKind::Lsh;  // (Lsh: the queries are the keys)
+  used[kLayerProj] = linformer && !layerwise;
+  used[kLayerProjV] = linformer && !layerwise && c.has_separate_proj_v();
+  used[kPerformer] = kind == AttentionKind::Performer;
+  // SlidingWindow's global projections: all three or none (checked before), and without them a
+  // lone global bias is a tensor the configuration does not use.
+  used[kGlobalProj] = kind == AttentionKind::SlidingWindow && l && l->q_global.weight.present();
+  used[kRandomBlocks] = kind == AttentionKind::BlockSparse && c.num_random_blocks > 0;
+  used[kLsh] = kind == AttentionKind::Lsh;
+  used[kFinalNorm] = c.final_norm;
+  used[kHead] = c.head != HeadKind::None;
+  used[kLmHead] = c.head == HeadKind::LmLogits;
+  uint32_t size[kSizes] = {};
+  size[kDim] = c.dim;
+  size[kQueryWidth] = c.num_heads * c.head_dim;
+  size[kKeyWidth] = c.kv_heads * c.head_dim;
+  size[kFeedForward] = c.ff_dim;
+  size[kSeqLen] = c.max_seq_len;
+  size[kProjLen] = c.proj_len;
+  size[kHeads] = size[kProjHeads] = c.num_heads;
+  size[kHeadDim] = c.head_dim;
+  size[kVocab] = c.vocab_size;
+  size[kGlobalTokens] = c.num_global_tokens;
+  size[kFeatures] = c.num_features;
+  size[kBlocks] = uint32_t(block_sparse_blocks(c, c.max_seq_len));
+  size[kRandomPerBlock] = c.num_random_blocks;
+  size[kHashes] = c.num_hashes;
+  size[kHalfBuckets] = uint32_t(lsh_half_buckets(c, c.max_seq_len));
+  size[kOutput] = c.output_channels();
+  const bool per_head = c.projection_sharing == ProjectionSharing::None;
+
+  const ShapeRule& rule = kShapeRules[size_t(slot)];
+  Expect e;
+  if (!used[rule.use]) return e;
+  e.optional = rule.optional;
+  for (Size dim : rule.dims)
+    if (dim != kNoDim && (dim != kProjHeads || per_head)) e.dims[e.rank++] = size[dim];
+  return e;
+}
+
+bool same_shape(const std::vector<uint32_t>& shape, const Expect& e) {
+  return shape.size() == e.rank && std::equal(shape.begin(), shape.end(), e.dims);
+}
+
+// The checks of one slot (after the configuration's): "" or what is wrong.
+std::string check_slot(const EncoderDescription& d, Slot slot, uint32_t layer, const std::string& name,
+                       const WeightView& w) {
+  const EncoderConfig& c = d.config;
+  const uint32_t D = c.dim;
+  std::string err;
+  if (w.present() && !(err = check_layout(c, name, w)).empty()) return err;
+  if (slot == Slot::ConvWeight || slot == Slot::ConvBias) {
+    // GiveTake's optional depthwise convolution: [dim, kernel] (odd kernel) and [dim].
+    if (!w.present()) return "";
+    if (c.attention_kind != AttentionKind::GiveTake)
+      return message("{} is present but only givetake attention has a convolution", name);
+    if (slot == Slot::ConvWeight && (w.shape.size() != 2 || w.shape[0] != D || w.shape[1] % 2 == 0 ||
+                                     w.shape[1] > Limits::kMaxConvKernel))
+      return message(LINFER_DETAILED("{} has shape {}, expected [{}, odd kernel <= {}]",
+                                     "{} is not [dim, odd kernel <= 1023]"),
+                     name, w.shape, D, Limits::kMaxConvKernel);
+    if (slot == Slot::ConvBias && (w.shape.size() != 1 || w.shape[0] != D))
+      return message(LINFER_DETAILED("{} has shape {}, expected [{}]", "{} is not [dim]"), name, w.shape, D);
+    if (w.dtype != DType::F32) return message("{} must be f32", name);
+    return "";
+  }
+  if (slot == Slot::PositionEmbedding) {
+    if (c.positions != PositionKind::Learned)
+      return w.present() ? message("position_embedding is present but positions are {}", to_string(c.positions))
+                         : "";
+    const uint64_t rows_needed = uint64_t(c.position_offset) + c.max_seq_len;
+    if (!w.present()) return "position_embedding is missing (positions are learned)";
+    if (w.shape.size() != 2 || w.shape[1] != D || w.shape[0] < rows_needed)
+      return message(LINFER_DETAILED("position_embedding has shape {}, expected [>= {},{}]",
+                                     "position_embedding is not [>= position_offset + max_seq_len, dim]"),
+                     w.shape, rows_needed, D);
+    if (w.shape[0] > Limits::kMaxPositionRows) return "position_embedding has too many rows";
+    return "";
+  }
+  const bool in_layer = slot >= Slot::QWeight && slot < Slot::FinalNormWeight;
+  const Expect e = expected_shape(c, in_layer ? &d.layers[layer] : nullptr, slot);
+  if (e.rank == 0) return w.present() ? message("{} is present but the configuration does not use it", name) : "";
+  if (!w.present()) return e.optional ? "" : message("{} is missing", name);
+  if (!same_shape(w.shape, e))
+    return message(LINFER_DETAILED("{} has shape {}, the configuration needs {}",
+                                   "{} has a shape the configuration does not give it"),
+                   name, w.shape, MessageArg(e.dims, e.rank));
+  if (uint8_t(w.dtype) > uint8_t(DType::I8)) return message("{} has an unknown dtype", name);
+  if (!weight_may_be_quantized(name) && w.dtype != DType::F32)
+    return message("{} must be f32 (only matrices may be f16 or int8)", name);
+  if (w.dtype == DType::I8 && !w.scales) return message("{} is int8 but has no scales", name);
   return "";
 }
 }  // namespace
@@ -335,165 +562,20 @@ std::string validate_description(const EncoderDescription& d) {
   std::string err = validate_config(c);
   if (!err.empty()) return "invalid configuration: " + err;
   if (d.layers.size() != c.num_layers)
-    return "the model has " + std::to_string(d.layers.size()) + " layers, the configuration says " +
-           std::to_string(c.num_layers);
-
-  const uint32_t D = c.dim, H = c.num_heads, dh = c.head_dim, kvh = c.kv_heads, F = c.ff_dim,
-                 n = c.max_seq_len, k = c.proj_len;
-  const bool linformer = c.attention_kind == AttentionKind::Linformer;
-  const bool per_head = c.projection_sharing == ProjectionSharing::None;
-
-  // Expected shape of every slot; an empty shape means the slot must be absent, and `optional`
-  // slots may be absent.
-  struct Expect {
-    Shape shape;
-    bool optional = false;
-  };
-  std::map<std::string, Expect> expect;
-  auto need = [&](const std::string& name, Shape s) {
-    expect[name] = {std::move(s), false};
-  };
-  auto maybe = [&](const std::string& name, Shape s) {
-    expect[name] = {std::move(s), true};
-  };
-  auto norm = [&](const std::string& name, bool present) {
-    if (present) {
-      need(name + ".weight", {D});
-      need(name + ".bias", {D});
-    }
-  };
-  if (c.vocab_size > 0) need("token_embedding", {c.vocab_size, D});
-  if (c.positions == PositionKind::Learned) {
-    // rows are checked below: at least position_offset + n
-  }
-  norm("embedding_norm", c.embedding_norm);
-  if (c.rotary != Rotary::None) need("rotary_table", {n, dh});
-  if (linformer && c.projection_sharing == ProjectionSharing::Layerwise) {
-    need("shared_proj", {k, n});
-    maybe("shared_proj_bias", {k});
-  }
-  const Shape proj = per_head ? Shape{H, k, n} : Shape{k, n};
-  const Shape proj_bias = per_head ? Shape{H, k} : Shape{k};
-  for (uint32_t i = 0; i < c.num_layers; ++i) {
-    const std::string p = "layers." + std::to_string(i) + ".";
-    need(p + "attention.q.weight", {H * dh, D});
-    maybe(p + "attention.q.bias", {H * dh});
-    if (c.attention_kind != AttentionKind::Lsh) {  // (Lsh: the queries are the keys)
-      need(p + "attention.k.weight", {kvh * dh, D});
-      maybe(p + "attention.k.bias", {kvh * dh});
-    }
-    need(p + "attention.v.weight", {kvh * dh, D});
-    maybe(p + "attention.v.bias", {kvh * dh});
-    need(p + "attention.out.weight", {D, H * dh});
-    maybe(p + "attention.out.bias", {D});
-    if (linformer && c.projection_sharing != ProjectionSharing::Layerwise) {
-      need(p + "attention.proj_k", proj);
-      maybe(p + "attention.proj_k_bias", proj_bias);
-      if (c.has_separate_proj_v()) {
-        need(p + "attention.proj_v", proj);
-        maybe(p + "attention.proj_v_bias", proj_bias);
-      }
-    }
-    if (c.attention_kind == AttentionKind::Performer) need(p + "attention.features", {dh, c.num_features});
-    if (c.attention_kind == AttentionKind::SlidingWindow) {
+    return message(LINFER_DETAILED("the model has {} layers, the configuration says {}",
+                                   "the model's layers are not as many as the configuration says"),
+                   d.layers.size(), c.num_layers);
+  if (c.attention_kind == AttentionKind::SlidingWindow)
+    for (size_t i = 0; i < d.layers.size(); ++i) {
       const LayerWeights& l = d.layers[i];
-      const bool any = l.q_global.weight.present() || l.k_global.weight.present() || l.v_global.weight.present();
-      if (any && !(l.q_global.weight.present() && l.k_global.weight.present() && l.v_global.weight.present()))
-        return p + "attention has some of q_global, k_global and v_global: a model has all three or none";
-      if (any) {  // (without them, a lone global bias is a tensor the configuration does not use)
-        need(p + "attention.q_global.weight", {H * dh, D});
-        need(p + "attention.k_global.weight", {kvh * dh, D});
-        need(p + "attention.v_global.weight", {kvh * dh, D});
-        maybe(p + "attention.q_global.bias", {H * dh});
-        maybe(p + "attention.k_global.bias", {kvh * dh});
-        maybe(p + "attention.v_global.bias", {kvh * dh});
-      }
+      const int globals = l.q_global.weight.present() + l.k_global.weight.present() + l.v_global.weight.present();
+      if (globals != 0 && globals != 3)
+        return message("{}.attention has some of q_global, k_global and v_global: a model has all three or none",
+                       layer_name(i));
     }
-    if (c.attention_kind == AttentionKind::BlockSparse && c.num_random_blocks > 0)
-      need(p + "attention.random_blocks",
-           {H, uint32_t(block_sparse_blocks(c, n)), c.num_random_blocks});
-    if (c.attention_kind == AttentionKind::Lsh)
-      need(p + "attention.rotations", {c.num_hashes, dh, uint32_t(lsh_half_buckets(c, n))});
-    norm(p + "attention_norm", true);
-    need(p + "feed_forward.fc1.weight", {F, D});
-    maybe(p + "feed_forward.fc1.bias", {F});
-    need(p + "feed_forward.fc2.weight", {D, F});
-    maybe(p + "feed_forward.fc2.bias", {D});
-    norm(p + "feed_forward_norm", true);
-  }
-  norm("final_norm", c.final_norm);
-  if (c.attention_kind == AttentionKind::GiveTake) need("global_tokens", {c.num_global_tokens, D});
-  if (c.head != HeadKind::None) {
-    const uint32_t out = c.output_channels();
-    maybe("head.dense.weight", {D, D});
-    maybe("head.dense.bias", {D});
-    if (c.head == HeadKind::LmLogits) {
-      maybe("head.norm.weight", {D});
-      maybe("head.norm.bias", {D});
-    }
-    need("head.out.weight", {out, D});
-    maybe("head.out.bias", {out});
-  }
 
-  for_each_weight(d, [&](const std::string& name, const WeightView& w) {
-    if (!err.empty()) return;
-    if (w.present() && !(err = check_layout(c, name, w)).empty()) return;
-    const size_t dot = name.rfind('.');
-    const std::string leaf = dot == std::string::npos ? name : name.substr(dot + 1);
-    if (leaf == "conv_weight" || leaf == "conv_bias") {
-      // GiveTake's optional depthwise convolution: [dim, kernel] (odd kernel) and [dim].
-      if (!w.present()) return;
-      if (c.attention_kind != AttentionKind::GiveTake)
-        err = name + " is present but only givetake attention has a convolution";
-      else if (leaf == "conv_weight" && (w.shape.size() != 2 || w.shape[0] != D ||
-                                         w.shape[1] % 2 == 0 || w.shape[1] > Limits::kMaxConvKernel))
-        err = name + " has shape " + shape_to_string(w.shape) + ", expected [" + std::to_string(D) +
-              ", odd kernel <= " + std::to_string(Limits::kMaxConvKernel) + "]";
-      else if (leaf == "conv_bias" && w.shape != Shape{D})
-        err = name + " has shape " + shape_to_string(w.shape) + ", expected [" + std::to_string(D) + "]";
-      else if (w.dtype != DType::F32)
-        err = name + " must be f32";
-      return;
-    }
-    if (name == "position_embedding") {
-      if (c.positions != PositionKind::Learned) {
-        if (w.present()) err = "position_embedding is present but positions are " +
-                               std::string(to_string(c.positions));
-        return;
-      }
-      const uint64_t rows_needed = uint64_t(c.position_offset) + n;
-      if (!w.present()) err = "position_embedding is missing (positions are learned)";
-      else if (w.shape.size() != 2 || w.shape[1] != D || w.shape[0] < rows_needed)
-        err = "position_embedding has shape " + shape_to_string(w.shape) + ", expected [>= " +
-              std::to_string(rows_needed) + "," + std::to_string(D) + "]";
-      else if (w.shape[0] > Limits::kMaxPositionRows)
-        err = "position_embedding has too many rows";
-      return;
-    }
-    auto it = expect.find(name);
-    if (it == expect.end()) {
-      if (w.present()) err = name + " is present but the configuration does not use it";
-      return;
-    }
-    const Expect& e = it->second;
-    if (!w.present()) {
-      if (!e.optional) err = name + " is missing";
-      return;
-    }
-    if (w.shape != e.shape) {
-      err = name + " has shape " + shape_to_string(w.shape) + ", the configuration needs " +
-            shape_to_string(e.shape);
-      return;
-    }
-    if (uint8_t(w.dtype) > uint8_t(DType::I8)) {
-      err = name + " has an unknown dtype";
-      return;
-    }
-    if (!weight_may_be_quantized(name) && w.dtype != DType::F32) {
-      err = name + " must be f32 (only matrices may be f16 or int8)";
-      return;
-    }
-    if (w.dtype == DType::I8 && !w.scales) err = name + " is int8 but has no scales";
+  for_each_slot(d, [&](Slot slot, uint32_t layer, const std::string& name, const WeightView& w) {
+    if (err.empty()) err = check_slot(d, slot, layer, name, w);
   });
   if (!err.empty()) return err;
   // A layer norm needs both its weight and its bias (a missing pair is caught above).
@@ -504,22 +586,20 @@ std::string validate_description(const EncoderDescription& d) {
     const WeightView& rot = d.layers[i].rotations;
     for (uint64_t j = 0; rot.present() && j < rot.elements(); ++j)
       if (!std::isfinite(static_cast<const float*>(rot.data)[j]))
-        return "layers." + std::to_string(i) + ".attention.rotations holds a non-finite value at element " +
-               std::to_string(j);
+        return message(LINFER_DETAILED("{}.attention.rotations holds a non-finite value at element {}",
+                                       "{}.attention.rotations holds a non-finite value"),
+                       layer_name(i), j);
     const WeightView& w = d.layers[i].random_blocks;
     if (!w.present()) continue;
     const float* v = static_cast<const float*>(w.data);
-    const float blocks = float(block_sparse_blocks(c, n));
+    const float blocks = float(block_sparse_blocks(c, c.max_seq_len));
     for (uint64_t j = 0; j < w.elements(); ++j)
       if (!(v[j] >= 0.0f && v[j] < blocks && v[j] == float(uint32_t(v[j]))))
-        return "layers." + std::to_string(i) + ".attention.random_blocks holds " +
-#if LINFER_BARE_METAL  // (no floating point in messages: newlib-nano's printf has none)
-               "a value" +
-#else
-               std::to_string(v[j]) +
-#endif
-               " at element " + std::to_string(j) + ", not a block index in [0, " +
-               std::to_string(uint32_t(blocks)) + ")";
+        // (No floating point on bare metal: newlib-nano's printf has none.)
+        return message(LINFER_DETAILED("{}.attention.random_blocks holds {} at element {}, not a block index in "
+                                       "[0, {})",
+                                       "{}.attention.random_blocks holds a value that is not a block index"),
+                       layer_name(i), LINFER_DETAILED(std::to_string(v[j]), ""), j, uint32_t(blocks));
   }
 #if LINFER_BARE_METAL && !LINFER_TOKENIZERS
   return "";  // (the tokenizer is not read: parse_lfm)

@@ -2,11 +2,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstring>
+#include <type_traits>
 #include <map>
 
 #include "linfer/types/aligned_alloc.h"
 #include "linfer_generated.h"
+#include "message.h"
 
 namespace linfer {
 namespace {
@@ -201,142 +204,268 @@ std::string write_lfm(const EncoderDescription& d, const std::string& producer,
 
 namespace {
 
+// A generated table as the flatbuffers::Table it derives from (privately), to read its fields by
+// their vtable offsets, as FlatBuffers' reflection does.
+template <class T>
+const flatbuffers::Table* as_table(const T* t) {
+  return reinterpret_cast<const flatbuffers::Table*>(t);
+}
+
+// Where each slot is in the file: a field of the model, of a layer or its attention or
+// feed-forward table, or of the head; a linear layer's or a norm's weight and bias are the fields
+// of the Linear or LayerNorm table at that field. The reader goes through the slots with
+// for_each_slot and this table.
+struct SlotField {
+  enum Table : uint8_t { kModel, kLayer, kAttention, kFeedForward, kHead, kTables } table;
+  uint8_t field;  // vtable offset
+  enum Part : uint8_t { kTensor, kWeight, kBias } part;
+};
+constexpr flatbuffers::voffset_t kWeightField = fbs::Linear::VT_WEIGHT, kBiasField = fbs::Linear::VT_BIAS;
+static_assert(kWeightField == fbs::LayerNorm::VT_WEIGHT && kBiasField == fbs::LayerNorm::VT_BIAS,
+              "a linear layer's and a norm's weight and bias at the same fields");
+constexpr SlotField kSlotFields[] = {
+    {SlotField::kModel, fbs::ModelFile::VT_TOKEN_EMBEDDING, SlotField::kTensor},
+    {SlotField::kModel, fbs::ModelFile::VT_POSITION_EMBEDDING, SlotField::kTensor},
+    {SlotField::kModel, fbs::ModelFile::VT_ROTARY_TABLE, SlotField::kTensor},
+    {SlotField::kModel, fbs::ModelFile::VT_EMBEDDING_NORM, SlotField::kWeight},
+    {SlotField::kModel, fbs::ModelFile::VT_EMBEDDING_NORM, SlotField::kBias},
+    {SlotField::kModel, fbs::ModelFile::VT_GLOBAL_TOKENS, SlotField::kTensor},
+    {SlotField::kModel, fbs::ModelFile::VT_SHARED_PROJ, SlotField::kTensor},
+    {SlotField::kModel, fbs::ModelFile::VT_SHARED_PROJ_BIAS, SlotField::kTensor},
+    {SlotField::kAttention, fbs::Attention::VT_Q, SlotField::kWeight},
+    {SlotField::kAttention, fbs::Attention::VT_Q, SlotField::kBias},
+    {SlotField::kAttention, fbs::Attention::VT_K, SlotField::kWeight},
+    {SlotField::kAttention, fbs::Attention::VT_K, SlotField::kBias},
+    {SlotField::kAttention, fbs::Attention::VT_V, SlotField::kWeight},
+    {SlotField::kAttention, fbs::Attention::VT_V, SlotField::kBias},
+    {SlotField::kAttention, fbs::Attention::VT_OUT, SlotField::kWeight},
+    {SlotField::kAttention, fbs::Attention::VT_OUT, SlotField::kBias},
+    {SlotField::kAttention, fbs::Attention::VT_PROJ_K, SlotField::kTensor},
+    {SlotField::kAttention, fbs::Attention::VT_PROJ_V, SlotField::kTensor},
+    {SlotField::kAttention, fbs::Attention::VT_PROJ_K_BIAS, SlotField::kTensor},
+    {SlotField::kAttention, fbs::Attention::VT_PROJ_V_BIAS, SlotField::kTensor},
+    {SlotField::kAttention, fbs::Attention::VT_CONV_WEIGHT, SlotField::kTensor},
+    {SlotField::kAttention, fbs::Attention::VT_CONV_BIAS, SlotField::kTensor},
+    {SlotField::kAttention, fbs::Attention::VT_FEATURES, SlotField::kTensor},
+    {SlotField::kAttention, fbs::Attention::VT_Q_GLOBAL, SlotField::kWeight},
+    {SlotField::kAttention, fbs::Attention::VT_Q_GLOBAL, SlotField::kBias},
+    {SlotField::kAttention, fbs::Attention::VT_K_GLOBAL, SlotField::kWeight},
+    {SlotField::kAttention, fbs::Attention::VT_K_GLOBAL, SlotField::kBias},
+    {SlotField::kAttention, fbs::Attention::VT_V_GLOBAL, SlotField::kWeight},
+    {SlotField::kAttention, fbs::Attention::VT_V_GLOBAL, SlotField::kBias},
+    {SlotField::kAttention, fbs::Attention::VT_RANDOM_BLOCKS, SlotField::kTensor},
+    {SlotField::kAttention, fbs::Attention::VT_ROTATIONS, SlotField::kTensor},
+    {SlotField::kLayer, fbs::Layer::VT_ATTENTION_NORM, SlotField::kWeight},
+    {SlotField::kLayer, fbs::Layer::VT_ATTENTION_NORM, SlotField::kBias},
+    {SlotField::kFeedForward, fbs::FeedForward::VT_FC1, SlotField::kWeight},
+    {SlotField::kFeedForward, fbs::FeedForward::VT_FC1, SlotField::kBias},
+    {SlotField::kFeedForward, fbs::FeedForward::VT_FC2, SlotField::kWeight},
+    {SlotField::kFeedForward, fbs::FeedForward::VT_FC2, SlotField::kBias},
+    {SlotField::kLayer, fbs::Layer::VT_FEED_FORWARD_NORM, SlotField::kWeight},
+    {SlotField::kLayer, fbs::Layer::VT_FEED_FORWARD_NORM, SlotField::kBias},
+    {SlotField::kModel, fbs::ModelFile::VT_FINAL_NORM, SlotField::kWeight},
+    {SlotField::kModel, fbs::ModelFile::VT_FINAL_NORM, SlotField::kBias},
+    {SlotField::kHead, fbs::Head::VT_DENSE, SlotField::kWeight},
+    {SlotField::kHead, fbs::Head::VT_DENSE, SlotField::kBias},
+    {SlotField::kHead, fbs::Head::VT_NORM, SlotField::kWeight},
+    {SlotField::kHead, fbs::Head::VT_NORM, SlotField::kBias},
+    {SlotField::kHead, fbs::Head::VT_OUT, SlotField::kWeight},
+    {SlotField::kHead, fbs::Head::VT_OUT, SlotField::kBias},
+};
+static_assert(sizeof kSlotFields / sizeof kSlotFields[0] == size_t(Slot::Count), "a field for every slot");
+
+// The slot's tensor in the file, or null (absent, or its table is). `tables` by SlotField::Table.
+const fbs::Tensor* file_tensor(const flatbuffers::Table* const* tables, const SlotField& f) {
+  const flatbuffers::Table* holder = tables[f.table];
+  if (holder && f.part != SlotField::kTensor) holder = holder->GetPointer<const flatbuffers::Table*>(f.field);
+  if (!holder) return nullptr;
+  return holder->GetPointer<const fbs::Tensor*>(f.part == SlotField::kTensor   ? f.field
+                                                : f.part == SlotField::kWeight ? kWeightField
+                                                                               : kBiasField);
+}
+
+// The configuration's fields: where each is in the file's Config table and in EncoderConfig, read
+// by one loop (41 accessors inlined were 0.6 KB of a microcontroller's code). A field the file
+// does not hold keeps EncoderConfig's default, which is the schema's.
+struct ConfigField {
+  uint16_t field;  // the Config table's vtable offset
+  uint8_t offset;  // in EncoderConfig
+  enum Kind : uint8_t { kByte, kBool, kWord } kind;  // an enum, a bool, or a uint32_t or float
+};
+#define LINFER_CONFIG_FIELD(name, VT)                                                                 \
+  ConfigField {                                                                                       \
+    fbs::Config::VT, offsetof(EncoderConfig, name),                                                   \
+        std::is_same_v<decltype(EncoderConfig::name), bool> ? ConfigField::kBool                      \
+        : sizeof(EncoderConfig::name) == 4                  ? ConfigField::kWord                      \
+                                                            : ConfigField::kByte                      \
+  }
+constexpr ConfigField kConfigFields[] = {
+    LINFER_CONFIG_FIELD(attention_kind, VT_ATTENTION_KIND),
+    LINFER_CONFIG_FIELD(causal, VT_CAUSAL),
+    LINFER_CONFIG_FIELD(vocab_size, VT_VOCAB_SIZE),
+    LINFER_CONFIG_FIELD(dim, VT_DIM),
+    LINFER_CONFIG_FIELD(num_layers, VT_NUM_LAYERS),
+    LINFER_CONFIG_FIELD(num_heads, VT_NUM_HEADS),
+    LINFER_CONFIG_FIELD(head_dim, VT_HEAD_DIM),
+    LINFER_CONFIG_FIELD(kv_heads, VT_KV_HEADS),
+    LINFER_CONFIG_FIELD(ff_dim, VT_FF_DIM),
+    LINFER_CONFIG_FIELD(max_seq_len, VT_MAX_SEQ_LEN),
+    LINFER_CONFIG_FIELD(proj_len, VT_PROJ_LEN),
+    LINFER_CONFIG_FIELD(num_global_tokens, VT_NUM_GLOBAL_TOKENS),
+    LINFER_CONFIG_FIELD(norm_placement, VT_NORM_PLACEMENT),
+    LINFER_CONFIG_FIELD(embedding_norm, VT_EMBEDDING_NORM),
+    LINFER_CONFIG_FIELD(final_norm, VT_FINAL_NORM),
+    LINFER_CONFIG_FIELD(norm_eps, VT_NORM_EPS),
+    LINFER_CONFIG_FIELD(positions, VT_POSITIONS),
+    LINFER_CONFIG_FIELD(position_offset, VT_POSITION_OFFSET),
+    LINFER_CONFIG_FIELD(sinusoidal_base, VT_SINUSOIDAL_BASE),
+    LINFER_CONFIG_FIELD(embedding_scale, VT_EMBEDDING_SCALE),
+    LINFER_CONFIG_FIELD(projection_placement, VT_PROJECTION_PLACEMENT),
+    LINFER_CONFIG_FIELD(projection_sharing, VT_PROJECTION_SHARING),
+    LINFER_CONFIG_FIELD(activation, VT_ACTIVATION),
+    LINFER_CONFIG_FIELD(head, VT_HEAD),
+    LINFER_CONFIG_FIELD(head_activation, VT_HEAD_ACTIVATION),
+    LINFER_CONFIG_FIELD(pooling, VT_POOLING),
+    LINFER_CONFIG_FIELD(num_classes, VT_NUM_CLASSES),
+    LINFER_CONFIG_FIELD(num_features, VT_NUM_FEATURES),
+    LINFER_CONFIG_FIELD(feature_map, VT_FEATURE_MAP),
+    LINFER_CONFIG_FIELD(feature_eps, VT_FEATURE_EPS),
+    LINFER_CONFIG_FIELD(rotary, VT_ROTARY),
+    LINFER_CONFIG_FIELD(key_stabiliser, VT_KEY_STABILISER),
+    LINFER_CONFIG_FIELD(window_radius, VT_WINDOW_RADIUS),
+    LINFER_CONFIG_FIELD(global_positions, VT_GLOBAL_POSITIONS),
+    LINFER_CONFIG_FIELD(block_size, VT_BLOCK_SIZE),
+    LINFER_CONFIG_FIELD(global_blocks, VT_GLOBAL_BLOCKS),
+    LINFER_CONFIG_FIELD(num_random_blocks, VT_NUM_RANDOM_BLOCKS),
+    LINFER_CONFIG_FIELD(bucket_size, VT_BUCKET_SIZE),
+    LINFER_CONFIG_FIELD(num_hashes, VT_NUM_HASHES),
+    LINFER_CONFIG_FIELD(classifier_activation, VT_CLASSIFIER_ACTIVATION),
+    LINFER_CONFIG_FIELD(reversible_merge, VT_REVERSIBLE_MERGE),
+};
+#undef LINFER_CONFIG_FIELD
+static_assert(std::is_standard_layout_v<EncoderConfig> && sizeof(EncoderConfig) < 256, "offsets of one byte");
+static_assert(sizeof kConfigFields / sizeof kConfigFields[0] == fbs::Config::VT_REVERSIBLE_MERGE / 2 - 1,
+              "every field of the schema's Config");
+
+// The name of the slot `view` is (the reader's messages name their tensor only when one fails).
+std::string slot_name(const EncoderDescription& d, const WeightView* view) {
+  std::string name;
+  for_each_weight(d, [&](const std::string& slot, const WeightView& w) {
+    if (&w == view) name = slot;
+  });
+  return name;
+}
+
 struct Reader {
   uint32_t format_version;
   const uint8_t* data_section;
   uint64_t data_size;
+  // The first failure: the view that failed, and what is wrong ("" when nothing failed yet).
+  const WeightView* failed = nullptr;
   std::string err;
   // Where each tensor's bytes are, for the overlap check (check_aliasing).
   struct Extent {
     uint64_t offset, size;
-    DType dtype;
-    Layout layout;
-    uint32_t panel_groups;
-    const flatbuffers::Vector<float>* scales;
-    const flatbuffers::Vector<int32_t>* sums;
-    std::string name;
+    const fbs::Tensor* t;
+    const WeightView* view;
   };
   std::vector<Extent> extents;
 
-  // Converts one tensor, checking rank, dims, byte size, offset and scales. Absent -> empty view.
-  WeightView tensor(const fbs::Tensor* t, const std::string& name) {
-    WeightView w;
-    if (!t || !err.empty()) return w;
+  void fail(const WeightView& w, std::string what) {
+    failed = &w;
+    err = std::move(what);
+  }
+  // Converts one tensor into `w` (a slot of the description being read), checking rank, dims, byte
+  // size, offset and scales. Absent: w stays empty.
+  void tensor(const fbs::Tensor* t, WeightView& w) {
+    if (!t || !err.empty()) return;
     const auto* shape = t->shape();
-    if (!shape || shape->size() == 0 || shape->size() > 4) {
-      err = name + ": tensor rank must be 1 to 4";
-      return w;
-    }
+    if (!shape || shape->size() == 0 || shape->size() > 4) return fail(w, ": tensor rank must be 1 to 4");
     const uint8_t dtype = uint8_t(t->dtype());
-    if (dtype > uint8_t(DType::I8)) {
-      err = name + ": unknown dtype " + std::to_string(dtype);
-      return w;
-    }
+    if (dtype > uint8_t(DType::I8))
+      return fail(w, message(LINFER_DETAILED(": unknown dtype {}", ": unknown dtype"), dtype));
     w.dtype = DType(dtype);
     w.shape.assign(shape->begin(), shape->end());
     const uint8_t layout = uint8_t(t->layout());
-    if (layout > uint8_t(Layout::Panel16)) {
-      err = name + ": unknown layout " + std::to_string(layout);
-      return {};
-    }
+    if (layout > uint8_t(Layout::Panel16))
+      return fail(w, message(LINFER_DETAILED(": unknown layout {}", ": unknown layout"), layout));
     w.layout = Layout(layout);
     w.panel_groups = t->panel_groups();
     if (w.layout == Layout::Panel16) {
-      if (format_version < 2) {
-        err = name + ": panel layout needs format version 2, the file says " + std::to_string(format_version);
-        return {};
-      }
-      if (w.shape.size() != 2 || w.panel_groups == 0 || w.shape[0] % w.panel_groups != 0) {
-        err = name + ": a panel-layout tensor needs 2 dimensions and panel groups that divide its rows (shape " +
-              shape_to_string(w.shape) + ", " + std::to_string(w.panel_groups) + " groups)";
-        return {};
-      }
+      if (format_version < 2)
+        return fail(w, message(LINFER_DETAILED(": panel layout needs format version 2, the file says {}",
+                                               ": panel layout needs format version 2"),
+                               format_version));
+      if (w.shape.size() != 2 || w.panel_groups == 0 || w.shape[0] % w.panel_groups != 0)
+        return fail(w, message(LINFER_DETAILED(": a panel-layout tensor needs 2 dimensions and panel groups that "
+                                               "divide its rows (shape {}, {} groups)",
+                                               ": a panel-layout tensor needs 2 dimensions and panel groups that "
+                                               "divide its rows"),
+                               w.shape, w.panel_groups));
     }
     for (uint32_t s : w.shape)
-      if (s == 0) {
-        err = name + ": shape " + shape_to_string(w.shape) + " has a zero dimension";
-        return {};
-      }
+      if (s == 0)
+        return fail(w, message(LINFER_DETAILED(": shape {} has a zero dimension", ": shape has a zero dimension"),
+                               w.shape));
     const uint64_t elements = w.elements();
-    if (elements > Limits::kMaxTensorElements) {
-      err = name + ": shape " + shape_to_string(w.shape) + " is too large";
-      return {};
-    }
+    if (elements > Limits::kMaxTensorElements)
+      return fail(w, message(LINFER_DETAILED(": shape {} is too large", ": shape is too large"), w.shape));
     const uint64_t bytes = w.bytes();
-    if (t->size() != bytes) {
-      err = name + ": byte size " + std::to_string(t->size()) + " does not match " +
-            to_string(w.dtype) + " " + shape_to_string(w.shape) + " in " + to_string(w.layout) +
-            " layout (" + std::to_string(bytes) + " bytes)";
-      return {};
-    }
-    if (t->offset() % kDataAlignment != 0) {
-      err = name + ": data offset " + std::to_string(t->offset()) + " is not 64-byte aligned";
-      return {};
-    }
-    if (t->offset() > data_size || bytes > data_size - t->offset()) {
-      err = name + ": data [" + std::to_string(t->offset()) + ", +" + std::to_string(bytes) +
-            ") lies outside the data section (" + std::to_string(data_size) + " bytes)";
-      return {};
-    }
+    if (t->size() != bytes)
+      return fail(w, message(LINFER_DETAILED(": byte size {} does not match {} {} in {} layout ({} bytes)",
+                                             ": byte size does not match its dtype, shape and layout"),
+                             t->size(), to_string(w.dtype), w.shape, to_string(w.layout), bytes));
+    if (t->offset() % kDataAlignment != 0)
+      return fail(w, message(LINFER_DETAILED(": data offset {} is not 64-byte aligned",
+                                             ": data offset is not 64-byte aligned"),
+                             t->offset()));
+    if (t->offset() > data_size || bytes > data_size - t->offset())
+      return fail(w, message(LINFER_DETAILED(": data [{}, +{}) lies outside the data section ({} bytes)",
+                                             ": data lies outside the data section"),
+                             t->offset(), bytes, data_size));
     w.data = data_section + t->offset();
-    extents.push_back({t->offset(), bytes, w.dtype, w.layout, w.panel_groups, t->scales(),
-                       t->channel_sums(), name});
+    extents.push_back({t->offset(), bytes, t, &w});
     if (const auto* sums = t->channel_sums(); sums && sums->size() > 0) {
-      if (w.layout != Layout::Panel16 || w.dtype != DType::I8 || sums->size() != w.rows()) {
-        err = name + ": channel sums belong to int8 panel-layout tensors, one per row (" +
-              std::to_string(w.rows()) + "), found " + std::to_string(sums->size());
-        return {};
-      }
+      if (w.layout != Layout::Panel16 || w.dtype != DType::I8 || sums->size() != w.rows())
+        return fail(w, message(LINFER_DETAILED(": channel sums belong to int8 panel-layout tensors, one per row "
+                                               "({}), found {}",
+                                               ": channel sums belong to int8 panel-layout tensors, one per row"),
+                               w.rows(), sums->size()));
       w.channel_sums = sums->data();
     }
     if (w.dtype == DType::I8) {
       const auto* scales = t->scales();
-      if (!scales || scales->size() != w.rows()) {
-        err = name + ": int8 tensor needs " + std::to_string(w.rows()) + " scales, has " +
-              std::to_string(scales ? scales->size() : 0);
-        return {};
-      }
+      if (!scales || scales->size() != w.rows())
+        return fail(w, message(LINFER_DETAILED(": int8 tensor needs {} scales, has {}",
+                                               ": int8 tensor needs one scale per row"),
+                               w.rows(), scales ? scales->size() : 0));
       // (The row, not the value: newlib-nano's printf, which std::to_string(float) uses, has no
       // floating point.)
       for (uint32_t i = 0; i < scales->size(); ++i)
-        if (const float s = scales->Get(i); !std::isfinite(s) || s < 0.0f) {
-          err = name + ": the int8 scale of row " + std::to_string(i) +
-                (std::isfinite(s) ? " is negative" : " is not finite");
-          return {};
-        }
+        if (const float s = scales->Get(i); !std::isfinite(s) || s < 0.0f)
+          return fail(w, message(LINFER_DETAILED(": the int8 scale of row {}{}", ": an int8 scale{}"), i,
+                                 std::isfinite(s) ? " is negative" : " is not finite"));
       w.scales = scales->data();
     } else if (t->scales() && t->scales()->size() > 0) {
-      err = name + ": only int8 tensors carry scales";
-      return {};
+      return fail(w, ": only int8 tensors carry scales");
     }
-    return w;
-  }
-  LinearWeights linear(const fbs::Linear* l, const std::string& name) {
-    LinearWeights out;
-    if (!l) return out;
-    out.weight = tensor(l->weight(), name + ".weight");
-    out.bias = tensor(l->bias(), name + ".bias");
-    return out;
-  }
-  NormWeights norm(const fbs::LayerNorm* n, const std::string& name) {
-    NormWeights out;
-    if (!n) return out;
-    out.weight = tensor(n->weight(), name + ".weight");
-    out.bias = tensor(n->bias(), name + ".bias");
-    return out;
   }
   // Tensors may share bytes only as exact aliases (the writer stores shared weights once): same
   // offset, size and dtype, and for int8 the same scales. The loader widens f16/int8 data once
   // per offset, so a partial overlap or an alias with another dtype, size or scales would hand one
   // tensor a copy made for another (a heap overflow when it is smaller; found by fuzzing), and
   // allowing overlaps would let a small file describe far more distinct weight bytes than it has.
-  void check_aliasing() {
-    if (!err.empty()) return;
+  // Returns "" or the message, naming both tensors.
+  std::string check_aliasing(const EncoderDescription& d) {
     std::vector<const Extent*> order;
     for (const Extent& e : extents) order.push_back(&e);
-    std::stable_sort(order.begin(), order.end(), [](const Extent* a, const Extent* b) {
-      return a->offset != b->offset ? a->offset < b->offset : a->size < b->size;
-    });
+    // By offset and size, then in reading order (a heap sort: std::stable_sort's merging is 1.5 KB
+    // of a microcontroller's code).
+    auto before = [](const Extent* a, const Extent* b) {
+      return a->offset != b->offset ? a->offset < b->offset : a->size != b->size ? a->size < b->size : a < b;
+    };
+    std::make_heap(order.begin(), order.end(), before);
+    std::sort_heap(order.begin(), order.end(), before);
     const Extent* group = nullptr;  // the first tensor at the start of the current byte range
     for (const Extent* e : order) {
       if (group && e->offset < group->offset + group->size) {
@@ -344,33 +473,40 @@ struct Reader {
           const size_t na = a ? a->size() : 0, nb = b ? b->size() : 0;
           return na == nb && (na == 0 || std::memcmp(a->data(), b->data(), na * sizeof(*a->data())) == 0);
         };
-        const bool same_scales = e->dtype != DType::I8 || (same(e->scales, group->scales) && e->scales);
-        if (e->offset != group->offset || e->size != group->size || e->dtype != group->dtype ||
-            e->layout != group->layout || e->panel_groups != group->panel_groups ||
-            !same(e->sums, group->sums) || !same_scales) {
-          err = e->name + ": data [" + std::to_string(e->offset) + ", +" + std::to_string(e->size) +
-                ") overlaps " + group->name + " [" + std::to_string(group->offset) + ", +" +
-                std::to_string(group->size) + ") without being the same " + to_string(group->dtype) +
-                " tensor (shared weights must have the same offset, size, dtype, layout and scales)";
-          return;
-        }
+        const WeightView &v = *e->view, &g = *group->view;
+        const bool same_scales =
+            v.dtype != DType::I8 || (same(e->t->scales(), group->t->scales()) && e->t->scales());
+        if (e->offset != group->offset || e->size != group->size || v.dtype != g.dtype || v.layout != g.layout ||
+            v.panel_groups != g.panel_groups || !same(e->t->channel_sums(), group->t->channel_sums()) ||
+            !same_scales)
+          return message(LINFER_DETAILED("{}: data [{}, +{}) overlaps {} [{}, +{}) without being the same {} "
+                                         "tensor (shared weights must have the same offset, size, dtype, layout "
+                                         "and scales)",
+                                         "{}: data overlaps {} without being the same tensor (shared weights must "
+                                         "have the same offset, size, dtype, layout and scales)"),
+                         slot_name(d, e->view), e->offset, e->size, slot_name(d, group->view), group->offset,
+                         group->size, to_string(g.dtype));
         continue;
       }
       group = e;
     }
+    return "";
   }
 };
 
 }  // namespace
 
 std::string parse_lfm(const uint8_t* data, size_t size, EncoderDescription* desc, LfmInfo* info) {
-  if (size < 8) return "file is too small to be a linfer model (" + std::to_string(size) + " bytes)";
+  if (size < 8)
+    return message(LINFER_DETAILED("file is too small to be a linfer model ({} bytes)",
+                                   "file is too small to be a linfer model"),
+                   size);
   if (!fbs::ModelFileBufferHasIdentifier(data)) {
     char id[5] = {0};
     std::memcpy(id, data + 4, 4);
     for (char& ch : id)
       if (ch && (ch < 32 || ch > 126)) ch = '?';
-    return std::string("not a linfer model: file identifier is '") + id + "', expected 'LFM1'";
+    return message("not a linfer model: file identifier is '{}', expected 'LFM1'", id);
   }
   // The Verifier bounds every table, vector and string read below to the buffer it is given.
   const size_t verify_size = size < FLATBUFFERS_MAX_BUFFER_SIZE ? size : FLATBUFFERS_MAX_BUFFER_SIZE - 1;
@@ -379,118 +515,74 @@ std::string parse_lfm(const uint8_t* data, size_t size, EncoderDescription* desc
     return "model file is corrupt: the FlatBuffers verifier rejected it (truncated or damaged)";
   const fbs::ModelFile* m = fbs::GetModelFile(data);
   if (m->format_version() < 1 || m->format_version() > kFormatVersion)
-    return "unsupported format version " + std::to_string(m->format_version()) +
-           " (this runtime reads versions 1 to " + std::to_string(kFormatVersion) + ")";
+    return message(LINFER_DETAILED("unsupported format version {} (this runtime reads versions 1 to {})",
+                                   "unsupported format version (this runtime reads versions 1 to 2)"),
+                   m->format_version(), kFormatVersion);
   const uint64_t data_offset = m->data_offset(), data_size = m->data_size();
   if (data_offset % kDataAlignment != 0)
-    return "data section offset " + std::to_string(data_offset) + " is not 64-byte aligned";
+    return message(LINFER_DETAILED("data section offset {} is not 64-byte aligned",
+                                   "data section offset is not 64-byte aligned"),
+                   data_offset);
   if (data_offset > size || data_size > size - data_offset)
-    return "data section [" + std::to_string(data_offset) + ", +" + std::to_string(data_size) +
-           ") extends past the end of the file (" + std::to_string(size) + " bytes)";
+    return message(LINFER_DETAILED("data section [{}, +{}) extends past the end of the file ({} bytes)",
+                                   "data section extends past the end of the file"),
+                   data_offset, data_size, size);
   const fbs::Config* c = m->config();
   if (!c) return "model has no configuration table";
   if (!m->layers()) return "model has no layers";
 
-  EncoderDescription d;
+  EncoderDescription& d = *desc;  // (filled in place: moving a whole description in was 0.6 KB of code)
   EncoderConfig& cfg = d.config;
-  cfg.attention_kind = AttentionKind(c->attention_kind());
-  cfg.causal = CausalMode(c->causal());
-  cfg.vocab_size = c->vocab_size();
-  cfg.dim = c->dim();
-  cfg.num_layers = c->num_layers();
-  cfg.num_heads = c->num_heads();
-  cfg.head_dim = c->head_dim();
-  cfg.kv_heads = c->kv_heads();
-  cfg.ff_dim = c->ff_dim();
-  cfg.max_seq_len = c->max_seq_len();
-  cfg.proj_len = c->proj_len();
-  cfg.num_global_tokens = c->num_global_tokens();
-  cfg.norm_placement = NormPlacement(c->norm_placement());
-  cfg.embedding_norm = c->embedding_norm();
-  cfg.final_norm = c->final_norm();
-  cfg.norm_eps = c->norm_eps();
-  cfg.positions = PositionKind(c->positions());
-  cfg.position_offset = c->position_offset();
-  cfg.sinusoidal_base = c->sinusoidal_base();
-  cfg.embedding_scale = c->embedding_scale();
-  cfg.projection_placement = ProjectionPlacement(c->projection_placement());
-  cfg.projection_sharing = ProjectionSharing(c->projection_sharing());
-  cfg.activation = Activation(c->activation());
-  cfg.head = HeadKind(c->head());
-  cfg.head_activation = Activation(c->head_activation());
-  cfg.pooling = Pooling(c->pooling());
-  cfg.num_classes = c->num_classes();
-  cfg.num_features = c->num_features();
-  cfg.feature_map = FeatureMap(c->feature_map());
-  cfg.feature_eps = c->feature_eps();
-  cfg.rotary = Rotary(c->rotary());
-  cfg.key_stabiliser = KeyStabiliser(c->key_stabiliser());
-  cfg.window_radius = c->window_radius();
-  cfg.global_positions = c->global_positions();
-  cfg.block_size = c->block_size();
-  cfg.global_blocks = c->global_blocks();
-  cfg.num_random_blocks = c->num_random_blocks();
-  cfg.bucket_size = c->bucket_size();
-  cfg.num_hashes = c->num_hashes();
-  cfg.classifier_activation = Activation(c->classifier_activation());
-  cfg.reversible_merge = ReversibleMerge(c->reversible_merge());
+  const flatbuffers::Table* config_table = as_table(c);
+  for (const ConfigField& f : kConfigFields)
+    if (const uint8_t* p = config_table->GetAddressOf(f.field)) {  // (absent: the default)
+      uint8_t* to = reinterpret_cast<uint8_t*>(&cfg) + f.offset;
+      if (f.kind == ConfigField::kWord) {
+        const uint32_t v = flatbuffers::ReadScalar<uint32_t>(p);  // (a float's bits too)
+        std::memcpy(to, &v, 4);
+      } else {
+        *to = f.kind == ConfigField::kBool ? *p != 0 : *p;
+      }
+    }
   if (m->layers()->size() != cfg.num_layers)
-    return "the model has " + std::to_string(m->layers()->size()) +
-           " layers, the configuration says " + std::to_string(cfg.num_layers);
+    return message(LINFER_DETAILED("the model has {} layers, the configuration says {}",
+                                   "the model's layers are not as many as the configuration says"),
+                   m->layers()->size(), cfg.num_layers);
   if (cfg.num_layers > Limits::kMaxLayers)
-    return "invalid configuration: num_layers = " + std::to_string(cfg.num_layers) + " is too large";
+    return message(LINFER_DETAILED("invalid configuration: num_layers = {} is too large",
+                                   "invalid configuration: num_layers is too large"),
+                   cfg.num_layers);
 
-  Reader r{m->format_version(), data + data_offset, data_size, "", {}};
-  d.token_embedding = r.tensor(m->token_embedding(), "token_embedding");
-  d.position_embedding = r.tensor(m->position_embedding(), "position_embedding");
-  d.rotary_table = r.tensor(m->rotary_table(), "rotary_table");
-  d.embedding_norm = r.norm(m->embedding_norm(), "embedding_norm");
-  d.global_tokens = r.tensor(m->global_tokens(), "global_tokens");
-  d.shared_proj = r.tensor(m->shared_proj(), "shared_proj");
-  d.shared_proj_bias = r.tensor(m->shared_proj_bias(), "shared_proj_bias");
 #if !defined(__cpp_exceptions)
   // Without exceptions nothing catches a failed allocation: the layers' count comes from the file.
   if (!heap_has_room(uint64_t(cfg.num_layers) * sizeof(LayerWeights)))
-    return "out of memory allocating " + std::to_string(uint64_t(cfg.num_layers) * sizeof(LayerWeights)) +
-           " bytes for the description of " + std::to_string(cfg.num_layers) + " layers";
+    return message(LINFER_DETAILED("out of memory allocating {} bytes for the description of {} layers",
+                                   "out of memory allocating the description of the layers"),
+                   uint64_t(cfg.num_layers) * sizeof(LayerWeights), cfg.num_layers);
 #endif
-  d.layers.resize(cfg.num_layers);
-  for (uint32_t i = 0; i < cfg.num_layers && r.err.empty(); ++i) {
-    const fbs::Layer* fl = m->layers()->Get(i);
-    const std::string p = "layers." + std::to_string(i) + ".";
-    LayerWeights& l = d.layers[i];
-    if (!fl || !fl->attention() || !fl->feed_forward())
-      return p + "attention or feed_forward is missing";
-    const fbs::Attention* a = fl->attention();
-    l.q = r.linear(a->q(), p + "attention.q");
-    l.k = r.linear(a->k(), p + "attention.k");
-    l.v = r.linear(a->v(), p + "attention.v");
-    l.out = r.linear(a->out(), p + "attention.out");
-    l.proj_k = r.tensor(a->proj_k(), p + "attention.proj_k");
-    l.proj_v = r.tensor(a->proj_v(), p + "attention.proj_v");
-    l.proj_k_bias = r.tensor(a->proj_k_bias(), p + "attention.proj_k_bias");
-    l.proj_v_bias = r.tensor(a->proj_v_bias(), p + "attention.proj_v_bias");
-    l.conv_weight = r.tensor(a->conv_weight(), p + "attention.conv_weight");
-    l.conv_bias = r.tensor(a->conv_bias(), p + "attention.conv_bias");
-    l.features = r.tensor(a->features(), p + "attention.features");
-    l.q_global = r.linear(a->q_global(), p + "attention.q_global");
-    l.k_global = r.linear(a->k_global(), p + "attention.k_global");
-    l.v_global = r.linear(a->v_global(), p + "attention.v_global");
-    l.random_blocks = r.tensor(a->random_blocks(), p + "attention.random_blocks");
-    l.rotations = r.tensor(a->rotations(), p + "attention.rotations");
-    l.attention_norm = r.norm(fl->attention_norm(), p + "attention_norm");
-    l.fc1 = r.linear(fl->feed_forward()->fc1(), p + "feed_forward.fc1");
-    l.fc2 = r.linear(fl->feed_forward()->fc2(), p + "feed_forward.fc2");
-    l.feed_forward_norm = r.norm(fl->feed_forward_norm(), p + "feed_forward_norm");
-  }
-  d.final_norm = r.norm(m->final_norm(), "final_norm");
-  if (m->head()) {
-    d.head.dense = r.linear(m->head()->dense(), "head.dense");
-    d.head.norm = r.norm(m->head()->norm(), "head.norm");
-    d.head.out = r.linear(m->head()->out(), "head.out");
-  }
-  r.check_aliasing();
-  if (!r.err.empty()) return r.err;
+  d.layers = std::vector<LayerWeights>(cfg.num_layers);  // (resize would compile a move of LayerWeights too)
+  Reader r{m->format_version(), data + data_offset, data_size, nullptr, "", {}};
+  // Every slot, in the slot list's order (the order of the reading's messages too).
+  const flatbuffers::Table* tables[SlotField::kTables] = {as_table(m), nullptr, nullptr, nullptr,
+                                                          as_table(m->head())};
+  std::string missing;  // a layer without its attention or feed-forward table
+  for_each_slot(d, [&](Slot slot, uint32_t layer, const std::string&, WeightView& w) {
+    if (!r.err.empty() || !missing.empty()) return;
+    if (slot == Slot::QWeight) {  // a layer's first slot: its tables
+      const fbs::Layer* fl = m->layers()->Get(layer);
+      if (!fl || !fl->attention() || !fl->feed_forward()) {
+        missing = message("{}.attention or feed_forward is missing", layer_name(layer));
+        return;
+      }
+      tables[SlotField::kLayer] = as_table(fl);
+      tables[SlotField::kAttention] = as_table(fl->attention());
+      tables[SlotField::kFeedForward] = as_table(fl->feed_forward());
+    }
+    r.tensor(file_tensor(tables, kSlotFields[size_t(slot)]), w);
+  });
+  if (!missing.empty()) return missing;
+  if (!r.err.empty()) return slot_name(d, r.failed) + r.err;
+  if (std::string err = r.check_aliasing(d); !err.empty()) return err;
   if (const fbs::Tokenizer* t = m->tokenizer()) {
     TokenizerView& v = d.tokenizer;
     v.present = true;
@@ -507,8 +599,7 @@ std::string parse_lfm(const uint8_t* data, size_t size, EncoderDescription* desc
     v.num_pieces = t->piece_ends()->size();
     if (t->model_ids()) {
       if (t->model_ids()->size() != v.num_pieces)
-        return "tokenizer: " + std::to_string(t->model_ids()->size()) + " model ids for " +
-               std::to_string(v.num_pieces) + " pieces";
+        return message("tokenizer: {} model ids for {} pieces", t->model_ids()->size(), v.num_pieces);
       v.model_ids = t->model_ids()->data();
     }
     if (t->merges()) {
@@ -548,16 +639,9 @@ std::string parse_lfm(const uint8_t* data, size_t size, EncoderDescription* desc
 
   if (info) {
     info->format_version = m->format_version();
-    info->producer = m->producer() ? m->producer()->str() : "";
     info->data_offset = data_offset;
     info->data_size = data_size;
-    info->metadata.clear();
-    if (m->metadata())
-      for (const fbs::KeyValue* kv : *m->metadata())
-        if (kv && kv->key() && kv->value())
-          info->metadata.emplace_back(kv->key()->str(), kv->value()->str());
   }
-  *desc = std::move(d);
   return "";
 }
 

@@ -67,7 +67,9 @@ std::string validate_tokenizer(const TokenizerView& t, uint32_t vocab_size) {
       if (t.piece_types[i] == uint8_t(PieceType::UserDefined) || t.piece_types[i] == uint8_t(PieceType::Unused))
         return p + "piece " + std::to_string(i) + ": user-defined and unused pieces are not supported";
     }
-    if (t.unk_id < 0 || t.piece_types[t.unk_id] != uint8_t(PieceType::Unknown))
+    // (unk_id is bounded here: its general check below comes after this read.)
+    if (t.unk_id < 0 || t.unk_id >= int64_t(t.num_pieces) ||
+        t.piece_types[t.unk_id] != uint8_t(PieceType::Unknown))
       return p + "SentencePiece needs its unknown piece";
   } else if (t.scores || t.piece_types || t.charsmap) {
     return p + "scores, piece types and a character map belong to SentencePiece";

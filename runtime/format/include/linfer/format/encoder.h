@@ -210,18 +210,38 @@ uint32_t dense_panel_groups(const EncoderConfig& c, const std::string& slot);
 }  // namespace linfer
 
 namespace linfer {
+// Every weight slot of a description, in the order visited: the description's own, then each
+// layer's (named "layers.N." + the slot's name), then the final norm's and the head's.
+enum class Slot : uint8_t {
+  TokenEmbedding, PositionEmbedding, RotaryTable, EmbeddingNormWeight, EmbeddingNormBias, GlobalTokens,
+  SharedProj, SharedProjBias,
+  // a layer's
+  QWeight, QBias, KWeight, KBias, VWeight, VBias, OutWeight, OutBias, ProjK, ProjV, ProjKBias, ProjVBias,
+  ConvWeight, ConvBias, Features, QGlobalWeight, QGlobalBias, KGlobalWeight, KGlobalBias, VGlobalWeight,
+  VGlobalBias, RandomBlocks, Rotations, AttentionNormWeight, AttentionNormBias, Fc1Weight, Fc1Bias,
+  Fc2Weight, Fc2Bias, FeedForwardNormWeight, FeedForwardNormBias,
+  // after the layers
+  FinalNormWeight, FinalNormBias, HeadDenseWeight, HeadDenseBias, HeadNormWeight, HeadNormBias,
+  HeadOutWeight, HeadOutBias,
+  Count
+};
+
 // Visits every weight slot of a description, present or not, with its dotted name
 // ("layers.1.attention.q.weight"). The one list of tensors shared by writer, loader and validator.
 // The list is compiled once (visit_weights, encoder.cc) and each caller's function is called
 // through a pointer: inlined into every caller, the list's names cost several KB of code each
-// (about 25 KB of a bare-metal Cortex-M build, docs/microcontrollers.md).
-using WeightVisitor = void (*)(void* fn, const std::string& name, WeightView& w);
+// (about 25 KB of a bare-metal Cortex-M build, docs/microcontrollers.md). `layer` is the slot's
+// layer (0 for the others).
+using WeightVisitor = void (*)(void* fn, Slot slot, uint32_t layer, const std::string& name, WeightView& w);
 void visit_weights(EncoderDescription& desc, WeightVisitor visit, void* fn);
 
 template <class Fn>
 void for_each_weight(EncoderDescription& desc, Fn&& fn) {
   using F = std::remove_reference_t<Fn>;
-  visit_weights(desc, [](void* f, const std::string& name, WeightView& w) { (*static_cast<F*>(f))(name, w); },
+  visit_weights(desc,
+                [](void* f, Slot, uint32_t, const std::string& name, WeightView& w) {
+                  (*static_cast<F*>(f))(name, w);
+                },
                 const_cast<void*>(static_cast<const void*>(&fn)));
 }
 // (The description is not changed: fn sees each view as const.)
@@ -229,8 +249,25 @@ template <class Fn>
 void for_each_weight(const EncoderDescription& desc, Fn&& fn) {
   using F = std::remove_reference_t<Fn>;
   visit_weights(const_cast<EncoderDescription&>(desc),
-                [](void* f, const std::string& name, WeightView& w) {
+                [](void* f, Slot, uint32_t, const std::string& name, WeightView& w) {
                   (*static_cast<F*>(f))(name, static_cast<const WeightView&>(w));
+                },
+                const_cast<void*>(static_cast<const void*>(&fn)));
+}
+// fn(slot, layer, name, view): for the reader and the checks, which go by slot rather than by name.
+template <class Fn>
+void for_each_slot(EncoderDescription& desc, Fn&& fn) {
+  using F = std::remove_reference_t<Fn>;
+  visit_weights(desc, [](void* f, Slot slot, uint32_t layer, const std::string& name, WeightView& w) {
+    (*static_cast<F*>(f))(slot, layer, name, w);
+  }, const_cast<void*>(static_cast<const void*>(&fn)));
+}
+template <class Fn>
+void for_each_slot(const EncoderDescription& desc, Fn&& fn) {
+  using F = std::remove_reference_t<Fn>;
+  visit_weights(const_cast<EncoderDescription&>(desc),
+                [](void* f, Slot slot, uint32_t layer, const std::string& name, WeightView& w) {
+                  (*static_cast<F*>(f))(slot, layer, name, static_cast<const WeightView&>(w));
                 },
                 const_cast<void*>(static_cast<const void*>(&fn)));
 }

@@ -15,11 +15,11 @@ namespace linfer {
 constexpr uint32_t kFormatVersion = 2;
 constexpr size_t kDataAlignment = 64;
 
+// What the file says besides the description. (Its producer and metadata strings are written, and
+// checked by the verifier, but nothing reads them: they are not copied out.)
 struct LfmInfo {
   uint32_t format_version = 0;
-  std::string producer;
   uint64_t data_offset = 0, data_size = 0;
-  std::vector<std::pair<std::string, std::string>> metadata;
 };
 
 // Serialises a description into .lfm bytes, as it is: the caller packs dense weights first for
@@ -32,8 +32,10 @@ std::string write_lfm(const EncoderDescription& desc, const std::string& produce
                       uint32_t format_version = kFormatVersion);
 
 // Verifies (FlatBuffers Verifier), then checks every offset, size and scale, then validates the
-// meaning (validate_description). On success the views in *desc point into `data`, which must be
-// 64-byte aligned and outlive the description. Never aborts; returns "" or a one-line message.
+// meaning (validate_description). *desc must be empty (default-constructed): it is filled in place,
+// and after a failure holds part of the file's description, to be discarded. On success the views
+// in *desc point into `data`, which must be 64-byte aligned and outlive the description. Never
+// aborts; returns "" or a one-line message.
 std::string parse_lfm(const uint8_t* data, size_t size, EncoderDescription* desc, LfmInfo* info);
 
 }  // namespace linfer
