@@ -77,7 +77,6 @@ class LinformerAttention final : public SoftmaxAttention {
   // thread's rows quantized attn_block_ at a time (attention_int8_: attn_int8_stride_ bytes per
   // thread: scores at 0, quantized Q or P rows attn_q_stride_ bytes apart at attn_q_offset_, their
   // scales at attn_scales_offset_).
-  bool int8_attention_ = false;
   struct HeadLayout {
     size_t v_panels = 0, k_scales = 0, k_sums = 0, v_scales = 0, v_sums = 0, bytes = 0;
   } head_layout_;
@@ -115,7 +114,6 @@ Status LinformerAttention::plan(AttentionPlanning& ap) {
       p->dense_kernel[size_t(DType::I8)] = &kernels::select_dense_kernel(DType::I8, p->max_isa);
     int8_kernel_ = &p->kernel_for(DType::I8);
     comp_q_stride_ = align64(int8_padded_inputs(p->max_len) * p->kernel_for(DType::I8).q_bytes);
-    int8_attention_ = true;
     const uint64_t keys = c.proj_len, dh = c.head_dim;
     HeadLayout& h = head_layout_;
     h.v_panels = panel_count(keys) * panel_bytes(DType::I8, dh);  // multiples of 64 bytes
@@ -146,7 +144,7 @@ Status LinformerAttention::plan(AttentionPlanning& ap) {
   // (With the projection first, X W^T of the n < k rows goes where E X goes, so the same bytes.)
   compressed_k_buf_ = a.floats(G * k * cols, inputs, keys);
   if (c.has_separate_proj_v()) compressed_v_buf_ = a.floats(G * k * cols, inputs, keys);
-  request_keys(ap, k, S, true, keys, int8_attention_ ? keys : attend);
+  request_keys(ap, k, S, true, keys, int8_compression_ ? keys : attend);
   row_sums_buf_ = a.floats(2 * G * k, inputs, keys);
   request_scratch(ap, scratch_floats(k, c));
   // With the projection first, f16 rows of E are widened while K' and V' are written (keys step).
@@ -158,7 +156,7 @@ Status LinformerAttention::plan(AttentionPlanning& ap) {
     column_sums_buf_ = a.floats(cols, inputs, inputs);  // int32
     projection_rows_buf_ = a.request(rows * comp_q_stride_, inputs, inputs);
   }
-  if (int8_attention_) {
+  if (int8_compression_) {  // the int8 attention
     head_panels_buf_ = a.request(S * head_layout_.bytes, keys, attend);
     attention_int8_buf_ = a.request(threads * attn_int8_stride_, attend, attend);
   }
