@@ -3,10 +3,10 @@
 installed by scripts/upstream-venv.sh into build-upstream/venv): their constructors by case, the
 config.json each case writes, and the eval-mode float64 forwards the goldens record.
 
-Only three things here are not upstream's, and each is a way of calling upstream code:
+What is not plain upstream use here, each a way of calling upstream's code:
 - reformer-pytorch draws new LSH rotations (torch.randn) at every forward pass. `fixed_rotations`
   makes those draws return the rotations linfer-convert fixes at conversion (`rotations`, the
-  generator of tools/convert/layouts.cc reformer_rotations), layer by layer.
+  generator of tools/convert/layouts/reformer.cc reformer_rotations), layer by layer.
 - linformer-pytorch (tatp22) asserts T == input_size. Shorter inputs are linfer's extension:
   `tatp22_for_length` runs upstream's forward on a copy whose E/F Linears keep their first T input
   columns (bias unchanged). Only T = n is upstream behaviour.
@@ -142,7 +142,7 @@ _M64 = (1 << 64) - 1
 def rotations(seed, layer, shape):
     """float32 array of `shape` (row-major): splitmix64 from state seed * 2^32 + layer, each value
     sqrt(-2 ln u1) cos(2 pi u2), u1 = (a + 1) 2^-53, u2 = b 2^-53 for the top 53 bits a, b of two
-    successive outputs (tools/convert/layouts.cc reformer_rotations)."""
+    successive outputs (tools/convert/layouts/reformer.cc reformer_rotations)."""
     state = ((int(seed) << 32) + int(layer)) & _M64
 
     def nxt():
