@@ -3,6 +3,7 @@
 // converted.
 #pragma once
 
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -41,8 +42,11 @@ inline std::string golden_case_kind(const std::string& dir, const std::string& l
   return s.substr(at + 1, s.find('"', at + 1) - at - 1);
 }
 
+// LINFER_GOLDEN_ROOT, when set, names a folder holding golden, golden_kinds and golden_layouts to
+// test instead of the committed ones (scripts/regen-goldens.sh: freshly regenerated references).
 inline std::string golden_root(const std::string& folder) {
-  return std::string(LINFER_SOURCE_DIR) + "/tests/" + folder;
+  const char* root = std::getenv("LINFER_GOLDEN_ROOT");
+  return (root && *root ? std::string(root) : std::string(LINFER_SOURCE_DIR) + "/tests") + "/" + folder;
 }
 
 // tests/golden and tests/golden_kinds: "name checkpoint" per line of cases.txt.

@@ -1,8 +1,9 @@
 """Writes the seed corpora of the fuzz targets under tests/fuzz/corpus/ (deterministic, small).
 
-    /usr/bin/python3 tests/fuzz/make_seeds.py [CONVERTER]    (default: build/bin/linfer-convert)
+    build-upstream/venv/bin/python tests/fuzz/make_seeds.py [CONVERTER]    (default: build/bin/linfer-convert)
 
-Needs torch (tools/python). Tiny models (dim 8, n 8, one or two layers) cover every attention
+Needs the upstream packages (scripts/upstream-venv.sh: the upstream-layout models come from them,
+through tools/python/make_layout_golden.py). Tiny models (dim 8, n 8, one or two layers) cover every attention
 kind, norm placement, position kind, projection placement and sharing, head and pooling:
   corpus/fuzz_lfm/          .lfm files from the converter (f32, and f16/int8 for some), plus three
                             golden checkpoints converted as they are (about 40-100 KB each)

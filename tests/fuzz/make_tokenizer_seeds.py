@@ -3,7 +3,8 @@
 LM (400 tokens) converted with a WordPiece and with a byte-level BPE tokenizer.json, and with a
 SentencePiece unigram model (nmt_nfkc, so with its character map; byte fallback) trained here
 (tests/fuzz/corpus/fuzz_lfm/tokenizer_*.lfm; fuzz_lfm tokenizes part of its input with them, and
-tests/unit/test_tokenizer.cpp and test_no_alloc.cpp use them)."""
+tests/unit/test_tokenizer.cpp and test_no_alloc.cpp use them). Run it with
+build-upstream/venv/bin/python (scripts/upstream-venv.sh), which has linformer and sentencepiece."""
 import json
 import os
 import subprocess
@@ -13,9 +14,9 @@ import tempfile
 import sentencepiece as spm
 import torch
 
+import linformer as lucidrains  # lucidrains/linformer from PyPI: build-upstream/venv/bin/python (scripts/upstream-venv.sh)
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(ROOT, "tools", "python"))
-from upstream import lucidrains  # noqa: E402
 
 converter = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "build", "bin", "linfer-convert")
 out = os.path.join(ROOT, "tests", "fuzz", "corpus", "fuzz_lfm")

@@ -1,11 +1,15 @@
 """Writes tests/golden_layouts/: checkpoints in the upstream layouts (three Linformer ones,
 lucidrains' performer-pytorch and reformer-pytorch, Hugging Face's Longformer and BigBird), with outputs.
 
-    /usr/bin/python3 tools/python/make_layout_golden.py [OUT_DIR]   (default: tests/golden_layouts)
+    build-upstream/venv/bin/python tools/python/make_layout_golden.py [OUT_DIR]   (default: tests/golden_layouts)
+    build-upstream/venv/bin/python tools/python/make_layout_golden.py --check DIR
 
-Models come from the re-creations in tools/python/upstream/ (same state_dict names and forward as
-lucidrains/linformer, fairseq linformer_roberta, tatp22/linformer-pytorch, performer-pytorch and
-transformers' Longformer and BigBird). For each case:
+Models come from the upstream packages themselves, pinned (tools/python/upstream/packages.py;
+scripts/upstream-venv.sh makes the venv): linformer 0.2.3, linformer-pytorch 0.19.3,
+performer-pytorch 1.1.4, reformer-pytorch 1.4.4 and transformers 4.40.2 (Longformer, BigBird).
+fairseq's linformer_roberta comes from the re-creation tools/python/upstream/fairseq_linformer.py
+(fairseq does not install beside Debian's torch). --check DIR loads DIR's checkpoints into the
+same models and recomputes every output (within 1e-6). For each case:
 a checkpoint, config.json for all but fairseq (constructor arguments under the library's own
 names, or the Hugging Face config.json; those checkpoints do not carry them), and for each T in {1, 7, n/2+1, n}
 (reformer: the case's `lengths`, multiples of 2 bucket_size as upstream requires) the input
@@ -21,7 +25,6 @@ the whole input, so its rows depend on later tokens; linfer reproduces that (key
 
 import argparse
 import copy
-import inspect
 import io
 import json
 import math
@@ -38,13 +41,9 @@ import torch
 from torch import nn
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from upstream import fairseq_linformer as fq  # noqa: E402
-from upstream import lucidrains as luc  # noqa: E402
-from upstream import performer as perf  # noqa: E402
-from upstream import reformer as refm  # noqa: E402
-from upstream import hf_bigbird as hbb  # noqa: E402
-from upstream import hf_longformer as hfl  # noqa: E402
-from upstream import tatp22 as tat  # noqa: E402
+from upstream import fairseq_linformer as fq  # noqa: E402  (fairseq: the re-creation)
+from upstream import packages as up  # noqa: E402  (every other layout: the PyPI packages)
+from upstream.compare_goldens import load_checkpoint  # noqa: E402
 
 # fmt: "zip" torch.save to a path (archive prefix = file stem), "zip_handle" torch.save to an open
 # file (prefix "archive/", as fairseq does), "legacy" (_use_new_zipfile_serialization=False),
@@ -202,58 +201,11 @@ def lengths(n):
 # --------------------------------------------------------------------------------- models
 
 
-def constructor_config(cls, given):
-    """Every constructor argument of cls under its own name, defaults filled in (None -> null)."""
-    params = list(inspect.signature(cls.__init__).parameters.values())[1:]
-    return {p.name: given[p.name] if p.name in given else p.default for p in params}
-
-
 def build(case):
     """Returns (model, config dict or None, max_len n, vocab size or None, output kind)."""
-    a = case["args"]
-    if case["layout"] == "lucidrains":
-        cls = getattr(luc, case["cls"])
-        model = cls(**a)
-        vocab = a.get("num_tokens")
-        return model, constructor_config(cls, a), a["seq_len"], vocab, "lm logits" if vocab else "hidden"
-    if case["layout"] == "tatp22":
-        return (tat.LinformerLM(**a), constructor_config(tat.LinformerLM, a), a["input_size"],
-                a["num_tokens"], "lm logits")
-    if case["layout"] == "performer":
-        cls = getattr(perf, case["cls"])
-        config = constructor_config(cls, a)
-        del config["seed"]  # the re-creation's own (projection draws), not upstream's
-        if "max_seq_len" not in config:  # Performer takes embeddings of any length: say the longest
-            config["max_seq_len"] = case["n"]
-        vocab = a.get("num_tokens")
-        return cls(**a), config, config["max_seq_len"], vocab, "lm logits" if vocab else "hidden"
-    if case["layout"] == "reformer":
-        cls = getattr(refm, case["cls"])
-        config = constructor_config(cls, a)
-        config["pkm_layers"] = list(config["pkm_layers"])
-        vocab = a.get("num_tokens")
-        return cls(**a), config, a["max_seq_len"], vocab, "lm logits" if vocab else "hidden"
-    if case["layout"] == "longformer":
-        hf_args = {k: v for k, v in a.items() if k in hfl.DEFAULTS}
-        if case["cls"] == "LongformerForSequenceClassification":
-            model, out = hfl.LongformerForSequenceClassification(hf_args, case["num_labels"]), "class logits"
-        elif case["cls"] == "LongformerForMaskedLM":
-            model, out = hfl.LongformerForMaskedLM(hf_args), "lm logits"
-        else:
-            model, out = hfl.LongformerModel(hf_args), "hidden"
-        n = a["max_position_embeddings"] - a.get("pad_token_id", 1) - 1
-        return model, dict(a), n, a["vocab_size"], out
-    if case["layout"] == "bigbird":
-        hf_args = {k: v for k, v in a.items() if k in hbb.DEFAULTS}
-        buffer = case.get("position_ids", False)
-        if case["cls"] == "BigBirdForSequenceClassification":
-            model, out = hbb.BigBirdForSequenceClassification(hf_args, case["num_labels"]), "class logits"
-        elif case["cls"] == "BigBirdForMaskedLM":
-            model, out = hbb.BigBirdForMaskedLM(hf_args, position_ids_buffer=buffer), "lm logits"
-        else:
-            model, out = hbb.BigBirdModel(hf_args, position_ids_buffer=buffer), "hidden"
-        return model, dict(a), a["max_position_embeddings"], a["vocab_size"], out
-    model = fq.LinformerModel(argparse.Namespace(**a), case["vocab"])
+    if case["layout"] != "fairseq":
+        return up.build(case)
+    model = fq.LinformerModel(argparse.Namespace(**case["args"]), case["vocab"])
     out = "lm logits"
     if "cls_head" in case:
         model.register_classification_head(*case["cls_head"])
@@ -291,28 +243,19 @@ def init_random(model, seed):
             p.copy_(val.to(p.dtype))
 
 
-def reference(model, case, inp):
+def reference(model, case, config, inp):
     """Float64 forward of a copy of model; returns a float32 numpy array without the batch axis."""
     m = copy.deepcopy(model).double().eval()
     if case["layout"] == "tatp22":  # exact inv_freq (the saved float32 buffer is rounded)
         C = case["args"]["channels"]
         m.pos_emb.inv_freq = 1.0 / (100000.0 ** (torch.arange(0, C, 2, dtype=torch.float64) / C))
-    with torch.no_grad():
-        if case["layout"] in ("performer", "reformer") and case["cls"] in ("Performer", "Reformer"):
-            out = m(torch.from_numpy(inp).double()[None])
-        elif case["layout"] == "lucidrains" and case["cls"] == "Linformer":
-            out = m(torch.from_numpy(inp).double()[None])
-        elif case["layout"] == "tatp22":
-            out = m(torch.as_tensor(inp)[None], allow_short=True)
-        elif case["layout"] == "longformer":
-            out = m(torch.as_tensor(inp), global_positions=case["global_positions"])
-        elif case["layout"] == "bigbird":
-            out = m(torch.as_tensor(inp))
-        elif case["layout"] == "fairseq":
-            head = case["cls_head"][0] if "cls_head" in case else None
+    if case["layout"] == "fairseq":
+        head = case["cls_head"][0] if "cls_head" in case else None
+        with torch.no_grad():
             out = m(torch.as_tensor(inp)[None], classification_head_name=head)
-        else:
-            out = m(torch.as_tensor(inp)[None])
+    else:
+        x = torch.from_numpy(inp).double() if inp.dtype == np.float32 else inp
+        out = up.forward(m, case, config, x)
     out = out.numpy()
     return (out if out.ndim == 2 else out[0]).astype(np.float32)
 
@@ -463,13 +406,59 @@ def write_case(root, index, case):
                 inp = np.where(inp == fq.PAD, 0, inp)
             with open(os.path.join(d, "ids_%d.txt" % t), "w") as f:
                 f.write(" ".join(str(int(i)) for i in inp) + "\n")
-        np.save(os.path.join(d, "out_%d.npy" % t), reference(model, case, inp))
+        np.save(os.path.join(d, "out_%d.npy" % t), reference(model, case, config, inp))
     return [case["name"], case["layout"], ckpt, cfg_name, "emb" if emb_input else "ids", out_kind]
 
 
+def check_case(root, index, case):
+    """Loads the case's checkpoint under root into the upstream package's model (fairseq: the
+    re-creation) and recomputes every out_<T>.npy. Returns the largest scaled difference
+    max |out - file| / max(1, max |file|) over the case's lengths."""
+    torch.manual_seed(2000 + 31 * index)
+    model, config, n, vocab, _ = build(case)
+    d = os.path.join(root, case["name"])
+    ckpt = [f for f in os.listdir(d) if f.startswith("checkpoint")][0]
+    sd = load_checkpoint(os.path.join(d, ckpt))
+    if case["layout"] == "fairseq":
+        sd = {k: v for k, v in sd.items() if not k.endswith("version")}
+        model = model.to(next(iter(sd.values())).dtype)
+    missing, unexpected = model.load_state_dict(sd, strict=False)
+    assert not unexpected, unexpected
+    # a name the file leaves out must be an alias of a tensor it holds (tied or shared weights)
+    held = {t.data_ptr() for k, t in model.state_dict().items() if k in sd}
+    bad = [k for k in missing if model.state_dict()[k].data_ptr() not in held and not k.endswith("version")]
+    assert not bad, "checkpoint lacks %s" % bad
+    model.eval()
+    worst = 0.0
+    for t in case.get("lengths", lengths(n)):
+        if vocab is None:
+            inp = np.load(os.path.join(d, "emb_%d.npy" % t))
+        else:
+            inp = np.array([int(x) for x in open(os.path.join(d, "ids_%d.txt" % t)).read().split()])
+        want = np.load(os.path.join(d, "out_%d.npy" % t))
+        got = reference(model, case, config, inp)
+        worst = max(worst, float(np.abs(got.astype(np.float64) - want).max()) / max(1.0, float(np.abs(want).max())))
+    return worst
+
+
 def main():
+    up.check_versions()
+    parser = argparse.ArgumentParser()
+    parser.add_argument("out_dir", nargs="?", help="default: tests/golden_layouts")
+    parser.add_argument("--check", metavar="DIR", help="recompute DIR's outputs from its checkpoints with the "
+                        "upstream packages instead of writing (exit 1 beyond 1e-6)")
+    args = parser.parse_args()
+    if args.check:
+        failed = 0
+        for index, case in enumerate(CASES):
+            worst = check_case(args.check, index, case)
+            ok = worst <= 1e-6
+            failed += not ok
+            print("%-40s %s  %s, outputs within %.1e" % (case["name"], "ok" if ok else "FAIL",
+                  "fairseq re-creation" if case["layout"] == "fairseq" else "upstream package", worst))
+        sys.exit(1 if failed else 0)
     here = os.path.dirname(os.path.abspath(__file__))
-    root = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(here, "..", "..", "tests", "golden_layouts"))
+    root = os.path.abspath(args.out_dir or os.path.join(here, "..", "..", "tests", "golden_layouts"))
     os.makedirs(root, exist_ok=True)
     for case in CASES:
         if os.path.isdir(os.path.join(root, case["name"])):

@@ -1,11 +1,12 @@
-"""Re-creations of public model libraries (state_dict names and eval-mode forward).
+"""The upstream libraries behind tests/golden_layouts.
 
-lucidrains.py        lucidrains/linformer 0.2.3 (LinformerLM, Linformer)
-fairseq_linformer.py fairseq examples/linformer (linformer_roberta) plus checkpoint writer
-tatp22.py            tatp22/linformer-pytorch 0.19.3 (LinformerLM, learnable E/F only)
-performer.py         lucidrains/performer-pytorch 1.1.4 (PerformerLM, Performer)
-hf_longformer.py     Hugging Face transformers Longformer (masked LM, classification, model)
-hf_bigbird.py        Hugging Face transformers BigBird (masked LM, classification, model)
+packages.py          the PyPI packages themselves (requirements.txt; scripts/upstream-venv.sh):
+                     linformer (lucidrains), linformer-pytorch (tatp22), performer-pytorch,
+                     reformer-pytorch, transformers (Longformer, BigBird)
+fairseq_linformer.py a re-creation of fairseq examples/linformer (linformer_roberta) plus its
+                     checkpoint writer: fairseq does not install beside Debian's torch
+check_upstream.py    independent numpy checks of the goldens and the packages
+compare_goldens.py   regenerated goldens against the committed ones
 
-Written for linfer's converter tests; see tools/python/README.md. No upstream code is included.
+See tools/python/README.md. No upstream code is included.
 """

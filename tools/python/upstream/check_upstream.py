@@ -1,6 +1,6 @@
-"""Independent checks of the upstream re-creations and of tests/golden_layouts/.
+"""Independent checks of tests/golden_layouts/ and of the upstream packages they come from.
 
-    /usr/bin/python3 tools/python/upstream/check_upstream.py [GOLDEN_LAYOUTS_DIR]
+    build-upstream/venv/bin/python tools/python/upstream/check_upstream.py [GOLDEN_LAYOUTS_DIR]
 
 1. Documented facts (shared/reference/checkpoint-formats.md sections 1-3), on freshly built models:
    lucidrains' example LinformerLM(256, 64, 128, 2, k=32, heads=4) has 34 keys and 157,184
@@ -10,10 +10,13 @@
    linformer_roberta_base shapes (2 layers built) and the key duplication of layerwise sharing.
 2. For every case in cases.tsv: reads the checkpoint (own safetensors parser; torch.load), lists
    the pickle GLOBALs, checks key names, order and shapes against lists derived here from the
-   config (not from the re-creations), and checks storage aliasing groups exactly.
+   config (not from any model), and checks storage aliasing groups exactly.
 3. Recomputes every out_<T>.npy with a plain-numpy float64 forward written from the notes (per-head
    loops, no torch) and requires agreement within 1e-6 (relative to max(1, |ref|)); then loads the
-   tensors into the torch re-creation (strict) and requires agreement with numpy within 1e-9.
+   tensors into the upstream package's model (fairseq: the re-creation; strict) and requires
+   agreement with numpy within 1e-9.
+
+Run it with the upstream packages' interpreter: build-upstream/venv/bin/python (scripts/upstream-venv.sh).
    Prints the mean normalised attention entropy so degenerate fixtures stand out.
 """
 
@@ -35,12 +38,25 @@ import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
-from upstream import fairseq_linformer as fq  # noqa: E402
-from upstream import hf_bigbird as hbb  # noqa: E402
-from upstream import lucidrains as luc  # noqa: E402
-from upstream import performer as perf  # noqa: E402
-from upstream import reformer as refm  # noqa: E402
-from upstream import tatp22 as tat  # noqa: E402
+from upstream import fairseq_linformer as fq  # noqa: E402  (fairseq: the re-creation)
+from upstream import packages as up  # noqa: E402  (the others: the PyPI packages)
+
+luc, tat = up.lucidrains, up.tatp22
+
+
+def upstream_model(layout, cls, config, **case):
+    """The upstream package's model for a case's config.json (random weights, to be loaded)."""
+    args = dict(config)
+    if layout == "performer" and cls == "Performer":
+        case["n"] = args.pop("max_seq_len")
+    return up.build(dict(case, layout=layout, cls=cls, args=args))[0]
+
+
+def upstream_out(model, layout, config, inp, **case):
+    """The float64 model's output for one input (ids, or a float64 [T, dim] tensor), numpy, without
+    the batch axis (class logits keep theirs: [1, labels])."""
+    out = up.forward(model, dict(case, layout=layout), config, inp)
+    return (out if out.dim() == 2 else out[0]).numpy()
 
 # ------------------------------------------------------------------------------ numpy primitives
 
@@ -448,10 +464,10 @@ def check_case(root, row):
     heads = []
     if layout == "lucidrains":
         expect, groups = keys_lucidrains(config)
-        model = (luc.LinformerLM if "num_tokens" in config else luc.Linformer)(**config)
+        model = upstream_model(layout, "LinformerLM" if "num_tokens" in config else "Linformer", config)
     elif layout == "tatp22":
         expect, groups = keys_tatp22(config)
-        model = tat.LinformerLM(**config)
+        model = upstream_model(layout, "LinformerLM", config)
     else:
         style, ns = fairseq_args(state)
         a = fq.base_architecture(copy.deepcopy(ns))
@@ -512,11 +528,11 @@ def check_case(root, row):
         with torch.no_grad():
             if kind == "emb":
                 t_out = model(torch.from_numpy(inp).double()[None])[0]
-            elif layout == "tatp22":
-                t_out = model(torch.as_tensor(inp)[None], allow_short=True)[0]
-                m2 = copy.deepcopy(model)
+            elif layout == "tatp22":  # T < n: upstream's forward with E/F cut to T columns
+                t_out = up.tatp22_for_length(model, T)(torch.as_tensor(inp)[None])[0]
+                m2 = up.tatp22_for_length(model, T)
                 m2.pos_emb.inv_freq = saved_inv_freq.double()
-                inv_freq_effect = max(inv_freq_effect, float((m2(torch.as_tensor(inp)[None], allow_short=True)[0] - t_out).abs().max()))
+                inv_freq_effect = max(inv_freq_effect, float((m2(torch.as_tensor(inp)[None])[0] - t_out).abs().max()))
             elif layout == "fairseq":
                 t_out = model(torch.as_tensor(inp)[None], classification_head_name=heads[0][0] if heads else None)
                 t_out = t_out if out_kind == "class logits" else t_out[0]
@@ -533,17 +549,14 @@ def check_case(root, row):
 
 
 def check_performer_case(root, row):
-    """performer-pytorch cases: no numpy forward here (performer.py was compared with upstream's own
-    code, docs/converter.md); checks that the file loads strictly into the re-creation (a file that
-    keeps one name of each shared tensor: the other names are exactly the missing ones) and that
-    out_<T>.npy is its float64 forward within 1e-6."""
+    """performer-pytorch cases: no numpy forward here (the reference is upstream's own code);
+    checks that the file loads strictly into performer-pytorch's model (a file that keeps one name
+    of each shared tensor: the other names are exactly the missing ones) and that out_<T>.npy is
+    its float64 forward within 1e-6."""
     name, layout, ckpt, cfg_file, kind, out_kind = row
     d, config, state, sd, globs = load_case(root, row)
-    args = dict(config)
-    lm = "num_tokens" in args
-    if not lm:
-        args.pop("max_seq_len")
-    model = (perf.PerformerLM if lm else perf.Performer)(**args).double().eval()
+    lm = "num_tokens" in config
+    model = upstream_model(layout, "PerformerLM" if lm else "Performer", config).double().eval()
     want = model.state_dict()
     missing = sorted(set(want) - set(sd))
     prefix = "performer." if lm else ""
@@ -568,18 +581,20 @@ def check_performer_case(root, row):
         ref = np.load(os.path.join(d, f))
         worst = max(worst, float((np.abs(out - ref) / np.maximum(1.0, np.abs(out))).max()))
     assert worst < 1e-6, worst
-    print("%-40s performer  %d keys (%d read under the updater's name)  out vs re-creation %.1e  ok"
+    print("%-40s performer  %d keys (%d read under the updater's name)  out vs performer-pytorch %.1e  ok"
           % (name, len(want), len(missing), worst))
 
 
-def keys_bert(P, c, self_linears, qkv_bias=True):
+def keys_bert(P, c, self_linears, qkv_bias=True, positions_last=False):
     """A Hugging Face BERT-family model's embeddings and encoder layers (Longformer, BigBird), state_dict
-    names and shapes in module order, from the config alone."""
+    names and shapes in module order, from the config alone. positions_last: RoBERTa's embeddings
+    (Longformer's) create position_embeddings after the LayerNorm, BERT's (BigBird's) second."""
     C, F, V = c["hidden_size"], c["intermediate_size"], c["vocab_size"]
-    keys = [(P + "embeddings.word_embeddings.weight", (V, C)),
-            (P + "embeddings.position_embeddings.weight", (c["max_position_embeddings"], C)),
-            (P + "embeddings.token_type_embeddings.weight", (c.get("type_vocab_size", 2), C)),
-            (P + "embeddings.LayerNorm.weight", (C,)), (P + "embeddings.LayerNorm.bias", (C,))]
+    pos = [(P + "embeddings.position_embeddings.weight", (c["max_position_embeddings"], C))]
+    keys = [(P + "embeddings.word_embeddings.weight", (V, C))] + ([] if positions_last else pos) + \
+           [(P + "embeddings.token_type_embeddings.weight", (c.get("type_vocab_size", 2), C)),
+            (P + "embeddings.LayerNorm.weight", (C,)), (P + "embeddings.LayerNorm.bias", (C,))] + \
+           (pos if positions_last else [])
     for i in range(c["num_hidden_layers"]):
         p = P + "encoder.layer.%d." % i
         for w in self_linears:
@@ -595,7 +610,8 @@ def keys_longformer(c, cls, num_labels):
     """HF Longformer state_dict names and shapes in module order, from the config alone."""
     C, V = c["hidden_size"], c["vocab_size"]
     P = "" if cls == "LongformerModel" else "longformer."
-    keys = keys_bert(P, c, ("query", "key", "value", "query_global", "key_global", "value_global"))
+    keys = keys_bert(P, c, ("query", "key", "value", "query_global", "key_global", "value_global"),
+                     positions_last=True)
     groups = []
     if cls == "LongformerModel":
         keys += [("pooler.dense.weight", (C, C)), ("pooler.dense.bias", (C,))]
@@ -656,7 +672,9 @@ def np_longformer(W, c, cls, inp, g, ent):
 
 def check_longformer_case(root, row):
     """HF Longformer cases: key list, order, shapes and aliasing from the config; the outputs from
-    np_longformer (a third implementation beside hf_longformer.py's row loops and linfer_ref)."""
+    np_longformer (dense masks; an implementation beside transformers' chunked one and linfer_ref);
+    the file loaded into transformers' model (strict but for the tied names save_pretrained leaves
+    out), which must agree with numpy, also at the lengths it pads to a multiple of the window."""
     name, layout, ckpt, cfg_file, kind, out_kind = row
     d, config, state, sd, globs = load_case(root, row)
     cls = {"lm logits": "LongformerForMaskedLM", "class logits": "LongformerForSequenceClassification",
@@ -683,8 +701,23 @@ def check_longformer_case(root, row):
         worst = max(worst, float(np.max(np.abs(out - ref) / np.maximum(1.0, np.abs(out)))))
         n_out += 1
     assert worst <= 1e-6, (name, worst)
-    print("%-36s ok  %2d keys %d alias groups, %d outputs, numpy vs file %.1e, entropy %.2f, global rows %d  "
-          "globals: %s" % (name, len(sd), len(groups), n_out, worst, ent.mean(), g, " ".join(globs)))
+    model = upstream_model(layout, cls, config, num_labels=num_labels) if num_labels else \
+        upstream_model(layout, cls, config)
+    missing, unexpected = model.load_state_dict(sd, strict=False)
+    assert not unexpected and all(k.startswith("lm_head.decoder.") for k in missing), (missing, unexpected)
+    model = model.double().eval()
+    rng = np.random.RandomState(6)
+    worst_torch = 0.0
+    for T in sorted({1, 7, config["max_position_embeddings"] - config.get("pad_token_id", 1) - 1}):
+        inp = rng.randint(0, config["vocab_size"], size=T)
+        inp = np.where(inp == config.get("pad_token_id", 1), 0, inp)
+        ref = np_longformer(W, config, cls, inp, min(g, T), Entropy())
+        out = upstream_out(model, layout, config, inp, global_positions=min(g, T))
+        worst_torch = max(worst_torch, float(np.max(np.abs(out - ref) / np.maximum(1.0, np.abs(ref)))))
+    assert worst_torch <= 1e-9, (name, worst_torch)
+    print("%-36s ok  %2d keys %d alias groups, %d outputs, numpy vs file %.1e, transformers vs numpy %.1e, "
+          "entropy %.2f, global rows %d  globals: %s" % (name, len(sd), len(groups), n_out, worst, worst_torch,
+                                                         ent.mean(), g, " ".join(globs)))
 
 
 # BigBirdConfig's defaults (configuration_big_bird.py) for the keys read here
@@ -787,8 +820,8 @@ def check_bigbird_case(root, row):
     """HF BigBird cases: key list, order, shapes and aliasing from the config (the .pt fixtures are
     pytorch_model.bin files as older transformers saved them, with the position_ids buffer; the
     safetensors ones as save_pretrained writes them, without the tied decoder names); the outputs
-    from np_bigbird (a third implementation beside hf_bigbird.py's per-block key lists and
-    linfer_ref); the file loaded strictly into the re-creation, which must agree with numpy, also at
+    from np_bigbird (a third implementation beside transformers' per-block key lists and
+    linfer_ref); the file loaded strictly into transformers' model, which must agree with numpy, also at
     lengths around HF's switch to full attention and padded ones; and how much the fixture tells
     block-sparse from full attention and the random blocks' extra weight from none."""
     name, layout, ckpt, cfg_file, kind, out_kind = row
@@ -797,7 +830,7 @@ def check_bigbird_case(root, row):
            "class logits": "BigBirdForSequenceClassification"}[out_kind]
     old = ckpt.endswith(".pt")
     num_labels = sd["classifier.out_proj.weight"].shape[0] if "classifier.out_proj.weight" in sd else 0
-    # (the classification fixtures come from the re-creation's state_dict, without the position_ids buffer)
+    # (the classification fixtures are saved without the position_ids buffer)
     buffer = old and cls != "BigBirdForSequenceClassification"
     expect, groups = keys_bigbird(config, cls, num_labels, position_ids=buffer, tied_saved=old)
     got = [(k, tuple(v.shape)) for k, v in sd.items()]
@@ -820,10 +853,8 @@ def check_bigbird_case(root, row):
         n_out += 1
     assert worst <= 1e-6, (name, worst)
 
-    hf_args = {k: v for k, v in config.items() if k in hbb.DEFAULTS}
-    model = (hbb.BigBirdForMaskedLM(hf_args, position_ids_buffer=old) if cls == "BigBirdForMaskedLM"
-             else hbb.BigBirdForSequenceClassification(hf_args, num_labels)
-             if cls == "BigBirdForSequenceClassification" else hbb.BigBirdModel(hf_args, position_ids_buffer=old))
+    extra = dict(num_labels=num_labels) if num_labels else {}
+    model = upstream_model(layout, cls, config, position_ids=buffer, **extra)
     full_sd = dict(sd)
     if cls == "BigBirdForMaskedLM" and not old:  # the tied names save_pretrained leaves out
         full_sd["cls.predictions.decoder.weight"] = sd["bert.embeddings.word_embeddings.weight"]
@@ -839,7 +870,7 @@ def check_bigbird_case(root, row):
     worst_torch = 0.0
     for T, inp in sorted(inputs.items()):
         with torch.no_grad():
-            out = model(torch.as_tensor(inp)).numpy()
+            out = upstream_out(model, layout, config, inp)
         ref = np_bigbird(W, config, cls, inp, Entropy())
         worst_torch = max(worst_torch, float(np.max(np.abs(out - ref) / np.maximum(1.0, np.abs(ref)))))
     assert worst_torch <= 1e-9, (name, worst_torch)
@@ -946,7 +977,7 @@ def np_reformer(W, c, inp, margins, merge="mean"):
         return W[a] if a in W else W["%sirrev_blocks.%d.%s.%s" % (P, i, branch, k)]
 
     def lsh(i, X):
-        rot = refm.rotations(c.get("rotation_seed", 0), i, (R, dh, refm.half_buckets(c["max_seq_len"], b)))
+        rot = up.rotations(c.get("rotation_seed", 0), i, (R, dh, up.half_buckets(c["max_seq_len"], b)))
         QK = X @ block(i, "f", "fn.toqk.weight").T
         Vall = X @ block(i, "f", "fn.tov.weight").T
         outs = []
@@ -1015,7 +1046,7 @@ def check_reformer_case(root, row):
     """reformer-pytorch cases: key list, order, shapes and aliasing from the constructor arguments (a
     safetensors file keeps one name of each block tensor: the irrev_blocks one here); out_<T>.npy
     from np_reformer (a third implementation beside reformer.py and linfer_ref) and from the file
-    loaded strictly into the re-creation; every hash decision at least 1e-4 (relative) from a tie;
+    loaded strictly into reformer-pytorch's model (its rotations fixed); every hash decision at least 1e-4 (relative) from a tie;
     what the mean of the reversible halves changes against their sum."""
     name, layout, ckpt, cfg_file, kind, out_kind = row
     d, config, state, sd, globs = load_case(root, row)
@@ -1030,7 +1061,7 @@ def check_reformer_case(root, row):
             assert tuple(sd[k].shape) == shape, (k, tuple(sd[k].shape), shape)
     assert alias_groups(sd) == groups, (name, alias_groups(sd), groups)
     W = {k: v.double().numpy() for k, v in sd.items()}
-    model = (refm.ReformerLM if "num_tokens" in config else refm.Reformer)(**config).double().eval()
+    model = upstream_model(layout, "ReformerLM" if "num_tokens" in config else "Reformer", config).double().eval()
     full = dict(sd)
     for k in model.state_dict():  # the other name of each block tensor
         if k not in full:
@@ -1045,16 +1076,15 @@ def check_reformer_case(root, row):
         T = f[4:-4]
         if kind == "emb":
             ids = np.load(os.path.join(d, "emb_%s.npy" % T)).astype(np.float64)
-            t_in = torch.from_numpy(ids)[None]
+            t_in = torch.from_numpy(ids)
         else:
             ids = np.array([int(v) for v in open(os.path.join(d, "ids_%s.txt" % T)).read().split()])
-            t_in = torch.as_tensor(ids)[None]
+            t_in = ids
         ref = np.load(os.path.join(d, f))
         out = np_reformer(W, config, ids, margins)
         scale = np.maximum(1.0, np.abs(out))
         worst_np = max(worst_np, float((np.abs(out - ref) / scale).max()))
-        with torch.no_grad():
-            t_out = model(t_in)[0].numpy()
+        t_out = upstream_out(model, layout, config, t_in)
         worst_torch = max(worst_torch, float((np.abs(t_out - out) / scale).max()))
         n_out += 1
     summed = np_reformer(W, config, ids, [], merge="sum")
