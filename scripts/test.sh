@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The test command: installs what is missing, builds, and runs every test:
-#   1. Release build, all tests; the tokenizers against their references (scripts/test-tokenizers.sh)
+#   1. Release build, all tests; the tokenizers against their references (scripts/test-tokenizers.sh);
+#      every source file's SPDX line (scripts/spdx.sh --check); the C ABI against its baseline
+#      (scripts/abi-check.sh: abidiff)
 #   2. AddressSanitizer + UndefinedBehaviorSanitizer (and LeakSanitizer) build, all tests
 #   3. ThreadSanitizer build, the concurrency and determinism tests
 #   4. libFuzzer targets (clang), a short smoke run of each on its corpus and regressions
@@ -27,9 +29,11 @@ start=$SECONDS
 step() { echo; echo "=== $* ($((SECONDS - start)) s)"; }
 
 step "Release build and tests"
+bash scripts/spdx.sh --check
 bash scripts/build.sh build
 (cd build && ctest --output-on-failure -j2)
 bash scripts/test-tokenizers.sh build/bin
+bash scripts/abi-check.sh
 
 step "AddressSanitizer + UndefinedBehaviorSanitizer build and tests"
 # Instrumented builds with line tables only (-g1: reports keep file and line). ASan and the fuzz
