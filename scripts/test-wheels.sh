@@ -40,7 +40,8 @@ for arch in x86_64 aarch64 armv7l; do
       [ $arch = armv7l ] && q=(qemu-arm -cpu cortex-a7) root=build-armhf/python-sysroot triplet=arm-linux-gnueabihf
       root=$PWD/$root
       libs=$root/usr/lib/$triplet:$root/lib/$triplet:$root/usr/lib/$triplet/blas:$root/usr/lib/$triplet/lapack
-      run=("${q[@]}" -L "$root" -E "LD_LIBRARY_PATH=$libs") python=$root/usr/bin/python3 ;;
+      # The C library of Debian's cross toolchain (libc6-*-cross), the same glibc as the target's.
+      run=("${q[@]}" -L "/usr/$triplet" -E "LD_LIBRARY_PATH=$libs") python=$root/usr/bin/python3 ;;
   esac
   venv=$work/venv-$arch
   "${run[@]}" "$python" -m venv --without-pip --system-site-packages "$venv"

@@ -42,10 +42,14 @@ rm -rf "$out"/raw "$out"/*.whl "$out"/*.tar.gz
 version=$(sed -n 's/^project(linfer VERSION \([0-9.]*\).*/\1/p' CMakeLists.txt)
 for arch in x86_64 aarch64 armv7l; do
   case $arch in
-    x86_64) dir=build libs= ;;
-    aarch64) dir=build-arm64 libs=$PWD/build-arm64/sysroot/usr/lib/aarch64-linux-gnu ;;
-    armv7l) dir=build-armhf libs= ;;
+    x86_64) dir=build libs= strip=strip ;;
+    aarch64) dir=build-arm64 libs=$PWD/build-arm64/sysroot/usr/lib/aarch64-linux-gnu strip=aarch64-linux-gnu-strip ;;
+    armv7l) dir=build-armhf libs= strip=arm-linux-gnueabihf-strip ;;
   esac
+  # auditwheel --strip runs `strip` from PATH: the target's binutils for a cross build.
+  mkdir -p "$out/bin-$arch"
+  printf '#!/bin/sh\nexec %s "$@"\n' "$(command -v $strip)" > "$out/bin-$arch/strip"
+  chmod +x "$out/bin-$arch/strip"
   # Debian's copyright files of the libraries auditwheel copies in (XNNPACK's three, where linked).
   docs=/usr/share/doc
   [ $arch = x86_64 ] || docs=$dir/sysroot/usr/share/doc
@@ -68,8 +72,12 @@ for arch in x86_64 aarch64 armv7l; do
   if [[ $plat != manylinux* ]]; then
     echo "wheels.sh: $arch: no manylinux tag, $plat: $show" >&2
   fi
-  LD_LIBRARY_PATH=$libs auditwheel repair --strip --plat "$plat" -w "$out" "$raw" > "$out/repair-$arch.log" 2>&1 ||
+  # --plat auto: the tag show named (repair's list of tags is the build machine's architecture's).
+  PATH=$PWD/$out/bin-$arch:$PATH LD_LIBRARY_PATH=$libs auditwheel repair --strip --plat auto -w "$out" "$raw" \
+    > "$out/repair-$arch.log" 2>&1 ||
     { cat "$out/repair-$arch.log" >&2; echo "wheels.sh: auditwheel repair failed for $arch" >&2; exit 1; }
+  [ -f "$out/linfer-$version-py3-none-$plat.whl" ] ||
+    { cat "$out/repair-$arch.log" >&2; echo "wheels.sh: auditwheel made no $plat wheel" >&2; exit 1; }
 done
 "$py" -m build --sdist --no-isolation --outdir "$out" . > "$out/build-sdist.log" 2>&1 ||
   { tail -20 "$out/build-sdist.log" >&2; echo "wheels.sh: the sdist failed to build" >&2; exit 1; }
