@@ -21,6 +21,9 @@
 #  11. Debian packages for amd64, arm64 and armhf from the builds of steps 1, 5 and 6: the amd64
 #      ones installed into a throwaway root and used there, the others run under qemu-user
 #      (scripts/package.sh, scripts/test-packages.sh)
+#  12. Python wheels for x86_64, aarch64 and armv7l from the same builds, each installed with pip
+#      into a fresh venv and used there, the Arm ones under qemu-user (scripts/wheels.sh,
+#      scripts/test-wheels.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/generator.sh
@@ -78,5 +81,9 @@ bash scripts/test-minimal-builds.sh
 step "Debian packages: made from the Release and cross builds, installed, built against, run"
 bash scripts/package.sh
 bash scripts/test-packages.sh
+
+step "Python wheels: made from the Release and cross builds, installed into venvs, used there"
+bash scripts/wheels.sh
+bash scripts/test-wheels.sh
 
 echo "test.sh: all tests passed in $((SECONDS - start)) s"
