@@ -25,8 +25,9 @@ endif()
 # (scripts/package.sh packages the suite's build folders and hands them back as they were).
 set(CMAKE_INSTALL_LIBDIR lib/${CMAKE_LIBRARY_ARCHITECTURE})
 
-# The project has no mail address: the field names it alone (lintian's malformed-contact, accepted
-# by scripts/test-packages.sh for this value only). A distributor sets "Name <address>".
+# The project has no mail address: the field names it alone (lintian's malformed-contact and the
+# changelog's trailer, accepted by scripts/test-packages.sh only without an address). A
+# distributor sets "Name <address>".
 set(LINFER_DEB_MAINTAINER "The linfer developers" CACHE STRING
   "The packages' Maintainer field (\"Name <address>\")")
 set(deb_version ${PROJECT_VERSION}-1)

@@ -6,10 +6,10 @@
 #
 # A source file is a file git tracks (so nothing fetched or built) that people write or a tool of
 # the project generates, by its name:
-#   //    .c .cc .cpp .h .hpp .inc .S .fbs .js .mjs .cjs .ts, linfer_version.h.in
+#   //    .c .cc .cpp .h .hpp .inc .fbs .js .mjs .cjs .ts, linfer_version.h.in
 #   #     .py .sh .cmake CMakeLists.txt .cmake.in .pc.in, .ci/run, cmake/debian/python/*,
 #         cmake/debian/triggers
-#   /* */ .ld and the linker version script .map
+#   /* */ .ld, the linker version script .map, assembly .S (// is no comment in Arm assembly)
 #   <!-- --> .html    .\"  manual pages (docs/man/*.1)
 # Not source: data and what tests compare against (.json, .txt but CMakeLists.txt, .tsv, .npy, .pt,
 # .safetensors, .lfm, .dict, .seed, .png; everything under tests/golden*/ and tests/fuzz/corpus/),
@@ -35,10 +35,10 @@ comment_for() {
   line=
   case "$1" in
     tests/golden*/*|tests/fuzz/corpus/*) ;;
-    *.c|*.cc|*.cpp|*.h|*.hpp|*.inc|*.S|*.fbs|*.js|*.mjs|*.cjs|*.ts|*/linfer_version.h.in) line="// $id" ;;
+    *.c|*.cc|*.cpp|*.h|*.hpp|*.inc|*.fbs|*.js|*.mjs|*.cjs|*.ts|*/linfer_version.h.in) line="// $id" ;;
     *.py|*.sh|*.cmake|*CMakeLists.txt|*.cmake.in|*.pc.in|.ci/run|cmake/debian/python/*|cmake/debian/triggers)
       line="# $id" ;;
-    *.ld|*.map) line="/* $id */" ;;
+    *.ld|*.map|*.S) line="/* $id */" ;;
     *.html) line="<!-- $id -->" ;;
     docs/man/*.1) line=".\\\" $id" ;;
   esac
