@@ -7,7 +7,8 @@
 # (--system-site-packages for the target's NumPy; pip 25.1.1 run from its wheel, --no-index, so
 # nothing is fetched): tests/python/wheel_check.py (the language-ID model's answers, NumPy in and
 # out, the tokenizer), `python -m linfer` and the `linfer` console script on a German text. Then
-# the native pip must refuse the two foreign wheels by their tags.
+# the native pip must refuse the two foreign wheels by their tags, and the sdist must stop with
+# one line when CMake or a compiler is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$SECONDS
@@ -71,4 +72,20 @@ for arch in aarch64 armv7l; do
   grep -q "is not a supported wheel on this platform" <<< "$said" || fail "$arch wheel on x86_64: $said"
 done
 echo "test-wheels.sh: the aarch64 and armv7l wheels refused on x86_64 by their tags"
+# The sdist on a machine without CMake, then without a C++ compiler: one line naming what is
+# missing (pip frames it with its own lines).
+sdist=$out/linfer-$version.tar.gz
+[ -f "$sdist" ] || fail "no sdist $sdist (bash scripts/wheels.sh)"
+mkdir -p "$work/cmake-only"
+ln -s "$(command -v cmake)" "$work/cmake-only/cmake"
+for missing in "CMake 3.25" "a C++17 compiler"; do
+  path=$PWD/$out/venv/bin
+  [ "$missing" = "a C++17 compiler" ] && path+=:$work/cmake-only
+  if said=$(env -u CXX PATH="$path" "$out/venv/bin/python" -m pip wheel -q --no-build-isolation --no-deps \
+        --no-cache-dir --disable-pip-version-check -w "$work/sdist" "$sdist" 2>&1); then
+    fail "the sdist built without $missing"
+  fi
+  grep -qF "linfer: building from source needs $missing" <<< "$said" || fail "sdist without $missing: $said"
+done
+echo "test-wheels.sh: the sdist without CMake, then without a compiler, names what is missing"
 echo "test-wheels.sh: all passed in $((SECONDS - start)) s"
