@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The main job on the shipped example: installs what is missing, builds, and asks the trained
-# language-identification model (int8, 0.5 MB) which language each line of a sample text is in.
+# language-identification model (int8) which language each line of a sample text is in.
 # Prints one line per sample: the language, its probability and the start of the line.
 set -euo pipefail
 cd "$(dirname "$0")/.."

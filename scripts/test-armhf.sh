@@ -31,7 +31,7 @@ QEMU_CTEST=(--output-on-failure -j2 --timeout 600 --repeat until-pass:2)
 (cd build-armhf && QEMU_CPU=cortex-a9 ctest "${QEMU_CTEST[@]}" -R '^(test_quantization|test_golden)$')
 # The Linformer-only build (-DLINFER_ATTENTION_KINDS=linformer) on the 32-bit OS: its library must
 # stay within its 250 KB budget (tests/footprint/sizes.txt), and its models give their goldens.
-# Without the tokenizers (their Unicode tables alone are some 45 KB; docs/tokenizers.md).
+# Without the tokenizers (their Unicode tables alone are a large part: docs/footprint.md).
 cmake -S . -B build-armhf-linformer -DCMAKE_TOOLCHAIN_FILE=cmake/toolchains/arm-linux-gnueabihf.cmake \
   -DLINFER_WITH_XNNPACK=OFF -DLINFER_ATTENTION_KINDS=linformer -DLINFER_TOKENIZERS=OFF -DCMAKE_BUILD_TYPE=Release > /dev/null
 cmake --build build-armhf-linformer -j"$(nproc)" --target linfer linfer_minimal linfer-convert test_golden

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The test command: installs what is missing, builds, and runs every test:
-#   1. Release build, all tests; the tokenizers against their references (scripts/test-tokenizers.sh)
+#   1. Release build, all tests; the tokenizers against their references (scripts/test-tokenizers.sh);
+#      every source file's SPDX line (scripts/spdx.sh --check); the C ABI against its baseline
+#      (scripts/abi-check.sh: abidiff)
 #   2. AddressSanitizer + UndefinedBehaviorSanitizer (and LeakSanitizer) build, all tests
 #   3. ThreadSanitizer build, the concurrency and determinism tests
 #   4. libFuzzer targets (clang), a short smoke run of each on its corpus and regressions
@@ -19,6 +21,9 @@
 #  11. Debian packages for amd64, arm64 and armhf from the builds of steps 1, 5 and 6: the amd64
 #      ones installed into a throwaway root and used there, the others run under qemu-user
 #      (scripts/package.sh, scripts/test-packages.sh)
+#  12. Python wheels for x86_64, aarch64 and armv7l from the same builds, each installed with pip
+#      into a fresh venv and used there, the Arm ones under qemu-user (scripts/wheels.sh,
+#      scripts/test-wheels.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/generator.sh
@@ -27,9 +32,11 @@ start=$SECONDS
 step() { echo; echo "=== $* ($((SECONDS - start)) s)"; }
 
 step "Release build and tests"
+bash scripts/spdx.sh --check
 bash scripts/build.sh build
 (cd build && ctest --output-on-failure -j2)
 bash scripts/test-tokenizers.sh build/bin
+bash scripts/abi-check.sh
 
 step "AddressSanitizer + UndefinedBehaviorSanitizer build and tests"
 # Instrumented builds with line tables only (-g1: reports keep file and line). ASan and the fuzz
@@ -74,5 +81,9 @@ bash scripts/test-minimal-builds.sh
 step "Debian packages: made from the Release and cross builds, installed, built against, run"
 bash scripts/package.sh
 bash scripts/test-packages.sh
+
+step "Python wheels: made from the Release and cross builds, installed into venvs, used there"
+bash scripts/wheels.sh
+bash scripts/test-wheels.sh
 
 echo "test.sh: all tests passed in $((SECONDS - start)) s"

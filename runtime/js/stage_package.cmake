@@ -11,3 +11,7 @@ file(WRITE ${OUT}/index.mjs "${head}${glue}\n${core}\n${tail_mjs}")
 file(COPY_FILE ${WASM} ${OUT}/linfer.wasm)
 file(COPY_FILE ${SRC}/lib/index.d.ts ${OUT}/index.d.ts)
 configure_file(${SRC}/package.json ${OUT}/package.json @ONLY)
+# The license travels with the package (npm always packs LICENSE; NOTICE is in "files").
+foreach(f LICENSE NOTICE)
+  file(COPY_FILE ${SRC}/../../${f} ${OUT}/${f})
+endforeach()
