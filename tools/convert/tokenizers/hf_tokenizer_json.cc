@@ -71,8 +71,12 @@ std::string read_hf_tokenizer_json(const std::string& text, TokenizerData* out) 
   } else {
     return "model type '" + kind + "' is not supported (BPE with byte-level pre-tokenization, WordPiece)";
   }
-  if (!j.value("truncation", json()).is_null()) return "truncation is not supported";
-  if (!j.value("padding", json()).is_null()) return "padding is not supported";
+  // Truncation and padding are settings of a call, not of the algorithm: sentence-transformers and
+  // transformers replace them on every call, and linfer runs one sequence without padding, cut to
+  // the model's n by its callers (linfer-embed keeps the closing token, as right truncation does).
+  const json& truncation = j.value("truncation", json());
+  if (!truncation.is_null() && truncation.value("direction", std::string("Right")) != "Right")
+    return "truncation direction '" + truncation.value("direction", std::string()) + "' is not supported (Right)";
   const json& normalizer = j.value("normalizer", json());
   const json& pre = j.value("pre_tokenizer", json());
   std::string err;
