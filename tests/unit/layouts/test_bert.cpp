@@ -1,7 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // The Hugging Face BERT-family layout (tools/convert/layouts/bert.cc, hf_bert.cc): BERT, RoBERTa,
 // XLM-RoBERTa, DistilBERT, detected by config.json's model_type.
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
 #include "layout_checkpoint.h"
+#include "sentence_transformers.h"
 
 namespace linfer::testing {
 namespace {
@@ -104,6 +110,53 @@ TEST_SUITE("bert") {
     CHECK(ck.map("bert", R"({"model_type": "gpt2"})", &e).rfind("--config: model_type 'gpt2' is not one of this layout's", 0) == 0);
     ck.remove("bert.encoder.layer.0.output.dense.bias");
     CHECK(ck.map("bert", kBert, &f) == "tensor 'bert.encoder.layer.0.output.dense.bias' is missing");
+  }
+
+  TEST_CASE("bert layout: sentence-transformers pooling from modules.json") {
+    char dir_template[] = "/tmp/linfer-st-XXXXXX";
+    REQUIRE(mkdtemp(dir_template) != nullptr);
+    const std::string dir = dir_template;
+    auto write = [&](const std::string& name, const std::string& text) { std::ofstream(dir + "/" + name) << text; };
+    REQUIRE(std::system(("mkdir -p " + dir + "/1_Pooling").c_str()) == 0);
+    convert::SentencePooling none;
+    CHECK(convert::read_sentence_transformers(dir, &none) == "");  // no modules.json: nothing to do
+    CHECK(!none.present);
+    write("modules.json", R"([{"idx": 0, "path": "", "type": "sentence_transformers.models.Transformer"},
+                              {"idx": 1, "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"},
+                              {"idx": 2, "path": "2_Normalize", "type": "sentence_transformers.models.Normalize"}])");
+    write("1_Pooling/config.json", R"({"pooling_mode_cls_token": false, "pooling_mode_mean_tokens": true})");
+    write("sentence_bert_config.json", R"({"max_seq_length": 4})");
+    convert::SentencePooling mean;
+    REQUIRE(convert::read_sentence_transformers(dir, &mean) == "");
+    CHECK(mean.present);
+    CHECK(mean.pooling == Pooling::Mean);
+    CHECK(mean.normalize);
+    CHECK(mean.max_seq_length == 4);
+    LayoutCheckpoint ck;
+    add_bert_encoder(ck, "", 8, 2, /*global=*/false);
+    MappedModel out;
+    REQUIRE(ck.map("bert", kBert, &out) == "");
+    REQUIRE(convert::apply_pooling(mean, &out.desc) == "");
+    CHECK(out.desc.config.head == HeadKind::Pooled);
+    CHECK(out.desc.config.normalize_output);
+    CHECK(out.desc.config.max_seq_len == 4);
+    CHECK(validate_description(out.desc) == "");
+    MappedModel classifier;
+    LayoutCheckpoint cls = bert_classifier();
+    REQUIRE(cls.map("bert", kBert, &classifier) == "");
+    CHECK(convert::apply_pooling(mean, &classifier.desc) ==
+          "pooling applies to a model whose output is its hidden states; this one has a classifier head");
+
+    write("1_Pooling/config.json", R"({"pooling_mode_mean_tokens": false, "pooling_mode_max_tokens": true})");
+    convert::SentencePooling max;
+    CHECK(convert::read_sentence_transformers(dir, &max) ==
+          dir + "/1_Pooling/config.json: pooling_mode_max_tokens is not supported (pooling_mode_cls_token, pooling_mode_mean_tokens)");
+    write("modules.json", R"([{"path": "", "type": "sentence_transformers.models.Transformer"},
+                              {"path": "2_Dense", "type": "sentence_transformers.models.Dense"}])");
+    convert::SentencePooling dense;
+    CHECK(convert::read_sentence_transformers(dir, &dense) ==
+          dir + "/modules.json: module type 'sentence_transformers.models.Dense' is not supported (Transformer, Pooling, Normalize)");
+    REQUIRE(std::system(("rm -rf " + dir).c_str()) == 0);
   }
 }
 
