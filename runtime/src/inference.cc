@@ -177,10 +177,10 @@ bool Inference::output_head(size_t T) {
   else kernels::mean_rows_f32_hwy(buf_.residual, T, D, D, pooled);
   lap(LINFER_OP_ELEMENTWISE, t0);
   if (c.head == HeadKind::Pooled) {  // a sentence embedding: the pooled vector itself
-    if (c.normalize_output) {  // x / max(|x|, 1e-12), as torch.nn.functional.normalize
-      double squares = 0.0;
-      for (size_t i = 0; i < D; ++i) squares += double(pooled[i]) * pooled[i];
-      const float scale = float(1.0 / std::max(std::sqrt(squares), 1e-12));
+    if (c.normalize_output) {  // x / max(|x|, 1e-12), as torch.nn.functional.normalize (in f32:
+      float squares = 0.0f;     // no soft-float doubles on a Cortex-M4)
+      for (size_t i = 0; i < D; ++i) squares += pooled[i] * pooled[i];
+      const float scale = 1.0f / std::max(std::sqrt(squares), 1e-12f);
       for (size_t i = 0; i < D; ++i) pooled[i] *= scale;
     }
     output_ = pooled;
