@@ -32,6 +32,11 @@ for dtype in ("f32", "int8"):
     if diff > 1e-6:
         sys.exit(f"FAIL Model.embed {dtype} differs from linfer-embed by {diff}")
 PY
+# examples/search: the index of its collection, then a query whose top 5 are all on its topic.
+PYTHONPATH="$(dirname "$bin")/runtime" /usr/bin/python3 examples/search/search.py --index "$out/search-index.npy" \
+  "how to sleep better" > "$out/search.txt" 2> /dev/null
+cat "$out/search.txt"
+[ "$(grep -c 'rouble sleeping' "$out/search.txt")" -eq 5 ] || { echo "FAIL: examples/search's top 5" >&2; exit 1; }
 # Bad input: one line naming the problem, a non-zero exit, no output file.
 expect_fail() {  # expect_fail MESSAGE_PART COMMAND...
   local part=$1
