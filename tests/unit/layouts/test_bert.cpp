@@ -6,6 +6,9 @@
 #include <fstream>
 #include <string>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include "layout_checkpoint.h"
 #include "sentence_transformers.h"
 
@@ -117,7 +120,7 @@ TEST_SUITE("bert") {
     REQUIRE(mkdtemp(dir_template) != nullptr);
     const std::string dir = dir_template;
     auto write = [&](const std::string& name, const std::string& text) { std::ofstream(dir + "/" + name) << text; };
-    REQUIRE(std::system(("mkdir -p " + dir + "/1_Pooling").c_str()) == 0);
+    REQUIRE(mkdir((dir + "/1_Pooling").c_str(), 0700) == 0);
     convert::SentencePooling none;
     CHECK(convert::read_sentence_transformers(dir, &none) == "");  // no modules.json: nothing to do
     CHECK(!none.present);
@@ -156,7 +159,10 @@ TEST_SUITE("bert") {
     convert::SentencePooling dense;
     CHECK(convert::read_sentence_transformers(dir, &dense) ==
           dir + "/modules.json: module type 'sentence_transformers.models.Dense' is not supported (Transformer, Pooling, Normalize)");
-    REQUIRE(std::system(("rm -rf " + dir).c_str()) == 0);
+    for (const char* name : {"modules.json", "1_Pooling/config.json", "sentence_bert_config.json"})
+      CHECK(std::remove((dir + "/" + name).c_str()) == 0);
+    CHECK(rmdir((dir + "/1_Pooling").c_str()) == 0);
+    CHECK(rmdir(dir.c_str()) == 0);
   }
 }
 
