@@ -118,7 +118,7 @@ foreach(component ${CPACK_COMPONENTS_ALL})
     DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/${CPACK_DEBIAN_${c}_PACKAGE_NAME} COMPONENT ${component})
 endforeach()
 # The tools' manual pages (docs/man), compressed as Debian ships them.
-foreach(tool linfer-convert linfer-run linfer-bench linfer-tokenize)
+foreach(tool linfer-convert linfer-run linfer-bench linfer-tokenize linfer-embed)
   configure_file(${PROJECT_SOURCE_DIR}/docs/man/${tool}.1 ${doc_dir}/${tool}.1 @ONLY)
   execute_process(COMMAND gzip -9nf ${doc_dir}/${tool}.1 COMMAND_ERROR_IS_FATAL ANY)
   install(FILES ${doc_dir}/${tool}.1.gz DESTINATION ${CMAKE_INSTALL_MANDIR}/man1 COMPONENT tools)

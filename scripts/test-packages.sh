@@ -75,7 +75,7 @@ for arch in "${archs[@]}"; do
            $lib/cmake/linfer/linferConfig.cmake $lib/pkgconfig/linfer.pc usr/include/linfer/linfer.h \
            usr/include/linfer/linfer.hpp usr/include/linfer/linfer_version.h usr/bin/linfer-convert \
            usr/bin/linfer-run usr/bin/linfer-bench usr/bin/linfer-tokenize usr/share/man/man1/linfer-run.1.gz \
-           usr/share/man/man1/linfer-tokenize.1.gz \
+           usr/share/man/man1/linfer-tokenize.1.gz usr/bin/linfer-embed usr/share/man/man1/linfer-embed.1.gz \
            usr/lib/python3/dist-packages/linfer/__init__.py usr/share/doc/liblinfer0/copyright; do
     [ -e "$stage/$f" ] || fail "$arch: no $f in the packages"
   done

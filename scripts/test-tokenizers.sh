@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # test-tokenizers.sh [BIN_DIR]: the tokenizers a model file carries give the reference's ids on
-# every line of a 12,000-line multilingual corpus (tests/tokenizers/make_corpus.py), through
+# every line of a 12,400-line multilingual corpus (tests/tokenizers/make_corpus.py; its first 400
+# lines random stress text), through
 # BIN_DIR/linfer-tokenize (default build/bin) on tiny models converted with --tokenizer:
 #   GPT-2 byte-level BPE and BERT WordPiece against Hugging Face tokenizers (npm `tokenizers`),
 #   each converted from tokenizer.json and from the upstream files (encoder.json + vocab.bpe,

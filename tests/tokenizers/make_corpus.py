@@ -2,7 +2,9 @@
 """make_corpus.py OUT [LINES]: a reproducible multilingual test corpus, one sample a line: Latin
 with accents, Cyrillic, Greek, Arabic and Hebrew, Devanagari, Thai, CJK, Korean, combining marks,
 emoji with ZWJ sequences, control characters, long words, runs of whitespace, numbers,
-punctuation, contractions, the special tokens, and a few lines of ill-formed UTF-8 (which the
+punctuation, contractions, the special tokens, 400 stress lines first (random characters of
+Unicode 3.2: combining marks, CJK and its compatibility ideographs, rare punctuation, symbols,
+full-width forms), and a few lines of ill-formed UTF-8 (which the
 references see as U+FFFD per maximal subpart, as linfer reads it). Characters come from Unicode
 blocks older than 9.0, so that the references' and linfer's Unicode tables agree."""
 import random
@@ -82,7 +84,37 @@ def line(i):
     return "".join(parts).replace("\n", " ")
 
 
+# Stress lines: random characters of the blocks where normalizers differ most (combining marks,
+# CJK with its compatibility ideographs, which NFD maps to unified ones, rare punctuation,
+# symbols, full-width forms), only characters Unicode 3.2 already had (so that every Unicode table
+# agrees); their own generator, so the lines above stay as they were.
+STRESS_BLOCKS = [(0x20, 0x7E), (0xA0, 0x24F), (0x300, 0x36F), (0x370, 0x3FF), (0x400, 0x4FF), (0x590, 0x5FF),
+                 (0x600, 0x6FF), (0x900, 0x97F), (0xE00, 0xE7F), (0x1E00, 0x1EFF), (0x2000, 0x206F), (0x2070, 0x20CF),
+                 (0x20D0, 0x20FF), (0x2100, 0x218F), (0x2190, 0x23FF), (0x2500, 0x27BF), (0x2E80, 0x2FDF), (0x3000, 0x30FF),
+                 (0x3400, 0x4DB5), (0x4E00, 0x9FA5), (0xAC00, 0xD7A3), (0xF900, 0xFAFF), (0xFE30, 0xFE6F), (0xFF00, 0xFFEF),
+                 (0x1D400, 0x1D7FF), (0x20000, 0x2A6D6), (0x2F800, 0x2FA1D)]
+
+
+def stress_line(srng):
+    import unicodedata
+    out = []
+    while len(out) < srng.randint(1, 30):
+        lo, hi = srng.choice(STRESS_BLOCKS)
+        c = chr(srng.randint(lo, hi))
+        if unicodedata.ucd_3_2_0.category(c) in ("Cn", "Cs", "Co", "Cc") or c in "\n\r":
+            continue
+        out.append(c)
+        if srng.random() < 0.3:
+            out.append(" ")
+    return "".join(out)
+
+
+STRESS_LINES = 400
+
 with open(out, "wb") as f:
+    srng = random.Random(50)
+    for _ in range(STRESS_LINES):
+        f.write(stress_line(srng).encode("utf-8") + b"\n")
     for i in range(lines):
         text = line(i).replace("\r", " ")  # a line ends at \n; \r before it is dropped by the reader
         data = text.encode("utf-8")

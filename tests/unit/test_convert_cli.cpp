@@ -193,7 +193,9 @@ TEST_CASE("malicious and corrupt checkpoints: one-line error, exit 1, no output 
       {"bigbird without --config", [&] { return file(layouts + "/bigbird_mlm/checkpoint.pt"); }, "", "pass --config"},
       {"bigbird unknown attention_type", [&] { return file(layouts + "/bigbird_mlm/checkpoint.pt"); }, "--config " + kTmp + "/bigbird_local.json", "attention_type 'local' is not supported"},
       {"bigbird block_size does not divide the positions", [&] { return file(layouts + "/bigbird_mlm/checkpoint.pt"); }, "--config " + kTmp + "/bigbird_block4.json", "not a multiple of block_size 4"},
-      {"bigbird config of another model", [&] { return file(layouts + "/bigbird_mlm/checkpoint.pt"); }, "--config " + kTmp + "/bigbird_bert.json", "model_type 'bert'"},
+      {"bigbird config of another model", [&] { return file(layouts + "/bigbird_mlm/checkpoint.pt"); }, "--layout bigbird --config " + kTmp + "/bigbird_bert.json", "model_type 'bert'"},
+      // (config.json's model_type picks the layout: BigBird's pooler has no place in BERT's)
+      {"bigbird checkpoint, BERT's config.json", [&] { return file(layouts + "/bigbird_mlm/checkpoint.pt"); }, "--config " + kTmp + "/bigbird_bert.json", "checkpoint tensor 'bert.pooler.bias' has no place in the bert layout"},
       {"bigbird decoder", [&] { return file(layouts + "/bigbird_mlm/checkpoint.pt"); }, "--config " + kTmp + "/bigbird_decoder.json", "is_decoder"},
       {"bigbird unknown activation", [&] { return file(layouts + "/bigbird_mlm/checkpoint.pt"); }, "--config " + kTmp + "/bigbird_act.json", "BigBird hidden_act 'silu'"},
       {"bigbird num_random_blocks over linfer's limit", [] {

@@ -82,7 +82,7 @@ std::string parse_linfer_config(const std::string& text, EncoderConfig* out) {
       "head_activation", "pooling", "num_classes", "causal", "num_global_tokens", "num_features",
       "feature_map", "feature_eps", "rotary", "key_stabiliser", "window_radius", "global_positions",
       "block_size", "global_blocks", "num_random_blocks", "bucket_size", "num_hashes",
-      "classifier_activation", "reversible_merge"};
+      "classifier_activation", "reversible_merge", "normalize_output"};
   for (const auto& item : j.items())
     if (!kKnown.count(item.key()) && !kInformational.count(item.key()))
       return "unknown configuration key '" + item.key() + "'";
@@ -126,12 +126,14 @@ std::string parse_linfer_config(const std::string& text, EncoderConfig* out) {
       {"tanh", Activation::Tanh}};
   p.choice("activation", &c.activation, activations);
   p.choice("head", &c.head,
-           {{"none", HeadKind::None}, {"lm", HeadKind::LmLogits}, {"classifier", HeadKind::Classifier}});
+           {{"none", HeadKind::None}, {"lm", HeadKind::LmLogits}, {"classifier", HeadKind::Classifier},
+            {"pooled", HeadKind::Pooled}});
   p.choice("head_activation", &c.head_activation, activations);
   p.choice("classifier_activation", &c.classifier_activation, activations);
   p.choice("reversible_merge", &c.reversible_merge,
            {{"sum", ReversibleMerge::Sum}, {"mean", ReversibleMerge::Mean}});
   p.choice("pooling", &c.pooling, {{"first", Pooling::First}, {"mean", Pooling::Mean}});
+  p.boolean("normalize_output", &c.normalize_output);
   p.u32("num_classes", &c.num_classes, false);
   p.u32("num_global_tokens", &c.num_global_tokens, false);
   p.u32("num_features", &c.num_features, false);

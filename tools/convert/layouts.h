@@ -23,8 +23,9 @@ struct MappedModel {
 };
 
 // Guesses the layout from the key names: "linfer", "lucidrains", "fairseq", "tatp22", "performer", "reformer",
-// "longformer", "bigbird" or "".
-std::string detect_layout(const Checkpoint& ck);
+// "longformer", "bigbird", "bert" or "". A Hugging Face config.json's model_type (config_json,
+// "" if none) decides first: BERT's and BigBird's key names are the same.
+std::string detect_layout(const Checkpoint& ck, const std::string& config_json = "");
 
 // config_json: the --config file's text ("" if none). Returns "" or a one-line message.
 std::string map_checkpoint(const std::string& layout, const Checkpoint& ck,

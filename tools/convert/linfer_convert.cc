@@ -1,6 +1,9 @@
-// linfer-convert CHECKPOINT -o MODEL.lfm [--config CONFIG.json] [--layout auto|lucidrains|fairseq|tatp22|performer|reformer|longformer|bigbird|linfer]
+// linfer-convert CHECKPOINT -o MODEL.lfm [--config CONFIG.json] [--layout auto|lucidrains|fairseq|tatp22|performer|reformer|longformer|bigbird|bert|linfer]
 //                [--dtype f32|f16|int8] [--format-version 1|2] [--tokenizer FILE]...
+//                [--pooling auto|none|cls|mean] [--normalize]
 // --tokenizer (repeatable): the model's tokenizer, stored in the file (docs/tokenizers.md).
+// --pooling: the output is the pooled vector of the hidden states (a sentence embedding), L2-normalized
+// with --normalize; auto (the default) reads sentence-transformers' modules.json beside --config.
 //
 // checkpoint reader (no code execution) -> layout mapper -> canonical EncoderDescription ->
 // validate -> .lfm writer. Output is written to a temporary file and renamed, so a failure never
@@ -22,6 +25,7 @@
 #include "linfer/format/panel.h"
 #include "linfer/linfer_version.h"
 #include "quantize.h"
+#include "sentence_transformers.h"
 #include "tokenizers/tokenizer_source.h"
 #include "tool_util.h"
 
@@ -32,7 +36,8 @@ using linfer::convert::SourceTensor;
 
 constexpr const char* kUsage =
     "usage: linfer-convert CHECKPOINT -o MODEL.lfm [--config CONFIG.json] "
-    "[--layout auto|lucidrains|fairseq|tatp22|performer|reformer|longformer|bigbird|linfer] [--dtype f32|f16|int8] [--format-version 1|2] [--tokenizer FILE]...";
+    "[--layout auto|lucidrains|fairseq|tatp22|performer|reformer|longformer|bigbird|bert|linfer] [--dtype f32|f16|int8] [--format-version 1|2] [--tokenizer FILE]... "
+    "[--pooling auto|none|cls|mean] [--normalize]";
 
 int fail(const std::string& message, int code = 1) {
   std::fprintf(stderr, "linfer-convert: %s\n", message.c_str());
@@ -58,12 +63,13 @@ int main(int argc, char** argv) {
 namespace {
 
 int run(int argc, char** argv) {
-  std::string input, output, config_path, layout = "auto", dtype = "f32", version = "2";
+  std::string input, output, config_path, layout = "auto", dtype = "f32", version = "2", pooling = "auto";
+  bool normalize = false;
   std::vector<std::string> tokenizer_paths;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "-o" || a == "--output" || a == "--config" || a == "--layout" || a == "--dtype" ||
-        a == "--format-version" || a == "--tokenizer") {
+        a == "--format-version" || a == "--tokenizer" || a == "--pooling") {
       if (i + 1 >= argc) return fail(a + " needs a value", 2);
       const std::string v = argv[++i];
       if (a == "-o" || a == "--output") output = v;
@@ -71,7 +77,10 @@ int run(int argc, char** argv) {
       else if (a == "--layout") layout = v;
       else if (a == "--dtype") dtype = v;
       else if (a == "--tokenizer") tokenizer_paths.push_back(v);
+      else if (a == "--pooling") pooling = v;
       else version = v;
+    } else if (a == "--normalize") {
+      normalize = true;
     } else if (a == "-h" || a == "--help") {
       std::printf("%s\n", kUsage);
       return 0;
@@ -86,20 +95,19 @@ int run(int argc, char** argv) {
   if (input.empty()) return fail("no checkpoint given", 2);
   if (output.empty()) return fail("no output given (-o MODEL.lfm)", 2);
   if (layout != "auto" && !linfer::convert::find_layout(layout))
-    return fail("unknown layout '" + layout + "' (auto, lucidrains, fairseq, tatp22, performer, reformer, longformer, bigbird, linfer)", 2);
+    return fail("unknown layout '" + layout + "' (auto, lucidrains, fairseq, tatp22, performer, reformer, longformer, bigbird, bert, linfer)", 2);
   if (dtype != "f32" && dtype != "f16" && dtype != "int8")
     return fail("unknown dtype '" + dtype + "' (f32, f16, int8)", 2);
+  if (pooling != "auto" && pooling != "none" && pooling != "cls" && pooling != "mean")
+    return fail("unknown pooling '" + pooling + "' (auto, none, cls, mean)", 2);
+  if (normalize && (pooling == "auto" || pooling == "none"))
+    return fail("--normalize needs --pooling cls or mean", 2);
   if (version != "1" && version != "2")
     return fail("unknown format version '" + version + "' (1: row-major, 2: dense layers in panels)", 2);
 
   std::string err;
   std::unique_ptr<Checkpoint> ck = linfer::convert::read_checkpoint(input, &err);
   if (!ck) return fail(input + ": " + err);
-  if (layout == "auto") {
-    layout = linfer::convert::detect_layout(*ck);
-    if (layout.empty())
-      return fail(input + ": cannot detect the layout from the key names; pass --layout");
-  }
   std::string config_text;
   if (!config_path.empty()) {
     std::vector<uint8_t> bytes;
@@ -107,9 +115,32 @@ int run(int argc, char** argv) {
     if (!err.empty()) return fail(err);
     config_text.assign(bytes.begin(), bytes.end());
   }
+  if (layout == "auto") {
+    layout = linfer::convert::detect_layout(*ck, config_text);
+    if (layout.empty())
+      return fail(input + ": cannot detect the layout from the key names; pass --layout");
+  }
   linfer::convert::MappedModel conv;
   err = linfer::convert::map_checkpoint(layout, *ck, config_text, &conv);
   if (!err.empty()) return fail(input + " (" + layout + " layout): " + err);
+
+  // Pooling: sentence-transformers' files beside config.json, or --pooling.
+  linfer::convert::SentencePooling pool;
+  if (pooling == "auto" && !config_path.empty()) {
+    const size_t slash = config_path.find_last_of('/');
+    err = linfer::convert::read_sentence_transformers(slash == std::string::npos ? "." : config_path.substr(0, slash), &pool);
+    if (!err.empty()) return fail(err);
+  } else if (pooling == "cls" || pooling == "mean") {
+    pool.present = true;
+    pool.pooling = pooling == "cls" ? linfer::Pooling::First : linfer::Pooling::Mean;
+    pool.normalize = normalize;
+    pool.note = "--pooling " + pooling + (normalize ? " --normalize" : "");
+  }
+  if (pool.present) {
+    err = linfer::convert::apply_pooling(pool, &conv.desc);
+    if (!err.empty()) return fail(input + ": " + err);
+    conv.notes.push_back(pool.note);
+  }
 
   linfer::convert::TokenizerData tokenizer;
   if (!tokenizer_paths.empty()) {
@@ -149,6 +180,9 @@ int run(int argc, char** argv) {
               linfer::to_string(c.norm_placement), linfer::to_string(c.positions),
               linfer::to_string(c.projection_placement), linfer::to_string(c.projection_sharing),
               linfer::to_string(c.activation), linfer::to_string(c.head));
+  if (c.head == linfer::HeadKind::Pooled)
+    std::printf("        output: the %s-pooled vector%s, inputs up to %u tokens\n", linfer::to_string(c.pooling),
+                c.normalize_output ? ", L2-normalized" : "", c.max_seq_len);
   if (c.rotary != linfer::Rotary::None) std::printf("        rotary positions %s\n", linfer::to_string(c.rotary));
   if (c.head == linfer::HeadKind::Classifier && c.classifier_activation != linfer::Activation::Tanh)
     std::printf("        classifier activation %s\n", linfer::to_string(c.classifier_activation));

@@ -106,6 +106,7 @@ int main(int argc, char** argv) {
   }
   const char* kind = info.head == LINFER_HEAD_LM_LOGITS     ? "logits"
                      : info.head == LINFER_HEAD_CLASSIFIER ? "class logits"
+                     : info.head == LINFER_HEAD_POOLED     ? "pooled vector"
                                                            : "hidden states";
   std::printf("model: %s, %u layers, dim %u, %u heads, n=%u, k=%u, %s weights\n",
               info.attention_kind, info.num_layers, info.dim, info.num_heads, info.max_seq_len,

@@ -82,6 +82,7 @@ const char* to_string(HeadKind v) {
     case HeadKind::None: return "none";
     case HeadKind::LmLogits: return "lm";
     case HeadKind::Classifier: return "classifier";
+    case HeadKind::Pooled: return "pooled";
   }
   return "?";
 }
@@ -175,7 +176,7 @@ std::string validate_config(const EncoderConfig& c) {
   if (uint8_t(c.head_activation) > uint8_t(Activation::Tanh)) return "unknown head activation";
   if (uint8_t(c.classifier_activation) > uint8_t(Activation::Tanh)) return "unknown classifier activation";
   if (uint8_t(c.reversible_merge) > uint8_t(ReversibleMerge::Mean)) return "unknown reversible merge";
-  if (uint8_t(c.head) > uint8_t(HeadKind::Classifier)) return "unknown head kind";
+  if (uint8_t(c.head) > uint8_t(HeadKind::Pooled)) return "unknown head kind";
   if (uint8_t(c.pooling) > uint8_t(Pooling::Mean)) return "unknown pooling";
   if (out_of_range(&e, "dim", c.dim, 1, Limits::kMaxDim)) return e;
   if (out_of_range(&e, "num_layers", c.num_layers, 1, Limits::kMaxLayers)) return e;
@@ -246,6 +247,7 @@ std::string validate_config(const EncoderConfig& c) {
     return e;
   if (c.head != HeadKind::Classifier && c.classifier_activation != Activation::Tanh)
     return "classifier_activation applies to classifier heads only";
+  if (c.head != HeadKind::Pooled && c.normalize_output) return "normalize_output applies to pooled heads only";
   if (c.norm_placement != NormPlacement::Reversible && c.reversible_merge != ReversibleMerge::Sum)
     return "reversible_merge applies to reversible layers only";
   if (!std::isfinite(c.norm_eps) || c.norm_eps <= 0.0f) return "norm_eps must be positive and finite";
@@ -472,7 +474,7 @@ Expect expected_shape(const EncoderConfig& c, const LayerWeights* l, Slot slot) 
   used[kRandomBlocks] = kind == AttentionKind::BlockSparse && c.num_random_blocks > 0;
   used[kLsh] = kind == AttentionKind::Lsh;
   used[kFinalNorm] = c.final_norm;
-  used[kHead] = c.head != HeadKind::None;
+  used[kHead] = c.head == HeadKind::LmLogits || c.head == HeadKind::Classifier;
   used[kLmHead] = c.head == HeadKind::LmLogits;
   uint32_t size[kSizes] = {};
   size[kDim] = c.dim;

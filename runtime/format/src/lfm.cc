@@ -36,7 +36,7 @@ LINFER_SAME_ENUM(ProjectionSharing, KeyValue); LINFER_SAME_ENUM(ProjectionSharin
 LINFER_SAME_ENUM(Activation, GeluErf); LINFER_SAME_ENUM(Activation, GeluTanh);
 LINFER_SAME_ENUM(Activation, Relu); LINFER_SAME_ENUM(Activation, Tanh);
 LINFER_SAME_ENUM(HeadKind, None); LINFER_SAME_ENUM(HeadKind, LmLogits);
-LINFER_SAME_ENUM(HeadKind, Classifier);
+LINFER_SAME_ENUM(HeadKind, Classifier); LINFER_SAME_ENUM(HeadKind, Pooled);
 LINFER_SAME_ENUM(Pooling, First); LINFER_SAME_ENUM(Pooling, Mean);
 LINFER_SAME_ENUM(CausalMode, Bidirectional); LINFER_SAME_ENUM(CausalMode, Causal);
 LINFER_SAME_ENUM(Layout, RowMajor); LINFER_SAME_ENUM(Layout, Panel16);
@@ -123,7 +123,7 @@ std::string write_lfm(const EncoderDescription& d, const std::string& producer,
       c.num_classes, c.num_features, fbs::FeatureMap(c.feature_map), c.feature_eps,
       fbs::Rotary(c.rotary), fbs::KeyStabiliser(c.key_stabiliser), c.window_radius, c.global_positions,
       c.block_size, c.global_blocks, c.num_random_blocks, c.bucket_size, c.num_hashes,
-      fbs::Activation(c.classifier_activation), fbs::ReversibleMerge(c.reversible_merge));
+      fbs::Activation(c.classifier_activation), fbs::ReversibleMerge(c.reversible_merge), c.normalize_output);
   auto token_embedding = w.tensor(d.token_embedding);
   auto position_embedding = w.tensor(d.position_embedding);
   auto rotary_table = w.tensor(d.rotary_table);
@@ -341,10 +341,11 @@ constexpr ConfigField kConfigFields[] = {
     LINFER_CONFIG_FIELD(num_hashes, VT_NUM_HASHES),
     LINFER_CONFIG_FIELD(classifier_activation, VT_CLASSIFIER_ACTIVATION),
     LINFER_CONFIG_FIELD(reversible_merge, VT_REVERSIBLE_MERGE),
+    LINFER_CONFIG_FIELD(normalize_output, VT_NORMALIZE_OUTPUT),
 };
 #undef LINFER_CONFIG_FIELD
 static_assert(std::is_standard_layout_v<EncoderConfig> && sizeof(EncoderConfig) < 256, "offsets of one byte");
-static_assert(sizeof kConfigFields / sizeof kConfigFields[0] == fbs::Config::VT_REVERSIBLE_MERGE / 2 - 1,
+static_assert(sizeof kConfigFields / sizeof kConfigFields[0] == fbs::Config::VT_NORMALIZE_OUTPUT / 2 - 1,
               "every field of the schema's Config");
 
 // The name of the slot `view` is (the reader's messages name their tensor only when one fails).

@@ -40,7 +40,8 @@ typedef struct linfer_session linfer_session;
 typedef enum linfer_head_kind {
   LINFER_HEAD_NONE = 0,       /* output: hidden states [T, dim] */
   LINFER_HEAD_LM_LOGITS = 1,  /* output: logits [T, vocab_size] */
-  LINFER_HEAD_CLASSIFIER = 2  /* output: class logits [1, num_classes] */
+  LINFER_HEAD_CLASSIFIER = 2, /* output: class logits [1, num_classes] */
+  LINFER_HEAD_POOLED = 3      /* output: the pooled vector [1, dim], a sentence embedding */
 } linfer_head_kind;
 
 /* What linfer_model_get_info fills. Set struct_size = sizeof(linfer_model_info) (the C++

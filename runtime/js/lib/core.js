@@ -7,7 +7,7 @@
 
 const STATUS_NAMES = ['OK', 'INVALID_ARGUMENT', 'IO', 'INVALID_MODEL', 'UNSUPPORTED', 'OUT_OF_MEMORY',
   'BUFFER_TOO_SMALL', 'INTERNAL'];
-const HEAD_KINDS = ['none', 'lm_logits', 'classifier'];
+const HEAD_KINDS = ['none', 'lm_logits', 'classifier', 'pooled'];
 // The numbers linfer_js_model_info writes, in its order (runtime/js/src/linfer_js.c).
 const INFO_NUMBERS = ['vocab_size', 'dim', 'num_layers', 'num_heads', 'head_dim', 'ff_dim', 'max_seq_len',
   'proj_len', 'head', 'output_channels', 'parameter_count', 'file_bytes', 'resident_weight_bytes',

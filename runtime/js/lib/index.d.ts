@@ -10,7 +10,7 @@ export interface ModelInfo {
   ff_dim: number;
   max_seq_len: number;         // n: runs take 1..n tokens
   proj_len: number;            // k (Linformer)
-  head: 'none' | 'lm_logits' | 'classifier' | string;
+  head: 'none' | 'lm_logits' | 'classifier' | 'pooled' | string;
   output_channels: number;     // columns of the output
   parameter_count: number;
   file_bytes: number;

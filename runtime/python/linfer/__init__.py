@@ -270,6 +270,36 @@ class Model(_Closable):
         _check(_capi.lib.linfer_detokenize(ptr, ids_p, arr.size, buf, length.value, ctypes.byref(length)))
         return buf.raw[:length.value].decode("utf-8", "replace")
 
+    def embed(self, texts, num_threads=1):
+        """Sentence embeddings of `texts` (a str, or a sequence of str): float32 [len(texts), dim],
+        one row per text (a 1-D array for one str). The model must carry its tokenizer and pool
+        its output (info["head"] == "pooled": a sentence-transformers model converted with its
+        modules.json, or linfer-convert --pooling). A text longer than the model's n tokens is
+        cut to n, keeping its closing token, as Hugging Face's truncation does."""
+        single = isinstance(texts, str)
+        if single:
+            texts = [texts]
+        elif isinstance(texts, (bytes, bytearray)) or not hasattr(texts, "__iter__"):
+            raise _invalid("embed takes a str or a sequence of str, got %r" % type(texts).__name__)
+        texts = list(texts)
+        for t in texts:
+            if not isinstance(t, str):
+                raise _invalid("embed takes a str or a sequence of str, got an item of type %r" % type(t).__name__)
+        if self._info["head"] != "pooled":
+            raise UnsupportedError("the model's output is not a pooled vector (convert it with its modules.json, "
+                                   "or with linfer-convert --pooling cls|mean)")
+        if not self.has_tokenizer:
+            raise UnsupportedError("the model file carries no tokenizer")
+        n = self._info["max_seq_len"]
+        out = np.zeros((len(texts), self._info["dim"]), dtype=np.float32)
+        with self.session(num_threads=num_threads) as s:
+            for i, t in enumerate(texts):
+                ids = self.tokenize(t)
+                if ids.size > n:
+                    ids = np.concatenate([ids[:n - 1], ids[-1:]])
+                out[i] = s.run(ids, copy=False)[0]
+        return out[0] if single else out
+
     def session(self, max_seq_len=None, num_threads=1, **options):
         """A new Session on this model; see Session for the options."""
         return Session(self, max_seq_len=max_seq_len, num_threads=num_threads, **options)

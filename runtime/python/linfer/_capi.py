@@ -22,7 +22,7 @@ OUT_OF_MEMORY = 5
 BUFFER_TOO_SMALL = 6
 INTERNAL = 7
 
-HEAD_KINDS = {0: "none", 1: "lm_logits", 2: "classifier"}
+HEAD_KINDS = {0: "none", 1: "lm_logits", 2: "classifier", 3: "pooled"}
 DENSE_PATHS = {"auto": 0, "xnnpack": 1}
 ROW_PIPELINES = {"auto": 0, "off": 1, "on": 2}
 THREAD_WAITS = {"auto": 0, "spin": 1, "yield": 2}

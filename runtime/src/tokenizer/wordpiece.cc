@@ -44,12 +44,11 @@ void Tokenizer::wordpiece(const uint8_t* s, size_t n, IdSink* sink) const {
       if (cp == 0 || cp == unicode::kReplacement || unicode::is_control(cp)) continue;
       if (unicode::is_whitespace(cp)) cp = ' ';
     }
-    if (t_.split_cjk && unicode::is_cjk(cp)) {
-      end_word();
-      take(cp);
-      end_word();
-      continue;
-    }
+    // A CJK character is a word of its own, and is then normalized as any other: Hugging Face
+    // sets it apart before stripping accents, whose NFD maps a compatibility ideograph
+    // (U+F900-FAFF, U+2F800-2FA1F) to its unified one (U+FA0A to U+898B).
+    const bool isolated = t_.split_cjk && unicode::is_cjk(cp);
+    if (isolated) end_word();
     uint32_t stripped[4];
     const size_t k = t_.strip_accents ? unicode::strip_accents(cp, stripped) : (stripped[0] = cp, 1);
     for (size_t j = 0; j < k; ++j) {
@@ -61,6 +60,7 @@ void Tokenizer::wordpiece(const uint8_t* s, size_t n, IdSink* sink) const {
       const size_t m = unicode::to_lower(stripped[j], lower);
       for (size_t l = 0; l < m; ++l) take(lower[l]);
     }
+    if (isolated) end_word();
   }
   end_word();
 }

@@ -212,7 +212,17 @@ const Layout* find_layout(const std::string& name) {
 
 // A decisive layout with any key of its own wins (the first in registry order); otherwise the one
 // owning the most keys (ties: the first in registry order).
-std::string detect_layout(const Checkpoint& ck) {
+std::string detect_layout(const Checkpoint& ck, const std::string& config_json) {
+  if (!config_json.empty()) {
+    const json j = json::parse(config_json, nullptr, false);
+    if (j.is_object() && j.contains("model_type") && j["model_type"].is_string()) {
+      static const std::map<std::string, const char*> kByModelType = {
+          {"bert", "bert"}, {"roberta", "bert"}, {"xlm-roberta", "bert"}, {"camembert", "bert"},
+          {"distilbert", "bert"}, {"big_bird", "bigbird"}, {"longformer", "longformer"}};
+      auto it = kByModelType.find(j["model_type"].get<std::string>());
+      if (it != kByModelType.end()) return it->second;
+    }
+  }
   const Layout* best = nullptr;
   int best_count = 0;
   for (const Layout* layout : registered_layouts()) {

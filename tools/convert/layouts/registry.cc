@@ -5,12 +5,12 @@
 namespace linfer::convert {
 
 extern const Layout kPerformerLayout, kReformerLayout, kLongformerLayout, kBigBirdLayout, kLinferLayout,
-    kLucidrainsLayout, kFairseqLayout, kTatp22Layout;
+    kLucidrainsLayout, kFairseqLayout, kTatp22Layout, kBertLayout;
 
 const std::vector<const Layout*>& registered_layouts() {
   static const std::vector<const Layout*> layouts = {
       &kPerformerLayout, &kReformerLayout, &kLongformerLayout, &kBigBirdLayout,
-      &kLinferLayout,    &kLucidrainsLayout, &kFairseqLayout,  &kTatp22Layout};
+      &kLinferLayout,    &kLucidrainsLayout, &kFairseqLayout,  &kTatp22Layout, &kBertLayout};
   return layouts;
 }
 

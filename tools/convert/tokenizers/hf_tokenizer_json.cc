@@ -71,8 +71,12 @@ std::string read_hf_tokenizer_json(const std::string& text, TokenizerData* out) 
   } else {
     return "model type '" + kind + "' is not supported (BPE with byte-level pre-tokenization, WordPiece)";
   }
-  if (!j.value("truncation", json()).is_null()) return "truncation is not supported";
-  if (!j.value("padding", json()).is_null()) return "padding is not supported";
+  // Truncation and padding are settings of a call, not of the algorithm: sentence-transformers and
+  // transformers replace them on every call, and linfer runs one sequence without padding, cut to
+  // the model's n by its callers (linfer-embed keeps the closing token, as right truncation does).
+  const json& truncation = j.value("truncation", json());
+  if (!truncation.is_null() && truncation.value("direction", std::string("Right")) != "Right")
+    return "truncation direction '" + truncation.value("direction", std::string()) + "' is not supported (Right)";
   const json& normalizer = j.value("normalizer", json());
   const json& pre = j.value("pre_tokenizer", json());
   std::string err;
@@ -116,8 +120,12 @@ std::string read_hf_tokenizer_json(const std::string& text, TokenizerData* out) 
   for (const json& a : j.value("added_tokens", json::array())) {
     const std::string content = a.value("content", "");
     const uint32_t id = a.value("id", 0u);
-    for (const char* key : {"single_word", "lstrip", "rstrip", "normalized"})
+    for (const char* key : {"single_word", "lstrip", "rstrip"})
       if (a.value(key, false)) return "added token '" + content + "' with " + key + " = true is not supported";
+    // normalized: matched in the normalized text rather than the raw one, the same text when there
+    // is no normalizer (GPT-2's own tokenizer.json marks <|endoftext|> so).
+    if (a.value("normalized", false) && !normalizer.is_null())
+      return "added token '" + content + "' with normalized = true is not supported (with a normalizer)";
     auto it = by_id.find(id);
     if (it == by_id.end()) {
       by_id.emplace(id, content);

@@ -31,7 +31,8 @@ enum class ReversibleMerge : uint8_t { Sum = 0, Mean = 1 };
 enum class ProjectionPlacement : uint8_t { After = 0, Before = 1 };
 enum class ProjectionSharing : uint8_t { None = 0, Headwise = 1, KeyValue = 2, Layerwise = 3 };
 enum class Activation : uint8_t { GeluErf = 0, GeluTanh = 1, Relu = 2, Tanh = 3 };
-enum class HeadKind : uint8_t { None = 0, LmLogits = 1, Classifier = 2 };
+// Pooled: the output is one row, the pooled vector (optionally L2-normalized): a sentence embedding.
+enum class HeadKind : uint8_t { None = 0, LmLogits = 1, Classifier = 2, Pooled = 3 };
 enum class Pooling : uint8_t { First = 0, Mean = 1 };
 enum class CausalMode : uint8_t { Bidirectional = 0, Causal = 1 };
 // Element order of a tensor's bytes: C order, or the dense kernels' panels (panel.h).
@@ -93,6 +94,7 @@ struct EncoderConfig {
   uint32_t num_hashes = 0;         // Lsh: hashing rounds
   Activation classifier_activation = Activation::Tanh;  // Classifier: after head.dense
   ReversibleMerge reversible_merge = ReversibleMerge::Sum;  // Reversible: y1 + y2 or (y1 + y2) / 2
+  bool normalize_output = false;  // Pooled: the pooled vector divided by its L2 norm
 
   // Number of distinct E (and F) matrices per layer: heads for sharing None, else 1 (and 1 for
   // the kinds without projections).

@@ -1,0 +1,73 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Compares linfer-embed's all-MiniLM-L6-v2 embeddings with sentence-transformers' (committed in
+minilm_sentences.npy, minilm_top1.txt): python3 check_minilm.py OUT_DIR (scripts/test-minilm.sh).
+OUT_DIR holds {f32,f16,int8}-sentences.txt and -queries.txt, one embedding per line.
+
+  f32:  cosine >= 0.99999 on every sentence, and the same top-1 sentence for every query
+  f16:  cosine >= 0.9999 on every sentence
+  int8: the target is cosine >= 0.995 on every sentence and top-1 equal to f32's on >= 98% of the
+        queries; linfer's int8 (dynamic per-row activations) does not reach it yet (docs/accuracy.md,
+        "all-MiniLM-L6-v2"): the figures are printed beside the target, and the test holds them at
+        what they are (min 0.975, mean 0.997, top-1 97.5%) so that they cannot get worse unseen.
+"""
+import os
+import sys
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+LIMITS = {"f32": 0.99999, "f16": 0.9999, "int8": 0.975}
+INT8_TARGET, INT8_MEAN, INT8_TOP1, INT8_TOP1_TARGET = 0.995, 0.997, 0.975, 0.98
+
+
+def load(path):
+    return np.loadtxt(path, dtype=np.float64, ndmin=2)
+
+
+def unit(x):
+    return x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12)
+
+
+def main():
+    out = sys.argv[1]
+    ref = np.load(os.path.join(HERE, "minilm_sentences.npy")).astype(np.float64)
+    ref_top1 = np.loadtxt(os.path.join(HERE, "minilm_top1.txt"), dtype=np.int64)
+    failures = []
+    top1 = {}
+    for dtype, limit in LIMITS.items():
+        emb = load(os.path.join(out, f"{dtype}-sentences.txt"))
+        queries = load(os.path.join(out, f"{dtype}-queries.txt"))
+        if emb.shape != ref.shape or queries.shape[0] != ref_top1.shape[0]:
+            failures.append(f"{dtype}: shape {emb.shape} / {queries.shape}, expected {ref.shape}")
+            continue
+        cos = np.sum(unit(emb) * unit(ref), axis=1)
+        worst = int(np.argmin(cos))
+        top1[dtype] = np.argmax(unit(queries) @ unit(emb).T, axis=1)
+        print(f"{dtype}: cosine to sentence-transformers min {cos.min():.7f} (1 - min = {1 - cos.min():.1e}, "
+              f"sentence {worst + 1}), mean {cos.mean():.7f}; limit {limit}")
+        if dtype == "int8":
+            below = int(np.sum(cos < INT8_TARGET))
+            print(f"int8: {below} sentences below the target cosine {INT8_TARGET}" + (" (target not met)" if below else ""))
+            if cos.mean() < INT8_MEAN:
+                failures.append(f"int8: mean cosine {cos.mean():.5f} below {INT8_MEAN}")
+        if cos.min() < limit:
+            bad = int(np.sum(cos < limit))
+            failures.append(f"{dtype}: {bad} sentences below cosine {limit}, the worst {cos.min():.7f} (line {worst + 1})")
+    if "f32" in top1:
+        same = float(np.mean(top1["f32"] == ref_top1))
+        print(f"f32: top-1 equal to sentence-transformers' on {100 * same:.1f}% of {len(ref_top1)} queries")
+        if same < 1.0:
+            failures.append(f"f32: top-1 differs from sentence-transformers' on {int(np.sum(top1['f32'] != ref_top1))} queries")
+        if "int8" in top1:
+            same8 = float(np.mean(top1["int8"] == top1["f32"]))
+            print(f"int8: top-1 equal to f32's on {100 * same8:.1f}% of the queries (target {100 * INT8_TOP1_TARGET:.0f}%"
+                  + (", not met)" if same8 < INT8_TOP1_TARGET else ")"))
+            if same8 < INT8_TOP1:
+                failures.append(f"int8: top-1 equal to f32's on {100 * same8:.1f}% of the queries, below {100 * INT8_TOP1:.1f}%")
+    for f in failures:
+        print("FAIL " + f)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
