@@ -69,6 +69,8 @@ export class Session {
 export function version(): Promise<string>;
 /** Bytes of the wasm heap in use and the wasm memory's size. */
 export function heapStats(): Promise<{ inUse: number; memoryBytes: number }>;
+/** The module this engine runs: relaxed SIMD where its probe passes, else SIMD128. */
+export function moduleInfo(): Promise<{ simd: 'relaxed-simd' | 'simd128'; file: string }>;
 
 declare const linfer: {
   Model: typeof Model;
@@ -76,5 +78,6 @@ declare const linfer: {
   LinferError: typeof LinferError;
   version: typeof version;
   heapStats: typeof heapStats;
+  moduleInfo: typeof moduleInfo;
 };
 export default linfer;
