@@ -93,7 +93,7 @@ done < examples/data/langid_samples.txt
 LINFER_JS_PACKAGE=build-wasm/js/linfer LINFER_JS_TEST_DATA=$data \
   node --expose-gc --test runtime/js/test/
 LINFER_JS_PACKAGE=build-wasm/js/linfer LINFER_JS_TEST_DATA=$data \
-  "$node22" --expose-gc --test runtime/js/test/
+  "$node22" --expose-gc --test runtime/js/test/test.mjs
 # Which module each engine loads, and the two modules' outputs (the same bits).
 choice=runtime/js/scripts/module_choice.mjs
 node $choice build-wasm/js/linfer $data simd128 build-wasm/js/outputs-simd128.json

@@ -13,8 +13,9 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const INT8_KERNEL = { 'relaxed-simd': 'dense_int8_wasm_relaxed', simd128: 'dense_int8_wasm_simd128' };
 
 // A relaxed dot product of splat(3) by splat(5), accumulator 0: 60 per lane by the spec. Whether
@@ -28,7 +29,7 @@ function relaxedDot() {
 
 async function outputs(linfer, data, lines) {
   const out = {};
-  const golden = path.join(data, '..', '..', '..', 'tests', 'golden');
+  const golden = path.join(root, 'tests', 'golden');
   const files = fs.readdirSync(data).filter((f) => f.endsWith('.lfm')).sort();
   const langid = fs.readdirSync(data).filter((f) => /^langid_\d+\.txt$/.test(f)).sort();
   for (const file of files) {
@@ -42,9 +43,8 @@ async function outputs(linfer, data, lines) {
     session.dispose();
     model.dispose();
   }
-  const root = path.resolve(data, '..', '..');
   for (const dtype of ['f32', 'f16', 'int8']) {
-    const model = await linfer.Model.fromBytes(fs.readFileSync(path.join(root, '..', 'examples', 'models', `langid.${dtype}.lfm`)));
+    const model = await linfer.Model.fromBytes(fs.readFileSync(path.join(root, 'examples', 'models', `langid.${dtype}.lfm`)));
     const session = model.createSession();
     for (const t of langid) {
       const ids = Int32Array.from(new TextEncoder().encode(fs.readFileSync(path.join(data, t), 'utf8')));
