@@ -14,7 +14,8 @@
 #      with --experimental-wasm-relaxed-simd SIMD128 too (its relaxed dot product is wrong: the probe
 #      rejects it); Node 22 relaxed SIMD, where the JavaScript tests run again; an engine without
 #      SIMD one LinferError; the two modules' outputs on every test model identical
-#   4. the language-ID page (examples/web) in headless Chromium: the relaxed module, sentences
+#   4. tokenize and runText against the native tokenizer on the tokenizer corpus, both modules
+#   5. the language-ID page (examples/web) in headless Chromium: the relaxed module, sentences
 #      typed, answers read
 # The native tools that convert the golden checkpoints and give the outputs to compare with come
 # from LINFER_NATIVE_BIN (a folder with linfer-convert and linfer-run: test.sh passes build/bin),
@@ -27,7 +28,8 @@ source scripts/generator.sh
 npm=()
 command -v npm > /dev/null || npm=(npm)
 bash scripts/need-packages.sh emscripten nodejs "${npm[@]}" node-typescript chromium cmake ninja-build g++ \
-  flatbuffers-compiler libflatbuffers-dev libhwy-dev doctest-dev nlohmann-json3-dev clang-16 lld-16
+  flatbuffers-compiler libflatbuffers-dev libhwy-dev doctest-dev nlohmann-json3-dev clang-16 lld-16 \
+  python3-torch python3-numpy
 # Debian's emcc finds its acorn (node-acorn) only through NODE_PATH.
 export NODE_PATH=/usr/share/nodejs${NODE_PATH:+:$NODE_PATH}
 start=$SECONDS
@@ -59,7 +61,7 @@ cmake --build build-wasm -j"$(nproc)"
 native=${LINFER_NATIVE_BIN:-}
 if [ -z "$native" ]; then
   cmake -S . -B build-wasm/host -DCMAKE_BUILD_TYPE=Release -DLINFER_BUILD_TESTS=OFF -DLINFER_WITH_XNNPACK=OFF > /dev/null
-  cmake --build build-wasm/host -j"$(nproc)" --target linfer-convert linfer-run
+  cmake --build build-wasm/host -j"$(nproc)" --target linfer-convert linfer-run linfer-tokenize
   native=build-wasm/host/bin
 fi
 
@@ -112,6 +114,22 @@ cp runtime/js/test/types_check.ts "$consumer/"
   node -e "require('linfer').version().then(v => import('linfer').then(e => e.version()).then(w => {
     if (v !== w) throw new Error('require and import differ: ' + v + ' ' + w); }))" &&
   tsc --noEmit --strict --target es2020 --module es2020 --moduleResolution node types_check.ts)
+# tokenize and runText: the native tokenizer's ids on the tokenizer corpus (tests/tokenizers, its
+# first 3,000 lines) with GPT-2's byte-level BPE and BERT's WordPiece, under both modules.
+tok=build-wasm/js-test-tokenizers
+rm -rf "$tok" && mkdir -p "$tok"
+(cd tests/tokenizers && npm ci --no-audit --no-fund --prefer-offline --loglevel=warn > /dev/null)
+node tests/tokenizers/make_tokenizer_json.js "$tok"
+/usr/bin/python3 tests/tokenizers/make_corpus.py "$tok/corpus.txt" 3000
+for m in gpt2:50257 bert:30522; do
+  name=${m%:*}
+  /usr/bin/python3 tests/tokenizers/make_model.py "${m#*:}" "$tok/$name.pt" "$tok/$name.cfg.json"
+  "$native/linfer-convert" "$tok/$name.pt" --config "$tok/$name.cfg.json" -o "$tok/$name.lfm" \
+    --tokenizer "$tok/$name.json" > /dev/null
+  "$native/linfer-tokenize" "$tok/$name.lfm" "$tok/corpus.txt" > "$tok/$name.ids"
+  node runtime/js/scripts/tokenize_check.mjs build-wasm/js/linfer "$tok/$name.lfm" "$tok/corpus.txt" "$tok/$name.ids"
+  "$node22" runtime/js/scripts/tokenize_check.mjs build-wasm/js/linfer "$tok/$name.lfm" "$tok/corpus.txt" "$tok/$name.ids"
+done
 node examples/web/test_page.mjs /usr/bin/chromium linfer-relaxed.wasm
 echo "test-wasm.sh: all WebAssembly tests passed in $((SECONDS - start)) s" \
   "(linfer.wasm $(stat -c %s build-wasm/js/linfer/linfer.wasm) bytes," \

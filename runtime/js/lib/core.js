@@ -188,6 +188,38 @@ class Model {
     return this._M._linfer_js_model_flops(this._ptr, checkCount('length', length));
   }
 
+  // The model ids of `text` with the tokenizer its file carries (docs/tokenizers.md), the model's
+  // template ([CLS] ... [SEP], <s> ... </s>) included, as the native tokenizer gives them: an
+  // Int32Array. A model without a tokenizer is a LinferError (UNSUPPORTED). The text's UTF-8 and
+  // the ids pass through the wasm heap for the call (run() alone allocates nothing).
+  tokenize(text) {
+    this._live();
+    if (typeof text !== 'string') throw new LinferError('text must be a string');
+    const M = this._M;
+    const utf8 = new TextEncoder().encode(text);
+    const p = M._malloc(Math.max(utf8.length, 1));
+    if (!p) throw new LinferError(`out of memory allocating ${utf8.length} bytes for the text`, 5);
+    try {
+      M.HEAPU8.set(utf8, p);
+      return withScratch(M, 4, (out) => {
+        check(M, M._linfer_tokenize(this._ptr, p, utf8.length, 0, 0, out));  // the count
+        const count = M.HEAPU32[out >> 2];
+        return withScratch(M, 4 * Math.max(count, 1), (ids) => {
+          check(M, M._linfer_tokenize(this._ptr, p, utf8.length, ids, count, out));
+          return M.HEAP32.slice(ids >> 2, (ids >> 2) + count);
+        });
+      });
+    } finally {
+      M._free(p);
+    }
+  }
+
+  // Whether the model file carries a tokenizer (tokenize, Session.runText).
+  get hasTokenizer() {
+    this._live();
+    return this._M._linfer_model_has_tokenizer(this._ptr) === 1;
+  }
+
   // A session for inputs of up to maxSeqLen tokens (default: the model's n), single-threaded.
   // All of its memory is planned and allocated here: run() allocates none in the wasm heap.
   createSession(options = {}) {
@@ -292,6 +324,13 @@ class Session {
     check(M, M._linfer_js_session_output(cell.ptr, out));
     const [data, rows, cols] = M.HEAPU32.subarray(out >> 2, (out >> 2) + 3);
     return { data: M.HEAPF32.slice(data >> 2, (data >> 2) + rows * cols), rows, cols };
+  }
+
+  // run() on the model's ids of `text` (Model.tokenize): a text longer than maxSeqLen ids is the
+  // C API's error, as run()'s.
+  runText(text) {
+    this._live();
+    return this.run(this._model.tokenize(text));
   }
 
   // One line on what the session runs: its kernels, Highway's target.

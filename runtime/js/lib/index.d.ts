@@ -49,6 +49,10 @@ export class Model {
   readonly info: ModelInfo;
   /** Floating-point operations of one run over `length` tokens (multiply-add = 2). */
   flops(length: number): number;
+  /** The model's ids of a text with the tokenizer its file carries (template included). */
+  tokenize(text: string): Int32Array;
+  /** Whether the model file carries a tokenizer. */
+  readonly hasTokenizer: boolean;
   /** A session with all of its memory planned and allocated now. */
   createSession(options?: SessionOptions): Session;
   /** Releases the model's memory once its sessions are disposed too. Idempotent. */
@@ -59,6 +63,8 @@ export class Session {
   readonly maxSeqLen: number;
   /** Runs on 1..maxSeqLen token ids; allocates no wasm memory. */
   run(ids: Int32Array | ArrayLike<number>): Output;
+  /** run() on the model's ids of a text (Model.tokenize). */
+  runText(text: string): Output;
   /** One line on the kernels the session runs. */
   describe(): string;
   /** Releases the session's memory. Idempotent. */
