@@ -10,7 +10,7 @@
 function readNpy(b) {  // float32 C-order .npy
   const dv = new DataView(b.buffer, b.byteOffset, b.byteLength);
   const v1 = b[6] === 1, start = (v1 ? 10 : 12) + (v1 ? dv.getUint16(8, true) : dv.getUint32(8, true));
-  return new Float32Array(b.slice(start).buffer);
+  return new Float32Array(Uint8Array.prototype.slice.call(b, start).buffer);  // a copy (a Buffer's slice is a view)
 }
 function parity(out, ref, cols) {
   let maxAbs = 0, maxRef = 0, cosSum = 0;
@@ -50,6 +50,7 @@ export async function compare({ linfer, ort, read, lengths, rounds, dtypes = ['f
       const said = (p) => (dtype === 'f32' ? `max err ${p.rel.toExponential(1)}` : `cosine ${p.cos.toFixed(4)}`);
       if (!ok(pl) || !ok(po)) {
         rows.push(`| ${dtype} | ${T} | - | - | - | parity failed: ${said(pl)}; ${said(po)} |`);
+        log(rows[rows.length - 1]);
         failed = true;
         continue;
       }
