@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string>
 
 #include "linfer/types/enums.h"  // DType, FeatureMap
@@ -210,8 +211,29 @@ void lsh_chunk_f32_hwy(const LshChunkArgs& args, float* scratch);
 // The forms in which the int8 dense kernels read their quantized input rows (DenseKernel's
 // q_bytes, q_unsigned and q_pairs): q as int8 (Arm, generic), q + 128 as uint8 (x86 VNNI), q as
 // int16 (AVX2 without VNNI, WebAssembly SIMD128), q as int16 with the middle two of every group
-// of four inputs swapped (q0 q2 q1 q3: SMLAD's pairs, dense_int8_dsp).
-enum class Int8Form : uint8_t { S8, U8Offset, S16, S16Pairs };
+// of four inputs swapped (q0 q2 q1 q3: SMLAD's pairs, dense_int8_dsp), or every group of four
+// inputs as 8 bytes, max(q, 0) four times then max(-q, 0) four times (q = q+ - q-, both within 7
+// bits: the operand WebAssembly's relaxed dot product reads the same on every engine,
+// dense_int8_wasm_relaxed).
+enum class Int8Form : uint8_t { S8, U8Offset, S16, S16Pairs, SplitU7 };
+
+// Int8Form::SplitU7 from S16, in place (the same 2 bytes per input): each group of four int16
+// q (8 bytes) becomes max(q, 0) as 4 bytes then max(-q, 0) as 4 bytes. |q| <= 127.
+inline void s16_to_split_u7(int16_t* row, size_t padded) {
+  for (size_t g = 0; g < padded; g += 4) {
+    uint8_t b[8];
+    for (size_t j = 0; j < 4; ++j) {
+      const int v = row[g + j];
+      b[j] = uint8_t(v > 0 ? v : 0);
+      b[4 + j] = uint8_t(v < 0 ? -v : 0);
+    }
+    std::memcpy(row + g, b, 8);
+  }
+}
+// Whether a form stores 2 bytes per input.
+inline constexpr bool int8_form_two_bytes(Int8Form form) {
+  return form == Int8Form::S16 || form == Int8Form::S16Pairs || form == Int8Form::SplitU7;
+}
 
 // Int8Form::S16Pairs from S16: swaps the middle two of each group of four of a row of `padded`
 // (a multiple of 4) int16 values. Its own inverse.
@@ -387,6 +409,7 @@ struct DenseKernel {
   void (*run)(const DenseWeights& w, const DenseInput& in, size_t rows, float* y, size_t y_stride,
               size_t n_begin, size_t n_end, DenseEpilogue epilogue);
   bool q_pairs = false;  // int8 with q_bytes 2: each group of four inputs as q0 q2 q1 q3 (Int8Form::S16Pairs)
+  bool q_split = false;  // int8 with q_bytes 2: each group of four inputs as q+ then q- bytes (Int8Form::SplitU7)
 };
 
 // Rows that are int8 already (an int8 weight as a kernel's input rows: E in the compression of
@@ -409,7 +432,8 @@ constexpr bool int8_form_built(Int8Form form) {
 }
 // The input form `kernel` (an int8 kernel) reads.
 inline Int8Form int8_form(const DenseKernel& kernel) {
-  if (kernel.q_bytes == 2) return kernel.q_pairs ? Int8Form::S16Pairs : Int8Form::S16;
+  if (kernel.q_bytes == 2)
+    return kernel.q_split ? Int8Form::SplitU7 : kernel.q_pairs ? Int8Form::S16Pairs : Int8Form::S16;
   return kernel.q_unsigned ? Int8Form::U8Offset : Int8Form::S8;
 }
 

@@ -1,12 +1,22 @@
 #!/usr/bin/env bash
-# Builds linfer for WebAssembly with Debian's emscripten (build-wasm/: SIMD128, single-threaded,
-# cmake/toolchains/wasm32-emscripten.cmake) and tests it under node:
-#   1. the kernel tests (every wasm kernel against its reference) and the version test
+# Builds linfer for WebAssembly with Debian's emscripten, two modules of one package, single-threaded:
+# build-wasm-relaxed/ (relaxed SIMD: clang-16 and npm's binaryen, cmake/toolchains/
+# wasm32-emscripten-relaxed.cmake) and build-wasm/ (SIMD128, cmake/toolchains/wasm32-emscripten.cmake,
+# which stages the package with both), and tests them under Node 20 (Debian's), Node 22 (npm's) and
+# Chromium:
+#   1. the kernel tests (every wasm kernel against its reference; the relaxed build's under Node 22)
+#      and the version test
 #   2. the JavaScript package (runtime/js, staged in build-wasm/js/linfer): parity with the native
 #      build on the golden models in f32, f16 and int8 and on the shipped language-ID models, bad
 #      input, memory (runtime/js/test/test.mjs); then `npm pack` of the package, offline
 #      (and installs it into a project of its own, loads it both ways, type-checks a use of it)
-#   3. the language-ID page (examples/web) in headless Chromium: sentences typed, answers read
+#   3. which module each engine loads (runtime/js/scripts/module_choice.mjs): Node 20 SIMD128; Node 20
+#      with --experimental-wasm-relaxed-simd SIMD128 too (its relaxed dot product is wrong: the probe
+#      rejects it); Node 22 relaxed SIMD, where the JavaScript tests run again; an engine without
+#      SIMD one LinferError; the two modules' outputs on every test model identical
+#   4. tokenize and runText against the native tokenizer on the tokenizer corpus, both modules
+#   5. the language-ID page (examples/web) in headless Chromium: the relaxed module, sentences
+#      typed, answers read
 # The native tools that convert the golden checkpoints and give the outputs to compare with come
 # from LINFER_NATIVE_BIN (a folder with linfer-convert and linfer-run: test.sh passes build/bin),
 # else they are built here, without tests, in build-wasm/host.
@@ -18,12 +28,32 @@ source scripts/generator.sh
 npm=()
 command -v npm > /dev/null || npm=(npm)
 bash scripts/need-packages.sh emscripten nodejs "${npm[@]}" node-typescript chromium cmake ninja-build g++ \
-  flatbuffers-compiler libflatbuffers-dev libhwy-dev doctest-dev nlohmann-json3-dev
+  flatbuffers-compiler libflatbuffers-dev libhwy-dev doctest-dev nlohmann-json3-dev clang-16 lld-16 \
+  python3-torch python3-numpy
 # Debian's emcc finds its acorn (node-acorn) only through NODE_PATH.
 export NODE_PATH=/usr/share/nodejs${NODE_PATH:+:$NODE_PATH}
 start=$SECONDS
 
+# From npm, pinned: binaryen's wasm-opt for the relaxed module (Debian's 108 predates relaxed SIMD's
+# final opcodes) and Node 22 (relaxed SIMD by default; Debian's Node 20 has it only behind a flag).
+tools=build-wasm-tools
+if [ ! -x $tools/node_modules/binaryen/bin/wasm-opt ] || [ ! -x $tools/node_modules/.bin/node ]; then
+  mkdir -p $tools
+  (cd $tools && npm install --no-save --no-audit --no-fund --loglevel=warn binaryen@116.0.0 node@22.23.3 > /dev/null)
+fi
+node22=$PWD/$tools/node_modules/.bin/node
+
+# The relaxed module first: the SIMD128 build stages the package with it. Not through ccache
+# (emcc's environment picks the compiler, which ccache's hash does not see).
+cmake -S . -B build-wasm-relaxed -DCMAKE_TOOLCHAIN_FILE=cmake/toolchains/wasm32-emscripten-relaxed.cmake \
+  -DLINFER_BINARYEN_BIN="$PWD/$tools/node_modules/binaryen/bin" -DCMAKE_CROSSCOMPILING_EMULATOR="$node22" \
+  -DCMAKE_C_COMPILER_LAUNCHER= -DCMAKE_CXX_COMPILER_LAUNCHER= \
+  -DCMAKE_BUILD_TYPE=Release -DLINFER_BUILD_TESTS=ON > /dev/null
+cmake --build build-wasm-relaxed -j"$(nproc)" --target linfer_wasm test_kernels
+(cd build-wasm-relaxed && ctest --output-on-failure -R '^test_kernels$')
+
 cmake -S . -B build-wasm -DCMAKE_TOOLCHAIN_FILE=cmake/toolchains/wasm32-emscripten.cmake \
+  -DLINFER_JS_RELAXED_DIR="$PWD/build-wasm-relaxed/js/relaxed" \
   -DCMAKE_BUILD_TYPE=Release -DLINFER_BUILD_TESTS=ON > /dev/null
 cmake --build build-wasm -j"$(nproc)"
 (cd build-wasm && ctest --output-on-failure)
@@ -31,7 +61,7 @@ cmake --build build-wasm -j"$(nproc)"
 native=${LINFER_NATIVE_BIN:-}
 if [ -z "$native" ]; then
   cmake -S . -B build-wasm/host -DCMAKE_BUILD_TYPE=Release -DLINFER_BUILD_TESTS=OFF -DLINFER_WITH_XNNPACK=OFF > /dev/null
-  cmake --build build-wasm/host -j"$(nproc)" --target linfer-convert linfer-run
+  cmake --build build-wasm/host -j"$(nproc)" --target linfer-convert linfer-run linfer-tokenize
   native=build-wasm/host/bin
 fi
 
@@ -61,8 +91,18 @@ while IFS= read -r line; do
   i=$((i + 1))
 done < examples/data/langid_samples.txt
 
+# The JavaScript tests on each module: Node 20 loads SIMD128, Node 22 relaxed SIMD.
 LINFER_JS_PACKAGE=build-wasm/js/linfer LINFER_JS_TEST_DATA=$data \
   node --expose-gc --test runtime/js/test/
+LINFER_JS_PACKAGE=build-wasm/js/linfer LINFER_JS_TEST_DATA=$data \
+  "$node22" --expose-gc --test runtime/js/test/test.mjs
+# Which module each engine loads, and the two modules' outputs (the same bits).
+choice=runtime/js/scripts/module_choice.mjs
+node $choice build-wasm/js/linfer $data simd128 build-wasm/js/outputs-simd128.json
+node --experimental-wasm-relaxed-simd $choice build-wasm/js/linfer $data simd128
+"$node22" $choice build-wasm/js/linfer $data relaxed-simd build-wasm/js/outputs-relaxed.json
+node --no-enable-sse4-1 $choice build-wasm/js/linfer $data none   # V8 without SIMD
+node $choice --compare build-wasm/js/outputs-simd128.json build-wasm/js/outputs-relaxed.json
 # The package as npm publishes it, made without the network, installed into a project of its own
 # (offline), loaded by require and by import, and its types checked with a program using them.
 (cd build-wasm/js/linfer && npm pack --offline --loglevel=warn --pack-destination .. > /dev/null)
@@ -74,6 +114,23 @@ cp runtime/js/test/types_check.ts "$consumer/"
   node -e "require('linfer').version().then(v => import('linfer').then(e => e.version()).then(w => {
     if (v !== w) throw new Error('require and import differ: ' + v + ' ' + w); }))" &&
   tsc --noEmit --strict --target es2020 --module es2020 --moduleResolution node types_check.ts)
-node examples/web/test_page.mjs /usr/bin/chromium
+# tokenize and runText: the native tokenizer's ids on the tokenizer corpus (tests/tokenizers, its
+# first 3,000 lines) with GPT-2's byte-level BPE and BERT's WordPiece, under both modules.
+tok=build-wasm/js-test-tokenizers
+rm -rf "$tok" && mkdir -p "$tok"
+(cd tests/tokenizers && npm ci --no-audit --no-fund --prefer-offline --loglevel=warn > /dev/null)
+node tests/tokenizers/make_tokenizer_json.js "$tok"
+/usr/bin/python3 tests/tokenizers/make_corpus.py "$tok/corpus.txt" 3000
+for m in gpt2:50257 bert:30522; do
+  name=${m%:*}
+  /usr/bin/python3 tests/tokenizers/make_model.py "${m#*:}" "$tok/$name.pt" "$tok/$name.cfg.json"
+  "$native/linfer-convert" "$tok/$name.pt" --config "$tok/$name.cfg.json" -o "$tok/$name.lfm" \
+    --tokenizer "$tok/$name.json" > /dev/null
+  "$native/linfer-tokenize" "$tok/$name.lfm" "$tok/corpus.txt" > "$tok/$name.ids"
+  node runtime/js/scripts/tokenize_check.mjs build-wasm/js/linfer "$tok/$name.lfm" "$tok/corpus.txt" "$tok/$name.ids"
+  "$node22" runtime/js/scripts/tokenize_check.mjs build-wasm/js/linfer "$tok/$name.lfm" "$tok/corpus.txt" "$tok/$name.ids"
+done
+node examples/web/test_page.mjs /usr/bin/chromium linfer-relaxed.wasm
 echo "test-wasm.sh: all WebAssembly tests passed in $((SECONDS - start)) s" \
-  "(linfer.wasm $(stat -c %s build-wasm/js/linfer/linfer.wasm) bytes)"
+  "(linfer.wasm $(stat -c %s build-wasm/js/linfer/linfer.wasm) bytes," \
+  "linfer-relaxed.wasm $(stat -c %s build-wasm/js/linfer/linfer-relaxed.wasm) bytes)"

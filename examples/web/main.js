@@ -35,8 +35,10 @@ async function main() {
   const model = await linfer.Model.fromBytes(new Uint8Array(bytes));
   const maxSeqLen = Math.min(model.info.n, 512);
   const session = model.createSession({ maxSeqLen });
+  const wasm = await linfer.moduleInfo();  // relaxed SIMD where the engine runs it right, else SIMD128
+  status.dataset.module = wasm.file;
   status.textContent = `${model.info.attention_kind}, ${model.info.num_layers} layers, ` +
-    `${model.info.weight_dtype} weights; ${session.describe()}`;
+    `${model.info.weight_dtype} weights; ${wasm.file} (${wasm.simd}); ${session.describe()}`;
 
   const classify = () => {
     // The first maxSeqLen bytes decide; a cut inside a character is harmless for a byte model.

@@ -2,7 +2,8 @@
 // opens the page, types each sample sentence of examples/data/langid_samples.txt key by key and
 // reads the language the page shows; the samples are in the order of the model's labels
 // (examples/models/langid.labels.txt). Chromium is driven over its DevTools pipe (no packages).
-// Usage: node examples/web/test_page.mjs [CHROMIUM]   (scripts/test-wasm.sh runs it)
+// The page must download one module, the one it reports (EXPECT_MODULE, if given).
+// Usage: node examples/web/test_page.mjs [CHROMIUM [EXPECT_MODULE]]   (scripts/test-wasm.sh runs it)
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -12,6 +13,8 @@ import { fileURLToPath } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const chromium = process.argv[2] || 'chromium';
+const expectModule = process.argv[3] || '';
+const wasmFetched = [];  // the .wasm files the page asked for
 const TYPES = { '.html': 'text/html', '.js': 'text/javascript', '.mjs': 'text/javascript',
   '.wasm': 'application/wasm', '.txt': 'text/plain; charset=utf-8' };
 
@@ -22,6 +25,7 @@ function serve() {
     let file = path.join(root, rel);
     if (!file.startsWith(root + path.sep)) { res.writeHead(403).end(); return; }
     if (rel.endsWith('/')) file = path.join(file, 'index.html');
+    if (rel.endsWith('.wasm')) wasmFetched.push(path.basename(rel));
     fs.readFile(file, (err, body) => {
       if (err) { res.writeHead(404).end(); return; }
       res.writeHead(200, { 'Content-Type': TYPES[path.extname(file)] || 'application/octet-stream' }).end(body);
@@ -95,6 +99,11 @@ async function main() {
     }
     if (state !== 'ready') throw new Error(`the page did not get ready: ${state} ${await evaluate("document.getElementById('answer')?.textContent")}`);
     console.log(`page: ${await evaluate("document.getElementById('status').textContent")}`);
+    const shownModule = await evaluate("document.getElementById('status').dataset.module");
+    const moduleOk = wasmFetched.length === 1 && wasmFetched[0] === shownModule && (!expectModule || shownModule === expectModule);
+    if (!moduleOk) ++failures;
+    console.log(`${moduleOk ? 'ok  ' : 'FAIL'} module: the page runs ${shownModule}, fetched ${wasmFetched.join(', ') || 'none'}` +
+      (expectModule ? `, expected ${expectModule}` : ''));
     for (let i = 0; i < samples.length; ++i) {
       await evaluate("(() => { const t = document.getElementById('text'); t.value = ''; t.focus(); })()");
       for (const ch of samples[i]) {  // one key at a time, as typed

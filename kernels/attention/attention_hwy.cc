@@ -302,10 +302,11 @@ void SoftmaxQuantizeRows(const float* x, size_t stride, size_t rows, size_t n, f
           hn::StoreU(hn::DemoteTo(du8, hn::Add(v, offset)), du8, reinterpret_cast<uint8_t*>(dst));
           break;
         case Int8Form::S16:
-        case Int8Form::S16Pairs: hn::StoreU(hn::DemoteTo(di16, v), di16, reinterpret_cast<int16_t*>(dst)); break;
+        case Int8Form::S16Pairs:
+        case Int8Form::SplitU7: hn::StoreU(hn::DemoteTo(di16, v), di16, reinterpret_cast<int16_t*>(dst)); break;
       }
     };
-    const size_t bytes = form == Int8Form::S16 || form == Int8Form::S16Pairs ? 2 : 1;
+    const size_t bytes = int8_form_two_bytes(form) ? 2 : 1;
     for (size_t j = 0; j < full; j += L) store_form(quantize(hn::LoadU(d, xr + j)), qr + j * bytes);
     // The rest of the scores and the padding, L at a time through the padded copies.
     for (size_t j = full; j < padded; j += L) {
@@ -315,6 +316,7 @@ void SoftmaxQuantizeRows(const float* x, size_t stride, size_t rows, size_t n, f
       std::copy_n(reinterpret_cast<const int8_t*>(tail_q), (std::min(padded, j + L) - j) * bytes, qr + j * bytes);
     }
     if (form == Int8Form::S16Pairs) swap_middle_pairs(reinterpret_cast<int16_t*>(qr), padded);
+    if (form == Int8Form::SplitU7) s16_to_split_u7(reinterpret_cast<int16_t*>(qr), padded);
     scales[r] = 1.0f / (127.0f * hn::GetLane(hn::SumOfLanes(d, vsum)));
   }
 }

@@ -97,10 +97,12 @@ void softmax_quantize_rows_ref(const float* x, size_t stride, size_t rows, size_
         case Int8Form::S8: qr[j] = int8_t(v); break;
         case Int8Form::U8Offset: reinterpret_cast<uint8_t*>(qr)[j] = uint8_t(v + 128); break;
         case Int8Form::S16:
-        case Int8Form::S16Pairs: reinterpret_cast<int16_t*>(qr)[j] = int16_t(v); break;
+        case Int8Form::S16Pairs:
+        case Int8Form::SplitU7: reinterpret_cast<int16_t*>(qr)[j] = int16_t(v); break;
       }
     }
     if (form == Int8Form::S16Pairs) swap_middle_pairs(reinterpret_cast<int16_t*>(qr), padded);
+    if (form == Int8Form::SplitU7) s16_to_split_u7(reinterpret_cast<int16_t*>(qr), padded);
     scales[r] = float(1.0 / (127.0 * sum));
   }
 }

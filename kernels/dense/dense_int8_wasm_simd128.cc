@@ -20,30 +20,6 @@ namespace {
 
 constexpr int kInt8Rows = 2;
 
-// fma(float(sum), scale, bias) for 4 channels, bit-exact with std::fma, as the C library's fmaf
-// computes it: float(sum) * scale is exact in double (24 x 24 bits), the sum with bias rounds once
-// to double, and that double rounds to the float fma's result unless it lies exactly halfway
-// between two floats (low 29 bits 0x10000000); there, rarely, the scalar fma decides.
-inline v128_t dequantize4(v128_t sums, v128_t scale, const float* bias) {
-  const v128_t f = wasm_f32x4_convert_i32x4(sums), b = wasm_v128_load(bias);
-  auto half = [&](int h) {  // lanes 2h, 2h + 1 in double
-    auto lanes = [&](v128_t v) { return wasm_f64x2_promote_low_f32x4(h ? wasm_i32x4_shuffle(v, v, 2, 3, 0, 1) : v); };
-    return wasm_f64x2_add(wasm_f64x2_mul(lanes(f), lanes(scale)), lanes(b));
-  };
-  const v128_t lo = half(0), hi = half(1);
-  const v128_t low_bits = wasm_i64x2_splat(0x1fffffff), halfway = wasm_i64x2_splat(0x10000000);
-  if (wasm_v128_any_true(wasm_v128_or(wasm_i64x2_eq(wasm_v128_and(lo, low_bits), halfway),
-                                      wasm_i64x2_eq(wasm_v128_and(hi, low_bits), halfway)))) {
-    int32_t s[4];
-    float w[4], out[4];
-    wasm_v128_store(s, sums);
-    wasm_v128_store(w, scale);
-    for (int j = 0; j < 4; ++j) out[j] = std::fma(float(s[j]), w[j], bias[j]);
-    return wasm_v128_load(out);
-  }
-  return wasm_i32x4_shuffle(wasm_f32x4_demote_f64x2_zero(lo), wasm_f32x4_demote_f64x2_zero(hi), 0, 1, 4, 5);
-}
-
 // Rows [0, R) x channels [c, c + 8) of an int8 panel (c = 0 or 8): exact integer sums, then
 // fma(float(sum), x_scale * w_scale, bias) as every int8 kernel (dense_ref.cc). Per group of 4
 // inputs, each pair of channels' 8 weight bytes is one v128.load8x8_s (a sign-extending load) and
@@ -86,7 +62,7 @@ void int8_half_tile(const int8_t* panel, size_t groups, size_t c, const int16_t*
       // (+0 added): a nonzero product never rounds to 0 here (|f| >= 1, s a float). Products of
       // activations (attention, compression) have no bias: at 64-128 inputs the double-precision
       // epilogue took as long as the sums (1.6-2x kernel time for Q K'^T).
-      v[h] = kBias ? dequantize4(sums, s, bias + c + 4 * h)
+      v[h] = kBias ? wasm::dequantize4(sums, s, bias + c + 4 * h)
                    : wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(sums), s), wasm_f32x4_splat(0.0f));
     }
     wasm::store_outputs(y + i * y_stride + c, v, count, e);

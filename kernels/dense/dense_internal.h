@@ -158,6 +158,10 @@ LINFER_DENSE_RUN(run_f32_wasm_simd128);
 LINFER_DENSE_RUN(run_f16_wasm_simd128);
 LINFER_DENSE_RUN(run_int8_wasm_simd128);  // reads q as int16 (quantize_s16_wasm_simd128)
 LINFER_DENSE_QUANTIZE(quantize_s16_wasm_simd128);
+#if defined(__wasm_relaxed_simd__)  // the relaxed module (dense_int8_wasm_relaxed.cc)
+LINFER_DENSE_RUN(run_int8_wasm_relaxed);  // reads q as q+, q- bytes (quantize_split_u7_wasm_relaxed)
+LINFER_DENSE_QUANTIZE(quantize_split_u7_wasm_relaxed);
+#endif
 #endif
 
 }  // namespace linfer::kernels::dense

@@ -202,7 +202,15 @@ const DenseKernel kInt8Wasm{"dense_int8_wasm_simd128", DType::I8, Isa::WasmSimd1
 
 const DenseKernel* const kF32[] = {&kF32Wasm, &kF32Generic};
 const DenseKernel* const kF16[] = {&kF16Wasm, &kF16Generic};
+#if defined(__wasm_relaxed_simd__)
+// The relaxed module's: an engine runs the module only if it has relaxed SIMD (the JavaScript
+// package loads it after its probe), so it comes first.
+const DenseKernel kInt8WasmRelaxed{"dense_int8_wasm_relaxed", DType::I8, Isa::WasmSimd128, 2, false,
+                                   quantize_split_u7_wasm_relaxed, run_int8_wasm_relaxed, false, true};
+const DenseKernel* const kInt8[] = {&kInt8WasmRelaxed, &kInt8Wasm, &kInt8Generic};
+#else
 const DenseKernel* const kInt8[] = {&kInt8Wasm, &kInt8Generic};
+#endif
 #elif defined(__ARM_FEATURE_DSP)  // a Cortex-M with the DSP extension (bare metal)
 const DenseKernel kInt8Dsp{"dense_int8_dsp", DType::I8, Isa::ArmDsp, 2, false, quantize_s16_pairs, run_int8_dsp, true};
 
@@ -298,11 +306,12 @@ void int8_rows_to_input(const DenseKernel& kernel, const int8_t* src, size_t src
     int8_t* dst = q + r * q_stride;
     const Int8Form form = int8_form(kernel);
     if (!int8_form_built(form)) continue;  // (no kernel of this build reads it)
-    if (form == Int8Form::S16 || form == Int8Form::S16Pairs) {  // AVX2 without VNNI, wasm SIMD128, SMLAD
+    if (int8_form_two_bytes(form)) {  // AVX2 without VNNI, wasm SIMD128 and relaxed SIMD, SMLAD
       int16_t* d = reinterpret_cast<int16_t*>(dst);
       for (size_t i = 0; i < k; ++i) d[i] = s[i];
       for (size_t i = k; i < padded; ++i) d[i] = 0;
       if (form == Int8Form::S16Pairs) swap_middle_pairs(d, padded);
+      if (form == Int8Form::SplitU7) s16_to_split_u7(d, padded);
     } else if (form == Int8Form::U8Offset) {  // q + 128 (x86 VNNI's unsigned operand)
       uint8_t* d = reinterpret_cast<uint8_t*>(dst);
       for (size_t i = 0; i < k; ++i) d[i] = uint8_t(s[i] ^ 0x80);  // two's complement: q + 128

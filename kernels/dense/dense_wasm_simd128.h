@@ -15,6 +15,8 @@
 #include <wasm_simd128.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <cstddef>
 
 #include "dense/dense_internal.h"
@@ -26,6 +28,30 @@ namespace linfer::kernels::dense::wasm {
 // arm64: dense_neon.h).
 constexpr size_t kFloatRowBlockBytes = 128 * 1024;
 constexpr size_t kInt8RowBlockBytes = 64 * 1024;
+
+// fma(float(sum), scale, bias) for 4 channels, bit-exact with std::fma, as the C library's fmaf
+// computes it: float(sum) * scale is exact in double (24 x 24 bits), the sum with bias rounds once
+// to double, and that double rounds to the float fma's result unless it lies exactly halfway
+// between two floats (low 29 bits 0x10000000); there, rarely, the scalar fma decides.
+inline v128_t dequantize4(v128_t sums, v128_t scale, const float* bias) {
+  const v128_t f = wasm_f32x4_convert_i32x4(sums), b = wasm_v128_load(bias);
+  auto half = [&](int h) {  // lanes 2h, 2h + 1 in double
+    auto lanes = [&](v128_t v) { return wasm_f64x2_promote_low_f32x4(h ? wasm_i32x4_shuffle(v, v, 2, 3, 0, 1) : v); };
+    return wasm_f64x2_add(wasm_f64x2_mul(lanes(f), lanes(scale)), lanes(b));
+  };
+  const v128_t lo = half(0), hi = half(1);
+  const v128_t low_bits = wasm_i64x2_splat(0x1fffffff), halfway = wasm_i64x2_splat(0x10000000);
+  if (wasm_v128_any_true(wasm_v128_or(wasm_i64x2_eq(wasm_v128_and(lo, low_bits), halfway),
+                                      wasm_i64x2_eq(wasm_v128_and(hi, low_bits), halfway)))) {
+    int32_t s[4];
+    float w[4], out[4];
+    wasm_v128_store(s, sums);
+    wasm_v128_store(w, scale);
+    for (int j = 0; j < 4; ++j) out[j] = std::fma(float(s[j]), w[j], bias[j]);
+    return wasm_v128_load(out);
+  }
+  return wasm_i32x4_shuffle(wasm_f32x4_demote_f64x2_zero(lo), wasm_f32x4_demote_f64x2_zero(hi), 0, 1, 4, 5);
+}
 
 // Stores one row of 4N outputs (bias already added) with ReLU and accumulate; only the first
 // `count` channels when the panel is partial.

@@ -1,13 +1,25 @@
 # Writes the package folder OUT from the linked module (GLUE, WASM) and the sources in SRC
 # (runtime/js/CMakeLists.txt). Both entry points are core.js between the loader and a tail.
 cmake_minimum_required(VERSION 3.25)
+file(MAKE_DIRECTORY ${OUT})
 file(READ ${GLUE} glue)
 file(READ ${SRC}/lib/core.js core)
+# The relaxed-SIMD module and its loader, when the relaxed build made them (core.js loads it
+# where its probe passes); else the package has the SIMD128 module only.
+set(glue_relaxed "")
+file(REMOVE ${OUT}/linfer-relaxed.wasm)
+if(RELAXED_DIR)
+  if(NOT EXISTS ${RELAXED_DIR}/glue.js OR NOT EXISTS ${RELAXED_DIR}/linfer-relaxed.wasm)
+    message(FATAL_ERROR "LINFER_JS_RELAXED_DIR=${RELAXED_DIR} has no glue.js and linfer-relaxed.wasm: build the relaxed module first")
+  endif()
+  file(READ ${RELAXED_DIR}/glue.js glue_relaxed)
+  file(COPY_FILE ${RELAXED_DIR}/linfer-relaxed.wasm ${OUT}/linfer-relaxed.wasm)
+endif()
 file(READ ${SRC}/lib/tail.cjs tail_cjs)
 file(READ ${SRC}/lib/tail.mjs tail_mjs)
 set(head "// linfer ${VERSION}: generated from runtime/js/lib (core.js) and emscripten's loader.\n")
-file(WRITE ${OUT}/index.cjs "${head}'use strict';\n${glue}\n${core}\n${tail_cjs}")
-file(WRITE ${OUT}/index.mjs "${head}${glue}\n${core}\n${tail_mjs}")
+file(WRITE ${OUT}/index.cjs "${head}'use strict';\n${glue}\n${glue_relaxed}\n${core}\n${tail_cjs}")
+file(WRITE ${OUT}/index.mjs "${head}${glue}\n${glue_relaxed}\n${core}\n${tail_mjs}")
 file(COPY_FILE ${WASM} ${OUT}/linfer.wasm)
 file(COPY_FILE ${SRC}/lib/index.d.ts ${OUT}/index.d.ts)
 configure_file(${SRC}/package.json ${OUT}/package.json @ONLY)

@@ -239,6 +239,11 @@ size_t s16_pairs_position(size_t k) { return k % 4 == 1 ? k + 1 : k % 4 == 2 ? k
 
 // The value a kernel's quantizer stored for input k of a row, as q.
 int stored_q(const DenseKernel& kernel, const int8_t* row, size_t k) {
+  if (kernel.q_split) {  // Int8Form::SplitU7: q+ and q- bytes per group of four, each within 7 bits
+    const uint8_t* g = reinterpret_cast<const uint8_t*>(row) + 8 * (k / 4);
+    const int pos = g[k % 4], neg = g[4 + k % 4];
+    return pos <= 127 && neg <= 127 && (pos == 0 || neg == 0) ? pos - neg : 1000;  // 1000: malformed
+  }
   if (kernel.q_bytes == 2) {
     int16_t v;
     std::memcpy(&v, row + 2 * (kernel.q_pairs ? s16_pairs_position(k) : k), 2);
@@ -881,7 +886,7 @@ TEST_CASE("lsh_chunk_f32: fast matches reference on every Highway target") {
 #endif
 
 TEST_CASE("softmax_quantize_rows: fast matches reference in every form, within half a step of the softmax") {
-  const Int8Form forms[] = {Int8Form::S8, Int8Form::U8Offset, Int8Form::S16, Int8Form::S16Pairs};
+  const Int8Form forms[] = {Int8Form::S8, Int8Form::U8Offset, Int8Form::S16, Int8Form::S16Pairs, Int8Form::SplitU7};
   for (Isa cap : kHwyCaps)
     for (Int8Form form : forms)
       for (size_t n : kOddSizes)
@@ -891,7 +896,7 @@ TEST_CASE("softmax_quantize_rows: fast matches reference in every form, within h
           CAPTURE(int(form));
           CAPTURE(n);
           CAPTURE(scale);
-          const size_t rows = 6, stride = n + 3, bytes = form == Int8Form::S16 || form == Int8Form::S16Pairs ? 2 : 1;
+          const size_t rows = 6, stride = n + 3, bytes = int8_form_two_bytes(form) ? 2 : 1;
           const size_t padded = linfer::int8_padded_inputs(uint32_t(n)), q_stride = padded * bytes + 8;
           auto x = random_vec(rows * stride, uint32_t(n * 3 + 1), 4.0f);
           x[1 * stride + n / 2] = 60.0f;                                  // one dominant score
@@ -907,6 +912,10 @@ TEST_CASE("softmax_quantize_rows: fast matches reference in every form, within h
               case Int8Form::U8Offset: return int(reinterpret_cast<const uint8_t*>(row)[j]) - 128;
               case Int8Form::S16: return int(reinterpret_cast<const int16_t*>(row)[j]);
               case Int8Form::S16Pairs: return int(reinterpret_cast<const int16_t*>(row)[s16_pairs_position(j)]);
+              case Int8Form::SplitU7: {
+                const uint8_t* g = reinterpret_cast<const uint8_t*>(row) + 8 * (j / 4);
+                return int(g[j % 4]) - int(g[4 + j % 4]);
+              }
             }
             return 0;
           };

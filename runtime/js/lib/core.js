@@ -24,22 +24,92 @@ class LinferError extends Error {
   }
 }
 
+// ---- Which module the engine runs -------------------------------------------------------------
+// The package has two builds of the same runtime: linfer-relaxed.wasm, whose int8 dense layers
+// use relaxed SIMD's i32x4.relaxed_dot_i8x16_i7x16_add_s, and linfer.wasm (SIMD128), both with
+// wasm exceptions. An engine may accept relaxed SIMD and still compute it otherwise (Node 20
+// behind --experimental-wasm-relaxed-simd gives twice the dot product), so the probe RUNS the
+// instructions the relaxed kernel uses (i8x16.neg, the dot product with an accumulator) on
+// operands in the kernel's ranges (-127..127 by 0..127) and compares every lane; validating them
+// would not see that. Each probe is one function () -> i32 exported as "p", 1 when right.
+const PROBE_RELAXED = [0, 97, 115, 109, 1, 0, 0, 0, 1, 5, 1, 96, 0, 1, 127, 3, 2, 1, 0, 7, 5, 1, 1, 112, 0, 0,
+  10, 88, 1, 86, 0, 253, 12, 129, 127, 255, 5, 100, 156, 3, 0, 127, 127, 127, 127, 129, 129, 129, 129, 253, 97,
+  253, 97, 253, 12, 127, 127, 3, 7, 0, 1, 5, 9, 127, 127, 127, 127, 127, 127, 127, 127, 253, 12, 1, 0, 0, 0, 254,
+  255, 255, 255, 232, 3, 0, 0, 24, 252, 255, 255, 253, 147, 2, 253, 12, 33, 0, 0, 0, 169, 255, 255, 255, 236,
+  255, 0, 0, 20, 0, 255, 255, 253, 55, 253, 163, 1, 11];
+// SIMD128: i32x4.dot_i16x8_s on the int16 extremes, compared lane by lane.
+const PROBE_SIMD128 = [0, 97, 115, 109, 1, 0, 0, 0, 1, 5, 1, 96, 0, 1, 127, 3, 2, 1, 0, 7, 5, 1, 1, 112, 0, 0,
+  10, 66, 1, 64, 0, 253, 12, 0, 128, 255, 127, 3, 0, 252, 255, 5, 0, 6, 0, 249, 255, 8, 0, 253, 12, 0, 128, 255,
+  127, 232, 3, 232, 3, 254, 255, 3, 0, 100, 0, 100, 0, 253, 186, 1, 253, 12, 1, 0, 255, 127, 24, 252, 255, 255,
+  8, 0, 0, 0, 100, 0, 0, 0, 253, 55, 253, 163, 1, 11];
+// Exception handling: try (result i32) i32.const 1 catch_all i32.const 0 end.
+const PROBE_EXCEPTIONS = [0, 97, 115, 109, 1, 0, 0, 0, 1, 5, 1, 96, 0, 1, 127, 3, 2, 1, 0, 7, 5, 1, 1, 112, 0,
+  0, 10, 12, 1, 10, 0, 6, 127, 65, 1, 25, 65, 0, 11, 11];
+const MODULES = {
+  'relaxed-simd': { file: 'linfer-relaxed.wasm', needs: 'relaxed SIMD' },
+  simd128: { file: 'linfer.wasm', needs: 'SIMD128' },
+};
+
+function probeRuns(bytes) {
+  try {  // a few dozen bytes: compiled synchronously, as browsers allow on the main thread
+    return new WebAssembly.Instance(new WebAssembly.Module(new Uint8Array(bytes))).exports.p() === 1;
+  } catch (e) {
+    return false;
+  }
+}
+
+function relaxedBuilt() {
+  return typeof createLinferWasmRelaxed === 'function';
+}
+
+// The module this engine runs: relaxed SIMD where the package has it and its probe passes, else
+// SIMD128. LINFER_WASM_MODULE=simd128 (or relaxed-simd), in Node's environment or as a global
+// set before the first call, asks for one (tests, benchmarks).
+function chooseModule() {
+  if (typeof WebAssembly !== 'object')
+    throw new LinferError('this JavaScript engine has no WebAssembly: linfer needs WebAssembly with SIMD128 and exception handling', 4);
+  const env = globalThis.LINFER_WASM_MODULE !== undefined ? globalThis.LINFER_WASM_MODULE
+    : typeof process === 'object' && process.env ? process.env.LINFER_WASM_MODULE : undefined;
+  if (env !== undefined && !MODULES[env])
+    throw new LinferError(`LINFER_WASM_MODULE must be one of ${Object.keys(MODULES).join(', ')}, got '${env}'`);
+  const missing = [];
+  if (!probeRuns(PROBE_SIMD128)) missing.push('SIMD128');
+  if (!probeRuns(PROBE_EXCEPTIONS)) missing.push('exception handling');
+  if (missing.length)
+    throw new LinferError(`this WebAssembly engine lacks ${missing.join(' and ')}, which linfer's modules need ` +
+      '(Chrome 95, Firefox 100, Safari 16.4, Node 18 or later)', 4);
+  const relaxed = relaxedBuilt() && probeRuns(PROBE_RELAXED);
+  if (env === 'relaxed-simd' && !relaxed)
+    throw new LinferError(relaxedBuilt() ? "LINFER_WASM_MODULE=relaxed-simd: this engine's relaxed SIMD fails the probe"
+      : 'LINFER_WASM_MODULE=relaxed-simd: this package has no relaxed-SIMD module', 4);
+  const simd = env || (relaxed ? 'relaxed-simd' : 'simd128');
+  return { simd, file: MODULES[simd].file };
+}
+
 let wasmPromise = null;
 
-// The module, instantiated once (the tail's loadWasm fetches or reads linfer.wasm).
+// The module, chosen and instantiated once (the tail's loadWasm fetches or reads the file).
 function wasm() {
   if (!wasmPromise) {
     wasmPromise = new Promise((resolve, reject) => {
-      createLinferWasm({
+      const choice = chooseModule();
+      const factory = choice.simd === 'relaxed-simd' ? createLinferWasmRelaxed : createLinferWasm;
+      factory({
         instantiateWasm(imports, receive) {
-          loadWasm(imports).then((instance) => receive(instance), reject);
+          loadWasm(choice.file, imports).then((instance) => receive(instance), reject);
           return {};  // instantiated asynchronously
         },
-      }).then(resolve, reject);
+      }).then((M) => { M.linferModule = choice; resolve(M); }, reject);
     });
     wasmPromise.catch(() => { wasmPromise = null; });  // a failed load may be tried again
   }
   return wasmPromise;
+}
+
+// Which module this engine runs: { simd: 'relaxed-simd' | 'simd128', file }.
+async function moduleInfo() {
+  const M = await wasm();
+  return { ...M.linferModule };
 }
 
 // Throws the C API's error for a failed status.
@@ -116,6 +186,38 @@ class Model {
   flops(length) {
     this._live();
     return this._M._linfer_js_model_flops(this._ptr, checkCount('length', length));
+  }
+
+  // The model ids of `text` with the tokenizer its file carries (docs/tokenizers.md), the model's
+  // template ([CLS] ... [SEP], <s> ... </s>) included, as the native tokenizer gives them: an
+  // Int32Array. A model without a tokenizer is a LinferError (UNSUPPORTED). The text's UTF-8 and
+  // the ids pass through the wasm heap for the call (run() alone allocates nothing).
+  tokenize(text) {
+    this._live();
+    if (typeof text !== 'string') throw new LinferError('text must be a string');
+    const M = this._M;
+    const utf8 = new TextEncoder().encode(text);
+    const p = M._malloc(Math.max(utf8.length, 1));
+    if (!p) throw new LinferError(`out of memory allocating ${utf8.length} bytes for the text`, 5);
+    try {
+      M.HEAPU8.set(utf8, p);
+      return withScratch(M, 4, (out) => {
+        check(M, M._linfer_tokenize(this._ptr, p, utf8.length, 0, 0, out));  // the count
+        const count = M.HEAPU32[out >> 2];
+        return withScratch(M, 4 * Math.max(count, 1), (ids) => {
+          check(M, M._linfer_tokenize(this._ptr, p, utf8.length, ids, count, out));
+          return M.HEAP32.slice(ids >> 2, (ids >> 2) + count);
+        });
+      });
+    } finally {
+      M._free(p);
+    }
+  }
+
+  // Whether the model file carries a tokenizer (tokenize, Session.runText).
+  get hasTokenizer() {
+    this._live();
+    return this._M._linfer_model_has_tokenizer(this._ptr) === 1;
   }
 
   // A session for inputs of up to maxSeqLen tokens (default: the model's n), single-threaded.
@@ -222,6 +324,13 @@ class Session {
     check(M, M._linfer_js_session_output(cell.ptr, out));
     const [data, rows, cols] = M.HEAPU32.subarray(out >> 2, (out >> 2) + 3);
     return { data: M.HEAPF32.slice(data >> 2, (data >> 2) + rows * cols), rows, cols };
+  }
+
+  // run() on the model's ids of `text` (Model.tokenize): a text longer than maxSeqLen ids is the
+  // C API's error, as run()'s.
+  runText(text) {
+    this._live();
+    return this.run(this._model.tokenize(text));
   }
 
   // One line on what the session runs: its kernels, Highway's target.

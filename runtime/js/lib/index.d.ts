@@ -49,6 +49,10 @@ export class Model {
   readonly info: ModelInfo;
   /** Floating-point operations of one run over `length` tokens (multiply-add = 2). */
   flops(length: number): number;
+  /** The model's ids of a text with the tokenizer its file carries (template included). */
+  tokenize(text: string): Int32Array;
+  /** Whether the model file carries a tokenizer. */
+  readonly hasTokenizer: boolean;
   /** A session with all of its memory planned and allocated now. */
   createSession(options?: SessionOptions): Session;
   /** Releases the model's memory once its sessions are disposed too. Idempotent. */
@@ -59,6 +63,8 @@ export class Session {
   readonly maxSeqLen: number;
   /** Runs on 1..maxSeqLen token ids; allocates no wasm memory. */
   run(ids: Int32Array | ArrayLike<number>): Output;
+  /** run() on the model's ids of a text (Model.tokenize). */
+  runText(text: string): Output;
   /** One line on the kernels the session runs. */
   describe(): string;
   /** Releases the session's memory. Idempotent. */
@@ -69,6 +75,8 @@ export class Session {
 export function version(): Promise<string>;
 /** Bytes of the wasm heap in use and the wasm memory's size. */
 export function heapStats(): Promise<{ inUse: number; memoryBytes: number }>;
+/** The module this engine runs: relaxed SIMD where its probe passes, else SIMD128. */
+export function moduleInfo(): Promise<{ simd: 'relaxed-simd' | 'simd128'; file: string }>;
 
 declare const linfer: {
   Model: typeof Model;
@@ -76,5 +84,6 @@ declare const linfer: {
   LinferError: typeof LinferError;
   version: typeof version;
   heapStats: typeof heapStats;
+  moduleInfo: typeof moduleInfo;
 };
 export default linfer;

@@ -1,7 +1,7 @@
 // ---- CommonJS (runtime/js/lib/tail.cjs): Node reads linfer.wasm beside this file -------------
-function loadWasm(imports) {
-  const bytes = require('fs').readFileSync(require('path').join(__dirname, 'linfer.wasm'));
+function loadWasm(file, imports) {
+  const bytes = require('fs').readFileSync(require('path').join(__dirname, file));
   return WebAssembly.instantiate(bytes, imports).then((r) => r.instance);
 }
 
-module.exports = { Model, Session, LinferError, version, heapStats };
+module.exports = { Model, Session, LinferError, version, heapStats, moduleInfo };

@@ -1,7 +1,7 @@
 // ---- ES module (runtime/js/lib/tail.mjs): linfer.wasm beside this file, read in Node, fetched
 // (and compiled while it streams) in browsers ----------------------------------------------------
-async function loadWasm(imports) {
-  const url = new URL('./linfer.wasm', import.meta.url);
+async function loadWasm(file, imports) {
+  const url = new URL('./' + file, import.meta.url);
   if (typeof process === 'object' && process.versions && process.versions.node) {
     const fs = await import('node:fs');
     return (await WebAssembly.instantiate(fs.readFileSync(url), imports)).instance;
@@ -18,5 +18,5 @@ async function loadWasm(imports) {
   return (await WebAssembly.instantiate(await response.arrayBuffer(), imports)).instance;
 }
 
-export { Model, Session, LinferError, version, heapStats };
-export default { Model, Session, LinferError, version, heapStats };
+export { Model, Session, LinferError, version, heapStats, moduleInfo };
+export default { Model, Session, LinferError, version, heapStats, moduleInfo };

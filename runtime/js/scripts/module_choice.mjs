@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: Apache-2.0
+// Which module the package loads on this engine, and what it computes (scripts/test-wasm.sh runs
+// it under several engines):
+//   node module_choice.mjs PACKAGE DATA EXPECT [OUT.json]
+//     EXPECT: relaxed-simd or simd128, the module the package must choose here (by import and by
+//     require), whose int8 kernel the sessions must run; the outputs of every model in DATA (the
+//     golden models at each length, the language-ID models on their samples) go to OUT.json.
+//     EXPECT none: the engine has no SIMD; loading must fail with one LinferError naming it.
+//   node module_choice.mjs --compare A.json B.json
+//     The outputs of two modules: bit for bit the same (their integer sums are exact and the rest
+//     is the same code), every array.
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { createRequire } from 'node:module';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+const INT8_KERNEL = { 'relaxed-simd': 'dense_int8_wasm_relaxed', simd128: 'dense_int8_wasm_simd128' };
+
+// A relaxed dot product of splat(3) by splat(5), accumulator 0: 60 per lane by the spec. Whether
+// this engine accepts the instruction, and what it computes (Node 20 behind its flag: 120).
+function relaxedDot() {
+  const bytes = [0, 97, 115, 109, 1, 0, 0, 0, 1, 5, 1, 96, 0, 1, 127, 3, 2, 1, 0, 7, 5, 1, 1, 112, 0, 0, 10, 22, 1,
+    20, 0, 65, 3, 253, 15, 65, 5, 253, 15, 65, 0, 253, 17, 253, 147, 2, 253, 27, 0, 11];
+  if (!WebAssembly.validate(new Uint8Array(bytes))) return 'not accepted';
+  return `accepted, computes ${new WebAssembly.Instance(new WebAssembly.Module(new Uint8Array(bytes))).exports.p()} (60 by the spec)`;
+}
+
+async function outputs(linfer, data, lines) {
+  const out = {};
+  const golden = path.join(root, 'tests', 'golden');
+  const files = fs.readdirSync(data).filter((f) => f.endsWith('.lfm')).sort();
+  const langid = fs.readdirSync(data).filter((f) => /^langid_\d+\.txt$/.test(f)).sort();
+  for (const file of files) {
+    const model = await linfer.Model.fromBytes(fs.readFileSync(path.join(data, file)));
+    const session = model.createSession();
+    const name = file.split('.')[0];
+    const inputs = fs.readdirSync(path.join(golden, name)).filter((f) => /^ids_\d+\.txt$/.test(f))
+      .map((f) => Int32Array.from(fs.readFileSync(path.join(golden, name, f), 'utf8').trim().split(/\s+/), Number));
+    inputs.forEach((ids, i) => { out[`${file}#${i}`] = Buffer.from(session.run(ids).data.buffer).toString('base64'); });
+    if (file.includes('.int8.')) lines.push(session.describe());
+    session.dispose();
+    model.dispose();
+  }
+  for (const dtype of ['f32', 'f16', 'int8']) {
+    const model = await linfer.Model.fromBytes(fs.readFileSync(path.join(root, 'examples', 'models', `langid.${dtype}.lfm`)));
+    const session = model.createSession();
+    for (const t of langid) {
+      const ids = Int32Array.from(new TextEncoder().encode(fs.readFileSync(path.join(data, t), 'utf8')));
+      out[`langid.${dtype}#${t}`] = Buffer.from(session.run(ids).data.buffer).toString('base64');
+    }
+    if (dtype === 'int8') lines.push(session.describe());
+    session.dispose();
+    model.dispose();
+  }
+  return out;
+}
+
+async function main() {
+  const args = process.argv.slice(2);
+  if (args[0] === '--compare') {
+    const [a, b] = args.slice(1).map((f) => JSON.parse(fs.readFileSync(f, 'utf8')));
+    assert.deepEqual(Object.keys(a).sort(), Object.keys(b).sort(), 'the two runs have different outputs');
+    const differ = Object.keys(a).filter((k) => a[k] !== b[k]);
+    for (const k of differ) {
+      const x = new Float32Array(Buffer.from(a[k], 'base64').buffer.slice(0));
+      const y = new Float32Array(Buffer.from(b[k], 'base64').buffer.slice(0));
+      let d = 0, m = 0;
+      x.forEach((v, i) => { d = Math.max(d, Math.abs(v - y[i])); m = Math.max(m, Math.abs(v)); });
+      console.log(`FAIL ${k}: outputs differ, by up to ${d.toExponential(2)} (largest |output| ${m.toFixed(3)})`);
+    }
+    if (differ.length) throw new Error(`${differ.length} of ${Object.keys(a).length} outputs differ between the modules`);
+    console.log(`module_choice: the two modules' outputs are identical, ${Object.keys(a).length} outputs`);
+    return;
+  }
+  const [pkg, data, expect, outFile] = args;
+  console.log(`module_choice: node ${process.version} ${process.execArgv.join(' ')}; relaxed dot product: ${relaxedDot()}`);
+  const linfer = await import(pathToFileURL(path.join(pkg, 'index.mjs')));
+  const linferCjs = createRequire(import.meta.url)(path.resolve(pkg, 'index.cjs'));
+  if (expect === 'none') {
+    for (const api of [linfer, linferCjs]) {
+      const error = await api.moduleInfo().then(() => null, (e) => e);
+      assert.ok(error instanceof api.LinferError, `expected a LinferError, got ${error}`);
+      assert.equal(error.statusName, 'UNSUPPORTED');
+      assert.match(error.message, /lacks SIMD128/);
+      const again = await api.Model.fromBytes(new Uint8Array(8)).then(() => null, (e) => e);  // the same error again
+      assert.equal(again?.message, error.message);
+    }
+    console.log(`module_choice: no module, as expected: LinferError: ${(await linfer.version().catch((e) => e)).message}`);
+    return;
+  }
+  const chosen = await linfer.moduleInfo(), chosenCjs = await linferCjs.moduleInfo();
+  assert.equal(chosen.simd, expect, `the package loaded ${chosen.file}`);
+  assert.equal(chosenCjs.simd, expect, `require() loaded ${chosenCjs.file}`);
+  const lines = [];
+  const out = await outputs(linfer, data, lines);
+  for (const line of lines) assert.match(line, new RegExp(`int8 ${INT8_KERNEL[expect]}`), line);
+  if (outFile) fs.writeFileSync(outFile, JSON.stringify(out));
+  console.log(`module_choice: loaded ${chosen.file} (${chosen.simd}) as expected; int8 sessions run ` +
+    `${INT8_KERNEL[expect]}; ${Object.keys(out).length} outputs`);
+}
+
+main().catch((e) => { console.error(`module_choice: FAILED: ${e.stack || e}`); process.exitCode = 1; });
