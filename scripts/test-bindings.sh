@@ -18,6 +18,9 @@ mkdir -p "$out"
 start=$SECONDS
 
 command -v mvn > /dev/null && command -v javac > /dev/null || bash scripts/need-packages.sh default-jdk-headless maven
+# cargo: rustup's (the lockfile needs cargo 1.78 or later, newer than Debian bookworm's)
+[ -x "$HOME/.cargo/bin/cargo" ] && export PATH="$HOME/.cargo/bin:$PATH"
+command -v cargo > /dev/null || { echo "test-bindings.sh: cargo (1.78 or later) is needed" >&2; exit 1; }
 
 cmake --install "$build" --prefix "$prefix" --component library > /dev/null
 cmake --install "$build" --prefix "$prefix" --component dev > /dev/null
@@ -54,7 +57,8 @@ echo "Java tests: $((SECONDS - java_start)) s"
 
 echo "--- Rust: cargo test"
 rust_start=$SECONDS
-(cd bindings/rust && PKG_CONFIG_PATH="$libdir/pkgconfig" LINFER_SOURCE_DIR="$root" \
+# The library is outside cargo's target folder: the test programs find it through LD_LIBRARY_PATH.
+(cd bindings/rust && PKG_CONFIG_PATH="$libdir/pkgconfig" LD_LIBRARY_PATH="$libdir" LINFER_SOURCE_DIR="$root" \
    LINFER_RUN="$build/bin/linfer-run" LINFER_GOLDEN_DIR="$golden" LINFER_TEST_TMP="$out/rust-tmp" \
    CARGO_TARGET_DIR="$out/cargo-target" cargo test --locked 2>&1)
 echo "Rust tests: $((SECONDS - rust_start)) s"

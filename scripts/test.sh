@@ -19,6 +19,8 @@
 #  11. Debian packages for amd64, arm64 and armhf from the builds of steps 1, 5 and 6: the amd64
 #      ones installed into a throwaway root and used there, the others run under qemu-user
 #      (scripts/package.sh, scripts/test-packages.sh)
+#  12. the Java (JNI) and Rust bindings against step 1's library: `mvn -o test` and `cargo test`
+#      (scripts/test-bindings.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/generator.sh
@@ -74,5 +76,8 @@ bash scripts/test-minimal-builds.sh
 step "Debian packages: made from the Release and cross builds, installed, built against, run"
 bash scripts/package.sh
 bash scripts/test-packages.sh
+
+step "Java (JNI) and Rust bindings: JUnit and cargo tests against the Release build's library"
+bash scripts/test-bindings.sh build
 
 echo "test.sh: all tests passed in $((SECONDS - start)) s"
