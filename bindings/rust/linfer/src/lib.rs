@@ -37,7 +37,8 @@
 //! shared(&model.session(0, 1).unwrap()); // error: a Session is not Sync
 //! ```
 
-use linfer_sys as sys;
+/// The raw C API (the linfer-sys crate), for calls the safe API does not wrap.
+pub use linfer_sys as sys;
 use std::ffi::{CStr, CString};
 use std::fmt;
 use std::os::raw::c_char;
@@ -437,6 +438,12 @@ impl Session {
     /// One line on the kernels, threads and pipeline this session runs.
     pub fn describe(&self) -> String {
         cstr(unsafe { sys::linfer_session_describe(self.ptr.as_ptr()) })
+    }
+
+    /// The C session, for calls through [`sys`] (the session must stay alive and be used by one
+    /// thread at a time).
+    pub fn as_ptr(&mut self) -> *mut sys::linfer_session {
+        self.ptr.as_ptr()
     }
 
     /// Bytes of the session's arena.
