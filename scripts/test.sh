@@ -20,7 +20,8 @@
 #      ones installed into a throwaway root and used there, the others run under qemu-user
 #      (scripts/package.sh, scripts/test-packages.sh)
 #  12. the Java (JNI) and Rust bindings against step 1's library: `mvn -o test` and `cargo test`
-#      (scripts/test-bindings.sh)
+#      (scripts/test-bindings.sh); the Java tests again on aarch64 against step 5's library, with
+#      Debian's arm64 JDK under qemu-aarch64 (scripts/test-bindings-arm64.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/generator.sh
@@ -79,5 +80,6 @@ bash scripts/test-packages.sh
 
 step "Java (JNI) and Rust bindings: JUnit and cargo tests against the Release build's library"
 bash scripts/test-bindings.sh build
+bash scripts/test-bindings-arm64.sh build-arm64
 
 echo "test.sh: all tests passed in $((SECONDS - start)) s"

@@ -6,6 +6,7 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.Charset;
 import java.nio.file.Path;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * A loaded model: immutable, shared by any number of threads and sessions. close() releases the
@@ -14,6 +15,7 @@ import java.nio.file.Path;
  */
 public final class Model implements AutoCloseable {
   private static final Charset UTF_8 = Charset.forName("UTF-8");
+  private static final AtomicLong FREED = new AtomicLong(); // native models freed, for the tests
 
   private long handle;
   private int references = 1; // the owner's, and one per open session
@@ -198,6 +200,7 @@ public final class Model implements AutoCloseable {
     if (--references == 0) {
       Native.freeModel(handle);
       handle = 0;
+      FREED.incrementAndGet();
     }
   }
 
@@ -211,6 +214,10 @@ public final class Model implements AutoCloseable {
     } finally {
       super.finalize();
     }
+  }
+
+  static long modelsFreed() {
+    return FREED.get();
   }
 
   ByteBuffer bytes() {

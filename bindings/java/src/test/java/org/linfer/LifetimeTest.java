@@ -59,15 +59,20 @@ class LifetimeTest {
 
   @Test
   void forgottenObjectsAreFreedByTheCollector() throws Exception {
+    long before = Model.modelsFreed();
     for (int i = 0; i < 200; i++) {
       Model m = Model.load(Support.model("langid.int8.lfm"));
-      m.createSession(16, 1).run(new int[] {1, 2, 3});
+      m.createSession(16, 1).run(new int[] {1, 2, 3}); // neither closed
     }
-    System.gc();
-    System.runFinalization();
+    // A model is freed once both its finalizer and its session's have run.
+    for (int round = 0; round < 10 && Model.modelsFreed() - before < 200; round++) {
+      System.gc();
+      System.runFinalization();
+    }
+    assertTrue(Model.modelsFreed() - before >= 200, (Model.modelsFreed() - before) + " of 200 freed");
   }
 
-  /** Two threads, one model, a session each: the same outputs as one thread alone. */
+  /** Two threads, one model, a session each, 200 runs each: the same outputs as one thread alone. */
   @Test
   void twoThreadsShareAModel() throws Exception {
     try (Model m = Model.load(Support.model("langid.int8.lfm"))) {
@@ -79,6 +84,8 @@ class LifetimeTest {
         for (int i = 0; i < 2; i++) want[i] = s.run(inputs[i]).data();
       }
       assertFalse(Arrays.equals(want[0], want[1]));
+      // -Dlinfer.threadRuns=N: fewer under an emulator, which runs far slower
+      final int runs = Integer.parseInt(System.getProperty("linfer.threadRuns", "200"));
       final List<Throwable> failures = new ArrayList<>();
       final CountDownLatch start = new CountDownLatch(1);
       Thread[] threads = new Thread[2];
@@ -87,7 +94,7 @@ class LifetimeTest {
         threads[t] = new Thread(() -> {
           try (Session s = m.createSession()) {
             start.await();
-            for (int r = 0; r < 200; r++) {
+            for (int r = 0; r < runs; r++) {
               int k = (r + which) % 2;
               float[] got = s.run(inputs[k]).data();
               if (!Arrays.equals(want[k], got)) throw new AssertionError("thread " + which + " run " + r + " differs");
@@ -107,7 +114,8 @@ class LifetimeTest {
   }
 
   /** 10,000 session create/run/close cycles (and a model load/close every 10th) leave the
-   * process's resident memory flat: a leaked session or model per cycle would add many MB. */
+   * process's resident memory flat: a leaked session or model per cycle would add many MB.
+   * -Dlinfer.cycles=N changes the count (fewer under an emulator, which runs far slower). */
   @Test
   void tenThousandCyclesLeaveMemoryFlat() throws Exception {
     byte[] bytes = java.nio.file.Files.readAllBytes(Support.model("langid.int8.lfm"));
@@ -118,8 +126,9 @@ class LifetimeTest {
       arena = probe.run(ids).cols(); // warm
     }
     long before = 0;
-    long warmup = 1000;
-    for (int cycle = 0; cycle < 10000 + warmup; cycle++) {
+    long cycles = Long.parseLong(System.getProperty("linfer.cycles", "10000"));
+    long warmup = Math.min(1000, cycles / 4);
+    for (int cycle = 0; cycle < cycles + warmup; cycle++) {
       if (cycle == warmup) {
         System.gc();
         before = Support.rssBytes();
@@ -136,8 +145,8 @@ class LifetimeTest {
     System.gc();
     long after = Support.rssBytes();
     long growth = after - before;
-    System.out.println("RSS over 10,000 cycles: " + before / 1024 + " KiB -> " + after / 1024 + " KiB");
+    System.out.println("RSS over " + cycles + " cycles: " + before / 1024 + " KiB -> " + after / 1024 + " KiB");
     // A leaked session (its arena) or model per cycle would grow RSS by hundreds of MB.
-    assertTrue(growth < 16L << 20, "RSS grew by " + growth / 1024 + " KiB over 10,000 cycles");
+    assertTrue(growth < 16L << 20, "RSS grew by " + growth / 1024 + " KiB over " + cycles + " cycles");
   }
 }
