@@ -36,6 +36,7 @@ if [ ! -f "$launcher" ]; then
     -Dartifact=org.junit.platform:junit-platform-console-standalone:1.14.4 -Dtransitive=false
 fi
 
+rm -rf "$prefix"
 cmake --install "$build" --prefix "$prefix" --component library > /dev/null
 cmake --install "$build" --prefix "$prefix" --component dev > /dev/null
 libdir=$(dirname "$(find "$prefix" -name 'liblinfer.so' | head -1)")

@@ -22,6 +22,7 @@ command -v mvn > /dev/null && command -v javac > /dev/null || bash scripts/need-
 [ -x "$HOME/.cargo/bin/cargo" ] && export PATH="$HOME/.cargo/bin:$PATH"
 command -v cargo > /dev/null || { echo "test-bindings.sh: cargo (1.78 or later) is needed" >&2; exit 1; }
 
+rm -rf "$prefix"  # a fresh copy: the build's install layout may have changed (scripts/package.sh)
 cmake --install "$build" --prefix "$prefix" --component library > /dev/null
 cmake --install "$build" --prefix "$prefix" --component dev > /dev/null
 libdir=$(dirname "$(find "$prefix" -name 'liblinfer.so' | head -1)")
