@@ -7,7 +7,7 @@
 #   3. Java: builds the JNI library with CMake, fetches the Maven plugins and JUnit into
 #      build-bindings/m2 (online, once), then `mvn -o test` (offline);
 #   4. Rust: `cargo test` of bindings/rust, linfer-sys finding the library through pkg-config.
-# Needs a JDK, Maven and cargo (scripts/install-deps.sh); installs the JDK and Maven if missing.
+# Installs a JDK and Maven from Debian where missing; needs cargo 1.78 or later (rustup's).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
