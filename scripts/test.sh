@@ -25,6 +25,9 @@
 #  12. Python wheels for x86_64, aarch64 and armv7l from the same builds, each installed with pip
 #      into a fresh venv and used there, the Arm ones under qemu-user (scripts/wheels.sh,
 #      scripts/test-wheels.sh)
+#  13. the Java (JNI) and Rust bindings against step 1's library: `mvn -o test` and `cargo test`
+#      (scripts/test-bindings.sh); the Java tests again on aarch64 against step 5's library, with
+#      Debian's arm64 JDK under qemu-aarch64 (scripts/test-bindings-arm64.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/generator.sh
@@ -87,5 +90,8 @@ bash scripts/test-packages.sh
 step "Python wheels: made from the Release and cross builds, installed into venvs, used there"
 bash scripts/wheels.sh
 bash scripts/test-wheels.sh
+step "Java (JNI) and Rust bindings: JUnit and cargo tests against the Release build's library"
+bash scripts/test-bindings.sh build
+bash scripts/test-bindings-arm64.sh build-arm64
 
 echo "test.sh: all tests passed in $((SECONDS - start)) s"
