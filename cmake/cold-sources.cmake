@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Code that runs once per model or session (parsing and validating the file, planning, the C API's
 # checks) is compiled for size in optimized builds: it is most of the library's bytes and none of
 # its run time. linfer_cold_sources(FILE ...) marks such files; the kernels and the layer loop keep -O3.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Debian packages (scripts/package.sh, docs/packages.md). With -DLINFER_DEBIAN_PACKAGES=ON the
 # install follows Debian's layout and CPack's DEB generator makes one package per install
 # component (runtime/CMakeLists.txt, tools/, runtime/python/):

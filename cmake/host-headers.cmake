@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # linfer_link_host_headers(DIR ...): header-only libraries (Highway, FlatBuffers, doctest) from the
 # host's /usr/include for a toolchain with a C library of its own (emscripten's, newlib): the host's
 # folder cannot go on the include path whole, its C library headers would shadow the toolchain's,

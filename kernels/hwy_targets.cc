@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Highway's run-time dispatch without libhwy. HWY_EXPORT tables and HWY_DYNAMIC_DISPATCH are
 // header code; they call two functions that libhwy would define (hwy/targets.h): SupportedTargets
 // (what this CPU runs) and GetChosenTarget (the table index in use). Defining them here lets the

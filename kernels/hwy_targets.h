@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Highway on 32-bit Arm, included by every Highway kernel file before Highway's own headers.
 // Highway 1.0.3's NEON target for ARMv7 is compiled with "+neon-vfpv4" attributes, for run-time
 // dispatch from a baseline without NEON (Debian armhf); its MulAdd family asks the compiler's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // linfer kernels: the one header of kernels/. The tree is laid out by operation (elementwise/,
 // gemm/, attention/, conv/, dense/), the file names say data type and instruction set:
 //   <op>_ref.cc            portable scalar references, the oracles of the tests

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // MulAddLane<L>(a4, b, acc) = acc + a4[L] * b, for the Highway kernels whose inner loop multiplies
 // a vector by one scalar after another (gemm_hwy.cc, attention_hwy.cc). On aarch64 NEON this is
 // FMLA by element: one load of 4 scalars serves 4 multiply-adds, where hn::Set costs a broadcast

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # bench-tokenizers.sh [BIN_DIR]: tokens per second on one thread, linfer (linfer-tokenize --time:
 # linfer_tokenize alone, the best of 3) beside Hugging Face tokenizers (npm `tokenizers`,
 # encodeBatch with RAYON_NUM_THREADS=1, the best of 3), on the corpus of scripts/test-tokenizers.sh,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # build.sh [BUILD_DIR] [extra cmake args...]: configure and build (Release by default).
 set -euo pipefail
 cd "$(dirname "$0")/.."

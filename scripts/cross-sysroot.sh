@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # cross-sysroot.sh [--python] ARCH DIR: unpacks Debian's ARCH builds (arm64, armhf) into DIR for a
 # cross build. Without --python: XNNPACK with pthreadpool and cpuinfo (the optional dense path), a
 # sysroot for the cross compiler, whose own C library and libstdc++ come with it

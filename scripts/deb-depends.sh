@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # deb-depends.sh [--arch ARCH] [--skip SONAME]... FILE...: the Depends field for ELF files of any
 # architecture (ARCH's, default this machine's),
 # worked out the way dpkg-shlibdeps does it for a native build: for each library the files need

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # footprint.sh [ARCH ...]: builds liblinfer and the minimal program (tests/footprint/minimal.c,
 # linked with the library statically) for each architecture (default: x86_64 aarch64 armv7
 # riscv64) with and without XNNPACK (where Debian has XNNPACK for it), and Linformer only

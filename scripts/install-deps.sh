@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs what linfer needs from Debian's packages (bookworm). Safe to run again: it only calls
 # apt-get when something is missing. Needs root (or sudo).
 set -euo pipefail

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # need-packages.sh PACKAGE...: installs with apt-get those of Debian's packages that are not
 # installed yet (root, or sudo). An index that fails to download while a mirror syncs does not stop
 # it: the install then says whether a package was really missing. Another apt-get at work on the

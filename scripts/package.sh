@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # package.sh [ARCH...]: Debian packages of linfer made with CPack, for amd64, arm64 and armhf
 # (default: all three), into build-packages/: liblinfer0, liblinfer-dev and linfer-tools per
 # architecture, and python3-linfer (Architecture: all). docs/packages.md says what each holds;

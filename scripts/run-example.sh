@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The main job on the shipped example: installs what is missing, builds, and asks the trained
 # language-identification model (int8) which language each line of a sample text is in.
 # Prints one line per sample: the language, its probability and the start of the line.

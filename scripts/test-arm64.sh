@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Cross-builds linfer for aarch64 (Raspberry Pi 4/5, 64-bit) and runs the test suite under
 # qemu-aarch64, three times: the whole suite but test_kernels on a Cortex-A72 (Raspberry Pi 4:
 # ARMv8.0, no dot product, no fp16 arithmetic), then on a Cortex-A76 (the Raspberry Pi 5's core:

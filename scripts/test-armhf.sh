@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Cross-builds linfer for 32-bit ARM (Raspberry Pi OS 32-bit, Debian armhf: ARMv7, VFPv3-D16, no
 # NEON in the baseline) and runs the test suite under qemu-arm, twice: the suite (but
 # test_determinism) on a Cortex-A7 (Raspberry Pi 2: ARMv7 with NEON and VFPv4, what the

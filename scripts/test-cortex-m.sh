@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Bare-metal Cortex-M (docs/microcontrollers.md): builds the runtime with Debian's gcc-arm-none-eabi
 # and newlib-nano (no operating system, no files, no threads, no exceptions or RTTI;
 # cmake/toolchains/cortex-m.cmake) and runs the test firmware (tests/cortex_m) under

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The runtime alone, as an edge device would take it (docs/footprint.md): configured without
 # XNNPACK, threads, tools or tests, once shared and once static. Each must build with nothing but
 # the C++ standard library and the Highway and FlatBuffers headers, name no optional library

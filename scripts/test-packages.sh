@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # test-packages.sh [ARCH...]: tests the .deb packages that scripts/package.sh left in
 # build-packages/ (default: amd64, arm64 and armhf). As root (it installs packages and mounts).
 #  Every architecture: unpacked (dpkg -x), each package must hold its files (the library under

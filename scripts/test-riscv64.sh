@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Cross-builds linfer for 64-bit RISC-V Linux (RV64GC, no vector extension) and runs the test suite
 # under qemu-riscv64: the portable kernels (Highway's scalar target, the generic dense kernels), no
 # XNNPACK (Debian has no riscv64 package of it), nothing from the target beyond its C and C++

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # test-tokenizers.sh [BIN_DIR]: the tokenizers a model file carries give the reference's ids on
 # every line of a 12,400-line multilingual corpus (tests/tokenizers/make_corpus.py; its first 400
 # lines random stress text), through

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds linfer for WebAssembly with Debian's emscripten, two modules of one package, single-threaded:
 # build-wasm-relaxed/ (relaxed SIMD: clang-16 and npm's binaryen, cmake/toolchains/
 # wasm32-emscripten-relaxed.cmake) and build-wasm/ (SIMD128, cmake/toolchains/wasm32-emscripten.cmake,

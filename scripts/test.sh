@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The test command: installs what is missing, builds, and runs every test:
 #   1. Release build, all tests; the tokenizers against their references (scripts/test-tokenizers.sh);
 #      every source file's SPDX line (scripts/spdx.sh --check); the C ABI against its baseline

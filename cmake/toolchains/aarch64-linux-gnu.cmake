@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Cross build for 64-bit ARM Linux (Raspberry Pi 4/5 with a 64-bit OS) with Debian's
 # g++-aarch64-linux-gnu. LINFER_ARM64_SYSROOT: the folder scripts/cross-sysroot.sh arm64 filled
 # with the arm64 XNNPACK, pthreadpool and cpuinfo packages (Highway's headers come from the host).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Cross build for 32-bit ARM Linux (Raspberry Pi OS 32-bit, Debian armhf) with Debian's
 # g++-arm-linux-gnueabihf. LINFER_ARMHF_SYSROOT: for a build with XNNPACK, the folder
 # scripts/cross-sysroot.sh armhf filled with the armhf XNNPACK, pthreadpool and cpuinfo packages

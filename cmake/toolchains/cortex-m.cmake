@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Bare-metal Cortex-M build with Debian's gcc-arm-none-eabi and newlib (scripts/test-cortex-m.sh,
 # docs/microcontrollers.md): no operating system, no files, no threads, no exceptions or RTTI; the
 # model is a const array in flash read in place (linfer_model_load_in_place) and the arena a static

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Cross build for 64-bit RISC-V Linux (RV64GC) with Debian's g++-riscv64-linux-gnu. The runtime
 # needs nothing of the target but its C and C++ libraries, which the cross compiler brings:
 # Highway and FlatBuffers are headers (from the host), XNNPACK has no riscv64 package and is left

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # WebAssembly build with Debian's emscripten (scripts/test-wasm.sh, docs/web.md): single-threaded,
 # SIMD128 as the baseline (every current browser and Node has it; Highway's WASM target and the
 # dense_*_wasm_simd128 kernels), no XNNPACK. Tests run under node.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Plain C use of linfer: load a model, run it on token ids read from a file (or the bytes of a
  * text file with --text), print the output shape and, for a classifier, the predicted class.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Classifies a text with a byte-level classifier model (the shipped langid model):
 //
 //   linfer_classify examples/models/langid.int8.lfm examples/models/langid.labels.txt FILE.txt

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Sentence vectors: the mean of a model's final hidden states over the tokens, and the cosine
 // similarity of two texts' vectors.
 //

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Classifies a text file with a byte-level classifier model (the shipped language-ID model):
 
     /usr/bin/python3 examples/python/classify.py examples/models/langid.int8.lfm \

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Sentence vectors: the mean of a model's final hidden states over the tokens, and the cosine
 similarity of two texts' vectors (the Python version of examples/embed/embed.cpp):
 

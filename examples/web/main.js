@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Language identification as you type (examples/web/index.html): the shipped int8 model, the
 // bytes of the text as its token ids (a byte-level model), the softmax of its logits. The
 // package is the wasm build's (build-wasm/js/linfer); serve the repository's root folder with

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The language-ID page (examples/web) in headless Chromium: serves the repository's root folder,
 // opens the page, types each sample sentence of examples/data/langid_samples.txt key by key and
 // reads the language the page shows; the samples are in the order of the model's labels

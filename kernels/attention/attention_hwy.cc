@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Attention cores with Highway: softmax attention over blocks of keys (online softmax) and
 // linear (elu+1) attention state and apply.
 // Compiled for every target Highway knows (AVX-512, AVX2, SSE4, NEON, scalar); HWY_DYNAMIC_DISPATCH

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Performer (FAVOR+) attention with Highway (kernels.h): features vectorised over the m
 // projections (wt is [d x m]), the state update and the output over the value channels.
 #include "hwy_targets.h"  // before Highway: see there

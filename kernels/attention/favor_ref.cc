@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Performer (FAVOR+) attention: the state layout and the scalar references (kernels.h).
 // The references follow the formula key by key (a running stabiliser, rescaling the state when it
 // grows), accumulating the projections and the output sums in double.

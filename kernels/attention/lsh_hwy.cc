@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reformer's LSH attention, one chunk, with Highway (kernels.h): the scores and P V on the
 // register-blocked matrix product, the masks and the softmax rows vectorised over the keys.
 #include "hwy_targets.h"  // before Highway: see there

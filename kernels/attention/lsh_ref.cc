@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reformer's LSH attention, one chunk: the scalar reference (kernels.h), in double.
 #include <algorithm>
 #include <cfloat>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Depthwise 1-D convolution over the sequence with Highway (GiveTake's locality branch).
 // Compiled for every target Highway knows (AVX-512, AVX2, SSE4, NEON, scalar); HWY_DYNAMIC_DISPATCH
 // picks the best one for the running CPU. Remainders that do not fill a vector run as scalar code

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Depthwise 1-D convolution.
 // Portable scalar reference kernels: the oracles of the tests. Written for clarity; they
 // accumulate in double where that makes the oracle tighter than the code under test.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the AVX2 dense kernels (dense_{f32,f16}_avx2.cc, dense_int8_avxvnni.cc,
 // dense_int8_avx2.cc) share: a register tile of 6 rows x one panel of 16 output channels (two
 // ymm vectors per row: 12 accumulators of the 16 registers), the walk over the tiles, the

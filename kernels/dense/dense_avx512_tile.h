@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the AVX-512 dense kernels (dense_{f32,f16}_avx512.cc, dense_int8_avx512vnni.cc) share:
 // the register tile shape, the cache blocking that walks the tiles, the output-channel masks and
 // the epilogue. x86-64 only; every function carries its target attribute.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Dense layers with f16 weights on AVX-512: the f32 register tile, each weight vector widened
 // from 16 halves by vcvtph2ps as it is loaded. The weights stay f16 in memory (half the bytes of
 // f32 to keep resident and to stream per run); the arithmetic is f32.

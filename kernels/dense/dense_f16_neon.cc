@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Dense layers with f16 weights on ARMv8.0 NEON (Cortex-A72: Raspberry Pi 4; Cortex-A76: Pi 5):
 // the weights stay f16 in memory and are widened in registers (FCVTL / FCVTL2), arithmetic is
 // f32 (no fp16 arithmetic, which the A72 lacks).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Dense layers with f16 weights and fp16 arithmetic (ARMv8.2 FP16: FMLA .8H, 8 half-precision
 // multiply-adds per instruction; Cortex-A76 = Raspberry Pi 5, HWCAP_ASIMDHP). Opt-in only (session
 // option fp16_arithmetic): the f16 sums change results by about 0.5% where dense_f16_neon (f32

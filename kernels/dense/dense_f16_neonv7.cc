@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Dense layers with f16 weights on 32-bit ARMv7 NEON with VFPv4 (Cortex-A7: Raspberry Pi 2;
 // A53 and A72 under a 32-bit OS: Pi 3 and 4): the weights stay f16 in memory and are widened in
 // registers (VCVT.F32.F16, which VFPv4 brings to NEON), arithmetic is f32 (VFMA).

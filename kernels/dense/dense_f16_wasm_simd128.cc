@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Dense layers with f16 weights on WebAssembly SIMD128: the f32 tile (dense_wasm_simd128.h) on
 // weights widened in registers, 8 at a time. SIMD128 has no half-precision conversion: the
 // widening is integer arithmetic, exact for every half (subnormals, infinities, NaNs).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Dense layers with f32 weights on AVX2 + FMA (x86 without AVX-512: most laptops and edge boxes):
 // the 6 x 16 register tile of dense_avx2_tile.h.
 #include "dense/dense_avx2_tile.h"

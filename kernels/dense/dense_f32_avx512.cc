@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Dense layers with f32 weights on AVX-512: the 6 x 64 register tile of dense_avx512_tile.h
 // (95% of the FMA peak in its inner loop). XNNPACK's 2022 fully connected operator reaches about
 // 70% here and has no GELU or accumulate epilogue, which this kernel fuses.

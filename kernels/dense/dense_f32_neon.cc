@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Dense layers with f32 weights on ARMv8.0 NEON (Cortex-A72: Raspberry Pi 4; Cortex-A76: Pi 5).
 // Tile: 4 rows x one panel of 16 output channels, 16 accumulators. Each row's inputs are loaded
 // 4 at a time (one q register) and fed to FMLA by element, so one input load serves 4 k steps;

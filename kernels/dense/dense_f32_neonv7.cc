@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Dense layers with f32 weights on 32-bit ARMv7 NEON with VFPv4 (Cortex-A7: Raspberry Pi 2;
 // A53 and A72 under a 32-bit OS: Pi 3 and 4).
 // Tile: 4 rows x half a panel (8 output channels), 8 accumulators, the two halves of a panel one

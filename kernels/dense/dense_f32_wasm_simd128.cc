@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Dense layers with f32 weights on WebAssembly SIMD128 (dense_wasm_simd128.h has the tile).
 #if defined(__wasm_simd128__)
 #include "dense/dense_wasm_simd128.h"

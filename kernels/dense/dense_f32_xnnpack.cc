@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Dense layers through XNNPACK's f32 fully connected operator (kernels.h: XnnpackDense). The
 // operator packs its own copy of the weights when it is created; run() only sets the row count
 // and pointers, which allocates nothing in this XNNPACK version.

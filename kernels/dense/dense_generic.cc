@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Portable dense kernels, for CPUs below the instruction sets that have their own kernels (x86
 // without AVX2, such as Atom and Celeron edge boxes): register tiles of 4 rows x one panel of 16
 // channels in plain C++, which the compiler vectorises for the build's baseline (SSE2 on x86-64,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Dense layers with int8 weights on AVX2 without VNNI (Haswell to Comet Lake, Zen 1-3): 16-bit
 // products with vpmaddwd. The activations are quantized straight to int16 (so no correction is
 // needed), each 16 weight bytes sign-extended to 16 words as they are loaded; vpmaddwd sums two

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Dense layers with int8 weights on AVX-512 VNNI, activations quantized per row at run time:
 //   y[r][n] = s_x[r] * s_w[n] * sum_k qx[r][k] * qw[n][k] + b[n]
 // vpdpbusd multiplies unsigned by signed bytes, so the activations are stored as q + 128 and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Dense layers with int8 weights on AVX-VNNI (the VEX-encoded vpdpbusd on 256-bit vectors:
 // Intel Alder Lake and later, N100-class edge boxes, AMD Zen 4/5). Same arithmetic as the
 // AVX-512 VNNI kernel: activations as q + 128, 128 * channel sum subtracted. Tile: 6 rows x one

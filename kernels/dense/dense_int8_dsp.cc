@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // int8 dense layers on the Arm DSP extension (Cortex-M4, M7, M33, M55; every ARMv7-A core in 32-bit
 // mode): SMLAD multiplies two pairs of int16 and adds both products to an int32 accumulator, two
 // multiply-adds per instruction. The weights stay int8 in their panels (in flash on a

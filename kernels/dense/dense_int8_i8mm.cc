@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Dense layers with int8 weights on NEON with the int8 matrix multiply (SMMLA: FEAT_I8MM, ARMv8.6;
 // phone cores since the Cortex-A510/A710/X2, Neoverse V1/N2). Activations quantized by
 // quantize_s8_neon (dense_int8_neon.cc), read as q, signed by signed as with SDOT: no offset, no

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // int8 dense layers on Helium (the M-profile vector extension, MVE: Cortex-M55, M85). VMLADAVA.S8
 // multiplies two int8x16 vectors and adds all 16 products to a scalar int32: 16 multiply-adds per
 // instruction. A row's 16 consecutive inputs are one contiguous load (the rows as every int8

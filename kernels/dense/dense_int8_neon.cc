@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Dense layers with int8 weights on ARMv8.0 NEON without the dot product (Cortex-A72: Raspberry
 // Pi 4), and the activation quantizer of both Arm int8 kernels (quantize_s8_neon).
 // Arithmetic: SMULL / SMULL2 multiply 8 weight bytes by 8 input bytes into int16; SMLAL / SMLAL2

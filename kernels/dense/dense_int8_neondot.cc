@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Dense layers with int8 weights on NEON with the dot product (SDOT: ARMv8.2 dotprod, Cortex-A76:
 // Raspberry Pi 5). Activations quantized by quantize_s8_neon (dense_int8_neon.cc), read as q:
 // SDOT multiplies signed by signed bytes, so no +128 offset and no channel-sum correction.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Dense layers with int8 weights on 32-bit ARMv7 NEON (Cortex-A7: Raspberry Pi 2; A53 and A72
 // under a 32-bit OS: Pi 3 and 4), and the activation quantizer they read (quantize_s8_neonv7).
 // Arithmetic: VMULL.S8 multiplies 8 weight bytes (2 channels x 4 inputs) by the row's group of 4

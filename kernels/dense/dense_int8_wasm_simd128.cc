@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Dense layers with int8 weights on WebAssembly SIMD128, on the same quantized values as the
 // reference (quantize_s8_ref: q, one scale per row) and bit-exact with it.
 // SIMD128's integer dot product is i32x4.dot_i16x8_s (pairs of int16 products added into int32),

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the dense kernel files share: the entry points that dense_select.cc lists in its tables,
 // and the per-channel values of the last, partial panel.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the NEON dense kernels (dense_{f32,f16,int8}_neon.cc, dense_int8_neondot.cc,
 // dense_int8_i8mm.cc) share: the walk over row blocks and tiles, the output epilogues, FMLA by
 // element, and the broadcast of an int8 input group. ARMv8.0 only (no dot product or matrix

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the 32-bit Arm NEON dense kernels (dense_{f32,f16,int8}_neonv7.cc) share: the target
 // attribute, the row blocks, the output epilogues and the broadcast of an int8 input group.
 // ARMv7-A with NEON and VFPv4 (Cortex-A7: Raspberry Pi 2; Cortex-A53 and A72 under a 32-bit OS:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Scalar references of the dense kernels, the oracles of the tests: element by element from the
 // panel layout, f32/f16 accumulated in double, int8 as exact integer sums dequantized the way
 // every int8 kernel does.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The dense kernels of this build, what each needs from the CPU, and the choice among them.
 #include <cstring>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the WebAssembly SIMD128 dense kernels (dense_{f32,f16,int8}_wasm_simd128.cc) share: the
 // row blocks, the output epilogue, and the float tile that the f32 and f16 kernels differ in only
 // by how a panel's weights become floats. SIMD128 is the wasm build's baseline (-msimd128): every

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Element-wise and row kernels with Highway: layer norm, activations, add, sum.
 // Compiled for every target Highway knows (AVX-512, AVX2, SSE4, NEON, scalar); HWY_DYNAMIC_DISPATCH
 // picks the best one for the running CPU. Remainders that do not fill a vector run as scalar code

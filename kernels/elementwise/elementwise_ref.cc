@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Layer norm, activations, add, sum.
 // Portable scalar reference kernels: the oracles of the tests. Written for clarity; they
 // accumulate in double where that makes the oracle tighter than the code under test.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Plain f32 matrix product with Highway: the sequence compression E X; and X's columns packed as
 // int8 weights for the compression of int8 models.
 // Compiled for every target Highway knows (AVX-512, AVX2, SSE4, NEON, scalar); HWY_DYNAMIC_DISPATCH

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // f32 matrix product; X's columns packed as int8 weights (the int8 compression).
 // Portable scalar reference kernels: the oracles of the tests. Written for clarity; they
 // accumulate in double where that makes the oracle tighter than the code under test.

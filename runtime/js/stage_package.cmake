@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Writes the package folder OUT from the linked module (GLUE, WASM) and the sources in SRC
 # (runtime/js/CMakeLists.txt). Both entry points are core.js between the loader and a tail.
 cmake_minimum_required(VERSION 3.25)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Static memory plan: buffers with lifetimes (first and last step that use them) are placed in one
 // arena, greedily, largest first, at the lowest offset that does not collide with a placed buffer
 // whose lifetime overlaps (TensorFlow Lite's greedy planner). Offsets are 64-byte aligned and each

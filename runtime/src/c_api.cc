@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The C API: hands the runtime's Status (status.h: the code and the message of the place that
 // failed) to the caller, keeps the message per thread, and catches whatever escapes.
 #include <algorithm>

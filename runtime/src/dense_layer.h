@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One dense layer of a session (Q, K, V, output, feed-forward, heads): it chooses, prepares and
 // runs. Chosen by the execution plan: the model's shared weights on linfer's kernel for their
 // dtype (the session holds no weights), or, with the option LINFER_DENSE_XNNPACK, an XNNPACK

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Inference (a session) running: the entry points, embeddings, the layer loop and the output heads
 // (inference_prepare.cc creates it).
 #include "inference.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The runtime's session (behind linfer_session and the C++ wrapper linfer::Session): one
 // execution plan, its arena, its thread pool, the layer loop with its dense layers and norms over
 // the model's shared weights, and the attention kind's module (attention/), which owns

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Inference (a session) created: the plan bound to an arena, the dense layers prepared, the threads
 // started. It runs once per session, so it is compiled for size (linfer_cold_sources).
 #include "inference.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The row pipeline: a softmax-attention layer as one parallel region over blocks of rows.
 #include <algorithm>
 

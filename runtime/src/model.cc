@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "model.h"
 
 #if !LINFER_BARE_METAL

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A loaded model: the file's bytes (mapped, or an aligned copy), its description, and the weights
 // every session reads. Immutable after load, so sessions on many threads share one LoadedModel
 // and no session holds weights of its own.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The model options a build may leave out (-DLINFER_MODEL_OPTIONS, CMakeLists.txt): code that only
 // models with the option run. The Cortex-M build leaves out those its model does not use; a model
 // that needs one left out is refused at load (model_options_built).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A session's thread pool and how work is split across it. Nothing here allocates.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Everything a session decides once, from its model and options: the checked options, the dense
 // kernels, the execution paths, the threads, and where every buffer lives in the arena.
 // Inference::arena_size and Inference::create both build it, so they cannot disagree, and nothing

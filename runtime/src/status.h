@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The runtime's one error vocabulary: a Status (a linfer_status code and the message of the place
 // that failed) and Result<T> (a value, or the Status of why there is none). Every function inside
 // runtime/src that can fail returns one of them, and the C API (c_api.cc) hands the code and the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A session's worker threads (LINFER_THREADS builds): the calling thread and threads - 1 workers
 // run the chunks of one parallel region at a time. Everything is allocated when the pool starts;
 // a region allocates nothing. Between regions the workers spin for a while (the next region of a

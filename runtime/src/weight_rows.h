@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Rows of weights that stay f16 or int8 in memory (embeddings, positions, GiveTake tokens, the
 // projections E and F), widened to f32 where a run uses them.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The golden checkpoints of tests/golden (Linformer options), tests/golden_kinds (full, linear,
 // GiveTake) and tests/golden_layouts (lucidrains, fairseq, tatp22, performer, longformer, bigbird), and how each is
 // converted.

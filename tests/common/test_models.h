@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Random, valid models built in memory for tests that need a model but not a golden reference.
 #pragma once
 

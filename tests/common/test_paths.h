@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The execution path a test binary runs on, chosen by ctest through environment variables (read
 // here, in the tests; the library reads no environment):
 //   LINFER_TEST_PATH: "pipeline" (default: the row pipeline where the model allows it),

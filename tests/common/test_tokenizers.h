@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Small tokenizers for the unit tests, built with the converter's TokenizerData: a WordPiece one
 // (BERT's normalizer, [CLS] ... [SEP]) and a byte-level BPE one (the 256 bytes and five merges).
 #pragma once

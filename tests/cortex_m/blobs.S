@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The model and the test cases, linked into flash as they are: the model 64-byte aligned, as the
    runtime reads its weights in place (linfer_model_load_in_place). */
   .section .rodata.linfer_cm_model, "a"

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Flash taken by each part of a firmware, from the linker's map (-Wl,-Map):
 
     python3 tests/cortex_m/code_size.py FIRMWARE.map

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The Cortex-M test firmware (scripts/test-cortex-m.sh): a trained int8 Linformer linked into flash
 // is loaded in place, run on the shipped inputs with a static arena, and compared with the host
 // build's outputs on the same model; then bad input, each of which must come back as a status with

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The test firmware's inputs and expected outputs (tests/cortex_m/firmware_test.cc):
 
     /usr/bin/python3 tests/cortex_m/make_cases.py MODEL.lfm PER_LANGUAGE OUT.bin [--max-len 128]

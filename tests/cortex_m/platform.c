@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the C library asks of an operating system, for the test firmware on QEMU's MPS2/MPS3
 // boards: output and exit through Arm semihosting (BKPT 0xAB), a heap between two linker symbols
 // with its high-water mark kept, and abort() that says so and exits.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The smallest firmware that uses linfer as an application would (docs/microcontrollers.md): the
 // model read in place from flash, a static arena, one input, the class printed. Its code size
 // (text minus the model) is the runtime's cost in flash; it prints no numbers, so that no printf

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The test firmware's start: the vector table (initial stack, reset, and faults that report and
 // exit instead of hanging), the FPU (and Helium) switched on, .data copied from flash, .bss zeroed,
 // C++ constructors, main, and the exit code through semihosting (platform.c).

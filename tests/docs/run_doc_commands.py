@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Runs every command of the documentation that starts a built tool, so that the docs cannot rot.
 
     /usr/bin/python3 tests/docs/run_doc_commands.py --source . --bin build/bin --work build/test_tmp/docs

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The footprint budget (docs/footprint.md): the stripped sizes of liblinfer and of the minimal
 # program linked with it statically, for this build's key (architecture and configuration), must
 # stay within 10% of the sizes recorded in tests/footprint/sizes.txt and within the budget written

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The smallest program that uses linfer: load a model, run it once, print the arg-max of the last
  * output row. Linked with the library's objects (as a static liblinfer.a would be), its stripped
  * size is the footprint an application gains (docs/footprint.md, tests/footprint/sizes.txt).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer target: the converter behind the readers. Input: a 2-byte little-endian length L, L
 // bytes of --config JSON (L = 0: none), then a checkpoint (any format). The checkpoint goes through
 // every layout mapper; each description a mapper accepts is written as .lfm (f32, then f16 and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer target: .lfm bytes -> linfer_model_load_from_memory; if the model loads, its info, a
 // session (max_seq_len = min(n, 64), one thread) and one run on token ids (or embeddings) taken
 // from the input, and with a tokenizer its last bytes tokenized; then everything is freed. The C

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer target: safetensors bytes -> read_checkpoint_from_memory, then tensor_to_f32 on every
 // tensor. Inputs that the format detection would send to another reader (zip, legacy pickle,
 // PYTORCH1, tar) are skipped: fuzz_torch covers those.

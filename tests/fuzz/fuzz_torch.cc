@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer target: torch.save bytes (zip archive or legacy stream) -> read_checkpoint_from_memory,
 // then tensor_to_f32 on every tensor and a bounded walk of the unpickled object and its metadata.
 // Inputs that would go to the safetensors reader are skipped (fuzz_safetensors covers them).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Writes the seed corpora of the fuzz targets under tests/fuzz/corpus/ (deterministic, small).
 
     build-upstream/venv/bin/python tests/fuzz/make_seeds.py [CONVERTER]    (default: build/bin/linfer-convert)

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """make_tokenizer_seeds.py [CONVERTER]: fuzz_lfm seeds with a tokenizer table: a tiny lucidrains
 LM (400 tokens) converted with a WordPiece and with a byte-level BPE tokenizer.json, and with a
 SentencePiece unigram model (nmt_nfkc, so with its character map; byte fallback) trained here

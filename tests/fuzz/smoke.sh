@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # smoke.sh BUILD_DIR [SECONDS]: CI smoke run of the fuzz targets (docs/security.md).
 #
 # For each target in BUILD_DIR/bin (a -DLINFER_FUZZ=ON build): first every input of

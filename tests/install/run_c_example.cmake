@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Converts a golden classifier checkpoint and runs the plain C example on it.
 set(case ${SOURCE}/tests/golden/c04_layerwise_before_nopos_cls_first)
 execute_process(COMMAND ${LAUNCHER} ${CONVERT} ${case}/checkpoint.pt -o ${TMP}/c_example.lfm RESULT_VARIABLE rc OUTPUT_QUIET)

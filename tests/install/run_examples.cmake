@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Runs the example programs on the shipped language-identification model and sample texts.
 # Each sample is named langid-<label>.txt; the classifier's top label must be that label, it must
 # print three labels with probabilities, read the same text from standard input with the same

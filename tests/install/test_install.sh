@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs the build into a prefix, then builds an outside project against it twice: with CMake's
 # find_package(linfer) and with pkg-config. Both must run a converted model.
 set -euo pipefail

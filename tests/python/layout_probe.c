@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Prints, as one JSON object, what the Python package's ctypes declarations must match: the size
  * and field offsets of the C API's structs as this compiler lays them out for this target, and the
  * library's default session options. Built for the target (run under the emulator when cross

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """What the Python tests share: paths and commands from the environment that tests/CMakeLists.txt
 sets (so that a cross build can put the emulator in front of every program), and small helpers."""
 

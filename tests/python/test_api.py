@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The Python package against the C API and linfer-run: struct layouts, model info, bit-identical
 outputs, input conversions, every error path, closed objects, views and copies, session options."""
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """python3 -m linfer against linfer-run: the same summary lines and dumps, one line and a non-zero
 exit on bad input."""
 

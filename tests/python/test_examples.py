@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """examples/python on the shipped language-ID model: classify.py names the language of every sample
 (examples/data/langid-<label>.txt) and prints what the C++ example prints; embed.py gives a text
 cosine 1 with itself, less with another, as examples/embed does."""

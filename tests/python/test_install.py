@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """cmake --install into a temporary prefix, then the package imported from
 PREFIX/lib/python3/dist-packages by an interpreter with a clean environment (nothing of the build
 tree on any path): it must load PREFIX's liblinfer, give the build tree's outputs, and keep working

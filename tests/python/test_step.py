@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Session.step on a causal linear-attention model (tests/golden_kinds/k05_linear_causal_lm,
 converted with linfer-convert): token by token equals the whole-sequence run and PyTorch's output."""
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Threads: sessions on one shared model in several Python threads give the outputs of one session
 bit for bit; the GIL is released while the library runs; a session shared by threads is serialized;
 a caller changing its ids array during a run cannot make the library read outside the vocabulary."""

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Regenerates the checkpoint-reader fixtures used by tests/unit/test_readers.cpp.
 
 Needs torch (Debian python3-torch; the fixtures were made with 1.13). Run from anywhere:

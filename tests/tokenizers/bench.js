@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // RAYON_NUM_THREADS=1 node bench.js TOKENIZER.json CORPUS: Hugging Face tokenizers' time for the
 // corpus's lines (encodeBatch with special tokens, the best of 3), tokens per second.
 const fs = require("fs");

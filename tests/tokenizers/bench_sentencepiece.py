@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """bench_sentencepiece.py MODEL.model CORPUS: python3-sentencepiece's time for the corpus's lines
 (one batch, num_threads=1, the best of 3), tokens per second."""
 import sys

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """make_corpus.py OUT [LINES]: a reproducible multilingual test corpus, one sample a line: Latin
 with accents, Cyrillic, Greek, Arabic and Hebrew, Devanagari, Thai, CJK, Korean, combining marks,
 emoji with ZWJ sequences, control characters, long words, runs of whitespace, numbers,

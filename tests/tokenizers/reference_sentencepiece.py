@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """reference_sentencepiece.py MODEL.model CORPUS: python3-sentencepiece's ids of each corpus line
 (its bytes decoded as UTF-8 with U+FFFD for ill-formed sequences), one line each, as
 linfer-tokenize prints them (no template: a .model has none)."""

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """train_sentencepiece.py CORPUS OUT_DIR: SentencePiece models trained here with
 python3-sentencepiece on the corpus's well-formed lines (default nmt_nfkc normalizer, so the
 .model carries its precompiled character map): unigram with byte fallback (spm_unigram.model)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The catalogue of bad model files: each is made from a valid model by one targeted change and
 // must be refused at load with its own clear message and status, never a crash. Each file is also
 // written to disk and given to linfer-run, which must exit non-zero with a one-line message.

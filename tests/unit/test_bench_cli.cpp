@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // linfer-bench --ids FILE --dump OUT.npy: the timed runs use the given ids (the first --seq-len of
 // them) and the dump is the output of the last timed run, bit for bit what linfer-run computes for
 // the same ids (the runtime is deterministic across thread counts); bad inputs are refused.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One shared Model, several threads each with its own Session, all running at once: every output
 // must equal the single-threaded one bit for bit, and the weights stay the model's. Run under
 // ThreadSanitizer in CI (scripts/test.sh).

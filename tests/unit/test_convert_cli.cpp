@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // linfer-convert on malicious and corrupt checkpoints: every one is refused with exit code 1 and a
 // single line naming the problem, and leaves no output file (nor a temporary one) behind.
 #include <doctest/doctest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Outputs must not depend on the number of threads or on the run. Every golden model (all kinds
 // and layouts) in f32, f16 and int8, and larger random models whose dim, attention width and
 // feed-forward width all differ, on every execution path, at lengths that give each thread

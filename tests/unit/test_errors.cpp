@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One error vocabulary: the runtime's Status and Result (runtime/src/status.h), and every kind of
 // failure reaching the C API with its own code and the message of the place that failed: out of
 // memory stays LINFER_ERROR_OUT_OF_MEMORY, also when a session's dense layers or its arena cannot

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Inputs found (or made) while fuzzing, run through the public entry points in every build (the
 // fuzz targets only run in -DLINFER_FUZZ=ON builds): tests/fuzz/regressions/<target>/ must never
 // crash, and the seed corpora must load. Plus the cases behind the fixes, built in code.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Every fast kernel against its scalar reference, over odd sizes that exercise vector remainders.
 #include <doctest/doctest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // run() must not allocate: malloc and friends are replaced by counting wrappers around glibc's,
 // and the count must not move across runs (after creation, which may allocate freely).
 #include <doctest/doctest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Quantization: f16 and int8 round trips within their error bounds (the int8 kernels against
 // their reference are in test_kernels), and whole golden models converted to f16 and int8
 // against the f32 model.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tests of the linfer-convert checkpoint readers (tools/convert/reader).
 //
 // Fixtures in tests/readers/ were written by real torch (tests/readers/make_fixtures.py); the

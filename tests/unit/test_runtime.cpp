@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Sessions, the arena planner and input validation at run time.
 #include <doctest/doctest.h>
 

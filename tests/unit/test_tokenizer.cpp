@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The tokenizer a model carries, through the C API: known ids for WordPiece and byte-level BPE,
 // the size query and a short buffer, detokenize, and random and ill-formed UTF-8 (each input in a
 // heap block of its exact size, so that the ASan build catches a read past it).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One version: project(linfer VERSION ...) in CMakeLists.txt is its only literal; the library and
 // its header read it from there (LINFER_PROJECT_VERSION is ${PROJECT_VERSION}, given by CMake).
 #include <doctest/doctest.h>

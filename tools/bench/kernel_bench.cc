@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // linfer-kernel-bench: single-thread speed of every dense kernel this CPU runs, against the peak
 // of the instruction it is built on.
 //

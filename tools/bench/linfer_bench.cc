@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // linfer-bench MODEL.lfm [--seq-len N] [--threads N] [--runs N] [--warmup N] [--profile]
 //                        [--dense auto|xnnpack] [--pipeline auto|on|off] [--max-isa ISA]
 //                        [--fp16-arithmetic] [--sessions N] [--ids FILE] [--dump OUT.npy]

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """What one model and N sessions on it cost in resident memory, against the bound
 weights (in their file dtype) + N x arena + 5 %.
 

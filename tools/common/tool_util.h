@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Small helpers shared by the command-line tools and tests: .npy files, token files, atomic
 // output files (written to a temporary name and renamed, so a failure leaves nothing behind).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The linfer layout's configuration JSON (docs/converter.md) -> EncoderConfig.
 #pragma once
 

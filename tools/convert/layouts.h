@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Layout mappers: a checkpoint's tensors (by the source library's key names) -> the canonical
 // encoder description. One mapper per source library (layouts/<name>.cc, listed in
 // layouts/registry.cc); each fills EncoderConfig from the library's own hyperparameters and fetches

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // linfer-convert CHECKPOINT -o MODEL.lfm [--config CONFIG.json] [--layout auto|lucidrains|fairseq|tatp22|performer|reformer|longformer|bigbird|bert|linfer]
 //                [--dtype f32|f16|int8] [--format-version 1|2] [--tokenizer FILE]...
 //                [--pooling auto|none|cls|mean] [--normalize]

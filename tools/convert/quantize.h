@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Storing a description's matrices as f16 or int8 (docs/quantization.md).
 #pragma once
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Validation-split ablation of the language-ID training recipe: checkpoints trained with and without
 train.py's augmentation (--augment full / none, same configuration and steps) on the validation
 pages, as they are and changed the ways inputs that are not manual pages differ.

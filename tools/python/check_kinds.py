@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Independent check of the full / linear_elu / givetake / performer / sliding_window / block_sparse / lsh
 kinds of linfer_ref.py and of tests/golden_kinds.
 

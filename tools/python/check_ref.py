@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Independent check of linfer_ref.py and of the golden fixtures.
 
     /usr/bin/python3 tools/python/check_ref.py [GOLDEN_DIR]     (default: tests/golden)

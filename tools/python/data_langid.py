@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Data for the language-identification example (train.py, eval_accuracy.py).
 
 Task: which language is a piece of a manual page written in? The texts are the roff sources of

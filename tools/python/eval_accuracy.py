@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Test-split accuracy of the language-ID example model, in PyTorch and in linfer (f32, f16, int8),
 on the 1 KB pieces of the test pages and on the short-input test set.
 

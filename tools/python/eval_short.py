@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Accuracy of language-ID models on the short test set with every input cut to its first N bytes
 (at a character boundary), as a model with n = N sees it (docs/accuracy.md, the microcontroller
 model):

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """fit_erf.py: the rational erf approximation of kernels/simd/simd.cc (GELU).
 
     /usr/bin/python3 tools/python/fit_erf.py

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Accuracy of fp16 arithmetic (ARMv8.2 FMLA .8H) in an f16 model's dense layers, emulated in numpy
 on the benchmark suite's model S (issue 37 item 4; docs/quantization.md, "fp16 arithmetic on
 ARMv8.2 (Pi 5)").

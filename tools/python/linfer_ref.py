@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """PyTorch reference of the canonical linfer encoder, every attention kind of the format:
 "linformer", "full" (softmax over all rows), "linear_elu" (Katharopoulos et al. 2020, optionally
 causal), "givetake" (GT-SA: learned global tokens, Take and Give attention, optional depthwise

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Writes the shipped example model: examples/models/byte-lm.lfm.
 
 A byte-level Linformer LM (vocabulary 256, so any text file is valid input via linfer-run --text)

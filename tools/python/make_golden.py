@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Writes the golden parity fixtures under tests/golden/ (deterministic, a few seconds).
 
     /usr/bin/python3 tools/python/make_golden.py [OUT_DIR]      (default: tests/golden)

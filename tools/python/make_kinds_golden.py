@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Writes the golden fixtures of the non-linformer attention kinds (full, linear_elu, givetake,
 performer, sliding_window, block_sparse, lsh) under tests/golden_kinds/
 (deterministic, about two seconds).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Writes tests/golden_layouts/: checkpoints in the upstream layouts (three Linformer ones,
 lucidrains' performer-pytorch and reformer-pytorch, Hugging Face's Longformer and BigBird), with outputs.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Writes runtime/src/tokenizer/unicode_tables.inc: the Unicode classes and mappings the tokenizers
 need (letters, numbers, punctuation, nonspacing marks, control and format characters, lower case,
 canonical decomposition without nonspacing marks), from this Python's unicodedata.

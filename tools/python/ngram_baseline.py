@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """A byte n-gram naive Bayes classifier on the language-ID data: the reference point the
 example model is measured against (docs/accuracy.md, "Why the example is not a Linformer").
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Trains the example model: a byte-level encoder that tells which language a text is written in
 (10 classes, data_langid.py), and writes it in every form the examples use.
 

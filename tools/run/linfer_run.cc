@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // linfer-run MODEL.lfm (--ids FILE | --text FILE) [--dump OUT.npy] [--threads N]
 // --text: tokenized by the model's tokenizer when its file carries one, else the bytes as ids.
 #include <chrono>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // linfer-tokenize MODEL.lfm [FILE] [--time]: each input line's token ids (the model's tokenizer,
 // with its template), space-separated, one output line per input line; standard input without
 // FILE. The line's end (\n, and a \r before it) is not part of the line. --time: no ids; the time

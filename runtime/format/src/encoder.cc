@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "linfer/format/encoder.h"
 
 #include "linfer/format/panel.h"

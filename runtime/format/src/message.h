@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The reader's and validator's failure messages, formatted by one function out of line: each check
 // passes its text and arguments instead of concatenating std::strings in place (on a
 // microcontroller, that inlined concatenation was most of the format's code).

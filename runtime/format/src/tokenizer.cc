@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Validation of the tokenizer table (linfer/format/tokenizer.h).
 #include "linfer/format/tokenizer.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* linfer C API: load a .lfm model, create a session with all memory planned up front, run.
  *
  * Error policy: no function aborts or throws. Every function that can fail returns a

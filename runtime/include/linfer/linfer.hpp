@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // linfer C++ API: a thin, header-only RAII wrapper over the C API (linfer.h). No exceptions:
 // failures come back as a Status carrying the code and the one-line message.
 #pragma once

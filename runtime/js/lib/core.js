@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ---- linfer's JavaScript API (runtime/js/lib/core.js) -------------------------------------------
 // The C API (runtime/include/linfer/linfer.h) on the WebAssembly module, with the rules of the
 // Python binding: one error type carrying the C API's message, a model shared by its sessions,

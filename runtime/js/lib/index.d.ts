@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Types of the linfer package (runtime/js/lib/core.js).
 
 /** What a model file says about itself: the C API's linfer_model_info (Python's Model.info). */

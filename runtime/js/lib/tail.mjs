@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ---- ES module (runtime/js/lib/tail.mjs): linfer.wasm beside this file, read in Node, fetched
 // (and compiled while it streams) in browsers ----------------------------------------------------
 async function loadWasm(file, imports) {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* What the JavaScript package (lib/core.js) calls besides linfer.h: the C API's structs and
  * by-value returns flattened into plain arguments, so that the JavaScript side never hard-codes
  * a struct layout, and the allocator's count of bytes in use, which the tests watch. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The JavaScript package under node (scripts/test-wasm.sh runs it with --expose-gc): parity with
 // the native build, bad input, memory. LINFER_JS_PACKAGE: the staged package folder;
 // LINFER_JS_TEST_DATA: the models and native outputs test-wasm.sh wrote.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Compiled, not run (scripts/test-wasm.sh: tsc --noEmit --strict against the staged package's
 // index.d.ts): the README's use of the API type-checks, and misuse does not.
 import * as linfer from 'linfer';

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """linfer: run Linformer (and other linear-memory attention) transformer models from .lfm files.
 
     import linfer, numpy as np

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """python3 -m linfer MODEL.lfm (--ids FILE | --text FILE) [--dump OUT.npy] [--threads N]
 
 Runs a model once and prints a summary, as linfer-run does (tools/run/linfer_run.cc): --ids reads

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """ctypes declarations of linfer's C API (runtime/include/linfer/linfer.h) and the library lookup.
 
 Everything here mirrors linfer.h; nothing else in the package touches ctypes types directly.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What every attention module shares: its K and V dense layers.
 #include "attention/attention_kind.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One attention kind, one module (TensorFlow Lite Micro's kernel shape): at session creation the
 // module checks its part of the configuration and asks the planner for its own arena buffers
 // (plan), takes their addresses once the arena exists (bind) and prepares its dense layers

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Block sparse attention (BigBird, HF BigBirdBlockSparseAttention as it runs in eval mode; BigBird's
 // ITC pattern, docs/format.md): query blocks of block_size rows; a global block (the first and
 // last global_blocks, or every block of a short input) attends to every key, any other to the keys

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Full softmax attention: every row over every key (the baseline every benchmark compares against).
 #include "attention/softmax_attention.h"
 

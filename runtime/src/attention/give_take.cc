@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // GiveTake: p learned tokens ride as rows [T, T + p) of the session's buffers (the layer loop
 // treats them as rows); the tokens take from the sequence, then the sequence takes from what the
 // tokens gathered (docs/converter.md). Both streams share W_q, W_k, W_v, W_out; an optional

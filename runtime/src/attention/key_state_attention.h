@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What linear attention (elu+1) and the Performer share: Q, K and V of every row, a key state per
 // kv head built from the keys and values, each query row read against it. Bidirectional: the
 // state of all T keys, then (head, block of rows) items across threads. Causal: row i adds its

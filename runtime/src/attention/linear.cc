@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Kernelized linear attention, phi(Q) (phi(K)^T V) with phi = elu + 1 (Katharopoulos et al. 2020),
 // bidirectional or causal: a key state S (dh x dh) and z (dh) per kv head (key_state_attention.h).
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Linformer (Wang et al. 2020): keys and values compressed along the sequence to k rows,
 // K' = E X W_k^T, V' = F X W_v^T. An input of n >= k rows is compressed first (E X is k x D), so
 // that K and V are projected on k rows instead of n; a shorter one is projected first, on its n

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // LSH attention (Reformer; lucidrains' reformer-pytorch LSHAttention in eval mode, its rotations
 // fixed in the file; docs/format.md): the queries double as keys. In each hashing round every
 // head's rows are hashed (argmax over [x R, -x R] with the round's first lsh_half_buckets(T)

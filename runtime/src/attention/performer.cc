@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Performer (FAVOR+, Choromanski et al. 2021, as performer-pytorch computes it): random features of
 // Q and K (kernels.h favor_*) in place of the softmax, a favor state per kv head
 // (key_state_attention.h), bidirectional or causal.

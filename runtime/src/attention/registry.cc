@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The schema's attention kinds and their modules. Which modules this build has comes from
 // -DLINFER_ATTENTION_KINDS: runtime/CMakeLists.txt's table of modules generates attention_kinds.inc
 // (the built entries, and every kind's name for the refusal of one left out).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Sliding window (Longformer, HF LongformerSelfAttention): rows [g, T) attend to the keys within
 // window_radius of them and to the g global rows' keys (q, k, v); the g global rows attend to
 // every key, with their own projections when the model has them (q_global on the global rows,

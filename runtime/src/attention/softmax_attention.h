@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the softmax kinds share (Linformer, full, sliding window, block sparse): keys and values
 // of every row (or the Linformer's k compressed rows) per distinct K/V head, the keys transposed
 // per head so that the scores vectorise over the keys, and the f32 attention kernel over blocks

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // SentencePiece (unigram and BPE models), as sentencepiece's SentencePieceProcessor::Encode does
 // it: the normalizer (the .model's precompiled character map: longest match in a Darts
 // double-array trie, else the character itself; leading, repeated and trailing whitespace

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A model's tokenizer (docs/tokenizers.md): built once at load from the file's Tokenizer table
 // (linfer/format/tokenizer.h), whose pieces stay in the file; only the lookup tables below are
 // allocated, each bounded by the file's size. Immutable after load, shared by every thread.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // WordPiece (BERT), as Hugging Face's BertNormalizer, BertPreTokenizer and WordPiece model do it,
 // in one pass over the text: each code point is normalized (control characters dropped,
 // whitespace made a space, CJK characters set apart, accents stripped, lower-cased), then split

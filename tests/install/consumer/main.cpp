@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Loads a model with the C++ API of an installed linfer and runs it on ids 1..T.
 //   consumer MODEL.lfm                      runs it
 //   consumer MODEL.lfm --refused threads    (a build without threads) a 2-thread session must be

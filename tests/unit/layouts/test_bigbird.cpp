@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The Hugging Face BigBird layout (tools/convert/layouts/bigbird.cc, hf_bert.cc).
 #include "layout_checkpoint.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The fairseq linformer_roberta layout (tools/convert/layouts/fairseq.cc).
 #include "layout_checkpoint.h"
 

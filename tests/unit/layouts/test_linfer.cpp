@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The linfer layout (tools/convert/layouts/linfer.cc): the canonical slot names as keys.
 #include "config_json.h"
 #include "layout_checkpoint.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The Hugging Face Longformer layout (tools/convert/layouts/longformer.cc, hf_bert.cc).
 #include "layout_checkpoint.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The lucidrains/linformer layout (tools/convert/layouts/lucidrains.cc).
 #include "layout_checkpoint.h"
 

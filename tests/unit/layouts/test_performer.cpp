@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The performer-pytorch layout (tools/convert/layouts/performer.cc).
 #include "layout_checkpoint.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The reformer-pytorch layout (tools/convert/layouts/reformer.cc).
 #include "layout_checkpoint.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The tatp22/linformer-pytorch layout (tools/convert/layouts/tatp22.cc): sharing read from aliasing.
 #include "layout_checkpoint.h"
 

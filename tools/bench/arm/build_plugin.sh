@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # build_plugin.sh [--out DIR] [--debian-header]
 # Builds the instruction-counting QEMU plugin (insn_count.c -> DIR/libinsn_count.so, default DIR:
 # build-arm64-proxy/plugin at the top of the tree) on a Debian bookworm machine, and checks it:

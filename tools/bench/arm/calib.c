@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * calib N: an aarch64 program that runs a loop of exactly two instructions (subs, b.ne) N times.
  * The instruction counts of "calib 2M" and "calib M" must differ by exactly 2M: build_plugin.sh

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // dense_proxy: runs one dense layer shape N times with one kernel, and times nothing. Built for
 // aarch64 and run under qemu-aarch64 with the instruction-counting plugin (run_proxy.sh), it gives
 // the ARM proxy "instructions per repetition" as count(--reps 2) - count(--reps 1): everything

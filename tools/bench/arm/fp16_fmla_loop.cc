@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // PROTOTYPE, not a kernel of linfer (issue 37 item 4): the inner loop an f16 dense kernel with fp16
 // arithmetic (ARMv8.2 FP16, FMLA .8H; Cortex-A76 = Raspberry Pi 5, HWCAP_ASIMDHP) would run,
 // written only to be measured by llvm-mca (tools/bench/arm/mca.sh lists it as fp16_fmla_loop).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * insn_count: a QEMU TCG plugin that counts the guest instructions a program executes, for
  * linfer's ARM performance proxy (tools/bench/arm/README.md). A dynamic instruction count is a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* insn_profile: a QEMU TCG plugin (API version 1, QEMU 7.2) that counts the instructions executed
  * per translation block start address and writes, at exit, one line per address:
  *   <guest address, hex> <instructions in the block> <times executed>

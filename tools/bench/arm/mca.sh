@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # llvm-mca proxy for the inner loops of linfer's NEON dense kernels (kernels/dense/dense_*_neon*.cc),
 # among them dense_f16_neonfp16.cc (fp16 arithmetic, FMLA .8H), and of the fp16-arithmetic
 # prototype tools/bench/arm/fp16_fmla_loop.cc (not a linfer kernel).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* ort_c_api.h: this project's declarations of the part of ONNX Runtime's C API that ort_proxy.c
  * calls. ONNX Runtime's npm package (onnxruntime-node), which ships the linux-arm64
  * libonnxruntime.so.1 measured here, carries no C header, and nothing else reachable from this

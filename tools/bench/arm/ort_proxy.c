@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* ort_proxy: ONNX Runtime as the peer of linfer-bench in the instruction-count proxy
  * (README.md). Loads ONNX Runtime's own linux-arm64 libonnxruntime.so.1 (from the onnxruntime-node
  * npm package) with dlopen, and runs one ONNX model on fixed int64 ids the way the x86 suite's

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """peer_check.py OUT REF.npy DTYPE: one runtime's output (OUT: .npy as linfer-bench --dump writes it,
 else raw little-endian float32 as ort_proxy --out does) against PyTorch's, with the x86
 suite's rules (tools/bench/suite/suite.py: compare, F32_TOL, INT8_MIN_COSINE). Prints one line;

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # pi_memory.sh: peak resident memory of the README's main job (linfer_classify --lines on the int8
 # language-ID model, the samples file) as a Raspberry Pi would run it, measured under qemu-user
 # (a proxy: no board here). qemu-user's own memory (its translator, the code cache) counts in the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * plugin_selftest PLUGIN.so: checks insn_count's install logic without QEMU. This program plays
  * QEMU's side of the plugin API (it defines, and exports with -rdynamic, the functions the plugin

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """profile.py PROGRAM RUN1 RUN2 [--top N]: instructions per function of one forward pass, from two
 insn_profile outputs (the same program with --runs 1 and --runs 2, as the insn_count proxy
 takes them): per function, instructions of RUN2 minus those of RUN1. PROGRAM must be the non-PIE

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The part of QEMU's TCG plugin API (plugin API version 1) that insn_count.c uses, declared here
  * so that the plugin builds on a plain Debian machine: no Debian binary package ships QEMU's

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # run_proxy.sh: linfer's ARM performance proxy (README.md beside this file). Counts the guest
 # instructions aarch64 programs execute under qemu-aarch64 (the insn_count plugin) and prints
 # Markdown tables. PROXY: a dynamic instruction count under qemu-aarch64 is not a timing.

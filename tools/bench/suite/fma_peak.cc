@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // fma_peak [--threads T] [--seconds S]: measures the machine's single-precision FMA peak.
 //
 // Each thread runs a dense loop of vector FMAs on 16 independent accumulators (more than FMA

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Every attention kind of scaling.py's S models in linfer against ONNX Runtime running the same
 model as exported from the PyTorch reference (tools/python/linfer_ref.py), where it exports.
 

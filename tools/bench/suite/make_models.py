@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Builds one benchmark model in PyTorch and exports it (run with /usr/bin/python3).
 
     make_models.py --model S --n 8192 --lengths 512,2048,8192 --work DIR

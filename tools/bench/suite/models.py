@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Benchmark model definitions shared by the suite's Python scripts (no torch import here).
 
 S: a small Linformer encoder; M: the Linformer paper's RoBERTa-base setting. Both use a byte-level

@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// SPDX-License-Identifier: Apache-2.0
 // ort_bench.js MODEL.onnx --threads T [--runs R] [--warmup W]
 // ort_bench.js MODEL.onnx --check IDS.txt OUT.f32 [--threads T]
 //

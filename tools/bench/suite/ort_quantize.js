@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// SPDX-License-Identifier: Apache-2.0
 // ort_quantize.js IN.onnx OUT.onnx
 //
 // Builds the ONNX Runtime int8 model of the suite from the float32 export: the graph that

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """report.py RESULTS.json --out docs/benchmarks.md: renders the suite's results (tables and plots).
 
 The plots (latency vs n per runtime, one PNG per model) go next to the document; they need

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # run_suite.sh [--quick] [--no-install] [--no-build]
 #
 # Benchmarks linfer against ONNX Runtime (onnxruntime-node) and PyTorch on the same models and

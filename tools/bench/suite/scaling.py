@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Scaling benchmark: linfer's Linformer against linfer's other attention kinds as n grows.
 
     /usr/bin/python3 tools/bench/suite/scaling.py [--threads 2] [--max-n 65536] [--full-max-n 16384]

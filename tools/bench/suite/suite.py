@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Benchmark suite driver (run by run_suite.sh with /usr/bin/python3; see docs/benchmarks.md).
 
     suite.py [--quick] --work DIR --bin BUILD/bin [--out docs/benchmarks.md]

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """torch_bench.py MODEL.safetensors --seq-len N --threads T [--runs R] [--warmup W] [--dtype f32|int8]
 torch_bench.py MODEL.safetensors --check IDS.txt OUT.npy --threads T [--dtype f32|int8]
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # run_web.sh [--rounds R] [--no-install]
 #
 # linfer's WebAssembly build against onnxruntime-web (wasm backend, SIMD, 1 thread) in Node on the

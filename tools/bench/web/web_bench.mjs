@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // web_bench.mjs WORK [--rounds R] [--lengths 128,512,2048]
 //
 // linfer's WebAssembly build against onnxruntime-web's wasm backend (SIMD, 1 thread) in Node, on the

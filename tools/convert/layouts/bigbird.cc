@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Hugging Face transformers BigBird: BigBirdModel, BigBirdForMaskedLM, BigBirdForSequenceClassification
 // (docs/converter.md, "bigbird")
 #include <algorithm>

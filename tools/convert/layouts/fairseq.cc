@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // fairseq linformer_roberta (checkpoint-formats.md section 2): the hyperparameters from the
 // checkpoint's own args or cfg.
 #include <cmath>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Hugging Face transformers BERT-family models (Longformer, BigBird): the same module names for the
 // embeddings and the encoder layers, post-norm, an embedding LayerNorm, one sequence of token type 0.
 #pragma once

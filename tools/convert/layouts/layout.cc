@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The steps every layout shares: the Builder, --config, the count bound, detection and
 // map_checkpoint's frame around a layout's own steps.
 #include "layout.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What every layout mapper shares (tools/convert/layouts/<name>.cc, one file per source library):
 // the Layout interface the registry lists, the Builder that fetches checkpoint tensors, the reader
 // of a library's --config, and the bound on layer and head counts. map_checkpoint (layout.cc) runs

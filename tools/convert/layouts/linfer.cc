@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // linfer: the project's own layout (docs/converter.md): the canonical slot names as keys, the
 // configuration from --config or the checkpoint's linfer_config metadata.
 #include <algorithm>

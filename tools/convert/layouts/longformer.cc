@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Hugging Face transformers Longformer: LongformerModel, LongformerForMaskedLM,
 // LongformerForSequenceClassification (docs/converter.md, "longformer")
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // lucidrains/linformer: LinformerLM and Linformer (checkpoint-formats.md section 1)
 #include "layout.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // lucidrains/performer-pytorch 1.1.4: PerformerLM and Performer (docs/converter.md, "performer")
 #include <cmath>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // lucidrains/reformer-pytorch: ReformerLM and Reformer (docs/converter.md, "reformer")
 #include <algorithm>
 #include <cmath>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The converter's layouts, one file each beside this one. Order matters to detect_layout: the
 // decisive layouts first (their keys overlap the others'), then ties go to the earlier one.
 #include "layout.h"

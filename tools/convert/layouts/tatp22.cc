@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tatp22/linformer-pytorch LinformerLM (checkpoint-formats.md section 3)
 #include <map>
 

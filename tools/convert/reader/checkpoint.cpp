@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Format detection, file mapping, Value accessors and tensor_to_f32.
 #include <fcntl.h>
 #include <sys/mman.h>

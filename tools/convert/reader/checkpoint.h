@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Safe checkpoint readers for linfer-convert.
 //
 // Reads safetensors files, torch.save zip archives (PyTorch >= 1.6) and legacy torch.save streams

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Internal helpers of the checkpoint readers (not part of the public interface).
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // safetensors reader with the reference implementation's checks (safetensors/src/tensor.rs).
 #include <algorithm>
 #include <unordered_set>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Legacy torch.save stream (PyTorch < 1.6, or torch.save(..., _use_new_zipfile_serialization=False)),
 // as written by torch/serialization.py _legacy_save and read by _legacy_load:
 //

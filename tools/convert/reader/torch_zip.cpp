@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // torch.save zip archives (PyTorch >= 1.6): a small stored-only zip/zip64 reader, the archive
 // layout checks of caffe2/serialize/inline_container.cc, and state-dict selection.
 #include <unordered_map>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Restricted unpickler: a stack machine over the pickle opcodes (protocols 2-5) that a torch.save
 // state dict needs. Nothing is imported or called: GLOBAL only names one of a few allow-listed
 // classes/functions, and REDUCE/NEWOBJ/BUILD of those build plain data (Value). Every count, size

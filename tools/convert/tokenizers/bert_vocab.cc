@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // BERT's vocab.txt: one piece a line, the id its line number. It says nothing of the normalizer:
 // linfer takes Hugging Face's BertTokenizerFast defaults for an uncased model (lower case, accents
 // stripped, CJK split, "##" continuations, words of at most 100 characters), the template

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // GPT-2's encoder.json (piece -> id) and vocab.bpe (merges by rank, after a "#version" line),
 // as Hugging Face's GPT2Tokenizer reads them: byte-level BPE, <|endoftext|> matched in the text.
 #include <map>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Hugging Face tokenizer.json: the byte-level BPE (GPT-2, RoBERTa) and WordPiece (BERT) pipelines
 // linfer reproduces exactly. Anything else in the pipeline is refused by name.
 #include <map>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A SentencePiece .model: a protobuf ModelProto (sentencepiece_model.proto), read by hand with
 // every length checked against what is left: pieces (text, score, type), the trainer's model type
 // and byte fallback, the normalizer's precompiled character map and switches. What linfer does not

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The converter's tokenizer readers (--tokenizer FILE, repeatable): each turns its upstream files
 // into a TokenizerData, whose view() is what the .lfm stores (linfer/format/tokenizer.h).
 // One file per source: hf_tokenizer_json.cc (Hugging Face tokenizer.json), gpt2_files.cc

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The upstream libraries behind tests/golden_layouts.
 
 packages.py          the PyPI packages themselves (requirements.txt; scripts/upstream-venv.sh):

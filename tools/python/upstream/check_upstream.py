@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Independent checks of tests/golden_layouts/ and of the upstream packages they come from.
 
     build-upstream/venv/bin/python tools/python/upstream/check_upstream.py [GOLDEN_LAYOUTS_DIR]

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Re-creation of fairseq's examples/linformer `linformer_roberta` model and of its checkpoint file.
 
 Module tree (hence state_dict names) and eval-mode forward as fairseq's LinformerModel

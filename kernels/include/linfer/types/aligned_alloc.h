@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The heap as every platform has it: an aligned block released with free() (posix_memalign where
 // the C library has it: glibc, musl, emscripten; newlib's memalign on bare metal, as newlib-nano
 // declares posix_memalign but does not define it), and whether a block of a size fits now

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The enums the kernels share with the format (format/encoder.h has the rest). Their values are
 // the schema's (schema/linfer.fbs; the static_asserts in lfm.cc tie them).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // IEEE 754 binary16 <-> binary32, portable (no F16C or fp16 arithmetic needed).
 #pragma once
 

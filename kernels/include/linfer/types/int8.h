@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // linfer's one int8 convention, for weights (the converter) and activations (the dense kernels):
 // symmetric, no zero point, one scale per row: scale = max |x| / 127, q = x * (1 / scale) rounded
 // to nearest, ties to even, in [-127, 127] (never -128, so that two products of int8 values fit

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The model options a build may leave out (-DLINFER_MODEL_OPTIONS, CMakeLists.txt), as the
 // top level defines them: LINFER_OPTION_<NAME> 1 where built. Every option where the definitions
 // are absent (projects that build the kernels alone: tools/bench/arm). The runtime's side:

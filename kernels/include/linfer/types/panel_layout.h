@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The panel layout of dense layer weights: what format version 2 stores, what the runtime packs
 // version 1 files into (once per model, at load) and what every dense kernel reads.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The canonical encoder description: the one structure between the checkpoint readers (through
 // the converter's layout mappers), the .lfm writer, the loader and the runtime (the kernels take
 // plain values: linfer/types/). Layouts differ only by the options in EncoderConfig. Weights are

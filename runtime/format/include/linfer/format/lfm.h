@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reading and writing .lfm files (schema/linfer.fbs) to and from the canonical description.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Packing dense layer weights into the panel layout (linfer/types/panel_layout.h has the layout
 // and its sizes, which the kernels share), and reading them back.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The tokenizer a .lfm file may carry (schema/linfer.fbs, table Tokenizer; docs/tokenizers.md):
 // views into the file when read, into the converter's vectors when written.
 #pragma once
