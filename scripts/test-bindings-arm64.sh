@@ -4,9 +4,10 @@
 # qemu-aarch64 (a Cortex-A72, the Raspberry Pi 4's core), with Debian's arm64 OpenJDK unpacked
 # into a folder (apt-get download + dpkg -x: foreign packages are never installed) and the JUnit
 # Platform console launcher from Maven Central. Needs scripts/test-bindings.sh to have run (the
-# compiled classes, build-bindings/m2, the converted goldens) and the aarch64 build of
-# scripts/test-arm64.sh (default build-arm64). Every run is emulated, so the memory test runs 1,000
-# cycles here, not 10,000, and the two threads 20 runs each, not 200 (200 took 194 s).
+# compiled classes, build-bindings/m2, the converted goldens, the embedding models) and the
+# aarch64 build of scripts/test-arm64.sh (default build-arm64). Every run is emulated, so the
+# memory test runs 1,000 cycles here, not 10,000, and the two threads 20 runs each, not 200 (200
+# took 194 s).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -50,11 +51,18 @@ sysroot_libs=$(find "$build/sysroot" -name 'libXNNPACK.so*' -printf '%h\n' 2>/de
 libs="$libdir:$jdk/root/lib/aarch64-linux-gnu:$jdk/root/usr/lib/aarch64-linux-gnu${sysroot_libs:+:$sysroot_libs}"
 emulator="qemu-aarch64 -L /usr/aarch64-linux-gnu -E LD_LIBRARY_PATH=$libs"
 export QEMU_CPU=cortex-a72
+# The embedding tests compare with this build's linfer-embed (aarch64 kernels round otherwise):
+# test-bindings.sh's models, their embeddings made again here.
+embed=$out/embed-arm64
+rm -rf "$embed" && cp -r "$out/embed" "$embed"
+for name in mean.f32 mean.int8 cls.f32; do
+  $emulator "$build/bin/linfer-embed" "$embed/$name.lfm" "$embed/texts.txt" > "$embed/$name.embed.txt"
+done
 # FORK: the JVM's default launch through jspawnhelper, an arm64 program, cannot be exec'd from
 # qemu-user without binfmt_misc; forking and exec'ing qemu-aarch64 (linfer-run's emulator) can.
 $emulator "$jdk/root/usr/lib/jvm/java-17-openjdk-arm64/bin/java" -Xmx128m -Djdk.lang.Process.launchMechanism=FORK \
   -Dlinfer.jni="$out/liblinfer_jni-arm64.so" -Dlinfer.source="$root" -Dlinfer.run="$emulator $build/bin/linfer-run" \
-  -Dlinfer.golden="$out/golden" -Dlinfer.tmp="$out/java-arm64-tmp" -Dlinfer.cycles=1000 -Dlinfer.threadRuns=20 \
+  -Dlinfer.golden="$out/golden" -Dlinfer.embed="$embed" -Dlinfer.tmp="$out/java-arm64-tmp" -Dlinfer.cycles=1000 -Dlinfer.threadRuns=20 \
   -jar "$launcher" execute --disable-banner --details=summary --fail-if-no-tests --reports-dir "$out/java-arm64-reports" \
   --class-path "bindings/java/target/classes:bindings/java/target/test-classes" --select-package org.linfer
 echo "test-bindings-arm64.sh: passed in $((SECONDS - start)) s"

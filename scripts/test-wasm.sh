@@ -8,8 +8,9 @@
 #   1. the kernel tests (every wasm kernel against its reference; the relaxed build's under Node 22)
 #      and the version test
 #   2. the JavaScript package (runtime/js, staged in build-wasm/js/linfer): parity with the native
-#      build on the golden models in f32, f16 and int8 and on the shipped language-ID models, bad
-#      input, memory (runtime/js/test/test.mjs); then `npm pack` of the package, offline
+#      build on the golden models in f32, f16 and int8 and on the shipped language-ID models,
+#      model.embed against linfer-embed (tests/embed/make_embedder.sh's models), bad input, memory
+#      (runtime/js/test/test.mjs); then `npm pack` of the package, offline
 #      (and installs it into a project of its own, loads it both ways, type-checks a use of it)
 #   3. which module each engine loads (runtime/js/scripts/module_choice.mjs): Node 20 SIMD128; Node 20
 #      with --experimental-wasm-relaxed-simd SIMD128 too (its relaxed dot product is wrong: the probe
@@ -62,7 +63,7 @@ cmake --build build-wasm -j"$(nproc)"
 native=${LINFER_NATIVE_BIN:-}
 if [ -z "$native" ]; then
   cmake -S . -B build-wasm/host -DCMAKE_BUILD_TYPE=Release -DLINFER_BUILD_TESTS=OFF -DLINFER_WITH_XNNPACK=OFF > /dev/null
-  cmake --build build-wasm/host -j"$(nproc)" --target linfer-convert linfer-run linfer-tokenize
+  cmake --build build-wasm/host -j"$(nproc)" --target linfer-convert linfer-run linfer-tokenize linfer-embed
   native=build-wasm/host/bin
 fi
 
@@ -91,6 +92,8 @@ while IFS= read -r line; do
   done
   i=$((i + 1))
 done < examples/data/langid_samples.txt
+# model.embed: small pooled models with a WordPiece vocabulary and linfer-embed's embeddings.
+bash tests/embed/make_embedder.sh "$native" "$data/embed"
 
 # The JavaScript tests on each module: Node 20 loads SIMD128, Node 22 relaxed SIMD.
 LINFER_JS_PACKAGE=build-wasm/js/linfer LINFER_JS_TEST_DATA=$data \

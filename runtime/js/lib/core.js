@@ -221,6 +221,42 @@ class Model {
     return this._M._linfer_model_has_tokenizer(this._ptr) === 1;
   }
 
+  // Sentence embeddings, as Python's Model.embed: a string gives one Float32Array of the model's
+  // dim, an array of strings one Float32Array per string. The model must carry its tokenizer and
+  // pool its output (info.head === 'pooled'). A text longer than the model's n ids is cut to n,
+  // keeping its closing id, as Hugging Face's truncation does. One session for the call.
+  embed(texts) {
+    this._live();
+    const single = typeof texts === 'string';
+    if (!single && !Array.isArray(texts))
+      throw new LinferError(`embed takes a string or an array of strings, got ${texts === null ? 'null' : typeof texts}`);
+    const list = single ? [texts] : texts;
+    list.forEach((t, i) => {
+      if (typeof t !== 'string')
+        throw new LinferError(`embed takes a string or an array of strings, got an item of type ${t === null ? 'null' : typeof t} at ${i}`);
+    });
+    if (this._info.head !== 'pooled')
+      throw new LinferError("the model's output is not a pooled vector (convert it with its modules.json, " +
+        'or with linfer-convert --pooling cls|mean)', 4);
+    if (!this.hasTokenizer) throw new LinferError('the model file carries no tokenizer', 4);
+    const n = this._info.max_seq_len;
+    const session = this.createSession();
+    try {
+      const rows = list.map((text) => {
+        let ids = this.tokenize(text);
+        if (ids.length > n) {
+          const last = ids[ids.length - 1];
+          ids = ids.slice(0, n);
+          ids[n - 1] = last;
+        }
+        return session.run(ids).data;
+      });
+      return single ? rows[0] : rows;
+    } finally {
+      session.dispose();
+    }
+  }
+
   // A session for inputs of up to maxSeqLen tokens (default: the model's n), single-threaded.
   // All of its memory is planned and allocated here: run() allocates none in the wasm heap.
   createSession(options = {}) {

@@ -54,6 +54,13 @@ export class Model {
   tokenize(text: string): Int32Array;
   /** Whether the model file carries a tokenizer. */
   readonly hasTokenizer: boolean;
+  /**
+   * Sentence embeddings of a pooled model with a tokenizer (info.head 'pooled'): one Float32Array
+   * of info.dim values for a string, one per string for an array. A text longer than the model's
+   * n ids is cut to n, keeping its closing id. LinferError (UNSUPPORTED) for another model.
+   */
+  embed(text: string): Float32Array;
+  embed(texts: readonly string[]): Float32Array[];
   /** A session with all of its memory planned and allocated now. */
   createSession(options?: SessionOptions): Session;
   /** Releases the model's memory once its sessions are disposed too. Idempotent. */

@@ -284,3 +284,53 @@ test('objects left to the garbage collector give their memory back (Finalization
   }
   assert.equal((await heapStats()).inUse, before);
 });
+
+// tests/embed/make_embedder.sh's models and linfer-embed's embeddings of its texts (%.9g).
+const embedData = path.join(data, 'embed');
+const embedTexts = fs.readFileSync(path.join(embedData, 'texts.txt'), 'utf8').replace(/\n$/, '').split('\n');
+const nativeEmbeddings = (name) => fs.readFileSync(path.join(embedData, `${name}.embed.txt`), 'utf8')
+  .replace(/\n$/, '').split('\n').map((line) => Float64Array.from(line.split(' '), Number));
+
+test('model.embed: linfer-embed\'s embeddings (f32 within 1e-4, int8 by cosine 0.999), one or many texts', () => leavesHeapAsItWas(async () => {
+  assert.equal(embedTexts.length, 5);
+  for (const name of ['mean.f32', 'mean.int8', 'cls.f32']) {
+    const model = await load(path.join(embedData, `${name}.lfm`));
+    assert.equal(model.info.head, 'pooled');
+    const native = nativeEmbeddings(name);
+    assert.ok(model.tokenize(embedTexts.at(-1)).length > model.info.n, 'the long text is cut');
+    const rows = model.embed(embedTexts);
+    assert.ok(Array.isArray(rows) && rows.length === embedTexts.length);
+    rows.forEach((row, i) => {
+      assert.ok(row instanceof Float32Array && row.length === model.info.dim, `${name} text ${i}`);
+      if (name.endsWith('int8')) {
+        assert.ok(cosine(row, native[i]) >= 0.999, `${name} text ${i}: cosine ${cosine(row, native[i])}`);
+      } else {
+        const scale = Math.max(maxAbs(native[i]), 1e-30);
+        assert.ok(maxDiff(row, native[i]) <= 1e-4 * scale, `${name} text ${i}: ${maxDiff(row, native[i]) / scale}`);
+      }
+      if (name.startsWith('mean')) assert.ok(Math.abs(Math.hypot(...row) - 1) < 1e-5, `${name} text ${i}: not unit length`);
+    });
+    const one = model.embed(embedTexts[0]);
+    assert.ok(one instanceof Float32Array);
+    assert.deepEqual(one, rows[0]);
+    assert.deepEqual(model.embed([]), []);
+    model.dispose();
+  }
+}));
+
+test('model.embed refuses a model without a pooled head or a tokenizer, and what is not text', () => leavesHeapAsItWas(async () => {
+  const unpooled = await load(path.join(embedData, 'unpooled.f32.lfm'));
+  await rejects(() => unpooled.embed('a text'), 'UNSUPPORTED', /output is not a pooled vector/);
+  unpooled.dispose();
+  const noTokenizer = await load(path.join(embedData, 'notokenizer.f32.lfm'));
+  assert.equal(noTokenizer.info.head, 'pooled');
+  await rejects(() => noTokenizer.embed(['a text']), 'UNSUPPORTED', /carries no tokenizer/);
+  noTokenizer.dispose();
+  const model = await load(path.join(embedData, 'mean.f32.lfm'));
+  await rejects(() => model.embed(42), 'INVALID_ARGUMENT', /a string or an array of strings, got number/);
+  await rejects(() => model.embed(null), 'INVALID_ARGUMENT', /got null/);
+  await rejects(() => model.embed(['a', 7]), 'INVALID_ARGUMENT', /an item of type number at 1/);
+  assert.equal(model.embed('still works').length, model.info.dim);
+  model.dispose();
+  await rejects(() => model.embed('a'), 'INVALID_ARGUMENT', /disposed/);
+}));

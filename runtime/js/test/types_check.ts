@@ -19,9 +19,13 @@ async function main(bytes: Uint8Array): Promise<number> {
   model.createSession({ maxLen: 4 });
   // @ts-expect-error: ids are numbers
   session.run(['a']);
+  const one: Float32Array = model.embed('a sentence');
+  const many: Float32Array[] = model.embed(['a sentence', 'another']);
+  // @ts-expect-error: texts are strings
+  model.embed([1, 2]);
   const stats: { inUse: number; memoryBytes: number } = await linfer.heapStats();
   session.dispose();
   model.dispose();
-  return first + stats.inUse + (await linfer.version()).length + info.num_classes;
+  return first + one[0] + many.length + stats.inUse + (await linfer.version()).length + info.num_classes;
 }
 export { main };

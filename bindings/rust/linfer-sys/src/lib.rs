@@ -28,6 +28,7 @@ pub type linfer_head_kind = c_int;
 pub const LINFER_HEAD_NONE: linfer_head_kind = 0;
 pub const LINFER_HEAD_LM_LOGITS: linfer_head_kind = 1;
 pub const LINFER_HEAD_CLASSIFIER: linfer_head_kind = 2;
+pub const LINFER_HEAD_POOLED: linfer_head_kind = 3;
 
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]

@@ -103,6 +103,9 @@ impl Error {
     fn invalid(message: impl Into<String>) -> Error {
         Error { status: Status::InvalidArgument, message: message.into() }
     }
+    fn unsupported(message: impl Into<String>) -> Error {
+        Error { status: Status::Unsupported, message: message.into() }
+    }
 }
 
 impl fmt::Display for Error {
@@ -146,6 +149,8 @@ pub enum Head {
     LmLogits,
     /// class logits [1, classes]
     Classifier,
+    /// the pooled vector [1, dim], a sentence embedding ([`Model::embed`])
+    Pooled,
 }
 
 /// What linfer_model_get_info reports.
@@ -307,6 +312,7 @@ impl Model {
             head: match i.head {
                 sys::LINFER_HEAD_LM_LOGITS => Head::LmLogits,
                 sys::LINFER_HEAD_CLASSIFIER => Head::Classifier,
+                sys::LINFER_HEAD_POOLED => Head::Pooled,
                 _ => Head::None,
             },
             output_channels: i.output_channels,
@@ -331,10 +337,37 @@ impl Model {
         options.num_threads = threads;
         let mut session = ptr::null_mut();
         check(unsafe { sys::linfer_session_create(self.ptr(), &options, &mut session) })?;
+        let max_seq_len = if max_seq_len == 0 { self.info().max_seq_len } else { max_seq_len };
         Ok(Session {
             ptr: NonNull::new(session).expect("linfer returned a null session"),
-            _model: Arc::clone(&self.inner),
+            model: Arc::clone(&self.inner),
+            max_seq_len: max_seq_len as usize,
+            embeds: false,
         })
+    }
+
+    /// Sentence embeddings of `texts`, one row of `dim` floats per text, as Python's
+    /// `Model.embed`: the model must carry its tokenizer and pool its output (`info().head ==
+    /// Head::Pooled`), else an [`Status::Unsupported`] error. A text longer than the model's n ids
+    /// is cut to n, keeping its closing id, as Hugging Face's truncation does. One session (one
+    /// thread) for the call; [`Session::embed`] reuses a session.
+    pub fn embed<S: AsRef<str>>(&self, texts: &[S]) -> Result<Vec<Vec<f32>>> {
+        self.check_embeds()?;
+        let mut session = self.session(0, 1)?;
+        texts.iter().map(|t| session.embed(t.as_ref())).collect()
+    }
+
+    /// Refuses, with Python's messages, a model that cannot embed text.
+    fn check_embeds(&self) -> Result<()> {
+        if self.info().head != Head::Pooled {
+            return Err(Error::unsupported(
+                "the model's output is not a pooled vector (convert it with its modules.json, or with linfer-convert --pooling cls|mean)",
+            ));
+        }
+        if !self.has_tokenizer() {
+            return Err(Error::unsupported("the model file carries no tokenizer"));
+        }
+        Ok(())
     }
 
     pub fn has_tokenizer(&self) -> bool {
@@ -396,7 +429,9 @@ impl<'a> Output<'a> {
 /// A session of a model: its memory planned at creation; runs allocate nothing.
 pub struct Session {
     ptr: NonNull<sys::linfer_session>,
-    _model: Arc<ModelInner>, // the model outlives its sessions
+    model: Arc<ModelInner>, // the model outlives its sessions
+    max_seq_len: usize,
+    embeds: bool, // the model was found able to embed text (it does not change)
 }
 
 // The C API: a linfer_session must be used by one thread at a time; it may move between threads.
@@ -413,6 +448,28 @@ impl Session {
     pub fn run(&mut self, ids: &[i32]) -> Result<Output<'_>> {
         check(unsafe { sys::linfer_session_run(self.ptr.as_ptr(), ids.as_ptr(), ids.len()) })?;
         self.output()
+    }
+
+    /// The longest input this session accepts.
+    pub fn max_seq_len(&self) -> usize {
+        self.max_seq_len
+    }
+
+    /// The sentence embedding of `text` (`dim` floats) with this session, as [`Model::embed`]; a
+    /// text longer than this session's max_seq_len ids is cut to it, keeping its closing id.
+    pub fn embed(&mut self, text: &str) -> Result<Vec<f32>> {
+        let model = Model { inner: Arc::clone(&self.model) };
+        if !self.embeds {
+            model.check_embeds()?;
+            self.embeds = true;
+        }
+        let mut ids = model.tokenize(text)?;
+        if ids.len() > self.max_seq_len {
+            let last = *ids.last().expect("more ids than max_seq_len");
+            ids.truncate(self.max_seq_len);
+            ids[self.max_seq_len - 1] = last;
+        }
+        Ok(self.run(&ids)?.data().to_vec())
     }
 
     /// The last run's output.

@@ -165,6 +165,39 @@ public final class Model implements AutoCloseable {
     }
   }
 
+  /**
+   * The sentence embedding of `text` (dim floats), as Python's Model.embed: the model must carry
+   * its tokenizer and pool its output (info().head == POOLED); else a LinferException
+   * (UNSUPPORTED). A text longer than the model's n ids is cut to n, keeping its closing id, as
+   * Hugging Face's truncation does. Creates a session for the call: Session.embed reuses one.
+   */
+  public float[] embed(String text) {
+    return embed(new String[] {text})[0];
+  }
+
+  /** The sentence embeddings of `texts`, one row of dim floats per text (see embed(String)). */
+  public float[][] embed(String... texts) {
+    if (texts == null) throw LinferException.invalid("the texts are null");
+    for (int i = 0; i < texts.length; i++) {
+      if (texts[i] == null) throw LinferException.invalid("text " + i + " is null");
+    }
+    checkEmbeds(info());
+    float[][] rows = new float[texts.length][];
+    try (Session session = createSession()) {
+      for (int i = 0; i < texts.length; i++) rows[i] = session.embed(texts[i]);
+    }
+    return rows;
+  }
+
+  /** Refuses, with the message Python's Model.embed gives, a model that cannot embed text. */
+  void checkEmbeds(ModelInfo info) {
+    if (info.head != ModelInfo.Head.POOLED) {
+      throw new LinferException(LinferException.Status.UNSUPPORTED, "the model's output is not a pooled vector "
+          + "(convert it with its modules.json, or with linfer-convert --pooling cls|mean)");
+    }
+    if (!hasTokenizer()) throw new LinferException(LinferException.Status.UNSUPPORTED, "the model file carries no tokenizer");
+  }
+
   /** Token ids back to text (special pieces left out). */
   public String detokenize(int[] ids) {
     if (ids == null) throw LinferException.invalid("the token ids are null");

@@ -10,7 +10,9 @@ public final class ModelInfo {
     /** logits [T, vocabSize] */
     LM_LOGITS,
     /** class logits [1, classes] */
-    CLASSIFIER
+    CLASSIFIER,
+    /** the pooled vector [1, dim], a sentence embedding (Model.embed) */
+    POOLED
   }
 
   /** 0: the model takes embeddings. */

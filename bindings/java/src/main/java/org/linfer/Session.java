@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 package org.linfer;
 
+import java.util.Arrays;
+
 /**
  * A session of a model: its memory planned at creation, runs that allocate nothing in the
  * library. One thread at a time: the methods are synchronized, so concurrent calls wait rather
@@ -15,6 +17,7 @@ public final class Session implements AutoCloseable {
   private long handle;
   private final int maxSeqLen;
   private final int[] shape = new int[2];
+  private boolean embedChecked; // the model can embed text (checked once: it does not change)
 
   Session(Model model, long handle, int maxSeqLen) {
     this.model = model;
@@ -45,6 +48,28 @@ public final class Session implements AutoCloseable {
       shapeOut[0] = shape[0];
       shapeOut[1] = shape[1];
     }
+  }
+
+  /**
+   * The sentence embedding of `text` (dim floats) with this session, as Model.embed: the model
+   * must carry its tokenizer and pool its output, else a LinferException (UNSUPPORTED). A text
+   * longer than this session's maxSeqLen ids is cut to it, keeping its closing id.
+   */
+  public synchronized float[] embed(String text) {
+    check();
+    if (text == null) throw LinferException.invalid("the text is null");
+    if (!embedChecked) {
+      model.checkEmbeds(model.info());
+      embedChecked = true;
+    }
+    int[] ids = model.tokenize(text);
+    if (ids.length > maxSeqLen) {
+      int last = ids[ids.length - 1];
+      ids = Arrays.copyOf(ids, maxSeqLen);
+      ids[maxSeqLen - 1] = last;
+    }
+    runOnly(ids);
+    return result(OUTPUT).data();
   }
 
   /** The last run's output, again. */
