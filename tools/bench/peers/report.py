@@ -1,0 +1,267 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Writes docs/peers.md and docs/peers.png from peers.py's results (also: report.py RESULTS.json OUT.md)."""
+import json
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+from peers import RUNTIMES  # noqa: E402
+
+GOAL = 1.25
+PKG = {"ort": "onnxruntime", "tract": "tract", "mnn": "MNN", "ncnn": "ncnn", "litert": "ai-edge-litert",
+       "executorch": "executorch", "torch": "torch (Debian)", "linfer": "linfer"}
+
+ROUTES = """\
+| runtime | route (tools/bench/peers/convert.py) | runs in |
+| --- | --- | --- |
+| ONNX Runtime f32 | the suite's ONNX export (`torch.onnx.export`, opset 17, fixed shape [n]) | `InferenceSession`, CPU provider, `intra_op_num_threads` = threads, sequential, all graph optimizations |
+| ONNX Runtime int8 | `quantize_dynamic(per_channel=True, weight_type=QInt8)`, after each constant-weight `Gemm` is written as `MatMul` + `Add` (`quantize_dynamic` quantizes `MatMul` only, and `torch.onnx.export` writes `nn.Linear` on a 2-D input as `Gemm`) | as f32 |
+| tract | the same two ONNX files (tract has no quantizer of its own; it runs ORT's `DynamicQuantizeLinear`/`MatMulInteger` graph) | `tract.onnx().load(...).into_model().into_runnable()` (declutters and optimizes); single-threaded: its 2-thread cells run on one thread |
+| MNN f32 | `mnnconvert -f ONNX --modelFile M.onnx --MNNModel M.mnn --bizCode linfer` | `MNN.nn.load_module_from_file`, CPU backend, precision normal, `numThread` = threads |
+| MNN int8 | the same with `--weightQuantBits 8` | memory mode `low`, which makes MNN compute the int8 weights with dynamic int8 activations |
+| ncnn f32 | `pnnx M.onnx inputshape=[n]i64` -> `.ncnn.param` / `.ncnn.bin` (pnnx's PyTorch route, `pnnx.export`, gives the same graph) | `ncnn.Net`, `opt.num_threads` = threads, input fed as pnnx's generated script feeds it |
+| ncnn int8 | none in the PyPI packages: ncnn's int8 needs `ncnn2table` and `ncnn2int8`, which neither the `ncnn` nor the `pnnx` wheel ships | |
+| LiteRT f32 | `litert_torch.convert(model, (ids,)).export(M.tflite)` | `ai_edge_litert.interpreter.Interpreter(num_threads=threads)`, XNNPACK delegate (its default) |
+| LiteRT dynamic-range int8 | `ai_edge_quantizer`, recipe `dynamic_wi8_afp32` restricted to `FULLY_CONNECTED` (on every op it also makes the Linformer projection's constant left operand of `BATCH_MATMUL` int8, which the kernel rejects: "Node number 21 (BATCH_MATMUL) failed to prepare") | as f32 |
+| LiteRT full-integer int8 | `ai_edge_quantizer`, recipe `static_wi8_ai8`, calibrated on 8 random id sequences of length n | as f32 |
+| ExecuTorch f32 | `torch.export.export` -> `to_edge_transform_and_lower(partitioner=[XnnpackPartitioner()])` -> `.to_executorch()` -> `.pte` | `executorch.runtime.Runtime`, threadpool set to threads (`_unsafe_reset_threadpool`) |
+| ExecuTorch int8 | first `XNNPACKQuantizer` with `get_symmetric_quantization_config(is_per_channel=True, is_dynamic=True)` on the `nn.Linear` layers, `prepare_pt2e` / one calibration run / `convert_pt2e` | as f32 |
+| PyTorch f32 / int8 | `tools/bench/suite/torch_bench.py` (eager `LinferEncoder`; int8: `quantize_dynamic` on every `nn.Linear`), Debian's torch | `torch.set_num_threads(threads)` |
+| linfer f32 / int8 | `linfer-convert S.safetensors -o S_f32.lfm --dtype f32` (and `--dtype int8`) | `linfer-bench --threads threads --ids ...` |
+"""
+
+THREAD_NOTE = """
+**Why linfer's 2-thread cells are slow here.** linfer's worker threads spin while they wait at a
+barrier whenever the thread count fits the CPUs the process may run on (`LINFER_WAIT_AUTO`, the
+default). On a machine with far more runnable threads than cores, as during this run, a spinning
+worker holds a core that the thread it waits for needs, and each barrier then waits for a scheduler
+time slice: the run takes hundreds of ms instead of tens. With the workers sleeping instead
+(`LINFER_WAIT_YIELD`, an existing session option that linfer-bench does not expose) the same session
+is fast again. tools/bench/peers/thread_wait_probe.cc shows it (build line in its header; one run on
+the loaded machine, S, n = 512, 2 threads):
+
+| S, n = 512, 2 threads | spin (the default here) | yield |
+| --- | ---: | ---: |
+| f32 | median 772 ms (min 642) | median 18.5 ms (min 15.3) |
+| int8 | median 200 ms (min 40) | median 6.0 ms (min 5.8) |
+
+```sh
+build-peers/thread_wait_probe build-peers/work/S_f32.lfm 512 2
+build-peers/thread_wait_probe build-peers/work/S_int8.lfm 512 2
+```
+
+The peers' pools (pthreadpool under XNNPACK, ONNX Runtime's and MNN's own) also spin before they
+sleep, yet lose far less here; linfer's spin is long (10^6 pause rounds, 10-30 ms) and it has a
+barrier per parallel region; which of the two costs more has not been profiled. On an idle machine the default
+spin is the faster choice (docs/benchmarks.md); under load the tables' 2-thread linfer figures
+measure the wait policy, not the kernels. The 1-thread cells have no barrier and compare the
+kernels.
+"""
+
+KERNEL_NOTE = """
+**The 1-thread cells.** Every runtime here runs the same Linformer graph (the compression E X, F X
+is in the ONNX, TFLite and ExecuTorch graphs too), so linfer's linear attention is no advantage
+over them: these cells compare kernels and graph overheads. The peers that come close are the
+XNNPACK-based ones (LiteRT and ExecuTorch in f32, LiteRT's dynamic-range int8) and ONNX Runtime on
+M: their dense layers, most of the multiply-adds, run GEMM kernels that, like linfer's AVX-512
+ones, approach the machine's FMA or VNNI peak, so what is left between them is the non-dense part
+(norms, GELU, softmax, the dynamic quantization of activations) and per-run overhead. That is a
+reading of the figures, not a profile: profiling both per op is the next step.
+"""
+
+
+def fmt_ms(ms):
+    return "%.1f" % ms if ms < 100 else "%.0f" % ms
+
+
+def label(rt, versions):
+    name, dtype, py, conv, kind = RUNTIMES[rt]
+    v = versions.get(kind, "?")
+    return "%s %s" % (name, v) if kind != "linfer" else "**linfer**"
+
+
+def write(res, out_md):
+    cells = res["cells"]
+    versions = res["versions"]
+    errors = res["errors"]
+    notes = []  # footnotes: quoted errors
+
+    def note(text):
+        if text not in notes:
+            notes.append(text)
+        return "[%d]" % (notes.index(text) + 1)
+
+    cols = sorted({(c["T"], c["threads"]) for c in cells})
+    models = []
+    for c in cells:
+        if c["model"] not in models:
+            models.append(c["model"])
+    lines = []
+    close = []
+    for dtype in ("f32", "int8"):
+        lines.append("\n### %s\n" % dtype)
+        lines.append("| model | runtime | " + " | ".join("n=%d, %dt" % col for col in cols) + " |")
+        lines.append("| --- | --- | " + " | ".join("---:" for _ in cols) + " |")
+        base = "linfer" if dtype == "f32" else "linfer_int8"
+        for model in models:
+            for rt, v in RUNTIMES.items():
+                if v[1] != dtype:
+                    continue
+                row = []
+                for T, th in cols:
+                    c = next((c for c in cells if c["model"] == model and c["T"] == T and c["threads"] == th), None)
+                    if c is None:
+                        row.append("")
+                        continue
+                    key = "%s/%s/%d" % (rt, model, T)
+                    e = c.get(rt)
+                    if key in errors:
+                        row.append("not run " + note(errors[key]))
+                    elif e is None:
+                        row.append("")
+                    elif "error" in e:
+                        row.append("failed " + note(e["error"]))
+                    elif rt == base:
+                        row.append("**%s ms**" % fmt_ms(e["ms"]))
+                    else:
+                        ratio = e["ms"] / c[base]["ms"]
+                        row.append("%s ms (%.2fx)" % (fmt_ms(e["ms"]), ratio))
+                        if ratio < GOAL:
+                            close.append((dtype, model, T, th, rt, e["ms"], c[base]["ms"], ratio))
+                lines.append("| %s | %s | %s |" % (model, label(rt, versions), " | ".join(row)))
+    m = res["machine"]
+    loads = [x for c in cells for k in ("load_f32", "load_int8") for x in c.get(k, [])]
+    lo, hi = (min(loads), max(loads)) if loads else (0, 0)
+    mean = sum(sum(c[k]) / 3 for c in cells for k in ("load_f32", "load_int8") if k in c) / max(
+        1, sum(1 for c in cells for k in ("load_f32", "load_int8") if k in c))
+    md = []
+    md.append("# linfer beside the other edge runtimes\n")
+    md.append("linfer against ONNX Runtime, tract, MNN, ncnn, LiteRT, ExecuTorch and PyTorch on the benchmark "
+              "suite's models (docs/benchmarks.md: **S** = 4 layers, dim 256, 4 heads, k = 128, pre-norm; "
+              "**M** = RoBERTa-base body, 12 layers, dim 768, 12 heads, k = 256, post-norm; byte vocabulary "
+              "256 and an LM head; Linformer headwise E/F), built with max_seq_len 2048 and run at sequence "
+              "length n. Every cell is the latency of one forward pass over n token ids, in ms, and in "
+              "brackets the peer's time over linfer's from the same rounds (above 1: linfer is faster).\n")
+    md.append("**These figures come from a loaded machine**: %d cores shared with other jobs during the run; "
+              "the 1-minute load average at the start of the benchmark processes ran from %.1f to %.1f "
+              "(mean %.1f). Absolute times are therefore slower and noisier than on a quiet machine; the "
+              "ratios come from runs that alternate with linfer's, round by round, on the same inputs, and "
+              "are the figures to read.%s%s\n" % (m["cores"], lo, hi, mean,
+                                                " This is the `--quick` subset." if res["quick"] else "",
+                                                "" if res.get("complete", True) else
+                                                " **The run was stopped before its end: the cells below are those it finished.**"))
+    md.append("## Results\n")
+    md.append("Machine: %s, %d cores (%s), Linux %s; %s; linfer built from this tree, Release. "
+              "Threads: 1 and 2 (the columns' `1t`, `2t`). %s %.1f minutes (installs done before; "
+              "conversions of S at n = 128 and 512 cached from an earlier run).\n" % (
+                  m["cpu"], m["cores"], " ".join(m["isa"]), m["kernel"], m["date"],
+                  "Run took" if res.get("complete", True) else "Stopped (for time) after", res["wall_s"] / 60))
+    md.extend(lines)
+    md.append("\n![peer time over linfer's, per cell](peers.png)\n")
+    if notes:
+        md.append("Cells not run, quoted:\n")
+        for i, t in enumerate(notes):
+            md.append("%d. %s" % (i + 1, t.replace("|", "\\|")))
+        md.append("")
+    md.append("### Cells where a peer is within %.2fx of linfer or ahead\n" % GOAL)
+    if close:
+        md.append("| dtype | model | n | threads | runtime | peer ms | linfer ms | peer / linfer |")
+        md.append("| --- | --- | ---: | ---: | --- | ---: | ---: | ---: |")
+        for dtype, model, T, th, rt, ms, lms, r in close:
+            md.append("| %s | %s | %d | %d | %s | %s | %s | %.2fx |" % (dtype, model, T, th, RUNTIMES[rt][0],
+                                                                     fmt_ms(ms), fmt_ms(lms), r))
+    else:
+        md.append("None: linfer is at least %.2fx faster than every peer in every cell." % GOAL)
+    md.append(THREAD_NOTE)
+    md.append(KERNEL_NOTE)
+    md.append("\n## Outputs checked before timing\n")
+    md.append("Each runtime's output on the suite's check ids (fixed random ids of length n) against the "
+              "PyTorch float32 reference, one run at 2 threads, before any timing. f32 must be within 1e-3 of the "
+              "largest |output| (max abs error); int8 must have a mean cosine similarity >= 0.99 per "
+              "token row and no output off by more than 0.1 of the largest |output| (set to catch outputs "
+              "off by many times their own scale; PyTorch's quantize_dynamic on M at n = 2048 misses it "
+              "narrowly, 0.502 of 4.96, and so is not timed there). A runtime that fails is marked wrong in the tables and not timed.\n")
+    md.append("| model | n | runtime | max abs error (of max abs) | mean cosine | min cosine | arg-max agrees | verdict |")
+    md.append("| --- | ---: | --- | ---: | ---: | ---: | ---: | --- |")
+    for key, entries in res["checks"].items():
+        model, T = key.split("/")
+        for rt, e in entries.items():
+            md.append("| %s | %s | %s | %.3g (of %.3g) | %.6f | %.6f | %.1f%% | %s |" % (
+                model, T, RUNTIMES[rt][0] + " " + RUNTIMES[rt][1], e["max_abs"], e["max_abs_ref"], e["cos_mean"],
+                e["cos_min"], 100 * e["argmax"], "ok" if e["ok"] else "**wrong**"))
+    md.append("\n## Versions\n")
+    md.append("| runtime | package | version |")
+    md.append("| --- | --- | --- |")
+    for k, v in versions.items():
+        if k == "linfer":
+            continue
+        md.append("| %s | %s | %s |" % (k, PKG.get(k, k), v))
+    md.append("\nPython packages are pinned in tools/bench/peers/requirements.txt (build-peers/venv, "
+              "with Debian's python3 and its system packages, numpy held at Debian's version) and "
+              "tools/bench/peers/requirements-torch2.txt (build-peers/venv-torch2: LiteRT's converter and "
+              "ExecuTorch need PyPI's torch 2, which with its CUDA wheels makes that venv about 7 GB).\n")
+    md.append("## Conversion routes\n")
+    md.append(ROUTES)
+    md.append("## How it is measured\n")
+    md.append("For every cell (model, n, threads) and dtype: R rounds; in each round every runtime of that dtype, "
+              "linfer included, runs once in a process of its own (load, W warm-up runs, P timed runs, median "
+              "of the P) in an order that rotates from round to round. A runtime's figure is the median of its "
+              "R per-process medians. Peers run through their Python bindings "
+              "(tools/bench/peers/peer_bench.py): each timed run includes feeding the ids and reading the "
+              "output back, as a user's call does; linfer runs through linfer-bench (C++). Quick: S at n = 512, "
+              "3 rounds of 1 + 3 runs. Full: S at n = 128, 512 (3 rounds of 1 + 5 runs) and 2048 "
+              "(3 rounds of 1 + 3), M at n = 128, 512 (3 rounds of 1 + 3) and 2048 (2 rounds of 1 + 2).\n")
+    md.append("## Reproduce\n")
+    md.append("```sh\nbash tools/bench/peers/run.sh --quick   # S at n = 512, 1 and 2 threads\n"
+              "bash tools/bench/peers/run.sh           # S and M, n = 128, 512, 2048, 1 and 2 threads\n```\n")
+    md.append("run.sh installs the peers (pinned) into build-peers/venv and build-peers/venv-torch2, builds "
+              "linfer's linfer-bench and linfer-convert into build/, builds the models into build-peers/work "
+              "and writes this page, docs/peers.png and build-peers/work/peers_results.json. A peer that "
+              "fails to install or convert is reported in one line and the others still run; the command "
+              "exits non-zero only when linfer itself fails. Nothing of it is part of the test suite. On "
+              "the loaded machine of this page, a `--quick` of S at n = 128 and 512 (peers installed, "
+              "conversions not yet done) took 16.8 minutes, of which n = 512 alone 8 minutes; `--quick` "
+              "is now n = 512 only, and took 118 s with the peers installed and the conversions cached "
+              "(load 4-6). Installing the venvs took about 4 minutes (7.3 GB).\n")
+    with open(out_md, "w") as f:
+        f.write("\n".join(md))
+    plot(res, os.path.join(os.path.dirname(out_md), "peers.png"))
+
+
+def plot(res, path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    cells = res["cells"]
+    fig, axes = plt.subplots(2, 1, figsize=(12, 8))
+    for ax, dtype in zip(axes, ("f32", "int8")):
+        base = "linfer" if dtype == "f32" else "linfer_int8"
+        rts = [rt for rt, v in RUNTIMES.items() if v[1] == dtype and rt != base]
+        xs = ["%s n=%d %dt" % (c["model"], c["T"], c["threads"]) for c in cells]
+        w = 0.8 / len(rts)
+        for i, rt in enumerate(rts):
+            ys, xi = [], []
+            for j, c in enumerate(cells):
+                e = c.get(rt)
+                if e and "ms" in e and "ms" in c.get(base, {}):
+                    ys.append(e["ms"] / c[base]["ms"])
+                    xi.append(j - 0.4 + w * (i + 0.5))
+            ax.bar(xi, ys, width=w, label=RUNTIMES[rt][0])
+        ax.axhline(1.0, color="k", lw=1)
+        ax.axhline(GOAL, color="r", lw=1, ls="--", label="goal: peer / linfer = %.2f" % GOAL)
+        ax.set_yscale("log")
+        ax.set_xticks(range(len(xs)))
+        ax.set_xticklabels(xs, rotation=30, ha="right", fontsize=8)
+        ax.set_ylabel("peer time / linfer time")
+        ax.set_title("%s: above 1, linfer is faster (loaded machine; ratios from alternating runs)" % dtype)
+        ax.legend(fontsize=7, ncol=3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+
+
+if __name__ == "__main__":
+    with open(sys.argv[1]) as f:
+        write(json.load(f), sys.argv[2])
