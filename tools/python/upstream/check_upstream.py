@@ -3,7 +3,7 @@
 
     build-upstream/venv/bin/python tools/python/upstream/check_upstream.py [GOLDEN_LAYOUTS_DIR]
 
-1. Documented facts (shared/reference/checkpoint-formats.md sections 1-3), on freshly built models:
+1. Documented facts (the upstream sources and their examples), on freshly built models:
    lucidrains' example LinformerLM(256, 64, 128, 2, k=32, heads=4) has 34 keys and 157,184
    values, share_kv 30 keys, one_kv_head / dim_head / reversible shapes and prefixes; tatp22's
    example LinformerLM(256, 128, 64, dim_k=32, dim_ff=128, nhead=4, depth=2) has 80 keys in every
@@ -1046,7 +1046,7 @@ def np_reformer(W, c, inp, margins, merge="mean"):
 def check_reformer_case(root, row):
     """reformer-pytorch cases: key list, order, shapes and aliasing from the constructor arguments (a
     safetensors file keeps one name of each block tensor: the irrev_blocks one here); out_<T>.npy
-    from np_reformer (a third implementation beside reformer.py and linfer_ref) and from the file
+    from np_reformer (a third implementation beside reformer-pytorch and linfer_ref) and from the file
     loaded strictly into reformer-pytorch's model (its rotations fixed); every hash decision at least 1e-4 (relative) from a tie;
     what the mean of the reversible halves changes against their sum."""
     name, layout, ckpt, cfg_file, kind, out_kind = row
