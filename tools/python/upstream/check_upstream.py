@@ -28,7 +28,6 @@ import json
 import math
 import os
 import pickletools
-import struct
 import sys
 import zipfile
 
@@ -41,6 +40,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 from upstream import fairseq_linformer as fq  # noqa: E402  (fairseq: the re-creation)
 from upstream import packages as up  # noqa: E402  (the others: the PyPI packages)
+import safetensors_file  # noqa: E402
 
 luc, tat = up.lucidrains, up.tatp22
 
@@ -324,26 +324,9 @@ def keys_fairseq(a, V, heads):
 
 
 def read_safetensors(path):
-    raw = open(path, "rb").read()
-    (hn,) = struct.unpack("<Q", raw[:8])
-    assert hn % 8 == 0 and raw[8:9] == b"{"
-    header = json.loads(raw[8:8 + hn].decode("utf-8"))
-    header.pop("__metadata__", None)
-    data = raw[8 + hn:]
-    out, spans = {}, []
-    for name, info in header.items():
-        assert info["dtype"] in ("F32", "I64")  # I64: performer-pytorch's redraw counter
-        np_type, size = ("<f4", 4) if info["dtype"] == "F32" else ("<i8", 8)
-        b, e = info["data_offsets"]
-        assert e - b == size * int(np.prod(info["shape"], dtype=np.int64))
-        spans.append((b, e))
-        out[name] = torch.from_numpy(np.frombuffer(data[b:e], dtype=np_type).reshape(info["shape"]).copy())
-    pos = 0
-    for b, e in sorted(spans):
-        assert b == pos, "hole or overlap"
-        pos = e
-    assert pos == len(data)
-    return out
+    """The checkpoint's tensors as torch tensors (I64: performer-pytorch's redraw counter)."""
+    arrays, _ = safetensors_file.read_safetensors(path, dtypes=("F32", "I64"), aligned=True)
+    return {name: torch.from_numpy(a.copy()) for name, a in arrays.items()}
 
 
 def pickle_globals(path):
