@@ -25,7 +25,7 @@ namespace {
 // aligned (aligned vector loads), as the model and the arena place them.
 template <class T>
 T* aligned64(std::vector<T>& storage, size_t count) {
-  storage.assign(count + 64 / sizeof(T), T());
+  storage = std::vector<T>(count + 64 / sizeof(T));  // value-initialized
   const size_t skip = (64 - reinterpret_cast<uintptr_t>(storage.data()) % 64) % 64;
   return reinterpret_cast<T*>(reinterpret_cast<uint8_t*>(storage.data()) + skip);
 }
