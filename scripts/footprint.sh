@@ -5,8 +5,10 @@
 # riscv64) with and without XNNPACK (where Debian has XNNPACK for it), and Linformer only
 # (-DLINFER_ATTENTION_KINDS=linformer) without XNNPACK and the tokenizers, Release, and prints their
 # stripped sizes: one line per build in the form of tests/footprint/sizes.txt, then the table of
-# docs/footprint.md. Build folders: build-footprint/<key>. The cross compilers and the arm64/armhf
-# sysroots come from scripts/test-arm64.sh and scripts/test-armhf.sh (run them first).
+# docs/footprint.md. Build folders: build-footprint/<key>. Installs the cross compilers it needs
+# (scripts/need-packages.sh) and, for the builds with XNNPACK, unpacks Debian's arm64 or armhf
+# XNNPACK into build-arm64/sysroot or build-armhf/sysroot (scripts/cross-sysroot.sh), the folders
+# scripts/test-arm64.sh and the toolchain files use.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/generator.sh
@@ -14,18 +16,23 @@ archs=("$@")
 [ ${#archs[@]} -gt 0 ] || archs=(x86_64 aarch64 armv7 riscv64)
 rows=()
 for arch in "${archs[@]}"; do
+  # sysroot: Debian's architecture and the folder its XNNPACK goes to (none: no XNNPACK build).
   case $arch in
-    x86_64) toolchain=(); strip=strip; configs=(ON OFF OFF:linformer) ;;
+    x86_64) toolchain=(); strip=strip; compiler=(); sysroot=(); configs=(ON OFF OFF:linformer) ;;
     aarch64) toolchain=(-DCMAKE_TOOLCHAIN_FILE=cmake/toolchains/aarch64-linux-gnu.cmake
                         -DLINFER_ARM64_SYSROOT=build-arm64/sysroot)
-             strip=aarch64-linux-gnu-strip; configs=(ON OFF OFF:linformer) ;;
+             strip=aarch64-linux-gnu-strip; compiler=(g++-aarch64-linux-gnu)
+             sysroot=(arm64 build-arm64/sysroot); configs=(ON OFF OFF:linformer) ;;
     armv7) toolchain=(-DCMAKE_TOOLCHAIN_FILE=cmake/toolchains/arm-linux-gnueabihf.cmake
                       -DLINFER_ARMHF_SYSROOT=build-armhf/sysroot)
-           strip=arm-linux-gnueabihf-strip; configs=(ON OFF OFF:linformer) ;;
+           strip=arm-linux-gnueabihf-strip; compiler=(g++-arm-linux-gnueabihf)
+           sysroot=(armhf build-armhf/sysroot); configs=(ON OFF OFF:linformer) ;;
     riscv64) toolchain=(-DCMAKE_TOOLCHAIN_FILE=cmake/toolchains/riscv64-linux-gnu.cmake)
-             strip=riscv64-linux-gnu-strip; configs=(OFF OFF:linformer) ;;
+             strip=riscv64-linux-gnu-strip; compiler=(g++-riscv64-linux-gnu); sysroot=()
+             configs=(OFF OFF:linformer) ;;
     *) echo "footprint.sh: unknown architecture $arch" >&2; exit 2 ;;
   esac
+  [ ${#compiler[@]} -eq 0 ] || bash scripts/need-packages.sh "${compiler[@]}" ninja-build >&2
   # Each configuration: XNNPACK ON or OFF, then :kinds for a selection of attention kinds (the
   # key's last part, as tests/CMakeLists.txt's footprint_key writes it). FOOTPRINT_CONFIGS="OFF:linformer"
   # measures only those.
@@ -35,6 +42,13 @@ for arch in "${archs[@]}"; do
     [[ $config == *:* ]] && kinds=${config#*:}
     key=$arch-$([ "$xnnpack" = ON ] && echo xnnpack || echo noxnnpack)-threads${kinds:+-${kinds//;/,}}
     dir=build-footprint/$key
+    if [ "$xnnpack" = ON ] && [ "$arch" = riscv64 ]; then
+      echo "footprint.sh: $key skipped: Debian has no XNNPACK for riscv64" >&2
+      continue
+    fi
+    if [ "$xnnpack" = ON ] && [ ${#sysroot[@]} -gt 0 ]; then
+      bash scripts/cross-sysroot.sh "${sysroot[@]}" >&2
+    fi
     cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release "${toolchain[@]}" -DLINFER_WITH_XNNPACK=$xnnpack \
       ${kinds:+"-DLINFER_ATTENTION_KINDS=$kinds" -DLINFER_TOKENIZERS=OFF} > /dev/null
     cmake --build "$dir" -j"$(nproc)" --target linfer linfer_minimal > /dev/null

@@ -13,11 +13,6 @@
 #include "weight_rows.h"
 
 namespace linfer::rt {
-namespace {
-
-const float* f32(const WeightView& w) { return static_cast<const float*>(w.data); }
-
-}  // namespace
 
 // ---------------------------------------------------------------------------------------------
 // run
@@ -90,7 +85,7 @@ void Inference::layernorm_rows(const float* in, float* out, size_t rows, const N
   const auto t0 = now();
   const size_t D = cfg_.dim;
   workers_.ranges(rows, 1, [&](size_t b, size_t e, size_t) {
-    kernels::layernorm_f32_hwy(in + b * D, D, out + b * D, D, e - b, D, f32(n.weight), f32(n.bias),
+    kernels::layernorm_f32_hwy(in + b * D, D, out + b * D, D, e - b, D, f32_data(n.weight), f32_data(n.bias),
                                cfg_.norm_eps);
   });
   lap(LINFER_OP_NORM, t0);
@@ -114,7 +109,7 @@ void Inference::add_positions(size_t T) {
     const WeightView& table = model_->desc.position_embedding;
     const size_t row0 = c.position_offset + first;
     if (table.dtype == DType::F32) {
-      add_rows(buf_.residual, f32(table) + row0 * D, T, D);
+      add_rows(buf_.residual, f32_data(table) + row0 * D, T, D);
     } else {  // widened into h, which is free until the first layer
       const auto t0 = now();
       workers_.ranges(T, 1, [&](size_t b, size_t e, size_t) {
@@ -138,7 +133,7 @@ void Inference::rotate(float* x, size_t T, size_t heads) {
 void Inference::rotate_rows(float* x, size_t row, size_t rows, size_t heads) const {
   if (!rotary_positions(cfg_)) return;
   const size_t dh = cfg_.head_dim, first = first_position() + row;
-  kernels::rotate_pairs_f32(x, heads * dh, rows, heads, dh, f32(model_->desc.rotary_table) + first * dh, dh);
+  kernels::rotate_pairs_f32(x, heads * dh, rows, heads, dh, f32_data(model_->desc.rotary_table) + first * dh, dh);
 }
 
 bool Inference::feed_forward(LayerOps& ops, const float* in, size_t R, float* residual) {

@@ -4,10 +4,11 @@
 // the model's shared weights, and the attention kind's module (attention/), which owns
 // everything kind-specific. run() trusts what creation checked and allocates nothing.
 // The work is spread over files by job:
-//   inference.cc       creation, the entry points, embeddings, the layer loop, output heads
-//   inference_rows.cc  the row pipeline (a softmax-attention layer as one parallel region)
-//   attention/         one module per attention kind (attention_kind.h), registry.cc
-//   plan.cc            the decisions, made once; dense_layer.cc: one dense layer
+//   inference_prepare.cc  creation: the plan bound to an arena, the dense layers, the threads
+//   inference.cc          the entry points, embeddings, the layer loop, output heads
+//   inference_rows.cc     the row pipeline (a softmax-attention layer as one parallel region)
+//   attention/            one module per attention kind (attention_kind.h), registry.cc
+//   plan.cc               the decisions, made once; dense_layer.cc: one dense layer
 #pragma once
 
 #include <chrono>
@@ -115,6 +116,7 @@ class Inference {
     QuantizedRows quantized;        // int8 layers
   };
 
+  // inference_prepare.cc
   Status prepare(const linfer_session_options& options);
   Status prepare_layers();
   std::string describe() const;

@@ -5,11 +5,9 @@
 #include "attention/attention_kind.h"
 #include "inference.h"
 #include "model_options.h"
+#include "weight_rows.h"
 
 namespace linfer::rt {
-namespace {
-const float* f32(const WeightView& w) { return static_cast<const float*>(w.data); }
-}  // namespace
 
 // First, over all rows: the attention input (norm), then the keys (compression, K', V'), which
 // need every row. Then each thread takes a contiguous share of the rows and runs them, a block at
@@ -60,12 +58,12 @@ bool Inference::layer_rows(size_t layer, const LayerWeights& w, LayerOps& ops, s
       mark(LINFER_OP_DENSE);
       const float* ff_in = x;
       if (placement == NormPlacement::Post) {
-        kernels::layernorm_f32_hwy(x, D, x, D, n, D, f32(w.attention_norm.weight),
-                                   f32(w.attention_norm.bias), c.norm_eps);
+        kernels::layernorm_f32_hwy(x, D, x, D, n, D, f32_data(w.attention_norm.weight),
+                                   f32_data(w.attention_norm.bias), c.norm_eps);
       } else {
         float* h = buf_.normed + r0 * D;  // this block's attention input is no longer needed
-        kernels::layernorm_f32_hwy(x, D, h, D, n, D, f32(w.feed_forward_norm.weight),
-                                   f32(w.feed_forward_norm.bias), c.norm_eps);
+        kernels::layernorm_f32_hwy(x, D, h, D, n, D, f32_data(w.feed_forward_norm.weight),
+                                   f32_data(w.feed_forward_norm.bias), c.norm_eps);
         ff_in = h;
       }
       mark(LINFER_OP_NORM);
@@ -73,8 +71,8 @@ bool Inference::layer_rows(size_t layer, const LayerWeights& w, LayerOps& ops, s
       ops.fc2.run_rows(qrows, ff, n, ff_residual + r0 * D, true, qrow);
       mark(LINFER_OP_DENSE);
       if (placement == NormPlacement::Post) {
-        kernels::layernorm_f32_hwy(x, D, x, D, n, D, f32(w.feed_forward_norm.weight),
-                                   f32(w.feed_forward_norm.bias), c.norm_eps);
+        kernels::layernorm_f32_hwy(x, D, x, D, n, D, f32_data(w.feed_forward_norm.weight),
+                                   f32_data(w.feed_forward_norm.bias), c.norm_eps);
         mark(LINFER_OP_NORM);
       }
     }

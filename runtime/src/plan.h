@@ -87,7 +87,7 @@ struct ExecutionPlan {
   bool xnnpack = false;
   kernels::Isa max_isa = kernels::Isa::Generic;
 
-  bool row_pipeline = false;  // softmax-attention layers as one parallel region (session_rows.cc)
+  bool row_pipeline = false;  // softmax-attention layers as one parallel region (inference_rows.cc)
   size_t row_block = 0;       // its rows per block
 
   size_t q_stride = 0;        // bytes per quantized input row of the int8 layers (0: none)

@@ -25,7 +25,7 @@ inline void widen_weight_row(const WeightView& w, uint32_t row, size_t cols, flo
   const size_t offset = size_t(row) * w.shape.back();
   switch (w.dtype) {
     case DType::F32:
-      kernels::scale_f32_hwy(static_cast<const float*>(w.data) + offset, cols, scale, dst);
+      kernels::scale_f32_hwy(f32_data(w) + offset, cols, scale, dst);
       break;
     case DType::F16:
       kernels::convert_f16_to_f32_hwy(static_cast<const uint16_t*>(w.data) + offset, cols, scale, dst);

@@ -25,7 +25,7 @@ namespace {
 // aligned (aligned vector loads), as the model and the arena place them.
 template <class T>
 T* aligned64(std::vector<T>& storage, size_t count) {
-  storage.assign(count + 64 / sizeof(T), T());
+  storage = std::vector<T>(count + 64 / sizeof(T));  // value-initialized
   const size_t skip = (64 - reinterpret_cast<uintptr_t>(storage.data()) % 64) % 64;
   return reinterpret_cast<T*>(reinterpret_cast<uint8_t*>(storage.data()) + skip);
 }
@@ -546,7 +546,7 @@ TEST_CASE("dense_f16_neonfp16: tiles beyond the f16 range are computed again in 
     }
 }
 
-// The compression of int8 models (session_attention.cc, compress_int8): X's columns packed as
+// The compression of int8 models (runtime/src/attention/linformer.cc, compress_int8): X's columns packed as
 // int8 weights (fast packer = reference, byte for byte, in one call or panel by panel), E's int8
 // rows copied into each kernel's input form, and each kernel's product equal to the reference's
 // bit for bit, and to E X in f32 within the quantization's error.

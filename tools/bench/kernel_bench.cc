@@ -129,6 +129,32 @@ double best_time(int reps, Fn fn) {
   return best;
 }
 
+// The peaks each kernel is held against (GFLOP/s, int8 GOP/s; 0: none measured), each measured on
+// one thread for `seconds`, on the instruction sets this file has a measurement for.
+struct Peaks {
+  double fma512 = 0, fma256 = 0, vnni512 = 0, vnni256 = 0;  // x86-64
+  double mul_add = 0, dot_add = 0;                           // wasm SIMD128
+};
+
+Peaks measure_peaks(double seconds) {
+  Peaks p;
+#if defined(__x86_64__)
+  if (linfer::kernels::cpu_has(Isa::X86Avx512)) p.fma512 = fma512_peak(seconds);
+  if (linfer::kernels::cpu_has(Isa::X86Avx2)) p.fma256 = fma256_peak(seconds);
+  if (linfer::kernels::cpu_has(Isa::X86Avx512Vnni)) p.vnni512 = vnni512_peak(seconds);
+  if (linfer::kernels::cpu_has(Isa::X86AvxVnni)) p.vnni256 = vnni256_peak(seconds);
+  std::printf("one thread; peaks (GFLOP/s, int8 GOP/s): FMA zmm %.1f, FMA ymm %.1f, VNNI zmm %.1f, VNNI ymm %.1f\n",
+              p.fma512, p.fma256, p.vnni512, p.vnni256);
+#endif
+#if defined(__wasm_simd128__)
+  p.mul_add = wasm_peak(seconds, 4, [](v128_t a, v128_t x, v128_t y) { return wasm_f32x4_add(wasm_f32x4_mul(a, x), y); });
+  p.dot_add = wasm_peak(seconds, 8, [](v128_t a, v128_t x, v128_t y) { return wasm_i32x4_add(wasm_i32x4_dot_i16x8(a, x), y); });
+  std::printf("one thread; peaks (GFLOP/s, int8 GOP/s): f32x4 mul+add %.1f, i32x4.dot_i16x8 + add %.1f\n", p.mul_add,
+              p.dot_add);
+#endif
+  return p;
+}
+
 struct Shape {
   const char* what;
   size_t in, out;
@@ -163,33 +189,17 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  // The peak each kernel is held against, by its instruction set and dtype (0: none measured).
-  double fma512 = 0, fma256 = 0, vnni512 = 0, vnni256 = 0;
-#if defined(__x86_64__)
-  if (linfer::kernels::cpu_has(Isa::X86Avx512)) fma512 = fma512_peak(seconds);
-  if (linfer::kernels::cpu_has(Isa::X86Avx2)) fma256 = fma256_peak(seconds);
-  if (linfer::kernels::cpu_has(Isa::X86Avx512Vnni)) vnni512 = vnni512_peak(seconds);
-  if (linfer::kernels::cpu_has(Isa::X86AvxVnni)) vnni256 = vnni256_peak(seconds);
-  std::printf("one thread; peaks (GFLOP/s, int8 GOP/s): FMA zmm %.1f, FMA ymm %.1f, VNNI zmm %.1f, VNNI ymm %.1f\n",
-              fma512, fma256, vnni512, vnni256);
-#endif
-#if defined(__wasm_simd128__)
-  double mul_add = 0, dot_add = 0;
-  mul_add = wasm_peak(seconds, 4, [](v128_t a, v128_t x, v128_t y) { return wasm_f32x4_add(wasm_f32x4_mul(a, x), y); });
-  dot_add = wasm_peak(seconds, 8, [](v128_t a, v128_t x, v128_t y) { return wasm_i32x4_add(wasm_i32x4_dot_i16x8(a, x), y); });
-  std::printf("one thread; peaks (GFLOP/s, int8 GOP/s): f32x4 mul+add %.1f, i32x4.dot_i16x8 + add %.1f\n", mul_add, dot_add);
-#endif
+  // The peak each kernel is held against, by its instruction set and dtype.
+  const Peaks peaks = measure_peaks(seconds);
   auto peak_of = [&](const DenseKernel& k) {
     switch (k.isa) {
-      case Isa::X86Avx512: return fma512;
-      case Isa::X86Avx512Vnni: return vnni512;
-      case Isa::X86AvxVnni: return vnni256;
+      case Isa::X86Avx512: return peaks.fma512;
+      case Isa::X86Avx512Vnni: return peaks.vnni512;
+      case Isa::X86AvxVnni: return peaks.vnni256;
       // int8 on AVX2 is a vpmaddwd + vpaddd pair per 16 multiply-adds, sharing ports: no one
       // instruction's peak to hold it against (compare it with the f32 kernel's GFLOP/s).
-      case Isa::X86Avx2: return k.dtype == DType::I8 ? 0.0 : fma256;
-#if defined(__wasm_simd128__)
-      case Isa::WasmSimd128: return k.dtype == DType::I8 ? dot_add : mul_add;
-#endif
+      case Isa::X86Avx2: return k.dtype == DType::I8 ? 0.0 : peaks.fma256;
+      case Isa::WasmSimd128: return k.dtype == DType::I8 ? peaks.dot_add : peaks.mul_add;
       default: return 0.0;
     }
   };

@@ -55,14 +55,15 @@ std::string npy_bytes(const float* data, const std::vector<size_t>& shape, std::
   const size_t total = 10 + header.size() + 1;
   header.append((64 - total % 64) % 64, ' ');
   header += '\n';
-  out->clear();
-  const char magic[] = "\x93NUMPY\x01\x00";
-  out->insert(out->end(), magic, magic + 8);
-  out->push_back(uint8_t(header.size() & 0xff));
-  out->push_back(uint8_t(header.size() >> 8));
-  out->insert(out->end(), header.begin(), header.end());
-  const uint8_t* p = reinterpret_cast<const uint8_t*>(data);
-  out->insert(out->end(), p, p + n * sizeof(float));
+  // Sized once, then filled: magic and version (8 bytes), the header's length (2), the header, the data.
+  const size_t data_bytes = n * sizeof(float);
+  out->assign(10 + header.size() + data_bytes, 0);
+  uint8_t* w = out->data();
+  std::memcpy(w, "\x93NUMPY\x01\x00", 8);
+  w[8] = uint8_t(header.size() & 0xff);
+  w[9] = uint8_t(header.size() >> 8);
+  std::memcpy(w + 10, header.data(), header.size());
+  if (data_bytes) std::memcpy(w + 10 + header.size(), data, data_bytes);
   return "";
 }
 

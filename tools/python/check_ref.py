@@ -20,12 +20,13 @@ It also prints the mean attention entropy so degenerate (saturated or uniform) f
 import json
 import math
 import os
-import struct
 import sys
 
 sys.dont_write_bytecode = True  # keep the source tree clean
 
 import numpy as np
+
+import safetensors_file
 
 DEFAULTS = {
     "attention_kind": "linformer", "norm_placement": "pre", "embedding_norm": False,
@@ -47,28 +48,10 @@ def full_config(c):
 
 
 def read_safetensors(path):
-    raw = open(path, "rb").read()
-    (n,) = struct.unpack("<Q", raw[:8])
-    assert n % 8 == 0, "header length not a multiple of 8"
-    assert 8 + n <= len(raw)
-    header = json.loads(raw[8 : 8 + n].decode("utf-8"))
-    meta = header.pop("__metadata__", None)
-    data = raw[8 + n :]
-    spans = []
-    tensors = {}
-    for name, info in header.items():
-        assert info["dtype"] == "F32"
-        b, e = info["data_offsets"]
-        assert e - b == 4 * int(np.prod(info["shape"], dtype=np.int64)), name
-        spans.append((b, e))
-        tensors[name] = np.frombuffer(data[b:e], dtype="<f4").reshape(info["shape"]).astype(np.float64)
-    spans.sort()
-    pos = 0
-    for b, e in spans:
-        assert b == pos, "hole or overlap in data buffer"
-        pos = e
-    assert pos == len(data), "trailing bytes after the last tensor"
-    config = json.loads(meta["linfer_config"]) if meta else None
+    """An F32 checkpoint as float64 arrays, and its embedded config (None without one)."""
+    arrays, meta = safetensors_file.read_safetensors(path, dtypes=("F32",), aligned=True)
+    tensors = {name: a.astype(np.float64) for name, a in arrays.items()}
+    config = json.loads(meta["linfer_config"]) if "linfer_config" in meta else None
     return tensors, config
 
 

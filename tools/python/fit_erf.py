@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""fit_erf.py: the rational erf approximation of kernels/simd/simd.cc (GELU).
+"""fit_erf.py: the rational erf approximation of kernels/elementwise/elementwise_hwy.cc (GELU).
 
     /usr/bin/python3 tools/python/fit_erf.py
 

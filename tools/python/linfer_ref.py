@@ -70,13 +70,14 @@ queries are the keys.
 import copy
 import json
 import math
-import struct
 from collections import OrderedDict
 
 import numpy as np
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+
+from safetensors_file import read_safetensors, write_safetensors
 
 DEFAULTS = OrderedDict(
     [
@@ -993,23 +994,8 @@ def _f32_state_dict(model):
 
 def save_safetensors(model, config, path):
     """Writes model's state_dict as a safetensors file, config in __metadata__["linfer_config"]."""
-    tensors = _f32_state_dict(model)
-    header = OrderedDict()
-    blobs = []
-    offset = 0
-    for name, t in tensors.items():
-        data = t.numpy().astype("<f4").tobytes()
-        header[name] = {"dtype": "F32", "shape": list(t.shape), "data_offsets": [offset, offset + len(data)]}
-        blobs.append(data)
-        offset += len(data)
-    header["__metadata__"] = {"linfer_config": _config_json(config)}
-    hbytes = json.dumps(header, separators=(",", ":")).encode("utf-8")
-    hbytes += b" " * ((-len(hbytes)) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(hbytes)))
-        f.write(hbytes)
-        for b in blobs:
-            f.write(b)
+    arrays = OrderedDict((name, t.numpy()) for name, t in _f32_state_dict(model).items())
+    write_safetensors(path, arrays, {"linfer_config": _config_json(config)})
 
 
 def save_torch(model, config, path, bare=False):
@@ -1026,16 +1012,7 @@ def save_state_dict(model, path):
 
 
 def load_safetensors(path):
-    """Minimal reader (F32 only) for round-trip checks: returns (tensors dict, metadata dict)."""
-    with open(path, "rb") as f:
-        raw = f.read()
-    (n,) = struct.unpack("<Q", raw[:8])
-    header = json.loads(raw[8 : 8 + n].decode("utf-8"))
-    meta = header.pop("__metadata__", {})
-    data = raw[8 + n :]
-    out = OrderedDict()
-    for name, info in header.items():
-        assert info["dtype"] == "F32", info
-        b, e = info["data_offsets"]
-        out[name] = torch.from_numpy(np.frombuffer(data[b:e], dtype="<f4").reshape(info["shape"]).copy())
-    return out, meta
+    """An F32 safetensors file (safetensors_file.read_safetensors) as torch tensors: returns
+    (tensors dict, metadata dict)."""
+    arrays, meta = read_safetensors(path, dtypes=("F32",))
+    return OrderedDict((name, torch.from_numpy(a.copy())) for name, a in arrays.items()), meta

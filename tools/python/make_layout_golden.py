@@ -45,6 +45,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from upstream import fairseq_linformer as fq  # noqa: E402  (fairseq: the re-creation)
 from upstream import packages as up  # noqa: E402  (every other layout: the PyPI packages)
 from upstream.compare_goldens import load_checkpoint  # noqa: E402
+import safetensors_file  # noqa: E402
 
 # fmt: "zip" torch.save to a path (archive prefix = file stem), "zip_handle" torch.save to an open
 # file (prefix "archive/", as fairseq does), "legacy" (_use_new_zipfile_serialization=False),
@@ -267,22 +268,8 @@ def reference(model, case, config, inp):
 def save_safetensors(sd, path):
     """8-byte LE header length, JSON header (dtype/shape/data_offsets), contiguous data. F32 (and
     I64 for integer buffers such as performer-pytorch's redraw counter)."""
-    header, blobs, offset = {}, [], 0
-    for name, t in sd.items():
-        assert t.dtype in (torch.float32, torch.int64)
-        st, np_type = ("F32", "<f4") if t.dtype == torch.float32 else ("I64", "<i8")
-        data = t.contiguous().numpy().astype(np_type).tobytes()
-        header[name] = {"dtype": st, "shape": list(t.shape), "data_offsets": [offset, offset + len(data)]}
-        blobs.append(data)
-        offset += len(data)
-    header["__metadata__"] = {"format": "pt"}
-    hbytes = json.dumps(header, separators=(",", ":")).encode("utf-8")
-    hbytes += b" " * ((-len(hbytes)) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(hbytes)))
-        f.write(hbytes)
-        for b in blobs:
-            f.write(b)
+    assert all(t.dtype in (torch.float32, torch.int64) for t in sd.values())
+    safetensors_file.write_safetensors(path, {name: t.contiguous().numpy() for name, t in sd.items()}, {"format": "pt"})
 
 
 class _LegacyKeys:

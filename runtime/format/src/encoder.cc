@@ -2,6 +2,7 @@
 #include "linfer/format/encoder.h"
 
 #include "linfer/format/panel.h"
+#include "linfer/types/strings.h"
 #include "message.h"
 
 #include <algorithm>
@@ -274,11 +275,6 @@ std::string validate_config(const EncoderConfig& c) {
 }  // namespace
 
 namespace {
-bool ends_with(const std::string& s, const char* suffix) {
-  const size_t n = std::strlen(suffix);
-  return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
-}
-
 // The slots' names, by Slot (a layer's after "layers.N.").
 constexpr const char* kSlotNames[] = {
     "token_embedding", "position_embedding", "rotary_table", "embedding_norm.weight", "embedding_norm.bias",

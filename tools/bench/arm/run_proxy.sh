@@ -41,7 +41,7 @@
 #     max_seq_len = --seq-len, default 512) and converts them with a host linfer-convert (default
 #     build/bin/linfer-convert) into build-arm64-proxy/models/, and measures those.
 #
-# Builds what it needs first (build_plugin.sh; the arm64 libraries with scripts/arm64-sysroot.sh;
+# Builds what it needs first (build_plugin.sh; the arm64 libraries with scripts/cross-sysroot.sh arm64;
 # the harness with CMake, -j1) under build-arm64-proxy/ at the top of the tree. Raw counts go to
 # build-arm64-proxy/results/, every command run under qemu to build-arm64-proxy/results/commands-MODE.log.
 set -euo pipefail
@@ -123,7 +123,7 @@ setup() {
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${need[@]}" > /dev/null
   fi
   bash "$here/build_plugin.sh" --out "$work/plugin" >&2
-  bash "$root/scripts/arm64-sysroot.sh" "$sysroot" >&2
+  bash "$root/scripts/cross-sysroot.sh" arm64 "$sysroot" >&2
 }
 
 # count CPU TAG PROGRAM ARGS...: runs PROGRAM under qemu-aarch64 -cpu CPU with the plugin in a

@@ -22,7 +22,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
 sys.path.insert(0, os.path.join(ROOT, "tools", "python"))
 
-# The Linformer paper's Table 3 (docs: shared/reference/checkpoint-formats.md 6.1), k = 128 / 256.
+# The Linformer paper's Table 3 (arXiv 2006.04768v3), k = 128 / 256.
 PAPER_SPEEDUP = {512: (1.5, 1.3), 1024: (1.7, 1.6), 2048: (2.6, 2.4), 4096: (3.4, 3.2),
                  8192: (5.5, 5.0), 16384: (8.6, 7.8), 32768: (13, 12), 65536: (20, 18)}
 PAPER_MEMORY = {512: (1.7, 1.5), 1024: (3.0, 2.9), 2048: (6.1, 5.6), 4096: (14, 13),

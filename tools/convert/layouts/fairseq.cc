@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// fairseq linformer_roberta (checkpoint-formats.md section 2): the hyperparameters from the
+// fairseq linformer_roberta (docs/converter.md, the layout table): the hyperparameters from the
 // checkpoint's own args or cfg.
 #include <cmath>
 #include <cstring>

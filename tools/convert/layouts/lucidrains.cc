@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// lucidrains/linformer: LinformerLM and Linformer (checkpoint-formats.md section 1)
+// lucidrains/linformer: LinformerLM and Linformer (docs/converter.md, the layout table)
 #include "layout.h"
 
 namespace linfer::convert {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// tatp22/linformer-pytorch LinformerLM (checkpoint-formats.md section 3)
+// tatp22/linformer-pytorch LinformerLM (docs/converter.md, the layout table)
 #include <map>
 
 #include "layout.h"

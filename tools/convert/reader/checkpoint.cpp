@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <new>
 
+#include "linfer/types/half.h"
 #include "reader_internal.h"
 
 namespace linfer::convert {
@@ -338,32 +339,6 @@ std::unique_ptr<Checkpoint> read_checkpoint(const std::string& path, std::string
 // tensor_to_f32
 
 namespace {
-
-float half_to_float(uint16_t h) {
-  uint32_t sign = uint32_t(h & 0x8000u) << 16;
-  uint32_t exp = (h >> 10) & 0x1f;
-  uint32_t mant = h & 0x3ffu;
-  uint32_t bits;
-  if (exp == 0) {
-    if (mant == 0) {
-      bits = sign;
-    } else {  // subnormal: normalise
-      exp = 113;
-      while (!(mant & 0x400u)) {
-        mant <<= 1;
-        --exp;
-      }
-      bits = sign | (exp << 23) | ((mant & 0x3ffu) << 13);
-    }
-  } else if (exp == 31) {
-    bits = sign | 0x7f800000u | (mant << 13);
-  } else {
-    bits = sign | ((exp + 112) << 23) | (mant << 13);
-  }
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
-}
 
 float load_as_f32(SourceDType dtype, const uint8_t* p) {
   switch (dtype) {

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "tokenizers/tokenizer_source.h"
 
+#include "linfer/types/strings.h"
+
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -89,10 +91,6 @@ std::string slurp(const std::string& path, std::string* text) {
   s << f.rdbuf();
   *text = s.str();
   return "";
-}
-
-bool ends_with(const std::string& s, const std::string& tail) {
-  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
 }
 
 }  // namespace

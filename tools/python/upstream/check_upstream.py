@@ -3,7 +3,7 @@
 
     build-upstream/venv/bin/python tools/python/upstream/check_upstream.py [GOLDEN_LAYOUTS_DIR]
 
-1. Documented facts (shared/reference/checkpoint-formats.md sections 1-3), on freshly built models:
+1. Documented facts (the upstream sources and their examples), on freshly built models:
    lucidrains' example LinformerLM(256, 64, 128, 2, k=32, heads=4) has 34 keys and 157,184
    values, share_kv 30 keys, one_kv_head / dim_head / reversible shapes and prefixes; tatp22's
    example LinformerLM(256, 128, 64, dim_k=32, dim_ff=128, nhead=4, depth=2) has 80 keys in every
@@ -28,7 +28,6 @@ import json
 import math
 import os
 import pickletools
-import struct
 import sys
 import zipfile
 
@@ -41,6 +40,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 from upstream import fairseq_linformer as fq  # noqa: E402  (fairseq: the re-creation)
 from upstream import packages as up  # noqa: E402  (the others: the PyPI packages)
+import safetensors_file  # noqa: E402
 
 luc, tat = up.lucidrains, up.tatp22
 
@@ -324,26 +324,9 @@ def keys_fairseq(a, V, heads):
 
 
 def read_safetensors(path):
-    raw = open(path, "rb").read()
-    (hn,) = struct.unpack("<Q", raw[:8])
-    assert hn % 8 == 0 and raw[8:9] == b"{"
-    header = json.loads(raw[8:8 + hn].decode("utf-8"))
-    header.pop("__metadata__", None)
-    data = raw[8 + hn:]
-    out, spans = {}, []
-    for name, info in header.items():
-        assert info["dtype"] in ("F32", "I64")  # I64: performer-pytorch's redraw counter
-        np_type, size = ("<f4", 4) if info["dtype"] == "F32" else ("<i8", 8)
-        b, e = info["data_offsets"]
-        assert e - b == size * int(np.prod(info["shape"], dtype=np.int64))
-        spans.append((b, e))
-        out[name] = torch.from_numpy(np.frombuffer(data[b:e], dtype=np_type).reshape(info["shape"]).copy())
-    pos = 0
-    for b, e in sorted(spans):
-        assert b == pos, "hole or overlap"
-        pos = e
-    assert pos == len(data)
-    return out
+    """The checkpoint's tensors as torch tensors (I64: performer-pytorch's redraw counter)."""
+    arrays, _ = safetensors_file.read_safetensors(path, dtypes=("F32", "I64"), aligned=True)
+    return {name: torch.from_numpy(a.copy()) for name, a in arrays.items()}
 
 
 def pickle_globals(path):
@@ -1046,7 +1029,7 @@ def np_reformer(W, c, inp, margins, merge="mean"):
 def check_reformer_case(root, row):
     """reformer-pytorch cases: key list, order, shapes and aliasing from the constructor arguments (a
     safetensors file keeps one name of each block tensor: the irrev_blocks one here); out_<T>.npy
-    from np_reformer (a third implementation beside reformer.py and linfer_ref) and from the file
+    from np_reformer (a third implementation beside reformer-pytorch and linfer_ref) and from the file
     loaded strictly into reformer-pytorch's model (its rotations fixed); every hash decision at least 1e-4 (relative) from a tie;
     what the mean of the reversible halves changes against their sum."""
     name, layout, ckpt, cfg_file, kind, out_kind = row

@@ -9,15 +9,16 @@ tests/golden_kinds or tests/golden_layouts) with the committed one, case by case
 - out_T.npy must agree within 1e-6 of the output's scale (max |old - new| / max(1, max |old|)).
 Prints one line per case and exits 1 if any case fails (with the reason)."""
 
-import json
 import os
-import struct
 import sys
 
 sys.dont_write_bytecode = True
 
 import numpy as np
 import torch
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import safetensors_file  # noqa: E402  (tools/python)
 
 TOL = 1e-6
 
@@ -26,18 +27,8 @@ def load_checkpoint(path):
     """name -> tensor, in the file's order (safetensors header order; a torch.save dict's order;
     fairseq's checkpoint: its "model" dict)."""
     if path.endswith(".safetensors"):
-        with open(path, "rb") as f:
-            (n,) = struct.unpack("<Q", f.read(8))
-            header = json.loads(f.read(n))
-            data = f.read()
-        out = {}
-        for name, h in header.items():
-            if name == "__metadata__":
-                continue
-            dt = {"F32": np.float32, "I64": np.int64, "F16": np.float16}[h["dtype"]]
-            a, b = h["data_offsets"]
-            out[name] = torch.from_numpy(np.frombuffer(data[a:b], dtype=dt).reshape(h["shape"]).copy())
-        return out
+        arrays, _ = safetensors_file.read_safetensors(path)
+        return {name: torch.from_numpy(a.copy()) for name, a in arrays.items()}
     obj = torch.load(path, map_location="cpu")
     for key in ("model", "state_dict"):  # fairseq's checkpoint; linfer's own torch layout
         if isinstance(obj.get(key), dict):
