@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // A session's worker threads (LINFER_THREADS builds): the calling thread and threads - 1 workers
 // run the chunks of one parallel region at a time. Everything is allocated when the pool starts;
-// a region allocates nothing. Between regions the workers spin for a while (the next region of a
-// run follows within microseconds, and waking a sleeping thread costs tens of them) and then
+// a region allocates nothing. Between regions the workers spin for up to 50 us (the next region of
+// a run follows within microseconds, and waking a sleeping thread costs tens of them) and then
 // sleep on a condition variable; with `yield` they sleep at once, for more threads than free cores.
 #pragma once
 

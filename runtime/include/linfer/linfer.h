@@ -85,11 +85,11 @@ typedef enum linfer_row_pipeline {
 
 /* How the session's worker threads wait between parallel regions. Spinning answers fastest, but
  * a spinning thread holds its core: with more threads than free cores (several sessions, or
- * num_threads above the CPU count) spinning threads starve the ones with work, and a run can
- * take a hundred times longer. */
+ * num_threads above the CPU count) spinning threads starve the ones with work. So a thread spins
+ * for at most 50 microseconds (enough to catch the next region of a run) and then sleeps. */
 typedef enum linfer_thread_wait {
   LINFER_WAIT_AUTO = 0,  /* spin when num_threads fits the CPUs this process may run on */
-  LINFER_WAIT_SPIN = 1,
+  LINFER_WAIT_SPIN = 1,  /* spin up to 50 microseconds, then sleep */
   LINFER_WAIT_YIELD = 2  /* sleep in the kernel: a few microseconds more per parallel region */
 } linfer_thread_wait;
 
