@@ -33,31 +33,27 @@ ROUTES = """\
 """
 
 THREAD_NOTE = """
-**Why linfer's 2-thread cells are slow here.** linfer's worker threads spin while they wait at a
-barrier whenever the thread count fits the CPUs the process may run on (`LINFER_WAIT_AUTO`, the
-default). On a machine with far more runnable threads than cores, as during this run, a spinning
-worker holds a core that the thread it waits for needs, and each barrier then waits for a scheduler
-time slice: the run takes hundreds of ms instead of tens. With the workers sleeping instead
-(`LINFER_WAIT_YIELD`, an existing session option that linfer-bench does not expose) the same session
-is fast again. tools/bench/peers/thread_wait_probe.cc shows it (build line in its header; one run on
-the loaded machine, S, n = 512, 2 threads):
+**Why linfer's 2-thread cells are slow in these tables.** They were measured with a runtime whose
+waiting threads spun up to 10^6 pause rounds (10-30 ms) before they slept. On a machine with far
+more runnable threads than cores, as during this run, a spinning thread held the core that the
+thread it waited for needed, and each barrier then waited for a scheduler time slice: the run took
+hundreds of ms instead of tens. The runtime now spins at most 50 us and then sleeps
+(runtime/src/thread_pool.cc); these 2-thread cells are to be measured again. What the change does,
+from tools/bench/peers/thread_wait_probe.cc (build line in its header; S at n = 512, 2 threads,
+medians of 7 runs, the old spin from a build of the same tree with the old bound):
 
-| S, n = 512, 2 threads | spin (the default here) | yield |
-| --- | ---: | ---: |
-| f32 | median 772 ms (min 642) | median 18.5 ms (min 15.3) |
-| int8 | median 200 ms (min 40) | median 6.0 ms (min 5.8) |
+| S, n = 512, 2 threads | spin 10-30 ms (as in the tables) | spin <= 50 us (now) | sleep at once (`LINFER_WAIT_YIELD`) |
+| --- | ---: | ---: | ---: |
+| int8, idle machine | 3.1 ms | 3.2 ms | 3.8 ms |
+| f32, idle machine | 8.7 ms | 8.8 ms | 9.3 ms |
+| int8, beside other jobs' builds (load 4-6) | 11-488 ms | 7-22 ms | 5-14 ms |
 
 ```sh
 build-peers/thread_wait_probe build-peers/work/S_f32.lfm 512 2
 build-peers/thread_wait_probe build-peers/work/S_int8.lfm 512 2
 ```
 
-The peers' pools (pthreadpool under XNNPACK, ONNX Runtime's and MNN's own) also spin before they
-sleep, yet lose far less here; linfer's spin is long (10^6 pause rounds, 10-30 ms) and it has a
-barrier per parallel region; which of the two costs more has not been profiled. On an idle machine the default
-spin is the faster choice (docs/benchmarks.md); under load the tables' 2-thread linfer figures
-measure the wait policy, not the kernels. The 1-thread cells have no barrier and compare the
-kernels.
+The 1-thread cells have no barrier and compare the kernels.
 """
 
 KERNEL_NOTE = """
