@@ -75,7 +75,7 @@ bash scripts/test-armhf.sh
 step "riscv64 cross build, tests under qemu-riscv64"
 bash scripts/test-riscv64.sh
 
-step "WebAssembly build (SIMD128), kernel tests and the JavaScript package under node"
+step "WebAssembly builds (relaxed SIMD, SIMD128): kernel tests, the JavaScript package, the page"
 LINFER_NATIVE_BIN=build/bin bash scripts/test-wasm.sh
 
 step "Bare-metal Cortex-M4 and Cortex-M55: the test firmware under qemu-system-arm"
