@@ -53,6 +53,17 @@ build-peers/thread_wait_probe build-peers/work/S_f32.lfm 512 2
 build-peers/thread_wait_probe build-peers/work/S_int8.lfm 512 2
 ```
 
+The quick subset measured again on a quiet machine (load 0.8-1.0) with the bounded spin, S at
+n = 512, `bash tools/bench/peers/run.sh --quick` (2026-11-28 14:40 UTC; results in
+tools/bench/peers/results/peers_quick_results.json), peer / linfer:
+
+| S, n = 512 | linfer | ONNX Runtime | LiteRT | ExecuTorch | MNN | tract |
+| --- | ---: | ---: | ---: | ---: | ---: | ---: |
+| f32, 1 thread | 14.7 ms | 1.21x | 1.14x | 1.26x | 2.45x | 2.04x |
+| f32, 2 threads | 8.7 ms | 1.11x | 2.08x | 1.56x | 2.18x | 3.60x |
+| int8, 1 thread | 5.3 ms | 1.67x | 1.48x | 1.89x | 6.82x | 12.50x |
+| int8, 2 threads | 3.1 ms | 1.50x | 3.01x | 3.19x | 6.15x | 21.08x |
+
 The 1-thread cells have no barrier and compare the kernels.
 """
 
@@ -140,11 +151,14 @@ def write(res, out_md):
               "256 and an LM head; Linformer headwise E/F), built with max_seq_len 2048 and run at sequence "
               "length n. Every cell is the latency of one forward pass over n token ids, in ms, and in "
               "brackets the peer's time over linfer's from the same rounds (above 1: linfer is faster).\n")
-    md.append("**These figures come from a loaded machine**: %d cores shared with other jobs during the run; "
+    loaded = hi > 1.5  # more runnable threads than this machine's 2 cores at some point
+    md.append((("**These figures come from a loaded machine**: %d cores shared with other jobs during the run; "
+                if loaded else "A quiet machine: %d cores; ") +
               "the 1-minute load average at the start of the benchmark processes ran from %.1f to %.1f "
-              "(mean %.1f). Absolute times are therefore slower and noisier than on a quiet machine; the "
+              "(mean %.1f)." + (" Absolute times are therefore slower and noisier than on a quiet machine; the "
               "ratios come from runs that alternate with linfer's, round by round, on the same inputs, and "
-              "are the figures to read.%s%s\n" % (m["cores"], lo, hi, mean,
+              "are the figures to read." if loaded else " The ratios come from runs that alternate with "
+              "linfer's, round by round, on the same inputs.") + "%s%s\n") % (m["cores"], lo, hi, mean,
                                                 " This is the `--quick` subset." if res["quick"] else "",
                                                 "" if res.get("complete", True) else
                                                 " **The run was stopped before its end: the cells below are those it finished.**"))
