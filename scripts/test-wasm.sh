@@ -14,11 +14,14 @@
 #      (and installs it into a project of its own, loads it both ways, type-checks a use of it)
 #   3. which module each engine loads (runtime/js/scripts/module_choice.mjs): Node 20 SIMD128; Node 20
 #      with --experimental-wasm-relaxed-simd SIMD128 too (its relaxed dot product is wrong: the probe
-#      rejects it); Node 22 relaxed SIMD, where the JavaScript tests run again; an engine without
-#      SIMD one LinferError; the two modules' outputs on every test model identical
+#      rejects it); Node 22, where both run, the one the timing of the two int8 kernels favours:
+#      the decision on injected timings (LINFER_WASM_TIMING) both ways, then on its own timing
+#      (either module); the JavaScript tests again on the relaxed module (asked for); an engine
+#      without SIMD one LinferError, malformed settings too; the two modules' outputs on every test
+#      model identical; core.js's timing probe is runtime/js/src/int8_timing_probe.c's build
 #   4. tokenize and runText against the native tokenizer on the tokenizer corpus, both modules
-#   5. the language-ID page (examples/web) in headless Chromium: the relaxed module, sentences
-#      typed, answers read
+#   5. the language-ID page (examples/web) in headless Chromium: the relaxed module (on injected
+#      timings), sentences typed, answers read; then the page on Chromium's own timing
 # The native tools that convert the golden checkpoints and give the outputs to compare with come
 # from LINFER_NATIVE_BIN (a folder with linfer-convert and linfer-run: test.sh passes build/bin),
 # else they are built here, without tests, in build-wasm/host.
@@ -95,18 +98,28 @@ done < examples/data/langid_samples.txt
 # model.embed: small pooled models with a WordPiece vocabulary and linfer-embed's embeddings.
 bash tests/embed/make_embedder.sh "$native" "$data/embed"
 
-# The JavaScript tests on each module: Node 20 loads SIMD128, Node 22 relaxed SIMD.
+# The JavaScript tests on each module: Node 20 loads SIMD128, Node 22 (asked) relaxed SIMD.
 LINFER_JS_PACKAGE=build-wasm/js/linfer LINFER_JS_TEST_DATA=$data \
   node --expose-gc --test runtime/js/test/
-LINFER_JS_PACKAGE=build-wasm/js/linfer LINFER_JS_TEST_DATA=$data \
+LINFER_WASM_MODULE=relaxed-simd LINFER_JS_PACKAGE=build-wasm/js/linfer LINFER_JS_TEST_DATA=$data \
   "$node22" --expose-gc --test runtime/js/test/test.mjs
-# Which module each engine loads, and the two modules' outputs (the same bits).
+# Which module each engine loads, and the two modules' outputs (the same bits). Where both run, the
+# choice is a timing: tested on injected timings both ways, then on the engine's own (either).
 choice=runtime/js/scripts/module_choice.mjs
-node $choice build-wasm/js/linfer $data simd128 build-wasm/js/outputs-simd128.json
-node --experimental-wasm-relaxed-simd $choice build-wasm/js/linfer $data simd128
-"$node22" $choice build-wasm/js/linfer $data relaxed-simd build-wasm/js/outputs-relaxed.json
+node $choice build-wasm/js/linfer $data simd128 'relaxed probe failed' build-wasm/js/outputs-simd128.json
+node --experimental-wasm-relaxed-simd $choice build-wasm/js/linfer $data simd128 'relaxed probe failed'
+LINFER_WASM_TIMING=relaxed=50,simd128=80 "$node22" $choice build-wasm/js/linfer $data relaxed-simd timing \
+  build-wasm/js/outputs-relaxed.json
+LINFER_WASM_TIMING=relaxed=80,simd128=50 "$node22" $choice build-wasm/js/linfer $data simd128 timing
+LINFER_WASM_MODULE=relaxed-simd LINFER_WASM_TIMING=relaxed=80,simd128=50 "$node22" $choice build-wasm/js/linfer $data \
+  relaxed-simd asked
+"$node22" $choice build-wasm/js/linfer $data timed
+LINFER_WASM_TIMING=relaxed=fast "$node22" $choice build-wasm/js/linfer $data refused
 node --no-enable-sse4-1 $choice build-wasm/js/linfer $data none   # V8 without SIMD
 node $choice --compare build-wasm/js/outputs-simd128.json build-wasm/js/outputs-relaxed.json
+probe=$(bash runtime/js/scripts/make_timing_probe.sh build-wasm/js/timing-probe)
+grep -qF "const PROBE_INT8_TIMING = '$probe';" runtime/js/lib/core.js ||
+  { echo "core.js's PROBE_INT8_TIMING is not runtime/js/src/int8_timing_probe.c's build: run runtime/js/scripts/make_timing_probe.sh" >&2; exit 1; }
 # The package as npm publishes it, made without the network, installed into a project of its own
 # (offline), loaded by require and by import, and its types checked with a program using them.
 (cd build-wasm/js/linfer && npm pack --offline --loglevel=warn --pack-destination .. > /dev/null)
@@ -132,9 +145,11 @@ for m in gpt2:50257 bert:30522; do
     --tokenizer "$tok/$name.json" > /dev/null
   "$native/linfer-tokenize" "$tok/$name.lfm" "$tok/corpus.txt" > "$tok/$name.ids"
   node runtime/js/scripts/tokenize_check.mjs build-wasm/js/linfer "$tok/$name.lfm" "$tok/corpus.txt" "$tok/$name.ids"
-  "$node22" runtime/js/scripts/tokenize_check.mjs build-wasm/js/linfer "$tok/$name.lfm" "$tok/corpus.txt" "$tok/$name.ids"
+  LINFER_WASM_MODULE=relaxed-simd "$node22" runtime/js/scripts/tokenize_check.mjs build-wasm/js/linfer "$tok/$name.lfm" \
+    "$tok/corpus.txt" "$tok/$name.ids"
 done
-node examples/web/test_page.mjs /usr/bin/chromium linfer-relaxed.wasm
+LINFER_WASM_TIMING=relaxed=50,simd128=80 node examples/web/test_page.mjs /usr/bin/chromium linfer-relaxed.wasm
+node examples/web/test_page.mjs /usr/bin/chromium   # Chromium's own timing: either module, one fetched
 echo "test-wasm.sh: all WebAssembly tests passed in $((SECONDS - start)) s" \
   "(linfer.wasm $(stat -c %s build-wasm/js/linfer/linfer.wasm) bytes," \
   "linfer-relaxed.wasm $(stat -c %s build-wasm/js/linfer/linfer-relaxed.wasm) bytes)"

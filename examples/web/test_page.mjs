@@ -3,7 +3,9 @@
 // opens the page, types each sample sentence of examples/data/langid_samples.txt key by key and
 // reads the language the page shows; the samples are in the order of the model's labels
 // (examples/models/langid.labels.txt). Chromium is driven over its DevTools pipe (no packages).
-// The page must download one module, the one it reports (EXPECT_MODULE, if given).
+// The page must download one module, the one it reports (EXPECT_MODULE, if given). Where the engine
+// runs both modules the package times their int8 kernels to choose; LINFER_WASM_TIMING in this
+// script's environment (relaxed=US,simd128=US) is given to the page to decide with instead.
 // Usage: node examples/web/test_page.mjs [CHROMIUM [EXPECT_MODULE]]   (scripts/test-wasm.sh runs it)
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -92,6 +94,11 @@ async function main() {
     const page = (method, params) => browser.send(method, params, sessionId);
     const evaluate = async (expression) => (await page('Runtime.evaluate', { expression, returnByValue: true })).result.value;
     await page('Runtime.enable');
+    if (process.env.LINFER_WASM_TIMING) {
+      await page('Page.enable');
+      await page('Page.addScriptToEvaluateOnNewDocument',
+        { source: `globalThis.LINFER_WASM_TIMING = ${JSON.stringify(process.env.LINFER_WASM_TIMING)};` });
+    }
     await page('Page.navigate', { url });
     let state = '';
     for (let i = 0; i < 300 && state !== 'ready' && state !== 'error'; ++i) {
@@ -101,6 +108,9 @@ async function main() {
     if (state !== 'ready') throw new Error(`the page did not get ready: ${state} ${await evaluate("document.getElementById('answer')?.textContent")}`);
     console.log(`page: ${await evaluate("document.getElementById('status').textContent")}`);
     const shownModule = await evaluate("document.getElementById('status').dataset.module");
+    const choice = await page('Runtime.evaluate', { expression: "import('/build-wasm/js/linfer/index.mjs').then((l) => l.moduleInfo())",
+      awaitPromise: true, returnByValue: true }).then((r) => r.result.value);
+    console.log(`page: moduleInfo() ${JSON.stringify(choice)}`);
     const moduleOk = wasmFetched.length === 1 && wasmFetched[0] === shownModule && (!expectModule || shownModule === expectModule);
     if (!moduleOk) ++failures;
     console.log(`${moduleOk ? 'ok  ' : 'FAIL'} module: the page runs ${shownModule}, fetched ${wasmFetched.join(', ') || 'none'}` +

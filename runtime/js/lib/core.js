@@ -51,6 +51,11 @@ const MODULES = {
   simd128: { file: 'linfer.wasm', needs: 'SIMD128' },
 };
 
+// The two int8 dense kernels' arithmetic, timed (runtime/js/src/int8_timing_probe.c, written by
+// runtime/js/scripts/make_timing_probe.sh): tile(relaxed, reps) runs reps x 128 multiply-adds of
+// one kernel. Only compiled where the relaxed probe passed.
+const PROBE_INT8_TIMING = 'AGFzbQEAAAABBwFgAn9/AX8DAgEABAUBcAEBAQUEAQEBAQYHAX8BQeAQCwcRAgZtZW1vcnkCAAR0aWxlAAAKjQYBigYBEHsCQAJAAkAgAEUNACABQQFIDQFBAP0ABLCIgIAAIQJBAP0ABJCIgIAAIgP9YSEEQQD9AASAiICAACIF/WEhBkEA/QAEoIiAgAAhB/0MAAAAAAAAAAAAAAAAAAAAACIIIQkgCCEKIAghCyAIIQwgCCENIAghDiAIIQ8DQCAEIAIgAyAHIAn9kwL9kwIhCSAGIAIgBSAHIAj9kwL9kwIhCCAEIAIgAyAHIAL9eyIHIAv9kwL9kwIhCyAGIAIgBSAHIAr9kwL9kwIhCiAEIAIgAyAHIAL9eyIHIA39kwL9kwIhDSAGIAIgBSAHIAz9kwL9kwIhDCAEIAIgAyAHIAL9eyIHIA/9kwL9kwIhDyAGIAIgBSAHIA79kwL9kwIhDiAHIAL9eyEHIAFBf2oiAQ0ADAMLCyABQQFIDQBBAP0ABNCIgIAAIQVBAP0ABLCIgIAAIQZBAP0ABKCIgIAAIQdBAP0ABJCIgIAAIRBBAP0ABICIgIAAIRFBAP0ABMCIgIAAIQL9DAAAAAAAAAAAAAAAAAAAAAAiCCEJIAghCiAIIQsgCCEMIAghDSAIIQ4gCCEPA0AgBiAC/boBIAv9rgEgBiACIAX9jgEiAyAF/Y4BIgT9ugH9rgEhCyAHIAL9ugEgCv2uASAHIAT9ugH9rgEhCiAQIAL9ugEgCf2uASAQIAT9ugH9rgEhCSAIIBEgAv26Af2uASARIAT9ugH9rgEhCCAGIAP9ugEgD/2uASAGIAQgBf2OASIC/boB/a4BIQ8gByAD/boBIA79rgEgByAC/boB/a4BIQ4gECAD/boBIA39rgEgECAC/boB/a4BIQ0gESAD/boBIAz9rgEgESAC/boB/a4BIQwgAiAF/Y4BIQIgAUF/aiIBDQAMAgsL/QwAAAAAAAAAAAAAAAAAAAAAIg8hDiAPIQ0gDyEMIA8hCyAPIQogDyEJIA8hCAsgDiAP/a4BIA39rgEgDP2uASAL/a4BIAr9rgEgCf2uASAI/a4BIgL9GwAgAv0bAXMgAv0bAnMgAv0bA3ML';
+
 function probeRuns(bytes) {
   try {  // a few dozen bytes: compiled synchronously, as browsers allow on the main thread
     return new WebAssembly.Instance(new WebAssembly.Module(new Uint8Array(bytes))).exports.p() === 1;
@@ -63,28 +68,113 @@ function relaxedBuilt() {
   return typeof createLinferWasmRelaxed === 'function';
 }
 
-// The module this engine runs: relaxed SIMD where the package has it and its probe passes, else
-// SIMD128. LINFER_WASM_MODULE=simd128 (or relaxed-simd), in Node's environment or as a global
-// set before the first call, asks for one (tests, benchmarks).
+// A setting from Node's environment or, first, a global set before the first call.
+function setting(name) {
+  if (globalThis[name] !== undefined) return String(globalThis[name]);
+  return typeof process === 'object' && process.env ? process.env[name] : undefined;
+}
+
+// LINFER_WASM_TIMING=relaxed=US,simd128=US: the timings to decide with, instead of measuring
+// (the tests of the decision).
+function injectedTiming(text) {
+  const m = /^relaxed=([0-9.]+),simd128=([0-9.]+)$/.exec(text);
+  if (!m || !(Number(m[1]) > 0) || !(Number(m[2]) > 0))
+    throw new LinferError(`LINFER_WASM_TIMING must be relaxed=MICROSECONDS,simd128=MICROSECONDS, got '${text}'`);
+  return { relaxedUs: Number(m[1]), simd128Us: Number(m[2]), reps: 0, injected: true, ms: 0 };
+}
+
+// Times the two kernels' arithmetic on the same work, alternating, and keeps each one's best of 3
+// (a shared machine's interruptions only ever add time). Each run lasts about 0.1 ms where the
+// timer is fine, 1 ms where it is coarse (browsers coarsen performance.now: 0.1 ms in Chromium's
+// pages that are not cross-origin isolated). First 5 ms of warm-up: engines run a function in a
+// baseline compiler first and replace it once it has run a while, and the two tiers may lower the
+// relaxed dot product differently (Chromium 156: Liftoff without AVX-VNNI, slower than SIMD128's
+// sequence; TurboFan with it, faster; replaced after about 3 ms). The kernels run in the final tier.
+function timeInt8Kernels() {
+  const now = typeof performance === 'object' ? () => performance.now() : () => Date.now();
+  const start = now();
+  const bytes = Uint8Array.from(atob(PROBE_INT8_TIMING), (c) => c.charCodeAt(0));
+  const { tile } = new WebAssembly.Instance(new WebAssembly.Module(bytes)).exports;
+  let step = 0;
+  for (let i = 0; i < 3; ++i) {
+    const t = now();
+    let u;
+    while ((u = now()) === t);
+    step = Math.max(step, u - t);
+  }
+  const target = step > 0.02 ? 1 : 0.1;  // milliseconds per run
+  const run = (relaxed, reps) => {
+    const t = now();
+    tile(relaxed, reps);
+    return now() - t;
+  };
+  // More repetitions for a run of `target` ms, never fewer (an interruption only makes a run longer).
+  const scaled = (reps, ms) => Math.max(reps, Math.min(1 << 30, Math.ceil(reps * target / Math.max(ms, step))));
+  run(0, 1);  // compiles the function (engines compile lazily)
+  let reps = 64, ms;
+  while ((ms = run(0, reps)) < target / 4 && reps < (1 << 26)) reps *= 4;
+  reps = scaled(reps, ms);
+  const warmUntil = now() + 5;
+  let last;
+  do last = Math.min(run(1, reps), run(0, reps)); while (now() < warmUntil);
+  reps = scaled(reps, last);
+  let best = [Infinity, Infinity];  // SIMD128, relaxed
+  for (let round = 0, restarts = 0; round < 3; ++round) {
+    const ms = [0, 0];
+    for (const relaxed of round & 1 ? [1, 0] : [0, 1]) ms[relaxed] = run(relaxed, reps);
+    best = [Math.min(best[0], ms[0]), Math.min(best[1], ms[1])];
+    if (Math.min(ms[0], ms[1]) < target / 2 && restarts < 2) {  // faster code arrived: longer runs, again
+      reps = scaled(reps, Math.min(ms[0], ms[1]));
+      best = [Infinity, Infinity];
+      round = -1;
+      ++restarts;
+    }
+  }
+  return { relaxedUs: best[1] * 1000, simd128Us: best[0] * 1000, reps, injected: false, ms: now() - start };
+}
+
+// The module this engine runs, and why:
+// - LINFER_WASM_MODULE=simd128 (or relaxed-simd), in Node's environment or as a global set before
+//   the first call, asks for one (reason 'asked');
+// - SIMD128 where the package has no relaxed module or the engine fails the relaxed probe;
+// - else the module whose int8 kernel's arithmetic ran faster just now (reason 'timing'): both
+//   modules compute the same bits, so only the speed is at stake.
 function chooseModule() {
+  const start = typeof performance === 'object' ? performance.now() : Date.now();
   if (typeof WebAssembly !== 'object')
     throw new LinferError('this JavaScript engine has no WebAssembly: linfer needs WebAssembly with SIMD128 and exception handling', 4);
-  const env = globalThis.LINFER_WASM_MODULE !== undefined ? globalThis.LINFER_WASM_MODULE
-    : typeof process === 'object' && process.env ? process.env.LINFER_WASM_MODULE : undefined;
+  const env = setting('LINFER_WASM_MODULE');
   if (env !== undefined && !MODULES[env])
     throw new LinferError(`LINFER_WASM_MODULE must be one of ${Object.keys(MODULES).join(', ')}, got '${env}'`);
+  const timingSetting = setting('LINFER_WASM_TIMING');
+  const injected = timingSetting !== undefined ? injectedTiming(timingSetting) : null;
   const missing = [];
   if (!probeRuns(PROBE_SIMD128)) missing.push('SIMD128');
   if (!probeRuns(PROBE_EXCEPTIONS)) missing.push('exception handling');
   if (missing.length)
     throw new LinferError(`this WebAssembly engine lacks ${missing.join(' and ')}, which linfer's modules need ` +
       '(Chrome 95, Firefox 100, Safari 16.4, Node 18 or later)', 4);
-  const relaxed = relaxedBuilt() && probeRuns(PROBE_RELAXED);
-  if (env === 'relaxed-simd' && !relaxed)
+  const relaxedProbe = relaxedBuilt() ? probeRuns(PROBE_RELAXED) : null;
+  if (env === 'relaxed-simd' && !relaxedProbe)
     throw new LinferError(relaxedBuilt() ? "LINFER_WASM_MODULE=relaxed-simd: this engine's relaxed SIMD fails the probe"
       : 'LINFER_WASM_MODULE=relaxed-simd: this package has no relaxed-SIMD module', 4);
-  const simd = env || (relaxed ? 'relaxed-simd' : 'simd128');
-  return { simd, file: MODULES[simd].file };
+  let simd, reason, timing = null;
+  if (env) {
+    simd = env;
+    reason = 'asked';
+  } else if (relaxedProbe === null) {
+    simd = 'simd128';
+    reason = 'no relaxed module';
+  } else if (!relaxedProbe) {
+    simd = 'simd128';
+    reason = 'relaxed probe failed';
+  } else {
+    timing = injected || timeInt8Kernels();
+    simd = timing.relaxedUs < timing.simd128Us ? 'relaxed-simd' : 'simd128';
+    reason = 'timing';
+  }
+  const chooseMs = (typeof performance === 'object' ? performance.now() : Date.now()) - start;
+  return { simd, file: MODULES[simd].file, reason, relaxedProbe, timing, chooseMs };
 }
 
 let wasmPromise = null;
@@ -107,10 +197,14 @@ function wasm() {
   return wasmPromise;
 }
 
-// Which module this engine runs: { simd: 'relaxed-simd' | 'simd128', file }.
+// Which module this engine runs and why: { simd: 'relaxed-simd' | 'simd128', file, reason:
+// 'timing' | 'asked' | 'relaxed probe failed' | 'no relaxed module', relaxedProbe (null: no relaxed
+// module), timing: { relaxedUs, simd128Us, reps, injected, ms } or null, chooseMs: the probes'
+// and the timing's milliseconds }.
 async function moduleInfo() {
   const M = await wasm();
-  return { ...M.linferModule };
+  const info = M.linferModule;
+  return { ...info, timing: info.timing && { ...info.timing } };
 }
 
 // Throws the C API's error for a failed status.

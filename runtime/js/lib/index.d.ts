@@ -83,8 +83,21 @@ export class Session {
 export function version(): Promise<string>;
 /** Bytes of the wasm heap in use and the wasm memory's size. */
 export function heapStats(): Promise<{ inUse: number; memoryBytes: number }>;
-/** The module this engine runs: relaxed SIMD where its probe passes, else SIMD128. */
-export function moduleInfo(): Promise<{ simd: 'relaxed-simd' | 'simd128'; file: string }>;
+/** The module this engine runs, and why. */
+export interface ModuleInfo {
+  simd: 'relaxed-simd' | 'simd128';
+  file: 'linfer-relaxed.wasm' | 'linfer.wasm';
+  /** timing: both run, the faster int8 kernel; asked: LINFER_WASM_MODULE. */
+  reason: 'timing' | 'asked' | 'relaxed probe failed' | 'no relaxed module';
+  /** Whether relaxed SIMD passed its probe; null when the package has no relaxed module. */
+  relaxedProbe: boolean | null;
+  /** The two int8 kernels' times on the same work (microseconds), when the choice was timed. */
+  timing: { relaxedUs: number; simd128Us: number; reps: number; injected: boolean; ms: number } | null;
+  /** Milliseconds the probes and the timing took. */
+  chooseMs: number;
+}
+/** The module this engine runs: SIMD128, or relaxed SIMD where its probe passes and its int8 kernel is faster. */
+export function moduleInfo(): Promise<ModuleInfo>;
 
 declare const linfer: {
   Model: typeof Model;

@@ -1,11 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
 // Which module the package loads on this engine, and what it computes (scripts/test-wasm.sh runs
 // it under several engines):
-//   node module_choice.mjs PACKAGE DATA EXPECT [OUT.json]
+//   node module_choice.mjs PACKAGE DATA EXPECT [REASON] [OUT.json]
 //     EXPECT: relaxed-simd or simd128, the module the package must choose here (by import and by
-//     require), whose int8 kernel the sessions must run; the outputs of every model in DATA (the
-//     golden models at each length, the language-ID models on their samples) go to OUT.json.
+//     require), for REASON (moduleInfo().reason: timing, asked, relaxed probe failed); with
+//     OUT.json, the outputs of every model in DATA (the golden models at each length, the
+//     language-ID models on their samples) go there, and the int8 sessions must run the module's
+//     kernel.
+//     EXPECT timed: either module, chosen by this engine's own timing of the two int8 kernels
+//     (not injected with LINFER_WASM_TIMING), and the one the timings favour.
 //     EXPECT none: the engine has no SIMD; loading must fail with one LinferError naming it.
+//     EXPECT refused: LINFER_WASM_MODULE or LINFER_WASM_TIMING is malformed; loading must fail with
+//     one LinferError naming the setting.
 //   node module_choice.mjs --compare A.json B.json
 //     The outputs of two modules: bit for bit the same (their integer sums are exact and the rest
 //     is the same code), every array.
@@ -74,10 +80,19 @@ async function main() {
     console.log(`module_choice: the two modules' outputs are identical, ${Object.keys(a).length} outputs`);
     return;
   }
-  const [pkg, data, expect, outFile] = args;
+  const [pkg, data, expect, reason, outFile] = args;
   console.log(`module_choice: node ${process.version} ${process.execArgv.join(' ')}; relaxed dot product: ${relaxedDot()}`);
   const linfer = await import(pathToFileURL(path.join(pkg, 'index.mjs')));
   const linferCjs = createRequire(import.meta.url)(path.resolve(pkg, 'index.cjs'));
+  if (expect === 'refused') {
+    for (const api of [linfer, linferCjs]) {
+      const error = await api.moduleInfo().then(() => null, (e) => e);
+      assert.ok(error instanceof api.LinferError, `expected a LinferError, got ${error}`);
+      assert.match(error.message, /^LINFER_WASM_(MODULE|TIMING) must be /);
+    }
+    console.log(`module_choice: refused, as expected: ${(await linfer.version().catch((e) => e)).message}`);
+    return;
+  }
   if (expect === 'none') {
     for (const api of [linfer, linferCjs]) {
       const error = await api.moduleInfo().then(() => null, (e) => e);
@@ -91,13 +106,33 @@ async function main() {
     return;
   }
   const chosen = await linfer.moduleInfo(), chosenCjs = await linferCjs.moduleInfo();
+  console.log(`module_choice: moduleInfo() ${JSON.stringify(chosen)}`);
+  if (expect === 'timed') {
+    assert.equal(chosen.reason, 'timing');
+    assert.ok(chosen.relaxedProbe && chosen.timing && !chosen.timing.injected, 'the choice must come from a timing here');
+    assert.ok(chosen.timing.relaxedUs > 0 && chosen.timing.simd128Us > 0 && chosen.timing.reps > 0);
+    assert.equal(chosen.simd, chosen.timing.relaxedUs < chosen.timing.simd128Us ? 'relaxed-simd' : 'simd128');
+    assert.equal(chosen.file, { 'relaxed-simd': 'linfer-relaxed.wasm', simd128: 'linfer.wasm' }[chosen.simd]);
+    assert.equal(chosenCjs.reason, 'timing');  // require() times on its own: its choice may differ
+    console.log(`module_choice: loaded ${chosen.file} by timing: relaxed ${chosen.timing.relaxedUs.toFixed(0)} us, ` +
+      `SIMD128 ${chosen.timing.simd128Us.toFixed(0)} us for the same work (${chosen.timing.reps} rounds), ` +
+      `the probes and the timing ${chosen.chooseMs.toFixed(1)} ms`);
+    return;
+  }
   assert.equal(chosen.simd, expect, `the package loaded ${chosen.file}`);
   assert.equal(chosenCjs.simd, expect, `require() loaded ${chosenCjs.file}`);
+  assert.equal(chosen.reason, reason);
+  assert.equal(chosenCjs.reason, reason);
+  if (reason === 'timing') assert.ok(chosen.timing.injected, 'expected the timings of LINFER_WASM_TIMING');
+  if (!outFile) {
+    console.log(`module_choice: loaded ${chosen.file} (${chosen.simd}) as expected (${chosen.reason})`);
+    return;
+  }
   const lines = [];
   const out = await outputs(linfer, data, lines);
   for (const line of lines) assert.match(line, new RegExp(`int8 ${INT8_KERNEL[expect]}`), line);
-  if (outFile) fs.writeFileSync(outFile, JSON.stringify(out));
-  console.log(`module_choice: loaded ${chosen.file} (${chosen.simd}) as expected; int8 sessions run ` +
+  fs.writeFileSync(outFile, JSON.stringify(out));
+  console.log(`module_choice: loaded ${chosen.file} (${chosen.simd}) as expected (${chosen.reason}); int8 sessions run ` +
     `${INT8_KERNEL[expect]}; ${Object.keys(out).length} outputs`);
 }
 
