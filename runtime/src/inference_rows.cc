@@ -34,7 +34,7 @@ bool Inference::layer_rows(size_t layer, const LayerWeights& w, LayerOps& ops, s
   // What needs every row (the keys), by the attention's module.
   if (!attention_->prepare_rows(*this, AttentionLayer{layer, w, ops.q, ops.out}, in, T)) return false;
   AttentionModule& attention = *attention_;
-  const QuantizedRows& qrows = buf_.quantized;
+  const QuantizedRows& qrows = sub_.quantized;
   workers_.ranges(T, B, [&](size_t begin, size_t end, size_t chunk) {
     float* q = buf_.row_blocks + chunk * B * (2 * HD + F);
     float* attn = q + B * HD;
