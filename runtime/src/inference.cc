@@ -98,6 +98,11 @@ void Inference::add_positions(size_t T) {
   }
 }
 
+Inference::LayerRoute Inference::layer_route() const {
+  const NormPlacement placement = norm_placement(cfg_);
+  return {placement == NormPlacement::Reversible ? buf_.residual2 : buf_.residual, placement == NormPlacement::Post};
+}
+
 bool Inference::feed_forward(LayerOps& ops, const float* in, size_t R, float* residual) {
   return run_dense(ops.fc1, R, in, buf_.ff_hidden) && run_dense(ops.fc2, R, buf_.ff_hidden, residual, true);
 }
@@ -176,6 +181,7 @@ Status Inference::forward(size_t T) {
     widen_weight_row(d.global_tokens, i, D, 1.0f, buf_.residual + (T + i) * D);
   bool ok = true;
   const NormPlacement placement = norm_placement(c);
+  const LayerRoute route = layer_route();
   if (placement == NormPlacement::Reversible) std::memcpy(buf_.residual2, buf_.residual, R * D * sizeof(float));
   for (uint32_t i = 0; i < c.num_layers && ok; ++i) {
     const LayerWeights& w = d.layers[i];
@@ -184,30 +190,23 @@ Status Inference::forward(size_t T) {
       ok = layer_rows(i, w, ops, T);
       continue;
     }
-    const AttentionLayer layer{i, w, ops.q, ops.out};
-    switch (placement) {
-      // The sublayers add into the residual stream themselves. With post-norm their input is
-      // the stream: each reads it in full (Q, K, V; the first feed-forward layer) before the
-      // last dense layer adds to it.
-      case NormPlacement::Pre:
-        layernorm_rows(buf_.residual, buf_.normed, R, w.attention_norm);
-        ok = attention_->run(*this, layer, buf_.normed, T, buf_.residual);
-        layernorm_rows(buf_.residual, buf_.normed, R, w.feed_forward_norm);
-        ok = ok && feed_forward(ops, buf_.normed, R, buf_.residual);
-        break;
-      case NormPlacement::Post:
-        ok = attention_->run(*this, layer, buf_.residual, T, buf_.residual);
-        layernorm_rows(buf_.residual, buf_.residual, R, w.attention_norm);
-        ok = ok && feed_forward(ops, buf_.residual, R, buf_.residual);
-        layernorm_rows(buf_.residual, buf_.residual, R, w.feed_forward_norm);
-        break;
-      case NormPlacement::Reversible:  // x holds y1, x2 holds y2
-        layernorm_rows(buf_.residual2, buf_.normed, R, w.attention_norm);
-        ok = attention_->run(*this, layer, buf_.normed, T, buf_.residual);
-        layernorm_rows(buf_.residual, buf_.normed, R, w.feed_forward_norm);
-        ok = ok && feed_forward(ops, buf_.normed, R, buf_.residual2);
-        break;
+    // The sublayers add into the residual streams themselves. With post-norm their input is
+    // the stream: each reads it in full (Q, K, V; the first feed-forward layer) before the last
+    // dense layer adds to it.
+    const float* in = buf_.residual;
+    if (!route.post) {
+      layernorm_rows(route.side, buf_.normed, R, w.attention_norm);
+      in = buf_.normed;
     }
+    ok = attention_->run(*this, AttentionLayer{i, w, ops.q, ops.out}, in, T, buf_.residual);
+    if (route.post) layernorm_rows(buf_.residual, buf_.residual, R, w.attention_norm);
+    const float* ff_in = buf_.residual;
+    if (!route.post) {
+      layernorm_rows(buf_.residual, buf_.normed, R, w.feed_forward_norm);
+      ff_in = buf_.normed;
+    }
+    ok = ok && feed_forward(ops, ff_in, R, route.side);
+    if (route.post) layernorm_rows(buf_.residual, buf_.residual, R, w.feed_forward_norm);
   }
   if (ok && placement == NormPlacement::Reversible) {
     add_rows(buf_.residual, buf_.residual2, T, D);

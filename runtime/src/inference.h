@@ -93,6 +93,19 @@ class Inference : public LayerContext {
   Status prepare_layers();
   std::string describe() const;
 
+  // How a layer's two sublayers connect, by norm placement: the one description both layer
+  // bodies follow (forward, and the row pipeline's layer_rows).
+  //   - the attention reads `side`, normed by attention_norm; with post-norm, the residual stream
+  //     itself. It adds to the residual stream, which post-norm then norms (attention_norm);
+  //   - the feed-forward reads the residual stream, normed by feed_forward_norm (post-norm: the
+  //     stream itself). It adds to `side`; post-norm then norms the residual stream.
+  // `side` is the residual stream, but in reversible layers (x holds y1, x2 holds y2): residual2.
+  struct LayerRoute {
+    float* side;
+    bool post;
+  };
+  LayerRoute layer_route() const;
+
   // inference.cc
   Status forward(size_t T);
   void add_positions(size_t T);
