@@ -99,7 +99,8 @@ class AttentionModule {
   size_t kv_packed_bytes() const;
 };
 
-// The attention kinds this build has, one entry each (registry.cc).
+// The attention kinds this build has, one entry each: k<Enum>Attention in the kind's module, as the
+// table of kinds (schema/attention_kinds.txt) names it; registry.cc lists the built ones.
 struct AttentionKindInfo {
   AttentionKind kind;
   std::unique_ptr<AttentionModule> (*make)();
@@ -114,9 +115,5 @@ const AttentionKindInfo* attention_kind_info(AttentionKind kind);
 // OK when this build has the kind's module, else LINFER_ERROR_UNSUPPORTED naming the kind and the
 // option (a model is refused at load).
 Status attention_kind_built(AttentionKind kind);
-
-// Each module's entry (attention/<kind>.cc).
-extern const AttentionKindInfo kLinformerAttention, kFullAttention, kLinearAttention, kGiveTakeAttention,
-    kPerformerAttention, kSlidingWindowAttention, kBlockSparseAttention, kLshAttention;
 
 }  // namespace linfer::rt

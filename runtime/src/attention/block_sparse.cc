@@ -120,7 +120,7 @@ uint64_t layer_flops(const EncoderConfig& c, uint64_t T) {
 
 }  // namespace
 
-const AttentionKindInfo kBlockSparseAttention = {
+extern const AttentionKindInfo kBlockSparseAttention = {
     AttentionKind::BlockSparse, [] { return std::unique_ptr<AttentionModule>(new BlockSparseAttention()); },
     layer_flops, nullptr};
 

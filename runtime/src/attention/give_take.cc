@@ -129,7 +129,7 @@ Status prepare_conv_taps(LoadedModel& m) {
 
 }  // namespace
 
-const AttentionKindInfo kGiveTakeAttention = {
+extern const AttentionKindInfo kGiveTakeAttention = {
     AttentionKind::GiveTake, [] { return std::unique_ptr<AttentionModule>(new GiveTakeAttention()); }, layer_flops,
     prepare_conv_taps};
 

@@ -462,7 +462,7 @@ uint64_t layer_flops(const EncoderConfig& c, uint64_t T) {
 
 }  // namespace
 
-const AttentionKindInfo kLinformerAttention = {
+extern const AttentionKindInfo kLinformerAttention = {
     AttentionKind::Linformer, [] { return std::unique_ptr<AttentionModule>(new LinformerAttention()); },
     layer_flops, nullptr};
 

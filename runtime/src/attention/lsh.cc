@@ -254,7 +254,7 @@ uint64_t layer_flops(const EncoderConfig& c, uint64_t T) {
 
 }  // namespace
 
-const AttentionKindInfo kLshAttention = {
+extern const AttentionKindInfo kLshAttention = {
     AttentionKind::Lsh, [] { return std::unique_ptr<AttentionModule>(new LshAttention()); }, layer_flops, nullptr};
 
 }  // namespace linfer::rt

@@ -94,7 +94,7 @@ uint64_t layer_flops(const EncoderConfig& c, uint64_t T) {
 
 }  // namespace
 
-const AttentionKindInfo kSlidingWindowAttention = {
+extern const AttentionKindInfo kSlidingWindowAttention = {
     AttentionKind::SlidingWindow,
     [] { return std::unique_ptr<AttentionModule>(new SlidingWindowAttention()); }, layer_flops, nullptr};
 
