@@ -58,27 +58,12 @@ Status Inference::run_embeddings(const float* embeddings, size_t length) {
   return forward(length);
 }
 
-std::chrono::steady_clock::time_point Inference::lap(linfer_op_kind kind,
-                                                  std::chrono::steady_clock::time_point start) {
-  if (!plan_.profiling) return start;
-  const auto t = std::chrono::steady_clock::now();
-  profile_time_[kind] += t - start;
-  return t;
-}
-
 linfer_profile Inference::profile() const {
   linfer_profile p{};
   for (size_t k = 0; k < LINFER_OP_KIND_COUNT; ++k)
     p.milliseconds[k] = std::chrono::duration<double, std::milli>(profile_time_[k]).count();
   p.runs = profile_runs_;
   return p;
-}
-
-bool Inference::run_dense(const DenseLayer& op, size_t rows, const float* x, float* y, bool accumulate) {
-  const auto t0 = now();
-  const bool ok = op.run(workers_, buf_.quantized, rows, x, y, accumulate, buf_.sublayer_out);
-  lap(LINFER_OP_DENSE, t0);
-  return ok;
 }
 
 void Inference::layernorm_rows(const float* in, float* out, size_t rows, const NormWeights& n) {
@@ -89,14 +74,6 @@ void Inference::layernorm_rows(const float* in, float* out, size_t rows, const N
                                cfg_.norm_eps);
   });
   lap(LINFER_OP_NORM, t0);
-}
-
-void Inference::add_rows(float* y, const float* x, size_t rows, size_t cols) {
-  const auto t0 = now();
-  workers_.ranges(rows, 1, [&](size_t b, size_t e, size_t) {
-    kernels::add_f32_hwy(y + b * cols, x + b * cols, (e - b) * cols);
-  });
-  lap(LINFER_OP_ELEMENTWISE, t0);
 }
 
 // Positions of rows [0, T) (rows [step_position_, ...) of the sequence when stepping) added to x.
@@ -121,19 +98,9 @@ void Inference::add_positions(size_t T) {
   }
 }
 
-// Rows [0, T) are positions [first, first + T) of the sequence (first > 0 when stepping).
-void Inference::rotate(float* x, size_t T, size_t heads) {
-  if (!rotary_positions(cfg_)) return;
-  const auto t = now();
-  workers_.ranges(T, 16, [&](size_t b, size_t e, size_t) { rotate_rows(x + b * heads * cfg_.head_dim, b, e - b, heads); });
-  lap(LINFER_OP_ELEMENTWISE, t);
-}
-
-// `rows` rows at x (`heads` heads each) that are rows [row, row + rows) of the run.
-void Inference::rotate_rows(float* x, size_t row, size_t rows, size_t heads) const {
-  if (!rotary_positions(cfg_)) return;
-  const size_t dh = cfg_.head_dim, first = first_position() + row;
-  kernels::rotate_pairs_f32(x, heads * dh, rows, heads, dh, f32_data(model_->desc.rotary_table) + first * dh, dh);
+Inference::LayerRoute Inference::layer_route() const {
+  const NormPlacement placement = norm_placement(cfg_);
+  return {placement == NormPlacement::Reversible ? buf_.residual2 : buf_.residual, placement == NormPlacement::Post};
 }
 
 bool Inference::feed_forward(LayerOps& ops, const float* in, size_t R, float* residual) {
@@ -214,6 +181,7 @@ Status Inference::forward(size_t T) {
     widen_weight_row(d.global_tokens, i, D, 1.0f, buf_.residual + (T + i) * D);
   bool ok = true;
   const NormPlacement placement = norm_placement(c);
+  const LayerRoute route = layer_route();
   if (placement == NormPlacement::Reversible) std::memcpy(buf_.residual2, buf_.residual, R * D * sizeof(float));
   for (uint32_t i = 0; i < c.num_layers && ok; ++i) {
     const LayerWeights& w = d.layers[i];
@@ -222,30 +190,23 @@ Status Inference::forward(size_t T) {
       ok = layer_rows(i, w, ops, T);
       continue;
     }
-    const AttentionLayer layer{i, w, ops.q, ops.out};
-    switch (placement) {
-      // The sublayers add into the residual stream themselves. With post-norm their input is
-      // the stream: each reads it in full (Q, K, V; the first feed-forward layer) before the
-      // last dense layer adds to it.
-      case NormPlacement::Pre:
-        layernorm_rows(buf_.residual, buf_.normed, R, w.attention_norm);
-        ok = attention_->run(*this, layer, buf_.normed, T, buf_.residual);
-        layernorm_rows(buf_.residual, buf_.normed, R, w.feed_forward_norm);
-        ok = ok && feed_forward(ops, buf_.normed, R, buf_.residual);
-        break;
-      case NormPlacement::Post:
-        ok = attention_->run(*this, layer, buf_.residual, T, buf_.residual);
-        layernorm_rows(buf_.residual, buf_.residual, R, w.attention_norm);
-        ok = ok && feed_forward(ops, buf_.residual, R, buf_.residual);
-        layernorm_rows(buf_.residual, buf_.residual, R, w.feed_forward_norm);
-        break;
-      case NormPlacement::Reversible:  // x holds y1, x2 holds y2
-        layernorm_rows(buf_.residual2, buf_.normed, R, w.attention_norm);
-        ok = attention_->run(*this, layer, buf_.normed, T, buf_.residual);
-        layernorm_rows(buf_.residual, buf_.normed, R, w.feed_forward_norm);
-        ok = ok && feed_forward(ops, buf_.normed, R, buf_.residual2);
-        break;
+    // The sublayers add into the residual streams themselves. With post-norm their input is
+    // the stream: each reads it in full (Q, K, V; the first feed-forward layer) before the last
+    // dense layer adds to it.
+    const float* in = buf_.residual;
+    if (!route.post) {
+      layernorm_rows(route.side, buf_.normed, R, w.attention_norm);
+      in = buf_.normed;
     }
+    ok = attention_->run(*this, AttentionLayer{i, w, ops.q, ops.out}, in, T, buf_.residual);
+    if (route.post) layernorm_rows(buf_.residual, buf_.residual, R, w.attention_norm);
+    const float* ff_in = buf_.residual;
+    if (!route.post) {
+      layernorm_rows(buf_.residual, buf_.normed, R, w.feed_forward_norm);
+      ff_in = buf_.normed;
+    }
+    ok = ok && feed_forward(ops, ff_in, R, route.side);
+    if (route.post) layernorm_rows(buf_.residual, buf_.residual, R, w.feed_forward_norm);
   }
   if (ok && placement == NormPlacement::Reversible) {
     add_rows(buf_.residual, buf_.residual2, T, D);

@@ -7,6 +7,7 @@
 //   inference_prepare.cc  creation: the plan bound to an arena, the dense layers, the threads
 //   inference.cc          the entry points, embeddings, the layer loop, output heads
 //   inference_rows.cc     the row pipeline (a softmax-attention layer as one parallel region)
+//   layer_context.cc      what sublayers run with, the face the attention modules see
 //   attention/            one module per attention kind (attention_kind.h), registry.cc
 //   plan.cc               the decisions, made once; dense_layer.cc: one dense layer
 #pragma once
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "dense_layer.h"
+#include "layer_context.h"
 #include "linfer/linfer.h"
 #include "model.h"
 #include "parallel.h"
@@ -28,7 +30,7 @@ namespace linfer::rt {
 
 class AttentionModule;
 
-class Inference {
+class Inference : public LayerContext {
  public:
   ~Inference();
   // Arena bytes for these options (make_execution_plan's errors).
@@ -66,60 +68,43 @@ class Inference {
     profile_runs_ = 0;
   }
 
-  // ---- What the attention modules use (attention/attention_kind.h) ----
-  const LoadedModel& model() const { return *model_; }
-  const EncoderConfig& config() const { return cfg_; }
-  const ExecutionPlan& plan() const { return plan_; }
-  const Workers& workers() const { return workers_; }
-  // Q of every row and the attention output, row stride heads x head_dim (whole-sequence runs).
-  float* queries() const { return buf_.queries; }
-  float* attention_out() const { return buf_.attention_out; }
-  // A sublayer's output before its residual add (rows x dim).
-  float* sublayer_out() const { return buf_.sublayer_out; }
-  // Whether this forward pass continues a token-by-token sequence, and the sequence position of
-  // its row 0.
-  bool stepping() const { return stepping_; }
-  size_t first_position() const { return stepping_ ? step_position_ : 0; }
-  bool run_dense(const DenseLayer& op, size_t rows, const float* x, float* y, bool accumulate = false);
-  void add_rows(float* y, const float* x, size_t rows, size_t cols);
-  // Rotary positions on T rows of `heads` heads (queries or keys), when the model has them;
-  // rotate_rows: `rows` rows at x that are rows [row, row + rows) of the run, on the calling
-  // thread (the row pipeline's blocks).
-  void rotate(float* x, size_t T, size_t heads);
-  void rotate_rows(float* x, size_t row, size_t rows, size_t heads) const;
-  // Adds the time since `start` to `kind` when profiling; returns the new start.
-  std::chrono::steady_clock::time_point lap(linfer_op_kind kind, std::chrono::steady_clock::time_point start);
-  std::chrono::steady_clock::time_point now() const {
-    return plan_.profiling ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
-  }
-
  private:
   Inference() = default;
   // The dense layers every layer has; the attention's own (K, V, ...) belong to its module.
   struct LayerOps {
     DenseLayer q, out, fc1, fc2;
   };
-  // The session's buffers in the arena (plan.h, SessionBuffers); null when the plan has none.
+  // The session's own buffers in the arena (plan.h, SessionBuffers; the sublayers' are
+  // LayerContext's); null when the plan has none.
   struct Buffers {
     float* residual = nullptr;      // the residual stream, rows x dim (the hidden states)
     float* residual2 = nullptr;     // reversible layers: the second stream
     float* normed = nullptr;        // a norm's output: a sublayer's input (pre-norm, reversible)
-    float* sublayer_out = nullptr;  // a sublayer's output before its residual add
-    float* queries = nullptr;       // Q, rows x heads x head_dim
-    float* attention_out = nullptr; // the attention's output before the output projection
     float* ff_hidden = nullptr;     // the feed-forward's hidden rows
     float* row_blocks = nullptr;    // row pipeline: per thread, a block's Q, attention, hidden rows
     float* sinusoids = nullptr;     // sinusoidal positions, computed at creation
     float* pooled = nullptr;        // classifier: the pooled vector
     float* pooled_dense = nullptr;  // classifier: after its dense layer
     float* head_out = nullptr;      // logits or class scores
-    QuantizedRows quantized;        // int8 layers
   };
 
   // inference_prepare.cc
   Status prepare(const linfer_session_options& options);
   Status prepare_layers();
   std::string describe() const;
+
+  // How a layer's two sublayers connect, by norm placement: the one description both layer
+  // bodies follow (forward, and the row pipeline's layer_rows).
+  //   - the attention reads `side`, normed by attention_norm; with post-norm, the residual stream
+  //     itself. It adds to the residual stream, which post-norm then norms (attention_norm);
+  //   - the feed-forward reads the residual stream, normed by feed_forward_norm (post-norm: the
+  //     stream itself). It adds to `side`; post-norm then norms the residual stream.
+  // `side` is the residual stream, but in reversible layers (x holds y1, x2 holds y2): residual2.
+  struct LayerRoute {
+    float* side;
+    bool post;
+  };
+  LayerRoute layer_route() const;
 
   // inference.cc
   Status forward(size_t T);
@@ -131,11 +116,7 @@ class Inference {
   // inference_rows.cc
   bool layer_rows(size_t layer, const LayerWeights& w, LayerOps& ops, size_t T);
 
-  const LoadedModel* model_ = nullptr;
-  EncoderConfig cfg_;
-  ExecutionPlan plan_;
   AttentionModule* attention_ = nullptr;  // plan_.attention
-  Workers workers_;
 #if LINFER_THREADS
   std::unique_ptr<ThreadPool> pool_;  // workers_.pool
 #endif
@@ -146,14 +127,6 @@ class Inference {
   mutable std::string description_;
   const float* output_ = nullptr;
   size_t output_rows_ = 0, output_cols_ = 0, last_length_ = 0;
-  // Token-by-token runs (kinds that keep a state, e.g. causal linear attention): tokens fed so
-  // far, and whether the current forward pass continues from the module's carried state instead
-  // of starting over.
-  size_t step_position_ = 0;
-  bool stepping_ = false;
-  // The profile: time per op kind in clock ticks, made milliseconds when read (no double
-  // arithmetic per lap: a microcontroller has none in hardware), and the runs.
-  std::chrono::steady_clock::duration profile_time_[LINFER_OP_KIND_COUNT] = {};
   uint64_t profile_runs_ = 0;
 };
 

@@ -91,13 +91,14 @@ Status Inference::prepare(const linfer_session_options& options) {
   using Bound = std::pair<float* Buffers::*, ArenaBuffer SessionBuffers::*>;
   for (const auto& [to, from] : {
            Bound{&Buffers::residual, &SessionBuffers::residual}, Bound{&Buffers::residual2, &SessionBuffers::residual2},
-           Bound{&Buffers::normed, &SessionBuffers::normed}, Bound{&Buffers::sublayer_out, &SessionBuffers::sublayer_out},
-           Bound{&Buffers::queries, &SessionBuffers::queries}, Bound{&Buffers::attention_out, &SessionBuffers::attention_out},
-           Bound{&Buffers::ff_hidden, &SessionBuffers::ff_hidden}, Bound{&Buffers::row_blocks, &SessionBuffers::row_blocks},
+           Bound{&Buffers::normed, &SessionBuffers::normed}, Bound{&Buffers::ff_hidden, &SessionBuffers::ff_hidden}, Bound{&Buffers::row_blocks, &SessionBuffers::row_blocks},
            Bound{&Buffers::sinusoids, &SessionBuffers::sinusoids}, Bound{&Buffers::pooled, &SessionBuffers::pooled},
            Bound{&Buffers::pooled_dense, &SessionBuffers::pooled_dense}, Bound{&Buffers::head_out, &SessionBuffers::head_out}})
     buf_.*to = arena.at(b.*from);
-  buf_.quantized = {arena.at<int8_t>(b.quantized_rows), p.q_stride, arena.at(b.quantized_scales)};
+  sub_.queries = arena.at(b.queries);
+  sub_.attention_out = arena.at(b.attention_out);
+  sub_.sublayer_out = arena.at(b.sublayer_out);
+  sub_.quantized = {arena.at<int8_t>(b.quantized_rows), p.q_stride, arena.at(b.quantized_scales)};
   attention_->bind(arena);
 
   if (sinusoidal_positions(c)) {  // computed once, kept for every run

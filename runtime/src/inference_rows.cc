@@ -4,7 +4,6 @@
 
 #include "attention/attention_kind.h"
 #include "inference.h"
-#include "model_options.h"
 #include "weight_rows.h"
 
 namespace linfer::rt {
@@ -19,22 +18,20 @@ namespace linfer::rt {
 bool Inference::layer_rows(size_t layer, const LayerWeights& w, LayerOps& ops, size_t T) {
   const EncoderConfig& c = cfg_;
   const size_t D = c.dim, HD = size_t(c.num_heads) * c.head_dim, F = c.ff_dim, B = plan_.row_block;
-  const NormPlacement placement = norm_placement(c);
-  // Attention input, and the residual streams the two sublayers add to.
+  const LayerRoute route = layer_route();  // the streams, as the whole-sequence body (forward)
   const float* in = buf_.residual;
-  float* ff_residual = buf_.residual;
-  if (placement == NormPlacement::Pre) {
-    layernorm_rows(buf_.residual, buf_.normed, T, w.attention_norm);
+  if (!route.post) {
+    layernorm_rows(route.side, buf_.normed, T, w.attention_norm);
     in = buf_.normed;
-  } else if (placement == NormPlacement::Reversible) {  // x holds y1, x2 holds y2
-    layernorm_rows(buf_.residual2, buf_.normed, T, w.attention_norm);
-    in = buf_.normed;
-    ff_residual = buf_.residual2;
   }
   // What needs every row (the keys), by the attention's module.
   if (!attention_->prepare_rows(*this, AttentionLayer{layer, w, ops.q, ops.out}, in, T)) return false;
   AttentionModule& attention = *attention_;
-  const QuantizedRows& qrows = buf_.quantized;
+  const QuantizedRows& qrows = sub_.quantized;
+  // A block's n rows normed on the calling thread (layernorm_rows spreads over the workers).
+  auto layernorm_block = [&](const float* from, float* to, size_t n, const NormWeights& norm) {
+    kernels::layernorm_f32_hwy(from, D, to, D, n, D, f32_data(norm.weight), f32_data(norm.bias), c.norm_eps);
+  };
   workers_.ranges(T, B, [&](size_t begin, size_t end, size_t chunk) {
     float* q = buf_.row_blocks + chunk * B * (2 * HD + F);
     float* attn = q + B * HD;
@@ -56,23 +53,19 @@ bool Inference::layer_rows(size_t layer, const LayerWeights& w, LayerOps& ops, s
       mark(LINFER_OP_ATTENTION);
       ops.out.run_rows(qrows, attn, n, x, true, qrow);
       mark(LINFER_OP_DENSE);
+      if (route.post) layernorm_block(x, x, n, w.attention_norm);
       const float* ff_in = x;
-      if (placement == NormPlacement::Post) {
-        kernels::layernorm_f32_hwy(x, D, x, D, n, D, f32_data(w.attention_norm.weight),
-                                   f32_data(w.attention_norm.bias), c.norm_eps);
-      } else {
+      if (!route.post) {
         float* h = buf_.normed + r0 * D;  // this block's attention input is no longer needed
-        kernels::layernorm_f32_hwy(x, D, h, D, n, D, f32_data(w.feed_forward_norm.weight),
-                                   f32_data(w.feed_forward_norm.bias), c.norm_eps);
+        layernorm_block(x, h, n, w.feed_forward_norm);
         ff_in = h;
       }
       mark(LINFER_OP_NORM);
       ops.fc1.run_rows(qrows, ff_in, n, ff, false, qrow);
-      ops.fc2.run_rows(qrows, ff, n, ff_residual + r0 * D, true, qrow);
+      ops.fc2.run_rows(qrows, ff, n, route.side + r0 * D, true, qrow);
       mark(LINFER_OP_DENSE);
-      if (placement == NormPlacement::Post) {
-        kernels::layernorm_f32_hwy(x, D, x, D, n, D, f32_data(w.feed_forward_norm.weight),
-                                   f32_data(w.feed_forward_norm.bias), c.norm_eps);
+      if (route.post) {
+        layernorm_block(x, x, n, w.feed_forward_norm);
         mark(LINFER_OP_NORM);
       }
     }

@@ -189,7 +189,7 @@ WeightCounts count_weights(const LoadedModel& m) {
     if (is_dense_weight(name))
       (w.dtype == DType::F16 ? any_f16 : w.dtype == DType::I8 ? any_i8 : any_f32) = true;
   });
-  for (const std::vector<float>& taps : m.conv_taps) n.bytes += taps.size() * sizeof(float);
+  if (m.attention_data) n.bytes += m.attention_data->bytes();
   n.dense_dtype = int(any_f16) + int(any_i8) + int(any_f32) > 1 ? "mixed"
                   : any_i8                                      ? "int8"
                   : any_f16                                     ? "f16"

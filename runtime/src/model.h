@@ -23,6 +23,13 @@
 
 namespace linfer::rt {
 
+// What an attention kind's module makes of a model once, at load, for every session (its own
+// subclass: GiveTake's convolution taps), and the bytes it holds.
+struct AttentionModelData {
+  virtual ~AttentionModelData() = default;
+  virtual uint64_t bytes() const = 0;
+};
+
 struct LoadedModel {
   ~LoadedModel();
   // The file bytes: an mmap (mapped != nullptr), an aligned copy, or the caller's bytes read in
@@ -41,9 +48,7 @@ struct LoadedModel {
   // other weights as the file stores them.
   EncoderDescription desc;
   PanelStore packed;  // version 1 files: the dense weights, packed at load
-  // GiveTake convolutions per layer, taps transposed to [K x dim] so the kernel vectorises over
-  // channels (empty where a layer has none).
-  std::vector<std::vector<float>> conv_taps;
+  std::unique_ptr<AttentionModelData> attention_data;  // null where the kind makes nothing
 
   std::unique_ptr<Tokenizer> tokenizer;  // when the file carries one
 };
@@ -52,7 +57,7 @@ struct LoadedModel {
 // never asks links none of it).
 struct WeightCounts {
   uint64_t parameters = 0;
-  uint64_t bytes = 0;  // of the weights as held: in the file (read in place) or packed, and GiveTake's taps
+  uint64_t bytes = 0;  // of the weights as held: in the file (read in place) or packed, and the kind's own
   const char* dense_dtype = "f32";  // "f32", "f16", "int8" or "mixed": the dtype of the dense weights
 };
 WeightCounts count_weights(const LoadedModel& m);

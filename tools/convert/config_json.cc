@@ -100,11 +100,9 @@ std::string parse_linfer_config(const std::string& text, EncoderConfig* out) {
   p.u32("ff_dim", &c.ff_dim, true);
   p.u32("max_seq_len", &c.max_seq_len, true);
   p.u32("proj_len", &c.proj_len, false);
-  p.choice("attention_kind", &c.attention_kind,
-           {{"linformer", AttentionKind::Linformer}, {"full", AttentionKind::FullSoftmax},
-            {"linear_elu", AttentionKind::LinearElu}, {"givetake", AttentionKind::GiveTake},
-            {"performer", AttentionKind::Performer}, {"sliding_window", AttentionKind::SlidingWindow},
-            {"block_sparse", AttentionKind::BlockSparse}, {"lsh", AttentionKind::Lsh}});
+  std::vector<std::pair<const char*, AttentionKind>> kinds;  // the table of kinds' names
+  for (size_t i = 0; i < kAttentionKindCount; ++i) kinds.push_back({kAttentionKindNames[i].name, kAttentionKindNames[i].kind});
+  p.choice("attention_kind", &c.attention_kind, kinds);
   p.choice("norm_placement", &c.norm_placement,
            {{"pre", NormPlacement::Pre}, {"post", NormPlacement::Post},
             {"reversible", NormPlacement::Reversible}});

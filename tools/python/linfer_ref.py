@@ -70,6 +70,7 @@ queries are the keys.
 import copy
 import json
 import math
+import os
 from collections import OrderedDict
 
 import numpy as np
@@ -111,8 +112,15 @@ REQUIRED = ("vocab_size", "dim", "num_layers", "num_heads", "head_dim", "ff_dim"
 # caller gave them).
 KIND_DEFAULTS = OrderedDict([("causal", False), ("num_global_tokens", 0), ("conv_kernel", 0)])
 
-ATTENTION_KINDS = ("linformer", "full", "linear_elu", "givetake", "performer", "sliding_window", "block_sparse",
-                   "lsh")
+
+def _attention_kinds():
+    """The kinds' names, in the schema's order: the one table of kinds, schema/attention_kinds.txt."""
+    table = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "schema", "attention_kinds.txt")
+    with open(table, encoding="utf-8") as f:
+        return tuple(line.split()[0] for line in f if line[:1].isalpha())
+
+
+ATTENTION_KINDS = _attention_kinds()
 # The performer's keys (in the resolved config of that kind only).
 PERFORMER_EPS = {"softmax": 1e-4, "relu": 1e-3}
 ROTARY_KINDS = ("none", "adjacent_pairs")

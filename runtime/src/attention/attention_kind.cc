@@ -6,7 +6,7 @@
 
 namespace linfer::rt {
 
-Status AttentionModule::prepare_kv_layers(const Inference& s, bool with_keys, bool bias_in_layer) {
+Status AttentionModule::prepare_kv_layers(const LayerContext& s, bool with_keys, bool bias_in_layer) {
   const EncoderConfig& c = s.config();
   const ExecutionPlan& plan = s.plan();
   Status err = allocating("the attention's dense layers of " + decimal(c.num_layers) + " layers",

@@ -6,8 +6,9 @@
 // them, the row pipeline's blocks (prepare_rows, attend_rows) and token-by-token steps. It trusts
 // what it checked: nothing in a run allocates or checks again.
 //
-// The session (inference.h) keeps the layer loop, Q and the output projection, the norms, the
-// feed-forward, the arena and the threads. registry.cc maps the schema's kind to its module.
+// A module sees its session only through layer_context.h. The session (inference.h) keeps the
+// layer loop, Q and the output projection, the norms, the feed-forward, the arena and the
+// threads. registry.cc maps the schema's kind to its module.
 #pragma once
 
 #include <cstddef>
@@ -16,7 +17,7 @@
 #include <vector>
 
 #include "dense_layer.h"
-#include "inference.h"
+#include "layer_context.h"
 #include "linfer/linfer.h"
 #include "model.h"
 #include "plan.h"
@@ -62,7 +63,7 @@ class AttentionModule {
 
   // Creation: the buffers' addresses, then the module's dense layers (K, V, ...).
   virtual void bind(const Arena& arena) = 0;
-  virtual Status prepare_layers(const Inference& s) = 0;
+  virtual Status prepare_layers(const LayerContext& s) = 0;
   // Bytes of the module's dense layers' own packed copies (XNNPACK only).
   virtual size_t packed_weight_bytes() const { return kv_packed_bytes(); }
   // A short note for the session's description, or "".
@@ -70,13 +71,13 @@ class AttentionModule {
 
   // The attention sublayer over T rows of `in` (T plus GiveTake's tokens), its output added to
   // `residual` (which may be `in`). False if an XNNPACK operator failed.
-  virtual bool run(Inference& s, const AttentionLayer& layer, const float* in, size_t T, float* residual) = 0;
+  virtual bool run(LayerContext& s, const AttentionLayer& layer, const float* in, size_t T, float* residual) = 0;
 
   // Row pipeline (when has_row_pipeline): what needs every row (the keys), then one block of
   // `rows` query rows at q (rows [first_row, ...) of the run) into attn, every head, on thread
   // `chunk`.
-  virtual bool prepare_rows(Inference&, const AttentionLayer&, const float*, size_t) { return false; }
-  virtual void attend_rows(Inference&, const float*, float*, size_t, size_t, size_t) {}
+  virtual bool prepare_rows(LayerContext&, const AttentionLayer&, const float*, size_t) { return false; }
+  virtual void attend_rows(LayerContext&, const float*, float*, size_t, size_t, size_t) {}
 
   // Token-by-token runs: "" when this model can take them, else why not (invalid argument);
   // start_sequence: a fresh sequence begins (its carried state empties).
@@ -94,11 +95,12 @@ class AttentionModule {
   std::vector<KvLayers> kv_;
   // kv_ for every layer: K (unless with_keys is false) and V, with their biases unless
   // bias_in_layer is false (Linformer with the projection after the linear: the bias goes through E).
-  Status prepare_kv_layers(const Inference& s, bool with_keys, bool bias_in_layer);
+  Status prepare_kv_layers(const LayerContext& s, bool with_keys, bool bias_in_layer);
   size_t kv_packed_bytes() const;
 };
 
-// The attention kinds this build has, one entry each (registry.cc).
+// The attention kinds this build has, one entry each: k<Enum>Attention in the kind's module, as the
+// table of kinds (schema/attention_kinds.txt) names it; registry.cc lists the built ones.
 struct AttentionKindInfo {
   AttentionKind kind;
   std::unique_ptr<AttentionModule> (*make)();
@@ -113,9 +115,5 @@ const AttentionKindInfo* attention_kind_info(AttentionKind kind);
 // OK when this build has the kind's module, else LINFER_ERROR_UNSUPPORTED naming the kind and the
 // option (a model is refused at load).
 Status attention_kind_built(AttentionKind kind);
-
-// Each module's entry (attention/<kind>.cc).
-extern const AttentionKindInfo kLinformerAttention, kFullAttention, kLinearAttention, kGiveTakeAttention,
-    kPerformerAttention, kSlidingWindowAttention, kBlockSparseAttention, kLshAttention;
 
 }  // namespace linfer::rt

@@ -65,10 +65,10 @@ size_t block_sparse_key_spans(const EncoderConfig& c, const float* random, size_
 
 class BlockSparseAttention final : public SoftmaxAttention {
  public:
-  bool run(Inference& s, const AttentionLayer& layer, const float* in, size_t T, float* residual) override;
+  bool run(LayerContext& s, const AttentionLayer& layer, const float* in, size_t T, float* residual) override;
 };
 
-bool BlockSparseAttention::run(Inference& s, const AttentionLayer& layer, const float* in, size_t T,
+bool BlockSparseAttention::run(LayerContext& s, const AttentionLayer& layer, const float* in, size_t T,
                                float* residual) {
   const EncoderConfig& c = s.config();
   if (!s.run_dense(layer.q, T, in, s.queries())) return false;
@@ -120,7 +120,7 @@ uint64_t layer_flops(const EncoderConfig& c, uint64_t T) {
 
 }  // namespace
 
-const AttentionKindInfo kBlockSparseAttention = {
+extern const AttentionKindInfo kBlockSparseAttention = {
     AttentionKind::BlockSparse, [] { return std::unique_ptr<AttentionModule>(new BlockSparseAttention()); },
     layer_flops, nullptr};
 

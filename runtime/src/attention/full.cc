@@ -8,7 +8,7 @@ namespace {
 class FullAttention final : public SoftmaxAttention {
  public:
   bool has_row_pipeline(const EncoderConfig&) const override { return true; }
-  bool run(Inference& s, const AttentionLayer& layer, const float* in, size_t T, float* residual) override {
+  bool run(LayerContext& s, const AttentionLayer& layer, const float* in, size_t T, float* residual) override {
     return run_softmax(s, layer, in, T, residual);
   }
 };
@@ -20,7 +20,7 @@ uint64_t layer_flops(const EncoderConfig& c, uint64_t T) {
 
 }  // namespace
 
-const AttentionKindInfo kFullAttention = {
+extern const AttentionKindInfo kFullSoftmaxAttention = {
     AttentionKind::FullSoftmax, [] { return std::unique_ptr<AttentionModule>(new FullAttention()); }, layer_flops, nullptr};
 
 }  // namespace linfer::rt

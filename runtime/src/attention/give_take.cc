@@ -12,12 +12,23 @@
 namespace linfer::rt {
 namespace {
 
-class GiveTakeAttention final : public SoftmaxAttention {
- public:
-  bool run(Inference& s, const AttentionLayer& layer, const float* in, size_t T, float* residual) override;
+// The locality branch's depthwise convolutions per layer, taps transposed to [K x dim] so the
+// kernel vectorises over channels (empty where a layer has none); made at load.
+struct ConvTaps final : AttentionModelData {
+  std::vector<std::vector<float>> layers;
+  uint64_t bytes() const override {
+    uint64_t n = 0;
+    for (const std::vector<float>& taps : layers) n += taps.size() * sizeof(float);
+    return n;
+  }
 };
 
-bool GiveTakeAttention::run(Inference& s, const AttentionLayer& layer, const float* in, size_t T, float* residual) {
+class GiveTakeAttention final : public SoftmaxAttention {
+ public:
+  bool run(LayerContext& s, const AttentionLayer& layer, const float* in, size_t T, float* residual) override;
+};
+
+bool GiveTakeAttention::run(LayerContext& s, const AttentionLayer& layer, const float* in, size_t T, float* residual) {
   const EncoderConfig& c = s.config();
   const LayerWeights& w = layer.w;
   const KvLayers& ops = kv_[layer.index];
@@ -74,7 +85,7 @@ bool GiveTakeAttention::run(Inference& s, const AttentionLayer& layer, const flo
   if (w.conv_weight.present()) {  // the locality branch: depthwise convolution of the input
     t = s.now();
     const size_t K = w.conv_weight.shape[1];
-    const float* taps = s.model().conv_taps[layer.index].data();
+    const float* taps = static_cast<const ConvTaps&>(*s.model().attention_data).layers[layer.index].data();
     s.workers().ranges(T, 1, [&](size_t b, size_t e, size_t) {
       kernels::conv_depthwise_add_f32_hwy(in, T, D, taps, K, f32_data(w.conv_bias), sub, b, e);
     });
@@ -91,13 +102,14 @@ uint64_t layer_flops(const EncoderConfig& c, uint64_t T) {
          + 2 * 2 * p * T * HD * 2;       // take and give: scores and weighted sums
 }
 
-}  // namespace
-
-// The convolutions' taps per layer transposed to [K x dim] (LoadedModel::conv_taps), at load.
+// The convolutions' taps per layer transposed to [K x dim], at load.
 Status prepare_conv_taps(LoadedModel& m) {
   const size_t layers = m.desc.layers.size();
-  Status s = allocating("the convolution taps' list", layers * sizeof(std::vector<float>),
-                        [&] { m.conv_taps.resize(layers); });
+  ConvTaps* conv = nullptr;
+  Status s = allocating("the convolution taps' list", sizeof(ConvTaps) + layers * sizeof(std::vector<float>), [&] {
+    m.attention_data.reset(conv = new ConvTaps());
+    conv->layers.resize(layers);
+  });
   if (!s.ok()) return s;
   const size_t D = m.desc.config.dim;
   for (size_t i = 0; i < layers; ++i) {
@@ -105,7 +117,7 @@ Status prepare_conv_taps(LoadedModel& m) {
     if (!cw.present()) continue;
     const size_t K = cw.shape[1];
     const float* src = static_cast<const float*>(cw.data);
-    std::vector<float>& taps = m.conv_taps[i];
+    std::vector<float>& taps = conv->layers[i];
     s = allocating("the convolution taps of layer " + decimal(i), uint64_t(K) * D * sizeof(float),
                    [&] { taps.resize(K * D); });
     if (!s.ok()) return s;
@@ -115,7 +127,9 @@ Status prepare_conv_taps(LoadedModel& m) {
   return {};
 }
 
-const AttentionKindInfo kGiveTakeAttention = {
+}  // namespace
+
+extern const AttentionKindInfo kGiveTakeAttention = {
     AttentionKind::GiveTake, [] { return std::unique_ptr<AttentionModule>(new GiveTakeAttention()); }, layer_flops,
     prepare_conv_taps};
 

@@ -40,7 +40,7 @@ class KeyStateAttention : public AttentionModule {
     key_state_ = arena.at(key_state_buf_);
     carried_state_ = arena.at(carried_state_buf_);
   }
-  Status prepare_layers(const Inference& s) override { return prepare_kv_layers(s, true, true); }
+  Status prepare_layers(const LayerContext& s) override { return prepare_kv_layers(s, true, true); }
 
   Status can_step(const EncoderConfig& c) const override {
     if (c.causal != CausalMode::Causal) return AttentionModule::can_step(c);
@@ -50,7 +50,7 @@ class KeyStateAttention : public AttentionModule {
     for (size_t i = 0; i < size_t(num_layers_) * kv_heads_; ++i) kind_.reset(carried_state_ + i * state_floats_);
   }
 
-  bool run(Inference& s, const AttentionLayer& layer, const float* in, size_t T, float* residual) override {
+  bool run(LayerContext& s, const AttentionLayer& layer, const float* in, size_t T, float* residual) override {
     const EncoderConfig& c = s.config();
     if (!s.run_dense(layer.q, T, in, s.queries())) return false;
     s.rotate(s.queries(), T, c.num_heads);
@@ -65,7 +65,7 @@ class KeyStateAttention : public AttentionModule {
 
  private:
   // Over the session's queries, keys_ and values_ (T rows) into its attention output.
-  void attend(Inference& s, const LayerWeights& w, size_t T, size_t layer) {
+  void attend(LayerContext& s, const LayerWeights& w, size_t T, size_t layer) {
     const EncoderConfig& c = s.config();
     const size_t H = c.num_heads, dh = c.head_dim, HD = H * dh, kvh = c.kv_heads, KV = kvh * dh;
     const size_t heads_per_kv = H / kvh, state_floats = state_floats_;

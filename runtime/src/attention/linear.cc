@@ -38,7 +38,7 @@ uint64_t layer_flops(const EncoderConfig& c, uint64_t T) {
 
 }  // namespace
 
-const AttentionKindInfo kLinearAttention = {
+extern const AttentionKindInfo kLinearEluAttention = {
     AttentionKind::LinearElu, [] { return std::unique_ptr<AttentionModule>(new LinearAttention()); }, layer_flops, nullptr};
 
 }  // namespace linfer::rt

@@ -26,34 +26,34 @@ class LinformerAttention final : public SoftmaxAttention {
   uint64_t key_dense_rows(const EncoderConfig& c, uint64_t) const override { return c.proj_len; }
   Status plan(AttentionPlanning& p) override;
   void bind(const Arena& arena) override;
-  Status prepare_layers(const Inference& s) override {
+  Status prepare_layers(const LayerContext& s) override {
     // The layers get no bias: the attention adds it to K' and V', after the compression in
     // either order (placement "after": through E, rowsum(E) * b; "before": b on every row).
     // Per-head projections give each head its own compressed input, so each kv head gets the
     // layer for its group of rows of W.
     return prepare_kv_layers(s, true, false);
   }
-  bool run(Inference& s, const AttentionLayer& layer, const float* in, size_t T, float* residual) override {
+  bool run(LayerContext& s, const AttentionLayer& layer, const float* in, size_t T, float* residual) override {
     return run_softmax(s, layer, in, T, residual);
   }
 
  private:
-  size_t make_keys(Inference& s, const AttentionLayer& layer, const float* in, size_t T) override;
+  size_t make_keys(LayerContext& s, const AttentionLayer& layer, const float* in, size_t T) override;
   void head_keys_ready(size_t s, size_t keys, const float* v, size_t v_stride) override;
-  void attention_rows(Inference& s, size_t h, size_t keys, const float* q, float* o, size_t rows, size_t chunk,
+  void attention_rows(LayerContext& s, size_t h, size_t keys, const float* q, float* o, size_t rows, size_t chunk,
                       KeyWindow window, size_t first_row) override;
 
-  bool linformer_kv(Inference& s, const AttentionLayer& layer, const float* in, size_t T);
+  bool linformer_kv(LayerContext& s, const AttentionLayer& layer, const float* in, size_t T);
   // Whether this layer's K' and V' are made projection first: E (X W^T) on an input shorter than k.
-  bool projects_first(const Inference& s, size_t T) const;
-  bool project_then_compress(Inference& s, const AttentionLayer& layer, const float* in, size_t T,
+  bool projects_first(const LayerContext& s, size_t T) const;
+  bool project_then_compress(LayerContext& s, const AttentionLayer& layer, const float* in, size_t T,
                              const WeightView* const proj[2], const bool need_sum[2]);
   // comp rows [row_begin, row_end) = E[rows, :T] in, `cols` columns (in: T rows, `cols` apart).
-  void compress(const Inference& s, const WeightView& E, const float* in, size_t cols, size_t T, float* comp,
+  void compress(const LayerContext& s, const WeightView& E, const float* in, size_t cols, size_t T, float* comp,
                 size_t row_begin, size_t row_end, float* rowsum, size_t chunk);
   // The compression of `projections` inputs on the int8 kernel (E[kv], kv = 0 K, 1 V, each of
   // in's `cols` columns; rowsum[kv] null or where their row sums go).
-  void compress_int8(const Inference& s, const WeightView* const E[2], size_t projections, const float* in,
+  void compress_int8(const LayerContext& s, const WeightView* const E[2], size_t projections, const float* in,
                      size_t cols, size_t T, float* const comp[2], float* const rowsum[2]);
   // The int8 attention's weights of distinct K/V head s: K'^T (keys output channels of head_dim
   // inputs) and V' (head_dim channels of `keys` inputs) as int8 panels with their scales and sums.
@@ -182,7 +182,7 @@ void LinformerAttention::bind(const Arena& arena) {
 // (rowsum: their sums over the first T columns, when asked). An f32 E is read in place; f16 and
 // int8 rows are widened kProjRowsPerStep at a time into the thread's scratch (chunk), a cost of
 // one conversion per multiply-add row of D.
-void LinformerAttention::compress(const Inference& s, const WeightView& E, const float* in, size_t D, size_t T,
+void LinformerAttention::compress(const LayerContext& s, const WeightView& E, const float* in, size_t D, size_t T,
                                   float* comp, size_t row_begin, size_t row_end, float* rowsum, size_t chunk) {
   const size_t n = s.config().max_seq_len;
   if (E.dtype == DType::F32) {
@@ -206,7 +206,7 @@ void LinformerAttention::compress(const Inference& s, const WeightView& E, const
 // are X's columns, quantized one scale per column (the activations' per-channel ranges) and
 // packed into panels per run. Two parallel regions: the packing and the copies (items of 16
 // columns or 16 rows), then the products (rows split at kRowQuantum, as every dense layer).
-void LinformerAttention::compress_int8(const Inference& s, const WeightView* const E[2], size_t projections,
+void LinformerAttention::compress_int8(const LayerContext& s, const WeightView* const E[2], size_t projections,
                                        const float* in, size_t D, size_t T, float* const comp[2],
                                        float* const rowsum[2]) {
   const EncoderConfig& c = s.config();
@@ -257,7 +257,7 @@ KvCosts kv_costs(const EncoderConfig& c, uint64_t T) {
 // for all heads (G = 1; per-head projections keep the compression first). The int8 compression
 // with one E for K and V keeps it too: its buffers have room for one projection's X W^T only
 // (the key inputs step's buffers may share bytes with keys_ and values_).
-bool LinformerAttention::projects_first(const Inference& s, size_t T) const {
+bool LinformerAttention::projects_first(const LayerContext& s, size_t T) const {
   const EncoderConfig& c = s.config();
   const KvCosts cost = kv_costs(c, T);
   return cost.projection_first < cost.compression_first && projection_groups(c) == 1 &&
@@ -269,7 +269,7 @@ bool LinformerAttention::projects_first(const Inference& s, size_t T) const {
 // one E (f32 and f16 only), to keys_, V' being made from it before K'. The int8 compression
 // writes K' (V') over the X W^T whose columns it has packed, and K' and V' are copied to keys_ and
 // values_ after both compressions: its own buffers live in the key inputs step only.
-bool LinformerAttention::project_then_compress(Inference& s, const AttentionLayer& layer, const float* in,
+bool LinformerAttention::project_then_compress(LayerContext& s, const AttentionLayer& layer, const float* in,
                                                size_t T, const WeightView* const proj[2], const bool need_sum[2]) {
   const EncoderConfig& c = s.config();
   const KvLayers& ops = kv_[layer.index];
@@ -299,7 +299,7 @@ bool LinformerAttention::project_then_compress(Inference& s, const AttentionLaye
 }
 
 // Linformer keys and values: K' = E X W_k^T (+ biases), V' likewise, k rows per group.
-bool LinformerAttention::linformer_kv(Inference& s, const AttentionLayer& layer, const float* in, size_t T) {
+bool LinformerAttention::linformer_kv(LayerContext& s, const AttentionLayer& layer, const float* in, size_t T) {
   const EncoderConfig& c = s.config();
   const LayerWeights& w = layer.w;
   const KvLayers& ops = kv_[layer.index];
@@ -389,7 +389,7 @@ bool LinformerAttention::linformer_kv(Inference& s, const AttentionLayer& layer,
 }
 
 // The keys are the k compressed rows (no rotary positions: the compression mixes positions).
-size_t LinformerAttention::make_keys(Inference& s, const AttentionLayer& layer, const float* in, size_t T) {
+size_t LinformerAttention::make_keys(LayerContext& s, const AttentionLayer& layer, const float* in, size_t T) {
   if (!linformer_kv(s, layer, in, T)) return 0;
   const size_t keys = s.config().proj_len;
   prepare_keys(s, keys);
@@ -416,7 +416,7 @@ void LinformerAttention::head_keys_ready(size_t s, size_t keys, const float* v, 
   kernels::pack_columns_int8_hwy(v, v_stride, keys, dh, 0, dh, h.v_panels, h.v_scales, h.v_sums);
 }
 
-void LinformerAttention::attention_rows(Inference& s, size_t h, size_t keys, const float* q, float* o, size_t rows,
+void LinformerAttention::attention_rows(LayerContext& s, size_t h, size_t keys, const float* q, float* o, size_t rows,
                                         size_t chunk, KeyWindow window, size_t first_row) {
   if (float_path()) {
     SoftmaxAttention::attention_rows(s, h, keys, q, o, rows, chunk, window, first_row);
@@ -462,7 +462,7 @@ uint64_t layer_flops(const EncoderConfig& c, uint64_t T) {
 
 }  // namespace
 
-const AttentionKindInfo kLinformerAttention = {
+extern const AttentionKindInfo kLinformerAttention = {
     AttentionKind::Linformer, [] { return std::unique_ptr<AttentionModule>(new LinformerAttention()); },
     layer_flops, nullptr};
 

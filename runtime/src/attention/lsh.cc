@@ -48,8 +48,8 @@ class LshAttention final : public AttentionModule {
     round_max_sum_ = arena.at(round_max_sum_buf_);
     bucket_index_ = arena.at<uint32_t>(bucket_index_buf_);
   }
-  Status prepare_layers(const Inference& s) override { return prepare_kv_layers(s, false, true); }
-  bool run(Inference& s, const AttentionLayer& layer, const float* in, size_t T, float* residual) override;
+  Status prepare_layers(const LayerContext& s) override { return prepare_kv_layers(s, false, true); }
+  bool run(LayerContext& s, const AttentionLayer& layer, const float* in, size_t T, float* residual) override;
   Status can_step(const EncoderConfig&) const override {
     return invalid_argument(
         "token-by-token runs are not defined for lsh attention: a row's buckets and chunk depend on the "
@@ -57,13 +57,13 @@ class LshAttention final : public AttentionModule {
   }
 
  private:
-  void lsh_sort(const Inference& s, const WeightView& rotations, size_t T, size_t h, size_t round, size_t chunk);
+  void lsh_sort(const LayerContext& s, const WeightView& rotations, size_t T, size_t h, size_t round, size_t chunk);
   // The two chunks a thread's scratch holds (rows gathered), to reuse the chunk before the next.
   struct LshSlots {
     size_t head = SIZE_MAX, chunk[2] = {SIZE_MAX, SIZE_MAX};
   };
-  void lsh_chunk(const Inference& s, size_t T, size_t h, size_t round, size_t c, size_t chunk, LshSlots& slots);
-  void lsh_gather(const Inference& s, size_t T, size_t h, size_t global_chunk, size_t chunk, size_t slot);
+  void lsh_chunk(const LayerContext& s, size_t T, size_t h, size_t round, size_t c, size_t chunk, LshSlots& slots);
+  void lsh_gather(const LayerContext& s, size_t T, size_t h, size_t global_chunk, size_t chunk, size_t slot);
 
   size_t scratch_stride_ = 0, max_len_ = 0;
   ArenaBuffer values_buf_, scratch_buf_, sorted_rows_buf_, round_max_sum_buf_, bucket_index_buf_;
@@ -94,7 +94,7 @@ Status LshAttention::plan(AttentionPlanning& p) {
   return {};
 }
 
-bool LshAttention::run(Inference& s, const AttentionLayer& layer, const float* in, size_t T, float* residual) {
+bool LshAttention::run(LayerContext& s, const AttentionLayer& layer, const float* in, size_t T, float* residual) {
   const EncoderConfig& c = s.config();
   const size_t H = c.num_heads, dh = c.head_dim, HD = H * dh, rounds = c.num_hashes, chunks = lsh_chunks(c, T);
   if (!s.run_dense(layer.q, T, in, s.queries()) || !s.run_dense(kv_[layer.index].v[0], T, in, values_))
@@ -126,7 +126,7 @@ bool LshAttention::run(Inference& s, const AttentionLayer& layer, const float* i
 
 // Head h, round `round`: buckets of the T rows, then the rows sorted by (bucket, position) into
 // sorted_rows_ (a counting sort: ascending positions within a bucket).
-void LshAttention::lsh_sort(const Inference& s, const WeightView& rotations, size_t T, size_t h, size_t round,
+void LshAttention::lsh_sort(const LayerContext& s, const WeightView& rotations, size_t T, size_t h, size_t round,
                             size_t chunk) {
   const EncoderConfig& c = s.config();
   const size_t dh = c.head_dim, HD = size_t(c.num_heads) * dh, half = lsh_half_buckets(c, T),
@@ -160,7 +160,7 @@ void LshAttention::lsh_sort(const Inference& s, const WeightView& rotations, siz
 // Gathers the rows of global chunk g (round g / chunks) of head h into slot `slot` of thread
 // `chunk`'s scratch: their queries, keys normalised as F.normalize does (x / max(|x|, 1e-12))
 // and transposed, values, positions.
-void LshAttention::lsh_gather(const Inference& s, size_t T, size_t h, size_t g, size_t chunk, size_t slot) {
+void LshAttention::lsh_gather(const LayerContext& s, size_t T, size_t h, size_t g, size_t chunk, size_t slot) {
   const EncoderConfig& c = s.config();
   const size_t dh = c.head_dim, HD = size_t(c.num_heads) * dh, n = max_len_, b = c.bucket_size,
                chunks = lsh_chunks(c, T), first = (g % chunks) * b, rows = std::min(b, T - first),
@@ -186,7 +186,7 @@ void LshAttention::lsh_gather(const Inference& s, size_t T, size_t h, size_t g, 
 
 // Head h, round `round`, chunk c of it: the chunk's rows against its own and the previous chunk's
 // keys (lsh_chunk_f32_hwy), merged into the attention output and the head's running max and sum.
-void LshAttention::lsh_chunk(const Inference& s, size_t T, size_t h, size_t round, size_t c, size_t chunk,
+void LshAttention::lsh_chunk(const LayerContext& s, size_t T, size_t h, size_t round, size_t c, size_t chunk,
                              LshSlots& slots) {
   const EncoderConfig& cfg = s.config();
   const size_t dh = cfg.head_dim, HD = size_t(cfg.num_heads) * dh, n = max_len_, b = cfg.bucket_size,
@@ -254,7 +254,7 @@ uint64_t layer_flops(const EncoderConfig& c, uint64_t T) {
 
 }  // namespace
 
-const AttentionKindInfo kLshAttention = {
+extern const AttentionKindInfo kLshAttention = {
     AttentionKind::Lsh, [] { return std::unique_ptr<AttentionModule>(new LshAttention()); }, layer_flops, nullptr};
 
 }  // namespace linfer::rt

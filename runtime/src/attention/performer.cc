@@ -60,7 +60,7 @@ uint64_t layer_flops(const EncoderConfig& c, uint64_t T) {
 
 }  // namespace
 
-const AttentionKindInfo kPerformerAttention = {
+extern const AttentionKindInfo kPerformerAttention = {
     AttentionKind::Performer, [] { return std::unique_ptr<AttentionModule>(new PerformerAttention()); },
     layer_flops, nullptr};
 

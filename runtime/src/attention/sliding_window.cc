@@ -20,8 +20,8 @@ class SlidingWindowAttention final : public SoftmaxAttention {
     row_window_ = {p.model.desc.config.window_radius, 0};  // row i sees keys |i - j| <= radius
     return SoftmaxAttention::plan(p);
   }
-  Status prepare_layers(const Inference& s) override;
-  bool run(Inference& s, const AttentionLayer& layer, const float* in, size_t T, float* residual) override;
+  Status prepare_layers(const LayerContext& s) override;
+  bool run(LayerContext& s, const AttentionLayer& layer, const float* in, size_t T, float* residual) override;
   size_t packed_weight_bytes() const override {
     size_t n = kv_packed_bytes();
     for (const GlobalLayers& l : global_) n += l.q.packed_bytes() + l.k.packed_bytes() + l.v.packed_bytes();
@@ -36,7 +36,7 @@ class SlidingWindowAttention final : public SoftmaxAttention {
   std::vector<GlobalLayers> global_;
 };
 
-Status SlidingWindowAttention::prepare_layers(const Inference& s) {
+Status SlidingWindowAttention::prepare_layers(const LayerContext& s) {
   Status err = prepare_kv_layers(s, true, true);
   const EncoderConfig& c = s.config();
   if (err.ok())
@@ -55,7 +55,7 @@ Status SlidingWindowAttention::prepare_layers(const Inference& s) {
   return err;
 }
 
-bool SlidingWindowAttention::run(Inference& s, const AttentionLayer& layer, const float* in, size_t T,
+bool SlidingWindowAttention::run(LayerContext& s, const AttentionLayer& layer, const float* in, size_t T,
                                  float* residual) {
   const EncoderConfig& c = s.config();
   const size_t g = std::min<size_t>(c.global_positions, T);
@@ -94,7 +94,7 @@ uint64_t layer_flops(const EncoderConfig& c, uint64_t T) {
 
 }  // namespace
 
-const AttentionKindInfo kSlidingWindowAttention = {
+extern const AttentionKindInfo kSlidingWindowAttention = {
     AttentionKind::SlidingWindow,
     [] { return std::unique_ptr<AttentionModule>(new SlidingWindowAttention()); }, layer_flops, nullptr};
 

@@ -38,7 +38,7 @@ void SoftmaxAttention::bind(const Arena& arena) {
   scratch_ = arena.at(scratch_buf_);
 }
 
-bool SoftmaxAttention::run_softmax(Inference& s, const AttentionLayer& layer, const float* in, size_t T,
+bool SoftmaxAttention::run_softmax(LayerContext& s, const AttentionLayer& layer, const float* in, size_t T,
                                    float* residual) {
   const EncoderConfig& c = s.config();
   if (!s.run_dense(layer.q, T, in, s.queries())) return false;
@@ -51,18 +51,18 @@ bool SoftmaxAttention::run_softmax(Inference& s, const AttentionLayer& layer, co
   return s.run_dense(layer.out, T, s.attention_out(), residual, true);
 }
 
-bool SoftmaxAttention::prepare_rows(Inference& s, const AttentionLayer& layer, const float* in, size_t T) {
+bool SoftmaxAttention::prepare_rows(LayerContext& s, const AttentionLayer& layer, const float* in, size_t T) {
   row_keys_ = make_keys(s, layer, in, T);
   return row_keys_ != 0;
 }
 
-void SoftmaxAttention::attend_rows(Inference& s, const float* q, float* attn, size_t rows, size_t first_row,
+void SoftmaxAttention::attend_rows(LayerContext& s, const float* q, float* attn, size_t rows, size_t first_row,
                                    size_t chunk) {
   for (size_t h = 0; h < s.config().num_heads; ++h)
     attention_rows(s, h, row_keys_, q, attn, rows, chunk, row_window_, first_row);
 }
 
-void SoftmaxAttention::attention_items(Inference& s, size_t keys, size_t row_begin, size_t row_end,
+void SoftmaxAttention::attention_items(LayerContext& s, size_t keys, size_t row_begin, size_t row_end,
                                        KeyWindow window) {
   const EncoderConfig& c = s.config();
   const size_t block = kAttentionRowBlock, rows = row_end - row_begin, blocks = (rows + block - 1) / block,
@@ -79,7 +79,7 @@ void SoftmaxAttention::attention_items(Inference& s, size_t keys, size_t row_beg
 
 // Keys and values for softmax attention over all T rows, each K head transposed to
 // [dh x keys] into keys_t_ so that the scores vectorise over the keys.
-size_t SoftmaxAttention::make_keys(Inference& s, const AttentionLayer& layer, const float* in, size_t T) {
+size_t SoftmaxAttention::make_keys(LayerContext& s, const AttentionLayer& layer, const float* in, size_t T) {
   const KvLayers& kv = kv_[layer.index];
   if (!s.run_dense(kv.k[0], T, in, keys_) || !s.run_dense(kv.v[0], T, in, values_)) return 0;
   s.rotate(keys_, T, s.config().kv_heads);
@@ -87,7 +87,7 @@ size_t SoftmaxAttention::make_keys(Inference& s, const AttentionLayer& layer, co
   return T;
 }
 
-void SoftmaxAttention::prepare_keys(Inference& s, size_t keys) {
+void SoftmaxAttention::prepare_keys(LayerContext& s, size_t keys) {
   const EncoderConfig& c = s.config();
   const size_t H = c.num_heads, dh = c.head_dim, kvh = c.kv_heads;
   const bool per_head = per_head_;
@@ -110,7 +110,7 @@ size_t SoftmaxAttention::kv_head(const EncoderConfig& c, size_t h) const {
 
 // Softmax attention of head h over `keys` keys (see make_keys) for query rows q (row stride
 // heads * head_dim) into o (same layout).
-kernels::AttentionHeadArgs SoftmaxAttention::attention_head_args(const Inference& s, size_t h, size_t keys,
+kernels::AttentionHeadArgs SoftmaxAttention::attention_head_args(const LayerContext& s, size_t h, size_t keys,
                                                                  const float* q, float* o) const {
   const EncoderConfig& c = s.config();
   const size_t dh = c.head_dim, HD = c.num_heads * dh, kvh = c.kv_heads;
@@ -131,7 +131,7 @@ kernels::AttentionHeadArgs SoftmaxAttention::attention_head_args(const Inference
   return a;
 }
 
-void SoftmaxAttention::attention_rows(Inference& s, size_t h, size_t keys, const float* q, float* o, size_t rows,
+void SoftmaxAttention::attention_rows(LayerContext& s, size_t h, size_t keys, const float* q, float* o, size_t rows,
                                       size_t chunk, KeyWindow window, size_t first_row) {
   kernels::AttentionHeadArgs a = attention_head_args(s, h, keys, q, o);
   a.windowed = window.radius > 0;

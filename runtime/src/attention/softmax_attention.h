@@ -17,10 +17,10 @@ class SoftmaxAttention : public AttentionModule {
   // Keys of every row (T plus GiveTake's tokens) per kv head, their transposes, the scratch over
   // them; K and V dense layers with their biases. (Linformer plans and prepares its own.)
   Status plan(AttentionPlanning& p) override;
-  Status prepare_layers(const Inference& s) override { return prepare_kv_layers(s, true, true); }
+  Status prepare_layers(const LayerContext& s) override { return prepare_kv_layers(s, true, true); }
   void bind(const Arena& arena) override;
-  bool prepare_rows(Inference& s, const AttentionLayer& layer, const float* in, size_t T) override;
-  void attend_rows(Inference& s, const float* q, float* attn, size_t rows, size_t first_row, size_t chunk) override;
+  bool prepare_rows(LayerContext& s, const AttentionLayer& layer, const float* in, size_t T) override;
+  void attend_rows(LayerContext& s, const float* q, float* attn, size_t rows, size_t first_row, size_t chunk) override;
 
  protected:
   // The keys a query row sees: every key (radius 0), or (sliding window) the keys within radius
@@ -39,23 +39,23 @@ class SoftmaxAttention : public AttentionModule {
 
   // Keys and values into keys_ / values_ (all T rows: K and V dense layers, keys rotated), each
   // K head transposed into keys_t_. Returns the number of keys, 0 if a dense layer failed.
-  virtual size_t make_keys(Inference& s, const AttentionLayer& layer, const float* in, size_t T);
+  virtual size_t make_keys(LayerContext& s, const AttentionLayer& layer, const float* in, size_t T);
   // keys_ transposed per distinct head into keys_t_ (and head_keys_ready for each head).
-  void prepare_keys(Inference& s, size_t keys);
+  void prepare_keys(LayerContext& s, size_t keys);
   virtual void head_keys_ready(size_t /*s*/, size_t /*keys*/, const float* /*v*/, size_t /*v_stride*/) {}
   // Q (rotated), the keys, every head over every key, the output projection: Linformer and full.
-  bool run_softmax(Inference& s, const AttentionLayer& layer, const float* in, size_t T, float* residual);
+  bool run_softmax(LayerContext& s, const AttentionLayer& layer, const float* in, size_t T, float* residual);
   // Softmax attention of every head for query rows [row_begin, row_end) of the session's queries
   // into its attention output, (head, block of rows) items across threads.
-  void attention_items(Inference& s, size_t keys, size_t row_begin, size_t row_end, KeyWindow window = {});
-  kernels::AttentionHeadArgs attention_head_args(const Inference& s, size_t head, size_t keys, const float* q,
+  void attention_items(LayerContext& s, size_t keys, size_t row_begin, size_t row_end, KeyWindow window = {});
+  kernels::AttentionHeadArgs attention_head_args(const LayerContext& s, size_t head, size_t keys, const float* q,
                                                  float* o) const;
   // The distinct K/V head (make_keys' s) that query head h reads.
   size_t kv_head(const EncoderConfig& c, size_t h) const;
   // Softmax attention of head h for `rows` query rows of q into o (both row stride heads x
   // head_dim, pointing at row 0 of the block) on the f32 kernel; chunk: the thread's scratch. A
   // window needs the block's first row.
-  virtual void attention_rows(Inference& s, size_t h, size_t keys, const float* q, float* o, size_t rows,
+  virtual void attention_rows(LayerContext& s, size_t h, size_t keys, const float* q, float* o, size_t rows,
                               size_t chunk, KeyWindow window = {}, size_t first_row = 0);
 
   bool per_head_ = false;           // a K/V head per query head (Linformer's per-head projections)

@@ -40,7 +40,15 @@ enum class CausalMode : uint8_t { Bidirectional = 0, Causal = 1 };
 enum class Layout : uint8_t { RowMajor = 0, Panel16 = 1 };
 
 const char* to_string(DType);
-const char* to_string(AttentionKind);
+const char* to_string(AttentionKind);  // the kind's name in the table of kinds
+// Every attention kind and its name, in the schema's order: the one table of kinds,
+// schema/attention_kinds.txt (the converter's names, -DLINFER_ATTENTION_KINDS's, the messages').
+struct AttentionKindName {
+  AttentionKind kind;
+  const char* name;
+};
+extern const AttentionKindName kAttentionKindNames[];
+extern const size_t kAttentionKindCount;
 const char* to_string(FeatureMap);
 const char* to_string(NormPlacement);
 const char* to_string(PositionKind);
