@@ -32,6 +32,7 @@ enum Gcb : uint8_t { Other, CR, LF, Control, Extend, ZWJ, RI, Prepend, SpacingMa
 #include "tokenizer/grapheme_table.inc"
 
 Gcb grapheme_class(uint32_t cp) {
+  if (cp < 0x7F) return cp == '\r' ? CR : cp == '\n' ? LF : cp < 0x20 ? Control : Other;  // (the table's first runs)
   const uint32_t* it = std::upper_bound(std::begin(kGraphemeRuns), std::end(kGraphemeRuns), cp << 4 | 0xF);
   return it == std::begin(kGraphemeRuns) ? Other : Gcb(*(it - 1) & 0xF);
 }
@@ -348,6 +349,7 @@ void Tokenizer::unigram_word(const char* w, size_t n, IdSink* sink) const {
     const double here = best[start].score;
     bool single = false;
     for (size_t end = start + 1; end <= n && end - start <= max_piece_bytes_; ++end) {
+      if (end < n && (uint8_t(w[end]) & 0xC0) == 0x80) continue;  // not a character's end
       const int32_t id = pieces_.find(w + start, end - start);
       if (id < 0) {
         if (!sp_prefixes_.contains(w + start, end - start)) break;
