@@ -108,8 +108,8 @@ class Tokenizer {
   Status build_sentencepiece();
   // unigram.cc (Hugging Face's Unigram pipeline)
   Status unigram(const uint8_t* s, size_t n, bool at_text_start, IdSink* sink) const;
-  template <class Emit>
-  void unigram_normalize(const uint8_t* s, size_t n, Emit& emit) const;
+  using CharSink = void (*)(void* context, const char* bytes, size_t length, uint32_t code_point);
+  void unigram_normalize(const uint8_t* s, size_t n, CharSink emit, void* context) const;
   size_t sp_shortest_rule(const uint8_t* s, size_t n, uint32_t* value) const;
   void unigram_word(const char* w, size_t n, IdSink* sink) const;
   bool unigram_keeps(std::string_view piece) const;

@@ -23,6 +23,12 @@
 namespace linfer::rt {
 namespace {
 
+// unigram_normalize's sink for a lambda f: f(bytes, length, code point).
+template <class F>
+void call_sink(void* f, const char* p, size_t len, uint32_t cp) {
+  (*static_cast<F*>(f))(p, len, cp);
+}
+
 constexpr char kSpace[] = "\xE2\x96\x81";  // U+2581, Metaspace's replacement
 constexpr double kUnknownPenalty = 10.0;
 
@@ -105,13 +111,12 @@ size_t Tokenizer::sp_shortest_rule(const uint8_t* s, size_t n, uint32_t* value) 
 
 // Precompiled over s[0, n): calls emit(bytes, length, code point) for each character of the
 // normalized text. Ill-formed UTF-8 is U+FFFD per maximal subpart, as a lossy decoder gives it.
-template <class Emit>
-void Tokenizer::unigram_normalize(const uint8_t* s, size_t n, Emit& emit) const {
+void Tokenizer::unigram_normalize(const uint8_t* s, size_t n, CharSink emit, void* context) const {
   auto emit_string = [&](const char* p, size_t k) {
     for (size_t i = 0; i < k;) {
       uint32_t cp;
       const size_t len = unicode::decode(reinterpret_cast<const uint8_t*>(p + i), k - i, &cp);
-      emit(p + i, len, cp);
+      emit(context, p + i, len, cp);
       i += len;
     }
   };
@@ -168,7 +173,7 @@ Status Tokenizer::unigram(const uint8_t* s, size_t n, bool at_text_start, IdSink
       produced += len;
       if (!unicode::is_whitespace(cp)) keep = produced;
     };
-    unigram_normalize(s, n, count);
+    unigram_normalize(s, n, call_sink<decltype(count)>, &count);
   }
   Status status;
   // Metaspace: a "▁" first (prepend_scheme), spaces as "▁", a word at each "▁".
@@ -312,7 +317,7 @@ Status Tokenizer::unigram(const uint8_t* s, size_t n, bool at_text_start, IdSink
     flush_spaces();
     forward(p, len, cp);
   };
-  unigram_normalize(s, n, take);
+  unigram_normalize(s, n, call_sink<decltype(take)>, &take);
   flush_spaces();
   settle(true);
   flush_held();
@@ -329,7 +334,7 @@ bool Tokenizer::unigram_keeps(std::string_view p) const {
     same = same && at + len <= p.size() && std::memcmp(p.data() + at, c, len) == 0;
     at += len;
   };
-  unigram_normalize(reinterpret_cast<const uint8_t*>(p.data()), p.size(), compare);
+  unigram_normalize(reinterpret_cast<const uint8_t*>(p.data()), p.size(), call_sink<decltype(compare)>, &compare);
   return same && at == p.size();
 }
 
