@@ -100,6 +100,25 @@ compare fairseq fairseq.ref
 convert xlmr xlmr xlmr.json
 node tests/tokenizers/reference.js "$work/xlmr.json" "$work/corpus.txt" > "$work/xlmr.ref"
 compare xlmr xlmr.ref
+# The same pieces in the pipeline older converters wrote (Replace by " ", Metaspace's
+# add_prefix_space) and in a bare one (Precompiled alone, prepend_scheme "first").
+/usr/bin/python3 - "$work" <<'PY'
+import json, sys
+work = sys.argv[1]
+j = json.load(open(work + "/xlmr.json"))
+charsmap = j["normalizer"]["normalizers"][0]
+j["normalizer"]["normalizers"] = [charsmap, {"type": "Replace", "pattern": {"Regex": " {2,}"}, "content": " "}]
+j["pre_tokenizer"] = {"type": "Metaspace", "replacement": "\u2581", "add_prefix_space": True}
+json.dump(j, open(work + "/xlmr_legacy.json", "w"))
+j["normalizer"] = charsmap
+j["pre_tokenizer"] = {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "first", "split": True}
+json.dump(j, open(work + "/xlmr_first.json", "w"))
+PY
+for variant in xlmr_legacy xlmr_first; do
+  convert "$variant" xlmr "$variant.json"
+  node tests/tokenizers/reference.js "$work/$variant.json" "$work/corpus.txt" > "$work/$variant.ref"
+  compare "$variant" "$variant.ref"
+done
 # and from the command line: one line through linfer-run --text
 printf 'Ｘ  <mask> café\n' > "$work/one.txt"
 "$bin/linfer-run" "$work/xlmr.lfm" --text "$work/one.txt" > "$work/one.out"
