@@ -101,7 +101,8 @@ convert xlmr xlmr xlmr.json
 node tests/tokenizers/reference.js "$work/xlmr.json" "$work/corpus.txt" > "$work/xlmr.ref"
 compare xlmr xlmr.ref
 # The same pieces in the pipeline older converters wrote (Replace by " ", Metaspace's
-# add_prefix_space) and in a bare one (Precompiled alone, prepend_scheme "first").
+# add_prefix_space), in a bare one (Precompiled alone, prepend_scheme "first"), and with <mask>
+# matched in the raw text with lstrip and rstrip.
 /usr/bin/python3 - "$work" <<'PY'
 import json, sys
 work = sys.argv[1]
@@ -113,8 +114,13 @@ json.dump(j, open(work + "/xlmr_legacy.json", "w"))
 j["normalizer"] = charsmap
 j["pre_tokenizer"] = {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "first", "split": True}
 json.dump(j, open(work + "/xlmr_first.json", "w"))
+j = json.load(open(work + "/xlmr.json"))  # <mask> matched in the raw text, taking spaces both sides
+for token in j["added_tokens"]:
+    if token["content"] == "<mask>":
+        token.update(normalized=False, rstrip=True)
+json.dump(j, open(work + "/xlmr_raw_mask.json", "w"))
 PY
-for variant in xlmr_legacy xlmr_first; do
+for variant in xlmr_legacy xlmr_first xlmr_raw_mask; do
   convert "$variant" xlmr "$variant.json"
   node tests/tokenizers/reference.js "$work/$variant.json" "$work/corpus.txt" > "$work/$variant.ref"
   compare "$variant" "$variant.ref"
