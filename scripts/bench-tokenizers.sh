@@ -3,7 +3,8 @@
 # bench-tokenizers.sh [BIN_DIR]: tokens per second on one thread, linfer (linfer-tokenize --time:
 # linfer_tokenize alone, the best of 3) beside Hugging Face tokenizers (npm `tokenizers`,
 # encodeBatch with RAYON_NUM_THREADS=1, the best of 3), on the corpus of scripts/test-tokenizers.sh,
-# for GPT-2 byte-level BPE and BERT WordPiece; SentencePiece unigram and BPE (trained on the corpus)
+# for GPT-2 byte-level BPE, BERT WordPiece and the XLM-RoBERTa-style Unigram tokenizer.json of
+# tests/tokenizers; SentencePiece unigram and BPE (trained on the corpus)
 # beside python3-sentencepiece (one batch, num_threads=1, the best of 3). docs/tokenizers.md has the
 # figures.
 set -euo pipefail
@@ -18,10 +19,12 @@ trap 'rm -rf "$work"' EXIT
 node tests/tokenizers/make_tokenizer_json.js "$work"
 /usr/bin/python3 tests/tokenizers/make_corpus.py "$work/corpus.txt" 12000
 /usr/bin/python3 tests/tokenizers/train_sentencepiece.py "$work/corpus.txt" "$work"
+/usr/bin/python3 -c 'import gzip, shutil, sys; shutil.copyfileobj(gzip.open(sys.argv[1]), open(sys.argv[2], "wb"))' \
+  tests/tokenizers/xlmr_unigram_tokenizer.json.gz "$work/xlmr.json"
 best_of_3() {  # linfer-tokenize --time three times, the fastest
   for run in 1 2 3; do "$bin/linfer-tokenize" "$1" "$work/corpus.txt" --time 2>&1; done | sort -k11,11 -n -r | head -1
 }
-for name in gpt2:50257:json bert:30522:json spm_unigram:4000:model spm_bpe:4000:model; do
+for name in gpt2:50257:json bert:30522:json xlmr:4002:json spm_unigram:4000:model spm_bpe:4000:model; do
   IFS=: read -r t vocab ext <<< "$name"
   /usr/bin/python3 tests/tokenizers/make_model.py "$vocab" "$work/$t.pt" "$work/$t.cfg.json"
   "$bin/linfer-convert" "$work/$t.pt" --config "$work/$t.cfg.json" -o "$work/$t.lfm" --tokenizer "$work/$t.$ext" > /dev/null

@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # test-tokenizers.sh [BIN_DIR]: the tokenizers a model file carries give the reference's ids on
-# every line of a 12,400-line multilingual corpus (tests/tokenizers/make_corpus.py; its first 400
+# every line of a 12,851-line multilingual corpus (tests/tokenizers/make_corpus.py; its first 400
 # lines random stress text), through
 # BIN_DIR/linfer-tokenize (default build/bin) on tiny models converted with --tokenizer:
 #   GPT-2 byte-level BPE and BERT WordPiece against Hugging Face tokenizers (npm `tokenizers`),
 #   each converted from tokenizer.json and from the upstream files (encoder.json + vocab.bpe,
-#   vocab.txt); GPT-2's BPE through a fairseq dict.txt; SentencePiece unigram and BPE models
-#   trained here, against python3-sentencepiece.
+#   vocab.txt); GPT-2's BPE through a fairseq dict.txt; an XLM-RoBERTa-style Unigram
+#   tokenizer.json (tests/tokenizers/xlmr_unigram_tokenizer.json.gz, made by transformers'
+#   XLMRobertaConverter: scripts/regen-unigram-tokenizer.sh) against Hugging Face tokenizers;
+#   SentencePiece unigram and BPE models trained here, against python3-sentencepiece.
 # One differing line fails. Then the refusals: a vocabulary larger than the model's embedding, an
-# unsupported pre-tokenizer, a model without a tokenizer. Installs its own dependencies (Debian's
+# unsupported pre-tokenizer, an unknown normalizer and a malformed character map in a Unigram
+# tokenizer.json, a model without a tokenizer. Installs its own dependencies (Debian's
 # nodejs, npm, python3-torch, python3-sentencepiece; the npm packages of tests/tokenizers with
 # npm ci).
 set -euo pipefail
@@ -89,6 +92,44 @@ PY
   --tokenizer "$work/encoder.json" --tokenizer "$work/vocab.bpe" --tokenizer "$work/dict.txt" > /dev/null
 compare fairseq fairseq.ref
 
+# Hugging Face's Unigram (XLM-RoBERTa's pipeline): the committed tokenizer.json, made by
+# transformers from a SentencePiece model trained on this corpus.
+/usr/bin/python3 -c 'import gzip, shutil, sys; shutil.copyfileobj(gzip.open(sys.argv[1]), open(sys.argv[2], "wb"))' \
+  tests/tokenizers/xlmr_unigram_tokenizer.json.gz "$work/xlmr.json"
+/usr/bin/python3 tests/tokenizers/make_model.py 4002 "$work/xlmr.pt" "$work/xlmr.cfg.json"
+convert xlmr xlmr xlmr.json
+node tests/tokenizers/reference.js "$work/xlmr.json" "$work/corpus.txt" > "$work/xlmr.ref"
+compare xlmr xlmr.ref
+# The same pieces in the pipeline older converters wrote (Replace by " ", Metaspace's
+# add_prefix_space), in a bare one (Precompiled alone, prepend_scheme "first"), and with <mask>
+# matched in the raw text with lstrip and rstrip.
+/usr/bin/python3 - "$work" <<'PY'
+import json, sys
+work = sys.argv[1]
+j = json.load(open(work + "/xlmr.json"))
+charsmap = j["normalizer"]["normalizers"][0]
+j["normalizer"]["normalizers"] = [charsmap, {"type": "Replace", "pattern": {"Regex": " {2,}"}, "content": " "}]
+j["pre_tokenizer"] = {"type": "Metaspace", "replacement": "\u2581", "add_prefix_space": True}
+json.dump(j, open(work + "/xlmr_legacy.json", "w"))
+j["normalizer"] = charsmap
+j["pre_tokenizer"] = {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "first", "split": True}
+json.dump(j, open(work + "/xlmr_first.json", "w"))
+j = json.load(open(work + "/xlmr.json"))  # <mask> matched in the raw text, taking spaces both sides
+for token in j["added_tokens"]:
+    if token["content"] == "<mask>":
+        token.update(normalized=False, rstrip=True)
+json.dump(j, open(work + "/xlmr_raw_mask.json", "w"))
+PY
+for variant in xlmr_legacy xlmr_first xlmr_raw_mask; do
+  convert "$variant" xlmr "$variant.json"
+  node tests/tokenizers/reference.js "$work/$variant.json" "$work/corpus.txt" > "$work/$variant.ref"
+  compare "$variant" "$variant.ref"
+done
+# and from the command line: one line through linfer-run --text
+printf 'Ｘ  <mask> café\n' > "$work/one.txt"
+"$bin/linfer-run" "$work/xlmr.lfm" --text "$work/one.txt" > "$work/one.out"
+[ "$("$bin/linfer-tokenize" "$work/xlmr.lfm" "$work/one.txt")" = "$(node tests/tokenizers/reference.js "$work/xlmr.json" "$work/one.txt")" ]
+
 # SentencePiece: unigram (with byte fallback) and BPE models trained here on the corpus, against
 # python3-sentencepiece.
 /usr/bin/python3 tests/tokenizers/train_sentencepiece.py "$work/corpus.txt" "$work"
@@ -112,6 +153,22 @@ refused "50257 pieces do not fit the model's vocabulary of 30522" \
 sed 's/"BertPreTokenizer"/"Whitespace"/' "$work/bert.json" > "$work/whitespace.json"
 refused "pre-tokenizer Whitespace is not supported" \
   "$bin/linfer-convert" "$work/bert.pt" --config "$work/bert.cfg.json" -o "$work/x.lfm" --tokenizer "$work/whitespace.json"
+# A Unigram tokenizer.json linfer cannot reproduce: refused by the key, nothing written.
+/usr/bin/python3 - "$work" <<'PY'
+import json, sys
+work = sys.argv[1]
+j = json.load(open(work + "/xlmr.json"))
+j["normalizer"]["normalizers"].insert(1, {"type": "NFKC"})
+json.dump(j, open(work + "/xlmr_nfkc.json", "w"))
+j = json.load(open(work + "/xlmr.json"))
+j["normalizer"]["normalizers"][0]["precompiled_charsmap"] = "AAEAAA" + "A" * 20  # a trie of 65536 bytes in 15
+json.dump(j, open(work + "/xlmr_badmap.json", "w"))
+PY
+refused "normalizer NFKC is not supported with Unigram" \
+  "$bin/linfer-convert" "$work/xlmr.pt" --config "$work/xlmr.cfg.json" -o "$work/x.lfm" --tokenizer "$work/xlmr_nfkc.json"
+refused "precompiled_charsmap is malformed" \
+  "$bin/linfer-convert" "$work/xlmr.pt" --config "$work/xlmr.cfg.json" -o "$work/x.lfm" --tokenizer "$work/xlmr_badmap.json"
+[ ! -e "$work/x.lfm" ] || { echo "a refused conversion wrote $work/x.lfm" >&2; exit 1; }
 "$bin/linfer-convert" "$work/bert.pt" --config "$work/bert.cfg.json" -o "$work/plain.lfm" > /dev/null
 refused "carries no tokenizer" "$bin/linfer-tokenize" "$work/plain.lfm" "$work/corpus.txt"
 refused "cannot open" "$bin/linfer-tokenize" "$work/bert.lfm" "$work/missing.txt"

@@ -47,6 +47,24 @@ inline convert::TokenizerData sentencepiece_tokenizer() {
   return t;
 }
 
+// Hugging Face's Unigram as XLM-RoBERTa's tokenizer.json has it (no character map): specials
+// first, <mask> last, matched in the normalized text and taking the whitespace before it.
+inline convert::TokenizerData unigram_tokenizer() {
+  convert::TokenizerData t;
+  t.pieces = {"<s>", "<pad>", "</s>", "<unk>", "\xE2\x96\x81", "a", "b", "\xE2\x96\x81" "ab", "\xE2\x96\x81" "c", "<mask>"};
+  t.scores = {0, 0, 0, 0, -2, -3, -3, -1, -4, 0};
+  t.types = {3, 3, 3, 2, 1, 1, 1, 1, 1, 3};
+  t.settings.kind = TokenizerKind::Unigram;
+  t.settings.unk_id = 3;
+  t.settings.prefix = {0};
+  t.settings.suffix = {2};
+  t.settings.added = {0, 1, 2, 3, 9};
+  t.settings.added_flags = {0, 0, 0, 0, kAddedLstrip | kAddedNormalized};
+  t.settings.strip_right = true;
+  t.settings.space_runs = 2;
+  return t;
+}
+
 // A small model with the tokenizer (its vocabulary widened to fit), as file bytes.
 inline std::vector<uint8_t> model_with_tokenizer(convert::TokenizerData& t, bool validate = true) {
   EncoderConfig c = small_config();

@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
 """make_tokenizer_seeds.py [CONVERTER]: fuzz_lfm seeds with a tokenizer table: a tiny lucidrains
-LM (400 tokens) converted with a WordPiece and with a byte-level BPE tokenizer.json, and with a
-SentencePiece unigram model (nmt_nfkc, so with its character map; byte fallback) trained here
+LM (400 tokens) converted with a WordPiece and with a byte-level BPE tokenizer.json, with a
+SentencePiece unigram model (nmt_nfkc, so with its character map; byte fallback) trained here, and
+with that model's pieces (trained again without byte fallback) in the tokenizer.json that
+transformers' XLMRobertaConverter writes (Precompiled, Strip, Replace, Metaspace, <mask> last)
 (tests/fuzz/corpus/fuzz_lfm/tokenizer_*.lfm; fuzz_lfm tokenizes part of its input with them, and
 tests/unit/test_tokenizer.cpp and test_no_alloc.cpp use them). Run it with
 build-upstream/venv/bin/python (scripts/upstream-venv.sh), which has linformer and sentencepiece."""
+import base64
 import json
 import os
 import subprocess
@@ -68,7 +71,32 @@ with tempfile.TemporaryDirectory() as tmp:
             f.write("the quick brown fox %d jumps over the lazy dog. Ｆｕｌｌ ｗｉｄｔｈ ﬁ café №%d ½ 東京 한국어\n" % (i, i * 7))
     spm.SentencePieceTrainer.train(input=text, model_prefix=os.path.join(tmp, "sp"), vocab_size=380, model_type="unigram",
                                    byte_fallback=True, num_threads=1, minloglevel=2)
-    for name, tok in (("wordpiece", wordpiece), ("byte_bpe", bpe), ("sentencepiece", None)):
+    spm.SentencePieceTrainer.train(input=text, model_prefix=os.path.join(tmp, "xlmr"), vocab_size=190, model_type="unigram",
+                                   byte_fallback=False, num_threads=1, minloglevel=2)
+    proto = spm.SentencePieceProcessor(model_file=os.path.join(tmp, "xlmr.model"))
+    from sentencepiece import sentencepiece_model_pb2 as model_pb2  # python3-sentencepiece's own
+    m = model_pb2.ModelProto()
+    m.ParseFromString(open(os.path.join(tmp, "xlmr.model"), "rb").read())
+    specials = ["<s>", "<pad>", "</s>", "<unk>"]
+    uvocab = [[p, 0.0] for p in specials] + [[p.piece, p.score] for p in m.pieces[3:]] + [["<mask>", 0.0]]
+    unigram = dict(
+        version="1.0", truncation=None, padding=None,
+        added_tokens=[dict(id=i, content=p, single_word=False, lstrip=False, rstrip=False, normalized=False, special=True)
+                      for i, p in enumerate(specials)] +
+                     [dict(id=len(uvocab) - 1, content="<mask>", single_word=False, lstrip=True, rstrip=False,
+                           normalized=True, special=True)],
+        normalizer=dict(type="Sequence", normalizers=[
+            dict(type="Precompiled", precompiled_charsmap=base64.b64encode(m.normalizer_spec.precompiled_charsmap).decode()),
+            dict(type="Strip", strip_left=False, strip_right=True),
+            dict(type="Replace", pattern=dict(Regex=" {2,}"), content="\u2581")]),
+        pre_tokenizer=dict(type="Metaspace", replacement="\u2581", prepend_scheme="always", split=True),
+        post_processor=dict(type="TemplateProcessing", single=[dict(SpecialToken=dict(id="<s>", type_id=0)),
+                                                               dict(Sequence=dict(id="A", type_id=0)),
+                                                               dict(SpecialToken=dict(id="</s>", type_id=0))],
+                            special_tokens={"<s>": dict(id="<s>", ids=[0], tokens=["<s>"]),
+                                            "</s>": dict(id="</s>", ids=[2], tokens=["</s>"])}),
+        model=dict(type="Unigram", unk_id=3, vocab=uvocab, byte_fallback=False))
+    for name, tok in (("wordpiece", wordpiece), ("byte_bpe", bpe), ("sentencepiece", None), ("unigram", unigram)):
         path = os.path.join(tmp, "sp.model") if tok is None else os.path.join(tmp, name + ".json")
         if tok is not None:
             with open(path, "w") as f:

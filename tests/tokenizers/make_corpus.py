@@ -5,9 +5,13 @@ with accents, Cyrillic, Greek, Arabic and Hebrew, Devanagari, Thai, CJK, Korean,
 emoji with ZWJ sequences, control characters, long words, runs of whitespace, numbers,
 punctuation, contractions, the special tokens, 400 stress lines first (random characters of
 Unicode 3.2: combining marks, CJK and its compatibility ideographs, rare punctuation, symbols,
-full-width forms), and a few lines of ill-formed UTF-8 (which the
+full-width forms), a few lines of ill-formed UTF-8 (which the
 references see as U+FFFD per maximal subpart, as linfer reads it). Characters come from Unicode
-blocks older than 9.0, so that the references' and linfer's Unicode tables agree."""
+blocks older than 9.0, so that the references' and linfer's Unicode tables agree. Last, 450
+grapheme lines for SentencePiece's character map as Hugging Face applies it (one grapheme cluster
+at a time): letters followed by combining marks, conjoining Hangul jamo, emoji with modifiers and
+ZWJ, regional indicators, U+2581 and runs of whitespace, XLM-RoBERTa's special tokens as they are
+and in full-width forms (which the map makes ASCII)."""
 import random
 import sys
 
@@ -123,3 +127,41 @@ with open(out, "wb") as f:
             cut = rng.randint(0, len(data))
             data = data[:cut] + rng.choice([b"\x80", b"\xe2\x82", b"\xc0\xaf", b"\xed\xa0\x80", b"\xff", b"\xf0\x9f\x98"]) + data[cut:]
         f.write(data + b"\n")
+
+# Grapheme lines: their own generator, after the rest, so the lines above stay as they were.
+GRAPHEME_FIXED = [
+    "<mask>", "a <mask> b", "a   <mask>", " <mask>", "<mask> x", "a\t<mask>", "\uff1cmask\uff1e", "a \uff1cmask\uff1e b",
+    "<s> hi </s>", "<unk>", "\uff1cunk\uff1e", "\uff1cs\uff1e x", "<pad>", "x<mask>y", "a\u3000<mask>", "<mask><mask>",
+    "<mas", "\u2581", "\u2581\u2581a", "a\u2581b", "a \u2581 b", "  a  ", "a ", " ", "\t", "\u3000a\u3000", "a\u2028b",
+    "e\u0301", "e\u0301\u0301", "\uff21\u0301", "A\u0301\u0323", "\ufb01\u0301", "\u1100\u1161", "\u1100\u1161\u11a8",
+    "\uac00\u11a8", "\U0001F44D\U0001F3FD", "\U0001F468\u200d\U0001F469\u200d\U0001F467",
+    "\U0001F1EB\U0001F1F7\U0001F1E9\U0001F1EA", "\U0001F1EB", "\u2764\ufe0f", "\u0600a", "\u0600\u0661", "a\u0903",
+    "\u0915\u093e", "x <mask>  y  <mask>", "<s><mask></s>", "\u00e9<mask>", " <unk> <s>", "a\u00a0<mask>",
+    "\u3000\u3000<mask>", "k\u0301 \u2581 <mask>\u2581"]
+GRAPHEME_MARKS = [chr(c) for c in list(range(0x300, 0x370)) + [0x483, 0x484, 0x93C, 0x903, 0x94D, 0x20D0, 0x20E3, 0x3099,
+                                                              0x309A, 0xFE20, 0x200D, 0xFE0F, 0x1F3FB]]
+GRAPHEME_BASES = ([chr(c) for c in range(0x21, 0x7F)] + [chr(c) for c in range(0xC0, 0x250)] +
+                  [chr(c) for c in range(0xFF01, 0xFF5F)] + [chr(c) for c in range(0x1100, 0x1200)] +
+                  [chr(c) for c in (0xF900, 0xFA0A, 0x2F800, 0x3042, 0x30AB, 0x915, 0x627, 0x1F600, 0x1F1EB, 0x1F1F7, 0x2764)])
+GRAPHEME_SPACES = [" ", "  ", "\t", "\u3000", "\u00a0", "\u2581", " \u2581"]
+GRAPHEME_SPECIAL = ["<mask>", "<s>", "</s>", "<unk>", "<pad>", "\uff1cmask\uff1e"]
+
+
+def grapheme_line(grng):
+    parts = []
+    for _ in range(grng.randint(1, 12)):
+        r = grng.random()
+        if r < 0.75:
+            marks = grng.choice([0, 0, 1, 1, 2, 3])
+            parts.append(grng.choice(GRAPHEME_BASES) + "".join(grng.choice(GRAPHEME_MARKS) for _ in range(marks)))
+        elif r < 0.9:
+            parts.append(grng.choice(GRAPHEME_SPACES))
+        else:
+            parts.append(grng.choice(GRAPHEME_SPECIAL))
+    return "".join(parts)
+
+
+with open(out, "ab") as f:
+    grng = random.Random(5)
+    for text in GRAPHEME_FIXED + [grapheme_line(grng) for _ in range(400)]:
+        f.write(text.encode("utf-8") + b"\n")

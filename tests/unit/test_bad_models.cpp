@@ -298,6 +298,7 @@ std::vector<BadCase> catalogue() {
     return [kind, f] {
       convert::TokenizerData t = kind == 1   ? testing::byte_bpe_tokenizer()
                                  : kind == 2 ? testing::sentencepiece_tokenizer()
+                                 : kind == 3 ? testing::unigram_tokenizer()
                                              : testing::wordpiece_tokenizer();
       EncoderConfig c = small_config();
       c.vocab_size = 300;
@@ -352,6 +353,26 @@ std::vector<BadCase> catalogue() {
         v.max_word_chars = 0; }), INV, "tokenizer: longest word of 0 characters");
   add("tokenizer with a 17-byte continuing prefix", tokenizer(0, [](auto& t, TokenizerView& v) {
         v.continuing_prefix = std::string(17, '#'); }), INV, "continuing prefix is longer than 16 bytes");
+  add("Unigram with byte fallback", tokenizer(3, [](auto& t, TokenizerView& v) { v.byte_fallback = true; }),
+      INV, "tokenizer: byte fallback is not supported with the Unigram kind");
+  add("added piece flags not one per added piece", tokenizer(3, [](auto& t, TokenizerView& v) {
+        v.added_flags.pop_back(); }), INV, "tokenizer: 4 flags for 5 added pieces");
+  add("added piece flags of unknown bits", tokenizer(3, [](auto& t, TokenizerView& v) { v.added_flags[4] = 9; }),
+      INV, "tokenizer: added piece flags 9 (0 to 7 allowed)");
+  add("normalized added piece on WordPiece", tokenizer(0, [](auto& t, TokenizerView& v) {
+        v.added = {4};
+        v.added_flags = {kAddedNormalized}; }), INV, "matched in the normalized text is supported with the Unigram kind only");
+  add("Unigram space runs of unknown mode", tokenizer(3, [](auto& t, TokenizerView& v) { v.space_runs = 3; }),
+      INV, "tokenizer: space runs mode 3 (0 to 2 allowed)");
+  add("Unigram prepend scheme out of range", tokenizer(3, [](auto& t, TokenizerView& v) { v.prepend_scheme = 3; }),
+      INV, "tokenizer: prepend scheme 3 (0 to 2 allowed)");
+  add("Metaspace settings on WordPiece", tokenizer(0, [](auto& t, TokenizerView& v) { v.strip_right = true; }),
+      INV, "belong to the Unigram kind");
+  add("normalized added piece holding a space", tokenizer(3, [](auto& t, TokenizerView& v) {
+        t.pieces[9] = "<m k>";
+        v = t.view(); }), INV, "is matched in the normalized text but is longer than 256 bytes, holds a space");
+  add("Unigram without its unknown piece", tokenizer(3, [](auto& t, TokenizerView& v) { v.unk_id = 5; }),
+      INV, "SentencePiece needs its unknown piece");
   return cases;
 }
 

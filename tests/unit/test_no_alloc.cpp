@@ -85,11 +85,13 @@ TEST_CASE("run() performs no heap allocation, for every golden model, dtype and 
 }
 
 // linfer_tokenize allocates nothing either: the ids go to the caller's buffer, scratch is on the
-// stack (the fuzz corpus's models with a tokenizer: WordPiece, byte-level BPE, SentencePiece).
+// stack (the fuzz corpus's models with a tokenizer: WordPiece, byte-level BPE, SentencePiece,
+// Hugging Face's Unigram).
 TEST_CASE("linfer_tokenize performs no heap allocation") {
   const std::string text = "Unaffable, Caf\xC3\xA9 [MASK] hello world <|endoftext|> \xE4\xB8\xAD\xE4\xB8\xAD "
-                           "\xF0\x9F\x98\x80 \x80\xFF naive   it's 12345 " + std::string(300, 'a');
-  for (const char* name : {"tokenizer_wordpiece_f32.lfm", "tokenizer_byte_bpe_f32.lfm", "tokenizer_sentencepiece_f32.lfm"}) {
+                           "\xF0\x9F\x98\x80 \x80\xFF naive   it's 12345 e\xCC\x81  <mask> \xE2\x96\x81 " + std::string(300, 'a');
+  for (const char* name : {"tokenizer_wordpiece_f32.lfm", "tokenizer_byte_bpe_f32.lfm", "tokenizer_sentencepiece_f32.lfm",
+                           "tokenizer_unigram_f32.lfm"}) {
     linfer::Model model;
     const std::string path = std::string(LINFER_SOURCE_DIR) + "/tests/fuzz/corpus/fuzz_lfm/" + name;
     REQUIRE(linfer::Model::Load(path, &model).ok());

@@ -177,10 +177,13 @@ std::string write_lfm(const EncoderDescription& d, const std::string& producer,
     if (t.scores) scores = fbb.CreateVector(t.scores, t.num_pieces);
     if (t.piece_types) types = fbb.CreateVector(t.piece_types, t.num_pieces);
     if (t.charsmap) charsmap = fbb.CreateVector(t.charsmap, t.charsmap_size);
+    flatbuffers::Offset<flatbuffers::Vector<uint8_t>> added_flags = 0;
+    if (!t.added_flags.empty()) added_flags = fbb.CreateVector(t.added_flags);
     tokenizer = fbs::CreateTokenizer(fbb, fbs::TokenizerKind(t.kind), bytes, ends, model_ids, merges,
                                      t.unk_id, prefix, suffix, added, t.clean_text, t.split_cjk,
                                      t.strip_accents, t.lowercase, continuing, t.max_word_chars, scores, types,
-                                     charsmap, t.add_dummy_prefix, t.remove_extra_whitespaces, t.byte_fallback);
+                                     charsmap, t.add_dummy_prefix, t.remove_extra_whitespaces, t.byte_fallback,
+                                     added_flags, t.strip_right, t.space_runs, t.prepend_scheme);
   }
   auto model = fbs::CreateModelFile(fbb, format_version, producer_str, config, /*data_offset=*/0,
                                 w.data_size, token_embedding, position_embedding, embedding_norm,
@@ -634,6 +637,10 @@ std::string parse_lfm(const uint8_t* data, size_t size, EncoderDescription* desc
     v.add_dummy_prefix = t->add_dummy_prefix();
     v.remove_extra_whitespaces = t->remove_extra_whitespaces();
     v.byte_fallback = t->byte_fallback();
+    if (t->added_flags()) v.added_flags.assign(t->added_flags()->begin(), t->added_flags()->end());
+    v.strip_right = t->strip_right();
+    v.space_runs = t->space_runs();
+    v.prepend_scheme = t->prepend_scheme();
 #endif
   }
   std::string err = validate_description(d);

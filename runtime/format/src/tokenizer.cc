@@ -34,7 +34,7 @@ bool valid_utf8(const uint8_t* s, size_t n) {
 std::string validate_tokenizer(const TokenizerView& t, uint32_t vocab_size) {
   if (!t.present) return "";
   const std::string p = "tokenizer: ";
-  if (uint8_t(t.kind) > uint8_t(TokenizerKind::SentencePieceBpe))
+  if (uint8_t(t.kind) > uint8_t(TokenizerKind::Unigram))
     return p + "unknown kind " + std::to_string(int(t.kind));
   if (vocab_size == 0) return p + "the model takes embeddings, not token ids";
   if (t.num_pieces == 0 || t.num_pieces > kMaxTokenizerPieces)
@@ -85,6 +85,18 @@ std::string validate_tokenizer(const TokenizerView& t, uint32_t vocab_size) {
                std::to_string(vocab_size);
   for (uint32_t id : t.added)
     if (id >= t.num_pieces) return p + "added piece " + std::to_string(id) + " is not a piece";
+  if (!t.added_flags.empty() && t.added_flags.size() != t.added.size())
+    return p + std::to_string(t.added_flags.size()) + " flags for " + std::to_string(t.added.size()) + " added pieces";
+  for (uint8_t f : t.added_flags) {
+    if (f > 7) return p + "added piece flags " + std::to_string(f) + " (0 to 7 allowed)";
+    if ((f & kAddedNormalized) && t.kind != TokenizerKind::Unigram)
+      return p + "an added piece matched in the normalized text is supported with the Unigram kind only";
+  }
+  if (t.kind == TokenizerKind::Unigram && t.byte_fallback) return p + "byte fallback is not supported with the Unigram kind";
+  if (t.prepend_scheme > 2) return p + "prepend scheme " + std::to_string(t.prepend_scheme) + " (0 to 2 allowed)";
+  if (t.space_runs > 2) return p + "space runs mode " + std::to_string(t.space_runs) + " (0 to 2 allowed)";
+  if (t.kind != TokenizerKind::Unigram && (t.strip_right || t.space_runs || t.prepend_scheme))
+    return p + "strip_right, space_runs and prepend_scheme belong to the Unigram kind";
   if (t.continuing_prefix.size() > 16 ||
       !valid_utf8(reinterpret_cast<const uint8_t*>(t.continuing_prefix.data()), t.continuing_prefix.size()))
     return p + "the continuing prefix is longer than 16 bytes or not UTF-8";

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "tokenizer/tokenizer.h"
+#include "tokenizer/unicode.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -154,29 +155,49 @@ Result<std::unique_ptr<Tokenizer>> Tokenizer::build(const TokenizerView& view) {
 }
 
 // Added pieces ([MASK], <|endoftext|>) are found in the raw input first, as Hugging Face does
-// (leftmost, then longest); the text between them is tokenized on its own.
+// (leftmost, then longest), taking the whitespace before (lstrip) or after (rstrip) them where
+// their flags say so; the text between them is tokenized on its own.
 Status Tokenizer::tokenize(const char* utf8, size_t length, IdSink* sink) const {
   for (uint32_t id : t_.prefix) sink->push(id);
   const uint8_t* s = reinterpret_cast<const uint8_t*>(utf8);
   size_t start = 0;
   for (size_t i = 0; i < length && !t_.added.empty();) {
     int32_t best = -1;
-    size_t best_len = 0;
-    for (uint32_t id : t_.added) {
-      const std::string_view p = t_.piece(id);
+    size_t best_len = 0, best_k = 0;
+    for (size_t k = 0; k < t_.added.size(); ++k) {
+      if (!t_.added_flags.empty() && (t_.added_flags[k] & kAddedNormalized)) continue;  // (unigram.cc)
+      const std::string_view p = t_.piece(t_.added[k]);
       if (p.size() > best_len && p.size() <= length - i && std::memcmp(p.data(), s + i, p.size()) == 0)
-        best = int32_t(id), best_len = p.size();
+        best = int32_t(t_.added[k]), best_len = p.size(), best_k = k;
     }
     if (best < 0) {
       ++i;
       continue;
     }
-    if (Status st = tokenize_segment(s + start, i - start, sink); !st.ok()) return st;
+    const uint8_t strip = t_.added_flags.empty() ? 0 : t_.added_flags[best_k];
+    size_t begin = i, end = i + best_len;
+    uint32_t cp;
+    if (strip & kAddedLstrip)  // lstrip: back over whitespace characters, not past the previous match
+      for (size_t back = 1; back <= 4 && back <= begin - start;) {
+        if (unicode::decode(s + begin - back, back, &cp) == back && unicode::is_whitespace(cp)) {
+          begin -= back;
+          back = 1;
+        } else {
+          ++back;
+        }
+      }
+    if (strip & kAddedRstrip)  // rstrip
+      while (end < length) {
+        const size_t len = unicode::decode(s + end, length - end, &cp);
+        if (!unicode::is_whitespace(cp)) break;
+        end += len;
+      }
+    if (Status st = tokenize_segment(s + start, begin - start, start == 0, sink); !st.ok()) return st;
     sink->push(t_.model_id(uint32_t(best)));
-    i += best_len;
+    i = end;
     start = i;
   }
-  if (Status st = tokenize_segment(s + start, length - start, sink); !st.ok()) return st;
+  if (Status st = tokenize_segment(s + start, length - start, start == 0, sink); !st.ok()) return st;
   for (uint32_t id : t_.suffix) sink->push(id);
   return {};
 }
@@ -195,8 +216,17 @@ Status Tokenizer::build_sentencepiece() {
     normalized_ = reinterpret_cast<const char*>(t_.charsmap + 4 + trie_bytes);
     normalized_size_ = t_.charsmap_size - 4 - trie_bytes;
   }
+  // Hugging Face's Unigram matches every piece of its vocabulary, special ones included, and
+  // Metaspace cuts words at every "▁", so a piece with one inside is never matched.
+  const bool every_piece = t_.kind == TokenizerKind::Unigram;
   bool any = false;
   for (uint32_t id = 0; id < t_.num_pieces; ++id) {
+    if (every_piece) {
+      min_score_ = any ? std::min(min_score_, t_.scores[id]) : t_.scores[id];
+      max_piece_bytes_ = std::max(max_piece_bytes_, t_.piece(id).size());
+      any = true;
+      continue;
+    }
     if (t_.piece_types[id] != uint8_t(PieceType::Normal)) continue;
     const std::string_view p = t_.piece(id);
     if (p.find("\xE2\x96\x81", 1) != std::string_view::npos)
@@ -207,10 +237,22 @@ Status Tokenizer::build_sentencepiece() {
     any = true;
   }
   if (Status s = sp_prefixes_.build(t_, [](const TokenizerView& t, uint32_t id) {
-        return t.piece_types[id] == uint8_t(PieceType::Normal);
+        return t.kind == TokenizerKind::Unigram || t.piece_types[id] == uint8_t(PieceType::Normal);
       });
       !s.ok())
     return s;
+  for (size_t k = 0; k < t_.added_flags.size(); ++k) {
+    if (!(t_.added_flags[k] & kAddedNormalized)) continue;
+    const std::string_view p = t_.piece(t_.added[k]);
+    uint32_t cp;
+    unicode::decode(reinterpret_cast<const uint8_t*>(p.data()), p.size(), &cp);
+    if (p.size() > kMaxNormalizedAdded || unicode::is_whitespace(cp) || p.find(' ') != std::string_view::npos ||
+        !unigram_keeps(p))
+      return invalid_model("tokenizer: added piece " + std::to_string(t_.added[k]) +
+                           " is matched in the normalized text but is longer than " +
+                           std::to_string(kMaxNormalizedAdded) +
+                           " bytes, holds a space or is changed by the normalizer");
+  }
   if (t_.byte_fallback)
     for (int b = 0; b < 256; ++b) {
       char name[8];
@@ -222,8 +264,9 @@ Status Tokenizer::build_sentencepiece() {
   return {};
 }
 
-Status Tokenizer::tokenize_segment(const uint8_t* s, size_t n, IdSink* sink) const {
+Status Tokenizer::tokenize_segment(const uint8_t* s, size_t n, bool at_text_start, IdSink* sink) const {
   if (n == 0) return {};
+  if (t_.kind == TokenizerKind::Unigram) return unigram(s, n, at_text_start, sink);
   if (t_.kind == TokenizerKind::ByteLevelBpe) return byte_bpe(s, n, sink);
   if (t_.sentencepiece()) return sentencepiece(s, n, sink);
   wordpiece(s, n, sink);

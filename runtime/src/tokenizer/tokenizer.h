@@ -72,6 +72,9 @@ class Tokenizer {
   // Longest byte-level BPE word (a pre-tokenizer match) or SentencePiece word tokenize() takes:
   // its scratch lives on the stack (about 8 bytes a byte for BPE, 16 for SentencePiece).
   static constexpr size_t kMaxWordBytes = 4096;
+  // Unigram: the longest added piece matched in the normalized text, and the most whitespace
+  // held before one that may take it (lstrip).
+  static constexpr size_t kMaxNormalizedAdded = 256, kMaxHeldWhitespace = 1024;
 
   static Result<std::unique_ptr<Tokenizer>> build(const TokenizerView& view);
 
@@ -84,7 +87,7 @@ class Tokenizer {
   const TokenizerView& view() const { return t_; }
 
  private:
-  Status tokenize_segment(const uint8_t* s, size_t n, IdSink* sink) const;
+  Status tokenize_segment(const uint8_t* s, size_t n, bool at_text_start, IdSink* sink) const;
   // wordpiece.cc
   void wordpiece(const uint8_t* s, size_t n, IdSink* sink) const;
   void wordpiece_word(char* word, size_t bytes, size_t chars, IdSink* sink) const;
@@ -103,10 +106,17 @@ class Tokenizer {
   void sp_emit(int32_t id, const char* text, size_t len, SpState* st, IdSink* sink) const;
   int32_t sp_normal_piece(const char* s, size_t n) const;
   Status build_sentencepiece();
+  // unigram.cc (Hugging Face's Unigram pipeline)
+  Status unigram(const uint8_t* s, size_t n, bool at_text_start, IdSink* sink) const;
+  using CharSink = void (*)(void* context, const char* bytes, size_t length, uint32_t code_point);
+  void unigram_normalize(const uint8_t* s, size_t n, CharSink emit, void* context) const;
+  size_t sp_shortest_rule(const uint8_t* s, size_t n, uint32_t* value) const;
+  void unigram_word(const char* w, size_t n, IdSink* sink) const;
+  bool unigram_keeps(std::string_view piece) const;
 
   TokenizerView t_;
   PieceTable pieces_;
-  PrefixSet sp_prefixes_;  // SentencePiece: prefixes of the normal pieces
+  PrefixSet sp_prefixes_;  // SentencePiece: prefixes of the normal pieces (Unigram: of every piece)
   MergeTable merges_;
   int32_t byte_ids_[256];            // byte-level BPE: the piece of each single byte
   // SentencePiece: the character map's trie (4-byte units) and strings, the lowest normal score,

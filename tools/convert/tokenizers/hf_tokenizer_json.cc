@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// Hugging Face tokenizer.json: the byte-level BPE (GPT-2, RoBERTa) and WordPiece (BERT) pipelines
-// linfer reproduces exactly. Anything else in the pipeline is refused by name.
+// Hugging Face tokenizer.json: the byte-level BPE (GPT-2, RoBERTa), WordPiece (BERT) and Unigram
+// (XLM-RoBERTa and other SentencePiece models converted by transformers) pipelines linfer
+// reproduces exactly. Anything else in the pipeline is refused by name.
+#include <algorithm>
+#include <cstring>
 #include <map>
 
 #include <nlohmann/json.hpp>
@@ -57,6 +60,110 @@ std::string read_template(const json& pp, TokenizerData* out) {
   return "post-processor " + (type.empty() ? pp.dump() : type) + " is not supported";
 }
 
+// RFC 4648 base64 (with or without padding) into *out; false on any other character.
+bool base64_decode(const std::string& in, std::string* out) {
+  uint32_t acc = 0;
+  int bits = 0;
+  size_t i = 0;
+  for (; i < in.size() && in[i] != '='; ++i) {
+    const char c = in[i];
+    int v = c >= 'A' && c <= 'Z' ? c - 'A' : c >= 'a' && c <= 'z' ? c - 'a' + 26 : c >= '0' && c <= '9' ? c - '0' + 52
+          : c == '+' ? 62 : c == '/' ? 63 : -1;
+    if (v < 0) return false;
+    acc = acc << 6 | uint32_t(v);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out->push_back(char((acc >> bits) & 0xFF));
+    }
+  }
+  for (; i < in.size(); ++i)
+    if (in[i] != '=') return false;
+  return true;
+}
+
+// Hugging Face's Unigram pipeline: Precompiled [+ Strip(right)] [+ Replace(" {2,}")], Metaspace.
+std::string read_unigram_pipeline(const json& j, TokenizerData* out) {
+  TokenizerView& s = out->settings;
+  const json& normalizer = j.value("normalizer", json());
+  std::vector<json> steps;
+  if (type_of(normalizer) == "Sequence") {
+    for (const json& n : normalizer.value("normalizers", json::array())) steps.push_back(n);
+  } else if (!normalizer.is_null()) {
+    steps.push_back(normalizer);
+  }
+  size_t k = 0;
+  if (k < steps.size() && type_of(steps[k]) == "Precompiled") {
+    const json& map = steps[k].value("precompiled_charsmap", json());
+    std::string bytes;
+    if (!map.is_null()) {
+      if (!map.is_string() || !base64_decode(map.get<std::string>(), &bytes))
+        return "normalizer Precompiled: precompiled_charsmap is not base64";
+      // A little-endian uint32 trie size, the Darts trie's 4-byte units, the NUL-ended strings.
+      uint32_t trie = 0;
+      if (bytes.size() >= 4) std::memcpy(&trie, bytes.data(), 4);
+      if (!bytes.empty() && (bytes.size() < 4 || trie < 4 || trie % 4 || trie > bytes.size() - 4))
+        return "normalizer Precompiled: precompiled_charsmap is malformed (its trie of " + std::to_string(trie) +
+               " bytes does not fit its " + std::to_string(bytes.size()) + " bytes)";
+    }
+    out->charsmap = bytes;
+    ++k;
+  }
+  if (k < steps.size() && type_of(steps[k]) == "Strip") {
+    if (steps[k].value("strip_left", false) || !steps[k].value("strip_right", true))
+      return "normalizer Strip other than right-only is not supported";
+    s.strip_right = true;
+    ++k;
+  }
+  if (k < steps.size() && type_of(steps[k]) == "Replace") {
+    const json& pattern = steps[k].value("pattern", json());
+    const std::string content = steps[k].value("content", "");
+    if (!pattern.is_object() || pattern.value("Regex", "") != " {2,}" || (content != " " && content != "\xE2\x96\x81"))
+      return "normalizer Replace " + pattern.dump() + " -> " + json(content).dump() +
+             " is not supported (Replace(\" {2,}\", \" \" or \"\u2581\"))";
+    s.space_runs = content == " " ? 1 : 2;
+    ++k;
+  }
+  if (k < steps.size())
+    return "normalizer " + (type_of(steps[k]).empty() ? steps[k].dump() : type_of(steps[k])) +
+           " is not supported with Unigram (Precompiled, Strip right, Replace \" {2,}\", in that order)";
+  const json& pre = j.value("pre_tokenizer", json());
+  if (type_of(pre) != "Metaspace")
+    return "pre-tokenizer " + (pre.is_null() ? std::string("null") : type_of(pre)) + " is not supported with Unigram (Metaspace)";
+  if (pre.value("replacement", "\xE2\x96\x81") != "\xE2\x96\x81") return "Metaspace replacement other than U+2581 is not supported";
+  if (!pre.value("split", true)) return "Metaspace split = false is not supported";
+  std::string scheme = pre.contains("prepend_scheme") ? pre.value("prepend_scheme", "") : pre.value("add_prefix_space", true) ? "always" : "never";
+  if (scheme == "always") s.prepend_scheme = 0;
+  else if (scheme == "first") s.prepend_scheme = 1;
+  else if (scheme == "never") s.prepend_scheme = 2;
+  else return "Metaspace prepend_scheme '" + scheme + "' is not supported";
+  const json& model = j["model"];
+  if (model.value("byte_fallback", false)) return "Unigram byte_fallback = true is not supported";
+  const json& vocab = model.value("vocab", json());
+  if (!vocab.is_array() || vocab.empty()) return "the Unigram model has no vocabulary";
+  for (const json& entry : vocab) {
+    if (!entry.is_array() || entry.size() != 2 || !entry[0].is_string() || !entry[1].is_number())
+      return "a Unigram vocabulary entry is not [piece, score]";
+    const std::string piece = entry[0].get<std::string>();
+    const double score = entry[1].get<double>();
+    // The reference sums scores in double; linfer stores floats, so each must be one exactly (as
+    // every score converted from a SentencePiece model is).
+    if (double(float(score)) != score)
+      return "Unigram piece '" + piece + "' has score " + entry[1].dump() + ", not a float32 value";
+    if (piece.empty()) return "a Unigram piece is empty";
+    out->pieces.push_back(piece);
+    out->scores.push_back(float(score));
+    out->types.push_back(uint8_t(PieceType::Normal));
+  }
+  const json& unk = model.value("unk_id", json());
+  if (!unk.is_number_unsigned() || unk.get<uint64_t>() >= out->pieces.size())
+    return "Unigram unk_id " + unk.dump() + " is not a piece (a Unigram without an unknown piece is not supported)";
+  s.unk_id = int32_t(unk.get<uint64_t>());
+  out->types[size_t(s.unk_id)] = uint8_t(PieceType::Unknown);
+  s.add_dummy_prefix = s.prepend_scheme != 2, s.remove_extra_whitespaces = false;  // (detokenize: the first "▁" no space)
+  return "";
+}
+
 }  // namespace
 
 std::string read_hf_tokenizer_json(const std::string& text, TokenizerData* out) {
@@ -69,8 +176,10 @@ std::string read_hf_tokenizer_json(const std::string& text, TokenizerData* out) 
     s.kind = TokenizerKind::WordPiece;
   } else if (kind == "BPE") {
     s.kind = TokenizerKind::ByteLevelBpe;
+  } else if (kind == "Unigram") {
+    s.kind = TokenizerKind::Unigram;
   } else {
-    return "model type '" + kind + "' is not supported (BPE with byte-level pre-tokenization, WordPiece)";
+    return "model type '" + kind + "' is not supported (BPE with byte-level pre-tokenization, WordPiece, Unigram)";
   }
   // Truncation and padding are settings of a call, not of the algorithm: sentence-transformers and
   // transformers replace them on every call, and linfer runs one sequence without padding, cut to
@@ -81,7 +190,9 @@ std::string read_hf_tokenizer_json(const std::string& text, TokenizerData* out) 
   const json& normalizer = j.value("normalizer", json());
   const json& pre = j.value("pre_tokenizer", json());
   std::string err;
-  if (s.kind == TokenizerKind::WordPiece) {
+  if (s.kind == TokenizerKind::Unigram) {
+    if (!(err = read_unigram_pipeline(j, out)).empty()) return err;
+  } else if (s.kind == TokenizerKind::WordPiece) {
     if (type_of(normalizer) != "BertNormalizer")
       return "normalizer " + (normalizer.is_null() ? std::string("null") : type_of(normalizer)) +
              " is not supported with WordPiece (BertNormalizer)";
@@ -108,8 +219,13 @@ std::string read_hf_tokenizer_json(const std::string& text, TokenizerData* out) 
   // Pieces by id: the vocabulary and the added tokens, which must number them 0..N-1.
   std::map<uint32_t, std::string> by_id;
   const json& vocab = model.value("vocab", json());
-  if (!vocab.is_object()) return "the model has no vocabulary";
-  for (auto it = vocab.begin(); it != vocab.end(); ++it) {
+  if (s.kind == TokenizerKind::Unigram) {
+    for (size_t id = 0; id < out->pieces.size(); ++id) by_id.emplace(uint32_t(id), out->pieces[id]);
+    out->pieces.clear();
+  } else if (!vocab.is_object()) {
+    return "the model has no vocabulary";
+  }
+  for (auto it = vocab.begin(); s.kind != TokenizerKind::Unigram && it != vocab.end(); ++it) {
     if (!it.value().is_number_unsigned()) return "vocabulary entry '" + it.key() + "' has no id";
     std::string piece = it.key();
     if (s.kind == TokenizerKind::ByteLevelBpe && (piece = byte_level_bytes(it.key())).empty())
@@ -121,28 +237,42 @@ std::string read_hf_tokenizer_json(const std::string& text, TokenizerData* out) 
   for (const json& a : j.value("added_tokens", json::array())) {
     const std::string content = a.value("content", "");
     const uint32_t id = a.value("id", 0u);
-    for (const char* key : {"single_word", "lstrip", "rstrip"})
-      if (a.value(key, false)) return "added token '" + content + "' with " + key + " = true is not supported";
+    if (a.value("single_word", false)) return "added token '" + content + "' with single_word = true is not supported";
+    uint8_t strip = uint8_t((a.value("lstrip", false) ? kAddedLstrip : 0) | (a.value("rstrip", false) ? kAddedRstrip : 0));
     // normalized: matched in the normalized text rather than the raw one, the same text when there
     // is no normalizer (GPT-2's own tokenizer.json marks <|endoftext|> so).
-    if (a.value("normalized", false) && !normalizer.is_null())
-      return "added token '" + content + "' with normalized = true is not supported (with a normalizer)";
+    // (Unigram: matched in the normalized text, which linfer does.)
+    if (a.value("normalized", false) && !normalizer.is_null()) {
+      if (s.kind != TokenizerKind::Unigram)
+        return "added token '" + content + "' with normalized = true is not supported (with a normalizer)";
+      strip |= kAddedNormalized;
+    }
     auto it = by_id.find(id);
     if (it == by_id.end()) {
+      if (s.kind == TokenizerKind::Unigram)
+        return "added token '" + content + "' (id " + std::to_string(id) + ") is not in the Unigram vocabulary";
       by_id.emplace(id, content);
     } else if (it->second != content) {
       return "added token '" + content + "' has the id of piece '" + it->second + "'";
     }
     added.emplace_back(id, content);
+    s.added_flags.push_back(strip);
   }
+  if (std::all_of(s.added_flags.begin(), s.added_flags.end(), [](uint8_t f) { return f == 0; })) s.added_flags.clear();
   uint32_t expect = 0;
   for (const auto& [id, piece] : by_id) {
     if (id != expect) return "the vocabulary's ids are not 0 to " + std::to_string(by_id.size() - 1);
     out->pieces.push_back(piece);
     ++expect;
   }
-  for (const auto& [id, content] : added) s.added.push_back(id);
-  if (s.kind == TokenizerKind::WordPiece) {
+  for (const auto& [id, content] : added) {
+    s.added.push_back(id);
+    if (s.kind == TokenizerKind::Unigram) out->types[id] = uint8_t(PieceType::Control);
+  }
+  if (s.kind == TokenizerKind::Unigram) {
+    // (the unknown piece keeps its type when it is also an added token: detokenize's " ⁇ ")
+    out->types[size_t(s.unk_id)] = uint8_t(PieceType::Unknown);
+  } else if (s.kind == TokenizerKind::WordPiece) {
     const int32_t unk = out->find(model.value("unk_token", "[UNK]"));
     if (unk < 0) return "the unknown token '" + model.value("unk_token", "[UNK]") + "' is not in the vocabulary";
     s.unk_id = unk;

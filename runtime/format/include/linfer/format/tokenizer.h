@@ -11,7 +11,7 @@
 
 namespace linfer {
 
-enum class TokenizerKind : uint8_t { WordPiece = 0, ByteLevelBpe = 1, SentencePieceUnigram = 2, SentencePieceBpe = 3 };
+enum class TokenizerKind : uint8_t { WordPiece = 0, ByteLevelBpe = 1, SentencePieceUnigram = 2, SentencePieceBpe = 3, Unigram = 4 };
 
 // SentencePiece's piece types (sentencepiece_model.proto).
 enum class PieceType : uint8_t { Normal = 1, Unknown = 2, Control = 3, UserDefined = 4, Unused = 5, Byte = 6 };
@@ -38,9 +38,17 @@ struct TokenizerView {
   const uint8_t* charsmap = nullptr;     // precompiled_charsmap, or null (identity)
   size_t charsmap_size = 0;
   bool add_dummy_prefix = true, remove_extra_whitespaces = true, byte_fallback = false;
+  // Added pieces' flags (parallel to added; empty: none): bit 0 lstrip, bit 1 rstrip, bit 2
+  // matched in the normalized text (kAddedLstrip, ...).
+  std::vector<uint8_t> added_flags;
+  // Unigram (Hugging Face's tokenizer.json pipeline)
+  bool strip_right = false;
+  uint8_t space_runs = 0;      // Replace(" {2,}"): 0 none, 1 by " ", 2 by U+2581
+  uint8_t prepend_scheme = 0;  // Metaspace: 0 always, 1 first, 2 never
 
   bool sentencepiece() const {
-    return kind == TokenizerKind::SentencePieceUnigram || kind == TokenizerKind::SentencePieceBpe;
+    return kind == TokenizerKind::SentencePieceUnigram || kind == TokenizerKind::SentencePieceBpe ||
+           kind == TokenizerKind::Unigram;
   }
 
   std::string_view piece(uint32_t id) const {
@@ -49,6 +57,8 @@ struct TokenizerView {
   }
   uint32_t model_id(uint32_t id) const { return model_ids ? model_ids[id] : id; }
 };
+
+constexpr uint8_t kAddedLstrip = 1, kAddedRstrip = 2, kAddedNormalized = 4;
 
 // Largest tokenizer a file may declare (pieces and merges; each also bounded by the file's size).
 constexpr uint32_t kMaxTokenizerPieces = 1u << 24;
