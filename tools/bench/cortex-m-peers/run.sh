@@ -47,7 +47,7 @@ tflm=$PWD/$out/sources/tflite-micro
 venv=$out/venv-tf
 if [ ! -x $venv/bin/python ]; then
   python3 -m venv $venv
-  $venv/bin/pip install -q tensorflow-cpu==2.20.0
+  $venv/bin/pip install -q -r $here/requirements.txt
 fi
 $venv/bin/python $here/convert_tflite.py "$cases" $out/langid-mcu.int8.tflite --check --header $out/tflm_model_io.h
 
@@ -91,12 +91,12 @@ for cpu in cortex-m4 cortex-m55; do
   tflite_bytes=$(stat -c %s $out/langid-mcu.int8.tflite)
   lfm_bytes=$(stat -c %s examples/models/langid-mcu.int8.lfm)
   for i in $bench_inputs; do
-    for runs in 1 11; do
+    for runs in 1 3; do
       count_insns $machine $fw/tflm_check.elf $fw/insn_tflm_${i}_$runs "bench $runs $i" > /dev/null
       count_insns $machine $linfer_build/bin/firmware_test.elf $fw/insn_linfer_${i}_$runs "bench $runs $i" > /dev/null
     done
   done
-  per() { echo $(( ($(cat $fw/insn_$1_11) - $(cat $fw/insn_$1_1)) / 10 )); }
+  per() { echo $(( ($(cat $fw/insn_$1_3) - $(cat $fw/insn_$1_1)) / 2 )); }
   {
     echo "$cpu linfer flash $(flash_of $linfer_build/bin/size_probe.elf) model $lfm_bytes arena $linfer_arena heap $linfer_heap agree $linfer_agree (host)"
     echo "$cpu tflm flash $(flash_of $fw/tflm_probe.elf) model $tflite_bytes arena $arena heap 0 agree $agree (linfer)"
