@@ -52,7 +52,7 @@ fi
 $venv/bin/python $here/convert_tflite.py "$cases" $out/langid-mcu.int8.tflite --check --header $out/tflm_model_io.h
 
 # 4. Per board: TFLM's library, the firmware, the runs.
-bash tools/bench/arm/build_plugin.sh > /dev/null
+bash tools/bench/arm/build_plugin.sh > $out/plugin.log 2>&1 || { cat $out/plugin.log >&2; exit 1; }
 plugin=$PWD/build-arm64-proxy/plugin/libinsn_count.so
 flash_of() {  # flash_of ELF: the bytes the ELF loads into flash (code, constants, the model, .data's image)
   arm-none-eabi-readelf -lW "$1" | python3 -c 'import sys
@@ -80,7 +80,7 @@ for cpu in cortex-m4 cortex-m55; do
   echo "--- $cpu ($machine): TFLite Micro + CMSIS-NN"
   qemu() { timeout 900 qemu-system-arm -M $machine -nographic -monitor none -serial none \
              -semihosting-config enable=on,target=native "$@"; }
-  qemu -kernel $fw/tflm_check.elf | tee $fw/check.log || true  # exit code 2: some class differs (counted below)
+  qemu -kernel $fw/tflm_check.elf 2>&1 | tee $fw/check.log || true  # exit code 2: some class differs (counted below)
   arena=$(sed -n 's/^tflm: arena used \([0-9]*\).*/\1/p' $fw/check.log)
   agree=$(sed -n 's/^tflm: \([0-9]*\) of \([0-9]*\) inputs.*/\1\/\2/p' $fw/check.log)
   qemu -kernel $fw/tflm_probe.elf
