@@ -6,7 +6,8 @@
 // (test_kernels does not run on a microcontroller). Ends with "N passed, 0 failed" (exit code 0) or the failures.
 //
 // With the semihosting command line "bench K" it only loads the model and runs the first input K
-// times (instruction counts per inference: the difference of two such runs, scripts/test-cortex-m.sh).
+// times (instruction counts per inference: the difference of two such runs, scripts/test-cortex-m.sh);
+// "bench K I" runs input I (0-based) instead (tools/bench/cortex-m-peers/run.sh).
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -322,7 +323,7 @@ void check_model_options() {
   }
 }
 
-int bench(int runs) {
+int bench(int runs, int index) {
   linfer_model* m = nullptr;
   if (linfer_model_load_in_place(linfer_cm_model, size_t(linfer_cm_model_end - linfer_cm_model), &m) != LINFER_OK)
     return std::printf("bench: %s\n", linfer_last_error()), 1;
@@ -333,7 +334,9 @@ int bench(int runs) {
   const uint8_t* text;
   uint32_t length;
   float want[64];
-  if (!cases.read_header() || !cases.read(&text, &length, want)) return std::printf("bench: no case\n"), 1;
+  if (!cases.read_header() || index < 0 || uint32_t(index) >= cases.count) return std::printf("bench: no case %d\n", index), 1;
+  for (int i = 0; i <= index; ++i)
+    if (!cases.read(&text, &length, want)) return std::printf("bench: no case %d\n", index), 1;
   size_t count = 0;
   for (int i = 0; i < runs; ++i)
     if (run_bytes(s, text, length, &count) != LINFER_OK) return std::printf("bench: %s\n", linfer_last_error()), 1;
@@ -349,8 +352,11 @@ int main() {
   paint_stack();
   std::setvbuf(stdout, nullptr, _IONBF, 0);  // semihosting is no terminal: newlib would buffer it all
   const char* cmdline = linfer_cm_cmdline();
-  if (std::strncmp(cmdline, "bench ", 6) == 0)
-    return bench(std::atoi(cmdline + 6));
+  if (std::strncmp(cmdline, "bench ", 6) == 0) {
+    char* rest = nullptr;
+    const int runs = int(std::strtol(cmdline + 6, &rest, 10));
+    return bench(runs, int(std::strtol(rest, nullptr, 10)));  // no index: 0, the first input
+  }
   g_verbose = std::strcmp(cmdline, "verbose") == 0;
 
   const size_t model_size = size_t(linfer_cm_model_end - linfer_cm_model);
