@@ -97,7 +97,8 @@ Status Inference::prepare(const linfer_session_options& options) {
            Bound{&Buffers::sinusoids, &SessionBuffers::sinusoids}, Bound{&Buffers::pooled, &SessionBuffers::pooled},
            Bound{&Buffers::pooled_dense, &SessionBuffers::pooled_dense}, Bound{&Buffers::head_out, &SessionBuffers::head_out}})
     buf_.*to = arena.at(b.*from);
-  buf_.quantized = {arena.at<int8_t>(b.quantized_rows), p.q_stride, arena.at(b.quantized_scales)};
+  buf_.quantized = {arena.at<int8_t>(b.quantized_rows), p.q_stride, arena.at(b.quantized_scales),
+                    arena.at(b.smoothed_rows), p.smoothed_stride};
   attention_->bind(arena);
 
   if (sinusoidal_positions(c)) {  // computed once, kept for every run
