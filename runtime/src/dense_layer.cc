@@ -13,7 +13,8 @@ DenseInputObserver g_observer = nullptr;
 void* g_observer_context = nullptr;
 
 void observe(const void* weight, const float* x, size_t rows, size_t inputs) {
-  if (g_observer) g_observer(g_observer_context, weight, x, rows, inputs);
+  // (Calibration is the converter's; bare metal has no converter.)
+  if (!LINFER_BARE_METAL && g_observer) g_observer(g_observer_context, weight, x, rows, inputs);
 }
 }  // namespace
 
@@ -69,7 +70,7 @@ Status DenseLayer::prepare(const ExecutionPlan& plan, const WeightView& weight, 
 void DenseLayer::quantize(const QuantizedRows& qrows, const float* x, size_t rows, size_t first_row) const {
   if (!kernel_->quantize) return;
   size_t x_stride = in_;
-  if (input_scales_) {  // SmoothQuant: the rows times the input scales, then quantized (the weights hold 1 / s)
+  if (!LINFER_BARE_METAL && input_scales_) {  // (a bare-metal reader refuses them) SmoothQuant: the rows times the input scales, then quantized (the weights hold 1 / s)
     float* smoothed = qrows.smoothed + first_row * qrows.smoothed_stride;
     kernels::mul_channels_f32_hwy(x, in_, rows, in_, input_scales_, smoothed, qrows.smoothed_stride);
     x = smoothed;

@@ -460,6 +460,9 @@ struct Reader {
       return fail(w, ": only int8 tensors carry scales");
     }
     if (const auto* in = t->input_scales(); in && in->size() > 0) {
+#if LINFER_BARE_METAL  // (code size: a microcontroller's models are converted without --calibrate)
+      return fail(w, ": input scales (--calibrate) are not built into a bare-metal runtime");
+#else
       if (format_version < 3)
         return fail(w, message(LINFER_DETAILED(": input scales need format version 3, the file says {}",
                                                ": input scales need format version 3"),
@@ -476,6 +479,7 @@ struct Reader {
           return fail(w, message(LINFER_DETAILED(": the input scale of column {}{}", ": an input scale{}"), i,
                                  std::isfinite(s) ? " is not positive" : " is not finite"));
       w.input_scales = in->data();
+#endif
     }
   }
   // Tensors may share bytes only as exact aliases (the writer stores shared weights once): same
@@ -506,7 +510,7 @@ struct Reader {
             v.dtype != DType::I8 || (same(e->t->scales(), group->t->scales()) && e->t->scales());
         if (e->offset != group->offset || e->size != group->size || v.dtype != g.dtype || v.layout != g.layout ||
             v.panel_groups != g.panel_groups || !same(e->t->channel_sums(), group->t->channel_sums()) ||
-            !same(e->t->input_scales(), group->t->input_scales()) || !same_scales)
+            (!LINFER_BARE_METAL && !same(e->t->input_scales(), group->t->input_scales())) || !same_scales)
           return message(LINFER_DETAILED("{}: data [{}, +{}) overlaps {} [{}, +{}) without being the same {} "
                                          "tensor (shared weights must have the same offset, size, dtype, layout "
                                          "and scales)",
