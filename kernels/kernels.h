@@ -64,6 +64,13 @@ float sum_f32_hwy(const float* x, size_t n);
 void add_f32_ref(float* y, const float* x, size_t n);
 void add_f32_hwy(float* y, const float* x, size_t n);
 
+// y[r * y_stride + c] = x[r * x_stride + c] * s[c] for r < rows, c < cols: an int8 dense layer's
+// input rows times its input scales (activation smoothing) before they are quantized.
+void mul_channels_f32_ref(const float* x, size_t x_stride, size_t rows, size_t cols, const float* s, float* y,
+                          size_t y_stride);
+void mul_channels_f32_hwy(const float* x, size_t x_stride, size_t rows, size_t cols, const float* s, float* y,
+                          size_t y_stride);
+
 // out[c] = mean over rows r < rows of x[r * stride + c], c < cols (mean pooling).
 void mean_rows_f32_ref(const float* x, size_t rows, size_t cols, size_t stride, float* out);
 void mean_rows_f32_hwy(const float* x, size_t rows, size_t cols, size_t stride, float* out);

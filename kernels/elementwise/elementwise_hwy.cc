@@ -147,6 +147,19 @@ void Add(float* y, const float* x, size_t n) {
   for (; i < n; ++i) y[i] += x[i];  // a single rounding either way
 }
 
+void MulChannels(const float* x, size_t x_stride, size_t rows, size_t cols, const float* s, float* y,
+                 size_t y_stride) {
+  const D d;
+  const size_t L = hn::Lanes(d);
+  for (size_t r = 0; r < rows; ++r) {
+    const float* xr = x + r * x_stride;
+    float* yr = y + r * y_stride;
+    size_t c = 0;
+    for (; c + L <= cols; c += L) hn::StoreU(hn::Mul(hn::LoadU(d, xr + c), hn::LoadU(d, s + c)), d, yr + c);
+    for (; c < cols; ++c) yr[c] = xr[c] * s[c];  // one rounding, as the reference's
+  }
+}
+
 void MeanRows(const float* x, size_t rows, size_t cols, size_t stride, float* out) {
   const D d;
   const size_t L = hn::Lanes(d);
@@ -262,6 +275,7 @@ HWY_EXPORT(Tanh);
 HWY_EXPORT(Add);
 HWY_EXPORT(Sum);
 HWY_EXPORT(MeanRows);
+HWY_EXPORT(MulChannels);
 HWY_EXPORT(AddRank1);
 HWY_EXPORT(Scale);
 HWY_EXPORT(ConvertF16);
@@ -301,6 +315,10 @@ void activation_f32_hwy(float* x, size_t n, DenseActivation act) {
 float sum_f32_hwy(const float* x, size_t n) { return HWY_DYNAMIC_DISPATCH(Sum)(x, n); }
 void mean_rows_f32_hwy(const float* x, size_t rows, size_t cols, size_t stride, float* out) {
   HWY_DYNAMIC_DISPATCH(MeanRows)(x, rows, cols, stride, out);
+}
+void mul_channels_f32_hwy(const float* x, size_t x_stride, size_t rows, size_t cols, const float* s, float* y,
+                          size_t y_stride) {
+  HWY_DYNAMIC_DISPATCH(MulChannels)(x, x_stride, rows, cols, s, y, y_stride);
 }
 void add_rank1_f32_hwy(float* y, size_t y_stride, size_t rows, size_t cols, const float* s,
                        const float* b, const float* p) {

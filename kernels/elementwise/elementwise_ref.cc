@@ -79,6 +79,12 @@ void add_f32_ref(float* y, const float* x, size_t n) {
   for (size_t i = 0; i < n; ++i) y[i] += x[i];
 }
 
+void mul_channels_f32_ref(const float* x, size_t x_stride, size_t rows, size_t cols, const float* s, float* y,
+                          size_t y_stride) {
+  for (size_t r = 0; r < rows; ++r)
+    for (size_t c = 0; c < cols; ++c) y[r * y_stride + c] = x[r * x_stride + c] * s[c];
+}
+
 void mean_rows_f32_ref(const float* x, size_t rows, size_t cols, size_t stride, float* out) {
   for (size_t c = 0; c < cols; ++c) {
     double sum = 0;

@@ -8,6 +8,20 @@
 #include "linfer/format/panel.h"
 
 namespace linfer::rt {
+namespace {
+DenseInputObserver g_observer = nullptr;
+void* g_observer_context = nullptr;
+
+void observe(const void* weight, const float* x, size_t rows, size_t inputs) {
+  // (Calibration is the converter's; bare metal has no converter.)
+  if (!LINFER_BARE_METAL && g_observer) g_observer(g_observer_context, weight, x, rows, inputs);
+}
+}  // namespace
+
+void set_dense_input_observer(DenseInputObserver observer, void* context) {
+  g_observer = observer;
+  g_observer_context = context;
+}
 
 Status DenseLayer::prepare(const ExecutionPlan& plan, const WeightView& weight, uint32_t group,
                            const WeightView& bias, kernels::DenseActivation activation,
@@ -18,6 +32,7 @@ Status DenseLayer::prepare(const ExecutionPlan& plan, const WeightView& weight, 
   activation_ = activation;
   fused_ = activation == kernels::DenseActivation::Tanh ? kernels::DenseActivation::None : activation;
   const float* b = bias.present() ? static_cast<const float*>(bias.data) + size_t(group) * group_rows : nullptr;
+  source_ = weight.data;
 
 #if LINFER_WITH_XNNPACK
   if (plan.xnnpack && weight.dtype != DType::I8) {
@@ -48,12 +63,20 @@ Status DenseLayer::prepare(const ExecutionPlan& plan, const WeightView& weight, 
   weights_.scales = weight.scales ? weight.scales + size_t(group) * group_rows : nullptr;
   weights_.sums = weight.channel_sums ? weight.channel_sums + size_t(group) * group_rows : nullptr;
   weights_.bias = b;
+  input_scales_ = weight.dtype == DType::I8 ? weight.input_scales : nullptr;
   return {};
 }
 
 void DenseLayer::quantize(const QuantizedRows& qrows, const float* x, size_t rows, size_t first_row) const {
   if (!kernel_->quantize) return;
-  kernel_->quantize(x, in_, rows, in_, qrows.q + first_row * qrows.stride, qrows.stride,
+  size_t x_stride = in_;
+  if (!LINFER_BARE_METAL && input_scales_) {  // (a bare-metal reader refuses them) SmoothQuant: the rows times the input scales, then quantized (the weights hold 1 / s)
+    float* smoothed = qrows.smoothed + first_row * qrows.smoothed_stride;
+    kernels::mul_channels_f32_hwy(x, in_, rows, in_, input_scales_, smoothed, qrows.smoothed_stride);
+    x = smoothed;
+    x_stride = qrows.smoothed_stride;
+  }
+  kernel_->quantize(x, x_stride, rows, in_, qrows.q + first_row * qrows.stride, qrows.stride,
                     qrows.scales + first_row);
 }
 
@@ -66,6 +89,7 @@ void DenseLayer::run_channels(const QuantizedRows& qrows, const float* x, size_t
 
 void DenseLayer::run_rows(const QuantizedRows& qrows, const float* x, size_t rows, float* y,
                           bool accumulate, size_t first_row) const {
+  observe(source_, x, rows, in_);
   quantize(qrows, x, rows, first_row);
   run_channels(qrows, x, rows, y, accumulate, first_row, 0, out_);
   if (activation_ != fused_) kernels::activation_f32_hwy(y, rows * out_, activation_);
@@ -82,6 +106,7 @@ bool DenseLayer::run(const Workers& workers, const QuantizedRows& qrows, size_t 
                      float* y, bool accumulate, float* scratch) const {
 #if LINFER_WITH_XNNPACK
   if (!kernel_) {
+    observe(source_, x, rows, in_);
     // XNNPACK has no accumulate and no GELU: a temporary and passes of their own.
     if (!xnnpack_.run(rows, x, accumulate ? scratch : y, workers.xnn_pool)) return false;
     if (accumulate)
@@ -100,6 +125,7 @@ bool DenseLayer::run(const Workers& workers, const QuantizedRows& qrows, size_t 
       run_rows(qrows, x + b * in_, e - b, y + b * out_, accumulate, b);
     });
   } else {  // too few rows to go round: output channels split, int8 rows quantized once first
+    observe(source_, x, rows, in_);
     quantize(qrows, x, rows, 0);
     workers.ranges(out_, 64, [&](size_t b, size_t e, size_t) {
       run_channels(qrows, x, rows, y, accumulate, 0, b, e);

@@ -22,12 +22,23 @@ struct QuantizedRows {
   int8_t* q = nullptr;
   size_t stride = 0;
   float* scales = nullptr;
+  // Layers with input scales: the rows times them, floats at the same row indices (the plan's
+  // smoothed_stride floats apart), which the quantizer then reads.
+  float* smoothed = nullptr;
+  size_t smoothed_stride = 0;
 };
 
 // A multiple of every dense kernel's tile height (6 rows on x86; 2, 4 and 8 on Arm) but wasm's
 // f32 tile of 5 rows: wasm builds have no threads, and its outputs do not depend on the tile
 // height (each is the same chain of float multiplies and adds).
 constexpr size_t kRowQuantum = 24;
+
+// Calibration (linfer-convert --calibrate): while an observer is set, every dense layer hands it
+// its input rows before it computes, with its weight's data (the model's tensor, as in the file).
+// Set it only while no session runs; it costs a load and a branch per layer run when unset.
+using DenseInputObserver = void (*)(void* context, const void* weight, const float* x, size_t rows,
+                                    size_t inputs);
+void set_dense_input_observer(DenseInputObserver observer, void* context);
 
 class DenseLayer {
  public:
@@ -64,6 +75,8 @@ class DenseLayer {
 
   const kernels::DenseKernel* kernel_ = nullptr;  // null: XNNPACK
   kernels::DenseWeights weights_;
+  const float* input_scales_ = nullptr;  // int8 with activation smoothing: one factor per input
+  const void* source_ = nullptr;         // the model's weight tensor (for the observer)
   kernels::DenseActivation activation_ = kernels::DenseActivation::None;  // the whole activation
   kernels::DenseActivation fused_ = kernels::DenseActivation::None;       // the part the kernel does
 #if LINFER_WITH_XNNPACK

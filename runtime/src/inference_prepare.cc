@@ -98,7 +98,8 @@ Status Inference::prepare(const linfer_session_options& options) {
   sub_.queries = arena.at(b.queries);
   sub_.attention_out = arena.at(b.attention_out);
   sub_.sublayer_out = arena.at(b.sublayer_out);
-  sub_.quantized = {arena.at<int8_t>(b.quantized_rows), p.q_stride, arena.at(b.quantized_scales)};
+  sub_.quantized = {arena.at<int8_t>(b.quantized_rows), p.q_stride, arena.at(b.quantized_scales),
+                    arena.at(b.smoothed_rows), p.smoothed_stride};
   attention_->bind(arena);
 
   if (sinusoidal_positions(c)) {  // computed once, kept for every run

@@ -152,12 +152,14 @@ Result<ExecutionPlan> make_execution_plan(const LoadedModel& model, const linfer
   // Dense layers: which dtypes occur, the kernel for each, the widest int8 input.
   p->max_isa = isa_cap(o.max_isa);
   bool has[3] = {false, false, false};
-  size_t widest_int8_input = 0;
+  size_t widest_int8_input = 0, widest_smoothed_input = 0;
   for_each_weight(d, [&](const std::string& name, const WeightView& w) {
     if (!w.present() || !is_dense_weight(name)) return;
     has[size_t(w.dtype)] = true;
     if (w.dtype == DType::I8) widest_int8_input = std::max<size_t>(widest_int8_input, w.shape[1]);
+    if (!LINFER_BARE_METAL && w.input_scales) widest_smoothed_input = std::max<size_t>(widest_smoothed_input, w.shape[1]);
   });
+  p->smoothed_stride = (widest_smoothed_input + 15) / 16 * 16;
   for (DType t : {DType::F32, DType::F16, DType::I8})
     if (has[size_t(t)]) p->dense_kernel[size_t(t)] = &kernels::select_dense_kernel(t, p->max_isa);
   // fp16 arithmetic only when asked for, and only where the CPU has it (else the option is ignored).
@@ -220,6 +222,7 @@ Result<ExecutionPlan> make_execution_plan(const LoadedModel& model, const linfer
     }
     b.quantized_rows = arena.request(rows * p->q_stride, kStepKeyInputs, kStepHead);
     b.quantized_scales = arena.floats(rows, kStepKeyInputs, kStepHead);
+    b.smoothed_rows = arena.floats(rows * p->smoothed_stride, kStepKeyInputs, kStepHead);
   }
   if (p->row_pipeline)
     b.row_blocks = arena.floats(threads * p->row_block * (2 * HD + c.ff_dim), kStepAttention, kStepFeedForward);

@@ -66,7 +66,7 @@ class Arena {
 // The session's own buffers (the attention module keeps its own handles).
 struct SessionBuffers {
   ArenaBuffer residual, residual2, normed, sublayer_out, queries, attention_out, ff_hidden, row_blocks,
-      sinusoids, pooled, pooled_dense, head_out, quantized_rows, quantized_scales;
+      sinusoids, pooled, pooled_dense, head_out, quantized_rows, quantized_scales, smoothed_rows;
 };
 
 // Rows of E (or F) a thread widens at a time when the projections are f16.
@@ -91,6 +91,9 @@ struct ExecutionPlan {
   size_t row_block = 0;       // its rows per block
 
   size_t q_stride = 0;        // bytes per quantized input row of the int8 layers (0: none)
+  // floats per input row of the int8 layers with input scales, multiplied before quantizing, at
+  // the same row indices as the quantized rows (0: no layer has input scales)
+  size_t smoothed_stride = 0;
 
   // The attention kind's module (attention/registry.cc): its own decisions and buffer handles,
   // made here; the session that takes this plan owns it.

@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: Apache-2.0
 """make_tokenizer_seeds.py [CONVERTER]: fuzz_lfm seeds with a tokenizer table: a tiny lucidrains
 LM (400 tokens) converted with a WordPiece and with a byte-level BPE tokenizer.json, with a
-SentencePiece unigram model (nmt_nfkc, so with its character map; byte fallback) trained here, and
+SentencePiece unigram model (nmt_nfkc, so with its character map; byte fallback) trained here,
 with that model's pieces (trained again without byte fallback) in the tokenizer.json that
-transformers' XLMRobertaConverter writes (Precompiled, Strip, Replace, Metaspace, <mask> last)
+transformers' XLMRobertaConverter writes (Precompiled, Strip, Replace, Metaspace, <mask> last),
+and the WordPiece one in int8 with activation smoothing (--calibrate: format version 3)
 (tests/fuzz/corpus/fuzz_lfm/tokenizer_*.lfm; fuzz_lfm tokenizes part of its input with them, and
 tests/unit/test_tokenizer.cpp and test_no_alloc.cpp use them). Run it with
 build-upstream/venv/bin/python (scripts/upstream-venv.sh), which has linformer and sentencepiece."""
@@ -104,3 +105,9 @@ with tempfile.TemporaryDirectory() as tmp:
         subprocess.run([converter, os.path.join(tmp, "lm.pt"), "--config", os.path.join(tmp, "lm.json"),
                         "-o", os.path.join(out, "tokenizer_%s_f32.lfm" % name), "--tokenizer", path],
                        check=True, stdout=subprocess.DEVNULL)
+    # int8 with activation smoothing (format version 3: input scales on Q, K, V and fc1), calibrated
+    # on the same text through the WordPiece tokenizer.
+    subprocess.run([converter, os.path.join(tmp, "lm.pt"), "--config", os.path.join(tmp, "lm.json"),
+                    "-o", os.path.join(out, "tokenizer_wordpiece_int8_smoothed.lfm"), "--tokenizer",
+                    os.path.join(tmp, "wordpiece.json"), "--dtype", "int8", "--calibrate", text],
+                   check=True, stdout=subprocess.DEVNULL)

@@ -6,9 +6,10 @@ OUT_DIR holds {f32,f16,int8}-sentences.txt and -queries.txt, one embedding per l
   f32:  cosine >= 0.99999 on every sentence, and the same top-1 sentence for every query
   f16:  cosine >= 0.9999 on every sentence
   int8: the target is cosine >= 0.995 on every sentence and top-1 equal to f32's on >= 98% of the
-        queries; linfer's int8 (dynamic per-row activations) does not reach it yet (docs/accuracy.md,
-        "all-MiniLM-L6-v2"): the figures are printed beside the target, and the test holds them at
-        what they are (min 0.975, mean 0.997, top-1 97.5%) so that they cannot get worse unseen.
+        queries. With activation smoothing (linfer-convert --calibrate) top-1 meets it and all but
+        two sentences do ("..." and "?", 0.9935 and 0.9942; docs/accuracy.md, "all-MiniLM-L6-v2"):
+        the figures are printed beside the target, and the test holds them at what they are (min
+        0.993, mean 0.999, top-1 99%) so that they cannot get worse unseen.
 """
 import os
 import sys
@@ -16,8 +17,8 @@ import sys
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-LIMITS = {"f32": 0.99999, "f16": 0.9999, "int8": 0.975}
-INT8_TARGET, INT8_MEAN, INT8_TOP1, INT8_TOP1_TARGET = 0.995, 0.997, 0.975, 0.98
+LIMITS = {"f32": 0.99999, "f16": 0.9999, "int8": 0.993}
+INT8_TARGET, INT8_MEAN, INT8_TOP1, INT8_TOP1_TARGET = 0.995, 0.999, 0.99, 0.98
 
 
 def load(path):

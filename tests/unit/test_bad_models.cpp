@@ -98,8 +98,8 @@ std::vector<BadCase> catalogue() {
       "extends past the end of the file");
   add("garbage root offset", [] { auto b = valid(); uint32_t v = 0x7ffffff0; std::memcpy(b.data(), &v, 4); return b; },
       INV, "verifier");
-  add("format version 3", [] { auto b = valid(); root(b)->mutate_format_version(3); return b; }, INV,
-      "unsupported format version 3");
+  add("format version 4", [] { auto b = valid(); root(b)->mutate_format_version(4); return b; }, INV,
+      "unsupported format version 4");
   add("format version 0", [] { auto b = valid(); root(b)->mutate_format_version(0); return b; }, INV,
       "unsupported format version 0");
   // Version 2: dense layers in panels.
@@ -126,6 +126,25 @@ std::vector<BadCase> catalogue() {
   add("channel sums on a row-major tensor", [] { return with_panels([](EncoderDescription& d) {
         static std::vector<int32_t> sums(40 * 24);
         d.token_embedding.channel_sums = sums.data(); }, DType::I8); }, INV, "channel sums");
+  // Version 3: int8 dense weights with input scales (activation smoothing).
+  static std::vector<float> ones(64, 1.0f), negative(64, 1.0f), not_finite(64, 1.0f);
+  negative[3] = -1.0f;
+  not_finite[5] = NAN;
+  add("input scales on an f32 weight", [] { return with_panels([](EncoderDescription& d) {
+        d.layers[0].fc1.weight.input_scales = ones.data(); }); }, INV,
+      "input scales belong to 2-D int8 tensors");
+  add("input scales that are negative", [] { return with_panels([](EncoderDescription& d) {
+        d.layers[0].fc1.weight.input_scales = negative.data(); }, DType::I8); }, INV,
+      "layers.0.feed_forward.fc1.weight: the input scale of column 3 is not positive");
+  add("input scales that are not finite", [] { return with_panels([](EncoderDescription& d) {
+        d.layers[0].q.weight.input_scales = not_finite.data(); }, DType::I8); }, INV,
+      "the input scale of column 5 is not finite");
+  add("input scales on an embedding", [] { return with_panels([](EncoderDescription& d) {
+        d.token_embedding.input_scales = ones.data(); }, DType::I8); }, INV,
+      "input scales");
+  add("input scales in a version 2 file", [] { auto b = with_panels([](EncoderDescription& d) {
+        d.layers[0].fc1.weight.input_scales = ones.data(); }, DType::I8);
+        root(b)->mutate_format_version(2); return b; }, INV, "input scales need format version 3");
   add("data section misaligned", [] { auto b = valid(); root(b)->mutate_data_offset(root(b)->data_offset() + 4); return b; },
       INV, "data section offset");
   add("data section past the end", [] { auto b = valid(); root(b)->mutate_data_size(uint64_t(1) << 62); return b; },

@@ -114,6 +114,21 @@ TEST_CASE("elementwise kernels: fast matches reference") {
   }
 }
 
+TEST_CASE("mul_channels: each row times the per-channel factors, bit for bit the reference's") {
+  for (size_t cols : {1, 3, 16, 17, 31, 384, 385}) {
+    const size_t rows = 5, x_stride = cols + 3, y_stride = cols + 7;
+    auto x = random_vec(rows * x_stride, 11), s = random_vec(cols, 12);
+    std::vector<float> y1(rows * y_stride, -1.0f), y2 = y1;
+    mul_channels_f32_ref(x.data(), x_stride, rows, cols, s.data(), y1.data(), y_stride);
+    mul_channels_f32_hwy(x.data(), x_stride, rows, cols, s.data(), y2.data(), y_stride);
+    CHECK_MESSAGE(y2 == y1, "cols=" << cols);
+    for (size_t r = 0; r < rows; ++r) {
+      CHECK(y1[r * y_stride + cols - 1] == x[r * x_stride + cols - 1] * s[cols - 1]);
+      for (size_t c = cols; c < y_stride; ++c) CHECK(y2[r * y_stride + c] == -1.0f);  // (the gap untouched)
+    }
+  }
+}
+
 TEST_CASE("gelu: extreme inputs stay finite and saturate") {
   std::vector<float> x = {-100.0f, -20.0f, -5.0f, 0.0f, 5.0f, 20.0f, 100.0f, 1e30f, -1e30f};
   for (auto fast : {gelu_erf_f32_hwy, gelu_tanh_f32_hwy}) {

@@ -84,6 +84,28 @@ TEST_CASE("run() performs no heap allocation, for every golden model, dtype and 
   CHECK(models == 3 * linfer::testing::golden_cases_for_this_build().size());
 }
 
+// An int8 model with input scales (activation smoothing: the rows multiplied into the arena's
+// smoothed rows before they are quantized) runs without allocating either.
+TEST_CASE("int8 with input scales: run() performs no heap allocation") {
+  linfer::Model model;
+  const std::string path =
+      std::string(LINFER_SOURCE_DIR) + "/tests/fuzz/corpus/fuzz_lfm/tokenizer_wordpiece_int8_smoothed.lfm";
+  REQUIRE(linfer::Model::Load(path, &model).ok());
+  const uint32_t n = model.info().max_seq_len;
+  std::vector<int32_t> ids(n, 7);
+  for (uint32_t threads : {1u, 2u}) {
+    linfer::SessionOptions opt = linfer::testing::path_options();
+    opt.num_threads = threads;
+    linfer::Session session;
+    REQUIRE(linfer::Session::Create(model, opt, &session).ok());
+    REQUIRE(session.Run(ids.data(), n).ok());
+    const long before = g_allocations.load();
+    for (uint32_t T : {1u, 3u, n}) REQUIRE(session.Run(ids.data(), T).ok());
+    const long after = g_allocations.load();
+    CHECK(after == before);
+  }
+}
+
 // linfer_tokenize allocates nothing either: the ids go to the caller's buffer, scratch is on the
 // stack (the fuzz corpus's models with a tokenizer: WordPiece, byte-level BPE, SentencePiece,
 // Hugging Face's Unigram).

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // linfer-convert CHECKPOINT -o MODEL.lfm [--config CONFIG.json] [--layout auto|lucidrains|fairseq|tatp22|performer|reformer|longformer|bigbird|bert|linfer]
-//                [--dtype f32|f16|int8] [--format-version 1|2] [--tokenizer FILE]...
-//                [--pooling auto|none|cls|mean] [--normalize]
+//                [--dtype f32|f16|int8] [--format-version 1|2|3] [--tokenizer FILE]...
+//                [--pooling auto|none|cls|mean] [--normalize] [--calibrate TEXT_FILE [--smoothing-alpha A]]
 // --tokenizer (repeatable): the model's tokenizer, stored in the file (docs/tokenizers.md).
 // --pooling: the output is the pooled vector of the hidden states (a sentence embedding), L2-normalized
 // with --normalize; auto (the default) reads sentence-transformers' modules.json beside --config.
+// --calibrate (int8, with a tokenizer): activation smoothing from linfer's f32 inference on the
+// file's lines (calibrate.h; docs/quantization.md); the file is then format version 3.
 //
 // checkpoint reader (no code execution) -> layout mapper -> canonical EncoderDescription ->
 // validate -> .lfm writer. Output is written to a temporary file and renamed, so a failure never
@@ -18,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "calibrate.h"
 #include "checkpoint.h"
 #include "layout.h"
 #include "layouts.h"
@@ -37,8 +40,8 @@ using linfer::convert::SourceTensor;
 
 constexpr const char* kUsage =
     "usage: linfer-convert CHECKPOINT -o MODEL.lfm [--config CONFIG.json] "
-    "[--layout auto|lucidrains|fairseq|tatp22|performer|reformer|longformer|bigbird|bert|linfer] [--dtype f32|f16|int8] [--format-version 1|2] [--tokenizer FILE]... "
-    "[--pooling auto|none|cls|mean] [--normalize]";
+    "[--layout auto|lucidrains|fairseq|tatp22|performer|reformer|longformer|bigbird|bert|linfer] [--dtype f32|f16|int8] [--format-version 1|2|3] [--tokenizer FILE]... "
+    "[--pooling auto|none|cls|mean] [--normalize] [--calibrate TEXT_FILE [--smoothing-alpha A]]";
 
 int fail(const std::string& message, int code = 1) {
   std::fprintf(stderr, "linfer-convert: %s\n", message.c_str());
@@ -64,13 +67,16 @@ int main(int argc, char** argv) {
 namespace {
 
 int run(int argc, char** argv) {
-  std::string input, output, config_path, layout = "auto", dtype = "f32", version = "2", pooling = "auto";
+  // version "": the oldest that holds the model (2, or 3 with input scales: lfm.h)
+  std::string input, output, config_path, layout = "auto", dtype = "f32", version, pooling = "auto";
+  std::string calibration_path, alpha_text = "0.5";
   bool normalize = false;
   std::vector<std::string> tokenizer_paths;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "-o" || a == "--output" || a == "--config" || a == "--layout" || a == "--dtype" ||
-        a == "--format-version" || a == "--tokenizer" || a == "--pooling") {
+        a == "--format-version" || a == "--tokenizer" || a == "--pooling" || a == "--calibrate" ||
+        a == "--smoothing-alpha") {
       if (i + 1 >= argc) return fail(a + " needs a value", 2);
       const std::string v = argv[++i];
       if (a == "-o" || a == "--output") output = v;
@@ -79,6 +85,8 @@ int run(int argc, char** argv) {
       else if (a == "--dtype") dtype = v;
       else if (a == "--tokenizer") tokenizer_paths.push_back(v);
       else if (a == "--pooling") pooling = v;
+      else if (a == "--calibrate") calibration_path = v;
+      else if (a == "--smoothing-alpha") alpha_text = v;
       else version = v;
     } else if (a == "--normalize") {
       normalize = true;
@@ -103,8 +111,31 @@ int run(int argc, char** argv) {
     return fail("unknown pooling '" + pooling + "' (auto, none, cls, mean)", 2);
   if (normalize && (pooling == "auto" || pooling == "none"))
     return fail("--normalize needs --pooling cls or mean", 2);
-  if (version != "1" && version != "2")
-    return fail("unknown format version '" + version + "' (1: row-major, 2: dense layers in panels)", 2);
+  if (!version.empty() && version != "1" && version != "2" && version != "3")
+    return fail("unknown format version '" + version +
+                    "' (1: row-major, 2: dense layers in panels, 3: and int8 input scales)", 2);
+  char* alpha_end = nullptr;
+  const double alpha = std::strtod(alpha_text.c_str(), &alpha_end);
+  if (alpha_text.empty() || *alpha_end != '\0' || !(alpha >= 0.0 && alpha <= 1.0))
+    return fail("--smoothing-alpha '" + alpha_text + "' is not a number from 0 to 1", 2);
+  if (!calibration_path.empty() && dtype != "int8") return fail("--calibrate is for --dtype int8", 2);
+  std::vector<std::string> calibration_lines;
+  if (!calibration_path.empty()) {  // (read first: a missing file fails before the conversion's work)
+    std::vector<uint8_t> bytes;
+    const std::string read_err = linfer::tools::read_file(calibration_path, &bytes);
+    if (!read_err.empty()) return fail("--calibrate: " + read_err);
+    std::string line;
+    for (uint8_t b : bytes) {
+      if (b != '\n') {
+        line += char(b);
+      } else {
+        if (!line.empty()) calibration_lines.push_back(line);
+        line.clear();
+      }
+    }
+    if (!line.empty()) calibration_lines.push_back(line);
+    if (calibration_lines.empty()) return fail("--calibrate: " + calibration_path + " has no text");
+  }
 
   std::string err;
   std::unique_ptr<Checkpoint> ck = linfer::convert::read_checkpoint(input, &err);
@@ -151,6 +182,13 @@ int run(int argc, char** argv) {
   }
 
   linfer::convert::QuantizedStore quantized;
+  size_t smoothed = 0;
+  if (!calibration_lines.empty()) {
+    std::map<std::string, std::vector<float>> max_abs;
+    err = linfer::convert::calibrate_dense_inputs(conv.desc, calibration_lines, &max_abs);
+    if (!err.empty()) return fail(err);
+    smoothed = linfer::convert::smooth_dense_weights(&conv.desc, max_abs, float(alpha), &quantized);
+  }
   if (dtype != "f32") {
     err = linfer::convert::quantize_description(
         &conv.desc, dtype == "f16" ? linfer::DType::F16 : linfer::DType::I8, &quantized);
@@ -159,14 +197,14 @@ int run(int argc, char** argv) {
   // Version 2: the dense layers in the panel layout the kernels read, so that the runtime uses
   // the file's bytes in place (a tied LM head and its embedding stay one tensor).
   linfer::PanelStore panels;
-  if (version == "2") {
+  if (version != "1") {
     err = linfer::pack_dense_weights(&conv.desc, &panels, /*move_tied_embedding=*/true);
     if (!err.empty()) return fail(err);
   }
   std::vector<uint8_t> bytes;
   err = linfer::write_lfm(conv.desc, "linfer-convert " LINFER_VERSION_STRING " (layout " + layout + ", " + dtype + ")",
                           {{"source_format", ck->format}, {"source_layout", layout}}, &bytes,
-                          /*validate=*/true, uint32_t(std::stoul(version)));
+                          /*validate=*/true, version.empty() ? linfer::kFormatVersion : uint32_t(std::stoul(version)));
   if (!err.empty()) return fail(err);
   err = linfer::tools::write_file_atomic(output, bytes.data(), bytes.size());
   if (!err.empty()) return fail(err);
@@ -184,6 +222,9 @@ int run(int argc, char** argv) {
   if (c.head == linfer::HeadKind::Pooled)
     std::printf("        output: the %s-pooled vector%s, inputs up to %u tokens\n", linfer::to_string(c.pooling),
                 c.normalize_output ? ", L2-normalized" : "", c.max_seq_len);
+  if (smoothed)
+    std::printf("        int8 inputs smoothed in %zu dense layers (calibration: %zu lines of %s, alpha %g)\n",
+                smoothed, calibration_lines.size(), calibration_path.c_str(), alpha);
   if (c.rotary != linfer::Rotary::None) std::printf("        rotary positions %s\n", linfer::to_string(c.rotary));
   if (c.head == linfer::HeadKind::Classifier && c.classifier_activation != linfer::Activation::Tanh)
     std::printf("        classifier activation %s\n", linfer::to_string(c.classifier_activation));
@@ -215,8 +256,10 @@ int run(int argc, char** argv) {
   std::printf("\n");
   std::printf("shared tensors: %s\n", conv.shared.empty() ? "none" : "");
   for (const std::string& s : conv.shared) std::printf("  %s\n", s.c_str());
-  std::printf("wrote %s (%zu bytes, format version %s%s)\n", output.c_str(), bytes.size(), version.c_str(),
-              version == "2" ? ": dense layers in panel layout" : ": row-major");
+  const int written = version == "1" ? 1 : smoothed ? 3 : 2;  // (write_lfm: the oldest that holds it)
+  std::printf("wrote %s (%zu bytes, format version %d%s)\n", output.c_str(), bytes.size(), written,
+              written == 1 ? ": row-major" : written == 2 ? ": dense layers in panel layout"
+                                                          : ": dense layers in panel layout, int8 input scales");
   return 0;
 }
 

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <map>
 
 #include "linfer/types/half.h"
@@ -51,6 +52,52 @@ std::string quantize_description(EncoderDescription* desc, DType dtype, Quantize
     done[original.data] = w;
   });
   return err;
+}
+
+bool reads_normalized_stream(const std::string& name) {
+  for (const char* end : {".attention.q.weight", ".attention.k.weight", ".attention.v.weight",
+                          ".attention.q_global.weight", ".attention.k_global.weight", ".attention.v_global.weight",
+                          ".feed_forward.fc1.weight"})
+    if (name.size() > std::strlen(end) && name.compare(name.size() - std::strlen(end), std::string::npos, end) == 0)
+      return true;
+  return false;
+}
+
+size_t smooth_dense_weights(EncoderDescription* desc, const std::map<std::string, std::vector<float>>& max_abs,
+                            float alpha, QuantizedStore* store) {
+  std::map<const void*, int> users;  // a weight another slot shares (a tied embedding) keeps its values
+  for_each_weight(*desc, [&](const std::string&, const WeightView& w) {
+    if (w.present()) ++users[w.data];
+  });
+  size_t smoothed = 0;
+  for_each_weight(*desc, [&](const std::string& name, WeightView& w) {
+    auto it = max_abs.find(name);
+    if (it == max_abs.end() || !reads_normalized_stream(name) || !w.present() || w.dtype != DType::F32 || w.layout != Layout::RowMajor ||
+        w.shape.size() != 2 || users[w.data] != 1 || it->second.size() != w.shape[1])
+      return;
+    const size_t out = w.shape[0], in = w.shape[1];
+    const float* src = static_cast<const float*>(w.data);
+    std::vector<float> wmax(in, 0.0f);
+    for (size_t n = 0; n < out; ++n)
+      for (size_t j = 0; j < in; ++j) wmax[j] = std::max(wmax[j], std::fabs(src[n * in + j]));
+    auto bytes = std::make_unique<std::vector<uint8_t>>(out * in * sizeof(float));
+    auto inverse = std::make_unique<std::vector<float>>(in);
+    float* dst = reinterpret_cast<float*>(bytes->data());
+    std::vector<float> s(in);
+    for (size_t j = 0; j < in; ++j) {
+      const double x = std::max(double(it->second[j]), 1e-5), m = std::max(double(wmax[j]), 1e-5);
+      s[j] = float(std::min(std::max(std::pow(x, alpha) / std::pow(m, 1.0 - alpha), 1e-5), 1e5));
+      (*inverse)[j] = 1.0f / s[j];
+    }
+    for (size_t n = 0; n < out; ++n)
+      for (size_t j = 0; j < in; ++j) dst[n * in + j] = src[n * in + j] * s[j];
+    w.data = bytes->data();
+    w.input_scales = inverse->data();
+    store->data.push_back(std::move(bytes));
+    store->scales.push_back(std::move(inverse));
+    ++smoothed;
+  });
+  return smoothed;
 }
 
 }  // namespace linfer::convert

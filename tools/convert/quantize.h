@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -20,5 +21,19 @@ struct QuantizedStore {
 // tensors that shared memory shared. int8: linfer/types/int8.h, one scale per row.
 // Returns "" or a message (an f32 value too large for f16 is refused, naming the tensor).
 std::string quantize_description(EncoderDescription* desc, DType dtype, QuantizedStore* store);
+
+// Whether the dense weight `name` reads the layer-normed residual stream (Q, K, V, the global
+// rows' projections, the first feed-forward layer), whose few outlier channels are what costs the
+// int8 inputs their precision; the attention output and the second feed-forward layer read other
+// activations, and smoothing them lost more in their weights than it won (docs/accuracy.md).
+bool reads_normalized_stream(const std::string& name);
+
+// Rewrites each f32 dense weight that reads_normalized_stream, has statistics and no other slot
+// shares: with
+// s_j = max|x_j|^alpha / max_n |w_nj|^(1 - alpha) (clamped to [1e-5, 1e5]), column j of the
+// weight times s_j, and its input_scales 1 / s_j, which the runtime multiplies into the input
+// before quantizing it. The product is the same in exact arithmetic. Returns how many weights.
+size_t smooth_dense_weights(EncoderDescription* desc, const std::map<std::string, std::vector<float>>& max_abs,
+                            float alpha, QuantizedStore* store);
 
 }  // namespace linfer::convert

@@ -550,6 +550,9 @@ std::string check_slot(const EncoderDescription& d, Slot slot, uint32_t layer, c
   if (!weight_may_be_quantized(name) && w.dtype != DType::F32)
     return message("{} must be f32 (only matrices may be f16 or int8)", name);
   if (w.dtype == DType::I8 && !w.scales) return message("{} is int8 but has no scales", name);
+  // (Only the dense layers multiply their inputs by them; a bare-metal reader refuses them.)
+  if (!LINFER_BARE_METAL && w.input_scales && (!is_dense_weight(name) || w.dtype != DType::I8))
+    return message("{} carries input scales, which only int8 dense layer weights may", name);
   return "";
 }
 }  // namespace

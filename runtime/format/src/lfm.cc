@@ -73,8 +73,10 @@ struct Writer {
     if (w.dtype == DType::I8 && w.scales) scales = fbb.CreateVector(w.scales, w.rows());
     flatbuffers::Offset<flatbuffers::Vector<int32_t>> sums = 0;
     if (w.channel_sums) sums = fbb.CreateVector(w.channel_sums, w.rows());
+    flatbuffers::Offset<flatbuffers::Vector<float>> input_scales = 0;
+    if (w.input_scales) input_scales = fbb.CreateVector(w.input_scales, w.shape.back());
     return fbs::CreateTensor(fbb, fbs::DType(w.dtype), shape, blob_offsets[idx], w.bytes(), scales,
-                             fbs::Layout(w.layout), w.panel_groups, sums);
+                             fbs::Layout(w.layout), w.panel_groups, sums, input_scales);
   }
   flatbuffers::Offset<fbs::Linear> linear(const LinearWeights& l) {
     if (!l.weight.present() && !l.bias.present()) return 0;
@@ -99,16 +101,22 @@ std::string write_lfm(const EncoderDescription& d, const std::string& producer,
     std::string err = validate_description(d);
     if (!err.empty()) return err;
   }
-  if (format_version != 1 && format_version != kFormatVersion)
+  if (format_version < 1 || format_version > kFormatVersion)
     return "cannot write format version " + std::to_string(format_version);
-  if (format_version == 1) {
-    std::string err;
-    for_each_weight(d, [&](const std::string& name, const WeightView& w) {
-      if (err.empty() && w.present() && w.layout != Layout::RowMajor)
-        err = name + " is in panel layout, which format version 1 cannot hold";
-    });
-    if (!err.empty()) return err;
-  }
+  std::string err;
+  std::string smoothed;  // the first weight with input scales: they need version 3
+  for_each_weight(d, [&](const std::string& name, const WeightView& w) {
+    if (!w.present()) return;
+    if (smoothed.empty() && w.input_scales) smoothed = name;
+    if (err.empty() && format_version == 1 && w.layout != Layout::RowMajor)
+      err = name + " is in panel layout, which format version 1 cannot hold";
+  });
+  if (!err.empty()) return err;
+  if (!smoothed.empty() && format_version < 3)
+    return smoothed + " carries input scales, which format version " + std::to_string(format_version) +
+           " cannot hold (version 3 can)";
+  // The oldest version that holds the description, so that older runtimes read what they can.
+  if (format_version > 1) format_version = smoothed.empty() ? 2 : 3;
   Writer w;
   auto& fbb = w.fbb;
   fbb.ForceDefaults(true);  // data_offset is patched after Finish, so it must be stored
@@ -454,6 +462,28 @@ struct Reader {
     } else if (t->scales() && t->scales()->size() > 0) {
       return fail(w, ": only int8 tensors carry scales");
     }
+    if (const auto* in = t->input_scales(); in && in->size() > 0) {
+#if LINFER_BARE_METAL  // (code size: a microcontroller's models are converted without --calibrate)
+      return fail(w, ": input scales (--calibrate) are not built into a bare-metal runtime");
+#else
+      if (format_version < 3)
+        return fail(w, message(LINFER_DETAILED(": input scales need format version 3, the file says {}",
+                                               ": input scales need format version 3"),
+                               format_version));
+      if (w.dtype != DType::I8 || w.shape.size() != 2)
+        return fail(w, message(": input scales belong to 2-D int8 tensors, this one is {} {}", to_string(w.dtype),
+                               w.shape));
+      if (in->size() != w.shape[1])
+        return fail(w, message(LINFER_DETAILED(": needs one input scale per column ({}), has {}",
+                                               ": needs one input scale per column"),
+                               w.shape[1], in->size()));
+      for (uint32_t i = 0; i < in->size(); ++i)
+        if (const float s = in->Get(i); !(std::isfinite(s) && s > 0.0f))
+          return fail(w, message(LINFER_DETAILED(": the input scale of column {}{}", ": an input scale{}"), i,
+                                 std::isfinite(s) ? " is not positive" : " is not finite"));
+      w.input_scales = in->data();
+#endif
+    }
   }
   // Tensors may share bytes only as exact aliases (the writer stores shared weights once): same
   // offset, size and dtype, and for int8 the same scales. The loader widens f16/int8 data once
@@ -483,7 +513,7 @@ struct Reader {
             v.dtype != DType::I8 || (same(e->t->scales(), group->t->scales()) && e->t->scales());
         if (e->offset != group->offset || e->size != group->size || v.dtype != g.dtype || v.layout != g.layout ||
             v.panel_groups != g.panel_groups || !same(e->t->channel_sums(), group->t->channel_sums()) ||
-            !same_scales)
+            (!LINFER_BARE_METAL && !same(e->t->input_scales(), group->t->input_scales())) || !same_scales)
           return message(LINFER_DETAILED("{}: data [{}, +{}) overlaps {} [{}, +{}) without being the same {} "
                                          "tensor (shared weights must have the same offset, size, dtype, layout "
                                          "and scales)",
@@ -521,7 +551,7 @@ std::string parse_lfm(const uint8_t* data, size_t size, EncoderDescription* desc
   const fbs::ModelFile* m = fbs::GetModelFile(data);
   if (m->format_version() < 1 || m->format_version() > kFormatVersion)
     return message(LINFER_DETAILED("unsupported format version {} (this runtime reads versions 1 to {})",
-                                   "unsupported format version (this runtime reads versions 1 to 2)"),
+                                   "unsupported format version (this runtime reads versions 1 to 3)"),
                    m->format_version(), kFormatVersion);
   const uint64_t data_offset = m->data_offset(), data_size = m->data_size();
   if (data_offset % kDataAlignment != 0)

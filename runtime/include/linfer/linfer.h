@@ -68,7 +68,7 @@ typedef struct linfer_model_info {
                                      "sliding_window", "block_sparse" or "lsh": the converter's
                                      names (schema/attention_kinds.txt) */
   const char* weight_dtype;       /* of the dense layers: "f32", "f16", "int8" or "mixed" */
-  uint32_t format_version;        /* of the file: 1 (row-major) or 2 (dense layers in panels) */
+  uint32_t format_version;        /* of the file: 1 (row-major), 2 (dense layers in panels) or 3 (int8 input scales) */
 } linfer_model_info;
 
 /* Which code runs the dense layers (Q, K, V, output, feed-forward, heads). */

@@ -137,6 +137,9 @@ struct WeightView {
   Layout layout = Layout::RowMajor;
   uint32_t panel_groups = 1;             // Panel16: separately packed groups of rows
   const int32_t* channel_sums = nullptr; // Panel16 I8: per row, the sum of its int8 values
+  // I8 dense weights, optional: one positive factor per input (shape[1]) that the runtime multiplies
+  // into the input rows before quantizing them (activation smoothing; the weights hold the inverse).
+  const float* input_scales = nullptr;
   bool present() const { return !shape.empty(); }
   uint64_t elements() const;
   uint64_t bytes() const;  // of the data, in its layout

@@ -11,9 +11,10 @@
 
 namespace linfer {
 
-// Version written by default and the newest one read. Version 1 (all weights row-major) is still
-// read, and written on request.
-constexpr uint32_t kFormatVersion = 2;
+// The newest version read and written. The writer writes the oldest version that holds the
+// description: 3 when a dense weight carries input scales (an older runtime must refuse such a
+// file rather than ignore the field), else 2; version 1 (all weights row-major) on request.
+constexpr uint32_t kFormatVersion = 3;
 constexpr size_t kDataAlignment = 64;
 
 // What the file says besides the description. (Its producer and metadata strings are written, and
@@ -26,7 +27,8 @@ struct LfmInfo {
 // Serialises a description into .lfm bytes, as it is: the caller packs dense weights first for
 // version 2 (pack_dense_weights, panel.h). Weights that share one data pointer are stored once.
 // The description must pass validate_description unless `validate` is false (tests use that to
-// make invalid files). Version 1 refuses panel-layout tensors. Returns "" or a message.
+// make invalid files). format_version is the newest version the caller accepts: 1 refuses
+// panel-layout tensors, 1 and 2 refuse input scales. Returns "" or a message.
 std::string write_lfm(const EncoderDescription& desc, const std::string& producer,
                       const std::vector<std::pair<std::string, std::string>>& metadata,
                       std::vector<uint8_t>* out, bool validate = true,
