@@ -138,7 +138,9 @@ rm -rf "$tok" && mkdir -p "$tok"
 (cd tests/tokenizers && npm ci --no-audit --no-fund --prefer-offline --loglevel=warn > /dev/null)
 node tests/tokenizers/make_tokenizer_json.js "$tok"
 /usr/bin/python3 tests/tokenizers/make_corpus.py "$tok/corpus.txt" 3000
-for m in gpt2:50257 bert:30522; do
+/usr/bin/python3 -c 'import gzip, shutil, sys; shutil.copyfileobj(gzip.open(sys.argv[1]), open(sys.argv[2], "wb"))' \
+  tests/tokenizers/xlmr_unigram_tokenizer.json.gz "$tok/xlmr.json"  # Unigram (XLM-R's pipeline)
+for m in gpt2:50257 bert:30522 xlmr:4002; do
   name=${m%:*}
   /usr/bin/python3 tests/tokenizers/make_model.py "${m#*:}" "$tok/$name.pt" "$tok/$name.cfg.json"
   "$native/linfer-convert" "$tok/$name.pt" --config "$tok/$name.cfg.json" -o "$tok/$name.lfm" \
