@@ -13,11 +13,13 @@ a trailing "# comment" is dropped. Each runs with bash in a sandbox folder where
     checkpoint and its constructor arguments), ids.txt, input.txt, S.safetensors, and the
     benchmark suite's tools/bench/suite/work/{S,M}_{f32,f16,int8}.lfm (tiny models with the
     suite models' n, so every documented --seq-len is valid), build-hf/minilm-{f32,f16,int8}.lfm
-    (a tiny pooled model with a WordPiece vocabulary);
+    (a tiny pooled model with a WordPiece vocabulary), model.safetensors with config.json and
+    tokenizer.json (a tiny LM with the test Unigram tokenizer.json's vocabulary);
 and build/bin/ is this build's tool folder. The test fails, listing them, when any command exits
 non-zero. Needs torch (Debian's python3-torch) for the stand-ins.
 """
 import argparse
+import gzip
 import os
 import re
 import shutil
@@ -57,7 +59,7 @@ def commands_in(path):
 
 def make_stand_ins(source, work, bindir):
     sys.path.insert(0, os.path.join(source, "tools", "python"))
-    import torch  # noqa: F401 (linfer_ref needs it)
+    import torch
     import linfer_ref
 
     def model(n, **extra):
@@ -98,6 +100,18 @@ def make_stand_ins(source, work, bindir):
         subprocess.run([os.path.join(bindir, "linfer-convert"), os.path.join(work, "embedder.pt"), "--tokenizer",
                         os.path.join(work, "vocab.txt"), "--pooling", "mean", "--normalize", "--dtype", dtype,
                         "-o", os.path.join(work, "build-hf", f"minilm-{dtype}.lfm")], check=True, stdout=subprocess.DEVNULL)
+    # model.safetensors, config.json and tokenizer.json (docs/tokenizers.md's Unigram conversion):
+    # a tiny lucidrains LM with the test tokenizer.json's 4,002 pieces, in safetensors.
+    xlmr = os.path.join(work, "xlmr")
+    os.makedirs(xlmr)
+    subprocess.run([sys.executable, os.path.join(source, "tests", "tokenizers", "make_model.py"), "4002",
+                    os.path.join(xlmr, "model.pt"), os.path.join(work, "config.json")], check=True)
+    from safetensors_file import write_safetensors
+    state = torch.load(os.path.join(xlmr, "model.pt"))
+    write_safetensors(os.path.join(work, "model.safetensors"), {k: v.numpy() for k, v in state.items()}, {})
+    with gzip.open(os.path.join(source, "tests", "tokenizers", "xlmr_unigram_tokenizer.json.gz")) as f_in, \
+            open(os.path.join(work, "tokenizer.json"), "wb") as f_out:
+        shutil.copyfileobj(f_in, f_out)
     return bench, stand_ins
 
 
