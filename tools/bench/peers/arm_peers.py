@@ -220,6 +220,9 @@ def main():
     res["python"] = "Debian arm64 python3 %s" % pyv
     if args.command:
         res["command"] = args.command
+    # a run that failed is tried again (and its entry replaced); a wrong output stays recorded
+    res["entries"] = [e for e in res["entries"] if not e.get("error", "").startswith("run failed")
+                      or (e["cpu"] not in cpus or e["T"] not in lengths or e["rt"] not in rts)]
     done = {(e["cpu"], e["T"], e["rt"]) for e in res["entries"]}
     jobs = [(c, rt, T) for T in lengths for c in cpus for rt in rts if (c, T, rt) not in done]
     log("%d measurements to make (%d already in %s)" % (len(jobs), len(done), args.results))

@@ -60,6 +60,14 @@ if [ "$install" -eq 1 ]; then
   bash "$root/tools/bench/arm/build_plugin.sh" --out "$arm/plugin" > "$arm/plugin.log" 2>&1 ||
     { cat "$arm/plugin.log" >&2; exit 1; }
   bash "$root/scripts/cross-sysroot.sh" --python arm64 "$arm/python-sysroot" > /dev/null
+  # More of what the Python standard library loads (torch imports bz2 and lzma, for instance).
+  if [ ! -f "$arm/python-sysroot/.complete-extra" ]; then
+    mkdir -p "$arm/python-sysroot/debs-extra"
+    (cd "$arm/python-sysroot/debs-extra" && apt-get download libbz2-1.0:arm64 liblzma5:arm64 \
+       libssl3:arm64 libsqlite3-0:arm64 libuuid1:arm64 > /dev/null)
+    for deb in "$arm"/python-sysroot/debs-extra/*.deb; do dpkg -x "$deb" "$arm/python-sysroot"; done
+    touch "$arm/python-sysroot/.complete-extra"
+  fi
   [ -x "$arm/venv-pip/bin/pip" ] || /usr/bin/python3 -m venv "$arm/venv-pip"
   req() { sed -n "s/^$1==\(.*\)/\1/p" "$here"/requirements*.txt | head -n1; }
   : > "$arm/pip.log"
