@@ -235,9 +235,129 @@ def write(res, out_md):
               "conversions not yet done) took 16.8 minutes, of which n = 512 alone 8 minutes; `--quick` "
               "is now n = 512 only, and took 118 s with the peers installed and the conversions cached "
               "(load 4-6). Installing the venvs took about 4 minutes (7.3 GB).\n")
+    arm = os.path.join(HERE, "results", "peers_arm_results.json")
+    if os.path.exists(arm):
+        with open(arm) as f:
+            md.extend(arm_section(json.load(f)))
     with open(out_md, "w") as f:
         f.write("\n".join(md))
     plot(res, os.path.join(os.path.dirname(out_md), "peers.png"))
+
+
+ARM_CPUS = {"cortex-a72": "Cortex-A72 (Raspberry Pi 4), `qemu-aarch64 -cpu cortex-a72`",
+            "cortex-a76": "Cortex-A76 (Raspberry Pi 5), `qemu-aarch64 -cpu cortex-a76`"}
+# rows of the Arm tables: (name, package key, f32 runtime, int8 runtime, int8 route)
+ARM_ROWS = [("linfer", "linfer", "linfer", "linfer_int8", ""),
+            ("ONNX Runtime", "ort", "ort", "ort_int8", "int8: quantize_dynamic"),
+            ("LiteRT, XNNPACK", "litert", "litert", "litert_int8_dyn", "int8: dynamic-range"),
+            ("LiteRT, XNNPACK", "litert", None, "litert_int8_full", "full-integer int8"),
+            ("ExecuTorch, XNNPACK", "executorch", "executorch", "executorch_int8", "int8: XNNPACK dynamic int8"),
+            ("MNN", "mnn", "mnn", "mnn_int8", "int8: weightQuantBits 8"),
+            ("ncnn", "ncnn", "ncnn", None, "int8: no route in the wheels")]
+
+
+def arm_section(arm):
+    """The "Arm proxy" section from run_arm.sh's results (results/peers_arm_results.json)."""
+    entries = arm["entries"]
+    v = arm["versions"]
+    lengths = sorted({e["T"] for e in entries})
+    cols = [(T, dt) for T in lengths for dt in ("f32", "int8")]
+    notes = []
+
+    def note(text):
+        if text not in notes:
+            notes.append(text)
+        return "[a%d]" % (notes.index(text) + 1)
+
+    def find(cpu, T, rt):
+        return next((e for e in entries if e["cpu"] == cpu and e["T"] == T and e["rt"] == rt), None)
+
+    md = ["\n## Arm proxy\n",
+          "**A proxy, not a timing: no Raspberry Pi was measured.** Each cell is the number of aarch64 "
+          "instructions one inference executes under qemu-aarch64 (user mode, %s), counted by the TCG plugin "
+          "of tools/bench/arm (insn_count.c), with the CPU model of a Raspberry Pi 4 (Cortex-A72) or 5 "
+          "(Cortex-A76); in brackets the peer's count over linfer's (above 1: linfer executes fewer). An "
+          "instruction count is exact and repeatable whatever the machine's load, but it is not time: it "
+          "ignores latencies, issue width, caches and memory bandwidth, and a 128-bit NEON instruction counts "
+          "1 like a scalar one. Model S (above), one thread." % arm.get("qemu", "qemu")]
+    md.append("")
+    md.append("One inference = count(1 warm-up + 2 runs) - count(1 warm-up + 1 run) of the same command, so "
+              "that process start, imports, model load and the first runs cancel (tools/bench/arm/README.md). "
+              "linfer: its arm64 linfer-bench (C++, built from this tree, %s) on the .lfm files above. Peers: "
+              "their aarch64 wheels (manylinux, CPython 3.11; %s) driven by tools/bench/peers/peer_bench.py "
+              "through their Python bindings, so a peer's inference includes feeding the ids and reading the "
+              "output back through Python, as on x86; the models are the x86 conversions above. The peers run "
+              "with an arm64 /proc/cpuinfo of the CPU model bind-mounted in a private mount namespace (their "
+              "cpuinfo library reads it; qemu-user does not emulate it), so XNNPACK and ONNX Runtime see a "
+              "Cortex-A72 or A76. Guest threads other than the main one (thread pools, OpenBLAS) are counted "
+              "too (the plugin's atomic mode). Every output was checked against the PyTorch reference with "
+              "the x86 rules before it was counted; a wrong one is not counted. linfer's session picks its "
+              "kernels by the CPU's HWCAPs: f32 dense_f32_neon on both cores; int8 dense_int8_neon on the A72 "
+              "(no dot product) and dense_int8_neondot (SDOT) on the A76. Repeatability: linfer's counts "
+              "vary by a few hundred instructions per inference; two counts of the same ONNX Runtime "
+              "process (1 run, about 925 M instructions in all, Python's start-up included) differed by "
+              "0.3 M, so a peer's figure is good to a few tenths of a million instructions." % (
+                  v.get("linfer", "?"), arm.get("python", "Debian's arm64 python3")))
+    md.append("")
+    for cpu, title in ARM_CPUS.items():
+        if not any(e["cpu"] == cpu for e in entries):
+            continue
+        md.append("### %s\n" % title)
+        md.append("| runtime | " + " | ".join("n=%d %s" % c for c in cols) + " |")
+        md.append("| --- | " + " | ".join("---:" for _ in cols) + " |")
+        for name, key, f32rt, i8rt, route in ARM_ROWS:
+            row = []
+            for T, dt in cols:
+                rt = f32rt if dt == "f32" else i8rt
+                e = find(cpu, T, rt) if rt else None
+                base = find(cpu, T, "linfer" if dt == "f32" else "linfer_int8")
+                if rt is None:
+                    row.append("-")
+                elif e is None:
+                    row.append("not measured")
+                elif "error" in e:
+                    row.append(("wrong " if e["error"].startswith("wrong") else "failed ") + note(e["error"]))
+                elif rt.startswith("linfer"):
+                    row.append("**%.1f M**" % (e["insns"] / 1e6))
+                elif base and "insns" in base:
+                    row.append("%.1f M (%.2fx)" % (e["insns"] / 1e6, e["insns"] / base["insns"]))
+                else:
+                    row.append("%.1f M" % (e["insns"] / 1e6))
+            if key == "linfer":
+                label_v = "**linfer** (%s)" % v.get("linfer", "?")
+            else:
+                label_v = "%s %s (%s)" % (name, v.get(key, "?"), route)
+            md.append("| %s | %s |" % (label_v, " | ".join(row)))
+        md.append("")
+    if notes:
+        md.append("Cells not counted, quoted:\n")
+        for i, t in enumerate(notes):
+            md.append("- [a%d] %s" % (i + 1, t.replace("|", "\\|")))
+        md.append("")
+    # the goal: linfer >= GOAL x the best peer in every cell
+    best = []
+    for cpu in ARM_CPUS:
+        for T, dt in cols:
+            base = find(cpu, T, "linfer" if dt == "f32" else "linfer_int8")
+            if not base or "insns" not in base:
+                continue
+            peers_ = [e for e in entries if e["cpu"] == cpu and e["T"] == T and e["dtype"] == dt
+                      and not e["rt"].startswith("linfer") and "insns" in e]
+            if peers_:
+                b = min(peers_, key=lambda e: e["insns"])
+                r = b["insns"] / base["insns"]
+                best.append("%s n=%d %s: %s %.2fx%s" % (cpu, T, dt, RUNTIMES[b["rt"]][0], r,
+                                                        "" if r >= GOAL else " (below %.2fx)" % GOAL))
+    if best:
+        md.append("Best peer per cell (fewest instructions; its count over linfer's): %s.\n" % "; ".join(best))
+    md.append("Measured %s. Reproduce (as root; after `bash tools/bench/peers/run.sh`, whose x86 conversions it "
+              "uses; installs everything under build-peers-arm/):\n" % arm.get("date", "?"))
+    md.append("```sh\n%s\n```\n" % arm.get("command", "bash tools/bench/peers/run_arm.sh"))
+    md.append("Not here: tract publishes no aarch64 wheel (its crate would have to be built with cargo for "
+              "aarch64-unknown-linux-gnu); PyTorch eager is the x86 reference only. Raw counts, every "
+              "command line and each guest's output: tools/bench/peers/results/peers_arm_results.json, "
+              "build-peers-arm/logs/.\n")
+    return md
 
 
 def plot(res, path):
