@@ -239,6 +239,12 @@ def write(res, out_md):
     if os.path.exists(arm):
         with open(arm) as f:
             md.extend(arm_section(json.load(f)))
+    md.append("\n## Cortex-M\n")
+    md.append("On the microcontroller boards (Cortex-M4 and M55 under QEMU) the peer is TensorFlow Lite Micro "
+              "with CMSIS-NN, on the microcontroller language-ID model: instructions per inference, flash and "
+              "arena side by side, and the classes of the 100 shipped inputs, in "
+              "[microcontrollers.md](microcontrollers.md#beside-tensorflow-lite-micro) "
+              "(`bash tools/bench/cortex-m-peers/run.sh`).\n")
     with open(out_md, "w") as f:
         f.write("\n".join(md))
     plot(res, os.path.join(os.path.dirname(out_md), "peers.png"))
