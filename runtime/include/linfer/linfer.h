@@ -64,9 +64,8 @@ typedef struct linfer_model_info {
   uint64_t resident_weight_bytes; /* bytes of weights the model holds for all its sessions, in
                                      their file dtype: read in place from the file, or (format
                                      version 1) packed once at load. Sessions add none. */
-  const char* attention_kind;     /* "linformer", "full", "linear_elu", "givetake", "performer",
-                                     "sliding_window", "block_sparse" or "lsh": the converter's
-                                     names (schema/attention_kinds.txt) */
+  const char* attention_kind;     /* the converter's name of the kind, e.g. "linformer", "full"
+                                     (the table of kinds: schema/attention_kinds.txt) */
   const char* weight_dtype;       /* of the dense layers: "f32", "f16", "int8" or "mixed" */
   uint32_t format_version;        /* of the file: 1 (row-major), 2 (dense layers in panels) or 3 (int8 input scales) */
 } linfer_model_info;
