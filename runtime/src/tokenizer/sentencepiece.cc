@@ -83,23 +83,14 @@ size_t Tokenizer::sp_normalize_prefix(const uint8_t* s, size_t n, const char** o
 Status Tokenizer::sentencepiece(const uint8_t* s, size_t n, IdSink* sink) const {
   SpState st;
   // The word being built: "▁" and what follows it up to the next "▁".
-  char word[kMaxWordBytes];
-  size_t length = 0, pending_spaces = 0;
+  WordBuffer word;
+  size_t pending_spaces = 0;
   Status status;
   auto end_word = [&] {
-    if (length && status.ok()) sp_word(word, length, &st, sink);
-    length = 0;
+    if (word.length && status.ok()) sp_word(word.bytes, word.length, &st, sink);
+    word.length = 0;
   };
-  auto put = [&](const char* p, size_t k) {
-    if (length + k > kMaxWordBytes) {
-      if (status.ok())
-        status = unsupported("a word of more than " + std::to_string(kMaxWordBytes) +
-                             " bytes is longer than SentencePiece tokenizes (no space in it)");
-      return;
-    }
-    std::memcpy(word + length, p, k);
-    length += k;
-  };
+  auto put = [&](const char* p, size_t k) { word.put(p, k, &status, "SentencePiece tokenizes"); };
   auto flush_spaces = [&] {
     for (; pending_spaces; --pending_spaces) {
       end_word();

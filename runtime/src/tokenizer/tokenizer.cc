@@ -328,4 +328,15 @@ Status Tokenizer::detokenize(const int32_t* ids, size_t count, char* out, size_t
   return {};
 }
 
+void Tokenizer::WordBuffer::put(const char* p, size_t k, Status* status, const char* what) {
+  if (length + k > kMaxWordBytes) {
+    if (status->ok())
+      *status = unsupported("a word of more than " + std::to_string(kMaxWordBytes) + " bytes is longer than " +
+                            what + " (no space in it)");
+    return;
+  }
+  std::memcpy(bytes + length, p, k);
+  length += k;
+}
+
 }  // namespace linfer::rt

@@ -87,6 +87,14 @@ class Tokenizer {
   const TokenizerView& view() const { return t_; }
 
  private:
+  // A word built a piece at a time (SentencePiece's and Unigram's "▁word"), at most
+  // kMaxWordBytes: a piece past that is dropped and sets *status once, "a word of more than N
+  // bytes is longer than <what> (no space in it)".
+  struct WordBuffer {
+    char bytes[kMaxWordBytes];
+    size_t length = 0;
+    void put(const char* p, size_t k, Status* status, const char* what);
+  };
   Status tokenize_segment(const uint8_t* s, size_t n, bool at_text_start, IdSink* sink) const;
   // wordpiece.cc
   void wordpiece(const uint8_t* s, size_t n, IdSink* sink) const;

@@ -177,23 +177,13 @@ Status Tokenizer::unigram(const uint8_t* s, size_t n, bool at_text_start, IdSink
   }
   Status status;
   // Metaspace: a "▁" first (prepend_scheme), spaces as "▁", a word at each "▁".
-  char word[kMaxWordBytes];
-  size_t length = 0;
+  WordBuffer word;
   bool started = false, first_split = at_text_start;
   auto end_word = [&] {
-    if (length && status.ok()) unigram_word(word, length, sink);
-    length = 0;
+    if (word.length && status.ok()) unigram_word(word.bytes, word.length, sink);
+    word.length = 0;
   };
-  auto put = [&](const char* p, size_t k) {
-    if (length + k > kMaxWordBytes) {
-      if (status.ok())
-        status = unsupported("a word of more than " + std::to_string(kMaxWordBytes) +
-                             " bytes is longer than the Unigram tokenizer takes (no space in it)");
-      return;
-    }
-    std::memcpy(word + length, p, k);
-    length += k;
-  };
+  auto put = [&](const char* p, size_t k) { word.put(p, k, &status, "the Unigram tokenizer takes"); };
   auto meta = [&](const char* p, size_t len, uint32_t cp) {
     const bool space = cp == ' ' || cp == 0x2581;
     if (!started) {
