@@ -18,7 +18,7 @@ Status DenseLayer::prepare(const ExecutionPlan& plan, const WeightView& weight, 
   fused_ = activation == kernels::DenseActivation::Tanh ? kernels::DenseActivation::None : activation;
   const float* b = bias.present() ? static_cast<const float*>(bias.data) + size_t(group) * group_rows : nullptr;
   source_ = weight.data;
-  hook_ = &plan.dense_input_hook;
+  if (!LINFER_BARE_METAL) hook_ = &plan.dense_input_hook;  // (no calibration on bare metal)
 
 #if LINFER_WITH_XNNPACK
   if (plan.xnnpack && weight.dtype != DType::I8) {
