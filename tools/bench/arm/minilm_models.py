@@ -49,20 +49,24 @@ def main():
     with open(os.path.join(ROOT, "examples/data/search_collection.txt"), encoding="utf-8") as f:
         text = " ".join(line.strip() for line in f if line.strip())
     tokens = tokenizer(text, add_special_tokens=False)["input_ids"]
-    for T in (int(t) for t in args.lengths.split(",")):
+    base = os.path.join(args.work, "MiniLM_")
+    lengths = [int(t) for t in args.lengths.split(",")]
+    # Every reference before any export: torch.onnx.export changes this model's later outputs (with
+    # Debian's torch 1.13, a reference made after the first export was 0.966 in cosine off).
+    for T in lengths:
         if not 2 < T <= model.bert.config.max_position_embeddings or len(tokens) < T - 2:
             raise SystemExit(f"minilm_models.py: length {T} is out of range")
         ids = torch.tensor([tokenizer.cls_token_id] + tokens[:T - 2] + [tokenizer.sep_token_id], dtype=torch.long)
-        base = os.path.join(args.work, "MiniLM_")
         with open(f"{base}check_ids_n{T}.txt", "w") as f:
             f.write(" ".join(str(int(i)) for i in ids) + "\n")
         with torch.no_grad():
             np.save(f"{base}check_ref_n{T}.npy", model(ids).numpy().astype(np.float32))
+    for T in lengths:
         onnx = f"{base}n{T}.onnx"
         if not os.path.exists(onnx):
+            ids = torch.tensor([tokenizer.cls_token_id] + tokens[:T - 2] + [tokenizer.sep_token_id], dtype=torch.long)
             torch.onnx.export(model, (ids,), onnx, input_names=["ids"], output_names=["embedding"], opset_version=14)
         print(f"minilm_models.py: {onnx}")
-
 
 if __name__ == "__main__":
     main()
