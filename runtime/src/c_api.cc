@@ -9,6 +9,7 @@
 
 #include "linfer/linfer.h"
 #include "model.h"
+#include "dense_layer.h"
 #include "inference.h"
 
 struct linfer_model {
@@ -17,6 +18,11 @@ struct linfer_model {
 struct linfer_session {
   std::unique_ptr<linfer::rt::Inference> impl;
 };
+
+// The converter's calibration hook (dense_layer.h), here because only this file knows the session.
+void linfer::rt::set_dense_input_hook(linfer_session* session, const DenseInputHook& hook) {
+  session->impl->set_dense_input_hook(hook);
+}
 
 namespace {
 #if LINFER_BARE_METAL

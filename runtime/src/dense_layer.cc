@@ -8,21 +8,6 @@
 #include "linfer/format/panel.h"
 
 namespace linfer::rt {
-namespace {
-DenseInputObserver g_observer = nullptr;
-void* g_observer_context = nullptr;
-
-void observe(const void* weight, const float* x, size_t rows, size_t inputs) {
-  // (Calibration is the converter's; bare metal has no converter.)
-  if (!LINFER_BARE_METAL && g_observer) g_observer(g_observer_context, weight, x, rows, inputs);
-}
-}  // namespace
-
-void set_dense_input_observer(DenseInputObserver observer, void* context) {
-  g_observer = observer;
-  g_observer_context = context;
-}
-
 Status DenseLayer::prepare(const ExecutionPlan& plan, const WeightView& weight, uint32_t group,
                            const WeightView& bias, kernels::DenseActivation activation,
                            bool yield_workers) {
@@ -33,6 +18,7 @@ Status DenseLayer::prepare(const ExecutionPlan& plan, const WeightView& weight, 
   fused_ = activation == kernels::DenseActivation::Tanh ? kernels::DenseActivation::None : activation;
   const float* b = bias.present() ? static_cast<const float*>(bias.data) + size_t(group) * group_rows : nullptr;
   source_ = weight.data;
+  if (!LINFER_BARE_METAL) hook_ = &plan.dense_input_hook;  // (no calibration on bare metal)
 
 #if LINFER_WITH_XNNPACK
   if (plan.xnnpack && weight.dtype != DType::I8) {
@@ -87,9 +73,14 @@ void DenseLayer::run_channels(const QuantizedRows& qrows, const float* x, size_t
   kernel_->run(weights_, input, rows, y, out_, n_begin, n_end, {fused_, accumulate});
 }
 
+void DenseLayer::observe(const float* x, size_t rows) const {
+  // (Calibration is the converter's; bare metal has no converter.)
+  if (!LINFER_BARE_METAL && hook_->observe) hook_->observe(hook_->context, source_, x, rows, in_);
+}
+
 void DenseLayer::run_rows(const QuantizedRows& qrows, const float* x, size_t rows, float* y,
                           bool accumulate, size_t first_row) const {
-  observe(source_, x, rows, in_);
+  observe(x, rows);
   quantize(qrows, x, rows, first_row);
   run_channels(qrows, x, rows, y, accumulate, first_row, 0, out_);
   if (activation_ != fused_) kernels::activation_f32_hwy(y, rows * out_, activation_);
@@ -106,7 +97,7 @@ bool DenseLayer::run(const Workers& workers, const QuantizedRows& qrows, size_t 
                      float* y, bool accumulate, float* scratch) const {
 #if LINFER_WITH_XNNPACK
   if (!kernel_) {
-    observe(source_, x, rows, in_);
+    observe(x, rows);
     // XNNPACK has no accumulate and no GELU: a temporary and passes of their own.
     if (!xnnpack_.run(rows, x, accumulate ? scratch : y, workers.xnn_pool)) return false;
     if (accumulate)
@@ -125,7 +116,7 @@ bool DenseLayer::run(const Workers& workers, const QuantizedRows& qrows, size_t 
       run_rows(qrows, x + b * in_, e - b, y + b * out_, accumulate, b);
     });
   } else {  // too few rows to go round: output channels split, int8 rows quantized once first
-    observe(source_, x, rows, in_);
+    observe(x, rows);
     quantize(qrows, x, rows, 0);
     workers.ranges(out_, 64, [&](size_t b, size_t e, size_t) {
       run_channels(qrows, x, rows, y, accumulate, 0, b, e);

@@ -14,6 +14,8 @@
 #include "plan.h"
 #include "status.h"
 
+struct linfer_session;
+
 namespace linfer::rt {
 
 // Where the int8 kernels put quantized rows: every row of a run at one stride (the plan's
@@ -33,12 +35,10 @@ struct QuantizedRows {
 // height (each is the same chain of float multiplies and adds).
 constexpr size_t kRowQuantum = 24;
 
-// Calibration (linfer-convert --calibrate): while an observer is set, every dense layer hands it
-// its input rows before it computes, with its weight's data (the model's tensor, as in the file).
-// Set it only while no session runs; it costs a load and a branch per layer run when unset.
-using DenseInputObserver = void (*)(void* context, const void* weight, const float* x, size_t rows,
-                                    size_t inputs);
-void set_dense_input_observer(DenseInputObserver observer, void* context);
+// Sets the calibration hook of a session (plan.h DenseInputHook) or, with an empty hook, clears
+// it; only between runs. Unset, the hook costs a load and a branch per dense layer run. Not part
+// of the C API: the converter links the runtime's objects (linfer_calibrate).
+void set_dense_input_hook(linfer_session* session, const DenseInputHook& hook);
 
 class DenseLayer {
  public:
@@ -67,6 +67,7 @@ class DenseLayer {
   size_t packed_bytes() const { return packed_bytes_; }  // held by this layer (XNNPACK only)
 
  private:
+  void observe(const float* x, size_t rows) const;  // the calibration hook, if set
   void quantize(const QuantizedRows& qrows, const float* x, size_t rows, size_t first_row) const;
   void run_channels(const QuantizedRows& qrows, const float* x, size_t rows, float* y, bool accumulate,
                     size_t first_row, size_t n_begin, size_t n_end) const;
@@ -76,7 +77,8 @@ class DenseLayer {
   const kernels::DenseKernel* kernel_ = nullptr;  // null: XNNPACK
   kernels::DenseWeights weights_;
   const float* input_scales_ = nullptr;  // int8 with activation smoothing: one factor per input
-  const void* source_ = nullptr;         // the model's weight tensor (for the observer)
+  const void* source_ = nullptr;         // the model's weight tensor (for the hook)
+  const DenseInputHook* hook_ = nullptr;  // the session's (its plan's), set by prepare
   kernels::DenseActivation activation_ = kernels::DenseActivation::None;  // the whole activation
   kernels::DenseActivation fused_ = kernels::DenseActivation::None;       // the part the kernel does
 #if LINFER_WITH_XNNPACK

@@ -55,6 +55,8 @@ class Inference : public LayerContext {
   size_t hidden_rows() const { return last_length_; }
   size_t hidden_cols() const { return cfg_.dim; }
   size_t arena_bytes() const { return plan_.arena_bytes; }
+  // Calibration only (dense_layer.h set_dense_input_hook): every dense layer reads this one.
+  void set_dense_input_hook(const DenseInputHook& hook) { plan_.dense_input_hook = hook; }
   size_t packed_weight_bytes() const;  // weights this session holds itself (XNNPACK only)
   // The kernels and threads chosen (linfer_session_describe), made when first asked for: an
   // application that never asks links none of it.

@@ -75,11 +75,20 @@ constexpr size_t kProjRowsPerStep = 4;
 // threads take their blocks).
 constexpr size_t kAttentionRowBlock = 32;
 
+// Calibration (linfer-convert --calibrate): a session whose hook is set hands it every dense
+// layer's input rows before the layer computes, with the layer's weight data (the model's tensor,
+// as in the file). Only the converter sets one, on its own session (set_dense_input_hook).
+struct DenseInputHook {
+  void (*observe)(void* context, const void* weight, const float* x, size_t rows, size_t inputs) = nullptr;
+  void* context = nullptr;
+};
+
 struct ExecutionPlan {
   uint32_t max_len = 0;  // longest input
   uint32_t threads = 1;
   bool yield_workers = false;  // the pool's threads sleep between regions (more threads than CPUs)
   bool profiling = false;
+  DenseInputHook dense_input_hook;  // unset but in the converter's calibration session
 
   // Dense layers: the own kernel for each weight dtype (indexed by DType), or XNNPACK operators
   // for the f32 and f16 layers (option LINFER_DENSE_XNNPACK).

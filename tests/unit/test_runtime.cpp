@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "arena_plan.h"
+#include "dense_layer.h"  // set_dense_input_hook
 #include "linfer/format/panel.h"
 #include "linfer/linfer.hpp"
 #include "linfer/types/half.h"
@@ -372,4 +373,45 @@ TEST_CASE("row pipeline: a sliding window across blocks matches the operator pat
       CHECK(scaled_difference(run(rows, ids), run(operators, ids)) <= 1e-5);
     }
   }
+}
+
+// linfer-convert --calibrate reads the dense layers' inputs through a hook of its own session:
+// other sessions, even of the same model, run as before and report nothing.
+TEST_CASE("calibration hook: one session's dense inputs, not another's") {
+  auto o = make_model(small_config(), 7);
+  const std::vector<uint8_t> bytes = model_bytes(o.desc);
+  linfer_model* model = nullptr;
+  REQUIRE(linfer_model_load_from_memory(bytes.data(), bytes.size(), &model) == LINFER_OK);
+  linfer_session_options options = linfer_session_options_default();
+  options.num_threads = 1;
+  linfer_session *hooked = nullptr, *other = nullptr;
+  REQUIRE(linfer_session_create(model, &options, &hooked) == LINFER_OK);
+  REQUIRE(linfer_session_create(model, &options, &other) == LINFER_OK);
+  struct Seen {
+    size_t calls = 0, rows = 0;
+    bool inputs_match = true;
+  } seen;
+  rt::DenseInputHook hook;
+  hook.context = &seen;
+  hook.observe = [](void* context, const void* weight, const float* x, size_t rows, size_t inputs) {
+    auto& s = *static_cast<Seen*>(context);
+    ++s.calls;
+    s.rows += rows;
+    s.inputs_match = s.inputs_match && weight != nullptr && x != nullptr && (inputs == 24 || inputs == 40);
+  };
+  rt::set_dense_input_hook(hooked, hook);
+  const auto ids = ids_of(9, 40);
+  REQUIRE(linfer_session_run(other, ids.data(), ids.size()) == LINFER_OK);
+  CHECK(seen.calls == 0);
+  REQUIRE(linfer_session_run(hooked, ids.data(), ids.size()) == LINFER_OK);
+  CHECK(seen.calls >= 2 * 6);  // q, k, v, out, fc1 and fc2 of both layers at least once
+  CHECK(seen.rows == 2 * 6 * 9);  // 9 rows each (K and V: the compressed rows, k = 9 too)
+  CHECK(seen.inputs_match);
+  const size_t calls = seen.calls;
+  rt::set_dense_input_hook(hooked, {});
+  REQUIRE(linfer_session_run(hooked, ids.data(), ids.size()) == LINFER_OK);
+  CHECK(seen.calls == calls);
+  linfer_session_free(other);
+  linfer_session_free(hooked);
+  linfer_model_free(model);
 }

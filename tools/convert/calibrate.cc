@@ -7,7 +7,7 @@
 #include <cstring>
 #include <memory>
 
-#include "dense_layer.h"  // (the runtime's calibration hook: rt::set_dense_input_observer)
+#include "dense_layer.h"  // (the runtime's calibration hook: rt::set_dense_input_hook)
 #include "linfer/format/lfm.h"
 #include "linfer/format/panel.h"
 #include "linfer/linfer.h"
@@ -68,7 +68,7 @@ std::string calibrate_dense_inputs(const EncoderDescription& desc, const std::ve
   if (linfer_model_load_in_place(file.get(), size, &model) != LINFER_OK)
     return std::string("--calibrate: ") + linfer_last_error();
   linfer_session_options options = linfer_session_options_default();
-  options.num_threads = 1;  // (the observer is not thread-safe)
+  options.num_threads = 1;  // (observe is not thread-safe)
   options.dense_path = LINFER_DENSE_AUTO;
   linfer_session* session = nullptr;
   if (linfer_session_create(model, &options, &session) != LINFER_OK) {
@@ -78,7 +78,7 @@ std::string calibrate_dense_inputs(const EncoderDescription& desc, const std::ve
   }
   const size_t max_len = view.config.max_seq_len;
   std::vector<int32_t> ids;
-  rt::set_dense_input_observer(observe, &observed);
+  rt::set_dense_input_hook(session, {observe, &observed});
   for (size_t i = 0; i < lines.size() && err.empty(); ++i) {
     size_t count = 0;
     linfer_status st = linfer_tokenize(model, lines[i].data(), lines[i].size(), nullptr, 0, &count);
@@ -94,7 +94,6 @@ std::string calibrate_dense_inputs(const EncoderDescription& desc, const std::ve
     if (st != LINFER_OK)
       err = "--calibrate: line " + std::to_string(i + 1) + ": " + linfer_last_error();
   }
-  rt::set_dense_input_observer(nullptr, nullptr);
   linfer_session_free(session);
   linfer_model_free(model);
   if (err.empty()) *max_abs = std::move(stats);

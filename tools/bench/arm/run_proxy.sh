@@ -14,12 +14,14 @@
 #     --cpus: comma-separated qemu CPU models, a model's properties after it
 #     (--cpus cortex-a76,max,sve=off,sme=off: the A76 and "max" without SVE/SME, which has i8mm);
 #
-#   run_proxy.sh peer [--cases S128,S512,S2048,M128] [--model-dtypes f32,int8]
+#   run_proxy.sh peer [--cases S128,S512,S2048,M128,MiniLM128] [--model-dtypes f32,int8]
 #                     [--cpus cortex-a72,cortex-a76,i8mm] [--bench PATH] [--convert PATH]
 #     linfer against ONNX Runtime's own linux-arm64 library (onnxruntime-node's
 #     libonnxruntime.so.1, driven through its C API by ort_proxy.c) on the x86 suite's models:
 #     case S512 = model S (max_seq_len 2048) at n = 512, M128 = model M (max_seq_len 512) at
 #     n = 128; int8 = linfer's int8 .lfm against ORT's int8 graph (tools/bench/suite/ort_quantize.js).
+#     MiniLM128 = all-MiniLM-L6-v2 (scripts/minilm.sh) at n = 128, its sentence embedding checked
+#     against transformers' (minilm_models.py; needs PyPI for the package and the venv).
 #     One forward each = count(2 runs) - count(1 run), both after 1 warm-up run, one thread; every
 #     output checked against PyTorch's (peer_check.py, the suite's tolerances). CPU model i8mm is
 #     qemu's max,sve=off,sme=off (dot product and i8mm, as phones since about 2022 have). ORT runs
@@ -322,23 +324,39 @@ run_peer() {
   ort_version=$(node -p "require('$suite/node_modules/onnxruntime-node/package.json').version")
 
   # the cases' models: S with max_seq_len 2048, M with 512; ONNX per length; .lfm f32 and int8
-  local case_list=() c name T s_len="" m_len=""
+  local case_list=() c name T s_len="" m_len="" minilm_len=""
   IFS=, read -r -a case_list <<< "$cases"
   for c in "${case_list[@]}"; do
-    [[ "$c" =~ ^([SM])([0-9]+)$ ]] || { log "peer: a case is S or M and a length, e.g. S512 (got '$c')"; exit 2; }
-    if [ "${BASH_REMATCH[1]}" = S ]; then s_len+=${s_len:+,}${BASH_REMATCH[2]}; else m_len+=${m_len:+,}${BASH_REMATCH[2]}; fi
+    [[ "$c" =~ ^(S|M|MiniLM)([0-9]+)$ ]] ||
+      { log "peer: a case is S, M or MiniLM and a length, e.g. S512 (got '$c')"; exit 2; }
+    case "${BASH_REMATCH[1]}" in
+      S) s_len+=${s_len:+,}${BASH_REMATCH[2]} ;;
+      M) m_len+=${m_len:+,}${BASH_REMATCH[2]} ;;
+      MiniLM) minilm_len+=${minilm_len:+,}${BASH_REMATCH[2]} ;;
+    esac
   done
   local dts=() dt
   IFS=, read -r -a dts <<< "$model_dtypes"
-  for name in S M; do
+  for name in S M MiniLM; do
     local lens=$s_len nmax=2048
     [ $name = M ] && lens=$m_len nmax=512
+    [ $name = MiniLM ] && lens=$minilm_len
     [ -n "$lens" ] || continue
-    /usr/bin/python3 "$suite/make_models.py" --model $name --n $nmax --lengths "$lens" --work "$pw/models" >&2
-    for dt in "${dts[@]}"; do
-      [ -f "$pw/models/${name}_$dt.lfm" ] && [ "$pw/models/${name}_$dt.lfm" -nt "$pw/models/$name.safetensors" ] ||
-        "$convert" "$pw/models/$name.safetensors" -o "$pw/models/${name}_$dt.lfm" --dtype "$dt" > /dev/null
-    done
+    if [ $name = MiniLM ]; then
+      # all-MiniLM-L6-v2 from its PyPI package: linfer's files as scripts/minilm.sh converts them
+      # (the int8 one calibrated), the ONNX export and the reference from transformers.
+      for dt in "${dts[@]}"; do
+        [ -f "$root/build-hf/minilm-$dt.lfm" ] || (cd "$root" && bash scripts/minilm.sh build-hf "$(dirname "$convert")") >&2
+        cp "$root/build-hf/minilm-$dt.lfm" "$pw/models/MiniLM_$dt.lfm"
+      done
+      "$(cd "$root" && bash scripts/hf-venv.sh)" "$here/minilm_models.py" --lengths "$lens" --work "$pw/models" >&2
+    else
+      /usr/bin/python3 "$suite/make_models.py" --model $name --n $nmax --lengths "$lens" --work "$pw/models" >&2
+      for dt in "${dts[@]}"; do
+        [ -f "$pw/models/${name}_$dt.lfm" ] && [ "$pw/models/${name}_$dt.lfm" -nt "$pw/models/$name.safetensors" ] ||
+          "$convert" "$pw/models/$name.safetensors" -o "$pw/models/${name}_$dt.lfm" --dtype "$dt" > /dev/null
+      done
+    fi
     IFS=, read -r -a lens <<< "$lens"
     for T in "${lens[@]}"; do
       local q="$pw/models/${name}_n${T}_int8.onnx"
@@ -354,7 +372,7 @@ run_peer() {
   for cpu in "${cpu_list[@]}"; do
     fake_cpuinfo "$cpu" > "$pw/cpuinfo-$cpu"
     for c in "${case_list[@]}"; do
-      name=${c:0:1} T=${c:1}
+      name=${c%%[0-9]*} T=${c##*[!0-9]}
       ids="$pw/models/${name}_check_ids_n$T.txt" ref="$pw/models/${name}_check_ref_n$T.npy"
       for dt in "${dts[@]}"; do
         for rt in linfer ort; do
@@ -411,7 +429,8 @@ render_peer() {
     echo "int8: mean cosine >= 0.99). Ratio = ORT instructions / linfer instructions (above 1: linfer"
     echo "executes fewer). i8mm = qemu -cpu max,sve=off,sme=off. Model S: dim 256, 4 layers, 4 heads,"
     echo "ff 1024, k 128, vocab 256, max_seq_len 2048; M: dim 768, 12 layers, 12 heads, ff 3072, k 256,"
-    echo "max_seq_len 512."
+    echo "max_seq_len 512. MiniLM: all-MiniLM-L6-v2 (dim 384, 6 layers, 12 heads, ff 1536), its"
+    echo "sentence embedding (mean, L2-normalized); linfer's int8 file is scripts/minilm.sh's (calibrated)."
     echo
     echo "| qemu -cpu | model | n | dtype | linfer (instructions) | ONNX Runtime | ORT / linfer | linfer's dense kernels |"
     echo "|---|---|---:|---|---:|---:|---:|---|"
@@ -420,7 +439,8 @@ render_peer() {
       END {
         for (i = 1; i <= n; ++i) {
           split(order[i], f, "|"); l = v[order[i] "|linfer"]; o = v[order[i] "|ort"]
-          printf "| %s | %s | %s | %s | %s | %s | %s | %s |\n", f[1], substr(f[2], 1, 1), substr(f[2], 2), f[3],
+          model = f[2]; sub(/[0-9]+$/, "", model); len = substr(f[2], length(model) + 1)
+          printf "| %s | %s | %s | %s | %s | %s | %s | %s |\n", f[1], model, len, f[3],
                  l, o, (l > 0 && o > 0) ? sprintf("%.2f", o / l) : "n/a", k[order[i]]
         }
       }' "$tsv"
