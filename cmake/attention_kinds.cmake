@@ -2,28 +2,31 @@
 # Reads the one table of attention kinds, schema/attention_kinds.txt. Sets:
 #   LINFER_ALL_ATTENTION_KINDS             the names, in the schema's order
 #   LINFER_ATTENTION_KIND_<name>_ENUM      the schema's enum value
+#   LINFER_ATTENTION_KIND_<name>_FORMAT    its format file in runtime/format/src/kinds/
 #   LINFER_ATTENTION_KIND_<name>_MODULE    its module in runtime/src/attention/
 #   LINFER_ATTENTION_KIND_<name>_KERNELS   the kernels only it uses, in kernels/ (may be empty)
 # and writes ${LINFER_GENERATED_DIR}/attention_kind_names.inc, the names for the format library.
-set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/schema/attention_kinds.txt)
-file(STRINGS ${CMAKE_SOURCE_DIR}/schema/attention_kinds.txt linfer_kind_lines REGEX "^[a-z]")
+set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/../schema/attention_kinds.txt)
+file(STRINGS ${CMAKE_CURRENT_LIST_DIR}/../schema/attention_kinds.txt linfer_kind_lines REGEX "^[a-z]")
 set(LINFER_ALL_ATTENTION_KINDS "")
 set(linfer_kind_names "")
 foreach(line ${linfer_kind_lines})
   string(REGEX REPLACE "[ \t]+" ";" fields "${line}")
   list(LENGTH fields count)
-  if(count LESS 3)
-    message(FATAL_ERROR "schema/attention_kinds.txt: '${line}' needs a name, an enum value and a module")
+  if(count LESS 4)
+    message(FATAL_ERROR "schema/attention_kinds.txt: '${line}' needs a name, an enum value, a format file and a module")
   endif()
   list(GET fields 0 name)
   list(GET fields 1 enum)
-  list(GET fields 2 module)
+  list(GET fields 2 format)
+  list(GET fields 3 module)
   set(kernels "")
-  if(count GREATER 3)
-    list(SUBLIST fields 3 -1 kernels)
+  if(count GREATER 4)
+    list(SUBLIST fields 4 -1 kernels)
   endif()
   list(APPEND LINFER_ALL_ATTENTION_KINDS ${name})
   set(LINFER_ATTENTION_KIND_${name}_ENUM ${enum})
+  set(LINFER_ATTENTION_KIND_${name}_FORMAT ${format})
   set(LINFER_ATTENTION_KIND_${name}_MODULE ${module})
   set(LINFER_ATTENTION_KIND_${name}_KERNELS ${kernels})
   string(APPEND linfer_kind_names "    {AttentionKind::${enum}, \"${name}\"},\n")

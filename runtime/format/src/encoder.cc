@@ -2,6 +2,7 @@
 #include "linfer/format/encoder.h"
 
 #include "linfer/format/panel.h"
+#include "kinds/format_kind.h"
 #include "linfer/types/strings.h"
 #include "message.h"
 
@@ -152,26 +153,23 @@ std::string format_message(const char* text, const MessageArg* args, size_t coun
   return out;
 }
 
-namespace {
-
-// Sets *err and returns true when value is outside [lo, hi].
 bool out_of_range(std::string* err, const char* what, uint32_t value, uint32_t lo, uint32_t hi) {
   if (value >= lo && value <= hi) return false;
   *err = message(LINFER_DETAILED("{} = {} is out of range [{}, {}]", "{} is out of range"), what, value, lo, hi);
   return true;
 }
 
-std::string validate_config(const EncoderConfig& c) {
+namespace {
+
+// The configuration's checks; `kind` is the model's kind's format file (null: not in this build's
+// format, whose fields are not checked).
+std::string validate_config(const EncoderConfig& c, const FormatKind* kind) {
   std::string e;
   if (uint8_t(c.attention_kind) >= kAttentionKindCount) return "unknown attention kind";
   if (uint8_t(c.causal) > uint8_t(CausalMode::Causal)) return "unknown causal mode";
   if (uint8_t(c.norm_placement) > uint8_t(NormPlacement::Reversible)) return "unknown norm placement";
   if (uint8_t(c.positions) > uint8_t(PositionKind::Sinusoidal)) return "unknown position kind";
   if (uint8_t(c.rotary) > uint8_t(Rotary::AdjacentPairs)) return "unknown rotary kind";
-  if (uint8_t(c.projection_placement) > uint8_t(ProjectionPlacement::Before))
-    return "unknown projection placement";
-  if (uint8_t(c.projection_sharing) > uint8_t(ProjectionSharing::Layerwise))
-    return "unknown projection sharing mode";
   if (uint8_t(c.activation) > uint8_t(Activation::Tanh)) return "unknown activation";
   if (uint8_t(c.head_activation) > uint8_t(Activation::Tanh)) return "unknown head activation";
   if (uint8_t(c.classifier_activation) > uint8_t(Activation::Tanh)) return "unknown classifier activation";
@@ -189,57 +187,12 @@ std::string validate_config(const EncoderConfig& c) {
                    c.kv_heads, c.num_heads);
   if (out_of_range(&e, "ff_dim", c.ff_dim, 1, Limits::kMaxFeedForward)) return e;
   if (out_of_range(&e, "max_seq_len", c.max_seq_len, 1, Limits::kMaxSeqLen)) return e;
-  if (c.attention_kind == AttentionKind::Linformer) {
-    if (c.proj_len == 0) return "proj_len (k) must be at least 1";
-    if (c.proj_len > c.max_seq_len)
-      return message(LINFER_DETAILED("proj_len k = {} exceeds max_seq_len n = {} (Linformer needs k <= n)",
-                                     "proj_len k exceeds max_seq_len n (Linformer needs k <= n)"),
-                     c.proj_len, c.max_seq_len);
-  } else if (c.proj_len != 0) {
-    return message("proj_len applies to linformer attention only, not {}", to_string(c.attention_kind));
-  }
-  if (c.causal != CausalMode::Bidirectional && c.attention_kind != AttentionKind::LinearElu &&
-      c.attention_kind != AttentionKind::Performer && c.attention_kind != AttentionKind::Lsh)
+  // Each kind's fields: its own in range, the other kinds' unset.
+  for (const FormatKind* const* k = kFormatKinds; *k; ++k)
+    if ((*k)->check_config && !(e = (*k)->check_config(c, *k == kind)).empty()) return e;
+  if (kind && c.causal != CausalMode::Bidirectional && !kind->causal)
     return message("causal mode is only defined for linear_elu, performer and lsh attention, not {}",
                    to_string(c.attention_kind));
-  if (c.attention_kind == AttentionKind::Performer) {
-    if (out_of_range(&e, "num_features", c.num_features, 1, Limits::kMaxFeatures)) return e;
-    if (uint8_t(c.feature_map) > uint8_t(FeatureMap::Relu)) return "unknown feature map";
-    if (!std::isfinite(c.feature_eps) || c.feature_eps <= 0.0f || c.feature_eps > 1.0f)
-      return "feature_eps must be in (0, 1]";
-    if (uint8_t(c.key_stabiliser) > uint8_t(KeyStabiliser::Sequence)) return "unknown key stabiliser";
-    if (c.key_stabiliser == KeyStabiliser::Sequence &&
-        (c.causal != CausalMode::Causal || c.feature_map != FeatureMap::Softmax))
-      return "key_stabiliser 'sequence' applies to causal performer attention with softmax features only";
-  } else if (c.num_features != 0 || c.key_stabiliser != KeyStabiliser::Prefix) {
-    return "num_features and key_stabiliser apply to performer attention only";
-  }
-  if (c.attention_kind == AttentionKind::GiveTake) {
-    if (out_of_range(&e, "num_global_tokens", c.num_global_tokens, 1, Limits::kMaxGlobalTokens))
-      return e;
-  } else if (c.num_global_tokens != 0) {
-    return "num_global_tokens applies to givetake attention only";
-  }
-  if (c.attention_kind == AttentionKind::SlidingWindow) {
-    if (out_of_range(&e, "window_radius", c.window_radius, 1, c.max_seq_len)) return e;
-    if (out_of_range(&e, "global_positions", c.global_positions, 0, c.max_seq_len)) return e;
-  } else if (c.window_radius != 0 || c.global_positions != 0) {
-    return "window_radius and global_positions apply to sliding window attention only";
-  }
-  if (c.attention_kind == AttentionKind::BlockSparse) {
-    if (out_of_range(&e, "block_size", c.block_size, 1, c.max_seq_len)) return e;
-    if (out_of_range(&e, "global_blocks", c.global_blocks, 0, c.max_seq_len)) return e;
-    if (out_of_range(&e, "num_random_blocks", c.num_random_blocks, 0, Limits::kMaxRandomBlocks))
-      return e;
-  } else if (c.block_size != 0 || c.global_blocks != 0 || c.num_random_blocks != 0) {
-    return "block_size, global_blocks and num_random_blocks apply to block sparse attention only";
-  }
-  if (c.attention_kind == AttentionKind::Lsh) {
-    if (out_of_range(&e, "bucket_size", c.bucket_size, 1, Limits::kMaxBucketSize)) return e;
-    if (out_of_range(&e, "num_hashes", c.num_hashes, 1, Limits::kMaxHashes)) return e;
-  } else if (c.bucket_size != 0 || c.num_hashes != 0) {
-    return "bucket_size and num_hashes apply to lsh attention only";
-  }
   if (out_of_range(&e, "vocab_size", c.vocab_size, 0, Limits::kMaxVocab)) return e;
   if (c.head == HeadKind::LmLogits && c.vocab_size == 0) return "an LM head needs vocab_size > 0";
   if (c.head == HeadKind::Classifier &&
@@ -258,9 +211,8 @@ std::string validate_config(const EncoderConfig& c) {
     if (c.dim % 2) return "sinusoidal positions need an even dim";
   }
   if (c.rotary != Rotary::None) {
-    // Queries and keys of every position exist before the attention math only for these kinds.
-    if (c.attention_kind != AttentionKind::FullSoftmax && c.attention_kind != AttentionKind::LinearElu &&
-        c.attention_kind != AttentionKind::Performer && c.attention_kind != AttentionKind::Lsh)
+    // (Queries and keys of every position exist before the attention math only for some kinds.)
+    if (kind && !kind->rotary)
       return message("rotary positions are defined for full, linear, performer and lsh attention, not {}",
                      to_string(c.attention_kind));
     if (c.head_dim % 2) return "rotary positions need an even head_dim";
@@ -333,8 +285,7 @@ bool is_dense_weight(const std::string& slot) {
 }
 
 uint32_t dense_panel_groups(const EncoderConfig& c, const std::string& slot) {
-  const bool per_head_kv = c.attention_kind == AttentionKind::Linformer &&
-                           c.projection_sharing == ProjectionSharing::None && c.kv_heads > 1;
+  const bool per_head_kv = c.projection_groups() > 1 && c.kv_heads > 1;
   return per_head_kv && (ends_with(slot, ".attention.k.weight") || ends_with(slot, ".attention.v.weight"))
              ? c.kv_heads
              : 1;
@@ -370,42 +321,30 @@ std::string check_layout(const EncoderConfig& c, const std::string& name, const 
 }  // namespace
 
 namespace {
-// The shape the configuration gives a slot; rank 0: the slot must be absent. `optional` slots may
-// be absent.
-struct Expect {
-  uint32_t dims[3] = {};
-  uint32_t rank = 0;
-  bool optional = false;
-};
-
 // The rule of each slot's shape: when the configuration uses the slot, whether it may be absent
-// then, and the sizes its dimensions are.
-enum Use : uint8_t {
-  kAlways, kNever, kVocabSize, kRotaryTable, kEmbeddingNorm, kGiveTake, kSharedProj, kKeys, kLayerProj,
-  kLayerProjV, kPerformer, kGlobalProj, kRandomBlocks, kLsh, kFinalNorm, kHead, kLmHead, kUses
-};
-enum Size : uint8_t {
-  kNoDim, kDim, kQueryWidth, kKeyWidth, kFeedForward, kSeqLen, kProjLen, kHeads, kHeadDim, kVocab,
-  kGlobalTokens, kFeatures, kBlocks, kRandomPerBlock, kHashes, kHalfBuckets, kOutput,
-  kProjHeads,  // num_heads with per-head projections (sharing none), else no dimension
-  kSizes
-};
+// then, and the sizes its dimensions are. The slots of one attention kind are its format file's
+// (kKind: kinds/<kind>.cc `expected`).
+enum Use : uint8_t { kAlways, kNever, kVocabSize, kRotaryTable, kEmbeddingNorm, kKeys, kFinalNorm, kHead, kLmHead,
+                     kKind, kUses };
+enum Size : uint8_t { kNoDim, kDim, kQueryWidth, kKeyWidth, kFeedForward, kSeqLen, kHeadDim, kVocab, kOutput,
+                      kSizes };
 struct ShapeRule {
   Use use;
   bool optional;
-  Size dims[3];
+  Size dims[2];
 };
 constexpr bool kOptional = true, kRequired = false;
-// By Slot. (The convolution's and the position embedding's shapes are bounds: check_slot's own.)
+constexpr ShapeRule kOfKind = {kKind, kRequired, {}};
+// By Slot. (The position embedding's shape is a bound: check_slot's own.)
 constexpr ShapeRule kShapeRules[] = {
     {kVocabSize, kRequired, {kVocab, kDim}},                 // token_embedding
     {kNever, kRequired, {}},                                  // position_embedding
     {kRotaryTable, kRequired, {kSeqLen, kHeadDim}},          // rotary_table
     {kEmbeddingNorm, kRequired, {kDim}},                     // embedding_norm.weight
     {kEmbeddingNorm, kRequired, {kDim}},                     // embedding_norm.bias
-    {kGiveTake, kRequired, {kGlobalTokens, kDim}},           // global_tokens
-    {kSharedProj, kRequired, {kProjLen, kSeqLen}},           // shared_proj
-    {kSharedProj, kOptional, {kProjLen}},                    // shared_proj_bias
+    kOfKind,                                                  // global_tokens
+    kOfKind,                                                  // shared_proj
+    kOfKind,                                                  // shared_proj_bias
     {kAlways, kRequired, {kQueryWidth, kDim}},               // attention.q.weight
     {kAlways, kOptional, {kQueryWidth}},                     // attention.q.bias
     {kKeys, kRequired, {kKeyWidth, kDim}},                   // attention.k.weight
@@ -414,21 +353,21 @@ constexpr ShapeRule kShapeRules[] = {
     {kAlways, kOptional, {kKeyWidth}},                       // attention.v.bias
     {kAlways, kRequired, {kDim, kQueryWidth}},               // attention.out.weight
     {kAlways, kOptional, {kDim}},                            // attention.out.bias
-    {kLayerProj, kRequired, {kProjHeads, kProjLen, kSeqLen}},  // attention.proj_k
-    {kLayerProjV, kRequired, {kProjHeads, kProjLen, kSeqLen}},  // attention.proj_v
-    {kLayerProj, kOptional, {kProjHeads, kProjLen}},         // attention.proj_k_bias
-    {kLayerProjV, kOptional, {kProjHeads, kProjLen}},        // attention.proj_v_bias
-    {kNever, kRequired, {}},                                  // attention.conv_weight
-    {kNever, kRequired, {}},                                  // attention.conv_bias
-    {kPerformer, kRequired, {kHeadDim, kFeatures}},          // attention.features
-    {kGlobalProj, kRequired, {kQueryWidth, kDim}},           // attention.q_global.weight
-    {kGlobalProj, kOptional, {kQueryWidth}},                 // attention.q_global.bias
-    {kGlobalProj, kRequired, {kKeyWidth, kDim}},             // attention.k_global.weight
-    {kGlobalProj, kOptional, {kKeyWidth}},                   // attention.k_global.bias
-    {kGlobalProj, kRequired, {kKeyWidth, kDim}},             // attention.v_global.weight
-    {kGlobalProj, kOptional, {kKeyWidth}},                   // attention.v_global.bias
-    {kRandomBlocks, kRequired, {kHeads, kBlocks, kRandomPerBlock}},  // attention.random_blocks
-    {kLsh, kRequired, {kHashes, kHeadDim, kHalfBuckets}},    // attention.rotations
+    kOfKind,                                                  // attention.proj_k
+    kOfKind,                                                  // attention.proj_v
+    kOfKind,                                                  // attention.proj_k_bias
+    kOfKind,                                                  // attention.proj_v_bias
+    kOfKind,                                                  // attention.conv_weight
+    kOfKind,                                                  // attention.conv_bias
+    kOfKind,                                                  // attention.features
+    kOfKind,                                                  // attention.q_global.weight
+    kOfKind,                                                  // attention.q_global.bias
+    kOfKind,                                                  // attention.k_global.weight
+    kOfKind,                                                  // attention.k_global.bias
+    kOfKind,                                                  // attention.v_global.weight
+    kOfKind,                                                  // attention.v_global.bias
+    kOfKind,                                                  // attention.random_blocks
+    kOfKind,                                                  // attention.rotations
     {kAlways, kRequired, {kDim}},                            // attention_norm.weight
     {kAlways, kRequired, {kDim}},                            // attention_norm.bias
     {kAlways, kRequired, {kFeedForward, kDim}},              // feed_forward.fc1.weight
@@ -448,26 +387,14 @@ constexpr ShapeRule kShapeRules[] = {
 };
 static_assert(sizeof kShapeRules / sizeof kShapeRules[0] == size_t(Slot::Count), "a rule for every slot");
 
-Expect expected_shape(const EncoderConfig& c, const LayerWeights* l, Slot slot) {
-  const AttentionKind kind = c.attention_kind;
-  const bool linformer = kind == AttentionKind::Linformer;
-  const bool layerwise = c.projection_sharing == ProjectionSharing::Layerwise;
+// The shape of a slot that is not a kind's.
+Expect expected_shape(const EncoderConfig& c, const FormatKind& kind, Slot slot) {
   bool used[kUses] = {};
   used[kAlways] = true;
   used[kVocabSize] = c.vocab_size > 0;
   used[kRotaryTable] = c.rotary != Rotary::None;
   used[kEmbeddingNorm] = c.embedding_norm;
-  used[kGiveTake] = kind == AttentionKind::GiveTake;
-  used[kSharedProj] = linformer && layerwise;
-  used[kKeys] = kind != AttentionKind::Lsh;  // (Lsh: the queries are the keys)
-  used[kLayerProj] = linformer && !layerwise;
-  used[kLayerProjV] = linformer && !layerwise && c.has_separate_proj_v();
-  used[kPerformer] = kind == AttentionKind::Performer;
-  // SlidingWindow's global projections: all three or none (checked before), and without them a
-  // lone global bias is a tensor the configuration does not use.
-  used[kGlobalProj] = kind == AttentionKind::SlidingWindow && l && l->q_global.weight.present();
-  used[kRandomBlocks] = kind == AttentionKind::BlockSparse && c.num_random_blocks > 0;
-  used[kLsh] = kind == AttentionKind::Lsh;
+  used[kKeys] = !kind.queries_are_keys;
   used[kFinalNorm] = c.final_norm;
   used[kHead] = c.head == HeadKind::LmLogits || c.head == HeadKind::Classifier;
   used[kLmHead] = c.head == HeadKind::LmLogits;
@@ -477,54 +404,39 @@ Expect expected_shape(const EncoderConfig& c, const LayerWeights* l, Slot slot) 
   size[kKeyWidth] = c.kv_heads * c.head_dim;
   size[kFeedForward] = c.ff_dim;
   size[kSeqLen] = c.max_seq_len;
-  size[kProjLen] = c.proj_len;
-  size[kHeads] = size[kProjHeads] = c.num_heads;
   size[kHeadDim] = c.head_dim;
   size[kVocab] = c.vocab_size;
-  size[kGlobalTokens] = c.num_global_tokens;
-  size[kFeatures] = c.num_features;
-  size[kBlocks] = uint32_t(block_sparse_blocks(c, c.max_seq_len));
-  size[kRandomPerBlock] = c.num_random_blocks;
-  size[kHashes] = c.num_hashes;
-  size[kHalfBuckets] = uint32_t(lsh_half_buckets(c, c.max_seq_len));
   size[kOutput] = c.output_channels();
-  const bool per_head = c.projection_sharing == ProjectionSharing::None;
 
   const ShapeRule& rule = kShapeRules[size_t(slot)];
   Expect e;
   if (!used[rule.use]) return e;
   e.optional = rule.optional;
   for (Size dim : rule.dims)
-    if (dim != kNoDim && (dim != kProjHeads || per_head)) e.dims[e.rank++] = size[dim];
+    if (dim != kNoDim) e.dims[e.rank++] = size[dim];
   return e;
+}
+
+// The format file of the kind whose slot this is (null: none of this build's).
+const FormatKind* slot_owner(Slot slot) {
+  for (const FormatKind* const* k = kFormatKinds; *k; ++k)
+    for (uint32_t i = 0; i < (*k)->slot_count; ++i)
+      if ((*k)->slots[i] == slot) return *k;
+  return nullptr;
 }
 
 bool same_shape(const std::vector<uint32_t>& shape, const Expect& e) {
   return shape.size() == e.rank && std::equal(shape.begin(), shape.end(), e.dims);
 }
 
-// The checks of one slot (after the configuration's): "" or what is wrong.
-std::string check_slot(const EncoderDescription& d, Slot slot, uint32_t layer, const std::string& name,
-                       const WeightView& w) {
+// The checks of one slot (after the configuration's), in a model of kind `kind`: "" or what is
+// wrong.
+std::string check_slot(const EncoderDescription& d, const FormatKind& kind, Slot slot, uint32_t layer,
+                       const std::string& name, const WeightView& w) {
   const EncoderConfig& c = d.config;
   const uint32_t D = c.dim;
   std::string err;
   if (w.present() && !(err = check_layout(c, name, w)).empty()) return err;
-  if (slot == Slot::ConvWeight || slot == Slot::ConvBias) {
-    // GiveTake's optional depthwise convolution: [dim, kernel] (odd kernel) and [dim].
-    if (!w.present()) return "";
-    if (c.attention_kind != AttentionKind::GiveTake)
-      return message("{} is present but only givetake attention has a convolution", name);
-    if (slot == Slot::ConvWeight && (w.shape.size() != 2 || w.shape[0] != D || w.shape[1] % 2 == 0 ||
-                                     w.shape[1] > Limits::kMaxConvKernel))
-      return message(LINFER_DETAILED("{} has shape {}, expected [{}, odd kernel <= {}]",
-                                     "{} is not [dim, odd kernel <= 1023]"),
-                     name, w.shape, D, Limits::kMaxConvKernel);
-    if (slot == Slot::ConvBias && (w.shape.size() != 1 || w.shape[0] != D))
-      return message(LINFER_DETAILED("{} has shape {}, expected [{}]", "{} is not [dim]"), name, w.shape, D);
-    if (w.dtype != DType::F32) return message("{} must be f32", name);
-    return "";
-  }
   if (slot == Slot::PositionEmbedding) {
     if (c.positions != PositionKind::Learned)
       return w.present() ? message("position_embedding is present but positions are {}", to_string(c.positions))
@@ -538,8 +450,17 @@ std::string check_slot(const EncoderDescription& d, Slot slot, uint32_t layer, c
     if (w.shape[0] > Limits::kMaxPositionRows) return "position_embedding has too many rows";
     return "";
   }
-  const bool in_layer = slot >= Slot::QWeight && slot < Slot::FinalNormWeight;
-  const Expect e = expected_shape(c, in_layer ? &d.layers[layer] : nullptr, slot);
+  Expect e;
+  if (kShapeRules[size_t(slot)].use == kKind) {
+    // A kind's slot: its shape in a model of that kind, else absent (or what its kind says).
+    const FormatKind* owner = slot_owner(slot);
+    const bool own = owner == &kind;
+    if (owner && owner->check_slot && owner->check_slot(c, slot, name, w, own, &err)) return err;
+    const bool in_layer = slot >= Slot::QWeight && slot < Slot::FinalNormWeight;
+    if (own) e = kind.expected(c, in_layer ? &d.layers[layer] : nullptr, slot);
+  } else {
+    e = expected_shape(c, kind, slot);
+  }
   if (e.rank == 0) return w.present() ? message("{} is present but the configuration does not use it", name) : "";
   if (!w.present()) return e.optional ? "" : message("{} is missing", name);
   if (!same_shape(w.shape, e))
@@ -559,61 +480,29 @@ std::string check_slot(const EncoderDescription& d, Slot slot, uint32_t layer, c
 
 std::string validate_description(const EncoderDescription& d) {
   const EncoderConfig& c = d.config;
-  std::string err = validate_config(c);
+  const FormatKind* kind = uint8_t(c.attention_kind) < kAttentionKindCount ? format_kind(c.attention_kind) : nullptr;
+  std::string err = validate_config(c, kind);
   if (!err.empty()) return "invalid configuration: " + err;
   if (d.layers.size() != c.num_layers)
     return message(LINFER_DETAILED("the model has {} layers, the configuration says {}",
                                    "the model's layers are not as many as the configuration says"),
                    d.layers.size(), c.num_layers);
-  if (c.attention_kind == AttentionKind::SlidingWindow)
-    for (size_t i = 0; i < d.layers.size(); ++i) {
-      const LayerWeights& l = d.layers[i];
-      const int globals = l.q_global.weight.present() + l.k_global.weight.present() + l.v_global.weight.present();
-      if (globals != 0 && globals != 3)
-        return message("{}.attention has some of q_global, k_global and v_global: a model has all three or none",
-                       layer_name(i));
-    }
+  // A kind this build's format does not have (bare metal: the kinds left out) cannot be checked
+  // further here: the runtime refuses the model as unsupported (model.cc `attention_kind_built`).
+  if (!kind) return "";
+  if (kind->check_layers && !(err = kind->check_layers(d)).empty()) return err;
 
+  // (A layer norm needs both its weight and its bias: a missing one is caught here.)
   for_each_slot(d, [&](Slot slot, uint32_t layer, const std::string& name, const WeightView& w) {
-    if (err.empty()) err = check_slot(d, slot, layer, name, w);
+    if (err.empty()) err = check_slot(d, *kind, slot, layer, name, w);
   });
   if (!err.empty()) return err;
-  // A layer norm needs both its weight and its bias (a missing pair is caught above).
-  // BlockSparse: the random key blocks are block indices of the longest input (shape and f32
-  // checked above).
-  for (size_t i = 0; i < d.layers.size(); ++i) {
-    // Lsh: a non-finite rotation would hash every row into one bucket by NaN comparisons.
-    const WeightView& rot = d.layers[i].rotations;
-    for (uint64_t j = 0; rot.present() && j < rot.elements(); ++j)
-      if (!std::isfinite(static_cast<const float*>(rot.data)[j]))
-        return message(LINFER_DETAILED("{}.attention.rotations holds a non-finite value at element {}",
-                                       "{}.attention.rotations holds a non-finite value"),
-                       layer_name(i), j);
-    const WeightView& w = d.layers[i].random_blocks;
-    if (!w.present()) continue;
-    const float* v = static_cast<const float*>(w.data);
-    const float blocks = float(block_sparse_blocks(c, c.max_seq_len));
-    for (uint64_t j = 0; j < w.elements(); ++j)
-      if (!(v[j] >= 0.0f && v[j] < blocks && v[j] == float(uint32_t(v[j]))))
-        // (No floating point on bare metal: newlib-nano's printf has none.)
-        return message(LINFER_DETAILED("{}.attention.random_blocks holds {} at element {}, not a block index in "
-                                       "[0, {})",
-                                       "{}.attention.random_blocks holds a value that is not a block index"),
-                       layer_name(i), LINFER_DETAILED(std::to_string(v[j]), ""), j, uint32_t(blocks));
-  }
+  if (kind->check_values && !(err = kind->check_values(d)).empty()) return err;
 #if LINFER_BARE_METAL && !LINFER_TOKENIZERS
   return "";  // (the tokenizer is not read: parse_lfm)
 #else
   return validate_tokenizer(d.tokenizer, c.vocab_size);
 #endif
-}
-
-size_t block_sparse_blocks(const EncoderConfig& c, size_t T) {
-  return c.block_size ? (T + c.block_size - 1) / c.block_size : 0;
-}
-
-size_t lsh_half_buckets(const EncoderConfig& c, size_t T) {
-  return c.bucket_size ? (T + 2 * size_t(c.bucket_size) - 1) / (2 * size_t(c.bucket_size)) : 0;
 }
 
 }  // namespace linfer

@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: Apache-2.0
+// BlockSparse's (BigBird's) part of the format: the block size, the global blocks, and each
+// layer's random key blocks (block indices of the longest input).
+#include "format_kind.h"
+
+namespace linfer {
+
+size_t block_sparse_blocks(const EncoderConfig& c, size_t T) {
+  return c.block_size ? (T + c.block_size - 1) / c.block_size : 0;
+}
+
+namespace {
+
+std::string check_config(const EncoderConfig& c, bool own) {
+  if (!own)
+    return c.block_size == 0 && c.global_blocks == 0 && c.num_random_blocks == 0
+               ? ""
+               : "block_size, global_blocks and num_random_blocks apply to block sparse attention only";
+  std::string e;
+  if (out_of_range(&e, "block_size", c.block_size, 1, c.max_seq_len)) return e;
+  if (out_of_range(&e, "global_blocks", c.global_blocks, 0, c.max_seq_len)) return e;
+  out_of_range(&e, "num_random_blocks", c.num_random_blocks, 0, Limits::kMaxRandomBlocks);
+  return e;
+}
+
+const Slot kSlots[] = {Slot::RandomBlocks};
+
+// [heads, blocks of the longest input, random blocks per query block], when there are any.
+Expect expected(const EncoderConfig& c, const LayerWeights*, Slot) {
+  Expect e;
+  if (c.num_random_blocks == 0) return e;
+  e.dims[0] = c.num_heads;
+  e.dims[1] = uint32_t(block_sparse_blocks(c, c.max_seq_len));
+  e.dims[2] = c.num_random_blocks;
+  e.rank = 3;
+  return e;
+}
+
+// The random key blocks are block indices of the longest input (shape and f32 checked before).
+std::string check_values(const EncoderDescription& d) {
+  const float blocks = float(block_sparse_blocks(d.config, d.config.max_seq_len));
+  for (size_t i = 0; i < d.layers.size(); ++i) {
+    const WeightView& w = d.layers[i].random_blocks;
+    if (!w.present()) continue;
+    const float* v = static_cast<const float*>(w.data);
+    for (uint64_t j = 0; j < w.elements(); ++j)
+      if (!(v[j] >= 0.0f && v[j] < blocks && v[j] == float(uint32_t(v[j]))))
+        // (No floating point on bare metal: newlib-nano's printf has none.)
+        return message(LINFER_DETAILED("{}.attention.random_blocks holds {} at element {}, not a block index in "
+                                       "[0, {})",
+                                       "{}.attention.random_blocks holds a value that is not a block index"),
+                       layer_name(i), LINFER_DETAILED(std::to_string(v[j]), ""), j, uint32_t(blocks));
+  }
+  return "";
+}
+
+}  // namespace
+
+extern const FormatKind kBlockSparseFormat = {AttentionKind::BlockSparse, false, false, false, check_config,
+                                              kSlots, sizeof kSlots / sizeof kSlots[0], expected,
+                                              nullptr, nullptr, check_values};
+
+}  // namespace linfer

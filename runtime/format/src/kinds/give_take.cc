@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: Apache-2.0
+// GiveTake's part of the format: p learned global tokens, and an optional depthwise convolution
+// per layer.
+#include "format_kind.h"
+
+namespace linfer {
+namespace {
+
+std::string check_config(const EncoderConfig& c, bool own) {
+  if (!own) return c.num_global_tokens == 0 ? "" : "num_global_tokens applies to givetake attention only";
+  std::string e;
+  out_of_range(&e, "num_global_tokens", c.num_global_tokens, 1, Limits::kMaxGlobalTokens);
+  return e;
+}
+
+const Slot kSlots[] = {Slot::GlobalTokens, Slot::ConvWeight, Slot::ConvBias};
+
+Expect expected(const EncoderConfig& c, const LayerWeights*, Slot slot) {
+  Expect e;
+  if (slot == Slot::GlobalTokens) {
+    e.dims[0] = c.num_global_tokens;
+    e.dims[1] = c.dim;
+    e.rank = 2;
+  }
+  return e;
+}
+
+// The convolution, optional: [dim, kernel] (odd kernel) and [dim], f32. (Bounds, not one shape.)
+bool check_slot(const EncoderConfig& c, Slot slot, const std::string& name, const WeightView& w, bool own,
+                std::string* err) {
+  if (slot != Slot::ConvWeight && slot != Slot::ConvBias) return false;
+  const uint32_t D = c.dim;
+  *err = "";
+  if (!w.present()) return true;
+  if (!own)
+    *err = message("{} is present but only givetake attention has a convolution", name);
+  else if (slot == Slot::ConvWeight && (w.shape.size() != 2 || w.shape[0] != D || w.shape[1] % 2 == 0 ||
+                                        w.shape[1] > Limits::kMaxConvKernel))
+    *err = message(LINFER_DETAILED("{} has shape {}, expected [{}, odd kernel <= {}]",
+                                   "{} is not [dim, odd kernel <= 1023]"),
+                   name, w.shape, D, Limits::kMaxConvKernel);
+  else if (slot == Slot::ConvBias && (w.shape.size() != 1 || w.shape[0] != D))
+    *err = message(LINFER_DETAILED("{} has shape {}, expected [{}]", "{} is not [dim]"), name, w.shape, D);
+  else if (w.dtype != DType::F32)
+    *err = message("{} must be f32", name);
+  return true;
+}
+
+}  // namespace
+
+extern const FormatKind kGiveTakeFormat = {AttentionKind::GiveTake, false, false, false, check_config,
+                                           kSlots, sizeof kSlots / sizeof kSlots[0], expected,
+                                           check_slot, nullptr, nullptr};
+
+}  // namespace linfer

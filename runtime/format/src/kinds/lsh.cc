@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: Apache-2.0
+// LSH attention's (Reformer's) part of the format: the bucket size, the hashing rounds, and each
+// layer's random rotations. Its queries are its keys (no key projection); it has a causal mode and
+// takes rotary positions.
+#include <cmath>
+
+#include "format_kind.h"
+
+namespace linfer {
+
+size_t lsh_half_buckets(const EncoderConfig& c, size_t T) {
+  return c.bucket_size ? (T + 2 * size_t(c.bucket_size) - 1) / (2 * size_t(c.bucket_size)) : 0;
+}
+
+namespace {
+
+std::string check_config(const EncoderConfig& c, bool own) {
+  if (!own)
+    return c.bucket_size == 0 && c.num_hashes == 0 ? "" : "bucket_size and num_hashes apply to lsh attention only";
+  std::string e;
+  if (out_of_range(&e, "bucket_size", c.bucket_size, 1, Limits::kMaxBucketSize)) return e;
+  out_of_range(&e, "num_hashes", c.num_hashes, 1, Limits::kMaxHashes);
+  return e;
+}
+
+const Slot kSlots[] = {Slot::Rotations};
+
+// [rounds, head_dim, half the buckets of the longest input].
+Expect expected(const EncoderConfig& c, const LayerWeights*, Slot) {
+  Expect e;
+  e.dims[0] = c.num_hashes;
+  e.dims[1] = c.head_dim;
+  e.dims[2] = uint32_t(lsh_half_buckets(c, c.max_seq_len));
+  e.rank = 3;
+  return e;
+}
+
+// A non-finite rotation would hash every row into one bucket by NaN comparisons.
+std::string check_values(const EncoderDescription& d) {
+  for (size_t i = 0; i < d.layers.size(); ++i) {
+    const WeightView& rot = d.layers[i].rotations;
+    for (uint64_t j = 0; rot.present() && j < rot.elements(); ++j)
+      if (!std::isfinite(static_cast<const float*>(rot.data)[j]))
+        return message(LINFER_DETAILED("{}.attention.rotations holds a non-finite value at element {}",
+                                       "{}.attention.rotations holds a non-finite value"),
+                       layer_name(i), j);
+  }
+  return "";
+}
+
+}  // namespace
+
+extern const FormatKind kLshFormat = {AttentionKind::Lsh, true, true, true, check_config,
+                                      kSlots, sizeof kSlots / sizeof kSlots[0], expected,
+                                      nullptr, nullptr, check_values};
+
+}  // namespace linfer

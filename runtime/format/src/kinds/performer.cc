@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: Apache-2.0
+// Performer's (FAVOR+) part of the format: the features' count, map and epsilon, the causal key
+// stabiliser, and each layer's random features.
+#include <cmath>
+
+#include "format_kind.h"
+
+namespace linfer {
+namespace {
+
+std::string check_config(const EncoderConfig& c, bool own) {
+  if (!own)
+    return c.num_features == 0 && c.key_stabiliser == KeyStabiliser::Prefix
+               ? ""
+               : "num_features and key_stabiliser apply to performer attention only";
+  std::string e;
+  if (out_of_range(&e, "num_features", c.num_features, 1, Limits::kMaxFeatures)) return e;
+  if (uint8_t(c.feature_map) > uint8_t(FeatureMap::Relu)) return "unknown feature map";
+  if (!std::isfinite(c.feature_eps) || c.feature_eps <= 0.0f || c.feature_eps > 1.0f)
+    return "feature_eps must be in (0, 1]";
+  if (uint8_t(c.key_stabiliser) > uint8_t(KeyStabiliser::Sequence)) return "unknown key stabiliser";
+  if (c.key_stabiliser == KeyStabiliser::Sequence &&
+      (c.causal != CausalMode::Causal || c.feature_map != FeatureMap::Softmax))
+    return "key_stabiliser 'sequence' applies to causal performer attention with softmax features only";
+  return "";
+}
+
+const Slot kSlots[] = {Slot::Features};
+
+Expect expected(const EncoderConfig& c, const LayerWeights*, Slot) {
+  Expect e;
+  e.dims[0] = c.head_dim;
+  e.dims[1] = c.num_features;
+  e.rank = 2;
+  return e;
+}
+
+}  // namespace
+
+extern const FormatKind kPerformerFormat = {AttentionKind::Performer, true, true, false, check_config,
+                                            kSlots, sizeof kSlots / sizeof kSlots[0], expected,
+                                            nullptr, nullptr, nullptr};
+
+}  // namespace linfer

@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: Apache-2.0
+// The sliding window's (Longformer's) part of the format: the window's radius, the global
+// positions, and each layer's optional projections of the global rows.
+#include "format_kind.h"
+
+namespace linfer {
+namespace {
+
+std::string check_config(const EncoderConfig& c, bool own) {
+  if (!own)
+    return c.window_radius == 0 && c.global_positions == 0
+               ? ""
+               : "window_radius and global_positions apply to sliding window attention only";
+  std::string e;
+  if (out_of_range(&e, "window_radius", c.window_radius, 1, c.max_seq_len)) return e;
+  out_of_range(&e, "global_positions", c.global_positions, 0, c.max_seq_len);
+  return e;
+}
+
+const Slot kSlots[] = {Slot::QGlobalWeight, Slot::QGlobalBias, Slot::KGlobalWeight,
+                       Slot::KGlobalBias,   Slot::VGlobalWeight, Slot::VGlobalBias};
+
+// Q, K and V of the global rows, like the layer's own; all three or none (check_layers), and
+// without them a lone global bias is a tensor the configuration does not use.
+Expect expected(const EncoderConfig& c, const LayerWeights* l, Slot slot) {
+  Expect e;
+  if (!l || !l->q_global.weight.present()) return e;
+  const bool query = slot == Slot::QGlobalWeight || slot == Slot::QGlobalBias;
+  const bool bias = slot == Slot::QGlobalBias || slot == Slot::KGlobalBias || slot == Slot::VGlobalBias;
+  e.dims[e.rank++] = (query ? c.num_heads : c.kv_heads) * c.head_dim;
+  if (!bias) e.dims[e.rank++] = c.dim;
+  e.optional = bias;
+  return e;
+}
+
+std::string check_layers(const EncoderDescription& d) {
+  for (size_t i = 0; i < d.layers.size(); ++i) {
+    const LayerWeights& l = d.layers[i];
+    const int globals = l.q_global.weight.present() + l.k_global.weight.present() + l.v_global.weight.present();
+    if (globals != 0 && globals != 3)
+      return message("{}.attention has some of q_global, k_global and v_global: a model has all three or none",
+                     layer_name(i));
+  }
+  return "";
+}
+
+}  // namespace
+
+extern const FormatKind kSlidingWindowFormat = {AttentionKind::SlidingWindow, false, false, false, check_config,
+                                                kSlots, sizeof kSlots / sizeof kSlots[0], expected,
+                                                nullptr, check_layers, nullptr};
+
+}  // namespace linfer
