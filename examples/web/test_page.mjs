@@ -3,7 +3,8 @@
 // opens the page, types each sample sentence of examples/data/langid_samples.txt key by key and
 // reads the language the page shows; the samples are in the order of the model's labels
 // (examples/models/langid.labels.txt). Chromium is driven over its DevTools pipe (no packages).
-// The page must download one module, the one it reports (EXPECT_MODULE, if given). Where the engine
+// The page must download one module, the one it reports (EXPECT_MODULE, if given), and print no
+// error or warning. Where the engine
 // runs both modules the package times their int8 kernels to choose; LINFER_WASM_TIMING in this
 // script's environment (relaxed=US,simd128=US) is given to the page to decide with instead.
 // With --threads N the page asks for N threads (/examples/web/?threads=N); with --isolated the server
@@ -148,7 +149,7 @@ async function main() {
       console.log(`${ok ? 'ok  ' : 'FAIL'} ${labels[i]}: page says "${shown}" for "${samples[i].slice(0, 40)}..."`);
     }
     const errors = browser.events.filter((e) => e.method === 'Runtime.exceptionThrown' ||
-      (e.method === 'Runtime.consoleAPICalled' && e.params.type === 'error'));
+      (e.method === 'Runtime.consoleAPICalled' && (e.params.type === 'error' || e.params.type === 'warning')));
     for (const e of errors) { console.log(`FAIL page error: ${JSON.stringify(e.params).slice(0, 300)}`); ++failures; }
   } finally {
     await browser.close();

@@ -266,6 +266,9 @@ function startThreadsModule(choice, resolve, reject) {
       linferWorkers: choice.threads - 1,  // PTHREAD_POOL_SIZE (runtime/js/CMakeLists.txt)
       mainScriptUrlOrBlob: files.script,  // what each worker loads
       locateFile: (name) => (name.endsWith('.worker.js') ? files.worker : name),
+      // A browser's main thread waits for the workers by spinning, a run's length at most (as a
+      // single-threaded run holds it): emscripten's warning about that is dropped, not the rest.
+      printErr: (text) => { if (!/^Blocking on the main thread/.test(text)) console.warn(text); },
       instantiateWasm(imports, receive) {
         loadWasm(choice.file, imports).then((r) => {
           const pthreads = settings.PThread;
