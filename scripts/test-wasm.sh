@@ -26,7 +26,7 @@
 #   5. the language-ID page (examples/web) in headless Chromium: the relaxed module (on injected
 #      timings), sentences typed, answers read; then the page on Chromium's own timing; then asking
 #      for 2 threads: cross-origin isolated, the threads module; not isolated, a single-threaded
-#      module and the reason
+#      module and the reason; its worker script missing (404), load()'s one error
 #   6. sizes: what a single-threaded page downloads (one module and index.mjs) is at most 500 KB
 # The native tools that convert the golden checkpoints and give the outputs to compare with come
 # from LINFER_NATIVE_BIN (a folder with linfer-convert and linfer-run: test.sh passes build/bin),
@@ -172,6 +172,8 @@ node examples/web/test_page.mjs /usr/bin/chromium   # Chromium's own timing: eit
 # without the isolation headers, a single-threaded module, saying why.
 node examples/web/test_page.mjs /usr/bin/chromium linfer-threads.wasm --threads 2 --isolated
 LINFER_WASM_TIMING=relaxed=50,simd128=80 node examples/web/test_page.mjs /usr/bin/chromium linfer-relaxed.wasm --threads 2
+# A worker script the server does not have: load() rejects with one error, the page says it.
+node examples/web/test_page.mjs /usr/bin/chromium linfer-threads.wasm --threads 2 --isolated --worker-missing
 # What a page downloads: one module and index.mjs (the threads module's page also its loader and
 # worker script, reported): the single-threaded pages at most 500 KB.
 pkg=build-wasm/js/linfer

@@ -9,8 +9,9 @@
 // script's environment (relaxed=US,simd128=US) is given to the page to decide with instead.
 // With --threads N the page asks for N threads (/examples/web/?threads=N); with --isolated the server
 // makes it cross-origin isolated (COOP and COEP headers), where it must load the threads module;
-// without, a single-threaded module saying why.
-// Usage: node examples/web/test_page.mjs [CHROMIUM [EXPECT_MODULE]] [--threads N] [--isolated]
+// without, a single-threaded module saying why. With --worker-missing as well the server answers 404
+// for the threads module's worker script: the page must show load()'s one error, not hang.
+// Usage: node examples/web/test_page.mjs [CHROMIUM [EXPECT_MODULE]] [--threads N] [--isolated] [--worker-missing]
 // (scripts/test-wasm.sh runs it)
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -24,7 +25,8 @@ const flags = process.argv.slice(2);
 const threadsAt = flags.indexOf('--threads');
 const threads = threadsAt >= 0 ? Number(flags.splice(threadsAt, 2)[1]) : 0;
 const isolated = flags.includes('--isolated');
-const [chromium = 'chromium', expectModule = ''] = flags.filter((f) => f !== '--isolated');
+const workerMissing = flags.includes('--worker-missing');
+const [chromium = 'chromium', expectModule = ''] = flags.filter((f) => !f.startsWith('--'));
 const wasmFetched = [];  // the .wasm files the page asked for
 const TYPES = { '.html': 'text/html', '.js': 'text/javascript', '.mjs': 'text/javascript',
   '.wasm': 'application/wasm', '.txt': 'text/plain; charset=utf-8' };
@@ -37,6 +39,7 @@ function serve() {
     if (!file.startsWith(root + path.sep)) { res.writeHead(403).end(); return; }
     if (rel.endsWith('/')) file = path.join(file, 'index.html');
     if (rel.endsWith('.wasm')) wasmFetched.push(path.basename(rel));
+    if (workerMissing && rel.endsWith('/linfer-threads.worker.js')) { res.writeHead(404).end(); return; }
     fs.readFile(file, (err, body) => {
       if (err) { res.writeHead(404).end(); return; }
       const headers = { 'Content-Type': TYPES[path.extname(file)] || 'application/octet-stream' };
@@ -114,6 +117,14 @@ async function main() {
     for (let i = 0; i < 300 && state !== 'ready' && state !== 'error'; ++i) {
       await sleep(100);
       state = await evaluate("document.getElementById('answer')?.dataset.state || ''");
+    }
+    if (workerMissing) {  // load() must reject with its one error, and the page say it
+      const shown = await evaluate("document.getElementById('answer').textContent");
+      const ok = state === 'error' && /^error: a worker of the threads module failed \(.*linfer-threads\.worker\.js\)/.test(shown);
+      console.log(`${ok ? 'ok  ' : 'FAIL'} worker script missing: the page says "${shown}" (state ${state || 'none'})`);
+      console.log(ok ? 'test_page: the missing worker script is one error' : 'test_page: 1 failed');
+      process.exitCode = ok ? 0 : 1;
+      return;
     }
     if (state !== 'ready') throw new Error(`the page did not get ready: ${state} ${await evaluate("document.getElementById('answer')?.textContent")}`);
     console.log(`page: ${await evaluate("document.getElementById('status').textContent")}`);

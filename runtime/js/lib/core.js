@@ -262,8 +262,11 @@ function startThreadsModule(choice, resolve, reject) {
   };
   threadsFiles().then((files) => {
     if (typeof files.factory !== 'function') throw new Error('it defines no createLinferWasmThreads');
+    const failedWorker = (e) => fail(`a worker of the threads module failed (${files.worker}): ` +
+      `${(e && e.message) || 'its script did not load'}`, 7);
+    const ready = new Set();
     const settings = {
-      linferWorkers: choice.threads - 1,  // PTHREAD_POOL_SIZE (runtime/js/CMakeLists.txt)
+      linferWorkersAtStart: 0,  // PTHREAD_POOL_SIZE (runtime/js/CMakeLists.txt): made below instead
       mainScriptUrlOrBlob: files.script,  // what each worker loads
       locateFile: (name) => (name.endsWith('.worker.js') ? files.worker : name),
       // A browser's main thread waits for the workers by spinning, a run's length at most (as a
@@ -271,21 +274,28 @@ function startThreadsModule(choice, resolve, reject) {
       printErr: (text) => { if (!/^Blocking on the main thread/.test(text)) console.warn(text); },
       instantiateWasm(imports, receive) {
         loadWasm(choice.file, imports).then((r) => {
-          const pthreads = settings.PThread;
+          const pthreads = settings.PThread;  // (exported once the loader's first pass is done)
+          // The workers, made here and not as the loader starts, so that each is watched from its
+          // creation: a script that does not load may say so before the module is ready.
+          for (let i = 1; i < choice.threads; ++i) {
+            pthreads.allocateUnusedWorker();
+            const worker = pthreads.unusedWorkers[pthreads.unusedWorkers.length - 1];
+            workers.push(worker);
+            if (typeof worker.on === 'function') {  // Node's worker_threads
+              worker.on('error', failedWorker);
+              worker.on('exit', (code) => { if (!ready.has(worker)) fail(`a worker of the threads module ended while loading (exit code ${code})`, 7); });
+            } else {
+              worker.addEventListener('error', failedWorker);
+            }
+          }
           const loadWorker = pthreads.loadWasmModuleToWorker;
           pthreads.loadWasmModuleToWorker = (worker, loaded) => {
-            workers.push(worker);
-            let ready = false;
             loadWorker(worker, () => {
-              ready = true;
+              ready.add(worker);
               if (typeof worker.unref === 'function') worker.unref();
               if (loaded) loaded(worker);
             });
-            // (emscripten's own handler rethrows: uncaught in Node, the process would end.)
-            worker.onerror = (e) => fail(`a worker of the threads module failed (${files.worker}): ` +
-              `${(e && e.message) || 'its script did not load'}`, 7);
-            if (typeof worker.on === 'function')  // Node: a worker that ends before it is ready
-              worker.on('exit', (code) => { if (!ready) fail(`a worker of the threads module ended while loading (exit code ${code})`, 7); });
+            worker.onerror = failedWorker;  // emscripten's rethrows: uncaught in Node, the process would end
           };
           receive(r.instance, r.module);
         }).catch((e) => fail(e instanceof LinferError ? e.message : `cannot load ${choice.file}: ${e.message || e}`,
