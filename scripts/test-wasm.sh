@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# Builds linfer for WebAssembly with Debian's emscripten, two modules of one package, single-threaded:
-# build-wasm-relaxed/ (relaxed SIMD: clang-16 and npm's binaryen, cmake/toolchains/
+# Builds linfer for WebAssembly with Debian's emscripten, three modules of one package: two
+# single-threaded, build-wasm-relaxed/ (relaxed SIMD: clang-16 and npm's binaryen, cmake/toolchains/
 # wasm32-emscripten-relaxed.cmake) and build-wasm/ (SIMD128, cmake/toolchains/wasm32-emscripten.cmake,
-# which stages the package with both), and tests them under Node 20 (Debian's), Node 22 (npm's) and
+# which stages the package with all three), and build-wasm-threads/ (SIMD128 with wasm threads,
+# wasm32-emscripten-threads.cmake), and tests them under Node 20 (Debian's), Node 22 (npm's) and
 # Chromium:
 #   1. the kernel tests (every wasm kernel against its reference; the relaxed build's under Node 22)
 #      and the version test
@@ -19,9 +20,14 @@
 #      (either module); the JavaScript tests again on the relaxed module (asked for); an engine
 #      without SIMD one LinferError, malformed settings too; the two modules' outputs on every test
 #      model identical; core.js's timing probe is runtime/js/src/int8_timing_probe.c's build
+#      the threads module (load({ threads: 2 })) under Node 20 and 22: its outputs at 2 threads the
+#      same bits as at 1 thread and as the SIMD128 module's; bad thread counts, a worker that fails
 #   4. tokenize and runText against the native tokenizer on the tokenizer corpus, both modules
 #   5. the language-ID page (examples/web) in headless Chromium: the relaxed module (on injected
-#      timings), sentences typed, answers read; then the page on Chromium's own timing
+#      timings), sentences typed, answers read; then the page on Chromium's own timing; then asking
+#      for 2 threads: cross-origin isolated, the threads module; not isolated, a single-threaded
+#      module and the reason; its worker script missing (404), load()'s one error
+#   6. sizes: what a single-threaded page downloads (one module and index.mjs) is at most 500 KB
 # The native tools that convert the golden checkpoints and give the outputs to compare with come
 # from LINFER_NATIVE_BIN (a folder with linfer-convert and linfer-run: test.sh passes build/bin),
 # else they are built here, without tests, in build-wasm/host.
@@ -57,8 +63,13 @@ cmake -S . -B build-wasm-relaxed -DCMAKE_TOOLCHAIN_FILE=cmake/toolchains/wasm32-
 cmake --build build-wasm-relaxed -j"$(nproc)" --target linfer_wasm test_kernels
 (cd build-wasm-relaxed && ctest --output-on-failure -R '^test_kernels$')
 
+# The threads module (its kernels are the SIMD128 module's, which build-wasm tests).
+cmake -S . -B build-wasm-threads -DCMAKE_TOOLCHAIN_FILE=cmake/toolchains/wasm32-emscripten-threads.cmake \
+  -DCMAKE_BUILD_TYPE=Release -DLINFER_BUILD_TESTS=OFF > /dev/null
+cmake --build build-wasm-threads -j"$(nproc)" --target linfer_wasm
+
 cmake -S . -B build-wasm -DCMAKE_TOOLCHAIN_FILE=cmake/toolchains/wasm32-emscripten.cmake \
-  -DLINFER_JS_RELAXED_DIR="$PWD/build-wasm-relaxed/js/relaxed" \
+  -DLINFER_JS_RELAXED_DIR="$PWD/build-wasm-relaxed/js/relaxed" -DLINFER_JS_THREADS_DIR="$PWD/build-wasm-threads/js/threads" \
   -DCMAKE_BUILD_TYPE=Release -DLINFER_BUILD_TESTS=ON > /dev/null
 cmake --build build-wasm -j"$(nproc)"
 (cd build-wasm && ctest --output-on-failure)
@@ -117,6 +128,11 @@ LINFER_WASM_MODULE=relaxed-simd LINFER_WASM_TIMING=relaxed=80,simd128=50 "$node2
 LINFER_WASM_TIMING=relaxed=fast "$node22" $choice build-wasm/js/linfer $data refused
 node --no-enable-sse4-1 $choice build-wasm/js/linfer $data none   # V8 without SIMD
 node $choice --compare build-wasm/js/outputs-simd128.json build-wasm/js/outputs-relaxed.json
+# The threads module at 2 threads: the same bits as at 1 thread and as the single-threaded modules.
+node $choice build-wasm/js/linfer $data threads threads build-wasm/js/outputs-threads.json
+"$node22" $choice build-wasm/js/linfer $data threads threads build-wasm/js/outputs-threads-node22.json
+node $choice --compare build-wasm/js/outputs-simd128.json build-wasm/js/outputs-threads.json
+node $choice --compare build-wasm/js/outputs-simd128.json build-wasm/js/outputs-threads-node22.json
 probe=$(bash runtime/js/scripts/make_timing_probe.sh build-wasm/js/timing-probe)
 grep -qF "const PROBE_INT8_TIMING = '$probe';" runtime/js/lib/core.js ||
   { echo "core.js's PROBE_INT8_TIMING is not runtime/js/src/int8_timing_probe.c's build: run runtime/js/scripts/make_timing_probe.sh" >&2; exit 1; }
@@ -152,6 +168,22 @@ for m in gpt2:50257 bert:30522 xlmr:4002; do
 done
 LINFER_WASM_TIMING=relaxed=50,simd128=80 node examples/web/test_page.mjs /usr/bin/chromium linfer-relaxed.wasm
 node examples/web/test_page.mjs /usr/bin/chromium   # Chromium's own timing: either module, one fetched
+# Asking for 2 threads: a cross-origin-isolated page loads the threads module (and its worker);
+# without the isolation headers, a single-threaded module, saying why.
+node examples/web/test_page.mjs /usr/bin/chromium linfer-threads.wasm --threads 2 --isolated
+LINFER_WASM_TIMING=relaxed=50,simd128=80 node examples/web/test_page.mjs /usr/bin/chromium linfer-relaxed.wasm --threads 2
+# A worker script the server does not have: load() rejects with one error, the page says it.
+node examples/web/test_page.mjs /usr/bin/chromium linfer-threads.wasm --threads 2 --isolated --worker-missing
+# What a page downloads: one module and index.mjs (the threads module's page also its loader and
+# worker script, reported): the single-threaded pages at most 500 KB.
+pkg=build-wasm/js/linfer
+index=$(stat -c %s $pkg/index.mjs)
+for wasm in linfer.wasm linfer-relaxed.wasm; do
+  page=$(( $(stat -c %s $pkg/$wasm) + index ))
+  [ $page -le 500000 ] || { echo "test-wasm.sh: a page with $wasm downloads $page bytes, above 500000" >&2; exit 1; }
+done
+threads_page=$(( $(stat -c %s $pkg/linfer-threads.wasm $pkg/linfer-threads.js $pkg/linfer-threads.worker.js | paste -sd+) + index ))
 echo "test-wasm.sh: all WebAssembly tests passed in $((SECONDS - start)) s" \
-  "(linfer.wasm $(stat -c %s build-wasm/js/linfer/linfer.wasm) bytes," \
-  "linfer-relaxed.wasm $(stat -c %s build-wasm/js/linfer/linfer-relaxed.wasm) bytes)"
+  "(pages: linfer.wasm $(( $(stat -c %s $pkg/linfer.wasm) + index )) bytes," \
+  "linfer-relaxed.wasm $(( $(stat -c %s $pkg/linfer-relaxed.wasm) + index )) bytes," \
+  "linfer-threads.wasm with its loader and worker $threads_page bytes)"

@@ -2,7 +2,8 @@
 // Language identification as you type (examples/web/index.html): the shipped int8 model, the
 // bytes of the text as its token ids (a byte-level model), the softmax of its logits. The
 // package is the wasm build's (build-wasm/js/linfer); serve the repository's root folder with
-// any static file server and open /examples/web/ (docs/web.md).
+// any static file server and open /examples/web/ (docs/web.md). /examples/web/?threads=2 asks for
+// the threads module, which a cross-origin-isolated page gets (COOP and COEP headers).
 import * as linfer from '../../build-wasm/js/linfer/index.mjs';
 
 const MODEL = '../models/langid.int8.lfm';
@@ -29,6 +30,8 @@ function softmax(logits) {
 }
 
 async function main() {
+  const threads = new URLSearchParams(location.search).get('threads');
+  if (threads !== null) await linfer.load({ threads: Number(threads) });
   const [bytes, labels] = await Promise.all([
     fetchOk(MODEL).then((r) => r.arrayBuffer()),
     fetchOk(LABELS).then((r) => r.text()).then((t) => t.trim().split('\n')),
@@ -39,7 +42,8 @@ async function main() {
   const wasm = await linfer.moduleInfo();  // the faster of the modules this engine runs right
   status.dataset.module = wasm.file;
   status.textContent = `${model.info.attention_kind}, ${model.info.num_layers} layers, ` +
-    `${model.info.weight_dtype} weights; ${wasm.file} (${wasm.simd}); ${session.describe()}`;
+    `${model.info.weight_dtype} weights; ${wasm.file} (${wasm.simd}); ${session.describe()}` +
+    (wasm.threadsReason ? `; one thread: ${wasm.threadsReason}` : '');
 
   const classify = () => {
     // The first maxSeqLen bytes decide; a cut inside a character is harmless for a byte model.

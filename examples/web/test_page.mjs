@@ -3,10 +3,16 @@
 // opens the page, types each sample sentence of examples/data/langid_samples.txt key by key and
 // reads the language the page shows; the samples are in the order of the model's labels
 // (examples/models/langid.labels.txt). Chromium is driven over its DevTools pipe (no packages).
-// The page must download one module, the one it reports (EXPECT_MODULE, if given). Where the engine
+// The page must download one module, the one it reports (EXPECT_MODULE, if given), and print no
+// error or warning. Where the engine
 // runs both modules the package times their int8 kernels to choose; LINFER_WASM_TIMING in this
 // script's environment (relaxed=US,simd128=US) is given to the page to decide with instead.
-// Usage: node examples/web/test_page.mjs [CHROMIUM [EXPECT_MODULE]]   (scripts/test-wasm.sh runs it)
+// With --threads N the page asks for N threads (/examples/web/?threads=N); with --isolated the server
+// makes it cross-origin isolated (COOP and COEP headers), where it must load the threads module;
+// without, a single-threaded module saying why. With --worker-missing as well the server answers 404
+// for the threads module's worker script: the page must show load()'s one error, not hang.
+// Usage: node examples/web/test_page.mjs [CHROMIUM [EXPECT_MODULE]] [--threads N] [--isolated] [--worker-missing]
+// (scripts/test-wasm.sh runs it)
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -15,8 +21,12 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const chromium = process.argv[2] || 'chromium';
-const expectModule = process.argv[3] || '';
+const flags = process.argv.slice(2);
+const threadsAt = flags.indexOf('--threads');
+const threads = threadsAt >= 0 ? Number(flags.splice(threadsAt, 2)[1]) : 0;
+const isolated = flags.includes('--isolated');
+const workerMissing = flags.includes('--worker-missing');
+const [chromium = 'chromium', expectModule = ''] = flags.filter((f) => !f.startsWith('--'));
 const wasmFetched = [];  // the .wasm files the page asked for
 const TYPES = { '.html': 'text/html', '.js': 'text/javascript', '.mjs': 'text/javascript',
   '.wasm': 'application/wasm', '.txt': 'text/plain; charset=utf-8' };
@@ -29,9 +39,12 @@ function serve() {
     if (!file.startsWith(root + path.sep)) { res.writeHead(403).end(); return; }
     if (rel.endsWith('/')) file = path.join(file, 'index.html');
     if (rel.endsWith('.wasm')) wasmFetched.push(path.basename(rel));
+    if (workerMissing && rel.endsWith('/linfer-threads.worker.js')) { res.writeHead(404).end(); return; }
     fs.readFile(file, (err, body) => {
       if (err) { res.writeHead(404).end(); return; }
-      res.writeHead(200, { 'Content-Type': TYPES[path.extname(file)] || 'application/octet-stream' }).end(body);
+      const headers = { 'Content-Type': TYPES[path.extname(file)] || 'application/octet-stream' };
+      if (isolated) Object.assign(headers, { 'Cross-Origin-Opener-Policy': 'same-origin', 'Cross-Origin-Embedder-Policy': 'require-corp' });
+      res.writeHead(200, headers).end(body);
     });
   });
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
@@ -85,7 +98,7 @@ async function main() {
   const samples = fs.readFileSync(path.join(root, 'examples/data/langid_samples.txt'), 'utf8').split('\n').filter(Boolean);
   const labels = fs.readFileSync(path.join(root, 'examples/models/langid.labels.txt'), 'utf8').trim().split('\n');
   const server = await serve();
-  const url = `http://127.0.0.1:${server.address().port}/examples/web/`;
+  const url = `http://127.0.0.1:${server.address().port}/examples/web/${threads ? `?threads=${threads}` : ''}`;
   const browser = launch();
   let failures = 0;
   try {
@@ -105,6 +118,14 @@ async function main() {
       await sleep(100);
       state = await evaluate("document.getElementById('answer')?.dataset.state || ''");
     }
+    if (workerMissing) {  // load() must reject with its one error, and the page say it
+      const shown = await evaluate("document.getElementById('answer').textContent");
+      const ok = state === 'error' && /^error: a worker of the threads module failed \(.*linfer-threads\.worker\.js\)/.test(shown);
+      console.log(`${ok ? 'ok  ' : 'FAIL'} worker script missing: the page says "${shown}" (state ${state || 'none'})`);
+      console.log(ok ? 'test_page: the missing worker script is one error' : 'test_page: 1 failed');
+      process.exitCode = ok ? 0 : 1;
+      return;
+    }
     if (state !== 'ready') throw new Error(`the page did not get ready: ${state} ${await evaluate("document.getElementById('answer')?.textContent")}`);
     console.log(`page: ${await evaluate("document.getElementById('status').textContent")}`);
     const shownModule = await evaluate("document.getElementById('status').dataset.module");
@@ -115,6 +136,16 @@ async function main() {
     if (!moduleOk) ++failures;
     console.log(`${moduleOk ? 'ok  ' : 'FAIL'} module: the page runs ${shownModule}, fetched ${wasmFetched.join(', ') || 'none'}` +
       (expectModule ? `, expected ${expectModule}` : ''));
+    if (threads) {  // isolated: the threads module with its threads; else one thread and the reason
+      const status = await evaluate("document.getElementById('status').textContent");
+      const threadsOk = isolated
+        ? choice.reason === 'threads' && choice.threads === threads && choice.threadsReason === null && status.includes(`threads: ${threads}`)
+        : choice.threads === 1 && choice.threadsAsked === threads && /not cross-origin isolated/.test(choice.threadsReason || '') &&
+          status.includes('threads: 1');
+      if (!threadsOk) ++failures;
+      console.log(`${threadsOk ? 'ok  ' : 'FAIL'} threads: asked for ${threads}, ${isolated ? 'cross-origin isolated' : 'not isolated'}: ` +
+        `sessions run on ${choice.threads}${choice.threadsReason ? ` (${choice.threadsReason})` : ''}`);
+    }
     for (let i = 0; i < samples.length; ++i) {
       await evaluate("(() => { const t = document.getElementById('text'); t.value = ''; t.focus(); })()");
       for (const ch of samples[i]) {  // one key at a time, as typed
@@ -129,7 +160,7 @@ async function main() {
       console.log(`${ok ? 'ok  ' : 'FAIL'} ${labels[i]}: page says "${shown}" for "${samples[i].slice(0, 40)}..."`);
     }
     const errors = browser.events.filter((e) => e.method === 'Runtime.exceptionThrown' ||
-      (e.method === 'Runtime.consoleAPICalled' && e.params.type === 'error'));
+      (e.method === 'Runtime.consoleAPICalled' && (e.params.type === 'error' || e.params.type === 'warning')));
     for (const e of errors) { console.log(`FAIL page error: ${JSON.stringify(e.params).slice(0, 300)}`); ++failures; }
   } finally {
     await browser.close();

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "plan.h"
 
-#if LINFER_THREADS
+#if LINFER_THREADS && defined(__EMSCRIPTEN__)
+#include <emscripten/threading.h>
+#elif LINFER_THREADS
 #include <sched.h>
 #endif
 
@@ -142,9 +144,15 @@ Result<ExecutionPlan> make_execution_plan(const LoadedModel& model, const linfer
     // a tiny model).
     p->yield_workers = o.thread_wait == LINFER_WAIT_YIELD;
     if (o.thread_wait == LINFER_WAIT_AUTO) {
+#if defined(__EMSCRIPTEN__)
+      // No affinity in wasm: the engine's count (navigator.hardwareConcurrency, Node's os.cpus()).
+      const int cpus = emscripten_num_logical_cores();
+      p->yield_workers = cpus > 0 && p->threads > uint32_t(cpus);
+#else
       cpu_set_t cpus;
       p->yield_workers = sched_getaffinity(0, sizeof cpus, &cpus) == 0 &&
                          p->threads > uint32_t(CPU_COUNT(&cpus));
+#endif
     }
   }
 #endif

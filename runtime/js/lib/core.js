@@ -50,6 +50,13 @@ const MODULES = {
   'relaxed-simd': { file: 'linfer-relaxed.wasm', needs: 'relaxed SIMD' },
   simd128: { file: 'linfer.wasm', needs: 'SIMD128' },
 };
+// The threads module: the SIMD128 build with wasm threads (a shared memory, Web Workers), loaded
+// only when asked for more than one thread (load({ threads })) where SharedArrayBuffer is usable.
+// THREADS_MODULE_BUILT is written by the package's staging (runtime/js/stage_package.cmake).
+const THREADS_FILE = 'linfer-threads.wasm';
+const MAX_THREADS = 256;  // the C API's limit (linfer_session_options.num_threads)
+const NOT_ISOLATED = 'SharedArrayBuffer is unavailable: the page is not cross-origin isolated (serve it with ' +
+  'Cross-Origin-Opener-Policy: same-origin and Cross-Origin-Embedder-Policy: require-corp)';
 
 // The two int8 dense kernels' arithmetic, timed (runtime/js/src/int8_timing_probe.c, written by
 // runtime/js/scripts/make_timing_probe.sh): tile(relaxed, reps) runs reps x 128 multiply-adds of
@@ -133,13 +140,40 @@ function timeInt8Kernels() {
   return { relaxedUs: best[1] * 1000, simd128Us: best[0] * 1000, reps, injected: false, ms: now() - start };
 }
 
+// Why this engine cannot run the threads module, or null when it can: SharedArrayBuffer (browsers
+// give it only to cross-origin-isolated pages; Node always), a shared wasm memory, and workers.
+function threadsUnavailable() {
+  if (!THREADS_MODULE_BUILT) return 'this package has no threads module';
+  if (globalThis.crossOriginIsolated === false) return NOT_ISOLATED;
+  if (typeof SharedArrayBuffer !== 'function') return 'this engine has no SharedArrayBuffer';
+  try {
+    const memory = new WebAssembly.Memory({ initial: 1, maximum: 1, shared: true });
+    if (!(memory.buffer instanceof SharedArrayBuffer)) throw new Error('not shared');
+  } catch (e) {
+    return 'this engine has no shared WebAssembly memory (wasm threads)';
+  }
+  const node = typeof process === 'object' && process.versions && process.versions.node;
+  if (!node && typeof Worker !== 'function') return 'this context cannot start Web Workers';
+  return null;
+}
+
+// The threads option of load() and createSession(): an integer from 1 to MAX_THREADS.
+function checkThreads(value, where) {
+  if (!Number.isInteger(value) || value < 1 || value > MAX_THREADS)
+    throw new LinferError(`${where}: threads must be an integer from 1 to ${MAX_THREADS}, got ` +
+      `${typeof value === 'string' ? `'${value}'` : String(value)}`);
+  return value;
+}
+
 // The module this engine runs, and why:
 // - LINFER_WASM_MODULE=simd128 (or relaxed-simd), in Node's environment or as a global set before
 //   the first call, asks for one (reason 'asked');
 // - SIMD128 where the package has no relaxed module or the engine fails the relaxed probe;
 // - else the module whose int8 kernel's arithmetic ran faster just now (reason 'timing'): both
-//   modules compute the same bits, so only the speed is at stake.
-function chooseModule() {
+//   modules compute the same bits, so only the speed is at stake;
+// - the threads module when more than one thread is asked for and the engine can run it (reason
+//   'threads'); else one of the others, with threadsReason saying why.
+function chooseModule(threadsAsked) {
   const start = typeof performance === 'object' ? performance.now() : Date.now();
   if (typeof WebAssembly !== 'object')
     throw new LinferError('this JavaScript engine has no WebAssembly: linfer needs WebAssembly with SIMD128 and exception handling', 4);
@@ -155,6 +189,14 @@ function chooseModule() {
     throw new LinferError(`this WebAssembly engine lacks ${missing.join(' and ')}, which linfer's modules need ` +
       '(Chrome 95, Firefox 100, Safari 16.4, Node 18 or later)', 4);
   const relaxedProbe = relaxedBuilt() ? probeRuns(PROBE_RELAXED) : null;
+  const now = () => (typeof performance === 'object' ? performance.now() : Date.now());
+  let threadsReason = null;
+  if (threadsAsked > 1) {
+    threadsReason = env ? `LINFER_WASM_MODULE=${env} asks for a single-threaded module` : threadsUnavailable();
+    if (!threadsReason)
+      return { simd: 'simd128', file: THREADS_FILE, reason: 'threads', relaxedProbe, timing: null,
+        chooseMs: now() - start, threads: threadsAsked, threadsAsked, threadsReason };
+  }
   if (env === 'relaxed-simd' && !relaxedProbe)
     throw new LinferError(relaxedBuilt() ? "LINFER_WASM_MODULE=relaxed-simd: this engine's relaxed SIMD fails the probe"
       : 'LINFER_WASM_MODULE=relaxed-simd: this package has no relaxed-SIMD module', 4);
@@ -173,21 +215,28 @@ function chooseModule() {
     simd = timing.relaxedUs < timing.simd128Us ? 'relaxed-simd' : 'simd128';
     reason = 'timing';
   }
-  const chooseMs = (typeof performance === 'object' ? performance.now() : Date.now()) - start;
-  return { simd, file: MODULES[simd].file, reason, relaxedProbe, timing, chooseMs };
+  return { simd, file: MODULES[simd].file, reason, relaxedProbe, timing, chooseMs: now() - start, threads: 1,
+    threadsAsked, threadsReason };
 }
 
 let wasmPromise = null;
+let wasmThreadsAsked = 1;  // what the module was (or is being) loaded for
 
-// The module, chosen and instantiated once (the tail's loadWasm fetches or reads the file).
-function wasm() {
+// The module, chosen and instantiated once (the tail's loadWasm fetches or reads the file), for
+// `threadsAsked` threads (load()); every other call loads it for one thread.
+function wasm(threadsAsked = 1) {
   if (!wasmPromise) {
+    wasmThreadsAsked = threadsAsked;
     wasmPromise = new Promise((resolve, reject) => {
-      const choice = chooseModule();
+      const choice = chooseModule(threadsAsked);
+      if (choice.reason === 'threads') {
+        startThreadsModule(choice, resolve, reject);
+        return;
+      }
       const factory = choice.simd === 'relaxed-simd' ? createLinferWasmRelaxed : createLinferWasm;
       factory({
         instantiateWasm(imports, receive) {
-          loadWasm(choice.file, imports).then((instance) => receive(instance), reject);
+          loadWasm(choice.file, imports).then((r) => receive(r.instance, r.module), reject);
           return {};  // instantiated asynchronously
         },
       }).then((M) => { M.linferModule = choice; resolve(M); }, reject);
@@ -197,14 +246,110 @@ function wasm() {
   return wasmPromise;
 }
 
+// The threads module: its loader (linfer-threads.js, read by the tail's threadsFiles) creates
+// threads - 1 workers, each of which loads the same loader and the compiled module; the module is
+// ready when all of them are. A worker that fails to start (its script missing, an error while it
+// loads) rejects the load with a LinferError and the others are stopped: never a promise left
+// waiting. In Node the loaded workers are unref'd, so that a program ends when its own work does.
+function startThreadsModule(choice, resolve, reject) {
+  const workers = [];
+  let failed = false;
+  const fail = (message, status) => {
+    if (failed) return;
+    failed = true;
+    for (const w of workers) w.terminate();
+    reject(new LinferError(message, status));
+  };
+  threadsFiles().then((files) => {
+    if (typeof files.factory !== 'function') throw new Error('it defines no createLinferWasmThreads');
+    const failedWorker = (e) => fail(`a worker of the threads module failed (${files.worker}): ` +
+      `${(e && e.message) || 'its script did not load'}`, 7);
+    const ready = new Set();
+    const settings = {
+      linferWorkersAtStart: 0,  // PTHREAD_POOL_SIZE (runtime/js/CMakeLists.txt): made below instead
+      mainScriptUrlOrBlob: files.script,  // what each worker loads
+      locateFile: (name) => (name.endsWith('.worker.js') ? files.worker : name),
+      // A browser's main thread waits for the workers by spinning, a run's length at most (as a
+      // single-threaded run holds it): emscripten's warning about that is dropped, not the rest.
+      printErr: (text) => { if (!/^Blocking on the main thread/.test(text)) console.warn(text); },
+      instantiateWasm(imports, receive) {
+        loadWasm(choice.file, imports).then((r) => {
+          const pthreads = settings.PThread;  // (exported once the loader's first pass is done)
+          // The workers, made here and not as the loader starts, so that each is watched from its
+          // creation: a script that does not load may say so before the module is ready.
+          for (let i = 1; i < choice.threads; ++i) {
+            pthreads.allocateUnusedWorker();
+            const worker = pthreads.unusedWorkers[pthreads.unusedWorkers.length - 1];
+            workers.push(worker);
+            if (typeof worker.on === 'function') {  // Node's worker_threads
+              worker.on('error', failedWorker);
+              worker.on('exit', (code) => { if (!ready.has(worker)) fail(`a worker of the threads module ended while loading (exit code ${code})`, 7); });
+            } else {
+              worker.addEventListener('error', failedWorker);
+            }
+          }
+          const loadWorker = pthreads.loadWasmModuleToWorker;
+          pthreads.loadWasmModuleToWorker = (worker, loaded) => {
+            loadWorker(worker, () => {
+              ready.add(worker);
+              if (typeof worker.unref === 'function') worker.unref();
+              if (loaded) loaded(worker);
+            });
+            worker.onerror = failedWorker;  // emscripten's rethrows: uncaught in Node, the process would end
+          };
+          receive(r.instance, r.module);
+        }).catch((e) => fail(e instanceof LinferError ? e.message : `cannot load ${choice.file}: ${e.message || e}`,
+          e instanceof LinferError ? e.status : 2));
+        return {};
+      },
+    };
+    return files.factory(settings).then((M) => {
+      if (failed) return;
+      M.linferModule = choice;
+      resolve(M);
+    });
+  }).catch((e) => fail(e instanceof LinferError ? e.message : `cannot load the threads module's linfer-threads.js: ${e.message || e}`,
+    e instanceof LinferError ? e.status : 2));
+}
+
+// Chooses and loads the module (once: every other call of the package waits for it), and says
+// which (moduleInfo()). options.threads (default 1): more than 1 loads the threads module where
+// SharedArrayBuffer is usable, with threads - 1 workers started now; elsewhere a single-threaded
+// module, with threadsReason saying why. Call it before anything else loads the module.
+async function load(options = {}) {
+  if (options === null || typeof options !== 'object') throw new LinferError('load options must be an object');
+  for (const key of Object.keys(options))
+    if (key !== 'threads') throw new LinferError(`unknown load option '${key}' (known: threads)`);
+  const threads = options.threads === undefined ? 1 : checkThreads(options.threads, 'load');
+  if (wasmPromise && threads !== wasmThreadsAsked)
+    throw new LinferError(`load({ threads: ${threads} }): the module is loaded already, for threads: ${wasmThreadsAsked}; ` +
+      'call load() before any other call of the package');
+  await wasm(threads);
+  return moduleInfo();
+}
+
 // Which module this engine runs and why: { simd: 'relaxed-simd' | 'simd128', file, reason:
-// 'timing' | 'asked' | 'relaxed probe failed' | 'no relaxed module', relaxedProbe (null: no relaxed
-// module), timing: { relaxedUs, simd128Us, reps, injected, ms } or null, chooseMs: the probes'
-// and the timing's milliseconds }.
+// 'timing' | 'asked' | 'relaxed probe failed' | 'no relaxed module' | 'threads', relaxedProbe
+// (null: no relaxed module), timing: { relaxedUs, simd128Us, reps, injected, ms } or null,
+// chooseMs: the probes' and the timing's milliseconds, threads: the most a session may run on,
+// threadsAsked: load()'s, threadsReason: why more than one was asked for and not given, or null }.
 async function moduleInfo() {
   const M = await wasm();
   const info = M.linferModule;
   return { ...info, timing: info.timing && { ...info.timing } };
+}
+
+// The threads module's memory is shared: a worker that grows it (its thread's first allocation)
+// leaves this thread's views of the old, shorter buffer. Renewed before the heap is touched.
+function heap(M) {
+  const memory = M.wasmMemory;
+  if (memory && M.HEAPU8.length !== memory.buffer.byteLength) {
+    const b = memory.buffer;
+    M.HEAP8 = new Int8Array(b); M.HEAPU8 = new Uint8Array(b); M.HEAP16 = new Int16Array(b);
+    M.HEAPU16 = new Uint16Array(b); M.HEAP32 = new Int32Array(b); M.HEAPU32 = new Uint32Array(b);
+    M.HEAPF32 = new Float32Array(b); M.HEAPF64 = new Float64Array(b);
+  }
+  return M;
 }
 
 // Throws the C API's error for a failed status.
@@ -216,6 +361,7 @@ function check(M, status) {
 function withScratch(M, bytes, f) {
   const p = M._malloc(bytes);
   if (!p) throw new LinferError(`out of memory allocating ${bytes} bytes`, 5);
+  heap(M);
   try {
     return f(p);
   } finally {
@@ -253,7 +399,7 @@ class Model {
     if (!data) throw new LinferError(`out of memory allocating ${view.length} bytes for the model's bytes`, 5);
     let ptr = 0;
     try {
-      M.HEAPU8.set(view, data);
+      heap(M).HEAPU8.set(view, data);
       ptr = withScratch(M, 4, (out) => {
         check(M, M._linfer_model_load_from_memory(data, view.length, out));
         return M.HEAPU32[out >> 2];
@@ -295,13 +441,13 @@ class Model {
     const p = M._malloc(Math.max(utf8.length, 1));
     if (!p) throw new LinferError(`out of memory allocating ${utf8.length} bytes for the text`, 5);
     try {
-      M.HEAPU8.set(utf8, p);
+      heap(M).HEAPU8.set(utf8, p);
       return withScratch(M, 4, (out) => {
         check(M, M._linfer_tokenize(this._ptr, p, utf8.length, 0, 0, out));  // the count
         const count = M.HEAPU32[out >> 2];
         return withScratch(M, 4 * Math.max(count, 1), (ids) => {
           check(M, M._linfer_tokenize(this._ptr, p, utf8.length, ids, count, out));
-          return M.HEAP32.slice(ids >> 2, (ids >> 2) + count);
+          return heap(M).HEAP32.slice(ids >> 2, (ids >> 2) + count);
         });
       });
     } finally {
@@ -351,15 +497,24 @@ class Model {
     }
   }
 
-  // A session for inputs of up to maxSeqLen tokens (default: the model's n), single-threaded.
-  // All of its memory is planned and allocated here: run() allocates none in the wasm heap.
+  // A session for inputs of up to maxSeqLen tokens (default: the model's n) on `threads` threads
+  // (default: what the module was loaded for, moduleInfo().threads; more only with the threads
+  // module). All of its memory, and its threads, are set up here: run() allocates none.
   createSession(options = {}) {
     this._live();
     if (options === null || typeof options !== 'object') throw new LinferError('session options must be an object');
     for (const key of Object.keys(options))
-      if (key !== 'maxSeqLen') throw new LinferError(`unknown session option '${key}' (known: maxSeqLen)`);
+      if (key !== 'maxSeqLen' && key !== 'threads')
+        throw new LinferError(`unknown session option '${key}' (known: maxSeqLen, threads)`);
     const maxSeqLen = options.maxSeqLen === undefined ? 0 : checkCount('maxSeqLen', options.maxSeqLen);
-    return new Session(this, maxSeqLen);
+    const loaded = this._M.linferModule;
+    const threads = options.threads === undefined ? loaded.threads : checkThreads(options.threads, 'createSession');
+    if (threads > loaded.threads)
+      throw new LinferError(loaded.threads === 1
+        ? `createSession: threads ${threads}: ${loaded.file} runs on one thread (` +
+          (loaded.threadsReason || 'load({ threads }) before any other call of the package loads the threads module') + ')'
+        : `createSession: threads ${threads}: the threads module was loaded for ${loaded.threads} (load({ threads }))`, 4);
+    return new Session(this, maxSeqLen, threads);
   }
 
   // Releases the model's wasm memory once its sessions are disposed too. Idempotent.
@@ -409,13 +564,14 @@ function checkCount(name, value) {
 }
 
 class Session {
-  constructor(model, maxSeqLen) {  // use model.createSession
+  constructor(model, maxSeqLen, threads) {  // use model.createSession
     const M = model._M;
     const ptr = withScratch(M, 4, (out) => {
-      check(M, M._linfer_js_session_create(model._ptr, maxSeqLen, out));
+      check(M, M._linfer_js_session_create(model._ptr, maxSeqLen, threads, out));
       return M.HEAPU32[out >> 2];
     });
     this.maxSeqLen = maxSeqLen || model._info.max_seq_len;
+    this.threads = threads;
     // The ids and the output's address, rows and columns: allocated once, here.
     const ids = M._malloc(4 * this.maxSeqLen + 12);
     if (!ids) {
@@ -449,11 +605,11 @@ class Session {
     }
     const M = this._M;
     // A longer input is not copied: the C API refuses its length before it reads any id.
-    if (ids.length <= this.maxSeqLen) M.HEAP32.set(ids, cell.ids >> 2);
+    if (ids.length <= this.maxSeqLen) heap(M).HEAP32.set(ids, cell.ids >> 2);
     check(M, M._linfer_session_run(cell.ptr, cell.ids, ids.length));
     const out = cell.ids + 4 * this.maxSeqLen;
     check(M, M._linfer_js_session_output(cell.ptr, out));
-    const [data, rows, cols] = M.HEAPU32.subarray(out >> 2, (out >> 2) + 3);
+    const [data, rows, cols] = heap(M).HEAPU32.subarray(out >> 2, (out >> 2) + 3);
     return { data: M.HEAPF32.slice(data >> 2, (data >> 2) + rows * cols), rows, cols };
   }
 
@@ -502,5 +658,5 @@ async function version() {
 // tests watch to see that dispose() gives everything back.
 async function heapStats() {
   const M = await wasm();
-  return { inUse: M._linfer_js_heap_in_use(), memoryBytes: M.HEAPU8.length };
+  return { inUse: M._linfer_js_heap_in_use(), memoryBytes: heap(M).HEAPU8.length };
 }

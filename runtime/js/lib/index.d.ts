@@ -27,6 +27,13 @@ export interface ModelInfo {
 export interface SessionOptions {
   /** Longest input the session accepts (default: the model's n). */
   maxSeqLen?: number;
+  /** Threads of the session's runs, 1..moduleInfo().threads (default: moduleInfo().threads). */
+  threads?: number;
+}
+
+export interface LoadOptions {
+  /** More than 1: the threads module where SharedArrayBuffer is usable (default 1). */
+  threads?: number;
 }
 
 export interface Output {
@@ -69,6 +76,7 @@ export class Model {
 
 export class Session {
   readonly maxSeqLen: number;
+  readonly threads: number;
   /** Runs on 1..maxSeqLen token ids; allocates no wasm memory. */
   run(ids: Int32Array | ArrayLike<number>): Output;
   /** run() on the model's ids of a text (Model.tokenize). */
@@ -86,18 +94,26 @@ export function heapStats(): Promise<{ inUse: number; memoryBytes: number }>;
 /** The module this engine runs, and why. */
 export interface ModuleInfo {
   simd: 'relaxed-simd' | 'simd128';
-  file: 'linfer-relaxed.wasm' | 'linfer.wasm';
-  /** timing: both run, the faster int8 kernel; asked: LINFER_WASM_MODULE. */
-  reason: 'timing' | 'asked' | 'relaxed probe failed' | 'no relaxed module';
+  file: 'linfer-relaxed.wasm' | 'linfer.wasm' | 'linfer-threads.wasm';
+  /** timing: both run, the faster int8 kernel; asked: LINFER_WASM_MODULE; threads: load({ threads }). */
+  reason: 'timing' | 'asked' | 'relaxed probe failed' | 'no relaxed module' | 'threads';
   /** Whether relaxed SIMD passed its probe; null when the package has no relaxed module. */
   relaxedProbe: boolean | null;
   /** The two int8 kernels' times on the same work (microseconds), when the choice was timed. */
   timing: { relaxedUs: number; simd128Us: number; reps: number; injected: boolean; ms: number } | null;
   /** Milliseconds the probes and the timing took. */
   chooseMs: number;
+  /** The most threads a session may run on (1 but in the threads module). */
+  threads: number;
+  /** What load() asked for (1 without load()). */
+  threadsAsked: number;
+  /** Why more than one thread was asked for and one is given (e.g. a page not cross-origin isolated), or null. */
+  threadsReason: string | null;
 }
 /** The module this engine runs: SIMD128, or relaxed SIMD where its probe passes and its int8 kernel is faster. */
 export function moduleInfo(): Promise<ModuleInfo>;
+/** Chooses and loads the module, before any other call: { threads: N } asks for the threads module. */
+export function load(options?: LoadOptions): Promise<ModuleInfo>;
 
 declare const linfer: {
   Model: typeof Model;
@@ -106,5 +122,6 @@ declare const linfer: {
   version: typeof version;
   heapStats: typeof heapStats;
   moduleInfo: typeof moduleInfo;
+  load: typeof load;
 };
 export default linfer;

@@ -12,6 +12,11 @@
 //     EXPECT none: the engine has no SIMD; loading must fail with one LinferError naming it.
 //     EXPECT refused: LINFER_WASM_MODULE or LINFER_WASM_TIMING is malformed; loading must fail with
 //     one LinferError naming the setting.
+//     EXPECT threads (REASON threads): load({ threads: 2 }) must load linfer-threads.wasm (by import and by require);
+//     OUT.json gets every model's outputs at 2 threads, which must equal the same module's at 1
+//     thread, bit for bit; then the threads option's bad values, a second 2-thread session while
+//     the pool's one worker is taken, the heap over runs, and a package whose worker script is
+//     missing or throws: one LinferError from load(), and the process ends.
 //   node module_choice.mjs --compare A.json B.json
 //     The outputs of two modules: bit for bit the same (their integer sums are exact and the rest
 //     is the same code), every array.
@@ -33,14 +38,14 @@ function relaxedDot() {
   return `accepted, computes ${new WebAssembly.Instance(new WebAssembly.Module(new Uint8Array(bytes))).exports.p()} (60 by the spec)`;
 }
 
-async function outputs(linfer, data, lines) {
+async function outputs(linfer, data, lines, options = {}) {
   const out = {};
   const golden = path.join(root, 'tests', 'golden');
   const files = fs.readdirSync(data).filter((f) => f.endsWith('.lfm')).sort();
   const langid = fs.readdirSync(data).filter((f) => /^langid_\d+\.txt$/.test(f)).sort();
   for (const file of files) {
     const model = await linfer.Model.fromBytes(fs.readFileSync(path.join(data, file)));
-    const session = model.createSession();
+    const session = model.createSession(options);
     const name = file.split('.')[0];
     const inputs = fs.readdirSync(path.join(golden, name)).filter((f) => /^ids_\d+\.txt$/.test(f))
       .map((f) => Int32Array.from(fs.readFileSync(path.join(golden, name, f), 'utf8').trim().split(/\s+/), Number));
@@ -51,7 +56,7 @@ async function outputs(linfer, data, lines) {
   }
   for (const dtype of ['f32', 'f16', 'int8']) {
     const model = await linfer.Model.fromBytes(fs.readFileSync(path.join(root, 'examples', 'models', `langid.${dtype}.lfm`)));
-    const session = model.createSession();
+    const session = model.createSession(options);
     for (const t of langid) {
       const ids = Int32Array.from(new TextEncoder().encode(fs.readFileSync(path.join(data, t), 'utf8')));
       out[`langid.${dtype}#${t}`] = Buffer.from(session.run(ids).data.buffer).toString('base64');
@@ -105,6 +110,11 @@ async function main() {
     console.log(`module_choice: no module, as expected: LinferError: ${(await linfer.version().catch((e) => e)).message}`);
     return;
   }
+  if (expect === 'threads') {
+    assert.equal(reason, 'threads');
+    await threads(linfer, linferCjs, pkg, data, outFile);
+    return;
+  }
   const chosen = await linfer.moduleInfo(), chosenCjs = await linferCjs.moduleInfo();
   console.log(`module_choice: moduleInfo() ${JSON.stringify(chosen)}`);
   if (expect === 'timed') {
@@ -134,6 +144,83 @@ async function main() {
   fs.writeFileSync(outFile, JSON.stringify(out));
   console.log(`module_choice: loaded ${chosen.file} (${chosen.simd}) as expected (${chosen.reason}); int8 sessions run ` +
     `${INT8_KERNEL[expect]}; ${Object.keys(out).length} outputs`);
+}
+
+async function rejects(f, api, status, pattern) {
+  const error = await (async () => f())().then(() => null, (e) => e);
+  assert.ok(error instanceof api.LinferError, `expected a LinferError, got ${error}`);
+  assert.equal(error.statusName, status, error.message);
+  assert.match(error.message, pattern);
+  return error;
+}
+
+// The threads module (EXPECT threads, above).
+async function threads(linfer, linferCjs, pkg, data, outFile) {
+  for (const api of [linfer, linferCjs]) {
+    const info = await api.load({ threads: 2 });
+    assert.equal(info.file, 'linfer-threads.wasm', JSON.stringify(info));
+    assert.deepEqual([info.reason, info.threads, info.threadsAsked, info.threadsReason], ['threads', 2, 2, null]);
+  }
+  console.log(`module_choice: load({ threads: 2 }) ${JSON.stringify(await linfer.moduleInfo())}`);
+  const lines = [], linesOne = [];
+  const start = Date.now();
+  const out = await outputs(linfer, data, lines);
+  const ms2 = Date.now() - start;
+  const one = await outputs(linfer, data, linesOne, { threads: 1 });
+  for (const line of lines) assert.match(line, /threads: 2/, line);
+  for (const line of linesOne) assert.match(line, /threads: 1/, line);
+  const differ = Object.keys(out).filter((k) => out[k] !== one[k]);
+  assert.equal(differ.length, 0, `outputs at 2 threads differ from 1 thread's: ${differ.join(', ')}`);
+  fs.writeFileSync(outFile, JSON.stringify(out));
+  console.log(`module_choice: ${Object.keys(out).length} outputs at 2 threads (${ms2} ms), the same bits at 1 thread; ` +
+    `${lines[0]}`);
+
+  // Bad input, and a pool too small for two 2-thread sessions at once.
+  const model = await linfer.Model.fromBytes(fs.readFileSync(path.join(root, 'examples', 'models', 'langid.int8.lfm')));
+  for (const threads of [0, -1, 1.5, 1e9, 257, '2', NaN])
+    await rejects(() => model.createSession({ threads }), linfer, 'INVALID_ARGUMENT', /createSession: threads must be an integer from 1 to 256/);
+  await rejects(() => model.createSession({ threads: 3 }), linfer, 'UNSUPPORTED', /threads 3: the threads module was loaded for 2/);
+  await rejects(() => linfer.load({ threads: 4 }), linfer, 'INVALID_ARGUMENT', /loaded already, for threads: 2/);
+  await rejects(() => linfer.load({ threads: -2 }), linfer, 'INVALID_ARGUMENT', /load: threads must be an integer/);
+  const ids = Int32Array.from(new TextEncoder().encode('Ein kleiner Satz auf Deutsch, bitte.'));
+  const heapBefore = await linfer.heapStats();
+  const first = model.createSession();
+  const answer = first.run(ids).data;
+  const busy = await rejects(() => model.createSession(), linfer, 'INTERNAL', /could not start a thread of a pool of 2/);
+  const single = model.createSession({ threads: 1 });  // needs no worker
+  assert.deepEqual(single.run(ids).data, answer);
+  single.dispose();
+  const heapRuns = await linfer.heapStats();
+  for (let i = 0; i < 10; ++i) assert.deepEqual(first.run(ids).data, answer);
+  assert.deepEqual(await linfer.heapStats(), heapRuns, 'runs changed the heap');
+  first.dispose();
+  const second = model.createSession();  // the worker is free again
+  assert.deepEqual(second.run(ids).data, answer);
+  second.dispose();
+  model.dispose();
+  console.log(`module_choice: bad threads refused; a second 2-thread session while the worker is taken: ${busy.message}; ` +
+    `10 runs leave the heap (${heapBefore.inUse} -> ${heapRuns.inUse} bytes in use with the sessions) unchanged`);
+
+  // A worker that cannot start: its script missing, or throwing. load() rejects, the process ends.
+  const { spawnSync } = await import('node:child_process');
+  const os = await import('node:os');
+  for (const [what, script] of [['missing', null], ['throwing', "throw new Error('a broken worker');\n"]]) {
+    const copy = fs.mkdtempSync(path.join(os.tmpdir(), 'linfer-threads-'));
+    try {
+      for (const f of fs.readdirSync(pkg)) if (fs.statSync(path.join(pkg, f)).isFile()) fs.copyFileSync(path.join(pkg, f), path.join(copy, f));
+      if (script === null) fs.rmSync(path.join(copy, 'linfer-threads.worker.js'));
+      else fs.writeFileSync(path.join(copy, 'linfer-threads.worker.js'), script);
+      const program = `import(${JSON.stringify(pathToFileURL(path.join(copy, 'index.mjs')).href)}).then((l) => ` +
+        'l.load({ threads: 2 }).then(() => console.log("loaded"), (e) => console.log(`${e.name} ${e.statusName}: ${e.message}`)))';
+      const child = spawnSync(process.execPath, ['--input-type=module', '-e', program], { encoding: 'utf8', timeout: 60000 });
+      assert.equal(child.error, undefined, `the ${what} worker's process did not end: ${child.error}`);
+      assert.equal(child.status, 0, child.stderr);
+      assert.match(child.stdout, /^LinferError INTERNAL: a worker of the threads module (failed|ended)/, child.stdout + child.stderr);
+      console.log(`module_choice: ${what} worker script: ${child.stdout.trim()}`);
+    } finally {
+      fs.rmSync(copy, { recursive: true, force: true });
+    }
+  }
 }
 
 main().catch((e) => { console.error(`module_choice: FAILED: ${e.stack || e}`); process.exitCode = 1; });

@@ -34,11 +34,13 @@ LINFER_JS double linfer_js_model_flops(const linfer_model* model, size_t length)
   return (double)linfer_model_flops(model, length);
 }
 
-/* A single-threaded session for inputs of up to max_seq_len tokens (0: the model's n). */
+/* A session for inputs of up to max_seq_len tokens (0: the model's n) on num_threads threads
+ * (more than 1 only in the threads module: the others refuse it with the build option). */
 LINFER_JS linfer_status linfer_js_session_create(const linfer_model* model, uint32_t max_seq_len,
-                                                 linfer_session** out) {
+                                                 uint32_t num_threads, linfer_session** out) {
   linfer_session_options o = linfer_session_options_default();
   o.max_seq_len = max_seq_len;
+  o.num_threads = num_threads;
   return linfer_session_create(model, &o, out);
 }
 

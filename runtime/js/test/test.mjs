@@ -198,6 +198,18 @@ test('bad input: one LinferError each, and the model and session keep working', 
   await rejects(() => model.createSession({ maxSeqLen: n + 1 }), 'INVALID_ARGUMENT', /max_seq_len/);
   await rejects(() => model.createSession({ maxSeqLen: -1 }), 'INVALID_ARGUMENT', /maxSeqLen/);
   await rejects(() => model.createSession({ maxLen: 4 }), 'INVALID_ARGUMENT', /unknown session option/);
+  // threads: an integer from 1 to 256; more than 1 needs the threads module (load({ threads })).
+  for (const threads of [0, -1, 1.5, 1e9, '2', NaN, null])
+    await rejects(() => model.createSession({ threads }), 'INVALID_ARGUMENT', /createSession: threads must be an integer from 1 to 256/);
+  await rejects(() => model.createSession({ threads: 2 }), 'UNSUPPORTED', /threads 2: linfer(-relaxed)?\.wasm runs on one thread/);
+  for (const threads of [0, -3, 2.5, 257, Infinity])
+    await rejects(() => linfer.load({ threads }), 'INVALID_ARGUMENT', /load: threads must be an integer from 1 to 256/);
+  await rejects(() => linfer.load({ workers: 2 }), 'INVALID_ARGUMENT', /unknown load option 'workers'/);
+  await rejects(() => linfer.load({ threads: 2 }), 'INVALID_ARGUMENT', /the module is loaded already, for threads: 1/);
+  assert.equal((await linfer.load({ threads: 1 })).threads, 1);  // what it was loaded for: fine
+  const one = model.createSession({ threads: 1 });
+  assert.equal(one.threads, 1);
+  one.dispose();
   const session = model.createSession({ maxSeqLen: 8 });
   const good = session.run(Int32Array.of(1, 2, 3));
   await rejects(() => session.run(Int32Array.of(1, vocab, 2)), 'INVALID_ARGUMENT', /token id \d+ at position 1 is outside the vocabulary/);

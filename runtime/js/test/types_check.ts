@@ -5,9 +5,12 @@ import * as linfer from 'linfer';
 import linferDefault from 'linfer';
 
 async function main(bytes: Uint8Array): Promise<number> {
+  const loaded: linfer.ModuleInfo = await linfer.load({ threads: 2 });
+  // @ts-expect-error: threads is a number
+  linfer.load({ threads: 'all' });
   const model: linfer.Model = await linfer.Model.fromBytes(bytes);
   const info: linfer.ModelInfo = model.info;
-  const session: linfer.Session = model.createSession({ maxSeqLen: Math.min(512, info.n) });
+  const session: linfer.Session = model.createSession({ maxSeqLen: Math.min(512, info.n), threads: loaded.threads });
   const out: linfer.Output = session.run(Int32Array.of(1, 2, 3));
   const first: number = out.data[0] + out.rows * out.cols;
   try {

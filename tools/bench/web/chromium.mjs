@@ -2,7 +2,8 @@
 // Headless Chromium for the web benchmarks: a static file server for the repository's folder and
 // the browser driven over its DevTools pipe (no packages), as examples/web/test_page.mjs does.
 // evaluateInPage(url, expression): opens url, awaits the expression's promise, returns its value;
-// the page's console output is printed.
+// the page's console output is printed. With { isolated: true } every response carries the
+// headers that make the page cross-origin isolated (SharedArrayBuffer, wasm threads).
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -12,14 +13,16 @@ import path from 'node:path';
 const TYPES = { '.html': 'text/html', '.js': 'text/javascript', '.mjs': 'text/javascript',
   '.wasm': 'application/wasm', '.txt': 'text/plain; charset=utf-8' };
 
-export function serve(root) {
+export function serve(root, { isolated = false } = {}) {
   const server = http.createServer((req, res) => {
     const rel = decodeURIComponent(new URL(req.url, 'http://x').pathname);
     const file = path.join(root, rel);
     if (!file.startsWith(root + path.sep)) { res.writeHead(403).end(); return; }
     fs.readFile(file, (err, body) => {
       if (err) { res.writeHead(404).end(); return; }
-      res.writeHead(200, { 'Content-Type': TYPES[path.extname(file)] || 'application/octet-stream' }).end(body);
+      const headers = { 'Content-Type': TYPES[path.extname(file)] || 'application/octet-stream' };
+      if (isolated) Object.assign(headers, { 'Cross-Origin-Opener-Policy': 'same-origin', 'Cross-Origin-Embedder-Policy': 'require-corp' });
+      res.writeHead(200, headers).end(body);
     });
   });
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
@@ -64,8 +67,8 @@ export function launch(chromium) {
   return { send, close, listeners, version: () => send('Browser.getVersion') };
 }
 
-export async function evaluateInPage(chromium, root, urlPath, expression) {
-  const server = await serve(root);
+export async function evaluateInPage(chromium, root, urlPath, expression, options = {}) {
+  const server = await serve(root, options);
   const browser = launch(chromium);
   try {
     const { product } = await browser.version();
