@@ -53,7 +53,7 @@ tail -2 "$out/test_golden.txt"
 
 if [ $write = 1 ]; then
   for d in golden_kinds golden_layouts; do rm -rf "tests/$d" && cp -r "$out/$d" "tests/$d"; done
-  find "$out/golden" -mindepth 1 -maxdepth 1 -exec cp -r {} tests/golden/ \;  # keeps test_golden.cpp
+  find "$out/golden" -mindepth 1 -maxdepth 1 -exec cp -r {} tests/golden/ \;  # keeps test_golden.cc
   echo "regen-goldens.sh: wrote tests/golden, tests/golden_kinds, tests/golden_layouts"
 fi
 echo "regen-goldens.sh: ok ($((SECONDS - start)) s)"

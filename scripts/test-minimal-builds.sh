@@ -40,7 +40,7 @@ for kind in shared static; do
   "$dir/consumer/consumer" "$model" --refused xnnpack
   pc_static=$([ $kind = static ] && echo --static || true)
   mkdir -p "$dir/consumer-pc"
-  g++ -std=c++17 tests/install/consumer/main.cpp -o "$dir/consumer-pc/consumer" \
+  g++ -std=c++17 tests/install/consumer/main.cc -o "$dir/consumer-pc/consumer" \
     $(PKG_CONFIG_PATH="$prefix/lib/pkgconfig" pkg-config $pc_static --cflags --libs linfer)
   "$dir/consumer-pc/consumer" "$model"
 done

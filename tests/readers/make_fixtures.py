@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: Apache-2.0
-"""Regenerates the checkpoint-reader fixtures used by tests/unit/test_readers.cpp.
+"""Regenerates the checkpoint-reader fixtures used by tests/unit/test_readers.cc.
 
 Needs torch (Debian python3-torch; the fixtures were made with 1.13). Run from anywhere:
 
@@ -139,7 +139,7 @@ class Tiny(torch.nn.Module):
 
 def write_legacy_golden_expected():
     """Per tensor of the real legacy golden file: name, dtype, shape, FNV-1a 64 of its float32 values
-    (contiguous, little-endian), as torch.load reads them. test_readers.cpp compares its own reading."""
+    (contiguous, little-endian), as torch.load reads them. test_readers.cc compares its own reading."""
     golden = os.path.join(HERE, "..", "golden_layouts", "lucidrains_share_kv_legacy", "checkpoint.pt")
     sd = torch.load(golden)
     lines = []
