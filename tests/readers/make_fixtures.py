@@ -182,7 +182,7 @@ def write_overlapping_views():
     weights. Each view stays under tensor_to_f32's per-view expansion limit; the converter's
     overall budget must refuse it."""
     import sys
-    sys.path.insert(0, os.path.join(HERE, "..", "..", "tools", "python"))
+    sys.path.insert(0, os.path.join(HERE, "..", "..", "tools", "python", "reference"))
     import linfer_ref
     cfg = linfer_ref.resolve_config(dict(vocab_size=16, dim=256, num_layers=64, num_heads=4, head_dim=64,
                                          ff_dim=256, max_seq_len=16, proj_len=4, qkv_bias=False,

@@ -18,7 +18,7 @@ import numpy as np
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-import safetensors_file  # noqa: E402  (tools/python)
+import safetensors_file  # noqa: E402  (tools/python/reference)
 
 TOL = 1e-6
 
