@@ -8,7 +8,7 @@
 //                          chosen at run time by select_dense_kernel
 //   dense_f32_xnnpack.cc   dense layers through XNNPACK operators (an explicit session option, in
 //                          builds with XNNPACK)
-// Every fast kernel has a reference with the same contract; tests/unit/test_kernels.cpp compares
+// Every fast kernel has a reference with the same contract; tests/unit/test_kernels.cc compares
 // each pair over odd sizes on every instruction set the CPU has. Kernels are single-threaded over
 // the range they are given; the runtime splits work across its thread pool.
 #pragma once

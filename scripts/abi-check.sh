@@ -27,7 +27,7 @@ esac
 bash scripts/need-packages.sh abigail-tools binutils
 dir=build-abi
 cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Debug -DLINFER_BUILD_TESTS=OFF -DLINFER_BUILD_TOOLS=OFF \
-  -DLINFER_WITH_XNNPACK=OFF > /dev/null
+  -DLINFER_WITH_XNNPACK=OFF -DLINFER_WARNINGS_AS_ERRORS=ON > /dev/null
 cmake --build "$dir" -j"$(nproc)" --target linfer > /dev/null
 lib=$(readlink -f "$dir/runtime/liblinfer.so")
 soname=$(readelf -d "$lib" | sed -n 's/.*Library soname: \[\(.*\)\]/\1/p')

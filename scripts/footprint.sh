@@ -65,5 +65,5 @@ echo "| build | liblinfer.so (stripped) | minimal program (stripped, linfer link
 echo "|---|---:|---:|"
 for r in "${rows[@]}"; do
   read -r key lib minimal <<< "$r"
-  echo "| $key | $((lib / 1024)) KiB ($lib bytes) | $((minimal / 1024)) KiB ($minimal bytes) |"
+  echo "| $key | $(((lib + 512) / 1024)) KiB ($lib bytes) | $(((minimal + 512) / 1024)) KiB ($minimal bytes) |"
 done

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # regen-unigram-tokenizer.sh [--write]: makes the XLM-RoBERTa-style Unigram tokenizer.json of the
-# tokenizer parity test again, as Hugging Face makes them (tools/python/make_unigram_tokenizer_json.py:
+# tokenizer parity test again, as Hugging Face makes them (tools/python/reference/make_unigram_tokenizer_json.py:
 # a SentencePiece model trained on the test corpus, converted by transformers' XLMRobertaConverter),
 # in the Hugging Face venv (scripts/hf-venv.sh: transformers 4.40.2, tokenizers 0.19.1; Debian's
 # python3-sentencepiece and python3-protobuf), and checks it against the committed
@@ -19,7 +19,7 @@ py=$(bash scripts/hf-venv.sh)
 work=$(mktemp -d /tmp/linfer-unigram.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 /usr/bin/python3 tests/tokenizers/make_corpus.py "$work/corpus.txt" 12000
-"$py" tools/python/make_unigram_tokenizer_json.py "$work/corpus.txt" "$work/tokenizer.json"
+"$py" tools/python/reference/make_unigram_tokenizer_json.py "$work/corpus.txt" "$work/tokenizer.json"
 committed=tests/tokenizers/xlmr_unigram_tokenizer.json.gz
 "$py" - "$work" "$committed" <<'PY'
 import gzip, json, sys

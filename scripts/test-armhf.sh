@@ -18,7 +18,7 @@ bash scripts/need-packages.sh g++-arm-linux-gnueabihf qemu-user ninja-build
 bash scripts/cross-sysroot.sh --python armhf build-armhf/python-sysroot
 cmake -S . -B build-armhf -DCMAKE_TOOLCHAIN_FILE=cmake/toolchains/arm-linux-gnueabihf.cmake \
   -DLINFER_WITH_XNNPACK=OFF -DLINFER_PYTHON_SYSROOT=build-armhf/python-sysroot \
-  -DCMAKE_BUILD_TYPE=Release > /dev/null
+  -DCMAKE_BUILD_TYPE=Release -DLINFER_WARNINGS_AS_ERRORS=ON > /dev/null
 cmake --build build-armhf -j"$(nproc)"
 echo "test-armhf.sh: built in $((SECONDS - start)) s"
 # qemu-user takes the CPU model from QEMU_CPU; a test that hangs in the emulator is stopped and
@@ -34,7 +34,7 @@ QEMU_CTEST=(--output-on-failure -j2 --timeout 600 --repeat until-pass:2)
 # stay within its 250 KB budget (tests/footprint/sizes.txt), and its models give their goldens.
 # Without the tokenizers (their Unicode tables alone are a large part: docs/footprint.md).
 cmake -S . -B build-armhf-linformer -DCMAKE_TOOLCHAIN_FILE=cmake/toolchains/arm-linux-gnueabihf.cmake \
-  -DLINFER_WITH_XNNPACK=OFF -DLINFER_ATTENTION_KINDS=linformer -DLINFER_TOKENIZERS=OFF -DCMAKE_BUILD_TYPE=Release > /dev/null
+  -DLINFER_WITH_XNNPACK=OFF -DLINFER_ATTENTION_KINDS=linformer -DLINFER_TOKENIZERS=OFF -DCMAKE_BUILD_TYPE=Release -DLINFER_WARNINGS_AS_ERRORS=ON > /dev/null
 cmake --build build-armhf-linformer -j"$(nproc)" --target linfer linfer_minimal linfer-convert test_golden
 (cd build-armhf-linformer && QEMU_CPU=cortex-a7 ctest "${QEMU_CTEST[@]}" -R '^(footprint_budget|test_golden)$')
 echo "test-armhf.sh: all tests passed in $((SECONDS - start)) s"

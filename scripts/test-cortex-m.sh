@@ -33,7 +33,7 @@ host=${LINFER_HOST_BUILD:-}
 if [ -z "$host" ]; then
   host=$out/host
   cmake -S . -B $host -DCMAKE_BUILD_TYPE=Release -DLINFER_BUILD_TESTS=OFF -DLINFER_BUILD_TOOLS=OFF \
-    -DLINFER_WITH_XNNPACK=OFF > /dev/null
+    -DLINFER_WITH_XNNPACK=OFF -DLINFER_WARNINGS_AS_ERRORS=ON > /dev/null
   cmake --build $host -j"$(nproc)"
 fi
 /usr/bin/python3 tests/cortex_m/make_cases.py $model 10 $out/cases.bin --package "$host/runtime"
@@ -50,7 +50,7 @@ for cpu in cortex-m4 cortex-m55; do
   build=$out/$cpu
   rm -f $build/CMakeCache.txt  # the toolchain's flags, not an earlier run's cached ones
   cmake -S . -B $build -DCMAKE_TOOLCHAIN_FILE=cmake/toolchains/cortex-m.cmake -DLINFER_CORTEX_M_CPU=$cpu \
-    -DCMAKE_BUILD_TYPE=Release -DLINFER_CM_MODEL="$PWD/$model" -DLINFER_CM_CASES="$PWD/$out/cases.bin" > /dev/null
+    -DCMAKE_BUILD_TYPE=Release -DLINFER_CM_MODEL="$PWD/$model" -DLINFER_CM_CASES="$PWD/$out/cases.bin" -DLINFER_WARNINGS_AS_ERRORS=ON > /dev/null
   cmake --build $build -j"$(nproc)"
 done
 echo "--- Cortex-M4 (mps2-an386)"

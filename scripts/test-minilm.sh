@@ -5,7 +5,7 @@
 # all-MiniLM-L6-v2 from its PyPI package, converted to f32, f16 and int8
 # (scripts/minilm.sh), embeds tests/hf/sentences.txt and queries.txt with linfer-embed and compares
 # them with sentence-transformers' embeddings committed beside them (tests/hf/check_minilm.py;
-# regenerate with tools/python/make_minilm_reference.py). BIN_DIR defaults to build/bin.
+# regenerate with tools/python/reference/make_minilm_reference.py). BIN_DIR defaults to build/bin.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=${1:-build/bin}

@@ -17,7 +17,7 @@ for kind in shared static; do
   shared=$([ $kind = shared ] && echo ON || echo OFF)
   rm -rf "$prefix" "$dir/consumer" "$dir/consumer-pc"
   cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release -DLINFER_WITH_XNNPACK=OFF -DLINFER_THREADS=OFF \
-    -DLINFER_BUILD_TOOLS=OFF -DLINFER_BUILD_TESTS=OFF -DBUILD_SHARED_LIBS=$shared > /dev/null
+    -DLINFER_BUILD_TOOLS=OFF -DLINFER_BUILD_TESTS=OFF -DBUILD_SHARED_LIBS=$shared -DLINFER_WARNINGS_AS_ERRORS=ON > /dev/null
   cmake --build "$dir" -j"$(nproc)" > /dev/null
   cmake --install "$dir" --prefix "$prefix" > /dev/null
   if [ $kind = shared ]; then
@@ -40,7 +40,7 @@ for kind in shared static; do
   "$dir/consumer/consumer" "$model" --refused xnnpack
   pc_static=$([ $kind = static ] && echo --static || true)
   mkdir -p "$dir/consumer-pc"
-  g++ -std=c++17 tests/install/consumer/main.cpp -o "$dir/consumer-pc/consumer" \
+  g++ -std=c++17 tests/install/consumer/main.cc -o "$dir/consumer-pc/consumer" \
     $(PKG_CONFIG_PATH="$prefix/lib/pkgconfig" pkg-config $pc_static --cflags --libs linfer)
   "$dir/consumer-pc/consumer" "$model"
 done
@@ -51,7 +51,7 @@ dir=build-min-linformer
 # Its tools must load its own library, not the installed minimal one the loop above put first in
 # LD_LIBRARY_PATH (a single-threaded build: linfer-run --threads 2 was refused).
 export LD_LIBRARY_PATH=$original_ld_path
-cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release -DLINFER_ATTENTION_KINDS=linformer > /dev/null
+cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release -DLINFER_ATTENTION_KINDS=linformer -DLINFER_WARNINGS_AS_ERRORS=ON > /dev/null
 cmake --build "$dir" -j"$(nproc)" --target test_golden test_runtime > /dev/null
 (cd "$dir" && ctest -j"$(nproc)" --output-on-failure -R '^(test_golden|test_runtime)$')
 if out=$(cmake -S . -B "$dir/unknown-kind" "-DLINFER_ATTENTION_KINDS=linformer;favor" 2>&1) ||

@@ -59,24 +59,24 @@ node22=$PWD/$tools/node_modules/.bin/node
 cmake -S . -B build-wasm-relaxed -DCMAKE_TOOLCHAIN_FILE=cmake/toolchains/wasm32-emscripten-relaxed.cmake \
   -DLINFER_BINARYEN_BIN="$PWD/$tools/node_modules/binaryen/bin" -DCMAKE_CROSSCOMPILING_EMULATOR="$node22" \
   -DCMAKE_C_COMPILER_LAUNCHER= -DCMAKE_CXX_COMPILER_LAUNCHER= \
-  -DCMAKE_BUILD_TYPE=Release -DLINFER_BUILD_TESTS=ON > /dev/null
+  -DCMAKE_BUILD_TYPE=Release -DLINFER_BUILD_TESTS=ON -DLINFER_WARNINGS_AS_ERRORS=ON > /dev/null
 cmake --build build-wasm-relaxed -j"$(nproc)" --target linfer_wasm test_kernels
 (cd build-wasm-relaxed && ctest --output-on-failure -R '^test_kernels$')
 
 # The threads module (its kernels are the SIMD128 module's, which build-wasm tests).
 cmake -S . -B build-wasm-threads -DCMAKE_TOOLCHAIN_FILE=cmake/toolchains/wasm32-emscripten-threads.cmake \
-  -DCMAKE_BUILD_TYPE=Release -DLINFER_BUILD_TESTS=OFF > /dev/null
+  -DCMAKE_BUILD_TYPE=Release -DLINFER_BUILD_TESTS=OFF -DLINFER_WARNINGS_AS_ERRORS=ON > /dev/null
 cmake --build build-wasm-threads -j"$(nproc)" --target linfer_wasm
 
 cmake -S . -B build-wasm -DCMAKE_TOOLCHAIN_FILE=cmake/toolchains/wasm32-emscripten.cmake \
   -DLINFER_JS_RELAXED_DIR="$PWD/build-wasm-relaxed/js/relaxed" -DLINFER_JS_THREADS_DIR="$PWD/build-wasm-threads/js/threads" \
-  -DCMAKE_BUILD_TYPE=Release -DLINFER_BUILD_TESTS=ON > /dev/null
+  -DCMAKE_BUILD_TYPE=Release -DLINFER_BUILD_TESTS=ON -DLINFER_WARNINGS_AS_ERRORS=ON > /dev/null
 cmake --build build-wasm -j"$(nproc)"
 (cd build-wasm && ctest --output-on-failure)
 
 native=${LINFER_NATIVE_BIN:-}
 if [ -z "$native" ]; then
-  cmake -S . -B build-wasm/host -DCMAKE_BUILD_TYPE=Release -DLINFER_BUILD_TESTS=OFF -DLINFER_WITH_XNNPACK=OFF > /dev/null
+  cmake -S . -B build-wasm/host -DCMAKE_BUILD_TYPE=Release -DLINFER_BUILD_TESTS=OFF -DLINFER_WITH_XNNPACK=OFF -DLINFER_WARNINGS_AS_ERRORS=ON > /dev/null
   cmake --build build-wasm/host -j"$(nproc)" --target linfer-convert linfer-run linfer-tokenize linfer-embed
   native=build-wasm/host/bin
 fi

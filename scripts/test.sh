@@ -29,6 +29,7 @@
 #  13. the Java (JNI) and Rust bindings against step 1's library: `mvn -o test` and `cargo test`
 #      (scripts/test-bindings.sh); the Java tests again on aarch64 against step 5's library, with
 #      Debian's arm64 JDK under qemu-aarch64 (scripts/test-bindings-arm64.sh)
+# Every build sets -DLINFER_WARNINGS_AS_ERRORS=ON: a compiler warning in linfer's sources fails it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/generator.sh
@@ -38,7 +39,7 @@ step() { echo; echo "=== $* ($((SECONDS - start)) s)"; }
 
 step "Release build and tests"
 bash scripts/spdx.sh --check
-bash scripts/build.sh build
+bash scripts/build.sh build -DLINFER_WARNINGS_AS_ERRORS=ON
 (cd build && ctest --output-on-failure -j2)
 bash scripts/test-tokenizers.sh build/bin
 bash scripts/abi-check.sh
@@ -52,17 +53,17 @@ asan_flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O
             "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG")
 tsan_flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG"
             "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG")
-bash scripts/build.sh build-asan "${asan_flags[@]}" -DLINFER_SANITIZE=ON
+bash scripts/build.sh build-asan "${asan_flags[@]}" -DLINFER_SANITIZE=ON -DLINFER_WARNINGS_AS_ERRORS=ON
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j2)
 
 step "ThreadSanitizer: concurrent sessions on one model, determinism across thread counts"
-cmake -S . -B build-tsan "${tsan_flags[@]}" -DLINFER_TSAN=ON > /dev/null
+cmake -S . -B build-tsan "${tsan_flags[@]}" -DLINFER_TSAN=ON -DLINFER_WARNINGS_AS_ERRORS=ON > /dev/null
 cmake --build build-tsan -j"$(nproc)" --target test_concurrency test_determinism linfer-convert linfer-run
 (cd build-tsan && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -R 'test_concurrency|test_determinism')
 
 step "Fuzz targets: smoke runs"
 cmake -S . -B build-fuzz "${asan_flags[@]}" -DCMAKE_C_COMPILER=clang \
-  -DCMAKE_CXX_COMPILER=clang++ -DLINFER_FUZZ=ON -DLINFER_BUILD_TESTS=OFF > /dev/null
+  -DCMAKE_CXX_COMPILER=clang++ -DLINFER_FUZZ=ON -DLINFER_BUILD_TESTS=OFF -DLINFER_WARNINGS_AS_ERRORS=ON > /dev/null
 cmake --build build-fuzz -j"$(nproc)" --target fuzz_lfm fuzz_safetensors fuzz_torch fuzz_convert
 bash tests/fuzz/smoke.sh build-fuzz 20
 

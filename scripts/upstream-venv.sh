@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # upstream-venv.sh: makes build-upstream/venv, the Python the golden references are made with. A
 # venv over Debian's /usr/bin/python3 with --system-site-packages (so Debian's python3-torch 1.13
-# and numpy 1.24), plus the upstream libraries pinned in tools/python/upstream/requirements.txt:
+# and numpy 1.24), plus the upstream libraries pinned in tools/python/reference/upstream/requirements.txt:
 # linformer, linformer-pytorch, performer-pytorch, reformer-pytorch, transformers, and every
 # dependency of theirs, pinned too and installed with --no-deps, so that pip never replaces
 # Debian's torch or numpy. Rebuilt only when requirements.txt changes; about 230 MB, a minute.
@@ -10,7 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/need-packages.sh python3 python3-venv python3-pip python3-torch python3-numpy
 venv=build-upstream/venv
-req=tools/python/upstream/requirements.txt
+req=tools/python/reference/upstream/requirements.txt
 if ! cmp -s "$req" "$venv/requirements.installed" 2> /dev/null; then
   rm -rf "$venv"
   /usr/bin/python3 -m venv --system-site-packages "$venv"

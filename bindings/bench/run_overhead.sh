@@ -17,7 +17,7 @@ mkdir -p "$out"
 if [ ! -f "$out/S_n$T.lfm" ]; then
   /usr/bin/python3 - "$out/S_n$T.safetensors" "$T" <<'PY'
 import sys
-sys.path[:0] = ["tools/python", "tools/bench/suite"]
+sys.path[:0] = ["tools/python/reference", "tools/bench/suite"]
 import make_models, models, linfer_ref
 cfg = models.config("S", int(sys.argv[2]))
 m = linfer_ref.LinferEncoder(cfg)

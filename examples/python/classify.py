@@ -7,7 +7,7 @@
 
 Each byte of the file is one token; line breaks at its end are not part of the text, and a longer
 text is cut to the model's maximum length (at a character boundary). Prints what
-examples/classify/classify.cpp prints for a file: the most likely language, then the next two
+examples/classify/classify.cc prints for a file: the most likely language, then the next two
 (the C++ example also reads standard input and takes --threshold).
 """
 import math

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: Apache-2.0
 """Sentence vectors: the mean of a model's final hidden states over the tokens, and the cosine
-similarity of two texts' vectors (the Python version of examples/embed/embed.cpp):
+similarity of two texts' vectors (the Python version of examples/embed/embed.cc):
 
     /usr/bin/python3 examples/python/embed.py examples/models/langid.f32.lfm \
         examples/data/langid-de.txt examples/data/langid-fr.txt

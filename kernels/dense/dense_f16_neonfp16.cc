@@ -3,7 +3,7 @@
 // multiply-adds per instruction; Cortex-A76 = Raspberry Pi 5, HWCAP_ASIMDHP). Opt-in only (session
 // option fp16_arithmetic): the f16 sums change results by about 0.5% where dense_f16_neon (f32
 // arithmetic) changes them by 0.04% (docs/quantization.md, "fp16 arithmetic on ARMv8.2").
-// Reference: run_f16_ref (dense_ref.cc); tests/unit/test_kernels.cpp compares the two with a
+// Reference: run_f16_ref (dense_ref.cc); tests/unit/test_kernels.cc compares the two with a
 // tolerance derived from the f16 rounding of the inputs and of every partial sum.
 // Tile: 8 rows x one panel of 16 output channels, 16 f16 accumulators (2 per row). The weights are
 // FMLA's vector operand as they lie in the f16 panel (K rows of 16 halves); each row's inputs are

@@ -59,7 +59,7 @@ void LayerNorm(const float* x, size_t x_stride, float* y, size_t y_stride, size_
 
 // erf(z) = z P(z^2) / Q(z^2) on |z| <= 3.92 (beyond, +-1: erf(3.92) = 1 - 5e-8), P and Q of
 // degree 5, fitted for this kernel by iteratively reweighted least squares on the absolute error
-// (tools/python/fit_erf.py): 1.6e-8 in exact arithmetic, 3.5e-7 evaluated in float. No exp and
+// (tools/python/tables/fit_erf.py): 1.6e-8 in exact arithmetic, 3.5e-7 evaluated in float. No exp and
 // one division: about twice as fast as Abramowitz & Stegun 7.1.26 with its exp, which matters
 // because GELU runs on every feed-forward activation.
 constexpr float kErfZMax = 3.92f;

@@ -58,7 +58,7 @@ def commands_in(path):
 
 
 def make_stand_ins(source, work, bindir):
-    sys.path.insert(0, os.path.join(source, "tools", "python"))
+    sys.path.insert(0, os.path.join(source, "tools", "python", "reference"))
     import torch
     import linfer_ref
 

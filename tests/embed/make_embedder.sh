@@ -19,7 +19,7 @@ source=$(cd "$(dirname "$0")/../.." && pwd)
 mkdir -p "$out"
 /usr/bin/python3 - "$source" "$out" <<'PY'
 import os, sys
-sys.path.insert(0, os.path.join(sys.argv[1], "tools", "python"))
+sys.path.insert(0, os.path.join(sys.argv[1], "tools", "python", "reference"))
 import linfer_ref
 out = sys.argv[2]
 cfg = linfer_ref.resolve_config(dict(vocab_size=64, dim=32, num_layers=2, num_heads=2, head_dim=16, ff_dim=64,

@@ -4,7 +4,7 @@
     build-upstream/venv/bin/python tests/fuzz/make_seeds.py [CONVERTER]    (default: build/bin/linfer-convert)
 
 Needs the upstream packages (scripts/upstream-venv.sh: the upstream-layout models come from them,
-through tools/python/make_layout_golden.py). Tiny models (dim 8, n 8, one or two layers) cover every attention
+through tools/python/reference/make_layout_golden.py). Tiny models (dim 8, n 8, one or two layers) cover every attention
 kind, norm placement, position kind, projection placement and sharing, head and pooling:
   corpus/fuzz_lfm/          .lfm files from the converter (f32, and f16/int8 for some), plus three
                             golden checkpoints converted as they are (about 40-100 KB each)
@@ -28,7 +28,7 @@ sys.dont_write_bytecode = True
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
-sys.path.insert(0, os.path.join(ROOT, "tools", "python"))
+sys.path.insert(0, os.path.join(ROOT, "tools", "python", "reference"))
 
 import argparse  # noqa: E402
 

@@ -7,7 +7,7 @@ with that model's pieces (trained again without byte fallback) in the tokenizer.
 transformers' XLMRobertaConverter writes (Precompiled, Strip, Replace, Metaspace, <mask> last),
 and the WordPiece one in int8 with activation smoothing (--calibrate: format version 3)
 (tests/fuzz/corpus/fuzz_lfm/tokenizer_*.lfm; fuzz_lfm tokenizes part of its input with them, and
-tests/unit/test_tokenizer.cpp and test_no_alloc.cpp use them). Run it with
+tests/unit/test_tokenizer.cc and test_no_alloc.cc use them). Run it with
 build-upstream/venv/bin/python (scripts/upstream-venv.sh), which has linformer and sentencepiece."""
 import base64
 import json

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """Converts each Hugging Face model of tests/hf/bert_family (made by transformers:
-tools/python/make_bert_family_golden.py) with linfer-convert (layout from config.json's model_type),
+tools/python/reference/make_bert_family_golden.py) with linfer-convert (layout from config.json's model_type),
 runs it with linfer-run on each ids_<T>.txt and compares with transformers' out_<T>.npy: the
 largest difference at most 1e-4 of the output's largest magnitude (f32).
 

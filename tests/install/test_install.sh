@@ -17,7 +17,7 @@ cmake -S "$source/tests/install/consumer" -B "$prefix-consumer" -DCMAKE_PREFIX_P
 cmake --build "$prefix-consumer" > /dev/null
 "$prefix-consumer/consumer" "$model"
 mkdir -p "$prefix-pc"
-PKG_CONFIG_PATH="$prefix/lib/pkgconfig" g++ -std=c++17 "$source/tests/install/consumer/main.cpp" -o "$prefix-pc/consumer" \
+PKG_CONFIG_PATH="$prefix/lib/pkgconfig" g++ -std=c++17 "$source/tests/install/consumer/main.cc" -o "$prefix-pc/consumer" \
   $(PKG_CONFIG_PATH="$prefix/lib/pkgconfig" pkg-config --cflags --libs linfer)
 "$prefix-pc/consumer" "$model"
 "$prefix/bin/linfer-run" "$model" --ids "$source/tests/golden/c01_pre_headwise_after/ids_7.txt" > /dev/null

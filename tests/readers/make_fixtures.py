@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: Apache-2.0
-"""Regenerates the checkpoint-reader fixtures used by tests/unit/test_readers.cpp.
+"""Regenerates the checkpoint-reader fixtures used by tests/unit/test_readers.cc.
 
 Needs torch (Debian python3-torch; the fixtures were made with 1.13). Run from anywhere:
 
@@ -139,7 +139,7 @@ class Tiny(torch.nn.Module):
 
 def write_legacy_golden_expected():
     """Per tensor of the real legacy golden file: name, dtype, shape, FNV-1a 64 of its float32 values
-    (contiguous, little-endian), as torch.load reads them. test_readers.cpp compares its own reading."""
+    (contiguous, little-endian), as torch.load reads them. test_readers.cc compares its own reading."""
     golden = os.path.join(HERE, "..", "golden_layouts", "lucidrains_share_kv_legacy", "checkpoint.pt")
     sd = torch.load(golden)
     lines = []
@@ -182,7 +182,7 @@ def write_overlapping_views():
     weights. Each view stays under tensor_to_f32's per-view expansion limit; the converter's
     overall budget must refuse it."""
     import sys
-    sys.path.insert(0, os.path.join(HERE, "..", "..", "tools", "python"))
+    sys.path.insert(0, os.path.join(HERE, "..", "..", "tools", "python", "reference"))
     import linfer_ref
     cfg = linfer_ref.resolve_config(dict(vocab_size=16, dim=256, num_layers=64, num_heads=4, head_dim=64,
                                          ff_dim=256, max_seq_len=16, proj_len=4, qkv_bias=False,

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // What the tokenizers need of Unicode: UTF-8 decoding that never reads past its input, the
 // character classes of their pre-tokenizers and the mappings of BERT's normalizer. Tables from
-// tools/python/make_unicode_tables.py (unicode_tables.inc).
+// tools/python/tables/make_unicode_tables.py (unicode_tables.inc).
 #pragma once
 
 #include <cstddef>

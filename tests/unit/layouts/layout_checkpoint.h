@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Checkpoints built in memory for the layout tests (tests/unit/layouts/test_<layout>.cpp): the key
+// Checkpoints built in memory for the layout tests (tests/unit/layouts/test_<layout>.cc): the key
 // names and shapes of one source library, small values, no file and no reader in between.
 #pragma once
 

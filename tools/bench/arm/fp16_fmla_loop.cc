@@ -12,7 +12,7 @@
 // each row once, FCVTN, before the tiles: R x K conversions against R x K x N multiply-adds); each
 // row's inputs are loaded 8 at a time and fed to FMLA by element, so one load
 // serves 8 k steps. Every accumulator lane is one chain over all K (no f32 flushes): the
-// "fp16_seq" scheme of tools/python/fp16_arith_accuracy.py.
+// "fp16_seq" scheme of tools/python/bench/fp16_arith_accuracy.py.
 // Per 8 k steps: 8 weight loads (LDP q) + R input loads + 16 R FMLA .8H (128 R MACs) + the loop.
 // llvm-mca (a proxy; GCC 12 -O3; cortex-a76 = LLVM 19's neoverse-n1 model): 8 rows 149 instructions,
 // 64.01 cycles per 1024 MACs = 16 MACs/cycle, 100% of 2 x FMLA.8H; 4 rows 81, 32.01 per 512, 100%.

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """Every attention kind of scaling.py's S models in linfer against ONNX Runtime running the same
-model as exported from the PyTorch reference (tools/python/linfer_ref.py), where it exports.
+model as exported from the PyTorch reference (tools/python/reference/linfer_ref.py), where it exports.
 
     /usr/bin/python3 tools/bench/suite/kinds_ort.py [--threads 2] [--lengths 2048,4096]
 
@@ -113,7 +113,7 @@ def main():
              "4 heads x 64, ff 1024, vocab 256, LM head, sinusoidal positions, random weights, seed 7; the kinds' "
              "settings are the column names there). ONNX Runtime: onnxruntime-node from "
              "tools/bench/suite/package-lock.json, CPU provider, graph optimizations on, running the graph "
-             "torch.onnx.export (opset 17) makes of tools/python/linfer_ref.py's module at a fixed input length, "
+             "torch.onnx.export (opset 17) makes of tools/python/reference/linfer_ref.py's module at a fixed input length, "
              "timed without onnxruntime-node's output handoff (benchmarks.md, protocol). That reference writes "
              "block sparse and sliding window attention as masks over full scores and LSH as a loop over "
              "chunks, so ONNX Runtime runs the plain export of each model, not a specialised kernel: where a "

@@ -25,7 +25,7 @@ import torch
 import torch.nn as nn
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "python", "reference"))
 sys.path.insert(0, HERE)
 
 import linfer_ref  # noqa: E402

@@ -229,7 +229,7 @@ def render(results, plot_files, plot_note):
     w("")
     w("## Models")
     w("")
-    w("Built in PyTorch by tools/bench/suite/make_models.py from tools/python/linfer_ref.py "
+    w("Built in PyTorch by tools/bench/suite/make_models.py from tools/python/reference/linfer_ref.py "
       "(`LinferEncoder`; `init_random` with seed 7, linear weights with std 1/sqrt(fan_in), E and F "
       "with std 1/sqrt(n), embeddings std 1), saved as safetensors, then:")
     w("")

@@ -4,7 +4,7 @@
     /usr/bin/python3 tools/bench/suite/scaling.py [--threads 2] [--max-n 65536] [--full-max-n 16384]
 
 Builds S-sized models (dim 256, 4 layers, 4 heads, ff 1024, vocab 256, LM head, sinusoidal
-positions so that one model serves every n) of each kind with tools/python/linfer_ref.py, converts
+positions so that one model serves every n) of each kind with tools/python/reference/linfer_ref.py, converts
 them with build/bin/linfer-convert, times build/bin/linfer-bench at each n (kinds alternating at
 each n), and writes docs/scaling.md and docs/scaling.png. Linformer rows use layerwise sharing, as
 the Linformer paper's Table 3 does. Full attention stops at --full-max-n (its time grows as n^2).
@@ -20,7 +20,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
-sys.path.insert(0, os.path.join(ROOT, "tools", "python"))
+sys.path.insert(0, os.path.join(ROOT, "tools", "python", "reference"))
 
 # The Linformer paper's Table 3 (arXiv 2006.04768v3), k = 128 / 256.
 PAPER_SPEEDUP = {512: (1.5, 1.3), 1024: (1.7, 1.6), 2048: (2.6, 2.4), 4096: (3.4, 3.2),

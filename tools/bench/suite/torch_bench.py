@@ -2,7 +2,7 @@
 """torch_bench.py MODEL.safetensors --seq-len N --threads T [--runs R] [--warmup W] [--dtype f32|int8]
 torch_bench.py MODEL.safetensors --check IDS.txt OUT.npy --threads T [--dtype f32|int8]
 
-Times the PyTorch reference (tools/python/linfer_ref.py LinferEncoder, eager mode) on random token
+Times the PyTorch reference (tools/python/reference/linfer_ref.py LinferEncoder, eager mode) on random token
 ids [N]: torch.set_num_threads(T), torch.set_num_interop_threads(1), torch.inference_mode(); W warm-up
 runs, then R timed runs. Run with /usr/bin/python3 (Debian's torch). The driver also sets
 OMP_NUM_THREADS and OPENBLAS_NUM_THREADS to T for this process, so that OpenBLAS (which does Debian
@@ -35,7 +35,7 @@ import time
 import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "python", "reference"))
 
 import linfer_ref  # noqa: E402
 

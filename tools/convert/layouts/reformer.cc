@@ -13,7 +13,7 @@ namespace {
 // The rotations reformer-pytorch draws at every forward pass, drawn once here (docs/converter.md):
 // splitmix64 from state rotation_seed * 2^32 + layer, each value sqrt(-2 ln u1) cos(2 pi u2) with
 // u1 = (a + 1) 2^-53, u2 = b 2^-53 for the top 53 bits a, b of two successive outputs, rounded to
-// float, in the order of [num_hashes, head_dim, half] (tools/python/upstream/packages.py: the same).
+// float, in the order of [num_hashes, head_dim, half] (tools/python/reference/upstream/packages.py: the same).
 std::vector<float> reformer_rotations(uint32_t seed, uint32_t layer, size_t count) {
   uint64_t state = (uint64_t(seed) << 32) + layer;
   auto next = [&state] {

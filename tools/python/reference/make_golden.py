@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """Writes the golden parity fixtures under tests/golden/ (deterministic, a few seconds).
 
-    /usr/bin/python3 tools/python/make_golden.py [OUT_DIR]      (default: tests/golden)
+    /usr/bin/python3 tools/python/reference/make_golden.py [OUT_DIR]      (default: tests/golden)
 
 For each case: tests/golden/<case>/checkpoint.{safetensors,pt}, config.json and, for each T in
 {1, 7, n/2+1, n}, ids_<T>.txt (token ids) and out_<T>.npy (float32 [T, C] or [1, num_classes],
@@ -147,7 +147,7 @@ def write_case(root, index, case):
 
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
-    root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(here, "..", "..", "tests", "golden")
+    root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(here, "..", "..", "..", "tests", "golden")
     root = os.path.abspath(root)
     os.makedirs(root, exist_ok=True)
     for case in CASES:

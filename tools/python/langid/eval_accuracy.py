@@ -2,7 +2,7 @@
 """Test-split accuracy of the language-ID example model, in PyTorch and in linfer (f32, f16, int8),
 on the 1 KB pieces of the test pages and on the short-input test set.
 
-    /usr/bin/python3 tools/python/eval_accuracy.py          # from the repository root
+    /usr/bin/python3 tools/python/langid/eval_accuracy.py          # from the repository root
 
 Reads examples/data/langid_test_pages.txt (written by train.py), cuts those pages of the manual
 page packages into pieces of up to 1024 bytes (data_langid.py; the packages are installed if
@@ -10,7 +10,7 @@ missing) and takes a fixed, seeded, class-balanced set of them (the "1 KB set").
 test set examples/data/langid_short_test.tsv (single sentences and lines of 40-200 bytes of the
 same pages, data_langid.make_short_samples) and checks that cutting the pages again gives exactly
 that file. Runs every sample of both sets through
-  - the checkpoint examples/models/langid.safetensors in tools/python/linfer_ref.py (float32),
+  - the checkpoint examples/models/langid.safetensors in tools/python/reference/linfer_ref.py (float32),
   - build/bin/linfer-run examples/models/langid.{f32,f16,int8}.lfm --text SAMPLE --dump OUT.npy,
   - the baseline: the first example model (examples/models/langid.safetensors at git revision
     --baseline, default fa577d3) in PyTorch, and converted with build/bin/linfer-convert --dtype
@@ -35,10 +35,11 @@ import numpy as np
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "reference"))  # linfer_ref
 import data_langid as data  # noqa: E402
 from linfer_ref import LinferEncoder, load_safetensors  # noqa: E402
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 TEST_SEED = "langid-test-v1"
 PER_LANG = 50
 SHORT_SEED = "langid-short-v1"

@@ -6,7 +6,8 @@ Hugging Face makes them: a SentencePiece unigram model trained on the corpus's w
 4,000 pieces), loaded as transformers' XLMRobertaTokenizerFast, which converts it with convert_slow_tokenizer
 (XLMRobertaConverter: <s> <pad> </s> <unk> first, the pieces shifted by one, <mask> last with
 lstrip, the <s> ... </s> template) and adds the special tokens, saved as save_pretrained
-saves it. Needs the PyPI packages of scripts/unigram-venv.sh."""
+saves it. Runs in the venv of scripts/hf-venv.sh, with Debian's python3-sentencepiece and
+python3-protobuf (scripts/regen-unigram-tokenizer.sh)."""
 import os
 import sys
 import tempfile

@@ -2,7 +2,7 @@
 """Independent check of the full / linear_elu / givetake / performer / sliding_window / block_sparse / lsh
 kinds of linfer_ref.py and of tests/golden_kinds.
 
-    /usr/bin/python3 tools/python/check_kinds.py [GOLDEN_KINDS_DIR]     (default: tests/golden_kinds)
+    /usr/bin/python3 tools/python/reference/check_kinds.py [GOLDEN_KINDS_DIR]     (default: tests/golden_kinds)
 
 For every case in cases.txt it
   1. reads the checkpoint with check_ref.py's parsers and checks the embedded config equals
@@ -622,7 +622,7 @@ def check_full_vs_linformer_identity(root, name, ckpt):
 
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
-    root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(here, "..", "..", "tests", "golden_kinds")
+    root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(here, "..", "..", "..", "tests", "golden_kinds")
     root = os.path.abspath(root)
     cases = [line.rstrip("\n").split("\t") for line in open(os.path.join(root, "cases.txt")) if line.strip()]
     results = [check_case(root, name, ckpt) for name, ckpt in cases]

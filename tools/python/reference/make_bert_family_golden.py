@@ -5,7 +5,7 @@ the `bert` layout (scripts/test-minilm.sh converts each with linfer-convert and 
   tests/hf/bert_family/<case>/model.safetensors, config.json (save_pretrained),
                               ids_<T>.txt, out_<T>.npy (float32 [rows, C], computed in float64)
 
-    PY=$(bash scripts/hf-venv.sh) && $PY tools/python/make_bert_family_golden.py
+    PY=$(bash scripts/hf-venv.sh) && $PY tools/python/reference/make_bert_family_golden.py
 """
 import json
 import os
@@ -16,7 +16,7 @@ import torch
 import transformers as tf
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-OUT = os.path.join(HERE, "..", "..", "tests", "hf", "bert_family")
+OUT = os.path.join(HERE, "..", "..", "..", "tests", "hf", "bert_family")
 SIZES = dict(vocab_size=99, hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=48,
              max_position_embeddings=24, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
 

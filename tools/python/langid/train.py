@@ -2,10 +2,10 @@
 """Trains the example model: a byte-level encoder that tells which language a text is written in
 (10 classes, data_langid.py), and writes it in every form the examples use.
 
-    /usr/bin/python3 tools/python/train.py                 # installs the packages, trains, converts
-    /usr/bin/python3 tools/python/train.py --bench 5       # only times 5 training steps
-    /usr/bin/python3 tools/python/train.py ... --out build/langid.safetensors   # train, write only there
-    /usr/bin/python3 tools/python/train.py --ship build/langid.safetensors      # ship that, no training
+    /usr/bin/python3 tools/python/langid/train.py                 # installs the packages, trains, converts
+    /usr/bin/python3 tools/python/langid/train.py --bench 5       # only times 5 training steps
+    /usr/bin/python3 tools/python/langid/train.py ... --out build/langid.safetensors   # train, write only there
+    /usr/bin/python3 tools/python/langid/train.py --ship build/langid.safetensors      # ship that, no training
 
 The exact command of the shipped model is in examples/models/langid.train.json ("command"; and
 "shipped_by" when it was trained with --out and shipped with --ship). The defaults (a Linformer of
@@ -26,7 +26,7 @@ generators and the curve go to --work/state.pt (written to a temporary file, the
 with the same arguments continues from there; a process that is stopped (SIGSTOP) or killed loses
 at most that much work. --fresh ignores a saved state.
 
-The model is tools/python/linfer_ref.py's LinferEncoder. Its forward takes one sequence; for speed
+The model is tools/python/reference/linfer_ref.py's LinferEncoder. Its forward takes one sequence; for speed
 the training runs a batched forward written here (pre-norm, learned positions, projection after
 the linears, "kv" or "headwise" sharing, mean or first pooling) on the same parameters. Batches of
 sentences of different lengths are padded, and the padding is masked exactly: the padded rows of K
@@ -71,10 +71,11 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "reference"))  # linfer_ref
 import data_langid as data  # noqa: E402
 from linfer_ref import LinferEncoder, load_safetensors, save_safetensors, sinusoidal_positions  # noqa: E402
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 MODELS = os.path.join(ROOT, "examples", "models")
 EXAMPLES_DATA = os.path.join(ROOT, "examples", "data")
 SHORT_TEST_SEED = "langid-short-v1"
@@ -391,7 +392,7 @@ def accuracy(model, samples):
 def write_examples(docs, test_pages):
     os.makedirs(EXAMPLES_DATA, exist_ok=True)
     with open(os.path.join(EXAMPLES_DATA, "langid_test_pages.txt"), "w") as f:
-        f.write("# test split of tools/python/data_langid.py: pages with sha256(%r + page) %% 100 < %d\n"
+        f.write("# test split of tools/python/langid/data_langid.py: pages with sha256(%r + page) %% 100 < %d\n"
                 % (data.SPLIT_SALT, data.TEST_BUCKETS))
         f.write("".join(p + "\n" for p in test_pages))
     write_short_test(docs, test_pages)
@@ -424,7 +425,7 @@ def short_test_lines(docs, test_pages):
 def write_short_test(docs, test_pages):
     with open(os.path.join(EXAMPLES_DATA, "langid_short_test.tsv"), "w", encoding="utf-8") as f:
         f.write("# language\tpage\tunit index\ttext: data_langid.make_short_samples(test pages, per_lang=%d, "
-                "seed=%r); written by tools/python/train.py\n" % (SHORT_TEST_PER_LANG, SHORT_TEST_SEED))
+                "seed=%r); written by tools/python/langid/train.py\n" % (SHORT_TEST_PER_LANG, SHORT_TEST_SEED))
         f.writelines(short_test_lines(docs, test_pages))
 
 
@@ -487,7 +488,7 @@ def ship(args):
         shutil.copyfile(args.ship, ckpt)
     with open(ckpt, "rb") as f:
         sha = hashlib.sha256(f.read()).hexdigest()
-    summary["shipped_by"] = "/usr/bin/python3 tools/python/train.py" + "".join(" " + a for a in sys.argv[1:])
+    summary["shipped_by"] = "/usr/bin/python3 tools/python/langid/train.py" + "".join(" " + a for a in sys.argv[1:])
     summary["safetensors_sha256"] = sha
     write_models(ckpt, docs, test_pages, args.convert, summary)
     print("shipped %s (sha256 %s) as %s" % (args.ship, sha, os.path.relpath(ckpt, ROOT)))
@@ -723,7 +724,7 @@ def main():
     assert diff < 1e-4, "batched forward differs from LinferEncoder by %g" % diff
     summary = {
         # (the niceness it ran at: a training run is usually niced, not always)
-        "command": ("nice -n %d " % os.nice(0) if os.nice(0) else "") + "/usr/bin/python3 tools/python/train.py"
+        "command": ("nice -n %d " % os.nice(0) if os.nice(0) else "") + "/usr/bin/python3 tools/python/langid/train.py"
                    + "".join(" " + a for a in sys.argv[1:]),
         "config": config, "parameters": nparams, "packages": versions,
         "steps": steps, "batch": args.batch, "short_batch": args.short_batch, "lr": args.lr,

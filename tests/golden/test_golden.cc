@@ -1,4 +1,4 @@
-// Golden parity: each checkpoint written by the PyTorch reference (tools/python/make_golden.py) is
+// Golden parity: each checkpoint written by the PyTorch reference (tools/python/reference/make_golden.py) is
 // converted with linfer-convert, run with the runtime at T in {1, 7, n/2+1, n}, and compared with
 // PyTorch's float64 output: max |linfer - torch| <= 1e-4 * max |torch|.
 #include <doctest/doctest.h>
@@ -126,7 +126,7 @@ TEST_CASE("golden parity with PyTorch for every case, length and thread count") 
 }
 
 // Checkpoints written by the project's re-creations of lucidrains, fairseq, tatp22, performer, reformer and Hugging Face Longformer
-// and BigBird modules (tools/python/upstream, tools/python/make_layout_golden.py): same key names, same forward.
+// and BigBird modules (tools/python/reference/upstream, tools/python/reference/make_layout_golden.py): same key names, same forward.
 TEST_CASE("golden parity for the lucidrains, fairseq, tatp22, performer, reformer, longformer and bigbird layouts") {
   int cases_run = 0;
   CHECK(golden_layout_cases().size() == 33);

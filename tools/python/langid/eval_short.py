@@ -3,7 +3,7 @@
 (at a character boundary), as a model with n = N sees it (docs/accuracy.md, the microcontroller
 model):
 
-    /usr/bin/python3 tools/python/eval_short.py --max-len 128 MODEL.lfm [MODEL.lfm ...]
+    /usr/bin/python3 tools/python/langid/eval_short.py --max-len 128 MODEL.lfm [MODEL.lfm ...]
 
 Runs each model with the host build's Python package (build/runtime/linfer) on
 examples/data/langid_short_test.tsv (1,000 sentences, 100 per language); prints the accuracy per
@@ -13,7 +13,7 @@ import argparse
 import os
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 
 def cut(b, n):

@@ -30,7 +30,7 @@ std::string fixture_dir() {
 #elif defined(LINFER_SOURCE_DIR)
   return std::string(LINFER_SOURCE_DIR) + "/tests/readers";
 #else
-  std::string here = __FILE__;  // .../tests/unit/test_readers.cpp
+  std::string here = __FILE__;  // .../tests/unit/test_readers.cc
   size_t slash = here.rfind('/');
   std::string dir = slash == std::string::npos ? std::string(".") : here.substr(0, slash);
   return dir + "/../readers";

@@ -115,7 +115,7 @@ KIND_DEFAULTS = OrderedDict([("causal", False), ("num_global_tokens", 0), ("conv
 
 def _attention_kinds():
     """The kinds' names, in the schema's order: the one table of kinds, schema/attention_kinds.txt."""
-    table = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "schema", "attention_kinds.txt")
+    table = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "schema", "attention_kinds.txt")
     with open(table, encoding="utf-8") as f:
         return tuple(line.split()[0] for line in f if line[:1].isalpha())
 

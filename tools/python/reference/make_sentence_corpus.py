@@ -7,13 +7,13 @@
   tests/hf/queries.txt    one query per sentence: some of its words dropped and shuffled, the
                           retrieval set (each query's nearest sentence, by cosine)
 
-    python3 tools/python/make_sentence_corpus.py
+    python3 tools/python/reference/make_sentence_corpus.py
 """
 import os
 import random
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-OUT = os.path.join(HERE, "..", "..", "tests", "hf")
+OUT = os.path.join(HERE, "..", "..", "..", "tests", "hf")
 
 SUBJECTS = ["The old fisherman", "My neighbour", "A young engineer", "The city council", "Our team", "The chef",
             "A small startup", "The museum guide", "Her grandmother", "The pilot", "A local farmer", "The librarian",

@@ -3,7 +3,7 @@
 train.py's augmentation (--augment full / none, same configuration and steps) on the validation
 pages, as they are and changed the ways inputs that are not manual pages differ.
 
-    /usr/bin/python3 tools/python/ablation_langid.py NAME=CKPT.safetensors ... [--docs docs/accuracy.md]
+    /usr/bin/python3 tools/python/langid/ablation_langid.py NAME=CKPT.safetensors ... [--docs docs/accuracy.md]
 
 Sets (all from the validation split's pages, never seen in training; seeded):
   - 1 KB: data_langid.make_samples(val pages, 50 per language, seed "langid-val-v1");
@@ -28,6 +28,7 @@ import numpy as np
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "reference"))  # linfer_ref
 import data_langid as data  # noqa: E402
 import train  # noqa: E402
 from linfer_ref import LinferEncoder, load_safetensors  # noqa: E402

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """Independent check of linfer_ref.py and of the golden fixtures.
 
-    /usr/bin/python3 tools/python/check_ref.py [GOLDEN_DIR]     (default: tests/golden)
+    /usr/bin/python3 tools/python/reference/check_ref.py [GOLDEN_DIR]     (default: tests/golden)
 
 For every case in cases.txt it
   1. reads the checkpoint back from disk with its own parser (safetensors: header, alignment,
@@ -339,7 +339,7 @@ def check_case(root, name, ckpt):
 
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
-    root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(here, "..", "..", "tests", "golden")
+    root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(here, "..", "..", "..", "tests", "golden")
     root = os.path.abspath(root)
     cases = [line.rstrip("\n").split("\t") for line in open(os.path.join(root, "cases.txt")) if line.strip()]
     results = [check_case(root, name, ckpt) for name, ckpt in cases]

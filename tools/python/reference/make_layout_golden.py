@@ -2,13 +2,13 @@
 """Writes tests/golden_layouts/: checkpoints in the upstream layouts (three Linformer ones,
 lucidrains' performer-pytorch and reformer-pytorch, Hugging Face's Longformer and BigBird), with outputs.
 
-    build-upstream/venv/bin/python tools/python/make_layout_golden.py [OUT_DIR]   (default: tests/golden_layouts)
-    build-upstream/venv/bin/python tools/python/make_layout_golden.py --check DIR
+    build-upstream/venv/bin/python tools/python/reference/make_layout_golden.py [OUT_DIR]   (default: tests/golden_layouts)
+    build-upstream/venv/bin/python tools/python/reference/make_layout_golden.py --check DIR
 
-Models come from the upstream packages themselves, pinned (tools/python/upstream/packages.py;
+Models come from the upstream packages themselves, pinned (tools/python/reference/upstream/packages.py;
 scripts/upstream-venv.sh makes the venv): linformer 0.2.3, linformer-pytorch 0.19.3,
 performer-pytorch 1.1.4, reformer-pytorch 1.4.4 and transformers 4.40.2 (Longformer, BigBird).
-fairseq's linformer_roberta comes from the re-creation tools/python/upstream/fairseq_linformer.py
+fairseq's linformer_roberta comes from the re-creation tools/python/reference/upstream/fairseq_linformer.py
 (fairseq does not install beside Debian's torch). --check DIR loads DIR's checkpoints into the
 same models and recomputes every output (within 1e-6). For each case:
 a checkpoint, config.json for all but fairseq (constructor arguments under the library's own
@@ -446,7 +446,7 @@ def main():
                   "fairseq re-creation" if case["layout"] == "fairseq" else "upstream package", worst))
         sys.exit(1 if failed else 0)
     here = os.path.dirname(os.path.abspath(__file__))
-    root = os.path.abspath(args.out_dir or os.path.join(here, "..", "..", "tests", "golden_layouts"))
+    root = os.path.abspath(args.out_dir or os.path.join(here, "..", "..", "..", "tests", "golden_layouts"))
     os.makedirs(root, exist_ok=True)
     for case in CASES:
         if os.path.isdir(os.path.join(root, case["name"])):

@@ -18,7 +18,7 @@ import numpy as np
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-import safetensors_file  # noqa: E402  (tools/python)
+import safetensors_file  # noqa: E402  (tools/python/reference)
 
 TOL = 1e-6
 
@@ -89,7 +89,7 @@ def main():
     for name in sorted(set(os.listdir(old)) | set(os.listdir(new))):
         a, b = os.path.join(new, name), os.path.join(old, name)
         if not name.startswith("cases.") and not os.path.isdir(a) and not os.path.isdir(b):
-            continue  # not a reference (tests/golden also holds test_golden.cpp)
+            continue  # not a reference (tests/golden also holds test_golden.cc)
         if not os.path.exists(a) or not os.path.exists(b):
             print("%-40s FAIL  only in %s" % (name, new if os.path.exists(a) else old))
             failed += 1

@@ -3,12 +3,12 @@
 performer, sliding_window, block_sparse, lsh) under tests/golden_kinds/
 (deterministic, about two seconds).
 
-    /usr/bin/python3 tools/python/make_kinds_golden.py [OUT_DIR]      (default: tests/golden_kinds)
+    /usr/bin/python3 tools/python/reference/make_kinds_golden.py [OUT_DIR]      (default: tests/golden_kinds)
 
-Same format as tests/golden (tools/python/make_golden.py, whose write_case it uses): for each case
+Same format as tests/golden (tools/python/reference/make_golden.py, whose write_case it uses): for each case
 <case>/checkpoint.{safetensors,pt}, config.json and, for each T in {1, 7, n/2+1, n}, ids_<T>.txt
 and out_<T>.npy (float32, computed in float64). cases.txt lists "<case>\t<checkpoint file>".
-The kinds' semantics are in docs/converter.md ("Semantics"); tools/python/check_kinds.py checks
+The kinds' semantics are in docs/converter.md ("Semantics"); tools/python/reference/check_kinds.py checks
 every case against an independent numpy forward.
 """
 
@@ -229,7 +229,7 @@ SEED_INDEX = 100  # seeds 1000 + 17 * (SEED_INDEX + i): distinct from tests/gold
 
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
-    root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(here, "..", "..", "tests", "golden_kinds")
+    root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(here, "..", "..", "..", "tests", "golden_kinds")
     root = os.path.abspath(root)
     os.makedirs(root, exist_ok=True)
     for case in CASES:

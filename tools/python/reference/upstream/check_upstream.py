@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """Independent checks of tests/golden_layouts/ and of the upstream packages they come from.
 
-    build-upstream/venv/bin/python tools/python/upstream/check_upstream.py [GOLDEN_LAYOUTS_DIR]
+    build-upstream/venv/bin/python tools/python/reference/upstream/check_upstream.py [GOLDEN_LAYOUTS_DIR]
 
 1. Documented facts (the upstream sources and their examples), on freshly built models:
    lucidrains' example LinformerLM(256, 64, 128, 2, k=32, heads=4) has 34 keys and 157,184
@@ -1082,7 +1082,7 @@ def check_reformer_case(root, row):
 
 
 def main():
-    root = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(HERE, "..", "..", "..", "tests", "golden_layouts"))
+    root = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(HERE, "..", "..", "..", "..", "tests", "golden_layouts"))
     check_doc_facts()
     rows = [line.rstrip("\n").split("\t") for line in open(os.path.join(root, "cases.tsv"))]
     assert rows[0] == ["case", "layout", "checkpoint", "config", "input", "output"]

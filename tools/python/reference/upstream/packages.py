@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The upstream libraries themselves, as PyPI ships them (tools/python/upstream/requirements.txt,
+"""The upstream libraries themselves, as PyPI ships them (tools/python/reference/upstream/requirements.txt,
 installed by scripts/upstream-venv.sh into build-upstream/venv): their constructors by case, the
 config.json each case writes, and the eval-mode float64 forwards the goldens record.
 

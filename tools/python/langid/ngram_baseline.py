@@ -2,7 +2,7 @@
 """A byte n-gram naive Bayes classifier on the language-ID data: the reference point the
 example model is measured against (docs/accuracy.md, "Why the example is not a Linformer").
 
-    /usr/bin/python3 tools/python/ngram_baseline.py          # from the repository root, ~1 minute
+    /usr/bin/python3 tools/python/langid/ngram_baseline.py          # from the repository root, ~1 minute
 
 It counts the byte n-grams (1 to N, the text padded with a space at both ends) of the train split's
 text (data_langid: the same cleaned pages, the same page-name split as train.py), hashed into B
@@ -13,7 +13,7 @@ about the 656,170 parameters of the Linformer model that was the example until 2
 reads the three test sets as eval_accuracy.py does (the short set is checked against the pages
 again) and prints a Markdown table; nothing is written.
 
-    /usr/bin/python3 tools/python/ngram_baseline.py --fit-check examples/models/langid.safetensors
+    /usr/bin/python3 tools/python/langid/ngram_baseline.py --fit-check examples/models/langid.safetensors
 
 adds a second table: short inputs cut the same way as the short test set (make_short_samples, 200
 per language where the pages allow, seed "fit-check") from the train, validation and test pages,
@@ -32,10 +32,11 @@ sys.dont_write_bytecode = True  # keep the source tree clean
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "reference"))  # linfer_ref
 import data_langid as data  # noqa: E402
 import eval_accuracy as ev  # noqa: E402
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 ALPHA = 0.1  # additive smoothing
 _PRIME = 4294967291  # < 2^32, so the rolling hash stays within int64
 

@@ -146,7 +146,7 @@ TEST_CASE("gelu: extreme inputs stay finite and saturate") {
 }
 
 TEST_CASE("gelu_erf: fast kernel within 1e-6 of the exact GELU on a fine grid") {
-  // The rational erf is fitted on |z| <= 3.92 (tools/python/fit_erf.py); the grid covers that
+  // The rational erf is fitted on |z| <= 3.92 (tools/python/tables/fit_erf.py); the grid covers that
   // range, its edge and beyond, with vector-sized and scalar-tail pieces.
   std::vector<float> x;
   for (double v = -12.0; v <= 12.0; v += 1.0 / 1024) x.push_back(float(v));

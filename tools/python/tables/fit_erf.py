@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """fit_erf.py: the rational erf approximation of kernels/elementwise/elementwise_hwy.cc (GELU).
 
-    /usr/bin/python3 tools/python/fit_erf.py
+    /usr/bin/python3 tools/python/tables/fit_erf.py
 
 Fits erf(z) ~ z P(z^2) / Q(z^2), Q(0) = 1, P and Q of degree 5, on 0 <= z <= 3.92 (erf is odd,
 and beyond 3.92 it rounds to 1 in float32), by iteratively reweighted least squares on the

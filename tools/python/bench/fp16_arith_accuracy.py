@@ -3,7 +3,7 @@
 on the benchmark suite's model S (issue 37 item 4; docs/quantization.md, "fp16 arithmetic on
 ARMv8.2 (Pi 5)").
 
-    /usr/bin/python3 tools/python/fp16_arith_accuracy.py --work DIR [--lengths 128,512]
+    /usr/bin/python3 tools/python/bench/fp16_arith_accuracy.py --work DIR [--lengths 128,512]
 
 DIR holds what tools/bench/suite/make_models.py writes: S.safetensors, S_check_ids_n{T}.txt and
 S_check_ref_n{T}.npy (the PyTorch float32 output, the suite's parity reference). Read only.
@@ -39,7 +39,7 @@ import numpy as np
 import torch
 import torch.nn as nn
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "reference"))
 import linfer_ref  # noqa: E402
 
 def load_model(path):
