@@ -12,7 +12,7 @@
 #   /* */ .ld, the linker version script .map, assembly .S (// is no comment in Arm assembly)
 #   <!-- --> .html    .\"  manual pages (docs/man/*.1)
 # Not source: data and what tests compare against (.json, .txt but CMakeLists.txt, .tsv, .npy, .pt,
-# .safetensors, .lfm, .dict, .seed, .png; everything under tests/golden*/ and tests/fuzz/corpus/),
+# .safetensors, .lfm, .dict, .seed, .png; everything under tests/fuzz/corpus/),
 # documents (.md), license texts (LICENSE, NOTICE, cmake/debian/copyright) and .gitignore.
 #
 # The line is the file's first, or its second after a shebang, a `<!doctype ...>` or a Python
@@ -34,7 +34,7 @@ comment_for() {
   local id="SPDX-License-Identifier: Apache-2.0"
   line=
   case "$1" in
-    tests/golden*/*|tests/fuzz/corpus/*) ;;
+    tests/fuzz/corpus/*) ;;
     *.c|*.cc|*.cpp|*.h|*.hpp|*.inc|*.fbs|*.js|*.mjs|*.cjs|*.ts|*/linfer_version.h.in) line="// $id" ;;
     *.py|*.sh|*.cmake|*CMakeLists.txt|*.cmake.in|*.pc.in|.ci/run|cmake/debian/python/*|cmake/debian/triggers)
       line="# $id" ;;

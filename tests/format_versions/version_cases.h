@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The files of tests/format_versions/: which versions, kinds and weight types were written, their
-// names, and the inputs their outputs are of. Shared by the writer (write_files.cpp) and the test
-// (tests/unit/test_format_versions.cpp), which needs nothing else of the tree that wrote them.
+// names, and the inputs their outputs are of. Shared by the writer (write_files.cc) and the test
+// (tests/unit/test_format_versions.cc), which needs nothing else of the tree that wrote them.
 #pragma once
 
 #include <cstdint>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Golden parity: each checkpoint written by the PyTorch reference (tools/python/reference/make_golden.py) is
 // converted with linfer-convert, run with the runtime at T in {1, 7, n/2+1, n}, and compared with
 // PyTorch's float64 output: max |linfer - torch| <= 1e-4 * max |torch|.
