@@ -36,16 +36,16 @@ int64_t detect_targets() {
 #if HWY_ARCH_X86
   unsigned a, b, c, d;
   if (!__get_cpuid(1, &a, &b, &c, &d)) return targets;
-  const bool sse3 = bit(c, 0), clmul = bit(c, 1), ssse3 = bit(c, 9), fma = bit(c, 12),
-             sse41 = bit(c, 19), sse42 = bit(c, 20), aes = bit(c, 25), osxsave = bit(c, 27),
-             avx = bit(c, 28), f16c = bit(c, 29), sse = bit(d, 25), sse2 = bit(d, 26);
+  const bool sse3 = bit(c, 0), clmul = bit(c, 1), ssse3 = bit(c, 9), fma = bit(c, 12), sse41 = bit(c, 19),
+             sse42 = bit(c, 20), aes = bit(c, 25), osxsave = bit(c, 27), avx = bit(c, 28), f16c = bit(c, 29),
+             sse = bit(d, 25), sse2 = bit(d, 26);
   bool lzcnt = false;
   if (__get_cpuid(0x80000001u, &a, &b, &c, &d)) lzcnt = bit(c, 5);
   bool bmi = false, avx2 = false, bmi2 = false, f = false, dq = false, bw = false, vl = false;
   if (__get_cpuid_max(0, nullptr) >= 7) {
     __cpuid_count(7, 0, a, b, c, d);
-    bmi = bit(b, 3), avx2 = bit(b, 5), bmi2 = bit(b, 8), f = bit(b, 16), dq = bit(b, 17),
-    bw = bit(b, 30), vl = bit(b, 31);
+    bmi = bit(b, 3), avx2 = bit(b, 5), bmi2 = bit(b, 8), f = bit(b, 16), dq = bit(b, 17), bw = bit(b, 30),
+    vl = bit(b, 31);
   }
   const bool g_ssse3 = sse && sse2 && sse3 && ssse3;
   const bool g_sse4 = g_ssse3 && sse41 && sse42 && clmul && aes;
@@ -85,17 +85,29 @@ int64_t detect_targets() {
   int64_t allowed = HWY_SCALAR | HWY_EMU128;
   switch (max) {
     case Isa::X86Avx512:
-    case Isa::X86Avx512Vnni: allowed |= HWY_AVX3 | HWY_AVX3_DL; [[fallthrough]];
+    case Isa::X86Avx512Vnni:
+      allowed |= HWY_AVX3 | HWY_AVX3_DL;
+      [[fallthrough]];
     case Isa::X86Avx2:
-    case Isa::X86AvxVnni: allowed |= HWY_AVX2; [[fallthrough]];
-    case Isa::X86Sse4: allowed |= HWY_SSE4 | HWY_SSSE3; break;
+    case Isa::X86AvxVnni:
+      allowed |= HWY_AVX2;
+      [[fallthrough]];
+    case Isa::X86Sse4:
+      allowed |= HWY_SSE4 | HWY_SSSE3;
+      break;
     case Isa::ArmNeon:
     case Isa::ArmNeonDot:
-    case Isa::ArmNeonI8mm: allowed |= HWY_NEON; break;
-    case Isa::WasmSimd128: allowed |= HWY_WASM; break;
+    case Isa::ArmNeonI8mm:
+      allowed |= HWY_NEON;
+      break;
+    case Isa::WasmSimd128:
+      allowed |= HWY_WASM;
+      break;
     case Isa::ArmDsp:
-    case Isa::ArmMve: break;  // no Highway target of their own (Highway has none for Helium)
-    case Isa::Generic: break;
+    case Isa::ArmMve:
+      break;  // no Highway target of their own (Highway has none for Helium)
+    case Isa::Generic:
+      break;
   }
   // A build that compiles no portable Highway target (wasm: its SIMD128 baseline alone, for
   // size) keeps that baseline under every cap: a table with no allowed entry has nothing to call.

@@ -31,10 +31,10 @@ namespace linfer::kernels {
 
 // y[r] = (x[r] - mean) / sqrt(var + eps) * gamma + beta, for each of `rows` rows of `dim` values.
 // x and y may alias.
-void layernorm_f32_ref(const float* x, size_t x_stride, float* y, size_t y_stride, size_t rows,
-                       size_t dim, const float* gamma, const float* beta, float eps);
-void layernorm_f32_hwy(const float* x, size_t x_stride, float* y, size_t y_stride, size_t rows,
-                       size_t dim, const float* gamma, const float* beta, float eps);
+void layernorm_f32_ref(const float* x, size_t x_stride, float* y, size_t y_stride, size_t rows, size_t dim,
+                       const float* gamma, const float* beta, float eps);
+void layernorm_f32_hwy(const float* x, size_t x_stride, float* y, size_t y_stride, size_t rows, size_t dim,
+                       const float* gamma, const float* beta, float eps);
 
 // In place over n values. An element's result does not depend on its position in the range.
 void gelu_erf_f32_ref(float* x, size_t n);
@@ -78,10 +78,10 @@ void mean_rows_f32_hwy(const float* x, size_t rows, size_t cols, size_t stride, 
 // y[r][c] += s[r] * b[c] + p[r] for rows r < rows, c < cols (row stride y_stride); s and b, or
 // p, may be null (that term is then 0). The Linformer's biases through the projection: a K/V bias
 // b seen through E adds rowsum(E)[r] * b, a bias of E itself adds p[r] to every channel.
-void add_rank1_f32_ref(float* y, size_t y_stride, size_t rows, size_t cols, const float* s,
-                       const float* b, const float* p);
-void add_rank1_f32_hwy(float* y, size_t y_stride, size_t rows, size_t cols, const float* s,
-                       const float* b, const float* p);
+void add_rank1_f32_ref(float* y, size_t y_stride, size_t rows, size_t cols, const float* s, const float* b,
+                       const float* p);
+void add_rank1_f32_hwy(float* y, size_t y_stride, size_t rows, size_t cols, const float* s, const float* b,
+                       const float* p);
 
 // y[i] = scale * x[i] for i < n, from f32, f16 (IEEE half bits) or int8 values: weights that
 // stay f16 or int8 in memory (embeddings, projections E and F) widened where they are used.
@@ -94,17 +94,16 @@ void convert_int8_to_f32_hwy(const int8_t* x, size_t n, float scale, float* y);
 
 // dst[c][r] = src[r][c] for r < rows, c < cols (row strides in floats). Data movement only: the
 // fast version is portable C++ walking cache-sized blocks.
-void transpose_f32_ref(const float* src, size_t src_stride, size_t rows, size_t cols, float* dst,
-                       size_t dst_stride);
-void transpose_f32_generic(const float* src, size_t src_stride, size_t rows, size_t cols,
-                           float* dst, size_t dst_stride);
+void transpose_f32_ref(const float* src, size_t src_stride, size_t rows, size_t cols, float* dst, size_t dst_stride);
+void transpose_f32_generic(const float* src, size_t src_stride, size_t rows, size_t cols, float* dst,
+                           size_t dst_stride);
 
 // Rotary positions, adjacent pairs: in each of `heads` head_dim-wide heads of each row, elements
 // (2i, 2i+1) = (a, b) become (a cos - b sin, b cos + a sin) with row r's angles from
 // table + r * table_stride (head_dim / 2 sines, then as many cosines). A few multiply-adds per
 // element next to a projection's hundreds: the portable loop is the reference and the fast path.
-void rotate_pairs_f32(float* x, size_t x_stride, size_t rows, size_t heads, size_t head_dim,
-                      const float* table, size_t table_stride);
+void rotate_pairs_f32(float* x, size_t x_stride, size_t rows, size_t heads, size_t head_dim, const float* table,
+                      size_t table_stride);
 
 // The sinusoidal position table: `rows` rows of dim values for the positions first, first + 1, ...;
 // in row t, column i < dim / 2 is sin(pos w_i) and column dim / 2 + i cos(pos w_i), with
@@ -128,10 +127,10 @@ const char* hwy_kernel_target();
 
 // C[M x N] = A[M x K] * B[K x N] (accumulate: C += A B); row strides lda, ldb, ldc (in floats).
 // Also the Performer's feature projections and products (favor_hwy.cc).
-void gemm_f32_ref(size_t M, size_t N, size_t K, const float* A, size_t lda, const float* B,
-                  size_t ldb, float* C, size_t ldc, bool accumulate = false);
-void gemm_f32_hwy(size_t M, size_t N, size_t K, const float* A, size_t lda, const float* B,
-                  size_t ldb, float* C, size_t ldc, bool accumulate = false);
+void gemm_f32_ref(size_t M, size_t N, size_t K, const float* A, size_t lda, const float* B, size_t ldb, float* C,
+                  size_t ldc, bool accumulate = false);
+void gemm_f32_hwy(size_t M, size_t N, size_t K, const float* A, size_t lda, const float* B, size_t ldb, float* C,
+                  size_t ldc, bool accumulate = false);
 
 // The compression of int8 models runs on the int8 dense kernels: E's rows (int8 weights) are the
 // kernel's input rows (int8_rows_to_input) and X's columns its weights, packed here (and K'^T's
@@ -141,10 +140,10 @@ void gemm_f32_hwy(size_t M, size_t N, size_t K, const float* A, size_t lda, cons
 // convention (its own scale, like a weight row) and stored in panel layout
 // (linfer/types/panel_layout.h; panels: panel_count(cols) x panel_bytes(I8, rows) bytes, padding
 // zero), with its scale and the sum of its int8 values (cols entries each).
-void pack_columns_int8_ref(const float* x, size_t x_stride, size_t rows, size_t cols, size_t col_begin,
-                           size_t col_end, int8_t* panels, float* scales, int32_t* sums);
-void pack_columns_int8_hwy(const float* x, size_t x_stride, size_t rows, size_t cols, size_t col_begin,
-                           size_t col_end, int8_t* panels, float* scales, int32_t* sums);
+void pack_columns_int8_ref(const float* x, size_t x_stride, size_t rows, size_t cols, size_t col_begin, size_t col_end,
+                           int8_t* panels, float* scales, int32_t* sums);
+void pack_columns_int8_hwy(const float* x, size_t x_stride, size_t rows, size_t cols, size_t col_begin, size_t col_end,
+                           int8_t* panels, float* scales, int32_t* sums);
 
 // ---------------------------------------------------------------------------------------------
 // Attention (attention/)
@@ -155,13 +154,13 @@ void pack_columns_int8_hwy(const float* x, size_t x_stride, size_t rows, size_t 
 // an online softmax, so its scratch does not grow with the number of keys: the same kernel runs
 // the Linformer's k compressed keys (one block) and full attention over all T keys.
 struct AttentionHeadArgs {
-  const float* q;   // [rows x head_dim], row stride q_stride
+  const float* q;  // [rows x head_dim], row stride q_stride
   size_t q_stride;
   const float* kt;  // [head_dim x keys], row stride kt_stride
   size_t kt_stride;
-  const float* v;   // [keys x head_dim], row stride v_stride
+  const float* v;  // [keys x head_dim], row stride v_stride
   size_t v_stride;
-  float* o;         // [rows x head_dim], row stride o_stride
+  float* o;  // [rows x head_dim], row stride o_stride
   size_t o_stride;
   size_t head_dim;
   size_t keys;
@@ -184,10 +183,8 @@ constexpr size_t kAttentionKeyBlock = 256;
 constexpr size_t kAttentionMaxRows = 8;  // rows the fast kernel takes at a time, at most
 // Floats of scratch attention_f32_hwy needs per call (the reference allocates its own).
 size_t attention_f32_scratch_floats(size_t keys, size_t head_dim);
-void attention_f32_ref(const AttentionHeadArgs& args, size_t row_begin, size_t row_end,
-                       float* scratch);
-void attention_f32_hwy(const AttentionHeadArgs& args, size_t row_begin, size_t row_end,
-                       float* scratch);
+void attention_f32_ref(const AttentionHeadArgs& args, size_t row_begin, size_t row_end, float* scratch);
+void attention_f32_hwy(const AttentionHeadArgs& args, size_t row_begin, size_t row_end, float* scratch);
 
 // Reformer's LSH attention (lucidrains' reformer-pytorch), one chunk of one head in one hashing
 // round: `rows` queries against two groups of keys that the caller gathered (the chunk's own
@@ -196,9 +193,9 @@ void attention_f32_hwy(const AttentionHeadArgs& args, size_t row_begin, size_t r
 // when nothing else is left); lse_i = log sum_j exp(s_ij), o_i = sum_j exp(s_ij - lse_i) v_j. A
 // key in both groups counts twice.
 struct LshKeys {
-  const float* kt;        // [d x count]: the (normalised) keys transposed
-  const float* v;         // [count x d]
-  const uint32_t* pos;    // their sequence positions
+  const float* kt;      // [d x count]: the (normalised) keys transposed
+  const float* v;       // [count x d]
+  const uint32_t* pos;  // their sequence positions
   size_t count;
 };
 struct LshChunkArgs {
@@ -261,25 +258,23 @@ inline void swap_middle_pairs(int16_t* row, size_t padded) {
 // n scores (row stride `stride`) go to q (q_stride bytes apart) in `form`, each padded to
 // int8_padded_inputs(n) inputs of value 0. The fast kernel's e is within 2.7e-6 of exp's
 // (relative), so a q may round one step apart from the reference's.
-void softmax_quantize_rows_ref(const float* x, size_t stride, size_t rows, size_t n, float scale,
-                               Int8Form form, int8_t* q, size_t q_stride, float* scales);
-void softmax_quantize_rows_hwy(const float* x, size_t stride, size_t rows, size_t n, float scale,
-                               Int8Form form, int8_t* q, size_t q_stride, float* scales);
+void softmax_quantize_rows_ref(const float* x, size_t stride, size_t rows, size_t n, float scale, Int8Form form,
+                               int8_t* q, size_t q_stride, float* scales);
+void softmax_quantize_rows_hwy(const float* x, size_t stride, size_t rows, size_t n, float scale, Int8Form form,
+                               int8_t* q, size_t q_stride, float* scales);
 
 // Linear attention with phi(x) = elu(x) + 1 (Katharopoulos et al. 2020), one head of head_dim d.
 // State: S = sum_j phi(k_j) v_j^T ([d x d], row-major) and z = sum_j phi(k_j) ([d]).
 // state: adds rows [0, rows) of k and v to (S, z).
-void linear_attention_state_f32_ref(const float* k, size_t k_stride, const float* v,
-                                    size_t v_stride, size_t rows, size_t d, float* S, float* z);
-void linear_attention_state_f32_hwy(const float* k, size_t k_stride, const float* v,
-                                    size_t v_stride, size_t rows, size_t d, float* S, float* z);
+void linear_attention_state_f32_ref(const float* k, size_t k_stride, const float* v, size_t v_stride, size_t rows,
+                                    size_t d, float* S, float* z);
+void linear_attention_state_f32_hwy(const float* k, size_t k_stride, const float* v, size_t v_stride, size_t rows,
+                                    size_t d, float* S, float* z);
 // apply: o_i = phi(q_i)^T S / (phi(q_i) . z) for rows [0, rows). scratch: d floats.
-void linear_attention_apply_f32_ref(const float* q, size_t q_stride, size_t rows, size_t d,
-                                    const float* S, const float* z, float* o, size_t o_stride,
-                                    float* scratch);
-void linear_attention_apply_f32_hwy(const float* q, size_t q_stride, size_t rows, size_t d,
-                                    const float* S, const float* z, float* o, size_t o_stride,
-                                    float* scratch);
+void linear_attention_apply_f32_ref(const float* q, size_t q_stride, size_t rows, size_t d, const float* S,
+                                    const float* z, float* o, size_t o_stride, float* scratch);
+void linear_attention_apply_f32_hwy(const float* q, size_t q_stride, size_t rows, size_t d, const float* S,
+                                    const float* z, float* o, size_t o_stride, float* scratch);
 
 // Performer attention (FAVOR+, Choromanski et al. 2021, computed as lucidrains' performer-pytorch
 // does), one head. m random features of a d-vector x from the projection W ([m x d], stored
@@ -298,8 +293,8 @@ struct FavorParams {
   size_t d;         // head_dim
   size_t m;         // features
   FeatureMap map;
-  float eps;        // added to every feature
-  float den_eps;    // added to each feature of the key sum in the denominator (lucidrains causal: 1e-6)
+  float eps;      // added to every feature
+  float den_eps;  // added to each feature of the key sum in the denominator (lucidrains causal: 1e-6)
 };
 // The key state: P [m x dv], zp [m] (right after P: rescaled together), vsum [dv], count, s;
 // favor_state is the one layout expression (float* and const float* states).
@@ -317,10 +312,10 @@ void favor_state_reset(float* state, size_t m, size_t dv);
 // Scratch floats the fast kernels need per call (the references allocate their own).
 size_t favor_scratch_floats(size_t m);
 // Adds keys k and values v (rows [0, rows), row strides k_stride / v_stride; dv values) to state.
-void favor_state_add_f32_ref(const FavorParams& p, const float* k, size_t k_stride, const float* v,
-                             size_t v_stride, size_t rows, size_t dv, float* state, float* scratch);
-void favor_state_add_f32_hwy(const FavorParams& p, const float* k, size_t k_stride, const float* v,
-                             size_t v_stride, size_t rows, size_t dv, float* state, float* scratch);
+void favor_state_add_f32_ref(const FavorParams& p, const float* k, size_t k_stride, const float* v, size_t v_stride,
+                             size_t rows, size_t dv, float* state, float* scratch);
+void favor_state_add_f32_hwy(const FavorParams& p, const float* k, size_t k_stride, const float* v, size_t v_stride,
+                             size_t rows, size_t dv, float* state, float* scratch);
 // The largest projection c w_f . k over rows [0, rows) of k and every feature f: a causal
 // state preset to it (FavorState::s) never rescales, so that every row sees the stabiliser of the
 // whole input (KeyStabiliser::Sequence).
@@ -338,11 +333,10 @@ void favor_apply_f32_hwy(const FavorParams& p, const float* q, size_t q_stride, 
 // Depthwise 1-D convolution over the rows (same length, zero padding), added to y:
 // y[t][c] += bias[c] + sum_{j<K} w[j][c] * x[t + j - (K-1)/2][c], for rows [row_begin, row_end)
 // of a T-row input. w is tap-major ([K x channels]) so that the channels vectorise.
-void conv_depthwise_add_f32_ref(const float* x, size_t T, size_t channels, const float* w, size_t K,
-                                const float* bias, float* y, size_t row_begin, size_t row_end);
-void conv_depthwise_add_f32_hwy(const float* x, size_t T, size_t channels, const float* w,
-                                size_t K, const float* bias, float* y, size_t row_begin,
-                                size_t row_end);
+void conv_depthwise_add_f32_ref(const float* x, size_t T, size_t channels, const float* w, size_t K, const float* bias,
+                                float* y, size_t row_begin, size_t row_end);
+void conv_depthwise_add_f32_hwy(const float* x, size_t T, size_t channels, const float* w, size_t K, const float* bias,
+                                float* y, size_t row_begin, size_t row_end);
 
 // ---------------------------------------------------------------------------------------------
 // Dense layers (dense/)
@@ -356,12 +350,12 @@ enum class Isa : uint8_t {
   X86AvxVnni,  // + AVX-VNNI (vpdpbusd on 256-bit vectors)
   X86Avx512,   // AVX-512 F, BW, DQ, VL
   X86Avx512Vnni,
-  ArmDsp,      // 32-bit Arm's DSP extension (SMLAD): Cortex-M4/M7/M33/M55, every ARMv7-A core
-  ArmMve,      // Helium, the M-profile vector extension (VMLADAVA): Cortex-M55, M85 (bare metal only)
-  ArmNeon,     // ARMv8.0 Advanced SIMD (Cortex-A72: Raspberry Pi 4); 32-bit Arm: NEON + VFPv4
-  ArmNeonDot,  // + dot product (SDOT; Cortex-A76: Raspberry Pi 5)
-  ArmNeonI8mm, // + int8 matrix multiply (SMMLA, FEAT_I8MM; phones: Cortex-A510/A710/X2 and later)
-  WasmSimd128, // WebAssembly SIMD128: the baseline of the wasm build (no run-time detection there)
+  ArmDsp,       // 32-bit Arm's DSP extension (SMLAD): Cortex-M4/M7/M33/M55, every ARMv7-A core
+  ArmMve,       // Helium, the M-profile vector extension (VMLADAVA): Cortex-M55, M85 (bare metal only)
+  ArmNeon,      // ARMv8.0 Advanced SIMD (Cortex-A72: Raspberry Pi 4); 32-bit Arm: NEON + VFPv4
+  ArmNeonDot,   // + dot product (SDOT; Cortex-A76: Raspberry Pi 5)
+  ArmNeonI8mm,  // + int8 matrix multiply (SMMLA, FEAT_I8MM; phones: Cortex-A510/A710/X2 and later)
+  WasmSimd128,  // WebAssembly SIMD128: the baseline of the wasm build (no run-time detection there)
 };
 const char* to_string(Isa isa);
 bool cpu_has(Isa isa);
@@ -382,11 +376,11 @@ const char* hwy_kernel_target(Isa max);  // the target the cap gives; the thread
 // `out` entries, not padded: the kernels mask or copy the last panel's.
 struct DenseWeights {
   DType dtype = DType::F32;
-  size_t in = 0, out = 0;          // inputs K, output channels N
-  const void* panels = nullptr;    // panel_count(N) panels of panel_bytes(dtype, K)
-  const float* scales = nullptr;   // int8: per output channel
-  const int32_t* sums = nullptr;   // int8: per output channel, the sum of its int8 weights
-  const float* bias = nullptr;     // per output channel, or null
+  size_t in = 0, out = 0;         // inputs K, output channels N
+  const void* panels = nullptr;   // panel_count(N) panels of panel_bytes(dtype, K)
+  const float* scales = nullptr;  // int8: per output channel
+  const int32_t* sums = nullptr;  // int8: per output channel, the sum of its int8 weights
+  const float* bias = nullptr;    // per output channel, or null
 };
 
 // The rows a dense kernel reads: f32 rows, and for int8 kernels the same rows as the kernel's own
@@ -410,12 +404,11 @@ struct DenseKernel {
   // kernel reads (VNNI: q + 128 as bytes; AVX2, wasm: q as int16; Arm and generic: q), q_stride bytes
   // apart, and pads each row to int8_padded_inputs(k) inputs with zero values. Null for f32 and
   // f16 kernels.
-  void (*quantize)(const float* x, size_t x_stride, size_t rows, size_t k, int8_t* q,
-                   size_t q_stride, float* scales);
+  void (*quantize)(const float* x, size_t x_stride, size_t rows, size_t k, int8_t* q, size_t q_stride, float* scales);
   // y[r][n] = act(sum_k x[r][k] w[n][k] + b[n]) (or += with accumulate) for rows [0, rows) and
   // output channels [n_begin, n_end); n_begin is a multiple of 16.
-  void (*run)(const DenseWeights& w, const DenseInput& in, size_t rows, float* y, size_t y_stride,
-              size_t n_begin, size_t n_end, DenseEpilogue epilogue);
+  void (*run)(const DenseWeights& w, const DenseInput& in, size_t rows, float* y, size_t y_stride, size_t n_begin,
+              size_t n_end, DenseEpilogue epilogue);
   bool q_pairs = false;  // int8 with q_bytes 2: each group of four inputs as q0 q2 q1 q3 (Int8Form::S16Pairs)
   bool q_split = false;  // int8 with q_bytes 2: each group of four inputs as q+ then q- bytes (Int8Form::SplitU7)
 };
@@ -424,8 +417,8 @@ struct DenseKernel {
 // int8 models), written in the form `kernel` reads (what its quantize writes: q + 128, int16 q
 // (in pairs' order) or q) at q_stride bytes apart, padded the same way to int8_padded_inputs(k). sums, if not null,
 // receives each row's sum of its k values. Data movement only: one portable version.
-void int8_rows_to_input(const DenseKernel& kernel, const int8_t* src, size_t src_stride, size_t rows,
-                        size_t k, int8_t* q, size_t q_stride, int32_t* sums);
+void int8_rows_to_input(const DenseKernel& kernel, const int8_t* src, size_t src_stride, size_t rows, size_t k,
+                        int8_t* q, size_t q_stride, int32_t* sums);
 // Whether an int8 kernel of this build reads rows in this form: all of them but on a
 // microcontroller, whose build has its core's one kernel (dense_select.cc); the code that writes
 // the other forms folds away where the form is chosen at run time.
@@ -483,8 +476,8 @@ class XnnpackDense {
   // *packed_bytes receives the bytes XNNPACK allocated for it. Returns "" or a message; when
   // XNNPACK ran out of memory, *out_of_memory (if given) is set and the message names the bytes
   // of the allocation that failed.
-  std::string create(size_t in, size_t out, const float* weight, const float* bias, bool relu,
-                     bool yield_workers, size_t* packed_bytes, bool* out_of_memory = nullptr);
+  std::string create(size_t in, size_t out, const float* weight, const float* bias, bool relu, bool yield_workers,
+                     size_t* packed_bytes, bool* out_of_memory = nullptr);
   // Must only be called on a created operator with rows >= 1.
   bool run(size_t rows, const float* x, float* y, ::pthreadpool* pool) const;
 

@@ -25,8 +25,8 @@ namespace HWY_NAMESPACE {
 constexpr bool kHasMulAddLane = true;
 template <int L>
 HWY_INLINE hwy::HWY_NAMESPACE::Vec128<float> MulAddLane(hwy::HWY_NAMESPACE::Vec128<float> a4,
-                                                       hwy::HWY_NAMESPACE::Vec128<float> b,
-                                                       hwy::HWY_NAMESPACE::Vec128<float> acc) {
+                                                        hwy::HWY_NAMESPACE::Vec128<float> b,
+                                                        hwy::HWY_NAMESPACE::Vec128<float> acc) {
   return hwy::HWY_NAMESPACE::Vec128<float>(vfmaq_laneq_f32(acc.raw, b.raw, a4.raw, L));
 }
 #else
@@ -41,15 +41,14 @@ HWY_INLINE V MulAddLane(V a4, V b, V acc) {  // not called: kHasMulAddLane is fa
 // f(std::integral_constant<int, L>{}) for L = 0..3: the 4 lanes of a MulAddLane step.
 template <class F>
 HWY_INLINE void ForEachLane4(F&& f) {
-  f(std::integral_constant<int, 0>{}), f(std::integral_constant<int, 1>{}),
-      f(std::integral_constant<int, 2>{}), f(std::integral_constant<int, 3>{});
+  f(std::integral_constant<int, 0>{}), f(std::integral_constant<int, 1>{}), f(std::integral_constant<int, 2>{}),
+      f(std::integral_constant<int, 3>{});
 }
 
 // 4 steps of t at once: acc[r][i] += x[r][t + l] * m[l * m_stride + i * Lanes] for l = 0..3, in
 // that order (the rounding of 4 single steps). m points at step t's first vector.
 template <size_t R, size_t NV, class D, class V>
-HWY_INLINE void MulAdd4Steps(D d, V (&acc)[R][NV], const float* const* x, size_t t, const float* m,
-                             size_t m_stride) {
+HWY_INLINE void MulAdd4Steps(D d, V (&acc)[R][NV], const float* const* x, size_t t, const float* m, size_t m_stride) {
   namespace hn = hwy::HWY_NAMESPACE;
   V x4[R];
   for (size_t r = 0; r < R; ++r) x4[r] = hn::LoadU(d, x[r] + t);

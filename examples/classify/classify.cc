@@ -105,8 +105,7 @@ int main(int argc, char** argv) {
   std::ifstream label_file(args[1]);
   for (std::string line; std::getline(label_file, line);) labels.push_back(line);
   if (labels.size() != info.output_channels) {
-    std::fprintf(stderr, "%s has %zu labels, the model has %u classes\n", args[1], labels.size(),
-                 info.output_channels);
+    std::fprintf(stderr, "%s has %zu labels, the model has %u classes\n", args[1], labels.size(), info.output_channels);
     return 1;
   }
   std::string text;
@@ -167,12 +166,10 @@ int main(int argc, char** argv) {
   const size_t shown = std::min<size_t>(3, order.size());
   if (p[order[0]] < threshold) {
     std::printf("unknown\n");
-    for (size_t i = 0; i < shown; ++i)
-      std::printf("  %s (%.1f%%)\n", labels[order[i]].c_str(), 100.0 * p[order[i]]);
+    for (size_t i = 0; i < shown; ++i) std::printf("  %s (%.1f%%)\n", labels[order[i]].c_str(), 100.0 * p[order[i]]);
     return 0;
   }
   std::printf("%s (%.1f%%)\n", labels[order[0]].c_str(), 100.0 * p[order[0]]);
-  for (size_t i = 1; i < shown; ++i)
-    std::printf("  then %s (%.1f%%)\n", labels[order[i]].c_str(), 100.0 * p[order[i]]);
+  for (size_t i = 1; i < shown; ++i) std::printf("  then %s (%.1f%%)\n", labels[order[i]].c_str(), 100.0 * p[order[i]]);
   return 0;
 }

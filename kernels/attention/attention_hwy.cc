@@ -196,8 +196,7 @@ void AttentionRows(const AttentionHeadArgs& a, size_t r0, float* scratch) {
         WeightedValuesTile<R, NV>(acc_row, correction, s, nb, vb + c, a.v_stride, c);
       for (; c + L <= dh; c += L) {
         V acc[R];
-        for (size_t r = 0; r < R; ++r)
-          acc[r] = hn::Mul(hn::LoadU(d, acc_row[r] + c), hn::Set(d, correction[r]));
+        for (size_t r = 0; r < R; ++r) acc[r] = hn::Mul(hn::LoadU(d, acc_row[r] + c), hn::Set(d, correction[r]));
         for (size_t t = 0; t < nb; ++t) {
           const V v0 = hn::LoadU(d, vb + t * a.v_stride + c);
           for (size_t r = 0; r < R; ++r) acc[r] = hn::MulAdd(hn::Set(d, s[r][t]), v0, acc[r]);
@@ -266,8 +265,8 @@ HWY_INLINE V Exp2NonPositive(V t) {
 // Softmax rows quantized for an int8 kernel (kernels.h): the maximum, then one pass that takes
 // e = 2^(log2(e) scale (x - m)), adds it to the sum and stores round(127 e) in the kernel's form.
 // The remainder and the padding to whole groups of 4 inputs through a copy padded with -inf.
-void SoftmaxQuantizeRows(const float* x, size_t stride, size_t rows, size_t n, float scale,
-                         Int8Form form, int8_t* q, size_t q_stride, float* scales) {
+void SoftmaxQuantizeRows(const float* x, size_t stride, size_t rows, size_t n, float scale, Int8Form form, int8_t* q,
+                         size_t q_stride, float* scales) {
   const D d;
   const size_t L = hn::Lanes(d);
   const hn::RebindToSigned<D> di;
@@ -298,13 +297,17 @@ void SoftmaxQuantizeRows(const float* x, size_t stride, size_t rows, size_t n, f
     auto store_form = [&](auto v, auto* dst) {
       if (!int8_form_built(form)) return;  // (no kernel of this build reads it)
       switch (form) {
-        case Int8Form::S8: hn::StoreU(hn::DemoteTo(di8, v), di8, reinterpret_cast<int8_t*>(dst)); break;
+        case Int8Form::S8:
+          hn::StoreU(hn::DemoteTo(di8, v), di8, reinterpret_cast<int8_t*>(dst));
+          break;
         case Int8Form::U8Offset:
           hn::StoreU(hn::DemoteTo(du8, hn::Add(v, offset)), du8, reinterpret_cast<uint8_t*>(dst));
           break;
         case Int8Form::S16:
         case Int8Form::S16Pairs:
-        case Int8Form::SplitU7: hn::StoreU(hn::DemoteTo(di16, v), di16, reinterpret_cast<int16_t*>(dst)); break;
+        case Int8Form::SplitU7:
+          hn::StoreU(hn::DemoteTo(di16, v), di16, reinterpret_cast<int16_t*>(dst));
+          break;
       }
     };
     const size_t bytes = int8_form_two_bytes(form) ? 2 : 1;
@@ -337,8 +340,8 @@ void Phi(const float* x, size_t d_len, float* dst) {
 }
 
 // S[a][:] += phi(k_j)[a] * v_j[:], z += phi(k_j); vectorised over the columns of S.
-void LinearAttentionState(const float* k, size_t k_stride, const float* v, size_t v_stride,
-                          size_t rows, size_t dd, float* S, float* z) {
+void LinearAttentionState(const float* k, size_t k_stride, const float* v, size_t v_stride, size_t rows, size_t dd,
+                          float* S, float* z) {
   const D d;
   const size_t L = hn::Lanes(d);
   float pk[1024];
@@ -360,8 +363,8 @@ void LinearAttentionState(const float* k, size_t k_stride, const float* v, size_
 }
 
 // o_i = phi(q_i)^T S / (phi(q_i) . z): rows of S weighted by phi(q_i), vectorised over columns.
-void LinearAttentionApply(const float* q, size_t q_stride, size_t rows, size_t dd, const float* S,
-                          const float* z, float* o, size_t o_stride, float* scratch) {
+void LinearAttentionApply(const float* q, size_t q_stride, size_t rows, size_t dd, const float* S, const float* z,
+                          float* o, size_t o_stride, float* scratch) {
   const D d;
   const size_t L = hn::Lanes(d);
   for (size_t i = 0; i < rows; ++i) {
@@ -396,22 +399,20 @@ HWY_EXPORT(LinearAttentionState);
 HWY_EXPORT(LinearAttentionApply);
 HWY_EXPORT(SoftmaxQuantizeRows);
 
-void softmax_quantize_rows_hwy(const float* x, size_t stride, size_t rows, size_t n, float scale,
-                               Int8Form form, int8_t* q, size_t q_stride, float* scales) {
+void softmax_quantize_rows_hwy(const float* x, size_t stride, size_t rows, size_t n, float scale, Int8Form form,
+                               int8_t* q, size_t q_stride, float* scales) {
   HWY_DYNAMIC_DISPATCH(SoftmaxQuantizeRows)(x, stride, rows, n, scale, form, q, q_stride, scales);
 }
 
-void attention_f32_hwy(const AttentionHeadArgs& args, size_t row_begin, size_t row_end,
-                        float* scratch) {
+void attention_f32_hwy(const AttentionHeadArgs& args, size_t row_begin, size_t row_end, float* scratch) {
   HWY_DYNAMIC_DISPATCH(Attention)(args, row_begin, row_end, scratch);
 }
-void linear_attention_state_f32_hwy(const float* k, size_t k_stride, const float* v,
-                                     size_t v_stride, size_t rows, size_t d, float* S, float* z) {
+void linear_attention_state_f32_hwy(const float* k, size_t k_stride, const float* v, size_t v_stride, size_t rows,
+                                    size_t d, float* S, float* z) {
   HWY_DYNAMIC_DISPATCH(LinearAttentionState)(k, k_stride, v, v_stride, rows, d, S, z);
 }
-void linear_attention_apply_f32_hwy(const float* q, size_t q_stride, size_t rows, size_t d,
-                                     const float* S, const float* z, float* o, size_t o_stride,
-                                     float* scratch) {
+void linear_attention_apply_f32_hwy(const float* q, size_t q_stride, size_t rows, size_t d, const float* S,
+                                    const float* z, float* o, size_t o_stride, float* scratch) {
   HWY_DYNAMIC_DISPATCH(LinearAttentionApply)(q, q_stride, rows, d, S, z, o, o_stride, scratch);
 }
 }  // namespace linfer::kernels

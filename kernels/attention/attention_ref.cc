@@ -57,8 +57,8 @@ void attention_f32_ref(const AttentionHeadArgs& a, size_t row_begin, size_t row_
 
 static double phi(double x) { return x > 0 ? x + 1.0 : std::exp(x); }
 
-void linear_attention_state_f32_ref(const float* k, size_t k_stride, const float* v,
-                                    size_t v_stride, size_t rows, size_t d, float* S, float* z) {
+void linear_attention_state_f32_ref(const float* k, size_t k_stride, const float* v, size_t v_stride, size_t rows,
+                                    size_t d, float* S, float* z) {
   for (size_t j = 0; j < rows; ++j)
     for (size_t a = 0; a < d; ++a) {
       const double pk = phi(k[j * k_stride + a]);
@@ -67,9 +67,8 @@ void linear_attention_state_f32_ref(const float* k, size_t k_stride, const float
     }
 }
 
-void linear_attention_apply_f32_ref(const float* q, size_t q_stride, size_t rows, size_t d,
-                                    const float* S, const float* z, float* o, size_t o_stride,
-                                    float*) {
+void linear_attention_apply_f32_ref(const float* q, size_t q_stride, size_t rows, size_t d, const float* S,
+                                    const float* z, float* o, size_t o_stride, float*) {
   for (size_t i = 0; i < rows; ++i) {
     double den = 0;
     for (size_t a = 0; a < d; ++a) den += phi(q[i * q_stride + a]) * z[a];
@@ -81,8 +80,8 @@ void linear_attention_apply_f32_ref(const float* q, size_t q_stride, size_t rows
   }
 }
 
-void softmax_quantize_rows_ref(const float* x, size_t stride, size_t rows, size_t n, float scale,
-                               Int8Form form, int8_t* q, size_t q_stride, float* scales) {
+void softmax_quantize_rows_ref(const float* x, size_t stride, size_t rows, size_t n, float scale, Int8Form form,
+                               int8_t* q, size_t q_stride, float* scales) {
   const size_t padded = int8_padded_inputs(uint32_t(n));
   for (size_t r = 0; r < rows; ++r) {
     const float* xr = x + r * stride;
@@ -95,11 +94,17 @@ void softmax_quantize_rows_ref(const float* x, size_t stride, size_t rows, size_
       sum += e;
       const int v = std::isfinite(e) ? int(std::min(127.0, std::nearbyint(127.0 * e))) : 0;
       switch (form) {
-        case Int8Form::S8: qr[j] = int8_t(v); break;
-        case Int8Form::U8Offset: reinterpret_cast<uint8_t*>(qr)[j] = uint8_t(v + 128); break;
+        case Int8Form::S8:
+          qr[j] = int8_t(v);
+          break;
+        case Int8Form::U8Offset:
+          reinterpret_cast<uint8_t*>(qr)[j] = uint8_t(v + 128);
+          break;
         case Int8Form::S16:
         case Int8Form::S16Pairs:
-        case Int8Form::SplitU7: reinterpret_cast<int16_t*>(qr)[j] = int16_t(v); break;
+        case Int8Form::SplitU7:
+          reinterpret_cast<int16_t*>(qr)[j] = int16_t(v);
+          break;
       }
     }
     if (form == Int8Form::S16Pairs) swap_middle_pairs(reinterpret_cast<int16_t*>(qr), padded);

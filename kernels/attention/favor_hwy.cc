@@ -23,8 +23,7 @@ constexpr size_t kBlock = 16;  // rows projected at a time (favor_scratch_floats
 
 // a = c W x for rows [0, n) of x into a (row stride m), through the register-blocked matrix
 // product; per row its max_f a_f into top and c^2 |x|^2 / 2 into half_sq.
-void Project(const FavorParams& p, const float* x, size_t x_stride, size_t n, float* a, float* top,
-             float* half_sq) {
+void Project(const FavorParams& p, const float* x, size_t x_stride, size_t n, float* a, float* top, float* half_sq) {
   const D d;
   const size_t L = hn::Lanes(d), m = p.m;
   const float c = 1.0f / std::sqrt(std::sqrt(float(p.d)));
@@ -74,8 +73,8 @@ void Features(FeatureMap map, float* a, size_t m, float shift) {
   }
 }
 
-void FavorStateAdd(const FavorParams& p, const float* k, size_t k_stride, const float* v, size_t v_stride,
-                   size_t rows, size_t dv, float* state, float* scratch) {
+void FavorStateAdd(const FavorParams& p, const float* k, size_t k_stride, const float* v, size_t v_stride, size_t rows,
+                   size_t dv, float* state, float* scratch) {
   const D d;
   const size_t L = hn::Lanes(d), m = p.m;
   const FavorState<float> st = favor_state(state, m, dv);
@@ -127,8 +126,8 @@ float FavorKeyMax(const FavorParams& p, const float* k, size_t k_stride, size_t 
 
 // Per block of rows: features phi [n x m] (scratch), then phi P through the matrix product
 // straight into o, then each row's eps term and 1 / denominator.
-void FavorApply(const FavorParams& p, const float* q, size_t q_stride, size_t rows, size_t dv,
-                const float* state, float* o, size_t o_stride, float* scratch) {
+void FavorApply(const FavorParams& p, const float* q, size_t q_stride, size_t rows, size_t dv, const float* state,
+                float* o, size_t o_stride, float* scratch) {
   const D d;
   const size_t L = hn::Lanes(d), m = p.m;
   const FavorState<const float> st = favor_state(state, m, dv);
@@ -172,7 +171,8 @@ void FavorApply(const FavorParams& p, const float* q, size_t q_stride, size_t ro
       float* oi = ob + i * o_stride;
       const auto es = hn::Set(d, eps_sum[i]), sc = hn::Set(d, scale[i]);
       size_t b = 0;
-      for (; b + L <= dv; b += L) hn::StoreU(hn::Mul(hn::MulAdd(es, hn::LoadU(d, vsum + b), hn::LoadU(d, oi + b)), sc), d, oi + b);
+      for (; b + L <= dv; b += L)
+        hn::StoreU(hn::Mul(hn::MulAdd(es, hn::LoadU(d, vsum + b), hn::LoadU(d, oi + b)), sc), d, oi + b);
       for (; b < dv; ++b) oi[b] = (oi[b] + eps_sum[i] * vsum[b]) * scale[i];
     }
   }
@@ -192,8 +192,8 @@ float favor_key_max_f32_hwy(const FavorParams& p, const float* k, size_t k_strid
   return HWY_DYNAMIC_DISPATCH(FavorKeyMax)(p, k, k_stride, rows, scratch);
 }
 
-void favor_state_add_f32_hwy(const FavorParams& p, const float* k, size_t k_stride, const float* v,
-                             size_t v_stride, size_t rows, size_t dv, float* state, float* scratch) {
+void favor_state_add_f32_hwy(const FavorParams& p, const float* k, size_t k_stride, const float* v, size_t v_stride,
+                             size_t rows, size_t dv, float* state, float* scratch) {
   HWY_DYNAMIC_DISPATCH(FavorStateAdd)(p, k, k_stride, v, v_stride, rows, dv, state, scratch);
 }
 void favor_apply_f32_hwy(const FavorParams& p, const float* q, size_t q_stride, size_t rows, size_t dv,

@@ -32,8 +32,8 @@ static void project(const FavorParams& p, const float* x, std::vector<double>& a
   }
 }
 
-void favor_state_add_f32_ref(const FavorParams& p, const float* k, size_t k_stride, const float* v,
-                             size_t v_stride, size_t rows, size_t dv, float* state, float*) {
+void favor_state_add_f32_ref(const FavorParams& p, const float* k, size_t k_stride, const float* v, size_t v_stride,
+                             size_t rows, size_t dv, float* state, float*) {
   const size_t m = p.m;
   const FavorState<float> st = favor_state(state, m, dv);
   float *P = st.P, *zp = st.zp, *vsum = st.vsum, *count = st.count, *s = st.s;
@@ -84,7 +84,8 @@ void favor_apply_f32_ref(const FavorParams& p, const float* q, size_t q_stride, 
     const double top = *std::max_element(a.begin(), a.end());
     double phi_sum = 0, den = 0;
     for (size_t f = 0; f < m; ++f) {
-      phi[f] = p.map == FeatureMap::Softmax ? r * (std::exp(a[f] - half_sq - top) + p.eps) : std::max(a[f], 0.0) + p.eps;
+      phi[f] =
+          p.map == FeatureMap::Softmax ? r * (std::exp(a[f] - half_sq - top) + p.eps) : std::max(a[f], 0.0) + p.eps;
       phi_sum += phi[f];
       den += phi[f] * (r * (zp[f] + double(p.eps) * *count) + p.den_eps);
     }

@@ -23,7 +23,8 @@ void LshChunk(const LshChunkArgs& a, float* s) {
   const D d;
   const size_t L = hn::Lanes(d), n = a.keys[0].count + a.keys[1].count;
   for (size_t g = 0, col = 0; g < 2; col += a.keys[g].count, ++g)
-    if (a.keys[g].count) gemm_f32_hwy(a.rows, a.keys[g].count, a.d, a.q, a.d, a.keys[g].kt, a.keys[g].count, s + col, n);
+    if (a.keys[g].count)
+      gemm_f32_hwy(a.rows, a.keys[g].count, a.d, a.q, a.d, a.keys[g].kt, a.keys[g].count, s + col, n);
   const auto vscale = hn::Set(d, a.scale);
   for (size_t i = 0; i < a.rows; ++i) {
     float* si = s + i * n;
@@ -60,8 +61,8 @@ void LshChunk(const LshChunkArgs& a, float* s) {
     for (; j < n; ++j) si[j] /= sum;
   }
   for (size_t g = 0, col = 0; g < 2; col += a.keys[g].count, ++g)
-    if (a.keys[g].count) gemm_f32_hwy(a.rows, a.d, a.keys[g].count, s + col, n, a.keys[g].v, a.d, a.o, a.d,
-                   g > 0 && a.keys[0].count > 0);
+    if (a.keys[g].count)
+      gemm_f32_hwy(a.rows, a.d, a.keys[g].count, s + col, n, a.keys[g].v, a.d, a.o, a.d, g > 0 && a.keys[0].count > 0);
 }
 
 }  // namespace HWY_NAMESPACE
@@ -71,8 +72,6 @@ HWY_AFTER_NAMESPACE();
 #if HWY_ONCE
 namespace linfer::kernels {
 HWY_EXPORT(LshChunk);
-void lsh_chunk_f32_hwy(const LshChunkArgs& args, float* scratch) {
-  HWY_DYNAMIC_DISPATCH(LshChunk)(args, scratch);
-}
+void lsh_chunk_f32_hwy(const LshChunkArgs& args, float* scratch) { HWY_DYNAMIC_DISPATCH(LshChunk)(args, scratch); }
 }  // namespace linfer::kernels
 #endif

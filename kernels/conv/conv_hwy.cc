@@ -21,8 +21,8 @@ namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 using D = hn::ScalableTag<float>;
 
-void ConvDepthwiseAdd(const float* x, size_t T, size_t channels, const float* w, size_t K,
-                      const float* bias, float* y, size_t row_begin, size_t row_end) {
+void ConvDepthwiseAdd(const float* x, size_t T, size_t channels, const float* w, size_t K, const float* bias, float* y,
+                      size_t row_begin, size_t row_end) {
   const D d;
   const size_t L = hn::Lanes(d);
   const long half = long(K - 1) / 2;
@@ -35,8 +35,8 @@ void ConvDepthwiseAdd(const float* x, size_t T, size_t channels, const float* w,
     for (; c + L <= channels; c += L) {
       auto acc = bias ? hn::LoadU(d, bias + c) : hn::Zero(d);
       for (size_t j = j_begin; j < j_end; ++j)
-        acc = hn::MulAdd(hn::LoadU(d, w + j * channels + c),
-                         hn::LoadU(d, x + (t + j - size_t(half)) * channels + c), acc);
+        acc = hn::MulAdd(hn::LoadU(d, w + j * channels + c), hn::LoadU(d, x + (t + j - size_t(half)) * channels + c),
+                         acc);
       hn::StoreU(hn::Add(hn::LoadU(d, yt + c), acc), d, yt + c);
     }
     for (; c < channels; ++c) {
@@ -55,9 +55,8 @@ HWY_AFTER_NAMESPACE();
 namespace linfer::kernels {
 HWY_EXPORT(ConvDepthwiseAdd);
 
-void conv_depthwise_add_f32_hwy(const float* x, size_t T, size_t channels, const float* w,
-                                 size_t K, const float* bias, float* y, size_t row_begin,
-                                 size_t row_end) {
+void conv_depthwise_add_f32_hwy(const float* x, size_t T, size_t channels, const float* w, size_t K, const float* bias,
+                                float* y, size_t row_begin, size_t row_end) {
   HWY_DYNAMIC_DISPATCH(ConvDepthwiseAdd)(x, T, channels, w, K, bias, y, row_begin, row_end);
 }
 }  // namespace linfer::kernels

@@ -7,8 +7,8 @@
 
 namespace linfer::kernels {
 
-void conv_depthwise_add_f32_ref(const float* x, size_t T, size_t channels, const float* w, size_t K,
-                                const float* bias, float* y, size_t row_begin, size_t row_end) {
+void conv_depthwise_add_f32_ref(const float* x, size_t T, size_t channels, const float* w, size_t K, const float* bias,
+                                float* y, size_t row_begin, size_t row_end) {
   const long half = long(K - 1) / 2;
   for (size_t t = row_begin; t < row_end; ++t)
     for (size_t c = 0; c < channels; ++c) {

@@ -27,7 +27,6 @@ void tile_pointers(T* base, size_t stride, size_t R, T* (&out)[kRows]) {
   for (size_t r = 0; r < kRows; ++r) out[r] = base + std::min(r, R - 1) * stride;
 }
 
-
 // Stores 16 outputs (v0: channels 0-7, v1: 8-15; bias already added) with ReLU and accumulate;
 // only the first `count` channels when the panel is partial.
 LINFER_AVX2 inline void store_outputs(float* dst, __m256 v0, __m256 v1, size_t count, DenseEpilogue e) {
@@ -70,25 +69,24 @@ struct F16Weights {
 // Rows [r, r + R) x channels [n, n_stop) of an f32 / f16 kernel: 6 rows x 16 channels, 12
 // accumulators as named variables, 2 weight vectors and one broadcast per row and input.
 template <class Weights>
-LINFER_AVX2 void float_tile(const DenseWeights& w, const DenseInput& in, size_t r, size_t R,
-                            float* y, size_t y_stride, size_t n, size_t n_stop, DenseEpilogue e) {
+LINFER_AVX2 void float_tile(const DenseWeights& w, const DenseInput& in, size_t r, size_t R, float* y, size_t y_stride,
+                            size_t n, size_t n_stop, DenseEpilogue e) {
   using T = typename Weights::T;
   const size_t K = w.in;
   const T* b = static_cast<const T*>(w.panels) + (n / 16) * K * 16;
   const float* a[kRows];
   tile_pointers(in.x + r * in.x_stride, in.x_stride, R, a);
   const float *a0 = a[0], *a1 = a[1], *a2 = a[2], *a3 = a[3], *a4 = a[4], *a5 = a[5];
-  __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00,
-         c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
+  __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00, c31 = c00,
+         c40 = c00, c41 = c00, c50 = c00, c51 = c00;
   for (size_t k = 0; k < K; ++k) {
     const __m256 w0 = Weights::load(b + k * 16), w1 = Weights::load(b + k * 16 + 8);
-#define LINFER_FMA_ROW(i)                        \
-  {                                              \
-    const __m256 av = _mm256_set1_ps(a##i[k]);   \
-    fma(c##i##0, av, w0), fma(c##i##1, av, w1);  \
+#define LINFER_FMA_ROW(i)                       \
+  {                                             \
+    const __m256 av = _mm256_set1_ps(a##i[k]);  \
+    fma(c##i##0, av, w0), fma(c##i##1, av, w1); \
   }
-    LINFER_FMA_ROW(0) LINFER_FMA_ROW(1) LINFER_FMA_ROW(2)
-    LINFER_FMA_ROW(3) LINFER_FMA_ROW(4) LINFER_FMA_ROW(5)
+    LINFER_FMA_ROW(0) LINFER_FMA_ROW(1) LINFER_FMA_ROW(2) LINFER_FMA_ROW(3) LINFER_FMA_ROW(4) LINFER_FMA_ROW(5)
 #undef LINFER_FMA_ROW
   }
   float bias_tail[16];
@@ -96,35 +94,35 @@ LINFER_AVX2 void float_tile(const DenseWeights& w, const DenseInput& in, size_t 
   const __m256 b0 = _mm256_loadu_ps(bias), b1 = _mm256_loadu_ps(bias + 8);
   const __m256 acc[kRows][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31}, {c40, c41}, {c50, c51}};
   for (size_t i = 0; i < R; ++i)
-    store_outputs(y + (r + i) * y_stride + n, _mm256_add_ps(acc[i][0], b0),
-                  _mm256_add_ps(acc[i][1], b1), n_stop - n, e);
+    store_outputs(y + (r + i) * y_stride + n, _mm256_add_ps(acc[i][0], b0), _mm256_add_ps(acc[i][1], b1), n_stop - n,
+                  e);
 }
 
 // Rows of x per block: 256 KiB stay in L2 while every panel passes.
 constexpr size_t kFloatRowBlockBytes = 256 * 1024;
 
 template <class Weights>
-void run_float(const DenseWeights& w, const DenseInput& in, size_t rows, float* y, size_t y_stride,
-               size_t n_begin, size_t n_end, DenseEpilogue e) {
+void run_float(const DenseWeights& w, const DenseInput& in, size_t rows, float* y, size_t y_stride, size_t n_begin,
+               size_t n_end, DenseEpilogue e) {
   const size_t row_block = std::max(kRows, kFloatRowBlockBytes / (w.in * sizeof(float)) / kRows * kRows);
   for_each_tile<kRows, kPanelRows>(rows, row_block, n_begin, n_end, y, y_stride, e.activation,
-                [&](size_t r, size_t R, size_t n, size_t n_stop) {
-                  float_tile<Weights>(w, in, r, R, y, y_stride, n, n_stop, e);
-                });
+                                   [&](size_t r, size_t R, size_t n, size_t n_stop) {
+                                     float_tile<Weights>(w, in, r, R, y, y_stride, n, n_stop, e);
+                                   });
 }
 
 // The int8 epilogue of one row of 16 channels: acc0/acc1 hold the integer sums of channels 0-7
 // and 8-15 (already corrected), dequantized as fma(float(sum), s_x * s_w, bias).
-LINFER_AVX2 inline void store_int8_outputs(const DenseWeights& w, size_t n, size_t n_stop, __m256i acc0,
-                                           __m256i acc1, float x_scale, float* dst, DenseEpilogue e) {
+LINFER_AVX2 inline void store_int8_outputs(const DenseWeights& w, size_t n, size_t n_stop, __m256i acc0, __m256i acc1,
+                                           float x_scale, float* dst, DenseEpilogue e) {
   float scale_tail[16], bias_tail[16];
   const float* ws = channel_block(w.scales, n, w.out, scale_tail);
   const float* bias = channel_block(w.bias, n, w.out, bias_tail);
   const __m256 xs = _mm256_set1_ps(x_scale);
-  const __m256 v0 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(acc0), _mm256_mul_ps(_mm256_loadu_ps(ws), xs),
-                                    _mm256_loadu_ps(bias));
-  const __m256 v1 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(acc1), _mm256_mul_ps(_mm256_loadu_ps(ws + 8), xs),
-                                    _mm256_loadu_ps(bias + 8));
+  const __m256 v0 =
+      _mm256_fmadd_ps(_mm256_cvtepi32_ps(acc0), _mm256_mul_ps(_mm256_loadu_ps(ws), xs), _mm256_loadu_ps(bias));
+  const __m256 v1 =
+      _mm256_fmadd_ps(_mm256_cvtepi32_ps(acc1), _mm256_mul_ps(_mm256_loadu_ps(ws + 8), xs), _mm256_loadu_ps(bias + 8));
   store_outputs(dst, v0, v1, n_stop - n, e);
 }
 
@@ -153,8 +151,8 @@ struct S16Form {
 // Rows quantized (linfer/types/int8.h) into Form, q_stride bytes apart, padded with zero values
 // to int8_padded_inputs(k) inputs (DenseKernel::quantize).
 template <class Form>
-LINFER_AVX2 void quantize_rows(const float* x, size_t x_stride, size_t rows, size_t k, int8_t* q,
-                               size_t q_stride, float* scales) {
+LINFER_AVX2 void quantize_rows(const float* x, size_t x_stride, size_t rows, size_t k, int8_t* q, size_t q_stride,
+                               float* scales) {
   using T = typename Form::T;
   const size_t padded = int8_padded_inputs(uint32_t(k));
   const __m256 abs_mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));

@@ -35,9 +35,7 @@ namespace linfer::kernels::dense::avx512 {
 constexpr size_t kRows = 6, kPanels = 4, kChannels = kPanels * kPanelRows;
 
 // Lanes [0, n) of a 16-lane vector (all of them for n >= 16).
-inline __mmask16 first_lanes(size_t n) {
-  return n >= 16 ? __mmask16(0xffff) : __mmask16((1u << n) - 1);
-}
+inline __mmask16 first_lanes(size_t n) { return n >= 16 ? __mmask16(0xffff) : __mmask16((1u << n) - 1); }
 
 // The tile's pointers: rows [0, R) at `stride` apart, the missing ones repeating the last.
 template <class T>
@@ -57,7 +55,6 @@ LINFER_AVX512 inline void store_output(float* dst, __m512 v, __mmask16 mask, Den
   if (e.accumulate) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(mask, dst));
   _mm512_mask_storeu_ps(dst, mask, v);
 }
-
 
 // acc += a * b. Inline asm, as vpdpbusd in dense_int8_avx512vnni.cc: with the intrinsic GCC 12
 // shuffles the accumulators through other registers and the stack.
@@ -82,31 +79,28 @@ struct F16Weights {
 // variables (GCC keeps an array of them on the stack), 4 weight vectors and one broadcast per
 // row and step.
 template <class Weights>
-LINFER_AVX512 inline void fma_tile_6x4(const float* const (&a)[6],
-                                       const typename Weights::T* const (&b)[4], size_t K,
+LINFER_AVX512 inline void fma_tile_6x4(const float* const (&a)[6], const typename Weights::T* const (&b)[4], size_t K,
                                        __m512 (&acc)[6][4]) {
   const float *a0 = a[0], *a1 = a[1], *a2 = a[2], *a3 = a[3], *a4 = a[4], *a5 = a[5];
   const typename Weights::T *b0 = b[0], *b1 = b[1], *b2 = b[2], *b3 = b[3];
-#define LINFER_ACC_ROW(r)                                                                      \
-  __m512 c##r##0 = _mm512_setzero_ps(), c##r##1 = _mm512_setzero_ps(),                         \
-         c##r##2 = _mm512_setzero_ps(), c##r##3 = _mm512_setzero_ps();
-#define LINFER_FMA_ROW(r)                                                                      \
-  {                                                                                            \
-    const __m512 av = _mm512_set1_ps(a##r[k]);                                                 \
-    fma(c##r##0, av, w0), fma(c##r##1, av, w1), fma(c##r##2, av, w2), fma(c##r##3, av, w3);    \
+#define LINFER_ACC_ROW(r)                                                                             \
+  __m512 c##r##0 = _mm512_setzero_ps(), c##r##1 = _mm512_setzero_ps(), c##r##2 = _mm512_setzero_ps(), \
+         c##r##3 = _mm512_setzero_ps();
+#define LINFER_FMA_ROW(r)                                                                   \
+  {                                                                                         \
+    const __m512 av = _mm512_set1_ps(a##r[k]);                                              \
+    fma(c##r##0, av, w0), fma(c##r##1, av, w1), fma(c##r##2, av, w2), fma(c##r##3, av, w3); \
   }
-#define LINFER_STORE_ROW(r) \
-  acc[r][0] = c##r##0, acc[r][1] = c##r##1, acc[r][2] = c##r##2, acc[r][3] = c##r##3;
-  LINFER_ACC_ROW(0) LINFER_ACC_ROW(1) LINFER_ACC_ROW(2)
-  LINFER_ACC_ROW(3) LINFER_ACC_ROW(4) LINFER_ACC_ROW(5)
-  for (size_t k = 0; k < K; ++k) {
+#define LINFER_STORE_ROW(r) acc[r][0] = c##r##0, acc[r][1] = c##r##1, acc[r][2] = c##r##2, acc[r][3] = c##r##3;
+  LINFER_ACC_ROW(0)
+  LINFER_ACC_ROW(1)
+  LINFER_ACC_ROW(2) LINFER_ACC_ROW(3) LINFER_ACC_ROW(4) LINFER_ACC_ROW(5) for (size_t k = 0; k < K; ++k) {
     const __m512 w0 = Weights::load(b0, k), w1 = Weights::load(b1, k), w2 = Weights::load(b2, k),
                  w3 = Weights::load(b3, k);
-    LINFER_FMA_ROW(0) LINFER_FMA_ROW(1) LINFER_FMA_ROW(2)
-    LINFER_FMA_ROW(3) LINFER_FMA_ROW(4) LINFER_FMA_ROW(5)
+    LINFER_FMA_ROW(0) LINFER_FMA_ROW(1) LINFER_FMA_ROW(2) LINFER_FMA_ROW(3) LINFER_FMA_ROW(4) LINFER_FMA_ROW(5)
   }
-  LINFER_STORE_ROW(0) LINFER_STORE_ROW(1) LINFER_STORE_ROW(2)
-  LINFER_STORE_ROW(3) LINFER_STORE_ROW(4) LINFER_STORE_ROW(5)
+  LINFER_STORE_ROW(0)
+  LINFER_STORE_ROW(1) LINFER_STORE_ROW(2) LINFER_STORE_ROW(3) LINFER_STORE_ROW(4) LINFER_STORE_ROW(5)
 #undef LINFER_ACC_ROW
 #undef LINFER_FMA_ROW
 #undef LINFER_STORE_ROW
@@ -119,8 +113,8 @@ constexpr size_t kFloatRowBlockBytes = 256 * 1024;
 
 // Rows [r, r + R) x output channels [n0, n_stop) (at most 64) of an f32 / f16 kernel.
 template <class Weights>
-LINFER_AVX512 void float_tile(const DenseWeights& w, const DenseInput& in, size_t r, size_t R,
-                              float* y, size_t y_stride, size_t n0, size_t n_stop, DenseEpilogue e) {
+LINFER_AVX512 void float_tile(const DenseWeights& w, const DenseInput& in, size_t r, size_t R, float* y,
+                              size_t y_stride, size_t n0, size_t n_stop, DenseEpilogue e) {
   using T = typename Weights::T;
   const size_t K = w.in, NP = (n_stop - n0 + 15) / 16;  // panels in this strip
   const T* panels = static_cast<const T*>(w.panels);
@@ -135,20 +129,19 @@ LINFER_AVX512 void float_tile(const DenseWeights& w, const DenseInput& in, size_
     const size_t n = n0 + j * 16;
     const __mmask16 mask = first_lanes(n_stop - n);
     const __m512 bias = load_channels(w.bias, n, first_lanes(w.out - n));
-    for (size_t i = 0; i < R; ++i)
-      store_output(yr + i * y_stride + n, _mm512_add_ps(acc[i][j], bias), mask, e);
+    for (size_t i = 0; i < R; ++i) store_output(yr + i * y_stride + n, _mm512_add_ps(acc[i][j], bias), mask, e);
   }
 }
 
 // The whole f32 / f16 kernel (DenseKernel::run).
 template <class Weights>
-void run_float(const DenseWeights& w, const DenseInput& in, size_t rows, float* y, size_t y_stride,
-               size_t n_begin, size_t n_end, DenseEpilogue e) {
+void run_float(const DenseWeights& w, const DenseInput& in, size_t rows, float* y, size_t y_stride, size_t n_begin,
+               size_t n_end, DenseEpilogue e) {
   const size_t row_block = std::max(kRows, kFloatRowBlockBytes / (w.in * sizeof(float)) / kRows * kRows);
   for_each_tile<kRows, kChannels>(rows, row_block, n_begin, n_end, y, y_stride, e.activation,
-                [&](size_t r, size_t R, size_t n0, size_t n_stop) {
-                  float_tile<Weights>(w, in, r, R, y, y_stride, n0, n_stop, e);
-                });
+                                  [&](size_t r, size_t R, size_t n0, size_t n_stop) {
+                                    float_tile<Weights>(w, in, r, R, y, y_stride, n0, n_stop, e);
+                                  });
 }
 
 }  // namespace linfer::kernels::dense::avx512

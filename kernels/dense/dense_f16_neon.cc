@@ -35,8 +35,8 @@ constexpr size_t kRows = 8;
 // over the lanes, so that a chain gets at most 2 FMLAs per iteration; they are added up at
 // the end.
 template <int R>
-void half_tile(const uint16_t* panel, size_t K, size_t c, const float* x, size_t x_stride,
-               const float* bias, float* y, size_t y_stride, size_t count, DenseEpilogue e) {
+void half_tile(const uint16_t* panel, size_t K, size_t c, const float* x, size_t x_stride, const float* bias, float* y,
+               size_t y_stride, size_t count, DenseEpilogue e) {
   constexpr int S = R == 1 ? 4 : R <= 4 ? 8 / R : 1;
   const float16_t* b = reinterpret_cast<const float16_t*>(panel) + c;
   const float* a0 = x;
@@ -47,54 +47,62 @@ void half_tile(const uint16_t* panel, size_t K, size_t c, const float* x, size_t
   const float* a5 = R > 5 ? a4 + x_stride : a0;
   const float* a6 = R > 6 ? a5 + x_stride : a0;
   const float* a7 = R > 7 ? a6 + x_stride : a0;
-  float32x4_t c00 = vdupq_n_f32(0.0f), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00,
-              c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00, c60 = c00,
-              c61 = c00, c70 = c00, c71 = c00;
+  float32x4_t c00 = vdupq_n_f32(0.0f), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00, c31 = c00,
+              c40 = c00, c41 = c00, c50 = c00, c51 = c00, c60 = c00, c61 = c00, c70 = c00, c71 = c00;
 #define LINFER_FMLA2(t, L, v) neon::fmla_lane<L>(c##t##0, w0, v), neon::fmla_lane<L>(c##t##1, w1, v);
-#define LINFER_ROW(i, L)                                             \
-  if constexpr (i < R) {                                            \
-    constexpr int t = (L % S) * R + i;                               \
-    if constexpr (t == 0) { LINFER_FMLA2(0, L, v##i) }                \
-    else if constexpr (t == 1) { LINFER_FMLA2(1, L, v##i) }           \
-    else if constexpr (t == 2) { LINFER_FMLA2(2, L, v##i) }           \
-    else if constexpr (t == 3) { LINFER_FMLA2(3, L, v##i) }           \
-    else if constexpr (t == 4) { LINFER_FMLA2(4, L, v##i) }           \
-    else if constexpr (t == 5) { LINFER_FMLA2(5, L, v##i) }           \
-    else if constexpr (t == 6) { LINFER_FMLA2(6, L, v##i) }           \
-    else { LINFER_FMLA2(7, L, v##i) }                                 \
+#define LINFER_ROW(i, L)               \
+  if constexpr (i < R) {               \
+    constexpr int t = (L % S) * R + i; \
+    if constexpr (t == 0) {            \
+      LINFER_FMLA2(0, L, v##i)         \
+    } else if constexpr (t == 1) {     \
+      LINFER_FMLA2(1, L, v##i)         \
+    } else if constexpr (t == 2) {     \
+      LINFER_FMLA2(2, L, v##i)         \
+    } else if constexpr (t == 3) {     \
+      LINFER_FMLA2(3, L, v##i)         \
+    } else if constexpr (t == 4) {     \
+      LINFER_FMLA2(4, L, v##i)         \
+    } else if constexpr (t == 5) {     \
+      LINFER_FMLA2(5, L, v##i)         \
+    } else if constexpr (t == 6) {     \
+      LINFER_FMLA2(6, L, v##i)         \
+    } else {                           \
+      LINFER_FMLA2(7, L, v##i)         \
+    }                                  \
   }
   // One k step: the 8 weights of input k, widened, times lane L of each row's inputs. The
   // next step's weights are loaded and widened first (x0, x1), so that the conversions overlap
   // this step's FMLAs instead of waiting at its head.
-#define LINFER_STEP(L)                                                                  \
-  {                                                                                    \
-    const float32x4_t w0 = x0, w1 = x1;                                                \
-    if constexpr (L < 3) {                                                             \
-      const float16x8_t h = vld1q_f16(bk + 16 * (L + 1));                              \
-      x0 = vcvt_f32_f16(vget_low_f16(h)), x1 = vcvt_high_f32_f16(h);                   \
-    }                                                                                  \
-    LINFER_ROW(0, L) LINFER_ROW(1, L) LINFER_ROW(2, L) LINFER_ROW(3, L)                \
-    LINFER_ROW(4, L) LINFER_ROW(5, L) LINFER_ROW(6, L) LINFER_ROW(7, L)                \
+#define LINFER_STEP(L)                                                                                    \
+  {                                                                                                       \
+    const float32x4_t w0 = x0, w1 = x1;                                                                   \
+    if constexpr (L < 3) {                                                                                \
+      const float16x8_t h = vld1q_f16(bk + 16 * (L + 1));                                                 \
+      x0 = vcvt_f32_f16(vget_low_f16(h)), x1 = vcvt_high_f32_f16(h);                                      \
+    }                                                                                                     \
+    LINFER_ROW(0, L)                                                                                      \
+    LINFER_ROW(1, L)                                                                                      \
+    LINFER_ROW(2, L) LINFER_ROW(3, L) LINFER_ROW(4, L) LINFER_ROW(5, L) LINFER_ROW(6, L) LINFER_ROW(7, L) \
   }
   size_t k = 0;
   for (; k + 4 <= K; k += 4) {
-    const float32x4_t v0 = vld1q_f32(a0 + k), v1 = vld1q_f32(a1 + k), v2 = vld1q_f32(a2 + k),
-                      v3 = vld1q_f32(a3 + k), v4 = vld1q_f32(a4 + k), v5 = vld1q_f32(a5 + k),
-                      v6 = vld1q_f32(a6 + k), v7 = vld1q_f32(a7 + k);
+    const float32x4_t v0 = vld1q_f32(a0 + k), v1 = vld1q_f32(a1 + k), v2 = vld1q_f32(a2 + k), v3 = vld1q_f32(a3 + k),
+                      v4 = vld1q_f32(a4 + k), v5 = vld1q_f32(a5 + k), v6 = vld1q_f32(a6 + k), v7 = vld1q_f32(a7 + k);
     const float16_t* bk = b + k * kPanelRows;
     const float16x8_t h = vld1q_f16(bk);
     float32x4_t x0 = vcvt_f32_f16(vget_low_f16(h)), x1 = vcvt_high_f32_f16(h);
     LINFER_STEP(0) LINFER_STEP(1) LINFER_STEP(2) LINFER_STEP(3)
   }
   for (; k < K; ++k) {  // the last K % 4 inputs, lane 0 (slots of set 0)
-    const float32x4_t v0 = vld1q_dup_f32(a0 + k), v1 = vld1q_dup_f32(a1 + k),
-                      v2 = vld1q_dup_f32(a2 + k), v3 = vld1q_dup_f32(a3 + k),
-                      v4 = vld1q_dup_f32(a4 + k), v5 = vld1q_dup_f32(a5 + k),
+    const float32x4_t v0 = vld1q_dup_f32(a0 + k), v1 = vld1q_dup_f32(a1 + k), v2 = vld1q_dup_f32(a2 + k),
+                      v3 = vld1q_dup_f32(a3 + k), v4 = vld1q_dup_f32(a4 + k), v5 = vld1q_dup_f32(a5 + k),
                       v6 = vld1q_dup_f32(a6 + k), v7 = vld1q_dup_f32(a7 + k);
     const float16x8_t h = vld1q_f16(b + k * kPanelRows);
     const float32x4_t w0 = vcvt_f32_f16(vget_low_f16(h)), w1 = vcvt_high_f32_f16(h);
-    LINFER_ROW(0, 0) LINFER_ROW(1, 0) LINFER_ROW(2, 0) LINFER_ROW(3, 0)
-    LINFER_ROW(4, 0) LINFER_ROW(5, 0) LINFER_ROW(6, 0) LINFER_ROW(7, 0)
+    LINFER_ROW(0, 0)
+    LINFER_ROW(1, 0)
+    LINFER_ROW(2, 0) LINFER_ROW(3, 0) LINFER_ROW(4, 0) LINFER_ROW(5, 0) LINFER_ROW(6, 0) LINFER_ROW(7, 0)
   }
 #undef LINFER_STEP
 #undef LINFER_ROW
@@ -113,8 +121,8 @@ void half_tile(const uint16_t* panel, size_t K, size_t c, const float* x, size_t
 
 // Rows [r, r + R) x channels [n, n_stop) (at most 16): the panel's two halves.
 template <int R>
-void tile(const DenseWeights& w, const DenseInput& in, size_t r, float* y, size_t y_stride,
-          size_t n, size_t n_stop, DenseEpilogue e) {
+void tile(const DenseWeights& w, const DenseInput& in, size_t r, float* y, size_t y_stride, size_t n, size_t n_stop,
+          DenseEpilogue e) {
   const size_t K = w.in;
   const uint16_t* panel = static_cast<const uint16_t*>(w.panels) + (n / kPanelRows) * K * kPanelRows;
   float bias_tail[kPanelRows];

@@ -46,9 +46,7 @@ LINFER_FP16_ARITH inline void fmla_lane_h(float16x8_t& acc, float16x8_t w, float
 }
 
 // The 8 inputs at p as f16 (round to nearest; beyond 65504: inf, which the guard catches).
-inline float16x8_t load_f16(const float* p) {
-  return vcvt_high_f16_f32(vcvt_f16_f32(vld1q_f32(p)), vld1q_f32(p + 4));
-}
+inline float16x8_t load_f16(const float* p) { return vcvt_high_f16_f32(vcvt_f16_f32(vld1q_f32(p)), vld1q_f32(p + 4)); }
 
 // Whether every lane of the R x 2 accumulators is finite: |c| < inf is false for inf and NaN.
 template <int R>
@@ -63,8 +61,8 @@ LINFER_FP16_ARITH bool all_finite(const float16x8_t (&acc)[8][2]) {
 // The f32 recomputation of a tile that left the f16 range: rows [r, r + R) x channels
 // [n, n_stop) by dense_f16_neon. GELU is left out here because the walk applies it to the whole
 // row block afterwards (for_each_tile).
-__attribute__((noinline, cold)) void tile_f32(const DenseWeights& w, const DenseInput& in, size_t r, size_t R,
-                                              float* y, size_t y_stride, size_t n, size_t n_stop, DenseEpilogue e) {
+__attribute__((noinline, cold)) void tile_f32(const DenseWeights& w, const DenseInput& in, size_t r, size_t R, float* y,
+                                              size_t y_stride, size_t n, size_t n_stop, DenseEpilogue e) {
   DenseInput rows_in = in;
   rows_in.x = in.x + r * in.x_stride;
   DenseEpilogue no_gelu = e;
@@ -76,8 +74,8 @@ __attribute__((noinline, cold)) void tile_f32(const DenseWeights& w, const Dense
 // Rows [r, r + R) x channels [n, n_stop) (one panel, at most 16 channels), R <= 8. Accumulators
 // c<row><half>: half 0 holds channels 0-7 of the panel, half 1 channels 8-15.
 template <int R>
-LINFER_FP16_ARITH void tile(const DenseWeights& w, const DenseInput& in, size_t r, float* y, size_t y_stride,
-                            size_t n, size_t n_stop, DenseEpilogue e) {
+LINFER_FP16_ARITH void tile(const DenseWeights& w, const DenseInput& in, size_t r, float* y, size_t y_stride, size_t n,
+                            size_t n_stop, DenseEpilogue e) {
   const size_t K = w.in;
   const float16_t* b =
       reinterpret_cast<const float16_t*>(static_cast<const uint16_t*>(w.panels)) + (n / kPanelRows) * K * kPanelRows;
@@ -93,13 +91,17 @@ LINFER_FP16_ARITH void tile(const DenseWeights& w, const DenseInput& in, size_t 
   float16x8_t c00 = vreinterpretq_f16_u16(vdupq_n_u16(0)), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00,
               c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00, c60 = c00, c61 = c00, c70 = c00,
               c71 = c00;
-#define LINFER_ROW(i, L) \
-  if constexpr (i < R) { fmla_lane_h<L>(c##i##0, w0, v##i); fmla_lane_h<L>(c##i##1, w1, v##i); }
-#define LINFER_STEP(L)                                                                \
-  {                                                                                   \
-    const float16x8_t w0 = vld1q_f16(bk + 16 * (L)), w1 = vld1q_f16(bk + 16 * (L) + 8); \
-    LINFER_ROW(0, L) LINFER_ROW(1, L) LINFER_ROW(2, L) LINFER_ROW(3, L)               \
-    LINFER_ROW(4, L) LINFER_ROW(5, L) LINFER_ROW(6, L) LINFER_ROW(7, L)               \
+#define LINFER_ROW(i, L)               \
+  if constexpr (i < R) {               \
+    fmla_lane_h<L>(c##i##0, w0, v##i); \
+    fmla_lane_h<L>(c##i##1, w1, v##i); \
+  }
+#define LINFER_STEP(L)                                                                                    \
+  {                                                                                                       \
+    const float16x8_t w0 = vld1q_f16(bk + 16 * (L)), w1 = vld1q_f16(bk + 16 * (L) + 8);                   \
+    LINFER_ROW(0, L)                                                                                      \
+    LINFER_ROW(1, L)                                                                                      \
+    LINFER_ROW(2, L) LINFER_ROW(3, L) LINFER_ROW(4, L) LINFER_ROW(5, L) LINFER_ROW(6, L) LINFER_ROW(7, L) \
   }
   size_t k = 0;
   for (; k + 8 <= K; k += 8) {
@@ -112,8 +114,8 @@ LINFER_FP16_ARITH void tile(const DenseWeights& w, const DenseInput& in, size_t 
     if constexpr (R > 6) v6 = load_f16(a6 + k);
     if constexpr (R > 7) v7 = load_f16(a7 + k);
     const float16_t* bk = b + k * kPanelRows;
-    LINFER_STEP(0) LINFER_STEP(1) LINFER_STEP(2) LINFER_STEP(3)
-    LINFER_STEP(4) LINFER_STEP(5) LINFER_STEP(6) LINFER_STEP(7)
+    LINFER_STEP(0)
+    LINFER_STEP(1) LINFER_STEP(2) LINFER_STEP(3) LINFER_STEP(4) LINFER_STEP(5) LINFER_STEP(6) LINFER_STEP(7)
   }
   for (; k < K; ++k) {  // the last K % 8 inputs, one at a time in lane 0
     const float16x8_t v0 = vcombine_f16(vcvt_f16_f32(vdupq_n_f32(a0[k])), vcvt_f16_f32(vdupq_n_f32(0.0f)));
@@ -138,10 +140,9 @@ LINFER_FP16_ARITH void tile(const DenseWeights& w, const DenseInput& in, size_t 
   float32x4_t bv[4];
   for (int j = 0; j < 4; ++j) bv[j] = vld1q_f32(bias + 4 * j);
   for (int i = 0; i < R; ++i) {
-    float32x4_t out[4] = {vaddq_f32(vcvt_f32_f16(vget_low_f16(acc[i][0])), bv[0]),
-                          vaddq_f32(vcvt_high_f32_f16(acc[i][0]), bv[1]),
-                          vaddq_f32(vcvt_f32_f16(vget_low_f16(acc[i][1])), bv[2]),
-                          vaddq_f32(vcvt_high_f32_f16(acc[i][1]), bv[3])};
+    float32x4_t out[4] = {
+        vaddq_f32(vcvt_f32_f16(vget_low_f16(acc[i][0])), bv[0]), vaddq_f32(vcvt_high_f32_f16(acc[i][0]), bv[1]),
+        vaddq_f32(vcvt_f32_f16(vget_low_f16(acc[i][1])), bv[2]), vaddq_f32(vcvt_high_f32_f16(acc[i][1]), bv[3])};
     neon::store_outputs(y + (r + i) * y_stride + n, out, n_stop - n, e);
   }
 }

@@ -51,35 +51,39 @@ LINFER_NEONV7 void half_tile(const uint16_t* panel, size_t K, size_t c, const fl
   const float* a1 = R > 1 ? a0 + x_stride : a0;
   const float* a2 = R > 2 ? a1 + x_stride : a0;
   const float* a3 = R > 3 ? a2 + x_stride : a0;
-  float32x4_t c00 = vdupq_n_f32(0.0f), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00,
-              c30 = c00, c31 = c00;
+  float32x4_t c00 = vdupq_n_f32(0.0f), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00, c31 = c00;
 #define LINFER_FMA2(t, v) fma(c##t##0, w0, v), fma(c##t##1, w1, v);
-#define LINFER_ROW(i, L, v_expr)                                  \
-  if constexpr (i < R) {                                         \
-    constexpr int t = (L % S) * R + i;                            \
-    const float32x4_t v = v_expr;                                 \
-    if constexpr (t == 0) { LINFER_FMA2(0, v) }                   \
-    else if constexpr (t == 1) { LINFER_FMA2(1, v) }              \
-    else if constexpr (t == 2) { LINFER_FMA2(2, v) }              \
-    else { LINFER_FMA2(3, v) }                                    \
+#define LINFER_ROW(i, L, v_expr)       \
+  if constexpr (i < R) {               \
+    constexpr int t = (L % S) * R + i; \
+    const float32x4_t v = v_expr;      \
+    if constexpr (t == 0) {            \
+      LINFER_FMA2(0, v)                \
+    } else if constexpr (t == 1) {     \
+      LINFER_FMA2(1, v)                \
+    } else if constexpr (t == 2) {     \
+      LINFER_FMA2(2, v)                \
+    } else {                           \
+      LINFER_FMA2(3, v)                \
+    }                                  \
   }
   // One input, lane L of the current 2: the panel's 8 weights of that input, widened, times each
   // row's input, broadcast.
-#define LINFER_STEP(L)                                                                           \
-  {                                                                                             \
-    const uint16x8_t h = vld1q_u16(b);                                                          \
-    b += kPanelRows;                                                                            \
-    const float32x4_t w0 = widen(vget_low_u16(h)), w1 = widen(vget_high_u16(h));                \
-    LINFER_ROW(0, L, vdupq_lane_f32(x0, L % 2)) LINFER_ROW(1, L, vdupq_lane_f32(x1, L % 2))     \
-    LINFER_ROW(2, L, vdupq_lane_f32(x2, L % 2)) LINFER_ROW(3, L, vdupq_lane_f32(x3, L % 2))     \
+#define LINFER_STEP(L)                                                                      \
+  {                                                                                         \
+    const uint16x8_t h = vld1q_u16(b);                                                      \
+    b += kPanelRows;                                                                        \
+    const float32x4_t w0 = widen(vget_low_u16(h)), w1 = widen(vget_high_u16(h));            \
+    LINFER_ROW(0, L, vdupq_lane_f32(x0, L % 2))                                             \
+    LINFER_ROW(1, L, vdupq_lane_f32(x1, L % 2))                                             \
+    LINFER_ROW(2, L, vdupq_lane_f32(x2, L % 2)) LINFER_ROW(3, L, vdupq_lane_f32(x3, L % 2)) \
   }
   // Inputs 2 at a time (d registers): 4 rows x 4 inputs in q registers would leave too few of the
   // 16 for the f16 weights and their widened forms.
   size_t k = 0;
   for (; k + 4 <= K; k += 4) {
     {
-      const float32x2_t x0 = vld1_f32(a0 + k), x1 = vld1_f32(a1 + k), x2 = vld1_f32(a2 + k),
-                        x3 = vld1_f32(a3 + k);
+      const float32x2_t x0 = vld1_f32(a0 + k), x1 = vld1_f32(a1 + k), x2 = vld1_f32(a2 + k), x3 = vld1_f32(a3 + k);
       LINFER_STEP(0) LINFER_STEP(1)
     }
     {
@@ -109,8 +113,8 @@ LINFER_NEONV7 void half_tile(const uint16_t* panel, size_t K, size_t c, const fl
 
 // Rows [r, r + R) x channels [n, n_stop) (at most 16): the panel's two halves.
 template <int R>
-void tile(const DenseWeights& w, const DenseInput& in, size_t r, float* y, size_t y_stride, size_t n,
-          size_t n_stop, DenseEpilogue e) {
+void tile(const DenseWeights& w, const DenseInput& in, size_t r, float* y, size_t y_stride, size_t n, size_t n_stop,
+          DenseEpilogue e) {
   const size_t K = w.in;
   const uint16_t* panel = static_cast<const uint16_t*>(w.panels) + (n / kPanelRows) * K * kPanelRows;
   float bias_tail[kPanelRows];
@@ -125,8 +129,8 @@ void tile(const DenseWeights& w, const DenseInput& in, size_t r, float* y, size_
 }  // namespace
 
 LINFER_DENSE_RUN(run_f16_neonv7) {
-  neon::run_tiles<int(kRows)>(rows, neonv7::kFloatRowBlockBytes, w.in * sizeof(float), n_begin, n_end, y,
-                              y_stride, e.activation, [&](size_t r, auto rows_c, size_t n, size_t n_stop) {
+  neon::run_tiles<int(kRows)>(rows, neonv7::kFloatRowBlockBytes, w.in * sizeof(float), n_begin, n_end, y, y_stride,
+                              e.activation, [&](size_t r, auto rows_c, size_t n, size_t n_stop) {
                                 tile<decltype(rows_c)::value>(w, in, r, y, y_stride, n, n_stop, e);
                               });
 }

@@ -24,11 +24,11 @@ inline v128_t widen_halves(v128_t h) {
 
 LINFER_DENSE_RUN(run_f16_wasm_simd128) {
   wasm::run_float<4, uint16_t>(w, in, rows, y, y_stride, n_begin, n_end, e,
-                               [](const uint16_t* p, size_t c, v128_t (&out)[2]) {
-                    const v128_t h = wasm_v128_load(p + c);
-                    out[0] = widen_halves(wasm_u32x4_extend_low_u16x8(h));
-                    out[1] = widen_halves(wasm_u32x4_extend_high_u16x8(h));
-                  });
+                               [](const uint16_t* p, size_t c, v128_t(&out)[2]) {
+                                 const v128_t h = wasm_v128_load(p + c);
+                                 out[0] = widen_halves(wasm_u32x4_extend_low_u16x8(h));
+                                 out[1] = widen_halves(wasm_u32x4_extend_high_u16x8(h));
+                               });
 }
 
 }  // namespace linfer::kernels::dense

@@ -4,7 +4,5 @@
 #include "dense/dense_avx2_tile.h"
 
 namespace linfer::kernels::dense {
-LINFER_DENSE_RUN(run_f32_avx2) {
-  avx2::run_float<avx2::F32Weights>(w, in, rows, y, y_stride, n_begin, n_end, e);
-}
+LINFER_DENSE_RUN(run_f32_avx2) { avx2::run_float<avx2::F32Weights>(w, in, rows, y, y_stride, n_begin, n_end, e); }
 }  // namespace linfer::kernels::dense

@@ -5,7 +5,5 @@
 #include "dense/dense_avx512_tile.h"
 
 namespace linfer::kernels::dense {
-LINFER_DENSE_RUN(run_f32_avx512) {
-  avx512::run_float<avx512::F32Weights>(w, in, rows, y, y_stride, n_begin, n_end, e);
-}
+LINFER_DENSE_RUN(run_f32_avx512) { avx512::run_float<avx512::F32Weights>(w, in, rows, y, y_stride, n_begin, n_end, e); }
 }  // namespace linfer::kernels::dense

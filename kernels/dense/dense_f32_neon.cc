@@ -36,8 +36,8 @@ constexpr size_t kRows = 4;
 // the lanes, so that each chain still gets at most 2 FMLAs per iteration (a 1- or 2-row tile
 // would otherwise wait on the FMLA latency); the sets are added up at the end.
 template <int R>
-void tile(const DenseWeights& w, const DenseInput& in, size_t r, float* y, size_t y_stride,
-          size_t n, size_t n_stop, DenseEpilogue e) {
+void tile(const DenseWeights& w, const DenseInput& in, size_t r, float* y, size_t y_stride, size_t n, size_t n_stop,
+          DenseEpilogue e) {
   constexpr int S = R <= 2 ? 4 / R : 1;
   const size_t K = w.in;
   const float* b = static_cast<const float*>(w.panels) + (n / kPanelRows) * K * kPanelRows;
@@ -45,19 +45,23 @@ void tile(const DenseWeights& w, const DenseInput& in, size_t r, float* y, size_
   const float* a1 = R > 1 ? a0 + in.x_stride : a0;
   const float* a2 = R > 2 ? a1 + in.x_stride : a0;
   const float* a3 = R > 3 ? a2 + in.x_stride : a0;
-  float32x4_t c00 = vdupq_n_f32(0.0f), c01 = c00, c02 = c00, c03 = c00, c10 = c00, c11 = c00,
-              c12 = c00, c13 = c00, c20 = c00, c21 = c00, c22 = c00, c23 = c00, c30 = c00,
-              c31 = c00, c32 = c00, c33 = c00;
-#define LINFER_FMLA4(t, L, v)                                            \
+  float32x4_t c00 = vdupq_n_f32(0.0f), c01 = c00, c02 = c00, c03 = c00, c10 = c00, c11 = c00, c12 = c00, c13 = c00,
+              c20 = c00, c21 = c00, c22 = c00, c23 = c00, c30 = c00, c31 = c00, c32 = c00, c33 = c00;
+#define LINFER_FMLA4(t, L, v)                                                                                 \
   neon::fmla_lane<L>(c##t##0, w0, v), neon::fmla_lane<L>(c##t##1, w1, v), neon::fmla_lane<L>(c##t##2, w2, v), \
       neon::fmla_lane<L>(c##t##3, w3, v);
-#define LINFER_ROW(i, L)                                                                    \
-  if constexpr (i < R) {                                                                   \
-    constexpr int t = (L % S) * R + i;                                                      \
-    if constexpr (t == 0) { LINFER_FMLA4(0, L, v##i) }                                       \
-    else if constexpr (t == 1) { LINFER_FMLA4(1, L, v##i) }                                  \
-    else if constexpr (t == 2) { LINFER_FMLA4(2, L, v##i) }                                  \
-    else { LINFER_FMLA4(3, L, v##i) }                                                        \
+#define LINFER_ROW(i, L)               \
+  if constexpr (i < R) {               \
+    constexpr int t = (L % S) * R + i; \
+    if constexpr (t == 0) {            \
+      LINFER_FMLA4(0, L, v##i)         \
+    } else if constexpr (t == 1) {     \
+      LINFER_FMLA4(1, L, v##i)         \
+    } else if constexpr (t == 2) {     \
+      LINFER_FMLA4(2, L, v##i)         \
+    } else {                           \
+      LINFER_FMLA4(3, L, v##i)         \
+    }                                  \
   }
   // One k step: the panel's 16 weights of input k times lane L of each row's inputs. The loads
   // are inline asm with post-increment addressing, one 4-register LD1 per k step and one LDR
@@ -67,17 +71,16 @@ void tile(const DenseWeights& w, const DenseInput& in, size_t r, float* y, size_
   const float* bp = b;
   const float *p0 = a0, *p1 = a1, *p2 = a2, *p3 = a3;
   register float32x4_t w0 __asm__("v28"), w1 __asm__("v29"), w2 __asm__("v30"), w3 __asm__("v31");
-#define LINFER_STEP(L)                                                                      \
-  {                                                                                        \
-    LINFER_NEON_LD1X4_ADVANCE("v28.4s - v31.4s", w0, w1, w2, w3, bp);                     \
-    LINFER_ROW(0, L) LINFER_ROW(1, L) LINFER_ROW(2, L) LINFER_ROW(3, L)                    \
+#define LINFER_STEP(L)                                                  \
+  {                                                                     \
+    LINFER_NEON_LD1X4_ADVANCE("v28.4s - v31.4s", w0, w1, w2, w3, bp);   \
+    LINFER_ROW(0, L) LINFER_ROW(1, L) LINFER_ROW(2, L) LINFER_ROW(3, L) \
   }
-#define LINFER_STEP4                                                                        \
-  {                                                                                        \
-    float32x4_t v0, v1, v2, v3;                                                            \
-    neon::load_advance(v0, p0), neon::load_advance(v1, p1), neon::load_advance(v2, p2),    \
-        neon::load_advance(v3, p3);                                                        \
-    LINFER_STEP(0) LINFER_STEP(1) LINFER_STEP(2) LINFER_STEP(3)                            \
+#define LINFER_STEP4                                                                                                \
+  {                                                                                                                 \
+    float32x4_t v0, v1, v2, v3;                                                                                     \
+    neon::load_advance(v0, p0), neon::load_advance(v1, p1), neon::load_advance(v2, p2), neon::load_advance(v3, p3); \
+    LINFER_STEP(0) LINFER_STEP(1) LINFER_STEP(2) LINFER_STEP(3)                                                     \
   }
   // The full tile takes 8 k steps per iteration: the loop's own instructions (compare, branch)
   // once per 128 FMLAs; the remainder tiles (fewer rows, rarely run) 4, for less code.
@@ -100,18 +103,16 @@ void tile(const DenseWeights& w, const DenseInput& in, size_t r, float* y, size_
 #undef LINFER_STEP
 #undef LINFER_ROW
 #undef LINFER_FMLA4
-  float32x4_t acc[4][4] = {
-      {c00, c01, c02, c03}, {c10, c11, c12, c13}, {c20, c21, c22, c23}, {c30, c31, c32, c33}};
+  float32x4_t acc[4][4] = {{c00, c01, c02, c03}, {c10, c11, c12, c13}, {c20, c21, c22, c23}, {c30, c31, c32, c33}};
   for (int s = 1; s < S; ++s)
     for (int i = 0; i < R; ++i)
       for (int v = 0; v < 4; ++v) acc[i][v] = vaddq_f32(acc[i][v], acc[s * R + i][v]);
   float bias_tail[kPanelRows];
   const float* bias = channel_block(w.bias, n, w.out, bias_tail);
-  const float32x4_t b0 = vld1q_f32(bias), b1 = vld1q_f32(bias + 4), b2 = vld1q_f32(bias + 8),
-                    b3 = vld1q_f32(bias + 12);
+  const float32x4_t b0 = vld1q_f32(bias), b1 = vld1q_f32(bias + 4), b2 = vld1q_f32(bias + 8), b3 = vld1q_f32(bias + 12);
   for (int i = 0; i < R; ++i) {
-    float32x4_t v[4] = {vaddq_f32(acc[i][0], b0), vaddq_f32(acc[i][1], b1),
-                        vaddq_f32(acc[i][2], b2), vaddq_f32(acc[i][3], b3)};
+    float32x4_t v[4] = {vaddq_f32(acc[i][0], b0), vaddq_f32(acc[i][1], b1), vaddq_f32(acc[i][2], b2),
+                        vaddq_f32(acc[i][3], b3)};
     neon::store_outputs(y + (r + i) * y_stride + n, v, n_stop - n, e);
   }
 }

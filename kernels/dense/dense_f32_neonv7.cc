@@ -48,39 +48,42 @@ LINFER_NEONV7 inline float32x4_t broadcast(float32x4_t x) {
 // more between its own (a 1-row tile would otherwise wait on the FMA latency); the sets are
 // added up at the end.
 template <int R>
-LINFER_NEONV7 void half_tile(const float* panel, size_t K, size_t c, const float* x, size_t x_stride,
-                             const float* bias, float* y, size_t y_stride, size_t count, DenseEpilogue e) {
+LINFER_NEONV7 void half_tile(const float* panel, size_t K, size_t c, const float* x, size_t x_stride, const float* bias,
+                             float* y, size_t y_stride, size_t count, DenseEpilogue e) {
   constexpr int S = R <= 2 ? 4 / R : 1;
   const float* b = panel + c;
   const float* a0 = x;
   const float* a1 = R > 1 ? a0 + x_stride : a0;
   const float* a2 = R > 2 ? a1 + x_stride : a0;
   const float* a3 = R > 3 ? a2 + x_stride : a0;
-  float32x4_t c00 = vdupq_n_f32(0.0f), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00,
-              c30 = c00, c31 = c00;
+  float32x4_t c00 = vdupq_n_f32(0.0f), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00, c31 = c00;
 #define LINFER_FMA2(t, v) fma(c##t##0, w0, v), fma(c##t##1, w1, v);
-#define LINFER_ROW(i, L, v_expr)                                  \
-  if constexpr (i < R) {                                         \
-    constexpr int t = (L % S) * R + i;                            \
-    const float32x4_t v = v_expr;                                 \
-    if constexpr (t == 0) { LINFER_FMA2(0, v) }                   \
-    else if constexpr (t == 1) { LINFER_FMA2(1, v) }              \
-    else if constexpr (t == 2) { LINFER_FMA2(2, v) }              \
-    else { LINFER_FMA2(3, v) }                                    \
+#define LINFER_ROW(i, L, v_expr)       \
+  if constexpr (i < R) {               \
+    constexpr int t = (L % S) * R + i; \
+    const float32x4_t v = v_expr;      \
+    if constexpr (t == 0) {            \
+      LINFER_FMA2(0, v)                \
+    } else if constexpr (t == 1) {     \
+      LINFER_FMA2(1, v)                \
+    } else if constexpr (t == 2) {     \
+      LINFER_FMA2(2, v)                \
+    } else {                           \
+      LINFER_FMA2(3, v)                \
+    }                                  \
   }
   // One input, lane L of the current 4: the panel's 8 weights of that input times each row's
   // input, broadcast.
-#define LINFER_STEP(L)                                                                           \
-  {                                                                                             \
-    const float32x4_t w0 = vld1q_f32(b), w1 = vld1q_f32(b + 4);                                 \
-    b += kPanelRows;                                                                            \
-    LINFER_ROW(0, L, broadcast<L>(x0)) LINFER_ROW(1, L, broadcast<L>(x1))                       \
-    LINFER_ROW(2, L, broadcast<L>(x2)) LINFER_ROW(3, L, broadcast<L>(x3))                       \
+#define LINFER_STEP(L)                                                                                       \
+  {                                                                                                          \
+    const float32x4_t w0 = vld1q_f32(b), w1 = vld1q_f32(b + 4);                                              \
+    b += kPanelRows;                                                                                         \
+    LINFER_ROW(0, L, broadcast<L>(x0))                                                                       \
+    LINFER_ROW(1, L, broadcast<L>(x1)) LINFER_ROW(2, L, broadcast<L>(x2)) LINFER_ROW(3, L, broadcast<L>(x3)) \
   }
   size_t k = 0;
   for (; k + 4 <= K; k += 4) {
-    const float32x4_t x0 = vld1q_f32(a0 + k), x1 = vld1q_f32(a1 + k), x2 = vld1q_f32(a2 + k),
-                      x3 = vld1q_f32(a3 + k);
+    const float32x4_t x0 = vld1q_f32(a0 + k), x1 = vld1q_f32(a1 + k), x2 = vld1q_f32(a2 + k), x3 = vld1q_f32(a3 + k);
     LINFER_STEP(0) LINFER_STEP(1) LINFER_STEP(2) LINFER_STEP(3)
   }
   for (; k < K; ++k) {  // the last K % 4 inputs, one at a time (slots of set 0)
@@ -104,8 +107,8 @@ LINFER_NEONV7 void half_tile(const float* panel, size_t K, size_t c, const float
 
 // Rows [r, r + R) x channels [n, n_stop) (at most 16): the panel's two halves.
 template <int R>
-void tile(const DenseWeights& w, const DenseInput& in, size_t r, float* y, size_t y_stride, size_t n,
-          size_t n_stop, DenseEpilogue e) {
+void tile(const DenseWeights& w, const DenseInput& in, size_t r, float* y, size_t y_stride, size_t n, size_t n_stop,
+          DenseEpilogue e) {
   const size_t K = w.in;
   const float* panel = static_cast<const float*>(w.panels) + (n / kPanelRows) * K * kPanelRows;
   float bias_tail[kPanelRows];
@@ -120,8 +123,8 @@ void tile(const DenseWeights& w, const DenseInput& in, size_t r, float* y, size_
 }  // namespace
 
 LINFER_DENSE_RUN(run_f32_neonv7) {
-  neon::run_tiles<int(kRows)>(rows, neonv7::kFloatRowBlockBytes, w.in * sizeof(float), n_begin, n_end, y,
-                              y_stride, e.activation, [&](size_t r, auto rows_c, size_t n, size_t n_stop) {
+  neon::run_tiles<int(kRows)>(rows, neonv7::kFloatRowBlockBytes, w.in * sizeof(float), n_begin, n_end, y, y_stride,
+                              e.activation, [&](size_t r, auto rows_c, size_t n, size_t n_stop) {
                                 tile<decltype(rows_c)::value>(w, in, r, y, y_stride, n, n_stop, e);
                               });
 }

@@ -69,8 +69,8 @@ void xnn_aligned_free(void*, void* ptr) {
   free(user - alignment);
 }
 
-const xnn_allocator kCountingAllocator = {nullptr, xnn_alloc, xnn_realloc, xnn_free,
-                                           xnn_aligned_alloc, xnn_aligned_free};
+const xnn_allocator kCountingAllocator = {nullptr,  xnn_alloc,         xnn_realloc,
+                                          xnn_free, xnn_aligned_alloc, xnn_aligned_free};
 }  // namespace
 
 std::string initialize_xnnpack() {
@@ -78,8 +78,7 @@ std::string initialize_xnnpack() {
   static xnn_status status = xnn_status_uninitialized;
   std::call_once(once, [] { status = xnn_initialize(&kCountingAllocator); });
   if (status != xnn_status_success)
-    return "XNNPACK failed to initialise (status " + std::to_string(int(status)) +
-           "): this CPU may be unsupported";
+    return "XNNPACK failed to initialise (status " + std::to_string(int(status)) + "): this CPU may be unsupported";
   return "";
 }
 
@@ -98,26 +97,23 @@ XnnpackDense::~XnnpackDense() {
   if (op_) xnn_delete_operator(op_);
 }
 
-std::string XnnpackDense::create(size_t in, size_t out, const float* weight, const float* bias,
-                                 bool relu, bool yield_workers, size_t* packed_bytes,
-                                 bool* out_of_memory) {
+std::string XnnpackDense::create(size_t in, size_t out, const float* weight, const float* bias, bool relu,
+                                 bool yield_workers, size_t* packed_bytes, bool* out_of_memory) {
   if (op_) xnn_delete_operator(op_);
   op_ = nullptr;
   in_ = in;
   out_ = out;
   const long long before = g_xnn_bytes;
   g_xnn_failed_bytes = 0;
-  const xnn_status s = xnn_create_fully_connected_nc_f32(
-      in, out, in, out, weight, bias, relu ? 0.0f : -INFINITY, INFINITY,
-      yield_workers ? XNN_FLAG_YIELD_WORKERS : 0, &op_);
+  const xnn_status s = xnn_create_fully_connected_nc_f32(in, out, in, out, weight, bias, relu ? 0.0f : -INFINITY,
+                                                         INFINITY, yield_workers ? XNN_FLAG_YIELD_WORKERS : 0, &op_);
   *packed_bytes = g_xnn_bytes > before ? size_t(g_xnn_bytes - before) : 0;
   if (s != xnn_status_success) {
     op_ = nullptr;
     if (s == xnn_status_out_of_memory) {
       if (out_of_memory) *out_of_memory = true;
-      return "out of memory allocating " + std::to_string(g_xnn_failed_bytes) +
-             " bytes in XNNPACK for a " + std::to_string(in) + "x" + std::to_string(out) +
-             " fully connected operator";
+      return "out of memory allocating " + std::to_string(g_xnn_failed_bytes) + " bytes in XNNPACK for a " +
+             std::to_string(in) + "x" + std::to_string(out) + " fully connected operator";
     }
     return "XNNPACK could not create a " + std::to_string(in) + "x" + std::to_string(out) +
            " fully connected operator (status " + std::to_string(int(s)) + ")";

@@ -16,8 +16,8 @@ constexpr size_t kRows = 4;
 
 // f32 and f16 weights: Widen(panel, k, out) writes the panel's 16 weights of input k as floats.
 template <class Widen>
-void run_float(const DenseWeights& w, const DenseInput& in, size_t rows, float* y, size_t y_stride,
-               size_t n_begin, size_t n_end, DenseEpilogue e, Widen widen) {
+void run_float(const DenseWeights& w, const DenseInput& in, size_t rows, float* y, size_t y_stride, size_t n_begin,
+               size_t n_end, DenseEpilogue e, Widen widen) {
   const uint8_t* panels = static_cast<const uint8_t*>(w.panels);
   const size_t panel_size = panel_bytes(w.dtype, uint32_t(w.in));
   for (size_t n = n_begin; n < n_end; n += kPanelRows) {

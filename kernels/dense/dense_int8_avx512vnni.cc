@@ -32,34 +32,31 @@ LINFER_VNNI inline __m512i broadcast_u8x4(const int8_t* p) {
 // The register tile over the kg groups of 4 inputs: 6 quantized rows times 4 panels of 16
 // output channels, the 24 accumulators as named variables (GCC keeps an array of them on the
 // stack), 4 weight vectors and one broadcast per row and step.
-LINFER_VNNI inline void vnni_tile_6x4(const int8_t* const (&a)[6], const int8_t* const (&b)[4],
-                                      size_t kg, __m512i (&acc)[6][4]) {
+LINFER_VNNI inline void vnni_tile_6x4(const int8_t* const (&a)[6], const int8_t* const (&b)[4], size_t kg,
+                                      __m512i (&acc)[6][4]) {
   const int8_t *a0 = a[0], *a1 = a[1], *a2 = a[2], *a3 = a[3], *a4 = a[4], *a5 = a[5];
   const int8_t *b0 = b[0], *b1 = b[1], *b2 = b[2], *b3 = b[3];
-#define LINFER_ACC_ROW(r)                                                                      \
-  __m512i c##r##0 = _mm512_setzero_si512(), c##r##1 = _mm512_setzero_si512(),                 \
-          c##r##2 = _mm512_setzero_si512(), c##r##3 = _mm512_setzero_si512();
-#define LINFER_DOT_ROW(r)                                                                      \
-  {                                                                                            \
-    const __m512i av = broadcast_u8x4(a##r + g * 4);                                           \
-    dpbusd(c##r##0, av, w0), dpbusd(c##r##1, av, w1), dpbusd(c##r##2, av, w2),                 \
-        dpbusd(c##r##3, av, w3);                                                               \
+#define LINFER_ACC_ROW(r)                                                                                       \
+  __m512i c##r##0 = _mm512_setzero_si512(), c##r##1 = _mm512_setzero_si512(), c##r##2 = _mm512_setzero_si512(), \
+          c##r##3 = _mm512_setzero_si512();
+#define LINFER_DOT_ROW(r)                                                                               \
+  {                                                                                                     \
+    const __m512i av = broadcast_u8x4(a##r + g * 4);                                                    \
+    dpbusd(c##r##0, av, w0), dpbusd(c##r##1, av, w1), dpbusd(c##r##2, av, w2), dpbusd(c##r##3, av, w3); \
   }
-#define LINFER_STORE_ROW(r) \
-  acc[r][0] = c##r##0, acc[r][1] = c##r##1, acc[r][2] = c##r##2, acc[r][3] = c##r##3;
-  LINFER_ACC_ROW(0) LINFER_ACC_ROW(1) LINFER_ACC_ROW(2)
-  LINFER_ACC_ROW(3) LINFER_ACC_ROW(4) LINFER_ACC_ROW(5)
-  for (size_t g = 0; g < kg; ++g) {
+#define LINFER_STORE_ROW(r) acc[r][0] = c##r##0, acc[r][1] = c##r##1, acc[r][2] = c##r##2, acc[r][3] = c##r##3;
+  LINFER_ACC_ROW(0)
+  LINFER_ACC_ROW(1)
+  LINFER_ACC_ROW(2) LINFER_ACC_ROW(3) LINFER_ACC_ROW(4) LINFER_ACC_ROW(5) for (size_t g = 0; g < kg; ++g) {
     const size_t o = g * 64;
     const __m512i w0 = _mm512_load_si512(reinterpret_cast<const void*>(b0 + o)),
                   w1 = _mm512_load_si512(reinterpret_cast<const void*>(b1 + o)),
                   w2 = _mm512_load_si512(reinterpret_cast<const void*>(b2 + o)),
                   w3 = _mm512_load_si512(reinterpret_cast<const void*>(b3 + o));
-    LINFER_DOT_ROW(0) LINFER_DOT_ROW(1) LINFER_DOT_ROW(2)
-    LINFER_DOT_ROW(3) LINFER_DOT_ROW(4) LINFER_DOT_ROW(5)
+    LINFER_DOT_ROW(0) LINFER_DOT_ROW(1) LINFER_DOT_ROW(2) LINFER_DOT_ROW(3) LINFER_DOT_ROW(4) LINFER_DOT_ROW(5)
   }
-  LINFER_STORE_ROW(0) LINFER_STORE_ROW(1) LINFER_STORE_ROW(2)
-  LINFER_STORE_ROW(3) LINFER_STORE_ROW(4) LINFER_STORE_ROW(5)
+  LINFER_STORE_ROW(0)
+  LINFER_STORE_ROW(1) LINFER_STORE_ROW(2) LINFER_STORE_ROW(3) LINFER_STORE_ROW(4) LINFER_STORE_ROW(5)
 #undef LINFER_ACC_ROW
 #undef LINFER_DOT_ROW
 #undef LINFER_STORE_ROW
@@ -67,9 +64,8 @@ LINFER_VNNI inline void vnni_tile_6x4(const int8_t* const (&a)[6], const int8_t*
 
 // Rows [0, R) (R <= 6), output channels [n0, n_stop) (at most 64): integer dot products, then
 // dequantization, bias, ReLU and accumulate in registers.
-LINFER_VNNI void tile(const DenseWeights& w, const int8_t* qx, size_t q_stride, const float* xs,
-                      size_t R, float* y, size_t y_stride, size_t n0, size_t n_stop,
-                      DenseEpilogue e) {
+LINFER_VNNI void tile(const DenseWeights& w, const int8_t* qx, size_t q_stride, const float* xs, size_t R, float* y,
+                      size_t y_stride, size_t n0, size_t n_stop, DenseEpilogue e) {
   const size_t kg = int8_padded_inputs(uint32_t(w.in)) / 4, NP = (n_stop - n0 + 15) / 16;
   const int8_t* a[kRows];
   avx512::tile_pointers(qx, q_stride, R, a);
@@ -86,8 +82,7 @@ LINFER_VNNI void tile(const DenseWeights& w, const int8_t* qx, size_t q_stride, 
     const __m512 bias = avx512::load_channels(w.bias, n, valid);
     for (size_t r = 0; r < R; ++r) {
       const __m512 v = _mm512_cvtepi32_ps(_mm512_sub_epi32(acc[r][j], s128));
-      avx512::store_output(y + r * y_stride + n,
-                           _mm512_fmadd_ps(v, _mm512_mul_ps(ws, _mm512_set1_ps(xs[r])), bias),
+      avx512::store_output(y + r * y_stride + n, _mm512_fmadd_ps(v, _mm512_mul_ps(ws, _mm512_set1_ps(xs[r])), bias),
                            avx512::first_lanes(n_stop - n), e);
     }
   }
@@ -98,11 +93,10 @@ LINFER_VNNI void tile(const DenseWeights& w, const int8_t* qx, size_t q_stride, 
 LINFER_DENSE_RUN(run_int8_avx512vnni) {
   // Blocks of about 24 KiB of quantized rows: they stay in L1 while the strips pass.
   const size_t row_block = std::max(kRows, (24 * 1024) / in.q_stride / kRows * kRows);
-  for_each_tile<kRows, avx512::kChannels>(rows, row_block, n_begin, n_end, y, y_stride, e.activation,
-                        [&](size_t r, size_t R, size_t n, size_t n_stop) {
-                          tile(w, in.q + r * in.q_stride, in.q_stride, in.q_scales + r, R,
-                               y + r * y_stride, y_stride, n, n_stop, e);
-                        });
+  for_each_tile<kRows, avx512::kChannels>(
+      rows, row_block, n_begin, n_end, y, y_stride, e.activation, [&](size_t r, size_t R, size_t n, size_t n_stop) {
+        tile(w, in.q + r * in.q_stride, in.q_stride, in.q_scales + r, R, y + r * y_stride, y_stride, n, n_stop, e);
+      });
 }
 
 // linfer/types/int8.h's convention, 16 values at a time, stored as q + 128.
@@ -128,8 +122,7 @@ LINFER_VNNI LINFER_DENSE_QUANTIZE(quantize_u8_avx512) {
       // cvtps rounds to nearest even as nearbyint does.
       const __m512 p = _mm512_mul_ps(_mm512_maskz_loadu_ps(m, xr + i), vinv);
       const __m512 clamped = _mm512_min_ps(_mm512_max_ps(p, lo), hi);
-      const __m512i v =
-          _mm512_add_epi32(_mm512_maskz_cvtps_epi32(_mm512_cmp_ps_mask(p, p, _CMP_ORD_Q), clamped), off);
+      const __m512i v = _mm512_add_epi32(_mm512_maskz_cvtps_epi32(_mm512_cmp_ps_mask(p, p, _CMP_ORD_Q), clamped), off);
       _mm_mask_storeu_epi8(qr + i, m, _mm512_cvtepi32_epi8(v));
     }
     for (i = k; i < padded; ++i) qr[i] = 128;

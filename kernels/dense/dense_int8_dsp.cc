@@ -21,7 +21,7 @@ namespace linfer::kernels::dense {
 namespace {
 
 constexpr size_t kGroupBytes = kPanelRows * kInt8GroupInputs;  // one group of a panel: 64 bytes
-constexpr size_t kRowGroupBytes = 2 * kInt8GroupInputs;         // one group of a row: 4 int16
+constexpr size_t kRowGroupBytes = 2 * kInt8GroupInputs;        // one group of a row: 4 int16
 
 // The 2 x 2 tile's accumulators: acc[r][c] += row r's activations times channel c's weights over
 // `count` >= 1 groups of four inputs (w: the panel at channel c = 0, 64 bytes per group; a0, a1:
@@ -31,32 +31,33 @@ struct Tile {
 #if defined(__thumb2__)
   // Hand-scheduled in 14 registers, two groups per iteration (the compiler's schedule of the
   // portable loop below spills from them).
-#define LINFER_DSP_GROUP                        \
+#define LINFER_DSP_GROUP                       \
   "ldrd   %[w0o], %[w1o], [%[w]], %[step]\n\t" \
-  "sxtb16 %[w0e], %[w0o]\n\t"                   \
-  "sxtb16 %[w0o], %[w0o], ror #8\n\t"           \
-  "sxtb16 %[w1e], %[w1o]\n\t"                   \
-  "sxtb16 %[w1o], %[w1o], ror #8\n\t"           \
-  "ldrd   %[x], %[xo], [%[a0]], #8\n\t"         \
-  "smlad  %[a00], %[w0e], %[x], %[a00]\n\t"     \
-  "smlad  %[a00], %[w0o], %[xo], %[a00]\n\t"    \
-  "smlad  %[a01], %[w1e], %[x], %[a01]\n\t"     \
-  "smlad  %[a01], %[w1o], %[xo], %[a01]\n\t"    \
-  "ldrd   %[x], %[xo], [%[a1]], #8\n\t"         \
-  "smlad  %[a10], %[w0e], %[x], %[a10]\n\t"     \
-  "smlad  %[a10], %[w0o], %[xo], %[a10]\n\t"    \
-  "smlad  %[a11], %[w1e], %[x], %[a11]\n\t"     \
+  "sxtb16 %[w0e], %[w0o]\n\t"                  \
+  "sxtb16 %[w0o], %[w0o], ror #8\n\t"          \
+  "sxtb16 %[w1e], %[w1o]\n\t"                  \
+  "sxtb16 %[w1o], %[w1o], ror #8\n\t"          \
+  "ldrd   %[x], %[xo], [%[a0]], #8\n\t"        \
+  "smlad  %[a00], %[w0e], %[x], %[a00]\n\t"    \
+  "smlad  %[a00], %[w0o], %[xo], %[a00]\n\t"   \
+  "smlad  %[a01], %[w1e], %[x], %[a01]\n\t"    \
+  "smlad  %[a01], %[w1o], %[xo], %[a01]\n\t"   \
+  "ldrd   %[x], %[xo], [%[a1]], #8\n\t"        \
+  "smlad  %[a10], %[w0e], %[x], %[a10]\n\t"    \
+  "smlad  %[a10], %[w0o], %[xo], %[a10]\n\t"   \
+  "smlad  %[a11], %[w1e], %[x], %[a11]\n\t"    \
   "smlad  %[a11], %[w1o], %[xo], %[a11]\n\t"
   void groups(const int8_t* w, const int8_t* a0, const int8_t* a1, size_t count) {
     uint32_t w0o, w1o, w0e, w1e, x, xo;
     size_t pairs = count / 2;
-#define LINFER_DSP_OPERANDS                                                                                      \
+#define LINFER_DSP_OPERANDS                                                                                 \
   : [a00] "+r"(a00), [a01] "+r"(a01), [a10] "+r"(a10), [a11] "+r"(a11), [w] "+r"(w), [a0] "+r"(a0),             \
     [a1] "+r"(a1), [n] "+r"(pairs), [w0o] "=&r"(w0o), [w1o] "=&r"(w1o), [w0e] "=&r"(w0e), [w1e] "=&r"(w1e), \
     [x] "=&r"(x), [xo] "=&r"(xo)                                                                             \
   : [step] "I"(kGroupBytes)                                                                                  \
   : "cc", "memory"
-    if (pairs) __asm__ volatile("1:\n\t" LINFER_DSP_GROUP LINFER_DSP_GROUP "subs %[n], %[n], #1\n\tbne 1b" LINFER_DSP_OPERANDS);
+    if (pairs)
+      __asm__ volatile("1:\n\t" LINFER_DSP_GROUP LINFER_DSP_GROUP "subs %[n], %[n], #1\n\tbne 1b" LINFER_DSP_OPERANDS);
     if (count % 2) __asm__ volatile(LINFER_DSP_GROUP LINFER_DSP_OPERANDS);
 #undef LINFER_DSP_OPERANDS
 #undef LINFER_DSP_GROUP

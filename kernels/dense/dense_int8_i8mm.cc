@@ -50,35 +50,47 @@ constexpr size_t kRows = 8;
 // weights v24-v28. %[np]: the row pairs in use (1-4); the code of the others is left out (.if).
 
 // Row pair p's 4 SMMLA: v<4p + j> += x (2 rows x 8 inputs) times channel pair j (v28, v26, v24, v25).
-#define LINFER_I8MM_SMMLA(p, x, c0, c1, c2, c3)                                        \
-  ".if %[np] > " #p "\n\t"                                                             \
-  "smmla " c0 ".4s, " x ".16b, v28.16b\n\t"                                            \
-  "smmla " c1 ".4s, " x ".16b, v26.16b\n\t"                                            \
-  "smmla " c2 ".4s, " x ".16b, v24.16b\n\t"                                            \
-  "smmla " c3 ".4s, " x ".16b, v25.16b\n\t"                                            \
+#define LINFER_I8MM_SMMLA(p, x, c0, c1, c2, c3) \
+  ".if %[np] > " #p                             \
+  "\n\t"                                        \
+  "smmla " c0 ".4s, " x                         \
+  ".16b, v28.16b\n\t"                           \
+  "smmla " c1 ".4s, " x                         \
+  ".16b, v26.16b\n\t"                           \
+  "smmla " c2 ".4s, " x                         \
+  ".16b, v24.16b\n\t"                           \
+  "smmla " c3 ".4s, " x                         \
+  ".16b, v25.16b\n\t"                           \
   ".endif\n\t"
-#define LINFER_I8MM_SMMLA_ALL(x0, x1, x2, x3)                                          \
-  LINFER_I8MM_SMMLA(0, x0, "v0", "v1", "v2", "v3")                                     \
-  LINFER_I8MM_SMMLA(1, x1, "v4", "v5", "v6", "v7")                                     \
-  LINFER_I8MM_SMMLA(2, x2, "v8", "v9", "v10", "v11")                                   \
+#define LINFER_I8MM_SMMLA_ALL(x0, x1, x2, x3)        \
+  LINFER_I8MM_SMMLA(0, x0, "v0", "v1", "v2", "v3")   \
+  LINFER_I8MM_SMMLA(1, x1, "v4", "v5", "v6", "v7")   \
+  LINFER_I8MM_SMMLA(2, x2, "v8", "v9", "v10", "v11") \
   LINFER_I8MM_SMMLA(3, x3, "v12", "v13", "v14", "v15")
 // 8 inputs: groups g and g + 1, channels 0-3 and 4-7 of each (LDP at w + 64 for group g + 1,
 // then at w for group g, w += 128), zipped into the channel pairs (0,1) v28, (2,3) v26,
 // (4,5) v24, (6,7) v25.
-#define LINFER_I8MM_STEP(x0, x1, x2, x3)                                               \
-  "ldp q24, q25, [%[w], #64]\n\t"                                                      \
-  "ldp q26, q27, [%[w]], #128\n\t"                                                     \
-  "zip1 v28.4s, v26.4s, v24.4s\n\t"                                                    \
-  "zip2 v26.4s, v26.4s, v24.4s\n\t"                                                    \
-  "zip1 v24.4s, v27.4s, v25.4s\n\t"                                                    \
-  "zip2 v25.4s, v27.4s, v25.4s\n\t"                                                    \
-  LINFER_I8MM_SMMLA_ALL(x0, x1, x2, x3)
+#define LINFER_I8MM_STEP(x0, x1, x2, x3) \
+  "ldp q24, q25, [%[w], #64]\n\t"        \
+  "ldp q26, q27, [%[w]], #128\n\t"       \
+  "zip1 v28.4s, v26.4s, v24.4s\n\t"      \
+  "zip2 v26.4s, v26.4s, v24.4s\n\t"      \
+  "zip1 v24.4s, v27.4s, v25.4s\n\t"      \
+  "zip2 v25.4s, v27.4s, v25.4s\n\t" LINFER_I8MM_SMMLA_ALL(x0, x1, x2, x3)
 // The rows' loads for every pair in use: op0 (lane 0) on the pair's first row, op1 on its second.
-#define LINFER_I8MM_LOAD(op0, op1, post)                                               \
-  ".if %[np] > 0\n\t" op0(16, 17) ", [%[a0]]" post "\n\t" op1(16, 17) ", [%[a1]]" post "\n\t.endif\n\t" \
-  ".if %[np] > 1\n\t" op0(18, 19) ", [%[a2]]" post "\n\t" op1(18, 19) ", [%[a3]]" post "\n\t.endif\n\t" \
-  ".if %[np] > 2\n\t" op0(20, 21) ", [%[a4]]" post "\n\t" op1(20, 21) ", [%[a5]]" post "\n\t.endif\n\t" \
-  ".if %[np] > 3\n\t" op0(22, 23) ", [%[a6]]" post "\n\t" op1(22, 23) ", [%[a7]]" post "\n\t.endif\n\t"
+#define LINFER_I8MM_LOAD(op0, op1, post)                                                                  \
+  ".if %[np] > 0\n\t" op0(16, 17) ", [%[a0]]" post "\n\t" op1(                                            \
+      16, 17) ", [%[a1]]" post                                                                            \
+              "\n\t.endif\n\t"                                                                            \
+              ".if %[np] > 1\n\t" op0(18, 19) ", [%[a2]]" post "\n\t" op1(                                \
+                  18, 19) ", [%[a3]]" post                                                                \
+                          "\n\t.endif\n\t"                                                                \
+                          ".if %[np] > 2\n\t" op0(20, 21) ", [%[a4]]" post "\n\t" op1(                    \
+                              20, 21) ", [%[a5]]" post                                                    \
+                                      "\n\t.endif\n\t"                                                    \
+                                      ".if %[np] > 3\n\t" op0(22, 23) ", [%[a6]]" post                    \
+                                                                      "\n\t" op1(22, 23) ", [%[a7]]" post \
+                                                                                         "\n\t.endif\n\t"
 // 16 inputs of the pair's rows: LD2 by lane, k0-7 to v<r>, k8-15 to v<s> (lane 0 first row, 1 second).
 #define LINFER_I8MM_LD2_0(r, s) "ld2 {v" #r ".d, v" #s ".d}[0]"
 #define LINFER_I8MM_LD2_1(r, s) "ld2 {v" #r ".d, v" #s ".d}[1]"
@@ -97,10 +109,10 @@ constexpr size_t kRows = 8;
 // Inlined into the tile: as a call it saved and restored d8-d15 twice per tile (21 instructions
 // more per 8 x 16 tile in the proxy).
 template <int P>
-LINFER_I8MM inline __attribute__((always_inline)) void half_panel(const int8_t* const (&rows)[kRows],
-                                                                  const int8_t* b, size_t kg, int32_t (*blocks)[4]) {
-  const int8_t *a0 = rows[0], *a1 = rows[1], *a2 = rows[2], *a3 = rows[3], *a4 = rows[4], *a5 = rows[5],
-               *a6 = rows[6], *a7 = rows[7];
+LINFER_I8MM inline __attribute__((always_inline)) void half_panel(const int8_t* const (&rows)[kRows], const int8_t* b,
+                                                                  size_t kg, int32_t (*blocks)[4]) {
+  const int8_t *a0 = rows[0], *a1 = rows[1], *a2 = rows[2], *a3 = rows[3], *a4 = rows[4], *a5 = rows[5], *a6 = rows[6],
+               *a7 = rows[7];
   size_t iterations = kg / 4;
   __asm__ volatile(
       ".if %[np] > 0\n\tmovi v0.16b, #0\n\tmovi v1.16b, #0\n\tmovi v2.16b, #0\n\tmovi v3.16b, #0\n\t.endif\n\t"
@@ -147,9 +159,9 @@ LINFER_I8MM inline __attribute__((always_inline)) void half_panel(const int8_t* 
 // One function per row-pair count P (the asm depends on P only; R, the rows, is a run-time
 // count for the epilogue): 4 copies of the inlined loops instead of 8, about 16 KB less code.
 template <int P>
-LINFER_I8MM __attribute__((noinline)) void tile_pairs(const DenseWeights& w, const DenseInput& in, size_t r,
-                                                      float* y, size_t y_stride, size_t n, size_t n_stop,
-                                                      DenseEpilogue e, int R) {
+LINFER_I8MM __attribute__((noinline)) void tile_pairs(const DenseWeights& w, const DenseInput& in, size_t r, float* y,
+                                                      size_t y_stride, size_t n, size_t n_stop, DenseEpilogue e,
+                                                      int R) {
   const size_t kg = int8_padded_inputs(uint32_t(w.in)) / kInt8GroupInputs;
   const int8_t* b = static_cast<const int8_t*>(w.panels) + (n / kPanelRows) * kg * 64;
   const int8_t* a[kRows];
@@ -166,7 +178,7 @@ LINFER_I8MM __attribute__((noinline)) void tile_pairs(const DenseWeights& w, con
   const float* bias = channel_block(w.bias, n, w.out, bias_tail);
 #pragma GCC unroll 8
   for (int i = 0; i < R; ++i) {
-    auto rows = [&](const int32_t (*c)[4]) {
+    auto rows = [&](const int32_t(*c)[4]) {
       const int64x2_t l = vreinterpretq_s64_s32(vld1q_s32(c[0])), h = vreinterpretq_s64_s32(vld1q_s32(c[1]));
       return vreinterpretq_s32_s64(i % 2 == 0 ? vzip1q_s64(l, h) : vzip2q_s64(l, h));
     };
@@ -177,8 +189,8 @@ LINFER_I8MM __attribute__((noinline)) void tile_pairs(const DenseWeights& w, con
 }
 
 template <int R>
-void tile(const DenseWeights& w, const DenseInput& in, size_t r, float* y, size_t y_stride, size_t n,
-          size_t n_stop, DenseEpilogue e) {
+void tile(const DenseWeights& w, const DenseInput& in, size_t r, float* y, size_t y_stride, size_t n, size_t n_stop,
+          DenseEpilogue e) {
   tile_pairs<(R + 1) / 2>(w, in, r, y, y_stride, n, n_stop, e, R);
 }
 

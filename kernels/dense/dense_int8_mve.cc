@@ -4,11 +4,11 @@
 // instruction. A row's 16 consecutive inputs are one contiguous load (the rows as every int8
 // kernel quantizes them, quantize_s8_ref); a channel's 16 inputs are four 32-bit words 64 bytes
 // apart in its panel (four groups of the panel layout), which one gather load (VLDRW of four
-// addresses 64 bytes apart, stepping 256 bytes by write-back) puts side by side in input order. A tile of 2 rows x 2 channels shares
-// each gather between two rows and each row's load between two channels: per 16 inputs 2 gathers,
-// 2 loads and 4 VMLADAVA for 64 multiply-adds. Inputs that are not a whole 16 (1 to 3 groups)
-// end in one predicated step (VCTP: the lanes past the row's last group read as zero). Same
-// panels, values and epilogue as dense_int8_ref (run_int8_2x2): bit-exact.
+// addresses 64 bytes apart, stepping 256 bytes by write-back) puts side by side in input order. A tile of 2 rows x 2
+// channels shares each gather between two rows and each row's load between two channels: per 16 inputs 2 gathers, 2
+// loads and 4 VMLADAVA for 64 multiply-adds. Inputs that are not a whole 16 (1 to 3 groups) end in one predicated step
+// (VCTP: the lanes past the row's last group read as zero). Same panels, values and epilogue as dense_int8_ref
+// (run_int8_2x2): bit-exact.
 //
 // Instruction counts are not cycles: on a real M55 a gather fetches its four words one at a time,
 // where a contiguous load moves 64 bits per cycle (docs/microcontrollers.md).
@@ -20,8 +20,8 @@ namespace linfer::kernels::dense {
 namespace {
 
 constexpr size_t kGroupBytes = kPanelRows * kInt8GroupInputs;  // one group of a panel: 64 bytes
-constexpr size_t kStepGroups = 4;                               // 16 inputs per vector
-constexpr size_t kStepBytes = kStepGroups * kGroupBytes;        // a channel's 16 inputs: 256 bytes of panel
+constexpr size_t kStepGroups = 4;                              // 16 inputs per vector
+constexpr size_t kStepBytes = kStepGroups * kGroupBytes;       // a channel's 16 inputs: 256 bytes of panel
 
 struct Tile {
   int32_t a00 = 0, a01 = 0, a10 = 0, a11 = 0;
@@ -50,7 +50,7 @@ struct Tile {
   // per 64 multiply-adds.
   void whole_steps(const int8_t* w, const int8_t* x0, const int8_t* x1, size_t steps) {
     const uint32_t base = uint32_t(reinterpret_cast<uintptr_t>(w)) - kStepBytes;
-    alignas(16) const uint32_t addresses[8] = {base, base + 64, base + 128, base + 192,
+    alignas(16) const uint32_t addresses[8] = {base,     base + 64, base + 128, base + 192,
                                                base + 4, base + 68, base + 132, base + 196};  // channel 0, 1
     register int32_t acc00 __asm__("r4") = a00, acc01 __asm__("r6") = a01;
     register int32_t acc10 __asm__("r8") = a10, acc11 __asm__("r10") = a11;

@@ -53,22 +53,19 @@ inline void smlal_lo(int16x8_t& p, int8x16_t w, int8x16_t a) {
 inline void smlal_hi(int16x8_t& p, int8x16_t w, int8x16_t a) {
   __asm__ volatile("smlal2 %0.8h, %1.16b, %2.16b" : "+w"(p) : "w"(w), "w"(a));
 }
-inline void sadalp(int32x4_t& acc, int16x8_t p) {
-  __asm__ volatile("sadalp %0.4s, %1.8h" : "+w"(acc) : "w"(p));
-}
+inline void sadalp(int32x4_t& acc, int16x8_t p) { __asm__ volatile("sadalp %0.4s, %1.8h" : "+w"(acc) : "w"(p)); }
 
 // Rows [r, r + R) x channels [n, n_stop) (at most 16), R <= 2.
 template <int R>
-void tile(const DenseWeights& w, const DenseInput& in, size_t r, float* y, size_t y_stride,
-          size_t n, size_t n_stop, DenseEpilogue e) {
+void tile(const DenseWeights& w, const DenseInput& in, size_t r, float* y, size_t y_stride, size_t n, size_t n_stop,
+          DenseEpilogue e) {
   const size_t kg = int8_padded_inputs(uint32_t(w.in)) / kInt8GroupInputs;
   const int8_t* b = static_cast<const int8_t*>(w.panels) + (n / kPanelRows) * kg * 64;
   const int8_t* q0 = in.q + r * in.q_stride;
   const int8_t* q1 = R > 1 ? q0 + in.q_stride : q0;
   // c<i><j>: row i, channels 2j, 2j + 1 of the panel, 2 partial sums each.
-  int32x4_t c00 = vdupq_n_s32(0), c01 = c00, c02 = c00, c03 = c00, c04 = c00, c05 = c00,
-            c06 = c00, c07 = c00, c10 = c00, c11 = c00, c12 = c00, c13 = c00, c14 = c00,
-            c15 = c00, c16 = c00, c17 = c00;
+  int32x4_t c00 = vdupq_n_s32(0), c01 = c00, c02 = c00, c03 = c00, c04 = c00, c05 = c00, c06 = c00, c07 = c00,
+            c10 = c00, c11 = c00, c12 = c00, c13 = c00, c14 = c00, c15 = c00, c16 = c00, c17 = c00;
   // Weight vector j (channels 4j..4j+3) of groups g (wa<j>) and g + 1 (wb<j>) times both rows.
   // The loads are inline asm with post-increment addressing: each group's 64 weight bytes in one
   // 4-register LD1 (into v24..v27 and v28..v31: LD1 needs consecutive registers, and a local
@@ -78,11 +75,11 @@ void tile(const DenseWeights& w, const DenseInput& in, size_t r, float* y, size_
   const int8_t *p0 = q0, *p1 = q1;
   register int8x16_t wa0 __asm__("v24"), wa1 __asm__("v25"), wa2 __asm__("v26"), wa3 __asm__("v27");
   register int8x16_t wb0 __asm__("v28"), wb1 __asm__("v29"), wb2 __asm__("v30"), wb3 __asm__("v31");
-#define LINFER_PAIR_ROW(i, j, lo, hi)                                                      \
-  if constexpr (i < R) {                                                                  \
-    int16x8_t pl, ph;                                                                     \
-    smull_lo(pl, wa##j, a##i), smlal_lo(pl, wb##j, b##i), sadalp(c##i##lo, pl);           \
-    smull_hi(ph, wa##j, a##i), smlal_hi(ph, wb##j, b##i), sadalp(c##i##hi, ph);           \
+#define LINFER_PAIR_ROW(i, j, lo, hi)                                           \
+  if constexpr (i < R) {                                                        \
+    int16x8_t pl, ph;                                                           \
+    smull_lo(pl, wa##j, a##i), smlal_lo(pl, wb##j, b##i), sadalp(c##i##lo, pl); \
+    smull_hi(ph, wa##j, a##i), smlal_hi(ph, wb##j, b##i), sadalp(c##i##hi, ph); \
   }
 #define LINFER_PAIR(j, lo, hi) LINFER_PAIR_ROW(0, j, lo, hi) LINFER_PAIR_ROW(1, j, lo, hi)
   size_t g = kg / 2 * 2;
@@ -99,16 +96,16 @@ void tile(const DenseWeights& w, const DenseInput& in, size_t r, float* y, size_
   if (g < kg) {  // an odd last group
     const int8_t* wg = b + g * 64;
     const int8x16_t a0 = neon::broadcast_group(q0, g), a1 = neon::broadcast_group(q1, g);
-#define LINFER_ONE_ROW(i, j, lo, hi)                                            \
-  if constexpr (i < R) {                                                       \
-    int16x8_t pl, ph;                                                          \
-    smull_lo(pl, wa, a##i), sadalp(c##i##lo, pl);                              \
-    smull_hi(ph, wa, a##i), sadalp(c##i##hi, ph);                              \
+#define LINFER_ONE_ROW(i, j, lo, hi)              \
+  if constexpr (i < R) {                          \
+    int16x8_t pl, ph;                             \
+    smull_lo(pl, wa, a##i), sadalp(c##i##lo, pl); \
+    smull_hi(ph, wa, a##i), sadalp(c##i##hi, ph); \
   }
-#define LINFER_ONE(j, lo, hi)                                                   \
-  {                                                                            \
-    const int8x16_t wa = vld1q_s8(wg + 16 * j);                                \
-    LINFER_ONE_ROW(0, j, lo, hi) LINFER_ONE_ROW(1, j, lo, hi)                  \
+#define LINFER_ONE(j, lo, hi)                                 \
+  {                                                           \
+    const int8x16_t wa = vld1q_s8(wg + 16 * j);               \
+    LINFER_ONE_ROW(0, j, lo, hi) LINFER_ONE_ROW(1, j, lo, hi) \
   }
     LINFER_ONE(0, 0, 1) LINFER_ONE(1, 2, 3) LINFER_ONE(2, 4, 5) LINFER_ONE(3, 6, 7)
 #undef LINFER_ONE

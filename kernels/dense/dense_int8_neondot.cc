@@ -46,8 +46,8 @@ LINFER_DOTPROD inline void sdot_lane(int32x4_t& acc, int8x16_t w, int8x16_t a) {
 // over the lanes, so that each chain still gets at most 2 SDOTs per iteration; the sets are
 // added up at the end (exact integers).
 template <int R>
-LINFER_DOTPROD void tile(const DenseWeights& w, const DenseInput& in, size_t r, float* y,
-                         size_t y_stride, size_t n, size_t n_stop, DenseEpilogue e) {
+LINFER_DOTPROD void tile(const DenseWeights& w, const DenseInput& in, size_t r, float* y, size_t y_stride, size_t n,
+                         size_t n_stop, DenseEpilogue e) {
   constexpr int S = R <= 2 ? 4 / R : 1;
   const size_t kg = int8_padded_inputs(uint32_t(w.in)) / kInt8GroupInputs;
   const int8_t* b = static_cast<const int8_t*>(w.panels) + (n / kPanelRows) * kg * 64;
@@ -55,19 +55,23 @@ LINFER_DOTPROD void tile(const DenseWeights& w, const DenseInput& in, size_t r, 
   const int8_t* a1 = R > 1 ? a0 + in.q_stride : a0;
   const int8_t* a2 = R > 2 ? a1 + in.q_stride : a0;
   const int8_t* a3 = R > 3 ? a2 + in.q_stride : a0;
-  int32x4_t c00 = vdupq_n_s32(0), c01 = c00, c02 = c00, c03 = c00, c10 = c00, c11 = c00,
-            c12 = c00, c13 = c00, c20 = c00, c21 = c00, c22 = c00, c23 = c00, c30 = c00,
-            c31 = c00, c32 = c00, c33 = c00;
-#define LINFER_SDOT4(t, L, v)                                                              \
+  int32x4_t c00 = vdupq_n_s32(0), c01 = c00, c02 = c00, c03 = c00, c10 = c00, c11 = c00, c12 = c00, c13 = c00,
+            c20 = c00, c21 = c00, c22 = c00, c23 = c00, c30 = c00, c31 = c00, c32 = c00, c33 = c00;
+#define LINFER_SDOT4(t, L, v)                                                               \
   sdot_lane<L>(c##t##0, w0, v), sdot_lane<L>(c##t##1, w1, v), sdot_lane<L>(c##t##2, w2, v), \
       sdot_lane<L>(c##t##3, w3, v);
-#define LINFER_ROW(i, L)                                                                    \
-  if constexpr (i < R) {                                                                   \
-    constexpr int t = (L % S) * R + i;                                                      \
-    if constexpr (t == 0) { LINFER_SDOT4(0, L, v##i) }                                       \
-    else if constexpr (t == 1) { LINFER_SDOT4(1, L, v##i) }                                  \
-    else if constexpr (t == 2) { LINFER_SDOT4(2, L, v##i) }                                  \
-    else { LINFER_SDOT4(3, L, v##i) }                                                        \
+#define LINFER_ROW(i, L)               \
+  if constexpr (i < R) {               \
+    constexpr int t = (L % S) * R + i; \
+    if constexpr (t == 0) {            \
+      LINFER_SDOT4(0, L, v##i)         \
+    } else if constexpr (t == 1) {     \
+      LINFER_SDOT4(1, L, v##i)         \
+    } else if constexpr (t == 2) {     \
+      LINFER_SDOT4(2, L, v##i)         \
+    } else {                           \
+      LINFER_SDOT4(3, L, v##i)         \
+    }                                  \
   }
   // One group: the panel's 64 bytes of group g times group L of each row's inputs. As in
   // dense_f32_neon.cc, the loads are inline asm with post-increment addressing: the group's 64
@@ -76,16 +80,15 @@ LINFER_DOTPROD void tile(const DenseWeights& w, const DenseInput& in, size_t r, 
   const int8_t* wp = b;
   const int8_t *p0 = a0, *p1 = a1, *p2 = a2, *p3 = a3;
   register int8x16_t w0 __asm__("v28"), w1 __asm__("v29"), w2 __asm__("v30"), w3 __asm__("v31");
-#define LINFER_STEP(L)                                                                      \
-  {                                                                                        \
-    LINFER_NEON_LD1X4_ADVANCE("v28.16b - v31.16b", w0, w1, w2, w3, wp);                   \
-    LINFER_ROW(0, L) LINFER_ROW(1, L) LINFER_ROW(2, L) LINFER_ROW(3, L)                    \
+#define LINFER_STEP(L)                                                  \
+  {                                                                     \
+    LINFER_NEON_LD1X4_ADVANCE("v28.16b - v31.16b", w0, w1, w2, w3, wp); \
+    LINFER_ROW(0, L) LINFER_ROW(1, L) LINFER_ROW(2, L) LINFER_ROW(3, L) \
   }
   size_t g = kg / 4 * 4;
   for (const int8_t* const wp_stop = b + g * 64; wp != wp_stop;) {
     int8x16_t v0, v1, v2, v3;
-    neon::load_advance(v0, p0), neon::load_advance(v1, p1), neon::load_advance(v2, p2),
-        neon::load_advance(v3, p3);
+    neon::load_advance(v0, p0), neon::load_advance(v1, p1), neon::load_advance(v2, p2), neon::load_advance(v3, p3);
     LINFER_STEP(0) LINFER_STEP(1) LINFER_STEP(2) LINFER_STEP(3)
   }
   for (; g < kg; ++g) {  // the last kg % 4 groups, one at a time (the rows end at kg * 4 bytes)
@@ -96,8 +99,7 @@ LINFER_DOTPROD void tile(const DenseWeights& w, const DenseInput& in, size_t r, 
 #undef LINFER_STEP
 #undef LINFER_ROW
 #undef LINFER_SDOT4
-  int32x4_t acc[4][4] = {
-      {c00, c01, c02, c03}, {c10, c11, c12, c13}, {c20, c21, c22, c23}, {c30, c31, c32, c33}};
+  int32x4_t acc[4][4] = {{c00, c01, c02, c03}, {c10, c11, c12, c13}, {c20, c21, c22, c23}, {c30, c31, c32, c33}};
   for (int s = 1; s < S; ++s)
     for (int i = 0; i < R; ++i)
       for (int v = 0; v < 4; ++v) acc[i][v] = vaddq_s32(acc[i][v], acc[s * R + i][v]);
@@ -106,8 +108,7 @@ LINFER_DOTPROD void tile(const DenseWeights& w, const DenseInput& in, size_t r, 
   const float* bias = channel_block(w.bias, n, w.out, bias_tail);
 #pragma GCC unroll 4
   for (int i = 0; i < R; ++i)
-    neon::store_int8_outputs(acc[i], in.q_scales[r + i], ws, bias, y + (r + i) * y_stride + n,
-                       n_stop - n, e);
+    neon::store_int8_outputs(acc[i], in.q_scales[r + i], ws, bias, y + (r + i) * y_stride + n, n_stop - n, e);
 }
 
 }  // namespace

@@ -79,8 +79,7 @@ LINFER_NEONV7 inline void store_int8_outputs(const int32x4_t (&sums)[4], float x
 
 // Channels 2j, 2j + 1 from an accumulator of 2 partial sums each, for 4 channels at once.
 LINFER_NEONV7 inline int32x4_t fold(int32x4_t lo, int32x4_t hi) {
-  return vcombine_s32(vpadd_s32(vget_low_s32(lo), vget_high_s32(lo)),
-                      vpadd_s32(vget_low_s32(hi), vget_high_s32(hi)));
+  return vcombine_s32(vpadd_s32(vget_low_s32(lo), vget_high_s32(lo)), vpadd_s32(vget_low_s32(hi), vget_high_s32(hi)));
 }
 
 // The multiplies and accumulations as volatile inline asm: with the intrinsics GCC 12 starts the
@@ -97,8 +96,8 @@ LINFER_NEONV7 inline void vpadal(int32x4_t& acc, int16x8_t p) {
 }
 
 // Row r x channels [n, n_stop) (at most 16).
-LINFER_NEONV7 void tile(const DenseWeights& w, const DenseInput& in, size_t r, float* y, size_t y_stride,
-                        size_t n, size_t n_stop, DenseEpilogue e) {
+LINFER_NEONV7 void tile(const DenseWeights& w, const DenseInput& in, size_t r, float* y, size_t y_stride, size_t n,
+                        size_t n_stop, DenseEpilogue e) {
   const size_t kg = int8_padded_inputs(uint32_t(w.in)) / kInt8GroupInputs;
   const int8_t* b = static_cast<const int8_t*>(w.panels) + (n / kPanelRows) * kg * 64;
   const int8_t* q = in.q + r * in.q_stride;
@@ -106,12 +105,12 @@ LINFER_NEONV7 void tile(const DenseWeights& w, const DenseInput& in, size_t r, f
   int32x4_t c0 = vdupq_n_s32(0), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0, c6 = c0, c7 = c0;
   // Weight vector j (channels 4j..4j+3) of groups g and g + 1 times the row's two groups: the low
   // and the high 8 bytes (channels 4j, 4j + 1 and 4j + 2, 4j + 3) each.
-#define LINFER_PAIR(j, lo, hi)                                                                   \
-  {                                                                                             \
-    const int8x16_t wa = vld1q_s8(b + 16 * j), wb = vld1q_s8(b + 64 + 16 * j);                   \
-    int16x8_t p;                                                                                \
-    vmull(p, vget_low_s8(wa), qa), vmlal(p, vget_low_s8(wb), qb), vpadal(c##lo, p);             \
-    vmull(p, vget_high_s8(wa), qa), vmlal(p, vget_high_s8(wb), qb), vpadal(c##hi, p);           \
+#define LINFER_PAIR(j, lo, hi)                                                        \
+  {                                                                                   \
+    const int8x16_t wa = vld1q_s8(b + 16 * j), wb = vld1q_s8(b + 64 + 16 * j);        \
+    int16x8_t p;                                                                      \
+    vmull(p, vget_low_s8(wa), qa), vmlal(p, vget_low_s8(wb), qb), vpadal(c##lo, p);   \
+    vmull(p, vget_high_s8(wa), qa), vmlal(p, vget_high_s8(wb), qb), vpadal(c##hi, p); \
   }
   size_t g = 0;
   for (; g + 2 <= kg; g += 2, b += 128) {
@@ -121,12 +120,12 @@ LINFER_NEONV7 void tile(const DenseWeights& w, const DenseInput& in, size_t r, f
 #undef LINFER_PAIR
   if (g < kg) {  // an odd last group
     const int8x8_t qa = neonv7::broadcast_group(q, g);
-#define LINFER_ONE(j, lo, hi)                                                  \
-  {                                                                           \
-    const int8x16_t wa = vld1q_s8(b + 16 * j);                                 \
-    int16x8_t p;                                                               \
-    vmull(p, vget_low_s8(wa), qa), vpadal(c##lo, p);                           \
-    vmull(p, vget_high_s8(wa), qa), vpadal(c##hi, p);                          \
+#define LINFER_ONE(j, lo, hi)                         \
+  {                                                   \
+    const int8x16_t wa = vld1q_s8(b + 16 * j);        \
+    int16x8_t p;                                      \
+    vmull(p, vget_low_s8(wa), qa), vpadal(c##lo, p);  \
+    vmull(p, vget_high_s8(wa), qa), vpadal(c##hi, p); \
   }
     LINFER_ONE(0, 0, 1) LINFER_ONE(1, 2, 3) LINFER_ONE(2, 4, 5) LINFER_ONE(3, 6, 7)
 #undef LINFER_ONE

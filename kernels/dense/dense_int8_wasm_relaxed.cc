@@ -71,30 +71,32 @@ void run_relaxed(const DenseWeights& w, const DenseInput& in, size_t rows, float
                  size_t n_end, DenseEpilogue e) {
   const size_t groups = int8_padded_inputs(uint32_t(w.in)) / kInt8GroupInputs;
   const size_t panel_size = panel_bytes(DType::I8, uint32_t(w.in));
-  neon::run_tiles<kRelaxedRows>(
-      rows, wasm::kInt8RowBlockBytes, in.q_stride, n_begin, n_end, y, y_stride, e.activation,
-      [&](size_t r, auto rows_c, size_t n, size_t n_stop) {
-        constexpr int R = decltype(rows_c)::value;
-        const int8_t* panel = static_cast<const int8_t*>(w.panels) + (n / kPanelRows) * panel_size;
-        float bias_tail[kPanelRows], scale_tail[kPanelRows];
-        const float* bias = kBias ? channel_block(w.bias, n, w.out, bias_tail) : nullptr;
-        const float* scale = channel_block(w.scales, n, w.out, scale_tail);
-        const int8_t* q = in.q + r * in.q_stride;
-        float* yr = y + r * y_stride + n;
-        const size_t count = n_stop - n;
-        relaxed_half_tile<R, kBias>(panel, groups, 0, q, in.q_stride, in.q_scales + r, scale, bias, yr, y_stride,
-                                    std::min<size_t>(count, 8), e);
-        if (count > 8)
-          relaxed_half_tile<R, kBias>(panel, groups, 8, q, in.q_stride, in.q_scales + r, scale, bias, yr, y_stride,
-                                      count - 8, e);
-      });
+  neon::run_tiles<kRelaxedRows>(rows, wasm::kInt8RowBlockBytes, in.q_stride, n_begin, n_end, y, y_stride, e.activation,
+                                [&](size_t r, auto rows_c, size_t n, size_t n_stop) {
+                                  constexpr int R = decltype(rows_c)::value;
+                                  const int8_t* panel =
+                                      static_cast<const int8_t*>(w.panels) + (n / kPanelRows) * panel_size;
+                                  float bias_tail[kPanelRows], scale_tail[kPanelRows];
+                                  const float* bias = kBias ? channel_block(w.bias, n, w.out, bias_tail) : nullptr;
+                                  const float* scale = channel_block(w.scales, n, w.out, scale_tail);
+                                  const int8_t* q = in.q + r * in.q_stride;
+                                  float* yr = y + r * y_stride + n;
+                                  const size_t count = n_stop - n;
+                                  relaxed_half_tile<R, kBias>(panel, groups, 0, q, in.q_stride, in.q_scales + r, scale,
+                                                              bias, yr, y_stride, std::min<size_t>(count, 8), e);
+                                  if (count > 8)
+                                    relaxed_half_tile<R, kBias>(panel, groups, 8, q, in.q_stride, in.q_scales + r,
+                                                                scale, bias, yr, y_stride, count - 8, e);
+                                });
 }
 
 }  // namespace
 
 LINFER_DENSE_RUN(run_int8_wasm_relaxed) {
-  if (w.bias) run_relaxed<true>(w, in, rows, y, y_stride, n_begin, n_end, e);
-  else run_relaxed<false>(w, in, rows, y, y_stride, n_begin, n_end, e);
+  if (w.bias)
+    run_relaxed<true>(w, in, rows, y, y_stride, n_begin, n_end, e);
+  else
+    run_relaxed<false>(w, in, rows, y, y_stride, n_begin, n_end, e);
 }
 
 // The SIMD128 kernel's quantizer (the reference's values and scales, as int16), then each row

@@ -57,7 +57,8 @@ void int8_half_tile(const int8_t* panel, size_t groups, size_t c, const int16_t*
     v128_t v[2];
     for (int h = 0; h < 2; ++h) {
       const v128_t lo = acc[i][2 * h], hi = acc[i][2 * h + 1];
-      const v128_t sums = wasm_i32x4_add(wasm_i32x4_shuffle(lo, hi, 0, 2, 4, 6), wasm_i32x4_shuffle(lo, hi, 1, 3, 5, 7));
+      const v128_t sums =
+          wasm_i32x4_add(wasm_i32x4_shuffle(lo, hi, 0, 2, 4, 6), wasm_i32x4_shuffle(lo, hi, 1, 3, 5, 7));
       const v128_t s = wasm_f32x4_mul(xs, wasm_v128_load(scale + c + 4 * h));
       // Without a bias, fma(f, s, +0) is f * s rounded once, a float multiply, with -0 made +0
       // (+0 added): a nonzero product never rounds to 0 here (|f| >= 1, s a float). Products of
@@ -76,30 +77,32 @@ void run_int8(const DenseWeights& w, const DenseInput& in, size_t rows, float* y
   const size_t groups = int8_padded_inputs(uint32_t(w.in)) / kInt8GroupInputs;
   const size_t panel_size = panel_bytes(DType::I8, uint32_t(w.in));
   const size_t q_stride = in.q_stride / sizeof(int16_t);
-  neon::run_tiles<kInt8Rows>(
-      rows, wasm::kInt8RowBlockBytes, in.q_stride, n_begin, n_end, y, y_stride, e.activation,
-      [&](size_t r, auto rows_c, size_t n, size_t n_stop) {
-        constexpr int R = decltype(rows_c)::value;
-        const int8_t* panel = static_cast<const int8_t*>(w.panels) + (n / kPanelRows) * panel_size;
-        float bias_tail[kPanelRows], scale_tail[kPanelRows];
-        const float* bias = kBias ? channel_block(w.bias, n, w.out, bias_tail) : nullptr;
-        const float* scale = channel_block(w.scales, n, w.out, scale_tail);
-        const int16_t* q = reinterpret_cast<const int16_t*>(in.q + r * in.q_stride);
-        float* yr = y + r * y_stride + n;
-        const size_t count = n_stop - n;
-        int8_half_tile<R, kBias>(panel, groups, 0, q, q_stride, in.q_scales + r, scale, bias, yr, y_stride,
-                                 std::min<size_t>(count, 8), e);
-        if (count > 8)
-          int8_half_tile<R, kBias>(panel, groups, 8, q, q_stride, in.q_scales + r, scale, bias, yr, y_stride,
-                                   count - 8, e);
-      });
+  neon::run_tiles<kInt8Rows>(rows, wasm::kInt8RowBlockBytes, in.q_stride, n_begin, n_end, y, y_stride, e.activation,
+                             [&](size_t r, auto rows_c, size_t n, size_t n_stop) {
+                               constexpr int R = decltype(rows_c)::value;
+                               const int8_t* panel =
+                                   static_cast<const int8_t*>(w.panels) + (n / kPanelRows) * panel_size;
+                               float bias_tail[kPanelRows], scale_tail[kPanelRows];
+                               const float* bias = kBias ? channel_block(w.bias, n, w.out, bias_tail) : nullptr;
+                               const float* scale = channel_block(w.scales, n, w.out, scale_tail);
+                               const int16_t* q = reinterpret_cast<const int16_t*>(in.q + r * in.q_stride);
+                               float* yr = y + r * y_stride + n;
+                               const size_t count = n_stop - n;
+                               int8_half_tile<R, kBias>(panel, groups, 0, q, q_stride, in.q_scales + r, scale, bias, yr,
+                                                        y_stride, std::min<size_t>(count, 8), e);
+                               if (count > 8)
+                                 int8_half_tile<R, kBias>(panel, groups, 8, q, q_stride, in.q_scales + r, scale, bias,
+                                                          yr, y_stride, count - 8, e);
+                             });
 }
 
 }  // namespace
 
 LINFER_DENSE_RUN(run_int8_wasm_simd128) {
-  if (w.bias) run_int8<true>(w, in, rows, y, y_stride, n_begin, n_end, e);
-  else run_int8<false>(w, in, rows, y, y_stride, n_begin, n_end, e);
+  if (w.bias)
+    run_int8<true>(w, in, rows, y, y_stride, n_begin, n_end, e);
+  else
+    run_int8<false>(w, in, rows, y, y_stride, n_begin, n_end, e);
 }
 
 // Rows quantized as quantize_s8_ref does, 16 values at a time, to the same values and scale,

@@ -28,8 +28,8 @@ const T* channel_block(const T* values, size_t n, size_t count, T (&tail)[kPanel
 // outputs, still in cache, get the activations that do not fit a register epilogue (GELU).
 // tile(r, R, n, n_stop) computes rows [r, r + R) (R <= kTileRows) x channels [n, n_stop).
 template <size_t kTileRows, size_t kStrip, class Tile>
-void for_each_tile(size_t rows, size_t row_block, size_t n_begin, size_t n_end, float* y,
-                   size_t y_stride, DenseActivation activation, Tile&& tile) {
+void for_each_tile(size_t rows, size_t row_block, size_t n_begin, size_t n_end, float* y, size_t y_stride,
+                   DenseActivation activation, Tile&& tile) {
   const bool gelu = activation == DenseActivation::GeluErf || activation == DenseActivation::GeluTanh;
   for (size_t r0 = 0; r0 < rows; r0 += row_block) {
     const size_t r_end = std::min(rows, r0 + row_block);
@@ -45,8 +45,8 @@ void for_each_tile(size_t rows, size_t row_block, size_t n_begin, size_t n_end, 
 // rows x channels [n, n_stop) gets its bias (if any), ReLU and accumulate; GELU runs over whole
 // row ranges afterwards (gelu_rows).
 template <size_t kTileRows>
-void store_tile(const float (&acc)[kTileRows][kPanelRows], size_t R, size_t n, size_t n_stop,
-                const float* bias, float* y, size_t y_stride, DenseEpilogue e) {
+void store_tile(const float (&acc)[kTileRows][kPanelRows], size_t R, size_t n, size_t n_stop, const float* bias,
+                float* y, size_t y_stride, DenseEpilogue e) {
   for (size_t r = 0; r < R; ++r)
     for (size_t j = 0; j < n_stop - n; ++j) {
       float v = bias ? acc[r][j] + bias[j] : acc[r][j];
@@ -68,8 +68,8 @@ inline void gelu_rows(size_t rows, float* y, size_t y_stride, size_t n_begin, si
 // bytes per group of four inputs) into a00 a01 a10 a11; then the same dequantization as
 // dense_int8_ref, fma(float(sum), x_scale * w_scale, bias), and the scalar epilogue.
 template <class Tile>
-void run_int8_2x2(const DenseWeights& w, const DenseInput& in, size_t rows, float* y, size_t y_stride,
-                  size_t n_begin, size_t n_end, DenseEpilogue e) {
+void run_int8_2x2(const DenseWeights& w, const DenseInput& in, size_t rows, float* y, size_t y_stride, size_t n_begin,
+                  size_t n_end, DenseEpilogue e) {
   constexpr size_t kRows = 2;
   const int8_t* panels = static_cast<const int8_t*>(w.panels);
   const size_t groups = int8_padded_inputs(uint32_t(w.in)) / kInt8GroupInputs;  // >= 1
@@ -101,15 +101,15 @@ void run_int8_2x2(const DenseWeights& w, const DenseInput& in, size_t rows, floa
 }
 
 // Entry points (DenseKernel::run and ::quantize), by instruction set.
-#define LINFER_DENSE_RUN(fn)                                                                \
-  void fn(const DenseWeights& w, const DenseInput& in, size_t rows, float* y, size_t y_stride, \
-          size_t n_begin, size_t n_end, DenseEpilogue e)
+#define LINFER_DENSE_RUN(fn)                                                                                   \
+  void fn(const DenseWeights& w, const DenseInput& in, size_t rows, float* y, size_t y_stride, size_t n_begin, \
+          size_t n_end, DenseEpilogue e)
 #define LINFER_DENSE_QUANTIZE(fn) \
   void fn(const float* x, size_t x_stride, size_t rows, size_t k, int8_t* q, size_t q_stride, float* scales)
 
 LINFER_DENSE_RUN(run_f32_ref);
 LINFER_DENSE_RUN(run_f16_ref);
-LINFER_DENSE_RUN(run_int8_ref);   // reads q as int8
+LINFER_DENSE_RUN(run_int8_ref);  // reads q as int8
 LINFER_DENSE_QUANTIZE(quantize_s8_ref);
 LINFER_DENSE_RUN(run_f32_generic);
 LINFER_DENSE_RUN(run_f16_generic);
@@ -122,36 +122,36 @@ LINFER_DENSE_RUN(run_int8_avx512vnni);  // reads q + 128
 LINFER_DENSE_QUANTIZE(quantize_u8_avx512);
 LINFER_DENSE_RUN(run_f32_avx2);
 LINFER_DENSE_RUN(run_f16_avx2);
-LINFER_DENSE_RUN(run_int8_avxvnni);     // reads q + 128 (quantize_u8_avx2)
+LINFER_DENSE_RUN(run_int8_avxvnni);  // reads q + 128 (quantize_u8_avx2)
 LINFER_DENSE_QUANTIZE(quantize_u8_avx2);
-LINFER_DENSE_RUN(run_int8_avx2);        // reads q as int16 (quantize_s16_avx2)
+LINFER_DENSE_RUN(run_int8_avx2);  // reads q as int16 (quantize_s16_avx2)
 LINFER_DENSE_QUANTIZE(quantize_s16_avx2);
 #endif
 
 #if defined(__aarch64__)
 LINFER_DENSE_RUN(run_f32_neon);
 LINFER_DENSE_RUN(run_f16_neon);
-LINFER_DENSE_RUN(run_f16_neonfp16);     // fp16 arithmetic (FMLA .8H, ASIMDHP): opt-in only
-LINFER_DENSE_RUN(run_int8_neon);        // ARMv8.0: widening multiplies (SMULL/SMLAL/SADALP)
-LINFER_DENSE_RUN(run_int8_neondot);     // SDOT
-LINFER_DENSE_RUN(run_int8_i8mm);        // SMMLA
+LINFER_DENSE_RUN(run_f16_neonfp16);  // fp16 arithmetic (FMLA .8H, ASIMDHP): opt-in only
+LINFER_DENSE_RUN(run_int8_neon);     // ARMv8.0: widening multiplies (SMULL/SMLAL/SADALP)
+LINFER_DENSE_RUN(run_int8_neondot);  // SDOT
+LINFER_DENSE_RUN(run_int8_i8mm);     // SMMLA
 LINFER_DENSE_QUANTIZE(quantize_s8_neon);
 #endif
 
 #if defined(__arm__)  // 32-bit ARMv7 NEON with VFPv4
 LINFER_DENSE_RUN(run_f32_neonv7);
 LINFER_DENSE_RUN(run_f16_neonv7);
-LINFER_DENSE_RUN(run_int8_neonv7);        // widening multiplies (VMULL/VMLAL/VPADAL)
+LINFER_DENSE_RUN(run_int8_neonv7);  // widening multiplies (VMULL/VMLAL/VPADAL)
 LINFER_DENSE_QUANTIZE(quantize_s8_neonv7);
 #endif
 
 #if defined(__arm__) && defined(__ARM_FEATURE_DSP)  // SMLAD: 32-bit Arm cores, Cortex-M4 and up
-LINFER_DENSE_RUN(run_int8_dsp);             // reads q as int16 in SMLAD's pairs (quantize_s16_pairs)
+LINFER_DENSE_RUN(run_int8_dsp);                     // reads q as int16 in SMLAD's pairs (quantize_s16_pairs)
 LINFER_DENSE_QUANTIZE(quantize_s16_pairs);
 #endif
 
-#if defined(__ARM_FEATURE_MVE)  // Helium (M-profile vector extension): Cortex-M55, M85
-LINFER_DENSE_RUN(run_int8_mve);             // reads q as int8 (quantize_s8_ref)
+#if defined(__ARM_FEATURE_MVE)   // Helium (M-profile vector extension): Cortex-M55, M85
+LINFER_DENSE_RUN(run_int8_mve);  // reads q as int8 (quantize_s8_ref)
 #endif
 
 #if defined(__wasm_simd128__)  // WebAssembly SIMD128 (dense_wasm_simd128.h)
@@ -159,7 +159,7 @@ LINFER_DENSE_RUN(run_f32_wasm_simd128);
 LINFER_DENSE_RUN(run_f16_wasm_simd128);
 LINFER_DENSE_RUN(run_int8_wasm_simd128);  // reads q as int16 (quantize_s16_wasm_simd128)
 LINFER_DENSE_QUANTIZE(quantize_s16_wasm_simd128);
-#if defined(__wasm_relaxed_simd__)  // the relaxed module (dense_int8_wasm_relaxed.cc)
+#if defined(__wasm_relaxed_simd__)        // the relaxed module (dense_int8_wasm_relaxed.cc)
 LINFER_DENSE_RUN(run_int8_wasm_relaxed);  // reads q as q+, q- bytes (quantize_split_u7_wasm_relaxed)
 LINFER_DENSE_QUANTIZE(quantize_split_u7_wasm_relaxed);
 #endif

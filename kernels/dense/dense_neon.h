@@ -33,8 +33,8 @@ inline void with_tile_rows(size_t R, F&& f) {
 // each block through every 16-channel panel in tiles of kRows rows; tile(r, rows_c, n, n_stop)
 // gets the tile height as std::integral_constant.
 template <int kRows, class Tile>
-inline void run_tiles(size_t rows, size_t block_bytes, size_t row_bytes, size_t n_begin, size_t n_end,
-                      float* y, size_t y_stride, DenseActivation activation, Tile&& tile) {
+inline void run_tiles(size_t rows, size_t block_bytes, size_t row_bytes, size_t n_begin, size_t n_end, float* y,
+                      size_t y_stride, DenseActivation activation, Tile&& tile) {
   const size_t row_block = std::max<size_t>(kRows, block_bytes / std::max<size_t>(row_bytes, 1) / kRows * kRows);
   for_each_tile<kRows, kPanelRows>(rows, row_block, n_begin, n_end, y, y_stride, activation,
                                    [&](size_t r, size_t R, size_t n, size_t n_stop) {
@@ -79,30 +79,30 @@ inline __attribute__((always_inline)) void store_outputs(float* dst, float32x4_t
 // The entry point of an f32-input NEON kernel (dense_f32_neon.cc, dense_f16_neon.cc,
 // dense_f16_neonfp16.cc): rows in blocks of kFloatRowBlockBytes, each tile by the kernel file's
 // tile<R>(w, in, r, y, y_stride, n, n_stop, e) for R <= kRows rows and one panel.
-#define LINFER_NEON_FLOAT_RUN(fn, kRows)                                                                       \
-  LINFER_DENSE_RUN(fn) {                                                                                       \
-    neon::run_tiles<int(kRows)>(rows, neon::kFloatRowBlockBytes, w.in * sizeof(float), n_begin, n_end, y,      \
-                                y_stride, e.activation, [&](size_t r, auto rows_c, size_t n, size_t n_stop) {  \
-                                  tile<decltype(rows_c)::value>(w, in, r, y, y_stride, n, n_stop, e);          \
-                                });                                                                            \
+#define LINFER_NEON_FLOAT_RUN(fn, kRows)                                                                            \
+  LINFER_DENSE_RUN(fn) {                                                                                            \
+    neon::run_tiles<int(kRows)>(rows, neon::kFloatRowBlockBytes, w.in * sizeof(float), n_begin, n_end, y, y_stride, \
+                                e.activation, [&](size_t r, auto rows_c, size_t n, size_t n_stop) {                 \
+                                  tile<decltype(rows_c)::value>(w, in, r, y, y_stride, n, n_stop, e);               \
+                                });                                                                                 \
   }
 
 // The entry point of an int8 NEON kernel (dense_int8_neon.cc, dense_int8_neondot.cc,
 // dense_int8_i8mm.cc): rows in blocks of kInt8RowBlockBytes, each tile by the kernel file's
 // tile<R>(w, in, r, y, y_stride, n, n_stop, e) for R <= kRows rows and one panel.
-#define LINFER_NEON_INT8_RUN(fn, kRows)                                                                        \
-  LINFER_DENSE_RUN(fn) {                                                                                       \
-    neon::run_tiles<int(kRows)>(rows, neon::kInt8RowBlockBytes, in.q_stride, n_begin, n_end, y, y_stride,      \
-                                e.activation, [&](size_t r, auto rows_c, size_t n, size_t n_stop) {            \
-                                  tile<decltype(rows_c)::value>(w, in, r, y, y_stride, n, n_stop, e);          \
-                                });                                                                            \
+#define LINFER_NEON_INT8_RUN(fn, kRows)                                                                   \
+  LINFER_DENSE_RUN(fn) {                                                                                  \
+    neon::run_tiles<int(kRows)>(rows, neon::kInt8RowBlockBytes, in.q_stride, n_begin, n_end, y, y_stride, \
+                                e.activation, [&](size_t r, auto rows_c, size_t n, size_t n_stop) {       \
+                                  tile<decltype(rows_c)::value>(w, in, r, y, y_stride, n, n_stop, e);     \
+                                });                                                                       \
   }
 
 // The int8 epilogue of one row of 16 channels: sums[i] holds the exact integer sums of channels
 // 4i..4i+3, dequantized as fma(float(sum), x_scale * w_scale, bias), then ReLU and accumulate.
 inline __attribute__((always_inline)) void store_int8_outputs(const int32x4_t (&sums)[4], float x_scale,
-                                                             const float* ws, const float* bias, float* dst,
-                                                             size_t count, DenseEpilogue e) {
+                                                              const float* ws, const float* bias, float* dst,
+                                                              size_t count, DenseEpilogue e) {
   const float32x4_t xs = vdupq_n_f32(x_scale);
   float32x4_t v[4];
   for (int i = 0; i < 4; ++i)
@@ -133,9 +133,9 @@ inline void load_advance(V& v, const T*& p) {
 // post-increment. LD1 needs consecutive registers, so w0..w3 must be the caller's local register
 // variables bound to the registers `regs` names (e.g. "v28.16b - v31.16b"): a local register
 // variable is honoured in asm operands, and only there (hence a macro, not a function).
-#define LINFER_NEON_LD1X4_ADVANCE(regs, w0, w1, w2, w3, p)                                   \
-  __asm__ volatile("ld1 {" regs "}, [%4], #64"                                              \
-                   : "=w"(w0), "=w"(w1), "=w"(w2), "=w"(w3), "+r"(p)                         \
+#define LINFER_NEON_LD1X4_ADVANCE(regs, w0, w1, w2, w3, p)           \
+  __asm__ volatile("ld1 {" regs "}, [%4], #64"                       \
+                   : "=w"(w0), "=w"(w1), "=w"(w2), "=w"(w3), "+r"(p) \
                    : "m"(*reinterpret_cast<const uint8_t(*)[64]>(p)))
 
 // v = the 4 bytes at p repeated over the 16 lanes (one group of inputs), then p += 4: one LD1R

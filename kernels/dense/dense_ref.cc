@@ -28,8 +28,8 @@ float weight_at(const DenseWeights& w, size_t n, size_t k) {
       return half_to_float(h);
     }
     case DType::I8:
-      return float(int8_t(base[(k / kInt8GroupInputs) * kPanelRows * kInt8GroupInputs +
-                               lane * kInt8GroupInputs + k % kInt8GroupInputs]));
+      return float(int8_t(base[(k / kInt8GroupInputs) * kPanelRows * kInt8GroupInputs + lane * kInt8GroupInputs +
+                               k % kInt8GroupInputs]));
   }
   return 0.0f;
 }
@@ -39,8 +39,8 @@ void store(float v, DenseEpilogue e, float* dst) {
   *dst = e.accumulate ? *dst + v : v;
 }
 
-void run_float(const DenseWeights& w, const DenseInput& in, size_t rows, float* y, size_t y_stride,
-               size_t n_begin, size_t n_end, DenseEpilogue e) {
+void run_float(const DenseWeights& w, const DenseInput& in, size_t rows, float* y, size_t y_stride, size_t n_begin,
+               size_t n_end, DenseEpilogue e) {
   for (size_t r = 0; r < rows; ++r)
     for (size_t n = n_begin; n < n_end; ++n) {
       double acc = w.bias ? w.bias[n] : 0.0;

@@ -17,18 +17,30 @@ namespace linfer::kernels {
 
 const char* to_string(Isa isa) {
   switch (isa) {
-    case Isa::Generic: return "generic";
-    case Isa::X86Sse4: return "sse4";
-    case Isa::X86Avx2: return "avx2";
-    case Isa::X86AvxVnni: return "avxvnni";
-    case Isa::X86Avx512: return "avx512";
-    case Isa::X86Avx512Vnni: return "avx512vnni";
-    case Isa::ArmDsp: return "arm_dsp";
-    case Isa::ArmMve: return "arm_mve";
-    case Isa::ArmNeon: return "neon";
-    case Isa::ArmNeonDot: return "neondot";
-    case Isa::ArmNeonI8mm: return "neoni8mm";
-    case Isa::WasmSimd128: return "wasm_simd128";
+    case Isa::Generic:
+      return "generic";
+    case Isa::X86Sse4:
+      return "sse4";
+    case Isa::X86Avx2:
+      return "avx2";
+    case Isa::X86AvxVnni:
+      return "avxvnni";
+    case Isa::X86Avx512:
+      return "avx512";
+    case Isa::X86Avx512Vnni:
+      return "avx512vnni";
+    case Isa::ArmDsp:
+      return "arm_dsp";
+    case Isa::ArmMve:
+      return "arm_mve";
+    case Isa::ArmNeon:
+      return "neon";
+    case Isa::ArmNeonDot:
+      return "neondot";
+    case Isa::ArmNeonI8mm:
+      return "neoni8mm";
+    case Isa::WasmSimd128:
+      return "wasm_simd128";
   }
   return "?";
 }
@@ -54,8 +66,8 @@ struct X86Features {
     if (!osxsave || !avx) return;
     unsigned xcr0_lo, xcr0_hi;
     __asm__("xgetbv" : "=a"(xcr0_lo), "=d"(xcr0_hi) : "c"(0));
-    const bool ymm_state = (xcr0_lo & 0x6) == 0x6;     // SSE and AVX state
-    const bool zmm_state = (xcr0_lo & 0xe6) == 0xe6;   // and opmask, ZMM_Hi256, Hi16_ZMM
+    const bool ymm_state = (xcr0_lo & 0x6) == 0x6;    // SSE and AVX state
+    const bool zmm_state = (xcr0_lo & 0xe6) == 0xe6;  // and opmask, ZMM_Hi256, Hi16_ZMM
     if (!ymm_state || __get_cpuid_max(0, nullptr) < 7) return;
     __cpuid_count(7, 0, a, b, c, d);
     const bool has_avx2 = b & (1u << 5), f = b & (1u << 16), dq = b & (1u << 17), bw = b & (1u << 30),
@@ -80,24 +92,36 @@ bool cpu_has(Isa isa) {
   static const X86Features x86;
   const bool avx2 = x86.avx2, avxvnni = x86.avxvnni, avx512 = x86.avx512, avx512vnni = x86.avx512vnni;
   switch (isa) {
-    case Isa::Generic: return true;
-    case Isa::X86Sse4: return x86.sse4;
-    case Isa::X86Avx2: return avx2;
-    case Isa::X86AvxVnni: return avxvnni;
-    case Isa::X86Avx512: return avx512;
-    case Isa::X86Avx512Vnni: return avx512vnni;
-    default: return false;
+    case Isa::Generic:
+      return true;
+    case Isa::X86Sse4:
+      return x86.sse4;
+    case Isa::X86Avx2:
+      return avx2;
+    case Isa::X86AvxVnni:
+      return avxvnni;
+    case Isa::X86Avx512:
+      return avx512;
+    case Isa::X86Avx512Vnni:
+      return avx512vnni;
+    default:
+      return false;
   }
 #elif defined(__aarch64__)
   static const unsigned long hwcap = getauxval(AT_HWCAP), hwcap2 = getauxval(AT_HWCAP2);
   const bool dot = (hwcap & HWCAP_ASIMD) && (hwcap & HWCAP_ASIMDDP);
   switch (isa) {
-    case Isa::Generic: return true;
-    case Isa::ArmNeon: return (hwcap & HWCAP_ASIMD) != 0;
-    case Isa::ArmNeonDot: return dot;
+    case Isa::Generic:
+      return true;
+    case Isa::ArmNeon:
+      return (hwcap & HWCAP_ASIMD) != 0;
+    case Isa::ArmNeonDot:
+      return dot;
     // Every I8MM core has the dot product too; requiring both keeps the caps' order a chain.
-    case Isa::ArmNeonI8mm: return dot && (hwcap2 & HWCAP2_I8MM);
-    default: return false;
+    case Isa::ArmNeonI8mm:
+      return dot && (hwcap2 & HWCAP2_I8MM);
+    default:
+      return false;
   }
 #elif defined(__arm__) && defined(__linux__)
   // 32-bit Arm: ArmNeon is NEON with VFPv4 (fused multiply-add, half-precision conversions), the
@@ -105,17 +129,21 @@ bool cpu_has(Isa isa) {
   // VFPv3). A 32-bit OS on an ARMv8 core reports both. No dot product in 32-bit kernels.
   static const unsigned long hwcap = getauxval(AT_HWCAP);
   switch (isa) {
-    case Isa::Generic: return true;
-    case Isa::ArmNeon: return (hwcap & HWCAP_NEON) && (hwcap & HWCAP_VFPv4);
-    case Isa::ArmDsp: return true;  // ARMv7-A, the armhf baseline, has SMLAD and SXTB16
-    default: return false;
+    case Isa::Generic:
+      return true;
+    case Isa::ArmNeon:
+      return (hwcap & HWCAP_NEON) && (hwcap & HWCAP_VFPv4);
+    case Isa::ArmDsp:
+      return true;  // ARMv7-A, the armhf baseline, has SMLAD and SXTB16
+    default:
+      return false;
   }
 #elif defined(__wasm_simd128__)
   // A wasm module cannot ask the engine: SIMD128 is what the build was compiled for, and an
   // engine without it refuses the whole module at compile time.
   return isa == Isa::Generic || isa == Isa::WasmSimd128;
 #elif defined(__ARM_FEATURE_DSP)  // a microcontroller built for a core with the DSP extension
-#if defined(__ARM_FEATURE_MVE)     // and Helium: the build is for that core, which has both
+#if defined(__ARM_FEATURE_MVE)    // and Helium: the build is for that core, which has both
   if (isa == Isa::ArmMve) return true;
 #endif
   return isa == Isa::Generic || isa == Isa::ArmDsp;
@@ -133,8 +161,8 @@ bool isa_within(Isa isa, Isa max) {
 }
 
 Isa best_isa() {
-  for (Isa isa : {Isa::X86Avx512Vnni, Isa::X86Avx512, Isa::X86AvxVnni, Isa::X86Avx2, Isa::X86Sse4,
-                  Isa::ArmNeonI8mm, Isa::ArmNeonDot, Isa::ArmNeon, Isa::ArmMve, Isa::ArmDsp, Isa::WasmSimd128})
+  for (Isa isa : {Isa::X86Avx512Vnni, Isa::X86Avx512, Isa::X86AvxVnni, Isa::X86Avx2, Isa::X86Sse4, Isa::ArmNeonI8mm,
+                  Isa::ArmNeonDot, Isa::ArmNeon, Isa::ArmMve, Isa::ArmDsp, Isa::WasmSimd128})
     if (cpu_has(isa)) return isa;
   return Isa::Generic;
 }
@@ -148,18 +176,18 @@ const DenseKernel kInt8Ref{"dense_int8_ref", DType::I8, Isa::Generic, 1, false, 
 
 const DenseKernel kF32Generic{"dense_f32_generic", DType::F32, Isa::Generic, 0, false, nullptr, run_f32_generic};
 const DenseKernel kF16Generic{"dense_f16_generic", DType::F16, Isa::Generic, 0, false, nullptr, run_f16_generic};
-const DenseKernel kInt8Generic{"dense_int8_generic", DType::I8, Isa::Generic, 1, false, quantize_s8_ref,
-                               run_int8_generic};
+const DenseKernel kInt8Generic{"dense_int8_generic", DType::I8,       Isa::Generic, 1, false,
+                               quantize_s8_ref,      run_int8_generic};
 
 #if defined(__x86_64__)
 const DenseKernel kF32Avx512{"dense_f32_avx512", DType::F32, Isa::X86Avx512, 0, false, nullptr, run_f32_avx512};
 const DenseKernel kF16Avx512{"dense_f16_avx512", DType::F16, Isa::X86Avx512, 0, false, nullptr, run_f16_avx512};
-const DenseKernel kInt8Avx512Vnni{"dense_int8_avx512vnni", DType::I8, Isa::X86Avx512Vnni, 1, true,
-                                  quantize_u8_avx512, run_int8_avx512vnni};
+const DenseKernel kInt8Avx512Vnni{"dense_int8_avx512vnni", DType::I8,          Isa::X86Avx512Vnni, 1, true,
+                                  quantize_u8_avx512,      run_int8_avx512vnni};
 const DenseKernel kF32Avx2{"dense_f32_avx2", DType::F32, Isa::X86Avx2, 0, false, nullptr, run_f32_avx2};
 const DenseKernel kF16Avx2{"dense_f16_avx2", DType::F16, Isa::X86Avx2, 0, false, nullptr, run_f16_avx2};
-const DenseKernel kInt8AvxVnni{"dense_int8_avxvnni", DType::I8, Isa::X86AvxVnni, 1, true, quantize_u8_avx2,
-                               run_int8_avxvnni};
+const DenseKernel kInt8AvxVnni{"dense_int8_avxvnni", DType::I8,       Isa::X86AvxVnni, 1, true,
+                               quantize_u8_avx2,     run_int8_avxvnni};
 const DenseKernel kInt8Avx2{"dense_int8_avx2", DType::I8, Isa::X86Avx2, 2, false, quantize_s16_avx2, run_int8_avx2};
 
 const DenseKernel* const kF32[] = {&kF32Avx512, &kF32Avx2, &kF32Generic};
@@ -168,16 +196,14 @@ const DenseKernel* const kInt8[] = {&kInt8Avx512Vnni, &kInt8AvxVnni, &kInt8Avx2,
 #elif defined(__aarch64__)
 const DenseKernel kF32Neon{"dense_f32_neon", DType::F32, Isa::ArmNeon, 0, false, nullptr, run_f32_neon};
 const DenseKernel kF16Neon{"dense_f16_neon", DType::F16, Isa::ArmNeon, 0, false, nullptr, run_f16_neon};
-const DenseKernel kInt8I8mm{"dense_int8_i8mm", DType::I8, Isa::ArmNeonI8mm, 1, false, quantize_s8_neon,
-                            run_int8_i8mm};
-const DenseKernel kInt8NeonDot{"dense_int8_neondot", DType::I8, Isa::ArmNeonDot, 1, false, quantize_s8_neon,
-                               run_int8_neondot};
+const DenseKernel kInt8I8mm{"dense_int8_i8mm", DType::I8, Isa::ArmNeonI8mm, 1, false, quantize_s8_neon, run_int8_i8mm};
+const DenseKernel kInt8NeonDot{"dense_int8_neondot", DType::I8,       Isa::ArmNeonDot, 1, false,
+                               quantize_s8_neon,     run_int8_neondot};
 const DenseKernel kInt8Neon{"dense_int8_neon", DType::I8, Isa::ArmNeon, 1, false, quantize_s8_neon, run_int8_neon};
 
 // Not in kF16: chosen only by select_dense_f16_fp16_arithmetic. Its isa is the cap level it
 // counts as (ARMv8.2, the Pi 5's); the CPU must report fp16 arithmetic besides.
-const DenseKernel kF16NeonFp16{"dense_f16_neonfp16", DType::F16, Isa::ArmNeonDot, 0, false, nullptr,
-                               run_f16_neonfp16};
+const DenseKernel kF16NeonFp16{"dense_f16_neonfp16", DType::F16, Isa::ArmNeonDot, 0, false, nullptr, run_f16_neonfp16};
 
 const DenseKernel* const kF32[] = {&kF32Neon, &kF32Generic};
 const DenseKernel* const kF16[] = {&kF16Neon, &kF16Generic};
@@ -185,8 +211,8 @@ const DenseKernel* const kInt8[] = {&kInt8I8mm, &kInt8NeonDot, &kInt8Neon, &kInt
 #elif defined(__arm__) && defined(__linux__)
 const DenseKernel kF32NeonV7{"dense_f32_neonv7", DType::F32, Isa::ArmNeon, 0, false, nullptr, run_f32_neonv7};
 const DenseKernel kF16NeonV7{"dense_f16_neonv7", DType::F16, Isa::ArmNeon, 0, false, nullptr, run_f16_neonv7};
-const DenseKernel kInt8NeonV7{"dense_int8_neonv7", DType::I8, Isa::ArmNeon, 1, false, quantize_s8_neonv7,
-                              run_int8_neonv7};
+const DenseKernel kInt8NeonV7{"dense_int8_neonv7", DType::I8,      Isa::ArmNeon, 1, false,
+                              quantize_s8_neonv7,  run_int8_neonv7};
 
 const DenseKernel kInt8Dsp{"dense_int8_dsp", DType::I8, Isa::ArmDsp, 2, false, quantize_s16_pairs, run_int8_dsp, true};
 
@@ -198,16 +224,23 @@ const DenseKernel kF32Wasm{"dense_f32_wasm_simd128", DType::F32, Isa::WasmSimd12
                            run_f32_wasm_simd128};
 const DenseKernel kF16Wasm{"dense_f16_wasm_simd128", DType::F16, Isa::WasmSimd128, 0, false, nullptr,
                            run_f16_wasm_simd128};
-const DenseKernel kInt8Wasm{"dense_int8_wasm_simd128", DType::I8, Isa::WasmSimd128, 2, false,
-                            quantize_s16_wasm_simd128, run_int8_wasm_simd128};
+const DenseKernel kInt8Wasm{"dense_int8_wasm_simd128", DType::I8, Isa::WasmSimd128, 2, false, quantize_s16_wasm_simd128,
+                            run_int8_wasm_simd128};
 
 const DenseKernel* const kF32[] = {&kF32Wasm, &kF32Generic};
 const DenseKernel* const kF16[] = {&kF16Wasm, &kF16Generic};
 #if defined(__wasm_relaxed_simd__)
 // The relaxed module's: an engine runs the module only if it has relaxed SIMD (the JavaScript
 // package loads it after its probe), so it comes first.
-const DenseKernel kInt8WasmRelaxed{"dense_int8_wasm_relaxed", DType::I8, Isa::WasmSimd128, 2, false,
-                                   quantize_split_u7_wasm_relaxed, run_int8_wasm_relaxed, false, true};
+const DenseKernel kInt8WasmRelaxed{"dense_int8_wasm_relaxed",
+                                   DType::I8,
+                                   Isa::WasmSimd128,
+                                   2,
+                                   false,
+                                   quantize_split_u7_wasm_relaxed,
+                                   run_int8_wasm_relaxed,
+                                   false,
+                                   true};
 const DenseKernel* const kInt8[] = {&kInt8WasmRelaxed, &kInt8Wasm, &kInt8Generic};
 #else
 const DenseKernel* const kInt8[] = {&kInt8Wasm, &kInt8Generic};
@@ -219,7 +252,7 @@ const DenseKernel* const kF32[] = {&kF32Generic};
 const DenseKernel* const kF16[] = {&kF16Generic};
 // The core's int8 kernel only: a build for one core takes no cap (plan.cc refuses max_isa other
 // than AUTO there), so the portable kernel (3.7 KB) and, on a Helium core, SMLAD's would never run.
-#if defined(__ARM_FEATURE_MVE)  // Cortex-M55
+#if defined(__ARM_FEATURE_MVE)    // Cortex-M55
 const DenseKernel kInt8Mve{"dense_int8_mve", DType::I8, Isa::ArmMve, 1, false, quantize_s8_ref, run_int8_mve};
 const DenseKernel* const kInt8[] = {&kInt8Mve};
 #else
@@ -259,9 +292,18 @@ const DenseKernel kLeftOut[] = {
 const DenseKernel* const* dense_kernels(DType dtype, size_t* count) {
   *count = 0;
   switch (dtype) {
-    case DType::F32: if (!LINFER_DENSE_F32) return nullptr; *count = std::size(kF32); return kF32;
-    case DType::F16: if (!LINFER_DENSE_F16) return nullptr; *count = std::size(kF16); return kF16;
-    case DType::I8: if (!LINFER_DENSE_INT8) return nullptr; *count = std::size(kInt8); return kInt8;
+    case DType::F32:
+      if (!LINFER_DENSE_F32) return nullptr;
+      *count = std::size(kF32);
+      return kF32;
+    case DType::F16:
+      if (!LINFER_DENSE_F16) return nullptr;
+      *count = std::size(kF16);
+      return kF16;
+    case DType::I8:
+      if (!LINFER_DENSE_INT8) return nullptr;
+      *count = std::size(kInt8);
+      return kInt8;
   }
   return nullptr;
 }
@@ -299,15 +341,15 @@ const DenseKernel* select_dense_f16_fp16_arithmetic(Isa max) {
   return nullptr;
 }
 
-void int8_rows_to_input(const DenseKernel& kernel, const int8_t* src, size_t src_stride, size_t rows,
-                        size_t k, int8_t* q, size_t q_stride, int32_t* sums) {
+void int8_rows_to_input(const DenseKernel& kernel, const int8_t* src, size_t src_stride, size_t rows, size_t k,
+                        int8_t* q, size_t q_stride, int32_t* sums) {
   const size_t padded = int8_padded_inputs(uint32_t(k));
   for (size_t r = 0; r < rows; ++r) {
     const int8_t* s = src + r * src_stride;
     int8_t* dst = q + r * q_stride;
     const Int8Form form = int8_form(kernel);
     if (!int8_form_built(form)) continue;  // (no kernel of this build reads it)
-    if (int8_form_two_bytes(form)) {  // AVX2 without VNNI, wasm SIMD128 and relaxed SIMD, SMLAD
+    if (int8_form_two_bytes(form)) {       // AVX2 without VNNI, wasm SIMD128 and relaxed SIMD, SMLAD
       int16_t* d = reinterpret_cast<int16_t*>(dst);
       for (size_t i = 0; i < k; ++i) d[i] = s[i];
       for (size_t i = k; i < padded; ++i) d[i] = 0;

@@ -77,9 +77,8 @@ inline void store_outputs(float* dst, v128_t (&v)[N], size_t count, DenseEpilogu
 // weights, one more per row) next to the stack check it puts at every loop head. (Unrolled by 2
 // inputs, LLVM and V8 keep 4 weight vectors live and spill an accumulator: 20% slower.)
 template <int R, class T, class Widen>
-inline void float_half_tile(const T* panel, size_t K, size_t c, const float* x, size_t x_stride,
-                            const float* bias, float* y, size_t y_stride, size_t count, DenseEpilogue e,
-                            Widen widen) {
+inline void float_half_tile(const T* panel, size_t K, size_t c, const float* x, size_t x_stride, const float* bias,
+                            float* y, size_t y_stride, size_t count, DenseEpilogue e, Widen widen) {
   v128_t acc[R][2];
   for (auto& row : acc) row[0] = row[1] = wasm_f32x4_splat(0.0f);
   auto step = [&](const T* p, const float* xk) {
@@ -118,8 +117,7 @@ inline void run_float(const DenseWeights& w, const DenseInput& in, size_t rows, 
         float* yr = y + r * y_stride + n;
         const size_t count = n_stop - n;
         float_half_tile<R>(panel, K, 0, x, in.x_stride, bias, yr, y_stride, std::min<size_t>(count, 8), e, widen);
-        if (count > 8)
-          float_half_tile<R>(panel, K, 8, x, in.x_stride, bias, yr, y_stride, count - 8, e, widen);
+        if (count > 8) float_half_tile<R>(panel, K, 8, x, in.x_stride, bias, yr, y_stride, count - 8, e, widen);
       });
 }
 

@@ -26,8 +26,8 @@ using D = hn::ScalableTag<float>;
 
 const char* TargetNameImpl() { return hwy::TargetName(HWY_TARGET); }
 
-void LayerNorm(const float* x, size_t x_stride, float* y, size_t y_stride, size_t rows,
-               size_t dim, const float* gamma, const float* beta, float eps) {
+void LayerNorm(const float* x, size_t x_stride, float* y, size_t y_stride, size_t rows, size_t dim, const float* gamma,
+               const float* beta, float eps) {
   const D d;
   const size_t L = hn::Lanes(d);
   for (size_t r = 0; r < rows; ++r) {
@@ -63,10 +63,10 @@ void LayerNorm(const float* x, size_t x_stride, float* y, size_t y_stride, size_
 // one division: about twice as fast as Abramowitz & Stegun 7.1.26 with its exp, which matters
 // because GELU runs on every feed-forward activation.
 constexpr float kErfZMax = 3.92f;
-constexpr float kErfP[6] = {1.128378987312317f,    0.19274236261844635f,  0.05305701494216919f,
+constexpr float kErfP[6] = {1.128378987312317f,    0.19274236261844635f, 0.05305701494216919f,
                             0.003867200342938304f, 0.00028742037829943f, 2.0344823496998288e-06f};
-constexpr float kErfQ[5] = {0.5041451454162598f, 0.11507508903741837f, 0.015170113183557987f,
-                            0.0011877762153744698f, 3.806488530244678e-05f};
+constexpr float kErfQ[5] = {0.5041451454162598f, 0.11507508903741837f, 0.015170113183557987f, 0.0011877762153744698f,
+                            3.806488530244678e-05f};
 
 template <class V>
 V Erf(D d, V z) {
@@ -113,9 +113,7 @@ void MapInPlace(float* x, size_t n, Op op) {
 void GeluErf(float* x, size_t n) {
   const D d;
   const auto half = hn::Set(d, 0.5f), one = hn::Set(d, 1.0f), rsqrt2 = hn::Set(d, 0.70710678f);
-  MapInPlace(x, n, [&](auto v) {
-    return hn::Mul(hn::Mul(half, v), hn::Add(one, Erf(d, hn::Mul(v, rsqrt2))));
-  });
+  MapInPlace(x, n, [&](auto v) { return hn::Mul(hn::Mul(half, v), hn::Add(one, Erf(d, hn::Mul(v, rsqrt2)))); });
 }
 
 void GeluTanh(float* x, size_t n) {
@@ -142,13 +140,11 @@ void Add(float* y, const float* x, size_t n) {
   const D d;
   const size_t L = hn::Lanes(d);
   size_t i = 0;
-  for (; i + L <= n; i += L)
-    hn::StoreU(hn::Add(hn::LoadU(d, y + i), hn::LoadU(d, x + i)), d, y + i);
+  for (; i + L <= n; i += L) hn::StoreU(hn::Add(hn::LoadU(d, y + i), hn::LoadU(d, x + i)), d, y + i);
   for (; i < n; ++i) y[i] += x[i];  // a single rounding either way
 }
 
-void MulChannels(const float* x, size_t x_stride, size_t rows, size_t cols, const float* s, float* y,
-                 size_t y_stride) {
+void MulChannels(const float* x, size_t x_stride, size_t rows, size_t cols, const float* s, float* y, size_t y_stride) {
   const D d;
   const size_t L = hn::Lanes(d);
   for (size_t r = 0; r < rows; ++r) {
@@ -177,8 +173,7 @@ void MeanRows(const float* x, size_t rows, size_t cols, size_t stride, float* ou
   }
 }
 
-void AddRank1(float* y, size_t y_stride, size_t rows, size_t cols, const float* s, const float* b,
-              const float* p) {
+void AddRank1(float* y, size_t y_stride, size_t rows, size_t cols, const float* s, const float* b, const float* p) {
   const D d;
   const size_t L = hn::Lanes(d);
   for (size_t r = 0; r < rows; ++r) {
@@ -295,8 +290,8 @@ const char* hwy_kernel_target(Isa max) {
   set_hwy_cap(was);
   return name;
 }
-void layernorm_f32_hwy(const float* x, size_t x_stride, float* y, size_t y_stride, size_t rows,
-                        size_t dim, const float* gamma, const float* beta, float eps) {
+void layernorm_f32_hwy(const float* x, size_t x_stride, float* y, size_t y_stride, size_t rows, size_t dim,
+                       const float* gamma, const float* beta, float eps) {
   HWY_DYNAMIC_DISPATCH(LayerNorm)(x, x_stride, y, y_stride, rows, dim, gamma, beta, eps);
 }
 void gelu_erf_f32_hwy(float* x, size_t n) { HWY_DYNAMIC_DISPATCH(GeluErf)(x, n); }
@@ -304,12 +299,21 @@ void gelu_tanh_f32_hwy(float* x, size_t n) { HWY_DYNAMIC_DISPATCH(GeluTanh)(x, n
 void relu_f32_hwy(float* x, size_t n) { HWY_DYNAMIC_DISPATCH(Relu)(x, n); }
 void activation_f32_hwy(float* x, size_t n, DenseActivation act) {
   switch (act) {
-    case DenseActivation::None: break;
-    case DenseActivation::Relu: relu_f32_hwy(x, n); break;
-    case DenseActivation::GeluErf: gelu_erf_f32_hwy(x, n); break;
+    case DenseActivation::None:
+      break;
+    case DenseActivation::Relu:
+      relu_f32_hwy(x, n);
+      break;
+    case DenseActivation::GeluErf:
+      gelu_erf_f32_hwy(x, n);
+      break;
     // (Activations a build leaves out: their models are refused at load, runtime/src/model_options.cc.)
-    case DenseActivation::GeluTanh: if (LINFER_OPTION_GELU_TANH) gelu_tanh_f32_hwy(x, n); break;
-    case DenseActivation::Tanh: if (LINFER_OPTION_TANH) HWY_DYNAMIC_DISPATCH(Tanh)(x, n); break;
+    case DenseActivation::GeluTanh:
+      if (LINFER_OPTION_GELU_TANH) gelu_tanh_f32_hwy(x, n);
+      break;
+    case DenseActivation::Tanh:
+      if (LINFER_OPTION_TANH) HWY_DYNAMIC_DISPATCH(Tanh)(x, n);
+      break;
   }
 }
 float sum_f32_hwy(const float* x, size_t n) { return HWY_DYNAMIC_DISPATCH(Sum)(x, n); }
@@ -320,13 +324,11 @@ void mul_channels_f32_hwy(const float* x, size_t x_stride, size_t rows, size_t c
                           size_t y_stride) {
   HWY_DYNAMIC_DISPATCH(MulChannels)(x, x_stride, rows, cols, s, y, y_stride);
 }
-void add_rank1_f32_hwy(float* y, size_t y_stride, size_t rows, size_t cols, const float* s,
-                       const float* b, const float* p) {
+void add_rank1_f32_hwy(float* y, size_t y_stride, size_t rows, size_t cols, const float* s, const float* b,
+                       const float* p) {
   HWY_DYNAMIC_DISPATCH(AddRank1)(y, y_stride, rows, cols, s, b, p);
 }
-void scale_f32_hwy(const float* x, size_t n, float scale, float* y) {
-  HWY_DYNAMIC_DISPATCH(Scale)(x, n, scale, y);
-}
+void scale_f32_hwy(const float* x, size_t n, float scale, float* y) { HWY_DYNAMIC_DISPATCH(Scale)(x, n, scale, y); }
 void convert_f16_to_f32_hwy(const uint16_t* x, size_t n, float scale, float* y) {
   HWY_DYNAMIC_DISPATCH(ConvertF16)(x, n, scale, y);
 }

@@ -10,8 +10,8 @@
 
 namespace linfer::kernels {
 
-void layernorm_f32_ref(const float* x, size_t x_stride, float* y, size_t y_stride, size_t rows,
-                       size_t dim, const float* gamma, const float* beta, float eps) {
+void layernorm_f32_ref(const float* x, size_t x_stride, float* y, size_t y_stride, size_t rows, size_t dim,
+                       const float* gamma, const float* beta, float eps) {
   for (size_t r = 0; r < rows; ++r) {
     const float* xr = x + r * x_stride;
     float* yr = y + r * y_stride;
@@ -22,8 +22,7 @@ void layernorm_f32_ref(const float* x, size_t x_stride, float* y, size_t y_strid
     for (size_t i = 0; i < dim; ++i) var += (xr[i] - mean) * (xr[i] - mean);
     var /= double(dim);
     const double inv = 1.0 / std::sqrt(var + double(eps));
-    for (size_t i = 0; i < dim; ++i)
-      yr[i] = float((xr[i] - mean) * inv * gamma[i] + beta[i]);
+    for (size_t i = 0; i < dim; ++i) yr[i] = float((xr[i] - mean) * inv * gamma[i] + beta[i]);
   }
 }
 
@@ -59,10 +58,17 @@ void relu_f32_ref(float* x, size_t n) {
 
 void activation_f32_ref(float* x, size_t n, DenseActivation act) {
   switch (act) {
-    case DenseActivation::None: break;
-    case DenseActivation::Relu: relu_f32_ref(x, n); break;
-    case DenseActivation::GeluErf: gelu_erf_f32_ref(x, n); break;
-    case DenseActivation::GeluTanh: gelu_tanh_f32_ref(x, n); break;
+    case DenseActivation::None:
+      break;
+    case DenseActivation::Relu:
+      relu_f32_ref(x, n);
+      break;
+    case DenseActivation::GeluErf:
+      gelu_erf_f32_ref(x, n);
+      break;
+    case DenseActivation::GeluTanh:
+      gelu_tanh_f32_ref(x, n);
+      break;
     case DenseActivation::Tanh:
       for (size_t i = 0; i < n; ++i) x[i] = float(std::tanh(double(x[i])));
       break;
@@ -93,8 +99,8 @@ void mean_rows_f32_ref(const float* x, size_t rows, size_t cols, size_t stride, 
   }
 }
 
-void add_rank1_f32_ref(float* y, size_t y_stride, size_t rows, size_t cols, const float* s,
-                       const float* b, const float* p) {
+void add_rank1_f32_ref(float* y, size_t y_stride, size_t rows, size_t cols, const float* s, const float* b,
+                       const float* p) {
   for (size_t r = 0; r < rows; ++r)
     for (size_t c = 0; c < cols; ++c)
       y[r * y_stride + c] += float((s && b ? double(s[r]) * b[c] : 0.0) + (p ? p[r] : 0.0f));
@@ -112,14 +118,13 @@ void convert_int8_to_f32_ref(const int8_t* x, size_t n, float scale, float* y) {
   for (size_t i = 0; i < n; ++i) y[i] = scale * float(x[i]);
 }
 
-void transpose_f32_ref(const float* src, size_t src_stride, size_t rows, size_t cols, float* dst,
-                       size_t dst_stride) {
+void transpose_f32_ref(const float* src, size_t src_stride, size_t rows, size_t cols, float* dst, size_t dst_stride) {
   for (size_t r = 0; r < rows; ++r)
     for (size_t c = 0; c < cols; ++c) dst[c * dst_stride + r] = src[r * src_stride + c];
 }
 
-void transpose_f32_generic(const float* src, size_t src_stride, size_t rows, size_t cols,
-                           float* dst, size_t dst_stride) {
+void transpose_f32_generic(const float* src, size_t src_stride, size_t rows, size_t cols, float* dst,
+                           size_t dst_stride) {
   constexpr size_t kBlock = 16;  // 16 x 16 floats: both sides' lines stay in L1
   for (size_t r0 = 0; r0 < rows; r0 += kBlock)
     for (size_t c0 = 0; c0 < cols; c0 += kBlock) {
@@ -129,8 +134,8 @@ void transpose_f32_generic(const float* src, size_t src_stride, size_t rows, siz
     }
 }
 
-void rotate_pairs_f32(float* x, size_t x_stride, size_t rows, size_t heads, size_t head_dim,
-                      const float* table, size_t table_stride) {
+void rotate_pairs_f32(float* x, size_t x_stride, size_t rows, size_t heads, size_t head_dim, const float* table,
+                      size_t table_stride) {
   const size_t half = head_dim / 2;
   for (size_t r = 0; r < rows; ++r) {
     const float* sin = table + r * table_stride;

@@ -34,8 +34,8 @@ constexpr size_t kCols = 2;
 #else
 constexpr size_t kCols = 4;
 #endif
-void Gemm(size_t M, size_t N, size_t K, const float* A, size_t lda, const float* B, size_t ldb,
-          float* C, size_t ldc, bool accumulate) {
+void Gemm(size_t M, size_t N, size_t K, const float* A, size_t lda, const float* B, size_t ldb, float* C, size_t ldc,
+          bool accumulate) {
   const D d;
   const size_t L = hn::Lanes(d);
   constexpr size_t kPanel = 256;
@@ -72,8 +72,7 @@ void Gemm(size_t M, size_t N, size_t K, const float* A, size_t lda, const float*
       }
       for (; j + L <= N; j += L) {
         decltype(hn::Zero(d)) acc[4];
-        for (size_t r = 0; r < 4; ++r)
-          acc[r] = first ? hn::Zero(d) : hn::LoadU(d, C + (i + r) * ldc + j);
+        for (size_t r = 0; r < 4; ++r) acc[r] = first ? hn::Zero(d) : hn::LoadU(d, C + (i + r) * ldc + j);
         for (size_t t = k0; t < k1; ++t) {
           const auto b0 = hn::LoadU(d, B + t * ldb + j);
           for (size_t r = 0; r < 4; ++r) acc[r] = hn::MulAdd(hn::Set(d, a0[r * lda + t]), b0, acc[r]);
@@ -92,8 +91,7 @@ void Gemm(size_t M, size_t N, size_t K, const float* A, size_t lda, const float*
       size_t j = 0;
       for (; j + L <= N; j += L) {
         auto acc = first ? hn::Zero(d) : hn::LoadU(d, C + i * ldc + j);
-        for (size_t t = k0; t < k1; ++t)
-          acc = hn::MulAdd(hn::Set(d, a[t]), hn::LoadU(d, B + t * ldb + j), acc);
+        for (size_t t = k0; t < k1; ++t) acc = hn::MulAdd(hn::Set(d, a[t]), hn::LoadU(d, B + t * ldb + j), acc);
         hn::StoreU(acc, d, C + i * ldc + j);
       }
       for (; j < N; ++j) {
@@ -121,8 +119,8 @@ void Gemm(size_t M, size_t N, size_t K, const float* A, size_t lda, const float*
 //   a subnormal x have a nonzero q, and 32-bit Arm NEON flushes subnormal products to zero
 //   (above it they round to 0 anyway: |x| < 2^-126, inverse < 2^124);
 // - rounding to nearest even, and 0 for a non-finite product.
-void PackColumnsInt8(const float* x, size_t x_stride, size_t rows, size_t cols, size_t col_begin,
-                     size_t col_end, int8_t* panels, float* scales, int32_t* sums) {
+void PackColumnsInt8(const float* x, size_t x_stride, size_t rows, size_t cols, size_t col_begin, size_t col_end,
+                     int8_t* panels, float* scales, int32_t* sums) {
 #if LINFER_HWY_NO_SIMD  // (the same bytes: 0.4 KB of code instead of 3.9 on a Cortex-M4)
   pack_columns_int8_ref(x, x_stride, rows, cols, col_begin, col_end, panels, scales, sums);
   return;
@@ -212,15 +210,15 @@ HWY_AFTER_NAMESPACE();
 namespace linfer::kernels {
 HWY_EXPORT(Gemm);
 
-void gemm_f32_hwy(size_t M, size_t N, size_t K, const float* A, size_t lda, const float* B,
-                   size_t ldb, float* C, size_t ldc, bool accumulate) {
+void gemm_f32_hwy(size_t M, size_t N, size_t K, const float* A, size_t lda, const float* B, size_t ldb, float* C,
+                  size_t ldc, bool accumulate) {
   HWY_DYNAMIC_DISPATCH(Gemm)(M, N, K, A, lda, B, ldb, C, ldc, accumulate);
 }
 
 HWY_EXPORT(PackColumnsInt8);
 
-void pack_columns_int8_hwy(const float* x, size_t x_stride, size_t rows, size_t cols, size_t col_begin,
-                           size_t col_end, int8_t* panels, float* scales, int32_t* sums) {
+void pack_columns_int8_hwy(const float* x, size_t x_stride, size_t rows, size_t cols, size_t col_begin, size_t col_end,
+                           int8_t* panels, float* scales, int32_t* sums) {
   HWY_DYNAMIC_DISPATCH(PackColumnsInt8)(x, x_stride, rows, cols, col_begin, col_end, panels, scales, sums);
 }
 }  // namespace linfer::kernels

@@ -9,8 +9,8 @@
 
 namespace linfer::kernels {
 
-void gemm_f32_ref(size_t M, size_t N, size_t K, const float* A, size_t lda, const float* B,
-                  size_t ldb, float* C, size_t ldc, bool accumulate) {
+void gemm_f32_ref(size_t M, size_t N, size_t K, const float* A, size_t lda, const float* B, size_t ldb, float* C,
+                  size_t ldc, bool accumulate) {
   for (size_t i = 0; i < M; ++i)
     for (size_t j = 0; j < N; ++j) {
       double acc = accumulate ? C[i * ldc + j] : 0.0;
@@ -21,8 +21,8 @@ void gemm_f32_ref(size_t M, size_t N, size_t K, const float* A, size_t lda, cons
 
 // Column by column, quantized as a weight row straight into its panel lane (no allocation: on
 // cores without a vector unit this is the fast kernel too, gemm_hwy.cc).
-void pack_columns_int8_ref(const float* x, size_t x_stride, size_t rows, size_t cols, size_t col_begin,
-                           size_t col_end, int8_t* panels, float* scales, int32_t* sums) {
+void pack_columns_int8_ref(const float* x, size_t x_stride, size_t rows, size_t cols, size_t col_begin, size_t col_end,
+                           int8_t* panels, float* scales, int32_t* sums) {
   const size_t padded = int8_padded_inputs(uint32_t(rows)), bytes = panel_bytes(DType::I8, uint32_t(rows));
   for (size_t c = col_begin; c < (col_end + kPanelRows - 1) / kPanelRows * kPanelRows; ++c) {
     int8_t* lane = panels + c / kPanelRows * bytes + c % kPanelRows * kInt8GroupInputs;

@@ -31,8 +31,7 @@ uint64_t plan_arena(std::vector<ArenaRequest>& requests) {
     // Placed buffers alive at the same time as r, by offset.
     std::vector<size_t> live;
     for (size_t j : placed)
-      if (requests[j].first_step <= r.last_step && r.first_step <= requests[j].last_step)
-        live.push_back(j);
+      if (requests[j].first_step <= r.last_step && r.first_step <= requests[j].last_step) live.push_back(j);
     sort_indices(live, [&](size_t a, size_t b) { return requests[a].offset < requests[b].offset; });
     uint64_t offset = 0;
     for (size_t j : live) {

@@ -70,7 +70,8 @@ template <class Fn>
 linfer_status tokenizer_call(const char* entry_point, const linfer_model* model, bool arguments_ok,
                              const char* arguments, size_t capacity, size_t* out_size, const char* units, Fn&& call) {
   return guarded(entry_point, [&] {
-    if (!model || !out_size || !arguments_ok) return fail(LINFER_ERROR_INVALID_ARGUMENT, std::string(arguments) + " is null");
+    if (!model || !out_size || !arguments_ok)
+      return fail(LINFER_ERROR_INVALID_ARGUMENT, std::string(arguments) + " is null");
     *out_size = 0;
     if (!LINFER_TOKENIZERS && model->impl->desc.tokenizer.present)
       return fail(LINFER_ERROR_UNSUPPORTED, "this build has no tokenizers (-DLINFER_TOKENIZERS=OFF)");
@@ -87,8 +88,7 @@ linfer_status tokenizer_call(const char* entry_point, const linfer_model* model,
   });
 }
 
-linfer_status finish_load(linfer::rt::Result<std::unique_ptr<linfer::rt::LoadedModel>> r,
-                          linfer_model** out) {
+linfer_status finish_load(linfer::rt::Result<std::unique_ptr<linfer::rt::LoadedModel>> r, linfer_model** out) {
   if (!r.ok()) return fail(r.status());
   *out = new linfer_model{std::move(r.value())};
   return ok();
@@ -101,14 +101,22 @@ const char* linfer_version(void) { return LINFER_VERSION_STRING; }
 
 const char* linfer_status_string(linfer_status s) {
   switch (s) {
-    case LINFER_OK: return "ok";
-    case LINFER_ERROR_INVALID_ARGUMENT: return "invalid argument";
-    case LINFER_ERROR_IO: return "i/o error";
-    case LINFER_ERROR_INVALID_MODEL: return "invalid model";
-    case LINFER_ERROR_UNSUPPORTED: return "unsupported";
-    case LINFER_ERROR_OUT_OF_MEMORY: return "out of memory";
-    case LINFER_ERROR_BUFFER_TOO_SMALL: return "buffer too small";
-    case LINFER_ERROR_INTERNAL: return "internal error";
+    case LINFER_OK:
+      return "ok";
+    case LINFER_ERROR_INVALID_ARGUMENT:
+      return "invalid argument";
+    case LINFER_ERROR_IO:
+      return "i/o error";
+    case LINFER_ERROR_INVALID_MODEL:
+      return "invalid model";
+    case LINFER_ERROR_UNSUPPORTED:
+      return "unsupported";
+    case LINFER_ERROR_OUT_OF_MEMORY:
+      return "out of memory";
+    case LINFER_ERROR_BUFFER_TOO_SMALL:
+      return "buffer too small";
+    case LINFER_ERROR_INTERNAL:
+      return "internal error";
   }
   return "unknown status";
 }
@@ -125,8 +133,8 @@ linfer_status linfer_model_load(const char* path, linfer_model** out_model) {
 
 int linfer_model_has_tokenizer(const linfer_model* model) { return model && model->impl->tokenizer ? 1 : 0; }
 
-linfer_status linfer_tokenize(const linfer_model* model, const char* utf8, size_t length, int32_t* ids,
-                              size_t capacity, size_t* out_count) {
+linfer_status linfer_tokenize(const linfer_model* model, const char* utf8, size_t length, int32_t* ids, size_t capacity,
+                              size_t* out_count) {
   return tokenizer_call("linfer_tokenize", model, (utf8 || !length) && (ids || !capacity),
                         "model, out_count, utf8 or ids", capacity, out_count, "tokens",
                         [&](const linfer::rt::Tokenizer& t) {
@@ -139,11 +147,10 @@ linfer_status linfer_tokenize(const linfer_model* model, const char* utf8, size_
 
 linfer_status linfer_detokenize(const linfer_model* model, const int32_t* ids, size_t count, char* utf8,
                                 size_t capacity, size_t* out_length) {
-  return tokenizer_call("linfer_detokenize", model, (ids || !count) && (utf8 || !capacity),
-                        "model, out_length, ids or utf8", capacity, out_length, "bytes",
-                        [&](const linfer::rt::Tokenizer& t) {
-                          return t.detokenize(ids, count, utf8, capacity, out_length);
-                        });
+  return tokenizer_call(
+      "linfer_detokenize", model, (ids || !count) && (utf8 || !capacity), "model, out_length, ids or utf8", capacity,
+      out_length, "bytes",
+      [&](const linfer::rt::Tokenizer& t) { return t.detokenize(ids, count, utf8, capacity, out_length); });
 }
 
 linfer_status linfer_model_load_from_memory(const void* data, size_t size, linfer_model** out_model) {
@@ -185,10 +192,11 @@ linfer_status linfer_model_get_info(const linfer_model* model, linfer_model_info
   info.head = linfer_head_kind(c.head);
   info.output_channels = c.output_channels();
   linfer::rt::WeightCounts counts;
-  if (linfer_status s = guarded("linfer_model_get_info", [&] {
-        counts = linfer::rt::count_weights(m);
-        return LINFER_OK;
-      });
+  if (linfer_status s = guarded("linfer_model_get_info",
+                                [&] {
+                                  counts = linfer::rt::count_weights(m);
+                                  return LINFER_OK;
+                                });
       s != LINFER_OK)
     return s;
   info.parameter_count = counts.parameters;
@@ -226,9 +234,8 @@ linfer_status read_options(const linfer_session_options* in, linfer_session_opti
   if (!in) return LINFER_OK;
   constexpr size_t kFirstVersion = offsetof(linfer_session_options, dense_path);
   if (in->struct_size < kFirstVersion)
-    return fail(LINFER_ERROR_INVALID_ARGUMENT,
-                "options.struct_size is " + linfer::rt::decimal(in->struct_size) +
-                    ": start from linfer_session_options_default()");
+    return fail(LINFER_ERROR_INVALID_ARGUMENT, "options.struct_size is " + linfer::rt::decimal(in->struct_size) +
+                                                   ": start from linfer_session_options_default()");
   const size_t known = std::min(in->struct_size, sizeof(linfer_session_options));
   std::memcpy(out, in, known);
   out->struct_size = sizeof(linfer_session_options);
@@ -236,14 +243,13 @@ linfer_status read_options(const linfer_session_options* in, linfer_session_opti
   for (size_t i = 0; i < in->struct_size - known; ++i)
     if (extra[i])
       return fail(LINFER_ERROR_UNSUPPORTED,
-                  "the options set a field this library (linfer " + std::string(linfer_version()) +
-                      ") does not know");
+                  "the options set a field this library (linfer " + std::string(linfer_version()) + ") does not know");
   return LINFER_OK;
 }
 }  // namespace
 
-linfer_status linfer_session_arena_size(const linfer_model* model,
-                                        const linfer_session_options* options, size_t* out_bytes) {
+linfer_status linfer_session_arena_size(const linfer_model* model, const linfer_session_options* options,
+                                        size_t* out_bytes) {
   return guarded("linfer_session_arena_size", [&] {
     if (!model || !out_bytes) return fail(LINFER_ERROR_INVALID_ARGUMENT, "model or out_bytes is null");
     linfer_session_options o;
@@ -258,8 +264,7 @@ linfer_status linfer_session_arena_size(const linfer_model* model,
 linfer_status linfer_session_create(const linfer_model* model, const linfer_session_options* options,
                                     linfer_session** out_session) {
   return guarded("linfer_session_create", [&] {
-    if (!model || !out_session)
-      return fail(LINFER_ERROR_INVALID_ARGUMENT, "model or out_session is null");
+    if (!model || !out_session) return fail(LINFER_ERROR_INVALID_ARGUMENT, "model or out_session is null");
     *out_session = nullptr;
     linfer_session_options o;
     if (const linfer_status rs = read_options(options, &o); rs != LINFER_OK) return rs;
@@ -282,8 +287,7 @@ linfer_status linfer_session_run(linfer_session* session, const int32_t* ids, si
   return LINFER_OK;
 }
 
-linfer_status linfer_session_run_embeddings(linfer_session* session, const float* embeddings,
-                                            size_t length) {
+linfer_status linfer_session_run_embeddings(linfer_session* session, const float* embeddings, size_t length) {
   if (!session) return fail(LINFER_ERROR_INVALID_ARGUMENT, "session is null");
   const linfer::rt::Status s = session->impl->run_embeddings(embeddings, length);
   if (!s.ok()) return fail(s);
@@ -303,8 +307,7 @@ void linfer_session_reset_state(linfer_session* session) {
   if (session) session->impl->reset_state();
 }
 
-linfer_status linfer_session_output(const linfer_session* session, const float** data,
-                                    size_t* rows, size_t* cols) {
+linfer_status linfer_session_output(const linfer_session* session, const float** data, size_t* rows, size_t* cols) {
   if (!session || !data || !rows || !cols)
     return fail(LINFER_ERROR_INVALID_ARGUMENT, "session or an output pointer is null");
   const linfer::rt::Inference& s = *session->impl;
@@ -326,13 +329,13 @@ void linfer_session_profile_reset(linfer_session* session) {
 }
 
 const char* linfer_op_kind_name(linfer_op_kind kind) {
-  static const char* const names[LINFER_OP_KIND_COUNT] = {
-      "embedding", "norm", "dense", "compress", "attention", "activation", "elementwise"};
+  static const char* const names[LINFER_OP_KIND_COUNT] = {"embedding", "norm",       "dense",      "compress",
+                                                          "attention", "activation", "elementwise"};
   return unsigned(kind) < LINFER_OP_KIND_COUNT ? names[kind] : "unknown";
 }
 
-linfer_status linfer_session_hidden_states(const linfer_session* session, const float** data,
-                                           size_t* rows, size_t* cols) {
+linfer_status linfer_session_hidden_states(const linfer_session* session, const float** data, size_t* rows,
+                                           size_t* cols) {
   if (!session || !data || !rows || !cols)
     return fail(LINFER_ERROR_INVALID_ARGUMENT, "session or an output pointer is null");
   const linfer::rt::Inference& s = *session->impl;
@@ -353,8 +356,7 @@ const char* linfer_session_describe(const linfer_session* session) {
   return text;
 }
 
-linfer_status linfer_session_memory(const linfer_session* session, size_t* arena_bytes,
-                                    size_t* packed_bytes) {
+linfer_status linfer_session_memory(const linfer_session* session, size_t* arena_bytes, size_t* packed_bytes) {
   if (!session || !arena_bytes || !packed_bytes)
     return fail(LINFER_ERROR_INVALID_ARGUMENT, "session or an output pointer is null");
   *arena_bytes = session->impl->arena_bytes();

@@ -8,9 +8,8 @@
 #include "linfer/format/panel.h"
 
 namespace linfer::rt {
-Status DenseLayer::prepare(const ExecutionPlan& plan, const WeightView& weight, uint32_t group,
-                           const WeightView& bias, kernels::DenseActivation activation,
-                           bool yield_workers) {
+Status DenseLayer::prepare(const ExecutionPlan& plan, const WeightView& weight, uint32_t group, const WeightView& bias,
+                           kernels::DenseActivation activation, bool yield_workers) {
   const uint32_t groups = weight.panel_groups, group_rows = weight.shape[0] / groups;
   in_ = weight.shape[1];
   out_ = group_rows;
@@ -22,16 +21,16 @@ Status DenseLayer::prepare(const ExecutionPlan& plan, const WeightView& weight, 
 
 #if LINFER_WITH_XNNPACK
   if (plan.xnnpack && weight.dtype != DType::I8) {
-    const bool xnnpack_fusable = activation == kernels::DenseActivation::None ||
-                                 activation == kernels::DenseActivation::Relu;
+    const bool xnnpack_fusable =
+        activation == kernels::DenseActivation::None || activation == kernels::DenseActivation::Relu;
     // XNNPACK packs from row-major f32: this group's rows widened into a temporary.
     const size_t elements = size_t(group_rows) * in_;
     std::unique_ptr<float[]> rows(new (std::nothrow) float[elements]);
     if (!rows)
-      return out_of_memory("the f32 rows of a " + decimal(in_) + "x" + decimal(out_) +
-                               " XNNPACK dense layer",
+      return out_of_memory("the f32 rows of a " + decimal(in_) + "x" + decimal(out_) + " XNNPACK dense layer",
                            uint64_t(elements) * sizeof(float));
-    for (uint32_t r = 0; r < group_rows; ++r) read_row_f32(weight, group * group_rows + r, rows.get() + size_t(r) * in_);
+    for (uint32_t r = 0; r < group_rows; ++r)
+      read_row_f32(weight, group * group_rows + r, rows.get() + size_t(r) * in_);
     fused_ = xnnpack_fusable ? activation : kernels::DenseActivation::None;
     bool out_of_memory = false;
     std::string err = xnnpack_.create(in_, out_, rows.get(), b, activation == kernels::DenseActivation::Relu,
@@ -56,20 +55,20 @@ Status DenseLayer::prepare(const ExecutionPlan& plan, const WeightView& weight, 
 void DenseLayer::quantize(const QuantizedRows& qrows, const float* x, size_t rows, size_t first_row) const {
   if (!kernel_->quantize) return;
   size_t x_stride = in_;
-  if (!LINFER_BARE_METAL && input_scales_) {  // (a bare-metal reader refuses them) SmoothQuant: the rows times the input scales, then quantized (the weights hold 1 / s)
+  if (!LINFER_BARE_METAL && input_scales_) {  // (a bare-metal reader refuses them) SmoothQuant: the rows times the
+                                              // input scales, then quantized (the weights hold 1 / s)
     float* smoothed = qrows.smoothed + first_row * qrows.smoothed_stride;
     kernels::mul_channels_f32_hwy(x, in_, rows, in_, input_scales_, smoothed, qrows.smoothed_stride);
     x = smoothed;
     x_stride = qrows.smoothed_stride;
   }
-  kernel_->quantize(x, x_stride, rows, in_, qrows.q + first_row * qrows.stride, qrows.stride,
-                    qrows.scales + first_row);
+  kernel_->quantize(x, x_stride, rows, in_, qrows.q + first_row * qrows.stride, qrows.stride, qrows.scales + first_row);
 }
 
-void DenseLayer::run_channels(const QuantizedRows& qrows, const float* x, size_t rows, float* y,
-                              bool accumulate, size_t first_row, size_t n_begin, size_t n_end) const {
-  const kernels::DenseInput input{x, in_, qrows.q ? qrows.q + first_row * qrows.stride : nullptr,
-                                  qrows.stride, qrows.scales ? qrows.scales + first_row : nullptr};
+void DenseLayer::run_channels(const QuantizedRows& qrows, const float* x, size_t rows, float* y, bool accumulate,
+                              size_t first_row, size_t n_begin, size_t n_end) const {
+  const kernels::DenseInput input{x, in_, qrows.q ? qrows.q + first_row * qrows.stride : nullptr, qrows.stride,
+                                  qrows.scales ? qrows.scales + first_row : nullptr};
   kernel_->run(weights_, input, rows, y, out_, n_begin, n_end, {fused_, accumulate});
 }
 
@@ -78,8 +77,8 @@ void DenseLayer::observe(const float* x, size_t rows) const {
   if (!LINFER_BARE_METAL && hook_->observe) hook_->observe(hook_->context, source_, x, rows, in_);
 }
 
-void DenseLayer::run_rows(const QuantizedRows& qrows, const float* x, size_t rows, float* y,
-                          bool accumulate, size_t first_row) const {
+void DenseLayer::run_rows(const QuantizedRows& qrows, const float* x, size_t rows, float* y, bool accumulate,
+                          size_t first_row) const {
   observe(x, rows);
   quantize(qrows, x, rows, first_row);
   run_channels(qrows, x, rows, y, accumulate, first_row, 0, out_);
@@ -93,8 +92,8 @@ void DenseLayer::activation_pass(const Workers& workers, size_t rows, float* y) 
   });
 }
 
-bool DenseLayer::run(const Workers& workers, const QuantizedRows& qrows, size_t rows, const float* x,
-                     float* y, bool accumulate, float* scratch) const {
+bool DenseLayer::run(const Workers& workers, const QuantizedRows& qrows, size_t rows, const float* x, float* y,
+                     bool accumulate, float* scratch) const {
 #if LINFER_WITH_XNNPACK
   if (!kernel_) {
     observe(x, rows);
@@ -118,9 +117,7 @@ bool DenseLayer::run(const Workers& workers, const QuantizedRows& qrows, size_t 
   } else {  // too few rows to go round: output channels split, int8 rows quantized once first
     observe(x, rows);
     quantize(qrows, x, rows, 0);
-    workers.ranges(out_, 64, [&](size_t b, size_t e, size_t) {
-      run_channels(qrows, x, rows, y, accumulate, 0, b, e);
-    });
+    workers.ranges(out_, 64, [&](size_t b, size_t e, size_t) { run_channels(qrows, x, rows, y, accumulate, 0, b, e); });
   }
   activation_pass(workers, rows, y);
   return true;

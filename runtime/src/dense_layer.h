@@ -45,14 +45,14 @@ class DenseLayer {
   // weight: a dense slot of the model (panel layout); this layer is its group `group` (per-head
   // K/V projections), or group 0 of a single-group matrix. bias: the slot's f32 bias or absent.
   // Fails only on the XNNPACK path: out of memory, or XNNPACK's refusal (internal).
-  Status prepare(const ExecutionPlan& plan, const WeightView& weight, uint32_t group,
-                 const WeightView& bias, kernels::DenseActivation activation, bool yield_workers);
+  Status prepare(const ExecutionPlan& plan, const WeightView& weight, uint32_t group, const WeightView& bias,
+                 kernels::DenseActivation activation, bool yield_workers);
 
   // y = act(x W^T + b) (or y += with accumulate) for `rows` rows, split across the workers: by
   // rows when there are enough to go round, else by output channels. scratch: rows x outputs
   // floats, used by XNNPACK to accumulate (may be null otherwise). Returns false if XNNPACK failed.
-  bool run(const Workers& workers, const QuantizedRows& qrows, size_t rows, const float* x, float* y,
-           bool accumulate, float* scratch) const;
+  bool run(const Workers& workers, const QuantizedRows& qrows, size_t rows, const float* x, float* y, bool accumulate,
+           float* scratch) const;
 
   // One thread's share on the own kernel: rows [0, rows) of x, their int8 form (if any) in rows
   // [first_row, first_row + rows) of qrows, which no other thread uses meanwhile. For the row
@@ -76,8 +76,8 @@ class DenseLayer {
 
   const kernels::DenseKernel* kernel_ = nullptr;  // null: XNNPACK
   kernels::DenseWeights weights_;
-  const float* input_scales_ = nullptr;  // int8 with activation smoothing: one factor per input
-  const void* source_ = nullptr;         // the model's weight tensor (for the hook)
+  const float* input_scales_ = nullptr;   // int8 with activation smoothing: one factor per input
+  const void* source_ = nullptr;          // the model's weight tensor (for the hook)
   const DenseInputHook* hook_ = nullptr;  // the session's (its plan's), set by prepare
   kernels::DenseActivation activation_ = kernels::DenseActivation::None;  // the whole activation
   kernels::DenseActivation fused_ = kernels::DenseActivation::None;       // the part the kernel does

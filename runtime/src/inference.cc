@@ -38,7 +38,8 @@ Status Inference::step(int32_t id) {
   const EncoderConfig& c = cfg_;
   if (Status s = attention_->can_step(c); !s.ok()) return s;
   if (c.head == HeadKind::Classifier || c.head == HeadKind::Pooled)
-    return invalid_argument("token-by-token runs give one row per token; a classifier or a pooled head pools the whole input");
+    return invalid_argument(
+        "token-by-token runs give one row per token; a classifier or a pooled head pools the whole input");
   if (step_position_ >= plan_.max_len)
     return invalid_argument("the session has taken " + decimal(step_position_) +
                             " tokens, its maximum length; reset the state to start over");
@@ -136,12 +137,14 @@ bool Inference::output_head(size_t T) {
   // Classifier over a pooled vector: the first row, or the mean of all rows.
   const auto t0 = now();
   float* pooled = buf_.pooled;
-  if (c.pooling == Pooling::First) std::memcpy(pooled, buf_.residual, D * sizeof(float));
-  else kernels::mean_rows_f32_hwy(buf_.residual, T, D, D, pooled);
+  if (c.pooling == Pooling::First)
+    std::memcpy(pooled, buf_.residual, D * sizeof(float));
+  else
+    kernels::mean_rows_f32_hwy(buf_.residual, T, D, D, pooled);
   lap(LINFER_OP_ELEMENTWISE, t0);
   if (c.head == HeadKind::Pooled) {  // a sentence embedding: the pooled vector itself
-    if (c.normalize_output) {  // x / max(|x|, 1e-12), as torch.nn.functional.normalize (in f32:
-      float squares = 0.0f;     // no soft-float doubles on a Cortex-M4)
+    if (c.normalize_output) {        // x / max(|x|, 1e-12), as torch.nn.functional.normalize (in f32:
+      float squares = 0.0f;          // no soft-float doubles on a Cortex-M4)
       for (size_t i = 0; i < D; ++i) squares += pooled[i] * pooled[i];
       const float scale = 1.0f / std::max(std::sqrt(squares), 1e-12f);
       for (size_t i = 0; i < D; ++i) pooled[i] *= scale;

@@ -38,8 +38,7 @@ class Inference : public LayerContext {
   // The plan's errors, LINFER_ERROR_BUFFER_TOO_SMALL for a caller's arena below arena_size,
   // LINFER_ERROR_OUT_OF_MEMORY naming what could not be allocated and its bytes,
   // LINFER_ERROR_UNSUPPORTED when XNNPACK does not run on this CPU, else internal.
-  static Result<std::unique_ptr<Inference>> create(const LoadedModel& model,
-                                                   const linfer_session_options& options);
+  static Result<std::unique_ptr<Inference>> create(const LoadedModel& model, const linfer_session_options& options);
 
   // LINFER_ERROR_INVALID_ARGUMENT for bad inputs; on success nothing is allocated.
   Status run_ids(const int32_t* ids, size_t length);

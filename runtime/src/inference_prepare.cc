@@ -18,10 +18,14 @@ namespace {
 
 kernels::DenseActivation dense_activation(Activation a) {
   switch (a) {
-    case Activation::GeluErf: return kernels::DenseActivation::GeluErf;
-    case Activation::GeluTanh: return kernels::DenseActivation::GeluTanh;
-    case Activation::Relu: return kernels::DenseActivation::Relu;
-    case Activation::Tanh: return kernels::DenseActivation::Tanh;
+    case Activation::GeluErf:
+      return kernels::DenseActivation::GeluErf;
+    case Activation::GeluTanh:
+      return kernels::DenseActivation::GeluTanh;
+    case Activation::Relu:
+      return kernels::DenseActivation::Relu;
+    case Activation::Tanh:
+      return kernels::DenseActivation::Tanh;
   }
   return kernels::DenseActivation::None;
 }
@@ -55,8 +59,7 @@ Result<size_t> Inference::arena_size(const LoadedModel& model, const linfer_sess
   return size_t(plan.value().arena_bytes);
 }
 
-Result<std::unique_ptr<Inference>> Inference::create(const LoadedModel& model,
-                                                 const linfer_session_options& options) {
+Result<std::unique_ptr<Inference>> Inference::create(const LoadedModel& model, const linfer_session_options& options) {
   Result<ExecutionPlan> plan = make_execution_plan(model, options);
   if (!plan.ok()) return plan.status();
   std::unique_ptr<Inference> s(new (std::nothrow) Inference());
@@ -88,12 +91,14 @@ Status Inference::prepare(const linfer_session_options& options) {
   base = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(base) + 63) & ~uintptr_t(63));
   const Arena arena(base, p.arena);
   const SessionBuffers& b = p.buffers;
-  using Bound = std::pair<float* Buffers::*, ArenaBuffer SessionBuffers::*>;
-  for (const auto& [to, from] : {
-           Bound{&Buffers::residual, &SessionBuffers::residual}, Bound{&Buffers::residual2, &SessionBuffers::residual2},
-           Bound{&Buffers::normed, &SessionBuffers::normed}, Bound{&Buffers::ff_hidden, &SessionBuffers::ff_hidden}, Bound{&Buffers::row_blocks, &SessionBuffers::row_blocks},
-           Bound{&Buffers::sinusoids, &SessionBuffers::sinusoids}, Bound{&Buffers::pooled, &SessionBuffers::pooled},
-           Bound{&Buffers::pooled_dense, &SessionBuffers::pooled_dense}, Bound{&Buffers::head_out, &SessionBuffers::head_out}})
+  using Bound = std::pair<float * Buffers::*, ArenaBuffer SessionBuffers::*>;
+  for (const auto& [to, from] :
+       {Bound{&Buffers::residual, &SessionBuffers::residual}, Bound{&Buffers::residual2, &SessionBuffers::residual2},
+        Bound{&Buffers::normed, &SessionBuffers::normed}, Bound{&Buffers::ff_hidden, &SessionBuffers::ff_hidden},
+        Bound{&Buffers::row_blocks, &SessionBuffers::row_blocks},
+        Bound{&Buffers::sinusoids, &SessionBuffers::sinusoids}, Bound{&Buffers::pooled, &SessionBuffers::pooled},
+        Bound{&Buffers::pooled_dense, &SessionBuffers::pooled_dense},
+        Bound{&Buffers::head_out, &SessionBuffers::head_out}})
     buf_.*to = arena.at(b.*from);
   sub_.queries = arena.at(b.queries);
   sub_.attention_out = arena.at(b.attention_out);
@@ -103,7 +108,7 @@ Status Inference::prepare(const linfer_session_options& options) {
   attention_->bind(arena);
 
   if (sinusoidal_positions(c)) {  // computed once, kept for every run
-#if LINFER_BARE_METAL  // (without libm's pow, sin and cos; Highway's Sin and Cos hold to 39,000)
+#if LINFER_BARE_METAL             // (without libm's pow, sin and cos; Highway's Sin and Cos hold to 39,000)
     if (double(p.max_len) + c.position_offset > kernels::kSinusoidMaxPosition)
       return unsupported("sinusoidal positions up to " + decimal(uint64_t(p.max_len) + c.position_offset) +
                          ": a bare-metal build computes them up to 39000; make the session's max_seq_len smaller");

@@ -17,9 +17,8 @@ bool LayerContext::run_dense(const DenseLayer& op, size_t rows, const float* x, 
 
 void LayerContext::add_rows(float* y, const float* x, size_t rows, size_t cols) {
   const auto t0 = now();
-  workers_.ranges(rows, 1, [&](size_t b, size_t e, size_t) {
-    kernels::add_f32_hwy(y + b * cols, x + b * cols, (e - b) * cols);
-  });
+  workers_.ranges(
+      rows, 1, [&](size_t b, size_t e, size_t) { kernels::add_f32_hwy(y + b * cols, x + b * cols, (e - b) * cols); });
   lap(LINFER_OP_ELEMENTWISE, t0);
 }
 
@@ -27,7 +26,8 @@ void LayerContext::add_rows(float* y, const float* x, size_t rows, size_t cols) 
 void LayerContext::rotate(float* x, size_t T, size_t heads) {
   if (!rotary_positions(cfg_)) return;
   const auto t = now();
-  workers_.ranges(T, 16, [&](size_t b, size_t e, size_t) { rotate_rows(x + b * heads * cfg_.head_dim, b, e - b, heads); });
+  workers_.ranges(T, 16,
+                  [&](size_t b, size_t e, size_t) { rotate_rows(x + b * heads * cfg_.head_dim, b, e - b, heads); });
   lap(LINFER_OP_ELEMENTWISE, t);
 }
 
@@ -39,7 +39,7 @@ void LayerContext::rotate_rows(float* x, size_t row, size_t rows, size_t heads) 
 }
 
 std::chrono::steady_clock::time_point LayerContext::lap(linfer_op_kind kind,
-                                                       std::chrono::steady_clock::time_point start) {
+                                                        std::chrono::steady_clock::time_point start) {
   if (!plan_.profiling) return start;
   const auto t = std::chrono::steady_clock::now();
   profile_time_[kind] += t - start;

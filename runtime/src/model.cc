@@ -72,11 +72,13 @@ Status finish_load(LoadedModel* m) {
     if (row_major.empty() && w.layout == Layout::RowMajor) row_major = name;
   });
   if (!unbuilt.empty())
-    return unsupported(unbuilt + ": this build's dense layers take " LINFER_DENSE_DTYPES " weights only (LINFER_DTYPES)");
+    return unsupported(unbuilt + ": this build's dense layers take " LINFER_DENSE_DTYPES
+                                 " weights only (LINFER_DTYPES)");
 #if LINFER_BARE_METAL
   if (!row_major.empty())
-    return unsupported((m->format_version == 1 ? "format version 1 files need repacking (" + row_major + " is row-major)"
-                                               : row_major + " is row-major") +
+    return unsupported((m->format_version == 1
+                            ? "format version 1 files need repacking (" + row_major + " is row-major)"
+                            : row_major + " is row-major") +
                        ": a bare-metal build reads dense weights in place, in panels; convert the model with "
                        "linfer-convert (format version 2)");
 #else
@@ -131,8 +133,7 @@ Result<std::unique_ptr<LoadedModel>> load_model_file(const std::string& path) {
   }
   if (size_t(st.st_size) < 8) {
     close(fd);
-    return invalid_model("file is too small to be a linfer model (" + decimal(st.st_size) +
-                         " bytes)");
+    return invalid_model("file is too small to be a linfer model (" + decimal(st.st_size) + " bytes)");
   }
   std::unique_ptr<LoadedModel> m(new (std::nothrow) LoadedModel());
   if (!m) {
@@ -168,8 +169,8 @@ Result<std::unique_ptr<LoadedModel>> load_model_in_place(const void* data, size_
   if (!data) return invalid_argument("model data is null");
   // The format's weights are 64-byte aligned within the file: in place, the file must be too.
   if (uintptr_t(data) % kDataAlignment != 0)
-    return invalid_argument("model data at " + decimal(uintptr_t(data)) + " is not " +
-                            decimal(kDataAlignment) + "-byte aligned (needed to read it in place)");
+    return invalid_argument("model data at " + decimal(uintptr_t(data)) + " is not " + decimal(kDataAlignment) +
+                            "-byte aligned (needed to read it in place)");
   std::unique_ptr<LoadedModel> m(new (std::nothrow) LoadedModel());
   if (!m) return out_of_memory("a model", sizeof(LoadedModel));
   m->in_place = static_cast<const uint8_t*>(data);
@@ -186,14 +187,10 @@ WeightCounts count_weights(const LoadedModel& m) {
     if (!w.present()) return;
     n.parameters += w.elements();
     if (counted.insert(w.data).second) n.bytes += w.bytes();
-    if (is_dense_weight(name))
-      (w.dtype == DType::F16 ? any_f16 : w.dtype == DType::I8 ? any_i8 : any_f32) = true;
+    if (is_dense_weight(name)) (w.dtype == DType::F16 ? any_f16 : w.dtype == DType::I8 ? any_i8 : any_f32) = true;
   });
   if (m.attention_data) n.bytes += m.attention_data->bytes();
-  n.dense_dtype = int(any_f16) + int(any_i8) + int(any_f32) > 1 ? "mixed"
-                  : any_i8                                      ? "int8"
-                  : any_f16                                     ? "f16"
-                                                                : "f32";
+  n.dense_dtype = int(any_f16) + int(any_i8) + int(any_f32) > 1 ? "mixed" : any_i8 ? "int8" : any_f16 ? "f16" : "f32";
   return n;
 }
 

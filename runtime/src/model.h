@@ -47,7 +47,7 @@ struct LoadedModel {
   // What the kernels read: every dense weight in panel layout (in the file, or in `packed`), the
   // other weights as the file stores them.
   EncoderDescription desc;
-  PanelStore packed;  // version 1 files: the dense weights, packed at load
+  PanelStore packed;                                   // version 1 files: the dense weights, packed at load
   std::unique_ptr<AttentionModelData> attention_data;  // null where the kind makes nothing
 
   std::unique_ptr<Tokenizer> tokenizer;  // when the file carries one
@@ -57,7 +57,7 @@ struct LoadedModel {
 // never asks links none of it).
 struct WeightCounts {
   uint64_t parameters = 0;
-  uint64_t bytes = 0;  // of the weights as held: in the file (read in place) or packed, and the kind's own
+  uint64_t bytes = 0;               // of the weights as held: in the file (read in place) or packed, and the kind's own
   const char* dense_dtype = "f32";  // "f32", "f16", "int8" or "mixed": the dtype of the dense weights
 };
 WeightCounts count_weights(const LoadedModel& m);

@@ -7,8 +7,7 @@ namespace linfer::rt {
 bool projections_of(const EncoderDescription& d, DType dtype) {
   bool any = d.shared_proj.present() && d.shared_proj.dtype == dtype;
   for (const LayerWeights& l : d.layers)
-    for (const WeightView* w : {&l.proj_k, &l.proj_v})
-      any = any || (w->present() && w->dtype == dtype);
+    for (const WeightView* w : {&l.proj_k, &l.proj_v}) any = any || (w->present() && w->dtype == dtype);
   return any;
 }
 

@@ -35,21 +35,18 @@ int raw_value(const Enum& field) {
 // A message, or "" when the options are in range.
 std::string options_out_of_range(const EncoderConfig& c, const linfer_session_options& o) {
   if (o.max_seq_len > c.max_seq_len)
-    return "max_seq_len " + decimal(o.max_seq_len) + " exceeds the model's n = " +
-           decimal(c.max_seq_len);
+    return "max_seq_len " + decimal(o.max_seq_len) + " exceeds the model's n = " + decimal(c.max_seq_len);
   if (o.num_threads > 256) return "num_threads " + decimal(o.num_threads) + " exceeds 256";
   if (o.arena && o.arena_size == 0) return "an arena pointer was given with arena_size 0";
   const int dense_path = raw_value(o.dense_path), row_pipeline = raw_value(o.row_pipeline);
   const int thread_wait = raw_value(o.thread_wait), max_isa = raw_value(o.max_isa);
   if (dense_path != LINFER_DENSE_AUTO && dense_path != LINFER_DENSE_XNNPACK)
     return "dense_path " + decimal(dense_path) + " is not a linfer_dense_path";
-  if (row_pipeline != LINFER_PIPELINE_AUTO && row_pipeline != LINFER_PIPELINE_OFF &&
-      row_pipeline != LINFER_PIPELINE_ON)
+  if (row_pipeline != LINFER_PIPELINE_AUTO && row_pipeline != LINFER_PIPELINE_OFF && row_pipeline != LINFER_PIPELINE_ON)
     return "row_pipeline " + decimal(row_pipeline) + " is not a linfer_row_pipeline";
   if (thread_wait != LINFER_WAIT_AUTO && thread_wait != LINFER_WAIT_SPIN && thread_wait != LINFER_WAIT_YIELD)
     return "thread_wait " + decimal(thread_wait) + " is not a linfer_thread_wait";
-  if (o.pipeline_block_rows > 4096)
-    return "pipeline_block_rows " + decimal(o.pipeline_block_rows) + " exceeds 4096";
+  if (o.pipeline_block_rows > 4096) return "pipeline_block_rows " + decimal(o.pipeline_block_rows) + " exceeds 4096";
   if (max_isa < int(LINFER_ISA_AUTO) || max_isa > int(LINFER_ISA_ARM_NEON_I8MM))
     return "max_isa " + decimal(max_isa) + " is not a linfer_isa";
   return "";
@@ -82,29 +79,38 @@ std::string left_out_of_build(const linfer_session_options& o) {
 kernels::Isa isa_cap(linfer_isa isa) {
   using kernels::Isa;
   switch (isa) {
-    case LINFER_ISA_AUTO: return kernels::best_isa();
-    case LINFER_ISA_GENERIC: return Isa::Generic;
-    case LINFER_ISA_X86_SSE4: return Isa::X86Sse4;
-    case LINFER_ISA_X86_AVX2: return Isa::X86Avx2;
-    case LINFER_ISA_X86_AVXVNNI: return Isa::X86AvxVnni;
-    case LINFER_ISA_X86_AVX512: return Isa::X86Avx512;
-    case LINFER_ISA_X86_AVX512_VNNI: return Isa::X86Avx512Vnni;
-    case LINFER_ISA_ARM_NEON: return Isa::ArmNeon;
-    case LINFER_ISA_ARM_NEON_DOT: return Isa::ArmNeonDot;
-    case LINFER_ISA_ARM_NEON_I8MM: return Isa::ArmNeonI8mm;
+    case LINFER_ISA_AUTO:
+      return kernels::best_isa();
+    case LINFER_ISA_GENERIC:
+      return Isa::Generic;
+    case LINFER_ISA_X86_SSE4:
+      return Isa::X86Sse4;
+    case LINFER_ISA_X86_AVX2:
+      return Isa::X86Avx2;
+    case LINFER_ISA_X86_AVXVNNI:
+      return Isa::X86AvxVnni;
+    case LINFER_ISA_X86_AVX512:
+      return Isa::X86Avx512;
+    case LINFER_ISA_X86_AVX512_VNNI:
+      return Isa::X86Avx512Vnni;
+    case LINFER_ISA_ARM_NEON:
+      return Isa::ArmNeon;
+    case LINFER_ISA_ARM_NEON_DOT:
+      return Isa::ArmNeonDot;
+    case LINFER_ISA_ARM_NEON_I8MM:
+      return Isa::ArmNeonI8mm;
   }
   return Isa::Generic;
 }
 
 // Whether the layers run as one row pipeline (Inference::layer_rows): a kind whose module has it
 // (AttentionModule::has_row_pipeline: Linformer, full, or a sliding window without global rows:
-// every row's output needs only its own query and the keys computed before the blocks) with every dense layer on the own kernels, which any thread
-// can run on any rows, and (automatic choice) a layer's Q, output and feed-forward weights small
-// enough (8 MiB) to stay in the last-level cache while every block of rows passes through all of
-// them. Measured (2 threads, f32): S (2.5 MiB per layer) runs 0-2% faster at n = 512, 3% at
-// 2048, 6-9% at 8192, with an arena of 24 MiB instead of 56 at 8192; M (23.6 MiB) runs 7% slower,
-// because each block then streams the whole layer from memory, where operator by operator one
-// matrix (9 MiB) is reused.
+// every row's output needs only its own query and the keys computed before the blocks) with every dense layer on the
+// own kernels, which any thread can run on any rows, and (automatic choice) a layer's Q, output and feed-forward
+// weights small enough (8 MiB) to stay in the last-level cache while every block of rows passes through all of them.
+// Measured (2 threads, f32): S (2.5 MiB per layer) runs 0-2% faster at n = 512, 3% at 2048, 6-9% at 8192, with an arena
+// of 24 MiB instead of 56 at 8192; M (23.6 MiB) runs 7% slower, because each block then streams the whole layer from
+// memory, where operator by operator one matrix (9 MiB) is reused.
 bool use_row_pipeline(const LoadedModel& m, const linfer_session_options& o, bool xnnpack,
                       const AttentionModule& attention) {
   if (o.row_pipeline == LINFER_PIPELINE_OFF || xnnpack) return false;
@@ -150,8 +156,7 @@ Result<ExecutionPlan> make_execution_plan(const LoadedModel& model, const linfer
       p->yield_workers = cpus > 0 && p->threads > uint32_t(cpus);
 #else
       cpu_set_t cpus;
-      p->yield_workers = sched_getaffinity(0, sizeof cpus, &cpus) == 0 &&
-                         p->threads > uint32_t(CPU_COUNT(&cpus));
+      p->yield_workers = sched_getaffinity(0, sizeof cpus, &cpus) == 0 && p->threads > uint32_t(CPU_COUNT(&cpus));
 #endif
     }
   }
@@ -165,7 +170,8 @@ Result<ExecutionPlan> make_execution_plan(const LoadedModel& model, const linfer
     if (!w.present() || !is_dense_weight(name)) return;
     has[size_t(w.dtype)] = true;
     if (w.dtype == DType::I8) widest_int8_input = std::max<size_t>(widest_int8_input, w.shape[1]);
-    if (!LINFER_BARE_METAL && w.input_scales) widest_smoothed_input = std::max<size_t>(widest_smoothed_input, w.shape[1]);
+    if (!LINFER_BARE_METAL && w.input_scales)
+      widest_smoothed_input = std::max<size_t>(widest_smoothed_input, w.shape[1]);
   });
   p->smoothed_stride = (widest_smoothed_input + 15) / 16 * 16;
   for (DType t : {DType::F32, DType::F16, DType::I8})
@@ -250,10 +256,8 @@ ArenaBuffer ArenaLayout::request(uint64_t bytes, int first, int last) {
   return {requests.size() - 1};
 }
 
-
 uint64_t forward_flops(const EncoderConfig& c, uint64_t T) {
-  const uint64_t D = c.dim, HD = uint64_t(c.num_heads) * c.head_dim, F = c.ff_dim, p = c.num_global_tokens,
-                 R = T + p;
+  const uint64_t D = c.dim, HD = uint64_t(c.num_heads) * c.head_dim, F = c.ff_dim, p = c.num_global_tokens, R = T + p;
   uint64_t layer = 2 * R * D * HD + 2 * R * HD * D + 2 * 2 * R * D * F;  // Q, out, feed-forward
   if (const AttentionKindInfo* kind = attention_kind_info(c.attention_kind)) layer += kind->layer_flops(c, T);
   uint64_t total = layer * c.num_layers;

@@ -65,8 +65,8 @@ class Arena {
 
 // The session's own buffers (the attention module keeps its own handles).
 struct SessionBuffers {
-  ArenaBuffer residual, residual2, normed, sublayer_out, queries, attention_out, ff_hidden, row_blocks,
-      sinusoids, pooled, pooled_dense, head_out, quantized_rows, quantized_scales, smoothed_rows;
+  ArenaBuffer residual, residual2, normed, sublayer_out, queries, attention_out, ff_hidden, row_blocks, sinusoids,
+      pooled, pooled_dense, head_out, quantized_rows, quantized_scales, smoothed_rows;
 };
 
 // Rows of E (or F) a thread widens at a time when the projections are f16.
@@ -99,7 +99,7 @@ struct ExecutionPlan {
   bool row_pipeline = false;  // softmax-attention layers as one parallel region (inference_rows.cc)
   size_t row_block = 0;       // its rows per block
 
-  size_t q_stride = 0;        // bytes per quantized input row of the int8 layers (0: none)
+  size_t q_stride = 0;  // bytes per quantized input row of the int8 layers (0: none)
   // floats per input row of the int8 layers with input scales, multiplied before quantizing, at
   // the same row indices as the quantized rows (0: no layer has input scales)
   size_t smoothed_stride = 0;

@@ -43,13 +43,13 @@ std::string decimal_unsigned(unsigned long long v);
 template <class Int>
 std::string decimal(Int v) {
   static_assert(std::is_integral_v<Int>, "decimal: integers only");
-  if constexpr (std::is_signed_v<Int>) return decimal_signed(v);
-  else return decimal_unsigned(v);
+  if constexpr (std::is_signed_v<Int>)
+    return decimal_signed(v);
+  else
+    return decimal_unsigned(v);
 }
 
-inline Status invalid_argument(std::string message) {
-  return {LINFER_ERROR_INVALID_ARGUMENT, std::move(message)};
-}
+inline Status invalid_argument(std::string message) { return {LINFER_ERROR_INVALID_ARGUMENT, std::move(message)}; }
 inline Status invalid_model(std::string message) { return {LINFER_ERROR_INVALID_MODEL, std::move(message)}; }
 inline Status unsupported(std::string message) { return {LINFER_ERROR_UNSUPPORTED, std::move(message)}; }
 inline Status internal_error(std::string message) { return {LINFER_ERROR_INTERNAL, std::move(message)}; }
@@ -57,8 +57,7 @@ inline Status internal_error(std::string message) { return {LINFER_ERROR_INTERNA
 // An allocation of `bytes` bytes for `what` failed: "out of memory allocating <bytes> bytes for
 // <what>".
 inline Status out_of_memory(const std::string& what, uint64_t bytes) {
-  return {LINFER_ERROR_OUT_OF_MEMORY,
-          "out of memory allocating " + decimal(bytes) + " bytes for " + what};
+  return {LINFER_ERROR_OUT_OF_MEMORY, "out of memory allocating " + decimal(bytes) + " bytes for " + what};
 }
 
 // Runs fn, which allocates about `bytes` bytes for `what` (a container growing, a new): a
@@ -90,8 +89,8 @@ template <class T>
 class [[nodiscard]] Result {
  public:
   // Implicit, as ExecuTorch's Result: `return value;` and `return status;` both work.
-  Result(T&& value) : value_(std::move(value)) {}      // NOLINT
-  Result(const T& value) : value_(value) {}            // NOLINT
+  Result(T&& value) : value_(std::move(value)) {}       // NOLINT
+  Result(const T& value) : value_(value) {}             // NOLINT
   Result(Status status) : status_(std::move(status)) {  // NOLINT
     if (status_.ok()) status_ = internal_error("a Result was made from a success without a value");
   }

@@ -20,8 +20,7 @@ constexpr uint32_t kRoundsPerClockRead = 64;
 
 // True while a wait that started at `start` may go on spinning after `round` rounds.
 inline bool keep_spinning(std::chrono::steady_clock::time_point start, uint32_t round) {
-  return round % kRoundsPerClockRead != kRoundsPerClockRead - 1 ||
-         std::chrono::steady_clock::now() - start < kSpinTime;
+  return round % kRoundsPerClockRead != kRoundsPerClockRead - 1 || std::chrono::steady_clock::now() - start < kSpinTime;
 }
 
 inline void cpu_relax() {
@@ -47,8 +46,8 @@ ThreadPool::~ThreadPool() {
 
 Status ThreadPool::start(size_t threads, bool yield) {
   yield_ = yield;
-  Status s = allocating("a pool of " + decimal(threads) + " threads",
-                        (threads - 1) * sizeof(std::thread), [&] { workers_.reserve(threads - 1); });
+  Status s = allocating("a pool of " + decimal(threads) + " threads", (threads - 1) * sizeof(std::thread),
+                        [&] { workers_.reserve(threads - 1); });
   if (!s.ok()) return s;
   try {
     for (size_t i = 0; i + 1 < threads; ++i) workers_.emplace_back(&ThreadPool::work, this, i);
@@ -76,7 +75,9 @@ void ThreadPool::run(Task task, void* context, size_t count) {
   // A worker that is about to sleep counts itself in sleepers_ before it reads generation_ again
   // under the mutex (both sequentially consistent): either it sees the new region or we see it.
   if (sleepers_.load(std::memory_order_seq_cst) > 0) {
-    { std::lock_guard<std::mutex> lock(mutex_); }
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+    }
     wake_.notify_all();
   }
   run_chunks();
@@ -114,7 +115,9 @@ void ThreadPool::work(size_t) {
     seen = generation_.load(std::memory_order_acquire);
     run_chunks();
     if (busy_.fetch_sub(1, std::memory_order_acq_rel) == 1) {  // the chunks' writes, released to run()
-      { std::lock_guard<std::mutex> lock(mutex_); }
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+      }
       done_.notify_one();
     }
   }

@@ -48,10 +48,10 @@ class ThreadPool {
   Task task_ = nullptr;
   void* context_ = nullptr;
   size_t count_ = 0;
-  std::atomic<size_t> next_{0};         // the next chunk to take
-  std::atomic<size_t> busy_{0};         // workers not yet done with the current region
-  std::atomic<uint64_t> generation_{0}; // one more per region; workers wait for it to change
-  std::atomic<size_t> sleepers_{0};     // workers that may be asleep on wake_
+  std::atomic<size_t> next_{0};          // the next chunk to take
+  std::atomic<size_t> busy_{0};          // workers not yet done with the current region
+  std::atomic<uint64_t> generation_{0};  // one more per region; workers wait for it to change
+  std::atomic<size_t> sleepers_{0};      // workers that may be asleep on wake_
   std::atomic<bool> stop_{false};
   std::mutex mutex_;
   std::condition_variable wake_;  // workers: a new region (or stop)

@@ -31,8 +31,7 @@ inline void widen_weight_row(const WeightView& w, uint32_t row, size_t cols, flo
       kernels::convert_f16_to_f32_hwy(static_cast<const uint16_t*>(w.data) + offset, cols, scale, dst);
       break;
     case DType::I8:
-      kernels::convert_int8_to_f32_hwy(static_cast<const int8_t*>(w.data) + offset, cols,
-                                       scale * w.scales[row], dst);
+      kernels::convert_int8_to_f32_hwy(static_cast<const int8_t*>(w.data) + offset, cols, scale * w.scales[row], dst);
       break;
   }
 }

@@ -17,12 +17,12 @@
 namespace linfer::testing {
 
 struct GoldenCase {
-  std::string name;        // the case's folder name
-  std::string dir;         // absolute folder
-  std::string checkpoint;  // file name inside dir
-  std::string config;      // --config file inside dir, or "" when the checkpoint carries its own
-  std::string layout;      // expected detected layout ("" when not checked)
-  bool embeddings = false; // the model takes embeddings (emb_<T>.npy), not token ids
+  std::string name;                // the case's folder name
+  std::string dir;                 // absolute folder
+  std::string checkpoint;          // file name inside dir
+  std::string config;              // --config file inside dir, or "" when the checkpoint carries its own
+  std::string layout;              // expected detected layout ("" when not checked)
+  bool embeddings = false;         // the model takes embeddings (emb_<T>.npy), not token ids
   std::string kind = "linformer";  // attention kind, by its LINFER_ATTENTION_KINDS name
 };
 

@@ -79,8 +79,7 @@ inline OwnedDescription make_model(const EncoderConfig& c, uint32_t seed = 1) {
     fill(l.bias, {out});
   };
   if (c.vocab_size) fill(o.desc.token_embedding, {c.vocab_size, D});
-  if (c.positions == PositionKind::Learned)
-    fill(o.desc.position_embedding, {c.position_offset + c.max_seq_len, D});
+  if (c.positions == PositionKind::Learned) fill(o.desc.position_embedding, {c.position_offset + c.max_seq_len, D});
   if (c.embedding_norm) norm(o.desc.embedding_norm);
   if (c.attention_kind == AttentionKind::GiveTake) fill(o.desc.global_tokens, {c.num_global_tokens, D});
   const bool per_head = c.projection_sharing == ProjectionSharing::None;
@@ -99,7 +98,8 @@ inline OwnedDescription make_model(const EncoderConfig& c, uint32_t seed = 1) {
       const uint32_t blocks = uint32_t(block_sparse_blocks(c, c.max_seq_len));
       fill(l.random_blocks, {c.num_heads, blocks, c.num_random_blocks});
       float* v = const_cast<float*>(static_cast<const float*>(l.random_blocks.data));
-      for (uint64_t j = 0; j < l.random_blocks.elements(); ++j) v[j] = float(std::uniform_int_distribution<uint32_t>(0, blocks - 1)(rng));
+      for (uint64_t j = 0; j < l.random_blocks.elements(); ++j)
+        v[j] = float(std::uniform_int_distribution<uint32_t>(0, blocks - 1)(rng));
     }
     if (c.attention_kind == AttentionKind::Lsh)
       fill(l.rotations, {c.num_hashes, c.head_dim, uint32_t(lsh_half_buckets(c, c.max_seq_len))});

@@ -12,8 +12,8 @@ namespace linfer::testing {
 
 inline convert::TokenizerData wordpiece_tokenizer() {
   convert::TokenizerData t;
-  t.pieces = {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "un", "##aff", "##able", "hello", ",", "!", "cafe",
-              "\xE4\xB8\xAD", "##s", "a"};
+  t.pieces = {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]",       "un",  "##aff", "##able",
+              "hello", ",",     "!",     "cafe",  "\xE4\xB8\xAD", "##s", "a"};
   TokenizerView& s = t.settings;
   s.kind = TokenizerKind::WordPiece;
   s.lowercase = s.strip_accents = true;
@@ -39,7 +39,16 @@ inline convert::TokenizerData byte_bpe_tokenizer() {
 // SentencePiece unigram without a character map: <unk>, <s>, </s>, then ▁ (3), a, b, ▁ab (6), ▁c.
 inline convert::TokenizerData sentencepiece_tokenizer() {
   convert::TokenizerData t;
-  t.pieces = {"<unk>", "<s>", "</s>", "\xE2\x96\x81", "a", "b", "\xE2\x96\x81" "ab", "\xE2\x96\x81" "c"};
+  t.pieces = {"<unk>",
+              "<s>",
+              "</s>",
+              "\xE2\x96\x81",
+              "a",
+              "b",
+              "\xE2\x96\x81"
+              "ab",
+              "\xE2\x96\x81"
+              "c"};
   t.scores = {0, 0, 0, -2, -3, -3, -1, -4};
   t.types = {2, 3, 3, 1, 1, 1, 1, 1};
   t.settings.kind = TokenizerKind::SentencePieceUnigram;
@@ -51,7 +60,18 @@ inline convert::TokenizerData sentencepiece_tokenizer() {
 // first, <mask> last, matched in the normalized text and taking the whitespace before it.
 inline convert::TokenizerData unigram_tokenizer() {
   convert::TokenizerData t;
-  t.pieces = {"<s>", "<pad>", "</s>", "<unk>", "\xE2\x96\x81", "a", "b", "\xE2\x96\x81" "ab", "\xE2\x96\x81" "c", "<mask>"};
+  t.pieces = {"<s>",
+              "<pad>",
+              "</s>",
+              "<unk>",
+              "\xE2\x96\x81",
+              "a",
+              "b",
+              "\xE2\x96\x81"
+              "ab",
+              "\xE2\x96\x81"
+              "c",
+              "<mask>"};
   t.scores = {0, 0, 0, 0, -2, -3, -3, -1, -4, 0};
   t.types = {3, 3, 3, 2, 1, 1, 1, 1, 1, 3};
   t.settings.kind = TokenizerKind::Unigram;

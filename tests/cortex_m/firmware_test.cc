@@ -267,7 +267,10 @@ void check_sinusoids() {
   static_assert(2 * 512 * 64 * sizeof(float) <= sizeof g_copy, "the sinusoid tables fit g_copy");
   float* const hwy = reinterpret_cast<float*>(g_copy);
   float* const ref = hwy + 512 * 64;
-  struct Table { size_t rows, dim; double first; };
+  struct Table {
+    size_t rows, dim;
+    double first;
+  };
   for (const Table& t : {Table{512, 64, 0}, Table{300, 64, 2}, Table{512, 10, 38999 - 511}}) {
     linfer::kernels::sinusoids_f32_hwy(hwy, t.rows, t.dim, t.first, 10000.0);
     linfer::kernels::sinusoids_f32_ref(ref, t.rows, t.dim, t.first, 10000.0);
@@ -301,10 +304,12 @@ void check_model_options() {
     void (*change)(EncoderDescription&);
   };
   const Case cases[] = {
-      {"float_projections", rt::kFloatProjectionsBuilt, [](EncoderDescription& e) { e.layers[1].proj_k.dtype = DType::F16; }},
+      {"float_projections", rt::kFloatProjectionsBuilt,
+       [](EncoderDescription& e) { e.layers[1].proj_k.dtype = DType::F16; }},
       {"per_head_projections", rt::kPerHeadProjectionsBuilt,
        [](EncoderDescription& e) { e.config.projection_sharing = ProjectionSharing::None; }},
-      {"sinusoidal", rt::kSinusoidalBuilt, [](EncoderDescription& e) { e.config.positions = PositionKind::Sinusoidal; }},
+      {"sinusoidal", rt::kSinusoidalBuilt,
+       [](EncoderDescription& e) { e.config.positions = PositionKind::Sinusoidal; }},
       {"rotary", rt::kRotaryBuilt, [](EncoderDescription& e) { e.config.rotary = Rotary::AdjacentPairs; }},
       {"post_norm", rt::kPostNormBuilt, [](EncoderDescription& e) { e.config.norm_placement = NormPlacement::Post; }},
       {"reversible", rt::kReversibleBuilt,
@@ -312,12 +317,15 @@ void check_model_options() {
       {"gelu_tanh", rt::kGeluTanhBuilt, [](EncoderDescription& e) { e.config.activation = Activation::GeluTanh; }},
       {"tanh", rt::kTanhBuilt, [](EncoderDescription& e) { e.config.activation = Activation::Tanh; }},
       // (A classifier head with a dense layer: tanh after it, the config's default.)
-      {"tanh", rt::kTanhBuilt, [](EncoderDescription& e) { e.head.dense.weight.shape = {64, 64}; }}};
+      {"tanh", rt::kTanhBuilt, [](EncoderDescription& e) {
+         e.head.dense.weight.shape = {64, 64};
+       }}};
   for (const Case& c : cases) {
     *changed = *d;
     c.change(*changed);
     const rt::Status s = rt::model_options_built(*changed);
-    const bool ok = c.built ? s.ok() : s.code() == LINFER_ERROR_UNSUPPORTED && std::strstr(s.message().c_str(), c.option);
+    const bool ok =
+        c.built ? s.ok() : s.code() == LINFER_ERROR_UNSUPPORTED && std::strstr(s.message().c_str(), c.option);
     if (g_verbose || !ok) std::printf("model option %s: %s\n", c.option, s.ok() ? "built" : s.message().c_str());
     check(ok, "model options: a model needing one left out is refused, naming it");
   }
@@ -334,7 +342,8 @@ int bench(int runs, int index) {
   const uint8_t* text;
   uint32_t length;
   float want[64];
-  if (!cases.read_header() || index < 0 || uint32_t(index) >= cases.count) return std::printf("bench: no case %d\n", index), 1;
+  if (!cases.read_header() || index < 0 || uint32_t(index) >= cases.count)
+    return std::printf("bench: no case %d\n", index), 1;
   for (int i = 0; i <= index; ++i)
     if (!cases.read(&text, &length, want)) return std::printf("bench: no case %d\n", index), 1;
   size_t count = 0;
@@ -408,14 +417,13 @@ int main() {
                   unsigned(argmax(g_out, cases.classes)), unsigned(argmax(want, cases.classes)), micro(c));
     check(ok && same && c >= 0.999, "an input: the host's class and logits");
   }
-  std::printf("inputs: %u of %u with the host's class; worst cosine to the host's logits %u millionths\n",
-              same_class, ran, micro(worst_cosine));
+  std::printf("inputs: %u of %u with the host's class; worst cosine to the host's logits %u millionths\n", same_class,
+              ran, micro(worst_cosine));
 
   // Bad input: a status and a message, every time.
   size_t count = 0;
   int32_t bad_ids[2] = {65, int32_t(info.vocab_size)};
-  check(run_ids(session, bad_ids, 2, &count) == LINFER_ERROR_INVALID_ARGUMENT,
-        "an id out of the vocabulary");
+  check(run_ids(session, bad_ids, 2, &count) == LINFER_ERROR_INVALID_ARGUMENT, "an id out of the vocabulary");
   static uint8_t long_text[kMaxLen + 1];
   std::memset(long_text, 'a', sizeof long_text);
   check(run_bytes(session, long_text, kMaxLen + 1, &count) == LINFER_ERROR_INVALID_ARGUMENT,
@@ -474,7 +482,8 @@ int main() {
     if (g_verbose) std::printf("row-major dense weight: %s\n", linfer_last_error());
   }
   std::memset(g_copy, 0xff, 4096);
-  check(linfer_model_load_in_place(g_copy, 4096, &none) == LINFER_ERROR_INVALID_MODEL && !none, "bytes that are no model");
+  check(linfer_model_load_in_place(g_copy, 4096, &none) == LINFER_ERROR_INVALID_MODEL && !none,
+        "bytes that are no model");
 
   int8_kernels::check_all();
   check_sinusoids();

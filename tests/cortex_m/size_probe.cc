@@ -31,7 +31,8 @@ int main() {
   if (linfer_session_create(model, &o, &session) != LINFER_OK) return linfer_cm_puts(linfer_last_error()), 1;
   int32_t ids[sizeof kInput - 1];
   for (size_t i = 0; i + 1 < sizeof kInput; ++i) ids[i] = uint8_t(kInput[i]);
-  if (linfer_session_run(session, ids, sizeof ids / sizeof ids[0]) != LINFER_OK) return linfer_cm_puts(linfer_last_error()), 1;
+  if (linfer_session_run(session, ids, sizeof ids / sizeof ids[0]) != LINFER_OK)
+    return linfer_cm_puts(linfer_last_error()), 1;
   const float* logits = nullptr;
   size_t rows = 0, cols = 0;
   linfer_session_output(session, &logits, &rows, &cols);

@@ -28,10 +28,22 @@ static void Fault_Handler(void) {
   linfer_cm_exit(99);
 }
 
-__attribute__((section(".vectors"), used)) void* const linfer_cm_vectors[16] = {
-    __stack_top, (void*)Reset_Handler, (void*)Fault_Handler, (void*)Fault_Handler,
-    (void*)Fault_Handler, (void*)Fault_Handler, (void*)Fault_Handler, 0, 0, 0, 0,
-    (void*)Fault_Handler, (void*)Fault_Handler, 0, (void*)Fault_Handler, (void*)Fault_Handler};
+__attribute__((section(".vectors"), used)) void* const linfer_cm_vectors[16] = {__stack_top,
+                                                                                (void*)Reset_Handler,
+                                                                                (void*)Fault_Handler,
+                                                                                (void*)Fault_Handler,
+                                                                                (void*)Fault_Handler,
+                                                                                (void*)Fault_Handler,
+                                                                                (void*)Fault_Handler,
+                                                                                0,
+                                                                                0,
+                                                                                0,
+                                                                                0,
+                                                                                (void*)Fault_Handler,
+                                                                                (void*)Fault_Handler,
+                                                                                0,
+                                                                                (void*)Fault_Handler,
+                                                                                (void*)Fault_Handler};
 
 // Without the C runtime's start files (-nostartfiles): the hooks __libc_init_array calls around
 // the constructors, and the handle C++ registers static destructors with.

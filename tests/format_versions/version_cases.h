@@ -19,11 +19,11 @@ struct VersionCase {
 // Version 1 (row-major), 2 (panels) and 3 (int8 with input scales): every kind in version 2, and
 // each weight type where its version holds it.
 inline const std::vector<VersionCase> kVersionCases = {
-    {1, "linformer", "f32"},      {1, "full", "f16"},           {1, "givetake", "int8"},
-    {1, "lsh", "f32"},            {2, "linformer", "f32"},      {2, "linformer", "int8"},
-    {2, "full", "f32"},           {2, "linear_elu", "f32"},     {2, "givetake", "f32"},
-    {2, "performer", "f16"},      {2, "sliding_window", "f32"}, {2, "block_sparse", "f32"},
-    {2, "lsh", "int8"},           {3, "linformer", "int8"},     {3, "sliding_window", "int8"},
+    {1, "linformer", "f32"}, {1, "full", "f16"},           {1, "givetake", "int8"},
+    {1, "lsh", "f32"},       {2, "linformer", "f32"},      {2, "linformer", "int8"},
+    {2, "full", "f32"},      {2, "linear_elu", "f32"},     {2, "givetake", "f32"},
+    {2, "performer", "f16"}, {2, "sliding_window", "f32"}, {2, "block_sparse", "f32"},
+    {2, "lsh", "int8"},      {3, "linformer", "int8"},     {3, "sliding_window", "int8"},
 };
 
 inline std::string version_case_name(const VersionCase& c) {

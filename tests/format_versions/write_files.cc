@@ -35,14 +35,37 @@ EncoderConfig tiny_config(AttentionKind kind) {
   c.max_seq_len = 12;
   c.final_norm = true;
   switch (kind) {
-    case AttentionKind::Linformer: c.proj_len = 4; break;
-    case AttentionKind::FullSoftmax: c.head = HeadKind::LmLogits; break;
-    case AttentionKind::LinearElu: c.causal = CausalMode::Causal; break;
-    case AttentionKind::GiveTake: c.num_global_tokens = 2; break;
-    case AttentionKind::Performer: c.num_features = 8; c.head = HeadKind::Classifier; c.num_classes = 3; break;
-    case AttentionKind::SlidingWindow: c.window_radius = 2; c.global_positions = 1; break;
-    case AttentionKind::BlockSparse: c.block_size = 3; c.global_blocks = 1; c.num_random_blocks = 1; break;
-    case AttentionKind::Lsh: c.bucket_size = 2; c.num_hashes = 2; c.kv_heads = 1; break;
+    case AttentionKind::Linformer:
+      c.proj_len = 4;
+      break;
+    case AttentionKind::FullSoftmax:
+      c.head = HeadKind::LmLogits;
+      break;
+    case AttentionKind::LinearElu:
+      c.causal = CausalMode::Causal;
+      break;
+    case AttentionKind::GiveTake:
+      c.num_global_tokens = 2;
+      break;
+    case AttentionKind::Performer:
+      c.num_features = 8;
+      c.head = HeadKind::Classifier;
+      c.num_classes = 3;
+      break;
+    case AttentionKind::SlidingWindow:
+      c.window_radius = 2;
+      c.global_positions = 1;
+      break;
+    case AttentionKind::BlockSparse:
+      c.block_size = 3;
+      c.global_blocks = 1;
+      c.num_random_blocks = 1;
+      break;
+    case AttentionKind::Lsh:
+      c.bucket_size = 2;
+      c.num_hashes = 2;
+      c.kv_heads = 1;
+      break;
   }
   return c;
 }
@@ -81,7 +104,8 @@ bool write_case(const testing::VersionCase& vc, const std::string& dir) {
   }
   const DType dtype = vc.dtype == "int8" ? DType::I8 : vc.dtype == "f16" ? DType::F16 : DType::F32;
   std::string err;
-  if (dtype != DType::F32 && !(err = convert::quantize_description(&o.desc, dtype, &quantized)).empty()) return fail(err);
+  if (dtype != DType::F32 && !(err = convert::quantize_description(&o.desc, dtype, &quantized)).empty())
+    return fail(err);
   if (vc.version > 1 && !(err = pack_dense_weights(&o.desc, &panels, true)).empty()) return fail(err);
   std::vector<uint8_t> bytes;
   if (!(err = write_lfm(o.desc, "linfer tests/format_versions", {}, &bytes, true, vc.version)).empty())

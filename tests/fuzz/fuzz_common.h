@@ -21,8 +21,10 @@ inline void convert_all(const convert::Checkpoint& ck, uint64_t budget) {
     uint64_t numel = 1;
     bool overflow = false;
     for (int64_t d : t.shape) {
-      if (d < 0 || (d > 0 && numel > budget / uint64_t(d))) overflow = true;
-      else numel *= uint64_t(d);
+      if (d < 0 || (d > 0 && numel > budget / uint64_t(d)))
+        overflow = true;
+      else
+        numel *= uint64_t(d);
     }
     if (overflow || numel > budget) continue;
     std::string err;
@@ -39,8 +41,7 @@ inline void convert_all(const convert::Checkpoint& ck, uint64_t budget) {
 
 // Walks a pickled value graph (it may share nodes or contain cycles) through the public
 // accessors, each node once, bounded in depth and nodes.
-inline void walk(const convert::Value* v, int depth, std::unordered_set<const convert::Value*>* seen,
-                 size_t budget) {
+inline void walk(const convert::Value* v, int depth, std::unordered_set<const convert::Value*>* seen, size_t budget) {
   if (!v || depth > 64 || seen->size() >= budget || !seen->insert(v).second) return;
   (void)v->kind_name();
   double number;

@@ -2,8 +2,8 @@
 // libFuzzer target: .lfm bytes -> linfer_model_load_from_memory; if the model loads, its info, a
 // session (max_seq_len = min(n, 64), one thread) and one run on token ids (or embeddings) taken
 // from the input, and with a tokenizer its last bytes tokenized; then everything is freed. The C
-// API must never crash, abort or leak, whatever the bytes. check_views() adds an oracle for the weights XNNPACK reads (it is not instrumented).
-// Sessions alternate between the default dense path and the XNNPACK option.
+// API must never crash, abort or leak, whatever the bytes. check_views() adds an oracle for the weights XNNPACK reads
+// (it is not instrumented). Sessions alternate between the default dense path and the XNNPACK option.
 //
 // Models that are valid but expensive are skipped after loading (a fuzzer that spends its time
 // packing a 1024-layer model finds nothing): the checks below bound the session's memory and one

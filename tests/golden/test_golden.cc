@@ -21,8 +21,8 @@
 namespace {
 
 // Per path: ctest runs the three path variants of this binary at the same time.
-const std::string kTmp = std::string(LINFER_TEST_TMP) + "/golden_" + linfer::testing::test_path() +
-                         linfer::testing::test_isa();
+const std::string kTmp =
+    std::string(LINFER_TEST_TMP) + "/golden_" + linfer::testing::test_path() + linfer::testing::test_isa();
 
 using linfer::testing::built_kinds_only;
 using linfer::testing::convert_golden;
@@ -64,70 +64,71 @@ TEST_CASE("golden parity with PyTorch for every case, length and thread count") 
   size_t cases_built = 0;
   CHECK(golden_cases("golden").size() + golden_cases("golden_kinds").size() == 35);
   for (const std::string folder : {"golden", "golden_kinds"})
-  for (const GoldenCase& c : built_kinds_only(golden_cases(folder))) {
-    ++cases_built;
-    CAPTURE(c.name);
-    const std::string lfm = kTmp + "/" + c.name + ".lfm";
-    int code = 0;
-    std::string out;
-    if (!c.config.empty()) {  // a bare state_dict carries no configuration: refused without --config
-      GoldenCase bare = c;
-      bare.config.clear();
-      out = convert_golden(bare, lfm, "", &code);
-      CHECK(code == 1);
-      CHECK(out.find("--config") != std::string::npos);
-      CHECK(std::ifstream(lfm).good() == false);
-    }
-    out = convert_golden(c, lfm, "", &code);
-    REQUIRE_MESSAGE(code == 0, out);
+    for (const GoldenCase& c : built_kinds_only(golden_cases(folder))) {
+      ++cases_built;
+      CAPTURE(c.name);
+      const std::string lfm = kTmp + "/" + c.name + ".lfm";
+      int code = 0;
+      std::string out;
+      if (!c.config.empty()) {  // a bare state_dict carries no configuration: refused without --config
+        GoldenCase bare = c;
+        bare.config.clear();
+        out = convert_golden(bare, lfm, "", &code);
+        CHECK(code == 1);
+        CHECK(out.find("--config") != std::string::npos);
+        CHECK(std::ifstream(lfm).good() == false);
+      }
+      out = convert_golden(c, lfm, "", &code);
+      REQUIRE_MESSAGE(code == 0, out);
 
-    linfer::Model model;
-    linfer::Status s = linfer::Model::Load(lfm, &model);
-    REQUIRE_MESSAGE(s.ok(), s.message());
-    const auto lengths = lengths_of(c.dir);
-    REQUIRE(lengths.size() == 4);
-    for (uint32_t threads : {1u, 2u}) {
-      linfer::SessionOptions opt = linfer::testing::path_options();
-      opt.num_threads = threads;
-      linfer::Session session;
-      s = linfer::Session::Create(model, opt, &session);
+      linfer::Model model;
+      linfer::Status s = linfer::Model::Load(lfm, &model);
       REQUIRE_MESSAGE(s.ok(), s.message());
-      if (!described) {
-        MESSAGE(session.describe());
-        described = true;
-      }
-      if (!forced.empty()) {
-        CHECK(session.describe().find("highway " + forced) != std::string::npos);
-        CHECK(session.describe().find(linfer::testing::test_isa() == "avx2" ? "_avx2" : "_generic") !=
-              std::string::npos);
-        CHECK(session.describe().find("avx512") == std::string::npos);
-      }
-      for (int T : lengths) {
-        CAPTURE(T);
-        CAPTURE(threads);
-        std::vector<int32_t> ids;
-        REQUIRE(linfer::tools::read_token_ids(c.dir + "/ids_" + std::to_string(T) + ".txt", &ids).empty());
-        REQUIRE(int(ids.size()) == T);
-        std::vector<float> want;
-        std::vector<size_t> shape;
-        REQUIRE(linfer::tools::read_npy_f32(c.dir + "/out_" + std::to_string(T) + ".npy", &want, &shape).empty());
-        s = session.Run(ids);
+      const auto lengths = lengths_of(c.dir);
+      REQUIRE(lengths.size() == 4);
+      for (uint32_t threads : {1u, 2u}) {
+        linfer::SessionOptions opt = linfer::testing::path_options();
+        opt.num_threads = threads;
+        linfer::Session session;
+        s = linfer::Session::Create(model, opt, &session);
         REQUIRE_MESSAGE(s.ok(), s.message());
-        const linfer::OutputView o = session.output();
-        REQUIRE(shape.size() == 2);
-        REQUIRE(o.rows == shape[0]);
-        REQUIRE(o.cols == shape[1]);
-        const double err = scaled_error(o.data, want);
-        CHECK_MESSAGE(err <= 1e-4, "scaled error " << err);
+        if (!described) {
+          MESSAGE(session.describe());
+          described = true;
+        }
+        if (!forced.empty()) {
+          CHECK(session.describe().find("highway " + forced) != std::string::npos);
+          CHECK(session.describe().find(linfer::testing::test_isa() == "avx2" ? "_avx2" : "_generic") !=
+                std::string::npos);
+          CHECK(session.describe().find("avx512") == std::string::npos);
+        }
+        for (int T : lengths) {
+          CAPTURE(T);
+          CAPTURE(threads);
+          std::vector<int32_t> ids;
+          REQUIRE(linfer::tools::read_token_ids(c.dir + "/ids_" + std::to_string(T) + ".txt", &ids).empty());
+          REQUIRE(int(ids.size()) == T);
+          std::vector<float> want;
+          std::vector<size_t> shape;
+          REQUIRE(linfer::tools::read_npy_f32(c.dir + "/out_" + std::to_string(T) + ".npy", &want, &shape).empty());
+          s = session.Run(ids);
+          REQUIRE_MESSAGE(s.ok(), s.message());
+          const linfer::OutputView o = session.output();
+          REQUIRE(shape.size() == 2);
+          REQUIRE(o.rows == shape[0]);
+          REQUIRE(o.cols == shape[1]);
+          const double err = scaled_error(o.data, want);
+          CHECK_MESSAGE(err <= 1e-4, "scaled error " << err);
+        }
       }
+      ++cases_run;
     }
-    ++cases_run;
-  }
   CHECK(cases_run == int(cases_built));  // every case of a kind this build has
 }
 
-// Checkpoints written by the project's re-creations of lucidrains, fairseq, tatp22, performer, reformer and Hugging Face Longformer
-// and BigBird modules (tools/python/reference/upstream, tools/python/reference/make_layout_golden.py): same key names, same forward.
+// Checkpoints written by the project's re-creations of lucidrains, fairseq, tatp22, performer, reformer and Hugging
+// Face Longformer and BigBird modules (tools/python/reference/upstream, tools/python/reference/make_layout_golden.py):
+// same key names, same forward.
 TEST_CASE("golden parity for the lucidrains, fairseq, tatp22, performer, reformer, longformer and bigbird layouts") {
   int cases_run = 0;
   CHECK(golden_layout_cases().size() == 33);
@@ -140,8 +141,9 @@ TEST_CASE("golden parity for the lucidrains, fairseq, tatp22, performer, reforme
     REQUIRE_MESSAGE(code == 0, out);
     CHECK(out.find("layout: " + c.layout) != std::string::npos);  // detected from the key names
     if (c.name.rfind("bigbird_cls", 0) == 0)  // BigBirdClassificationHead: hidden_act after dense, not tanh
-      CHECK_MESSAGE(out.find(c.name == "bigbird_cls" ? "classifier activation gelu_tanh" : "classifier activation relu") !=
-                        std::string::npos, out);
+      CHECK_MESSAGE(out.find(c.name == "bigbird_cls" ? "classifier activation gelu_tanh"
+                                                     : "classifier activation relu") != std::string::npos,
+                    out);
     linfer::Model model;
     linfer::Status s = linfer::Model::Load(lfm, &model);
     REQUIRE_MESSAGE(s.ok(), s.message());
@@ -186,7 +188,8 @@ TEST_CASE("linfer-run --dump writes the same output as the API") {
   const int T = lengths_of(dir).back();
   const std::string npy = kTmp + "/dump.npy";
   out = run_command(std::string(LINFER_RUN_PATH) + " " + lfm + " --ids " + dir + "/ids_" + std::to_string(T) +
-                        ".txt --dump " + npy + " --threads 2", &code);
+                        ".txt --dump " + npy + " --threads 2",
+                    &code);
   REQUIRE_MESSAGE(code == 0, out);
   std::vector<float> got, want;
   std::vector<size_t> gs, ws;
@@ -203,41 +206,41 @@ TEST_CASE("linfer-run --dump writes the same output as the API") {
 TEST_CASE("causal linear and performer attention token by token equal the whole-sequence run") {
   for (const char* name : {"k05_linear_causal_lm", "k12_performer_causal_lm", "k14_performer_relu_causal_rev",
                            "k15_performer_rotary_causal_lm"}) {
-  CAPTURE(name);
-  if (linfer::testing::skip_unless_built(
-          std::string(name).find("linear") != std::string::npos ? "linear_elu" : "performer", name))
-    continue;
-  const std::string dir = std::string(LINFER_SOURCE_DIR) + "/tests/golden_kinds/" + name;
-  const std::string lfm = kTmp + "/step.lfm";
-  int code = 0;
-  const char* file = std::ifstream(dir + "/checkpoint.pt").good() ? "/checkpoint.pt" : "/checkpoint.safetensors";
-  const std::string out = run_command(std::string(LINFER_CONVERT_PATH) + " " + dir + file + " -o " + lfm, &code);
-  REQUIRE_MESSAGE(code == 0, out);
-  linfer::Model model;
-  REQUIRE(linfer::Model::Load(lfm, &model).ok());
-  const int T = lengths_of(dir).back();
-  std::vector<int32_t> ids;
-  REQUIRE(linfer::tools::read_token_ids(dir + "/ids_" + std::to_string(T) + ".txt", &ids).empty());
-  std::vector<float> want;
-  std::vector<size_t> shape;
-  REQUIRE(linfer::tools::read_npy_f32(dir + "/out_" + std::to_string(T) + ".npy", &want, &shape).empty());
-  linfer::Session session;
-  REQUIRE(linfer::Session::Create(model, linfer::testing::path_options(), &session).ok());
-  for (int pass = 0; pass < 2; ++pass) {  // the second pass checks that reset starts over
-    session.ResetState();
-    for (int i = 0; i < T; ++i) {
-      CAPTURE(i);
-      REQUIRE(session.Step(ids[size_t(i)]).ok());
-      const linfer::OutputView o = session.output();
-      REQUIRE(o.rows == 1);
-      REQUIRE(o.cols == shape[1]);
-      std::vector<float> row(want.begin() + long(i) * long(o.cols), want.begin() + long(i + 1) * long(o.cols));
-      CHECK(scaled_error(o.data, row) <= 1e-4);
+    CAPTURE(name);
+    if (linfer::testing::skip_unless_built(
+            std::string(name).find("linear") != std::string::npos ? "linear_elu" : "performer", name))
+      continue;
+    const std::string dir = std::string(LINFER_SOURCE_DIR) + "/tests/golden_kinds/" + name;
+    const std::string lfm = kTmp + "/step.lfm";
+    int code = 0;
+    const char* file = std::ifstream(dir + "/checkpoint.pt").good() ? "/checkpoint.pt" : "/checkpoint.safetensors";
+    const std::string out = run_command(std::string(LINFER_CONVERT_PATH) + " " + dir + file + " -o " + lfm, &code);
+    REQUIRE_MESSAGE(code == 0, out);
+    linfer::Model model;
+    REQUIRE(linfer::Model::Load(lfm, &model).ok());
+    const int T = lengths_of(dir).back();
+    std::vector<int32_t> ids;
+    REQUIRE(linfer::tools::read_token_ids(dir + "/ids_" + std::to_string(T) + ".txt", &ids).empty());
+    std::vector<float> want;
+    std::vector<size_t> shape;
+    REQUIRE(linfer::tools::read_npy_f32(dir + "/out_" + std::to_string(T) + ".npy", &want, &shape).empty());
+    linfer::Session session;
+    REQUIRE(linfer::Session::Create(model, linfer::testing::path_options(), &session).ok());
+    for (int pass = 0; pass < 2; ++pass) {  // the second pass checks that reset starts over
+      session.ResetState();
+      for (int i = 0; i < T; ++i) {
+        CAPTURE(i);
+        REQUIRE(session.Step(ids[size_t(i)]).ok());
+        const linfer::OutputView o = session.output();
+        REQUIRE(o.rows == 1);
+        REQUIRE(o.cols == shape[1]);
+        std::vector<float> row(want.begin() + long(i) * long(o.cols), want.begin() + long(i + 1) * long(o.cols));
+        CHECK(scaled_error(o.data, row) <= 1e-4);
+      }
+      const linfer::Status past_end = session.Step(ids[0]);
+      CHECK(past_end.code() == LINFER_ERROR_INVALID_ARGUMENT);
+      CHECK(past_end.message().find("maximum length") != std::string::npos);
     }
-    const linfer::Status past_end = session.Step(ids[0]);
-    CHECK(past_end.code() == LINFER_ERROR_INVALID_ARGUMENT);
-    CHECK(past_end.message().find("maximum length") != std::string::npos);
-  }
   }
   // Models that are not causal linear attention refuse to step.
   linfer::Model other;
@@ -252,7 +255,8 @@ TEST_CASE("causal linear and performer attention token by token equal the whole-
   const std::string up = std::string(LINFER_SOURCE_DIR) + "/tests/golden_layouts/performer_lm_rotary_causal";
   int code = 0;
   const std::string out = run_command(std::string(LINFER_CONVERT_PATH) + " " + up + "/checkpoint.pt --config " + up +
-                                          "/config.json -o " + kTmp + "/sequence.lfm", &code);
+                                          "/config.json -o " + kTmp + "/sequence.lfm",
+                                      &code);
   REQUIRE_MESSAGE(code == 0, out);
   linfer::Model sequence;
   REQUIRE(linfer::Model::Load(kTmp + "/sequence.lfm", &sequence).ok());

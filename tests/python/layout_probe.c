@@ -46,13 +46,14 @@ int main(void) {
   printf("\"sizeof.linfer_profile\": %zu, ", sizeof(linfer_profile));
   FIELD(linfer_profile, milliseconds);
   FIELD(linfer_profile, runs);
-  printf("\"default\": {\"struct_size\": %zu, \"max_seq_len\": %u, \"num_threads\": %u, "
-         "\"arena_size\": %zu, \"enable_profiling\": %u, \"dense_path\": %d, \"row_pipeline\": %d, "
-         "\"pipeline_block_rows\": %u, \"thread_wait\": %d, \"max_isa\": %d, \"fp16_arithmetic\": %u, "
-         "\"arena_is_null\": %d}",
-         o.struct_size, o.max_seq_len, o.num_threads, o.arena_size, o.enable_profiling,
-         (int)o.dense_path, (int)o.row_pipeline, o.pipeline_block_rows, (int)o.thread_wait,
-         (int)o.max_isa, o.fp16_arithmetic, o.arena == NULL);
+  printf(
+      "\"default\": {\"struct_size\": %zu, \"max_seq_len\": %u, \"num_threads\": %u, "
+      "\"arena_size\": %zu, \"enable_profiling\": %u, \"dense_path\": %d, \"row_pipeline\": %d, "
+      "\"pipeline_block_rows\": %u, \"thread_wait\": %d, \"max_isa\": %d, \"fp16_arithmetic\": %u, "
+      "\"arena_is_null\": %d}",
+      o.struct_size, o.max_seq_len, o.num_threads, o.arena_size, o.enable_profiling, (int)o.dense_path,
+      (int)o.row_pipeline, o.pipeline_block_rows, (int)o.thread_wait, (int)o.max_isa, o.fp16_arithmetic,
+      o.arena == NULL);
   printf("}\n");
   return 0;
 }

@@ -86,232 +86,538 @@ EncoderConfig kind_config(AttentionKind kind) {
 
 std::vector<BadCase> catalogue() {
   std::vector<BadCase> cases;
-  auto add = [&](std::string name, std::function<std::vector<uint8_t>()> make, linfer_status st,
-                 std::string msg) { cases.push_back({std::move(name), std::move(make), st, std::move(msg)}); };
+  auto add = [&](std::string name, std::function<std::vector<uint8_t>()> make, linfer_status st, std::string msg) {
+    cases.push_back({std::move(name), std::move(make), st, std::move(msg)});
+  };
   const auto INV = LINFER_ERROR_INVALID_MODEL;
-  add("empty file", [] { return std::vector<uint8_t>(); }, INV, "too small");
-  add("seven bytes", [] { return std::vector<uint8_t>(7, 0); }, INV, "too small");
-  add("wrong identifier", [] { auto b = valid(); std::memcpy(b.data() + 4, "ONNX", 4); return b; }, INV,
-      "file identifier is 'ONNX'");
-  add("truncated to 100 bytes", [] { auto b = valid(); b.resize(100); return b; }, INV, "verifier");
-  add("truncated data section", [] { auto b = valid(); b.pop_back(); return b; }, INV,
-      "extends past the end of the file");
-  add("garbage root offset", [] { auto b = valid(); uint32_t v = 0x7ffffff0; std::memcpy(b.data(), &v, 4); return b; },
+  add(
+      "empty file", [] { return std::vector<uint8_t>(); }, INV, "too small");
+  add(
+      "seven bytes", [] { return std::vector<uint8_t>(7, 0); }, INV, "too small");
+  add(
+      "wrong identifier",
+      [] {
+        auto b = valid();
+        std::memcpy(b.data() + 4, "ONNX", 4);
+        return b;
+      },
+      INV, "file identifier is 'ONNX'");
+  add(
+      "truncated to 100 bytes",
+      [] {
+        auto b = valid();
+        b.resize(100);
+        return b;
+      },
       INV, "verifier");
-  add("format version 4", [] { auto b = valid(); root(b)->mutate_format_version(4); return b; }, INV,
-      "unsupported format version 4");
-  add("format version 0", [] { auto b = valid(); root(b)->mutate_format_version(0); return b; }, INV,
-      "unsupported format version 0");
+  add(
+      "truncated data section",
+      [] {
+        auto b = valid();
+        b.pop_back();
+        return b;
+      },
+      INV, "extends past the end of the file");
+  add(
+      "garbage root offset",
+      [] {
+        auto b = valid();
+        uint32_t v = 0x7ffffff0;
+        std::memcpy(b.data(), &v, 4);
+        return b;
+      },
+      INV, "verifier");
+  add(
+      "format version 4",
+      [] {
+        auto b = valid();
+        root(b)->mutate_format_version(4);
+        return b;
+      },
+      INV, "unsupported format version 4");
+  add(
+      "format version 0",
+      [] {
+        auto b = valid();
+        root(b)->mutate_format_version(0);
+        return b;
+      },
+      INV, "unsupported format version 0");
   // Version 2: dense layers in panels.
-  add("panel layout in a version 1 file", [] { auto b = valid_panels(); root(b)->mutate_format_version(1); return b; },
+  add(
+      "panel layout in a version 1 file",
+      [] {
+        auto b = valid_panels();
+        root(b)->mutate_format_version(1);
+        return b;
+      },
       INV, "panel layout needs format version 2");
-  add("unknown layout", [] { auto b = valid_panels(); q_weight(b)->mutate_layout(fb::Layout(5)); return b; }, INV,
-      "unknown layout 5");
-  add("panel tensor byte size wrong", [] { auto b = valid_panels(); q_weight(b)->mutate_size(q_weight(b)->size() - 64);
-        return b; }, INV, "in panel16 layout");
-  add("panel groups that do not divide the rows", [] { auto b = valid_panels(); q_weight(b)->mutate_panel_groups(5);
-        return b; }, INV, "panel groups that divide its rows");
-  add("panel groups the configuration does not use", [] { auto b = valid_panels();
-        q_weight(b)->mutate_panel_groups(2); return b; }, INV, "is packed in 2 panel groups, expected 1");
-  add("int8 panels without channel sums", [] { return with_panels([](EncoderDescription& d) {
-        d.layers[0].fc1.weight.channel_sums = nullptr; }, DType::I8); }, INV,
-      "layers.0.feed_forward.fc1.weight is int8 in panel layout but has no channel sums");
-  add("panel layout for a tensor that is not a dense layer", [] { return with_panels([](EncoderDescription& d) {
-        // A well-formed panel tensor (rows a multiple of 16, data of the panel byte size).
-        static std::vector<uint8_t> panel_data(panel_matrix_bytes(DType::F32, 48, 24, 1));
-        d.position_embedding.layout = Layout::Panel16;
-        d.position_embedding.shape = {48, 24};
-        d.position_embedding.data = panel_data.data();
-      }); }, INV, "position_embedding cannot be stored in panel layout");
-  add("channel sums on a row-major tensor", [] { return with_panels([](EncoderDescription& d) {
-        static std::vector<int32_t> sums(40 * 24);
-        d.token_embedding.channel_sums = sums.data(); }, DType::I8); }, INV, "channel sums");
+  add(
+      "unknown layout",
+      [] {
+        auto b = valid_panels();
+        q_weight(b)->mutate_layout(fb::Layout(5));
+        return b;
+      },
+      INV, "unknown layout 5");
+  add(
+      "panel tensor byte size wrong",
+      [] {
+        auto b = valid_panels();
+        q_weight(b)->mutate_size(q_weight(b)->size() - 64);
+        return b;
+      },
+      INV, "in panel16 layout");
+  add(
+      "panel groups that do not divide the rows",
+      [] {
+        auto b = valid_panels();
+        q_weight(b)->mutate_panel_groups(5);
+        return b;
+      },
+      INV, "panel groups that divide its rows");
+  add(
+      "panel groups the configuration does not use",
+      [] {
+        auto b = valid_panels();
+        q_weight(b)->mutate_panel_groups(2);
+        return b;
+      },
+      INV, "is packed in 2 panel groups, expected 1");
+  add(
+      "int8 panels without channel sums",
+      [] {
+        return with_panels([](EncoderDescription& d) { d.layers[0].fc1.weight.channel_sums = nullptr; }, DType::I8);
+      },
+      INV, "layers.0.feed_forward.fc1.weight is int8 in panel layout but has no channel sums");
+  add(
+      "panel layout for a tensor that is not a dense layer",
+      [] {
+        return with_panels([](EncoderDescription& d) {
+          // A well-formed panel tensor (rows a multiple of 16, data of the panel byte size).
+          static std::vector<uint8_t> panel_data(panel_matrix_bytes(DType::F32, 48, 24, 1));
+          d.position_embedding.layout = Layout::Panel16;
+          d.position_embedding.shape = {48, 24};
+          d.position_embedding.data = panel_data.data();
+        });
+      },
+      INV, "position_embedding cannot be stored in panel layout");
+  add(
+      "channel sums on a row-major tensor",
+      [] {
+        return with_panels(
+            [](EncoderDescription& d) {
+              static std::vector<int32_t> sums(40 * 24);
+              d.token_embedding.channel_sums = sums.data();
+            },
+            DType::I8);
+      },
+      INV, "channel sums");
   // Version 3: int8 dense weights with input scales (activation smoothing).
   static std::vector<float> ones(64, 1.0f), negative(64, 1.0f), not_finite(64, 1.0f);
   negative[3] = -1.0f;
   not_finite[5] = NAN;
-  add("input scales on an f32 weight", [] { return with_panels([](EncoderDescription& d) {
-        d.layers[0].fc1.weight.input_scales = ones.data(); }); }, INV,
+  add(
+      "input scales on an f32 weight",
+      [] { return with_panels([](EncoderDescription& d) { d.layers[0].fc1.weight.input_scales = ones.data(); }); }, INV,
       "input scales belong to 2-D int8 tensors");
-  add("input scales that are negative", [] { return with_panels([](EncoderDescription& d) {
-        d.layers[0].fc1.weight.input_scales = negative.data(); }, DType::I8); }, INV,
-      "layers.0.feed_forward.fc1.weight: the input scale of column 3 is not positive");
-  add("input scales that are not finite", [] { return with_panels([](EncoderDescription& d) {
-        d.layers[0].q.weight.input_scales = not_finite.data(); }, DType::I8); }, INV,
-      "the input scale of column 5 is not finite");
-  add("input scales on an embedding", [] { return with_panels([](EncoderDescription& d) {
-        d.token_embedding.input_scales = ones.data(); }, DType::I8); }, INV,
-      "input scales");
-  add("input scales in a version 2 file", [] { auto b = with_panels([](EncoderDescription& d) {
-        d.layers[0].fc1.weight.input_scales = ones.data(); }, DType::I8);
-        root(b)->mutate_format_version(2); return b; }, INV, "input scales need format version 3");
-  add("data section misaligned", [] { auto b = valid(); root(b)->mutate_data_offset(root(b)->data_offset() + 4); return b; },
+  add(
+      "input scales that are negative",
+      [] {
+        return with_panels([](EncoderDescription& d) { d.layers[0].fc1.weight.input_scales = negative.data(); },
+                           DType::I8);
+      },
+      INV, "layers.0.feed_forward.fc1.weight: the input scale of column 3 is not positive");
+  add(
+      "input scales that are not finite",
+      [] {
+        return with_panels([](EncoderDescription& d) { d.layers[0].q.weight.input_scales = not_finite.data(); },
+                           DType::I8);
+      },
+      INV, "the input scale of column 5 is not finite");
+  add(
+      "input scales on an embedding",
+      [] {
+        return with_panels([](EncoderDescription& d) { d.token_embedding.input_scales = ones.data(); }, DType::I8);
+      },
+      INV, "input scales");
+  add(
+      "input scales in a version 2 file",
+      [] {
+        auto b =
+            with_panels([](EncoderDescription& d) { d.layers[0].fc1.weight.input_scales = ones.data(); }, DType::I8);
+        root(b)->mutate_format_version(2);
+        return b;
+      },
+      INV, "input scales need format version 3");
+  add(
+      "data section misaligned",
+      [] {
+        auto b = valid();
+        root(b)->mutate_data_offset(root(b)->data_offset() + 4);
+        return b;
+      },
       INV, "data section offset");
-  add("data section past the end", [] { auto b = valid(); root(b)->mutate_data_size(uint64_t(1) << 62); return b; },
+  add(
+      "data section past the end",
+      [] {
+        auto b = valid();
+        root(b)->mutate_data_size(uint64_t(1) << 62);
+        return b;
+      },
       INV, "extends past the end of the file");
-  add("tensor offset out of range", [] { auto b = valid(); q_weight(b)->mutate_offset(uint64_t(1) << 40); return b; },
+  add(
+      "tensor offset out of range",
+      [] {
+        auto b = valid();
+        q_weight(b)->mutate_offset(uint64_t(1) << 40);
+        return b;
+      },
       INV, "layers.0.attention.q.weight: data");
-  add("tensor offset overflowing", [] { auto b = valid(); q_weight(b)->mutate_offset(~uint64_t(63)); return b; },
+  add(
+      "tensor offset overflowing",
+      [] {
+        auto b = valid();
+        q_weight(b)->mutate_offset(~uint64_t(63));
+        return b;
+      },
       INV, "lies outside the data section");
-  add("tensor offset misaligned", [] { auto b = valid(); q_weight(b)->mutate_offset(q_weight(b)->offset() + 4); return b; },
+  add(
+      "tensor offset misaligned",
+      [] {
+        auto b = valid();
+        q_weight(b)->mutate_offset(q_weight(b)->offset() + 4);
+        return b;
+      },
       INV, "is not 64-byte aligned");
-  add("tensor byte size wrong", [] { auto b = valid(); q_weight(b)->mutate_size(q_weight(b)->size() - 4); return b; },
+  add(
+      "tensor byte size wrong",
+      [] {
+        auto b = valid();
+        q_weight(b)->mutate_size(q_weight(b)->size() - 4);
+        return b;
+      },
       INV, "does not match f32");
-  add("tensor shape disagrees with config", [] { auto b = valid(); auto* s = q_weight(b)->mutable_shape();
-        s->Mutate(0, 12); s->Mutate(1, 48); return b; }, INV, "layers.0.attention.q.weight has shape [12,48]");
-  add("zero dimension", [] { auto b = valid(); q_weight(b)->mutable_shape()->Mutate(0, 0); return b; }, INV,
-      "zero dimension");
-  add("dimension product overflows", [] { auto b = valid(); auto* s = q_weight(b)->mutable_shape();
-        s->Mutate(0, 0xffffffffu); s->Mutate(1, 0xffffffffu); return b; }, INV, "too large");
-  add("k greater than n", [] { return with_config([](fb::Config* c) { c->mutate_proj_len(40); }); }, INV,
+  add(
+      "tensor shape disagrees with config",
+      [] {
+        auto b = valid();
+        auto* s = q_weight(b)->mutable_shape();
+        s->Mutate(0, 12);
+        s->Mutate(1, 48);
+        return b;
+      },
+      INV, "layers.0.attention.q.weight has shape [12,48]");
+  add(
+      "zero dimension",
+      [] {
+        auto b = valid();
+        q_weight(b)->mutable_shape()->Mutate(0, 0);
+        return b;
+      },
+      INV, "zero dimension");
+  add(
+      "dimension product overflows",
+      [] {
+        auto b = valid();
+        auto* s = q_weight(b)->mutable_shape();
+        s->Mutate(0, 0xffffffffu);
+        s->Mutate(1, 0xffffffffu);
+        return b;
+      },
+      INV, "too large");
+  add(
+      "k greater than n", [] { return with_config([](fb::Config* c) { c->mutate_proj_len(40); }); }, INV,
       "proj_len k = 40 exceeds max_seq_len n = 33");
-  add("k is zero", [] { return with_config([](fb::Config* c) { c->mutate_proj_len(0); }); }, INV, "proj_len");
-  add("dim absurd", [] { return with_config([](fb::Config* c) { c->mutate_dim(0x80000000u); }); }, INV,
+  add(
+      "k is zero", [] { return with_config([](fb::Config* c) { c->mutate_proj_len(0); }); }, INV, "proj_len");
+  add(
+      "dim absurd", [] { return with_config([](fb::Config* c) { c->mutate_dim(0x80000000u); }); }, INV,
       "dim = 2147483648 is out of range");
-  add("heads times head_dim absurd", [] { return with_config([](fb::Config* c) {
-        c->mutate_num_heads(1000); c->mutate_head_dim(60000); }); }, INV, "num_heads * head_dim");
-  add("vocab absurd", [] { return with_config([](fb::Config* c) { c->mutate_vocab_size(0xffffffffu); }); }, INV,
+  add(
+      "heads times head_dim absurd",
+      [] {
+        return with_config([](fb::Config* c) {
+          c->mutate_num_heads(1000);
+          c->mutate_head_dim(60000);
+        });
+      },
+      INV, "num_heads * head_dim");
+  add(
+      "vocab absurd", [] { return with_config([](fb::Config* c) { c->mutate_vocab_size(0xffffffffu); }); }, INV,
       "vocab_size");
-  add("max_seq_len absurd", [] { return with_config([](fb::Config* c) { c->mutate_max_seq_len(0xfffffff0u); }); },
-      INV, "max_seq_len");
-  add("layer count disagrees", [] { return with_config([](fb::Config* c) { c->mutate_num_layers(3); }); }, INV,
+  add(
+      "max_seq_len absurd", [] { return with_config([](fb::Config* c) { c->mutate_max_seq_len(0xfffffff0u); }); }, INV,
+      "max_seq_len");
+  add(
+      "layer count disagrees", [] { return with_config([](fb::Config* c) { c->mutate_num_layers(3); }); }, INV,
       "the model has 2 layers, the configuration says 3");
-  add("kv_heads invalid", [] { return with_config([](fb::Config* c) { c->mutate_kv_heads(2); }); }, INV,
+  add(
+      "kv_heads invalid", [] { return with_config([](fb::Config* c) { c->mutate_kv_heads(2); }); }, INV,
       "kv_heads = 2 must be 1 or num_heads");
-  add("unknown activation", [] { return with_config([](fb::Config* c) { c->mutate_activation(fb::Activation(9)); }); },
+  add(
+      "unknown activation", [] { return with_config([](fb::Config* c) { c->mutate_activation(fb::Activation(9)); }); },
       INV, "unknown activation");
-  add("unknown sharing mode", [] { return with_config([](fb::Config* c) {
-        c->mutate_projection_sharing(fb::ProjectionSharing(7)); }); }, INV, "unknown projection sharing");
-  add("norm_eps zero", [] { return with_config([](fb::Config* c) { c->mutate_norm_eps(0.0f); }); }, INV, "norm_eps");
-  add("norm_eps NaN", [] { return with_config([](fb::Config* c) { c->mutate_norm_eps(NAN); }); }, INV, "norm_eps");
-  add("LM head without vocabulary", [] { return with_config([](fb::Config* c) {
-        c->mutate_head(fb::HeadKind::LmLogits); c->mutate_vocab_size(0); }); }, INV, "an LM head needs vocab_size > 0");
-  add("unknown dtype", [] { auto b = valid(); q_weight(b)->mutate_dtype(fb::DType(7)); return b; }, INV,
-      "unknown dtype 7");
-  add("int8 tensor without scales", [] { auto b = valid(); auto* t = q_weight(b);
-        t->mutate_dtype(fb::DType::I8); t->mutate_size(t->size() / 4); return b; }, INV, "int8 tensor needs 24 scales");
-  add("int8 scale not finite", [] { return with_desc([](testing::OwnedDescription& o) {
-        auto& w = o.desc.layers[0].q.weight;
-        static std::vector<float> scales;
-        scales.assign(w.shape[0], 0.01f);
-        scales[3] = INFINITY;
-        w.dtype = DType::I8;
-        w.scales = scales.data(); }); }, INV, "not finite");
-  add("missing required tensor", [] { return with_desc([](testing::OwnedDescription& o) {
-        o.desc.layers[1].fc1.weight = WeightView(); }); }, INV, "layers.1.feed_forward.fc1.weight is missing");
-  add("tensor the config does not use", [] { return with_desc([](testing::OwnedDescription& o) {
-        o.desc.global_tokens = o.desc.final_norm.weight; }); }, INV, "global_tokens is present");
-  add("position table too short", [] { auto b = valid();
-        auto* t = root(b)->mutable_position_embedding(); t->mutable_shape()->Mutate(0, 20);
-        t->mutate_size(20 * 24 * 4); return b; }, INV,
-      "position_embedding has shape");
-  add("norm weight stored as f16", [] { auto b = valid();
-        auto* t = root(b)->mutable_final_norm()->mutable_weight(); t->mutate_dtype(fb::DType::F16);
-        t->mutate_size(t->size() / 2); return b; }, INV, "final_norm.weight must be f32");
-  add("givetake without its global tokens", [] {
-        EncoderConfig c = kind_config(AttentionKind::GiveTake);
-        c.num_global_tokens = 2;
-        return with_desc([](testing::OwnedDescription& o) { o.desc.global_tokens = WeightView(); }, c); },
-      INV, "global_tokens is missing");
-  add("givetake convolution with an even kernel", [] {
-        EncoderConfig c = kind_config(AttentionKind::GiveTake);
-        c.num_global_tokens = 2;
+  add(
+      "unknown sharing mode",
+      [] { return with_config([](fb::Config* c) { c->mutate_projection_sharing(fb::ProjectionSharing(7)); }); }, INV,
+      "unknown projection sharing");
+  add(
+      "norm_eps zero", [] { return with_config([](fb::Config* c) { c->mutate_norm_eps(0.0f); }); }, INV, "norm_eps");
+  add(
+      "norm_eps NaN", [] { return with_config([](fb::Config* c) { c->mutate_norm_eps(NAN); }); }, INV, "norm_eps");
+  add(
+      "LM head without vocabulary",
+      [] {
+        return with_config([](fb::Config* c) {
+          c->mutate_head(fb::HeadKind::LmLogits);
+          c->mutate_vocab_size(0);
+        });
+      },
+      INV, "an LM head needs vocab_size > 0");
+  add(
+      "unknown dtype",
+      [] {
+        auto b = valid();
+        q_weight(b)->mutate_dtype(fb::DType(7));
+        return b;
+      },
+      INV, "unknown dtype 7");
+  add(
+      "int8 tensor without scales",
+      [] {
+        auto b = valid();
+        auto* t = q_weight(b);
+        t->mutate_dtype(fb::DType::I8);
+        t->mutate_size(t->size() / 4);
+        return b;
+      },
+      INV, "int8 tensor needs 24 scales");
+  add(
+      "int8 scale not finite",
+      [] {
         return with_desc([](testing::OwnedDescription& o) {
-          static std::vector<float> w(24 * 4, 0.1f);
-          o.desc.layers[0].conv_weight.shape = {24, 4};
-          o.desc.layers[0].conv_weight.data = w.data(); }, c); },
+          auto& w = o.desc.layers[0].q.weight;
+          static std::vector<float> scales;
+          scales.assign(w.shape[0], 0.01f);
+          scales[3] = INFINITY;
+          w.dtype = DType::I8;
+          w.scales = scales.data();
+        });
+      },
+      INV, "not finite");
+  add(
+      "missing required tensor",
+      [] { return with_desc([](testing::OwnedDescription& o) { o.desc.layers[1].fc1.weight = WeightView(); }); }, INV,
+      "layers.1.feed_forward.fc1.weight is missing");
+  add(
+      "tensor the config does not use",
+      [] { return with_desc([](testing::OwnedDescription& o) { o.desc.global_tokens = o.desc.final_norm.weight; }); },
+      INV, "global_tokens is present");
+  add(
+      "position table too short",
+      [] {
+        auto b = valid();
+        auto* t = root(b)->mutable_position_embedding();
+        t->mutable_shape()->Mutate(0, 20);
+        t->mutate_size(20 * 24 * 4);
+        return b;
+      },
+      INV, "position_embedding has shape");
+  add(
+      "norm weight stored as f16",
+      [] {
+        auto b = valid();
+        auto* t = root(b)->mutable_final_norm()->mutable_weight();
+        t->mutate_dtype(fb::DType::F16);
+        t->mutate_size(t->size() / 2);
+        return b;
+      },
+      INV, "final_norm.weight must be f32");
+  add(
+      "givetake without its global tokens",
+      [] {
+        EncoderConfig c = kind_config(AttentionKind::GiveTake);
+        c.num_global_tokens = 2;
+        return with_desc([](testing::OwnedDescription& o) { o.desc.global_tokens = WeightView(); }, c);
+      },
+      INV, "global_tokens is missing");
+  add(
+      "givetake convolution with an even kernel",
+      [] {
+        EncoderConfig c = kind_config(AttentionKind::GiveTake);
+        c.num_global_tokens = 2;
+        return with_desc(
+            [](testing::OwnedDescription& o) {
+              static std::vector<float> w(24 * 4, 0.1f);
+              o.desc.layers[0].conv_weight.shape = {24, 4};
+              o.desc.layers[0].conv_weight.data = w.data();
+            },
+            c);
+      },
       INV, "odd kernel");
-  add("window radius on a linformer model", [] { return with_config([](fb::Config* c) {
-        c->mutate_window_radius(4); }); }, INV, "apply to sliding window attention only");
-  add("sliding window of radius 0", [] {
+  add(
+      "window radius on a linformer model",
+      [] { return with_config([](fb::Config* c) { c->mutate_window_radius(4); }); }, INV,
+      "apply to sliding window attention only");
+  add(
+      "sliding window of radius 0",
+      [] {
         EncoderConfig c = kind_config(AttentionKind::SlidingWindow);
         c.window_radius = 0;
-        return with_desc([](testing::OwnedDescription&) {}, c); },
+        return with_desc([](testing::OwnedDescription&) {}, c);
+      },
       INV, "window_radius");
-  add("sliding window with only some global projections", [] {
+  add(
+      "sliding window with only some global projections",
+      [] {
         EncoderConfig c = kind_config(AttentionKind::SlidingWindow);
         c.window_radius = 3;
         c.global_positions = 1;
-        return with_desc([](testing::OwnedDescription& o) {
-          o.desc.layers[1].q_global = o.desc.layers[1].q;
-          o.desc.layers[1].k_global = o.desc.layers[1].k; }, c); },
+        return with_desc(
+            [](testing::OwnedDescription& o) {
+              o.desc.layers[1].q_global = o.desc.layers[1].q;
+              o.desc.layers[1].k_global = o.desc.layers[1].k;
+            },
+            c);
+      },
       INV, "layers.1.attention has some of q_global, k_global and v_global");
-  add("sliding window global bias without its projections", [] {
+  add(
+      "sliding window global bias without its projections",
+      [] {
         EncoderConfig c = kind_config(AttentionKind::SlidingWindow);
         c.window_radius = 3;
-        return with_desc([](testing::OwnedDescription& o) { o.desc.layers[0].v_global.bias = o.desc.layers[0].v.bias; }, c); },
+        return with_desc([](testing::OwnedDescription& o) { o.desc.layers[0].v_global.bias = o.desc.layers[0].v.bias; },
+                         c);
+      },
       INV, "layers.0.attention.v_global.bias is present but the configuration does not use it");
-  add("block size on a linformer model", [] { return with_config([](fb::Config* c) {
-        c->mutate_block_size(4); }); }, INV, "apply to block sparse attention only");
-  add("block sparse with block size 0", [] {
+  add(
+      "block size on a linformer model", [] { return with_config([](fb::Config* c) { c->mutate_block_size(4); }); },
+      INV, "apply to block sparse attention only");
+  add(
+      "block sparse with block size 0",
+      [] {
         EncoderConfig c = kind_config(AttentionKind::BlockSparse);
-        return with_desc([](testing::OwnedDescription&) {}, c); },
+        return with_desc([](testing::OwnedDescription&) {}, c);
+      },
       INV, "block_size = 0 is out of range");
-  add("block sparse with too many random blocks", [] {
+  add(
+      "block sparse with too many random blocks",
+      [] {
         EncoderConfig c = kind_config(AttentionKind::BlockSparse);
         c.block_size = 4;
         c.num_random_blocks = 65;
-        return with_desc([](testing::OwnedDescription&) {}, c); },
+        return with_desc([](testing::OwnedDescription&) {}, c);
+      },
       INV, "num_random_blocks = 65 is out of range");
-  add("block sparse without its random blocks", [] {
+  add(
+      "block sparse without its random blocks",
+      [] {
         EncoderConfig c = kind_config(AttentionKind::BlockSparse);
         c.block_size = 4;
         c.num_random_blocks = 2;
-        return with_desc([](testing::OwnedDescription& o) { o.desc.layers[1].random_blocks = WeightView(); }, c); },
+        return with_desc([](testing::OwnedDescription& o) { o.desc.layers[1].random_blocks = WeightView(); }, c);
+      },
       INV, "layers.1.attention.random_blocks is missing");
   for (const float bad : {9.0f, 1.5f, -1.0f, NAN}) {  // 9 blocks of 4 rows in n = 33
-    add("block sparse random block " + std::to_string(bad), [bad] {
+    add(
+        "block sparse random block " + std::to_string(bad),
+        [bad] {
           EncoderConfig c = kind_config(AttentionKind::BlockSparse);
           c.block_size = 4;
           c.num_random_blocks = 2;
-          return with_desc([bad](testing::OwnedDescription& o) {
-            const_cast<float*>(static_cast<const float*>(o.desc.layers[0].random_blocks.data))[5] = bad; }, c); },
+          return with_desc(
+              [bad](testing::OwnedDescription& o) {
+                const_cast<float*>(static_cast<const float*>(o.desc.layers[0].random_blocks.data))[5] = bad;
+              },
+              c);
+        },
         INV, "layers.0.attention.random_blocks holds");
   }
-  add("bucket size on a linformer model", [] { return with_config([](fb::Config* c) {
-        c->mutate_bucket_size(4); }); }, INV, "bucket_size and num_hashes apply to lsh attention only");
+  add(
+      "bucket size on a linformer model", [] { return with_config([](fb::Config* c) { c->mutate_bucket_size(4); }); },
+      INV, "bucket_size and num_hashes apply to lsh attention only");
   auto lsh_config = [](uint32_t bucket_size, uint32_t hashes) {
     EncoderConfig c = kind_config(AttentionKind::Lsh);
     c.bucket_size = bucket_size;
     c.num_hashes = hashes;
     return c;
   };
-  add("lsh with bucket size 0", [=] { return with_desc([](testing::OwnedDescription& o) {  // (no rotation columns)
-        for (LayerWeights& l : o.desc.layers) l.rotations = WeightView(); }, lsh_config(0, 2)); },
+  add(
+      "lsh with bucket size 0",
+      [=] {
+        return with_desc(
+            [](testing::OwnedDescription& o) {  // (no rotation columns)
+              for (LayerWeights& l : o.desc.layers) l.rotations = WeightView();
+            },
+            lsh_config(0, 2));
+      },
       INV, "bucket_size = 0 is out of range");
-  add("lsh with 17 hashing rounds", [=] { return with_desc([](testing::OwnedDescription&) {}, lsh_config(4, 17)); },
+  add(
+      "lsh with 17 hashing rounds", [=] { return with_desc([](testing::OwnedDescription&) {}, lsh_config(4, 17)); },
       INV, "num_hashes = 17 is out of range");
-  add("lsh with a key projection", [=] { return with_desc([](testing::OwnedDescription& o) {
-        o.desc.layers[0].k = o.desc.layers[0].v; }, lsh_config(4, 2)); },
+  add(
+      "lsh with a key projection",
+      [=] {
+        return with_desc([](testing::OwnedDescription& o) { o.desc.layers[0].k = o.desc.layers[0].v; },
+                         lsh_config(4, 2));
+      },
       INV, "layers.0.attention.k.weight is present but the configuration does not use it");
-  add("lsh without its rotations", [=] { return with_desc([](testing::OwnedDescription& o) {
-        o.desc.layers[1].rotations = WeightView(); }, lsh_config(4, 2)); },
+  add(
+      "lsh without its rotations",
+      [=] {
+        return with_desc([](testing::OwnedDescription& o) { o.desc.layers[1].rotations = WeightView(); },
+                         lsh_config(4, 2));
+      },
       INV, "layers.1.attention.rotations is missing");
-  add("lsh rotations for other rounds", [=] { return with_desc([](testing::OwnedDescription& o) {
-        o.desc.layers[0].rotations.shape[0] = 1; }, lsh_config(4, 2)); },
+  add(
+      "lsh rotations for other rounds",
+      [=] {
+        return with_desc([](testing::OwnedDescription& o) { o.desc.layers[0].rotations.shape[0] = 1; },
+                         lsh_config(4, 2));
+      },
       INV, "layers.0.attention.rotations has shape");
   for (const float bad : {NAN, INFINITY}) {
-    add("lsh rotation " + std::to_string(bad), [=] { return with_desc([bad](testing::OwnedDescription& o) {
-          const_cast<float*>(static_cast<const float*>(o.desc.layers[1].rotations.data))[7] = bad; }, lsh_config(4, 2)); },
+    add(
+        "lsh rotation " + std::to_string(bad),
+        [=] {
+          return with_desc(
+              [bad](testing::OwnedDescription& o) {
+                const_cast<float*>(static_cast<const float*>(o.desc.layers[1].rotations.data))[7] = bad;
+              },
+              lsh_config(4, 2));
+        },
         INV, "layers.1.attention.rotations holds a non-finite value at element 7");
   }
-  add("classifier activation gelu on an LM head model", [] {
+  add(
+      "classifier activation gelu on an LM head model",
+      [] {
         EncoderConfig c = small_config();
         c.head = HeadKind::LmLogits;
         c.classifier_activation = Activation::GeluErf;
-        return with_desc([](testing::OwnedDescription&) {}, c); },
+        return with_desc([](testing::OwnedDescription&) {}, c);
+      },
       INV, "classifier_activation applies to classifier heads only");
-  add("unknown classifier activation", [] { return with_config([](fb::Config* c) {
-        c->mutate_classifier_activation(fb::Activation(4)); }); }, INV, "unknown classifier activation");
-  add("reversible merge mean on pre-norm layers", [] {
+  add(
+      "unknown classifier activation",
+      [] { return with_config([](fb::Config* c) { c->mutate_classifier_activation(fb::Activation(4)); }); }, INV,
+      "unknown classifier activation");
+  add(
+      "reversible merge mean on pre-norm layers",
+      [] {
         EncoderConfig c = small_config();
         c.reversible_merge = ReversibleMerge::Mean;
-        return with_desc([](testing::OwnedDescription&) {}, c); },
+        return with_desc([](testing::OwnedDescription&) {}, c);
+      },
       INV, "reversible_merge applies to reversible layers only");
-  add("unknown reversible merge", [] { return with_config([](fb::Config* c) {
-        c->mutate_reversible_merge(fb::ReversibleMerge(2)); }); }, INV, "unknown reversible merge");
-  add("causal full attention", [] { return with_config([](fb::Config* c) {
-        c->mutate_causal(fb::CausalMode::Causal); }); }, INV, "causal mode is only defined for linear");
+  add(
+      "unknown reversible merge",
+      [] { return with_config([](fb::Config* c) { c->mutate_reversible_merge(fb::ReversibleMerge(2)); }); }, INV,
+      "unknown reversible merge");
+  add(
+      "causal full attention",
+      [] { return with_config([](fb::Config* c) { c->mutate_causal(fb::CausalMode::Causal); }); }, INV,
+      "causal mode is only defined for linear");
   // The tokenizer table (linfer/format/tokenizer.h): each made from a valid one by one change.
   auto tokenizer = [](int kind, std::function<void(convert::TokenizerData&, TokenizerView&)> f) {
     return [kind, f] {
@@ -327,71 +633,94 @@ std::vector<BadCase> catalogue() {
       return model_bytes(o.desc, /*validate=*/false);
     };
   };
-  add("tokenizer piece ending outside its bytes", tokenizer(0, [](auto& t, TokenizerView& v) {
-        t.piece_ends[3] = uint32_t(t.piece_bytes.size() + 5); }), INV, "tokenizer: piece 3 is empty or ends outside");
-  add("tokenizer with an empty piece", tokenizer(0, [](auto& t, TokenizerView& v) {
-        t.piece_ends[4] = t.piece_ends[3]; }), INV, "tokenizer: piece 4 is empty");
-  add("WordPiece piece not UTF-8", tokenizer(0, [](auto& t, TokenizerView& v) {
-        t.piece_bytes[0] = char(0xC3); }), INV, "tokenizer: piece 0 is not UTF-8");
-  add("tokenizer piece repeated", tokenizer(0, [](auto& t, TokenizerView& v) {
-        t.piece_bytes[t.piece_ends[9]] = ','; }), INV, "tokenizer: piece 10 repeats an earlier piece");
-  add("tokenizer larger than the model's vocabulary", tokenizer(1, [](auto& t, TokenizerView& v) {
-        static std::vector<uint32_t> ends;
-        ends.assign(v.piece_ends, v.piece_ends + v.num_pieces);
-        while (ends.size() < 301) ends.push_back(ends.back() + 1), t.piece_bytes += "x";
-        v.piece_bytes = reinterpret_cast<const uint8_t*>(t.piece_bytes.data());
-        v.piece_bytes_size = t.piece_bytes.size();
-        v.piece_ends = ends.data();
-        v.num_pieces = 301; }),
+  add("tokenizer piece ending outside its bytes",
+      tokenizer(0, [](auto& t, TokenizerView& v) { t.piece_ends[3] = uint32_t(t.piece_bytes.size() + 5); }), INV,
+      "tokenizer: piece 3 is empty or ends outside");
+  add("tokenizer with an empty piece",
+      tokenizer(0, [](auto& t, TokenizerView& v) { t.piece_ends[4] = t.piece_ends[3]; }), INV,
+      "tokenizer: piece 4 is empty");
+  add("WordPiece piece not UTF-8", tokenizer(0, [](auto& t, TokenizerView& v) { t.piece_bytes[0] = char(0xC3); }), INV,
+      "tokenizer: piece 0 is not UTF-8");
+  add("tokenizer piece repeated", tokenizer(0, [](auto& t, TokenizerView& v) { t.piece_bytes[t.piece_ends[9]] = ','; }),
+      INV, "tokenizer: piece 10 repeats an earlier piece");
+  add("tokenizer larger than the model's vocabulary",
+      tokenizer(1,
+                [](auto& t, TokenizerView& v) {
+                  static std::vector<uint32_t> ends;
+                  ends.assign(v.piece_ends, v.piece_ends + v.num_pieces);
+                  while (ends.size() < 301) ends.push_back(ends.back() + 1), t.piece_bytes += "x";
+                  v.piece_bytes = reinterpret_cast<const uint8_t*>(t.piece_bytes.data());
+                  v.piece_bytes_size = t.piece_bytes.size();
+                  v.piece_ends = ends.data();
+                  v.num_pieces = 301;
+                }),
       INV, "tokenizer: 301 pieces do not fit the model's vocabulary of 300");
-  add("tokenizer model id outside the vocabulary", tokenizer(0, [](auto& t, TokenizerView& v) {
-        static std::vector<uint32_t> ids;
-        ids.assign(v.num_pieces, 0);
-        ids[7] = 300;
-        v.model_ids = ids.data(); }), INV, "tokenizer: piece 7 maps to model id 300");
-  add("tokenizer merge of a missing piece", tokenizer(1, [](auto& t, TokenizerView& v) {
-        t.merges[3] = 262; }), INV, "tokenizer: merge 1 names piece 262 of 262");
-  add("tokenizer merge making no piece", tokenizer(1, [](auto& t, TokenizerView& v) {
-        t.merges[1] = 'x'; }), INV, "tokenizer: merge 0 makes a piece that is not in the vocabulary");
-  add("byte-level BPE without a byte's piece", tokenizer(1, [](auto& t, TokenizerView& v) {
-        t.piece_bytes.insert(8, "x");  // piece 7: "\x07x"
-        for (uint32_t i = 7; i < v.num_pieces; ++i) ++t.piece_ends[i];
-        v.piece_bytes = reinterpret_cast<const uint8_t*>(t.piece_bytes.data());
-        v.piece_bytes_size = t.piece_bytes.size(); }), INV, "tokenizer: byte-level BPE has no piece for byte 7");
-  add("tokenizer unknown piece out of range", tokenizer(0, [](auto& t, TokenizerView& v) { v.unk_id = 15; }),
-      INV, "tokenizer: unknown piece 15 is not a piece");
-  add("WordPiece without an unknown piece", tokenizer(0, [](auto& t, TokenizerView& v) { v.unk_id = -1; }),
-      INV, "WordPiece needs an unknown piece");
-  add("tokenizer template id outside the vocabulary", tokenizer(0, [](auto& t, TokenizerView& v) {
-        v.suffix = {300}; }), INV, "tokenizer: template id 300 is outside the model's vocabulary of 300");
-  add("tokenizer added piece out of range", tokenizer(1, [](auto& t, TokenizerView& v) { v.added = {262}; }),
-      INV, "tokenizer: added piece 262 is not a piece");
-  add("tokenizer of unknown kind", tokenizer(0, [](auto& t, TokenizerView& v) { v.kind = TokenizerKind(7); }),
-      INV, "tokenizer: unknown kind 7");
-  add("tokenizer longest word of 0 characters", tokenizer(0, [](auto& t, TokenizerView& v) {
-        v.max_word_chars = 0; }), INV, "tokenizer: longest word of 0 characters");
-  add("tokenizer with a 17-byte continuing prefix", tokenizer(0, [](auto& t, TokenizerView& v) {
-        v.continuing_prefix = std::string(17, '#'); }), INV, "continuing prefix is longer than 16 bytes");
-  add("Unigram with byte fallback", tokenizer(3, [](auto& t, TokenizerView& v) { v.byte_fallback = true; }),
-      INV, "tokenizer: byte fallback is not supported with the Unigram kind");
-  add("added piece flags not one per added piece", tokenizer(3, [](auto& t, TokenizerView& v) {
-        v.added_flags.pop_back(); }), INV, "tokenizer: 4 flags for 5 added pieces");
-  add("added piece flags of unknown bits", tokenizer(3, [](auto& t, TokenizerView& v) { v.added_flags[4] = 9; }),
-      INV, "tokenizer: added piece flags 9 (0 to 7 allowed)");
-  add("normalized added piece on WordPiece", tokenizer(0, [](auto& t, TokenizerView& v) {
-        v.added = {4};
-        v.added_flags = {kAddedNormalized}; }), INV, "matched in the normalized text is supported with the Unigram kind only");
-  add("Unigram space runs of unknown mode", tokenizer(3, [](auto& t, TokenizerView& v) { v.space_runs = 3; }),
-      INV, "tokenizer: space runs mode 3 (0 to 2 allowed)");
-  add("Unigram prepend scheme out of range", tokenizer(3, [](auto& t, TokenizerView& v) { v.prepend_scheme = 3; }),
-      INV, "tokenizer: prepend scheme 3 (0 to 2 allowed)");
-  add("Metaspace settings on WordPiece", tokenizer(0, [](auto& t, TokenizerView& v) { v.strip_right = true; }),
-      INV, "belong to the Unigram kind");
-  add("normalized added piece holding a space", tokenizer(3, [](auto& t, TokenizerView& v) {
-        t.pieces[9] = "<m k>";
-        v = t.view(); }), INV, "is matched in the normalized text but is longer than 256 bytes, holds a space");
-  add("Unigram without its unknown piece", tokenizer(3, [](auto& t, TokenizerView& v) { v.unk_id = 5; }),
-      INV, "SentencePiece needs its unknown piece");
+  add("tokenizer model id outside the vocabulary",
+      tokenizer(0,
+                [](auto& t, TokenizerView& v) {
+                  static std::vector<uint32_t> ids;
+                  ids.assign(v.num_pieces, 0);
+                  ids[7] = 300;
+                  v.model_ids = ids.data();
+                }),
+      INV, "tokenizer: piece 7 maps to model id 300");
+  add("tokenizer merge of a missing piece", tokenizer(1, [](auto& t, TokenizerView& v) { t.merges[3] = 262; }), INV,
+      "tokenizer: merge 1 names piece 262 of 262");
+  add("tokenizer merge making no piece", tokenizer(1, [](auto& t, TokenizerView& v) { t.merges[1] = 'x'; }), INV,
+      "tokenizer: merge 0 makes a piece that is not in the vocabulary");
+  add("byte-level BPE without a byte's piece",
+      tokenizer(1,
+                [](auto& t, TokenizerView& v) {
+                  t.piece_bytes.insert(8, "x");  // piece 7: "\x07x"
+                  for (uint32_t i = 7; i < v.num_pieces; ++i) ++t.piece_ends[i];
+                  v.piece_bytes = reinterpret_cast<const uint8_t*>(t.piece_bytes.data());
+                  v.piece_bytes_size = t.piece_bytes.size();
+                }),
+      INV, "tokenizer: byte-level BPE has no piece for byte 7");
+  add("tokenizer unknown piece out of range", tokenizer(0, [](auto& t, TokenizerView& v) { v.unk_id = 15; }), INV,
+      "tokenizer: unknown piece 15 is not a piece");
+  add("WordPiece without an unknown piece", tokenizer(0, [](auto& t, TokenizerView& v) { v.unk_id = -1; }), INV,
+      "WordPiece needs an unknown piece");
+  add("tokenizer template id outside the vocabulary", tokenizer(0, [](auto& t, TokenizerView& v) { v.suffix = {300}; }),
+      INV, "tokenizer: template id 300 is outside the model's vocabulary of 300");
+  add("tokenizer added piece out of range", tokenizer(1, [](auto& t, TokenizerView& v) { v.added = {262}; }), INV,
+      "tokenizer: added piece 262 is not a piece");
+  add("tokenizer of unknown kind", tokenizer(0, [](auto& t, TokenizerView& v) { v.kind = TokenizerKind(7); }), INV,
+      "tokenizer: unknown kind 7");
+  add("tokenizer longest word of 0 characters", tokenizer(0, [](auto& t, TokenizerView& v) { v.max_word_chars = 0; }),
+      INV, "tokenizer: longest word of 0 characters");
+  add("tokenizer with a 17-byte continuing prefix",
+      tokenizer(0, [](auto& t, TokenizerView& v) { v.continuing_prefix = std::string(17, '#'); }), INV,
+      "continuing prefix is longer than 16 bytes");
+  add("Unigram with byte fallback", tokenizer(3, [](auto& t, TokenizerView& v) { v.byte_fallback = true; }), INV,
+      "tokenizer: byte fallback is not supported with the Unigram kind");
+  add("added piece flags not one per added piece",
+      tokenizer(3, [](auto& t, TokenizerView& v) { v.added_flags.pop_back(); }), INV,
+      "tokenizer: 4 flags for 5 added pieces");
+  add("added piece flags of unknown bits", tokenizer(3, [](auto& t, TokenizerView& v) { v.added_flags[4] = 9; }), INV,
+      "tokenizer: added piece flags 9 (0 to 7 allowed)");
+  add("normalized added piece on WordPiece",
+      tokenizer(0,
+                [](auto& t, TokenizerView& v) {
+                  v.added = {4};
+                  v.added_flags = {kAddedNormalized};
+                }),
+      INV, "matched in the normalized text is supported with the Unigram kind only");
+  add("Unigram space runs of unknown mode", tokenizer(3, [](auto& t, TokenizerView& v) { v.space_runs = 3; }), INV,
+      "tokenizer: space runs mode 3 (0 to 2 allowed)");
+  add("Unigram prepend scheme out of range", tokenizer(3, [](auto& t, TokenizerView& v) { v.prepend_scheme = 3; }), INV,
+      "tokenizer: prepend scheme 3 (0 to 2 allowed)");
+  add("Metaspace settings on WordPiece", tokenizer(0, [](auto& t, TokenizerView& v) { v.strip_right = true; }), INV,
+      "belong to the Unigram kind");
+  add("normalized added piece holding a space",
+      tokenizer(3,
+                [](auto& t, TokenizerView& v) {
+                  t.pieces[9] = "<m k>";
+                  v = t.view();
+                }),
+      INV, "is matched in the normalized text but is longer than 256 bytes, holds a space");
+  add("Unigram without its unknown piece", tokenizer(3, [](auto& t, TokenizerView& v) { v.unk_id = 5; }), INV,
+      "SentencePiece needs its unknown piece");
   return cases;
 }
 
@@ -413,7 +742,8 @@ TEST_CASE("catalogue of bad model files: clear errors from the C API") {
     CAPTURE(c.name);
     const std::vector<uint8_t> bytes = c.make();
     linfer_model* m = nullptr;
-    const linfer_status st = linfer_model_load_from_memory(bytes.empty() ? "" : (const void*)bytes.data(), bytes.size(), &m);
+    const linfer_status st =
+        linfer_model_load_from_memory(bytes.empty() ? "" : (const void*)bytes.data(), bytes.size(), &m);
     CHECK(st == c.status);
     CHECK(m == nullptr);
     const std::string msg = linfer_last_error();
@@ -427,7 +757,11 @@ TEST_CASE("catalogue of bad model files: linfer-run exits non-zero with one line
   const std::string dir = std::string(LINFER_TEST_TMP) + "/bad_models";
   std::system(("mkdir -p " + dir).c_str());
   const std::string ids = dir + "/ids.txt";
-  { FILE* f = std::fopen(ids.c_str(), "w"); std::fputs("1 2 3\n", f); std::fclose(f); }
+  {
+    FILE* f = std::fopen(ids.c_str(), "w");
+    std::fputs("1 2 3\n", f);
+    std::fclose(f);
+  }
   int index = 0;
   for (const BadCase& c : catalogue()) {
     CAPTURE(c.name);

@@ -43,8 +43,9 @@ std::string model(const std::string& dtype) {
   if (access(lfm.c_str(), F_OK) != 0) {
     std::system(("mkdir -p " + kTmp).c_str());
     int code = 0;
-    const std::string out = run_command(std::string(LINFER_CONVERT_PATH) + " " + kGolden +
-                                            "/checkpoint.safetensors -o " + lfm + " --dtype " + dtype, &code);
+    const std::string out = run_command(
+        std::string(LINFER_CONVERT_PATH) + " " + kGolden + "/checkpoint.safetensors -o " + lfm + " --dtype " + dtype,
+        &code);
     REQUIRE_MESSAGE(code == 0, out);
   }
   return lfm;
@@ -72,15 +73,16 @@ TEST_CASE("linfer-bench --dump is the output of the timed runs on the --ids, as 
     const std::string lfm = model(dtype);
     const std::string ids = kGolden + "/ids_32.txt";
     int code = 0;
-    std::string out = bench(lfm + " --ids " + ids + " --threads 2 --runs 3 --warmup 1 --dump " + kTmp + "/bench_" +
-                                dtype + ".npy", &code);
+    std::string out = bench(
+        lfm + " --ids " + ids + " --threads 2 --runs 3 --warmup 1 --dump " + kTmp + "/bench_" + dtype + ".npy", &code);
     REQUIRE_MESSAGE(code == 0, out);
     // The suite parses these lines.
     CHECK(out.find("latency_ms: median ") != std::string::npos);
     CHECK(out.find("seq_len: 32, threads: 2, runs: 3") != std::string::npos);
     CHECK(out.find("dump: " + kTmp + "/bench_" + dtype + ".npy (float32 [32, 32]") != std::string::npos);
-    out = run_command(std::string(LINFER_RUN_PATH) + " " + lfm + " --ids " + ids + " --dump " + kTmp + "/run_" +
-                          dtype + ".npy", &code);
+    out = run_command(
+        std::string(LINFER_RUN_PATH) + " " + lfm + " --ids " + ids + " --dump " + kTmp + "/run_" + dtype + ".npy",
+        &code);
     REQUIRE_MESSAGE(code == 0, out);
     const Npy b = load(kTmp + "/bench_" + dtype + ".npy");
     const Npy r = load(kTmp + "/run_" + dtype + ".npy");
@@ -104,12 +106,14 @@ TEST_CASE("linfer-bench --ids with --seq-len uses the first --seq-len ids") {
   const std::vector<std::string> all = read_ids(kGolden + "/ids_32.txt");
   write_ids(kTmp + "/ids_first7.txt", std::vector<std::string>(all.begin(), all.begin() + 7));
   int code = 0;
-  std::string out = bench(lfm + " --ids " + kGolden + "/ids_32.txt --seq-len 7 --runs 2 --threads 2 --dump " + kTmp +
-                              "/first7_bench.npy", &code);
+  std::string out = bench(
+      lfm + " --ids " + kGolden + "/ids_32.txt --seq-len 7 --runs 2 --threads 2 --dump " + kTmp + "/first7_bench.npy",
+      &code);
   REQUIRE_MESSAGE(code == 0, out);
   CHECK(out.find("seq_len: 7,") != std::string::npos);
   out = run_command(std::string(LINFER_RUN_PATH) + " " + lfm + " --ids " + kTmp + "/ids_first7.txt --dump " + kTmp +
-                        "/first7_run.npy", &code);
+                        "/first7_run.npy",
+                    &code);
   REQUIRE_MESSAGE(code == 0, out);
   const Npy b = load(kTmp + "/first7_bench.npy");
   CHECK(b.shape == std::vector<size_t>{7, 32});
@@ -126,7 +130,8 @@ TEST_CASE("linfer-bench --dump without --ids dumps the random-id run; the format
   REQUIRE_MESSAGE(code == 0, out);
   CHECK(out.find("dump:") == std::string::npos);
   CHECK(out.find("ids:") == std::string::npos);
-  for (const char* line : {"latency_ms: median ", "gflops: ", "arena_bytes: ", "packed_weight_bytes: ", "peak_rss_bytes: "})
+  for (const char* line :
+       {"latency_ms: median ", "gflops: ", "arena_bytes: ", "packed_weight_bytes: ", "peak_rss_bytes: "})
     CHECK(out.find(line) != std::string::npos);
 }
 

@@ -15,8 +15,8 @@
 using namespace linfer;
 
 TEST_CASE("sessions on one shared model run concurrently with identical results") {
-  for (AttentionKind kind : {AttentionKind::Linformer, AttentionKind::FullSoftmax,
-                            AttentionKind::LinearElu, AttentionKind::GiveTake}) {
+  for (AttentionKind kind :
+       {AttentionKind::Linformer, AttentionKind::FullSoftmax, AttentionKind::LinearElu, AttentionKind::GiveTake}) {
     if (testing::skip_unless_built(testing::kind_name(kind), "in-memory model")) continue;
     EncoderConfig c = testing::small_config();
     c.attention_kind = kind;

@@ -113,8 +113,8 @@ void check_deterministic(const Model& model) {
         for (int repeat = 0; repeat < 2; ++repeat) {
           std::vector<float> out = run(s, in, lengths[i]);
           if (reference.size() <= i) reference.push_back(out);
-          CHECK_MESSAGE(differences(out, reference[i]) == 0,
-                        differences(out, reference[i]) << " of " << out.size() << " values differ");
+          CHECK_MESSAGE(differences(out, reference[i]) == 0, differences(out, reference[i])
+                                                                 << " of " << out.size() << " values differ");
         }
       }
     }

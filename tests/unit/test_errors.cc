@@ -176,8 +176,8 @@ TEST_CASE("every kind of failure reaches the C API with its code and its message
   opt.arena = arena.data();
   opt.arena_size = bytes - 64;
   CHECK(linfer_session_create(m.get(), &opt, &s) == LINFER_ERROR_BUFFER_TOO_SMALL);
-  CHECK(std::string(linfer_last_error()) == "the arena is too small: " + std::to_string(bytes - 64) +
-                                               " bytes given, " + std::to_string(bytes) + " needed");
+  CHECK(std::string(linfer_last_error()) ==
+        "the arena is too small: " + std::to_string(bytes - 64) + " bytes given, " + std::to_string(bytes) + " needed");
   CHECK(s == nullptr);
   // LINFER_ERROR_UNSUPPORTED: an option this build left out (or, where XNNPACK is built, a session).
   opt = linfer_session_options_default();
@@ -312,7 +312,8 @@ TEST_CASE("a model of an attention kind this build left out is refused at load, 
         CHECK(m == nullptr);
         CHECK(std::string(linfer_last_error()) == "attention kind '" + kind +
                                                       "' is not in this build (configure with "
-                                                      "-DLINFER_ATTENTION_KINDS including " + kind + ")");
+                                                      "-DLINFER_ATTENTION_KINDS including " +
+                                                      kind + ")");
         refused += st == LINFER_ERROR_UNSUPPORTED && !from_memory;
       }
       linfer_model_free(m);

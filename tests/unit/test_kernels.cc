@@ -97,8 +97,7 @@ TEST_CASE("layernorm_f32: fast matches reference") {
 TEST_CASE("elementwise kernels: fast matches reference") {
   for (size_t n : kOddSizes) {
     const auto x = random_vec(n, uint32_t(n), 3.0f);
-    auto check = [&](void (*ref)(float*, size_t), void (*fast)(float*, size_t), const char* name,
-                     double tol) {
+    auto check = [&](void (*ref)(float*, size_t), void (*fast)(float*, size_t), const char* name, double tol) {
       auto a = x, b = x;
       ref(a.data(), n);
       fast(b.data(), n);
@@ -164,8 +163,7 @@ TEST_CASE("sum_f32: fast matches reference") {
   for (size_t n : kOddSizes) {
     const auto x = random_vec(n, uint32_t(n));
     const float ref = sum_f32_ref(x.data(), n);
-    CHECK_MESSAGE(std::fabs(sum_f32_hwy(x.data(), n) - ref) < 1e-5 * (1.0 + std::sqrt(double(n))),
-                  "n " << n);
+    CHECK_MESSAGE(std::fabs(sum_f32_hwy(x.data(), n) - ref) < 1e-5 * (1.0 + std::sqrt(double(n))), "n " << n);
   }
   CHECK(sum_f32_hwy(nullptr, 0) == 0.0f);
 }
@@ -189,8 +187,8 @@ TEST_CASE("gemm_f32: fast matches reference") {
 namespace {
 // A dense layer's weights in panel layout, made from row-major random values of dtype.
 struct PackedDense {
-  std::vector<float> w;        // the row-major values as f32 (int8: q * scale)
-  std::vector<uint8_t> raw;    // row-major in dtype
+  std::vector<float> w;      // the row-major values as f32 (int8: q * scale)
+  std::vector<uint8_t> raw;  // row-major in dtype
   std::vector<float> scales, bias;
   std::vector<int32_t> sums;
   std::vector<uint8_t, std::allocator<uint8_t>> panels_storage;
@@ -288,8 +286,11 @@ TEST_CASE("dense kernels: every kernel for every weight dtype matches the refere
     const DenseKernel& ref = dense_kernel_ref(dtype);
     std::vector<const DenseKernel*> kernels;
     for (size_t ki = 0; ki < count; ++ki) {
-      if (cpu_has(all[ki]->isa)) kernels.push_back(all[ki]);
-      else MESSAGE("skipped " << std::string(all[ki]->name) << ": this CPU lacks " << std::string(to_string(all[ki]->isa)));
+      if (cpu_has(all[ki]->isa))
+        kernels.push_back(all[ki]);
+      else
+        MESSAGE("skipped " << std::string(all[ki]->name) << ": this CPU lacks "
+                           << std::string(to_string(all[ki]->isa)));
     }
     std::vector<size_t> kernel_checks(kernels.size());
     // Rows: every remainder of the 6-row (x86), 4-row, 8-row (Arm f16, i8mm) and 2-row (Arm int8)
@@ -321,7 +322,8 @@ TEST_CASE("dense kernels: every kernel for every weight dtype matches the refere
           for (bool with_bias : {true, false})
             for (const DenseEpilogue e : kEpilogues) {
               wants.push_back(y0);
-              ref.run(p.view(dtype, out, in, groups, g, with_bias), input_ref, rows, wants.back().data(), y_stride, 0, go, e);
+              ref.run(p.view(dtype, out, in, groups, g, with_bias), input_ref, rows, wants.back().data(), y_stride, 0,
+                      go, e);
             }
           for (size_t ki = 0; ki < kernels.size(); ++ki) {
             const DenseKernel& kernel = *kernels[ki];
@@ -367,7 +369,8 @@ TEST_CASE("dense kernels: every kernel for every weight dtype matches the refere
                   size_t wrong = 0;
                   for (size_t r = 0; r < rows; ++r)
                     for (size_t o = 0; o < y_stride; ++o)
-                      wrong += part[r * y_stride + o] != (o >= 16 && o < go ? got[r * y_stride + o] : y0[r * y_stride + o]);
+                      wrong +=
+                          part[r * y_stride + o] != (o >= 16 && o < go ? got[r * y_stride + o] : y0[r * y_stride + o]);
                   CHECK(wrong == 0);
                 }
                 ++checked;
@@ -387,7 +390,8 @@ namespace {
 const DenseKernel* fp16_arithmetic_kernel_or_note() {
   const DenseKernel* k = select_dense_f16_fp16_arithmetic(best_isa());
   if (!k) {
-    const std::string why = cpu_has_fp16_arithmetic() ? "this build has none" : "this CPU has no fp16 arithmetic (ASIMDHP)";
+    const std::string why =
+        cpu_has_fp16_arithmetic() ? "this build has none" : "this CPU has no fp16 arithmetic (ASIMDHP)";
     MESSAGE("fp16 arithmetic kernel not tested: " << why);
   }
 #if defined(__aarch64__)
@@ -469,7 +473,8 @@ TEST_CASE("dense_f16_neonfp16: fp16 arithmetic within the f16 rounding bound of 
             CAPTURE(e.accumulate);
             CAPTURE(with_bias);
             const DenseWeights w = p.view(DType::F16, out, in, 1, 0, with_bias);
-            const double slope = e.activation == DenseActivation::GeluErf || e.activation == DenseActivation::GeluTanh ? 1.13 : 1.0;
+            const double slope =
+                e.activation == DenseActivation::GeluErf || e.activation == DenseActivation::GeluTanh ? 1.13 : 1.0;
             for (size_t n_begin : {size_t(0), size_t(16)}) {
               if (n_begin >= out) continue;
               std::vector<float> want = y0, got = y0;
@@ -705,7 +710,8 @@ TEST_CASE("dense kernel selection: the cap is obeyed, the portable kernel runs e
     MESSAGE(std::string(linfer::to_string(dtype)) << ": " << std::string(best.name));
     CHECK(cpu_has(best.isa));
     CHECK(std::string(select_dense_kernel(dtype, Isa::Generic).name).find("generic") != std::string::npos);
-    for (Isa cap : {Isa::X86Avx2, Isa::X86AvxVnni, Isa::X86Avx512, Isa::ArmDsp, Isa::ArmNeon, Isa::ArmNeonDot, Isa::ArmNeonI8mm}) {
+    for (Isa cap : {Isa::X86Avx2, Isa::X86AvxVnni, Isa::X86Avx512, Isa::ArmDsp, Isa::ArmNeon, Isa::ArmNeonDot,
+                    Isa::ArmNeonI8mm}) {
       const DenseKernel& k = select_dense_kernel(dtype, cap);
       CHECK(cpu_has(k.isa));
       CHECK(isa_within(k.isa, cap));
@@ -723,15 +729,23 @@ TEST_CASE("attention_f32: fast matches reference") {
   // Up to 700 keys: full attention crosses several key blocks of the online softmax.
   for (size_t keys : {1, 5, 16, 33, 128, 257, 700})
     for (size_t dh : {1, 7, 16, 33}) {
-      const size_t rows = 11, q_stride = dh * 2 + 1, kt_stride = keys + 2, v_stride = dh + 5,
-                   o_stride = dh * 2 + 1;
+      const size_t rows = 11, q_stride = dh * 2 + 1, kt_stride = keys + 2, v_stride = dh + 5, o_stride = dh * 2 + 1;
       auto q = random_vec(rows * q_stride, uint32_t(keys + dh), 2.0f);
       auto kt = random_vec(dh * kt_stride, uint32_t(keys * dh), 2.0f);
       auto v = random_vec(keys * v_stride, 5);
       std::vector<float> ref(rows * o_stride, 0.0f), fast(rows * o_stride, 0.0f);
       std::vector<float> scratch(attention_f32_scratch_floats(keys, dh));
-      AttentionHeadArgs a{q.data(), q_stride, kt.data(), kt_stride, v.data(), v_stride, nullptr,
-                          o_stride, dh, keys, 1.0f / std::sqrt(float(dh))};
+      AttentionHeadArgs a{q.data(),
+                          q_stride,
+                          kt.data(),
+                          kt_stride,
+                          v.data(),
+                          v_stride,
+                          nullptr,
+                          o_stride,
+                          dh,
+                          keys,
+                          1.0f / std::sqrt(float(dh))};
       a.o = ref.data();
       attention_f32_ref(a, 0, rows, scratch.data());
       a.o = fast.data();
@@ -747,9 +761,9 @@ TEST_CASE("attention_f32 sliding window: fast matches reference on every Highway
   struct Case {
     size_t keys, radius, global, first_row, rows;
   };
-  const Case cases[] = {{1, 1, 0, 0, 1},       {9, 1, 0, 0, 9},      {40, 3, 2, 0, 40},   {40, 3, 2, 17, 11},
-                        {300, 2, 1, 250, 50},  {700, 200, 3, 0, 40}, {700, 200, 3, 300, 27},
-                        {700, 5, 0, 680, 20},  {1100, 300, 5, 400, 19}, {64, 100, 64, 0, 64}};
+  const Case cases[] = {{1, 1, 0, 0, 1},         {9, 1, 0, 0, 9},      {40, 3, 2, 0, 40},      {40, 3, 2, 17, 11},
+                        {300, 2, 1, 250, 50},    {700, 200, 3, 0, 40}, {700, 200, 3, 300, 27}, {700, 5, 0, 680, 20},
+                        {1100, 300, 5, 400, 19}, {64, 100, 64, 0, 64}};
   for (Isa cap : kHwyCaps)
     for (const Case& c : cases)
       for (size_t dh : {7, 32}) {
@@ -766,8 +780,17 @@ TEST_CASE("attention_f32 sliding window: fast matches reference on every Highway
         auto v = random_vec(c.keys * v_stride, uint32_t(c.global + 7));
         std::vector<float> ref(c.rows * o_stride, 0.0f), fast(c.rows * o_stride, 0.0f);
         std::vector<float> scratch(attention_f32_scratch_floats(c.keys, dh));
-        AttentionHeadArgs a{q.data(), q_stride, kt.data(), kt_stride, v.data(), v_stride, nullptr,
-                            o_stride, dh, c.keys, 1.0f / std::sqrt(float(dh))};
+        AttentionHeadArgs a{q.data(),
+                            q_stride,
+                            kt.data(),
+                            kt_stride,
+                            v.data(),
+                            v_stride,
+                            nullptr,
+                            o_stride,
+                            dh,
+                            c.keys,
+                            1.0f / std::sqrt(float(dh))};
         a.windowed = true;
         a.window_radius = c.radius;
         a.global_keys = c.global;
@@ -817,8 +840,17 @@ TEST_CASE("attention_f32 key spans (block sparse): fast matches reference on eve
         auto v = random_vec(c.keys * v_stride, uint32_t(c.rows + 7));
         std::vector<float> ref(c.rows * o_stride, 0.0f), fast(c.rows * o_stride, 0.0f);
         std::vector<float> scratch(attention_f32_scratch_floats(c.keys, dh));
-        AttentionHeadArgs a{q.data(), q_stride, kt.data(), kt_stride, v.data(), v_stride, nullptr,
-                            o_stride, dh, c.keys, 1.0f / std::sqrt(float(dh))};
+        AttentionHeadArgs a{q.data(),
+                            q_stride,
+                            kt.data(),
+                            kt_stride,
+                            v.data(),
+                            v_stride,
+                            nullptr,
+                            o_stride,
+                            dh,
+                            c.keys,
+                            1.0f / std::sqrt(float(dh))};
         a.key_spans = c.spans.data();
         a.key_span_count = c.spans.size() / 2;
         a.o = ref.data();
@@ -860,7 +892,7 @@ TEST_CASE("lsh_chunk_f32: fast matches reference on every Highway target") {
     size_t rows, back;
     bool causal;
   };
-  const Case cases[] = {{1, 1, false}, {1, 1, true}, {4, 4, true},  {7, 6, false},
+  const Case cases[] = {{1, 1, false}, {1, 1, true},   {4, 4, true},    {7, 6, false},
                         {3, 0, true},  {64, 64, true}, {64, 64, false}, {50, 64, true}};
   for (Isa cap : kHwyCaps)
     for (const Case& c : cases)
@@ -884,9 +916,17 @@ TEST_CASE("lsh_chunk_f32: fast matches reference on every Highway target") {
         if (c.back > 1) back_pos[1] = q_pos[0];
         std::vector<float> o_ref(c.rows * dh), o_fast(c.rows * dh), lse_ref(c.rows), lse_fast(c.rows);
         std::vector<float> scratch(lsh_chunk_scratch_floats(c.rows, c.rows + c.back));
-        LshChunkArgs a{q.data(), q_pos.data(),
-                       {{kt_own.data(), v_own.data(), q_pos.data(), c.rows}, {kt_back.data(), v_back.data(), back_pos.data(), c.back}},
-                       c.rows, dh, 1.0f / std::sqrt(float(dh)), -5e4f, c.causal, o_ref.data(), lse_ref.data()};
+        LshChunkArgs a{q.data(),
+                       q_pos.data(),
+                       {{kt_own.data(), v_own.data(), q_pos.data(), c.rows},
+                        {kt_back.data(), v_back.data(), back_pos.data(), c.back}},
+                       c.rows,
+                       dh,
+                       1.0f / std::sqrt(float(dh)),
+                       -5e4f,
+                       c.causal,
+                       o_ref.data(),
+                       lse_ref.data()};
         lsh_chunk_f32_ref(a, scratch.data());
         a.o = o_fast.data();
         a.lse = lse_fast.data();
@@ -915,8 +955,8 @@ TEST_CASE("softmax_quantize_rows: fast matches reference in every form, within h
           const size_t rows = 6, stride = n + 3, bytes = int8_form_two_bytes(form) ? 2 : 1;
           const size_t padded = linfer::int8_padded_inputs(uint32_t(n)), q_stride = padded * bytes + 8;
           auto x = random_vec(rows * stride, uint32_t(n * 3 + 1), 4.0f);
-          x[1 * stride + n / 2] = 60.0f;                                  // one dominant score
-          for (size_t j = 0; j < n; ++j) x[2 * stride + j] = -3.0f;       // all equal: every q is 127
+          x[1 * stride + n / 2] = 60.0f;                             // one dominant score
+          for (size_t j = 0; j < n; ++j) x[2 * stride + j] = -3.0f;  // all equal: every q is 127
           std::vector<int8_t> q_ref(rows * q_stride, 0x5a), q_fast(rows * q_stride, 0x5a);
           std::vector<float> s_ref(rows), s_fast(rows);
           softmax_quantize_rows_ref(x.data(), stride, rows, n, scale, form, q_ref.data(), q_stride, s_ref.data());
@@ -924,10 +964,14 @@ TEST_CASE("softmax_quantize_rows: fast matches reference in every form, within h
           auto value = [&](const std::vector<int8_t>& q, size_t r, size_t j) {
             const int8_t* row = q.data() + r * q_stride;
             switch (form) {
-              case Int8Form::S8: return int(row[j]);
-              case Int8Form::U8Offset: return int(reinterpret_cast<const uint8_t*>(row)[j]) - 128;
-              case Int8Form::S16: return int(reinterpret_cast<const int16_t*>(row)[j]);
-              case Int8Form::S16Pairs: return int(reinterpret_cast<const int16_t*>(row)[s16_pairs_position(j)]);
+              case Int8Form::S8:
+                return int(row[j]);
+              case Int8Form::U8Offset:
+                return int(reinterpret_cast<const uint8_t*>(row)[j]) - 128;
+              case Int8Form::S16:
+                return int(reinterpret_cast<const int16_t*>(row)[j]);
+              case Int8Form::S16Pairs:
+                return int(reinterpret_cast<const int16_t*>(row)[s16_pairs_position(j)]);
               case Int8Form::SplitU7: {
                 const uint8_t* g = reinterpret_cast<const uint8_t*>(row) + 8 * (j / 4);
                 return int(g[j % 4]) - int(g[4 + j % 4]);
@@ -1002,8 +1046,8 @@ TEST_CASE("performer (FAVOR+): fast state and apply match the reference on every
               for (size_t a = 0; a < d; ++a) k[j * ks + a] *= 2.0f;
             auto v = random_vec(rows * vs, uint32_t(d + rows), 1.0f);
             auto q = random_vec(rows * qs, uint32_t(d * 7 + rows), 1.5f);
-            const FavorParams p{wt.data(), d, m, map, map == linfer::FeatureMap::Softmax ? 1e-4f : 1e-3f,
-                                rows == 5 ? 1e-6f : 0.0f};
+            const FavorParams p{
+                wt.data(), d, m, map, map == linfer::FeatureMap::Softmax ? 1e-4f : 1e-3f, rows == 5 ? 1e-6f : 0.0f};
             const size_t n = favor_state_floats(m, d);
             std::vector<float> s1(n), s2(n), s3(n), scratch(favor_scratch_floats(m));
             favor_state_reset(s1.data(), m, d);
@@ -1027,7 +1071,8 @@ TEST_CASE("performer (FAVOR+): fast state and apply match the reference on every
               favor_state_reset(s4.data(), m, d);
               *favor_state(s4.data(), m, d).s = top;
               for (size_t j = 0; j < rows; ++j)
-                favor_state_add_f32_hwy(p, k.data() + j * ks, ks, v.data() + j * vs, vs, 1, d, s4.data(), scratch.data());
+                favor_state_add_f32_hwy(p, k.data() + j * ks, ks, v.data() + j * vs, vs, 1, d, s4.data(),
+                                        scratch.data());
               CHECK(*favor_state(s4.data(), m, d).s == top);
               CHECK(rel_err(s4, s2) < 1e-5);
             }
@@ -1112,8 +1157,10 @@ TEST_CASE("int8 dense kernels dequantize as the reference's fma where rounding t
   dense_kernel_ref(DType::I8).run(w, {nullptr, 0, q.data(), kp, &q_scale}, 1, want.data(), out, 0, out, {});
   // Emscripten 3.1.6's fmaf rounds twice (docs/web.md): there the reference gives 12582914 too.
   volatile float a = 8388609.0f;
-  if (std::fma(a, 1.5f, bias[0]) == 12582913.0f) CHECK(want[0] == 12582913.0f);
-  else MESSAGE("this C library's fmaf rounds twice: " << want[0]);
+  if (std::fma(a, 1.5f, bias[0]) == 12582913.0f)
+    CHECK(want[0] == 12582913.0f);
+  else
+    MESSAGE("this C library's fmaf rounds twice: " << want[0]);
   size_t count = 0;
   const DenseKernel* const* list = dense_kernels(DType::I8, &count);
   for (size_t ki = 0; ki < count; ++ki) {
@@ -1141,18 +1188,21 @@ TEST_CASE("every int8 quantizer gives int8.h's bytes on special values") {
   small[7] = 2.0f * tiny;
   // At 2^-117, where quantize_s8_neonv7 stops deferring to the reference: subnormals give 0,
   // 2^-118 a tie (63.5 -> 64).
-  const std::vector<float> boundary = {std::ldexp(1.0f, -117), tiny, -tiny / 4.0f, std::ldexp(1.0f, -118),
-                                       -std::ldexp(1.0f, -118), tiny / 1024.0f, 0.0f, 3.0f * tiny};
+  const std::vector<float> boundary = {std::ldexp(1.0f, -117),  tiny,           -tiny / 4.0f, std::ldexp(1.0f, -118),
+                                       -std::ldexp(1.0f, -118), tiny / 1024.0f, 0.0f,         3.0f * tiny};
   const std::vector<std::vector<float>> rows = {
-      subnormal, small, boundary,
+      subnormal,
+      small,
+      boundary,
       {1.0f, -1.0f, nan, 0.5f, -0.0f, 127.0f, 2.5f / 127.0f * 127.0f, 3e38f, 1e-45f, -3e38f, 7.0f},
       {0.0f, -0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f},
       {1.0f, inf, -2.0f, nan, -inf, 5.0f, 1.0f, 2.0f, 3.0f},
       // The maximum after a NaN in the same vector lane (4 and 8 apart): a maximum that
       // propagates NaN (wasm's f32x4.max) would lose it.
       {nan, 0.0f, 0.0f, 0.0f, 5.0f, 0.0f, 0.0f, 0.0f, -6.0f, 1.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 2.0f, 1.0f},
-      {-127.0f, 126.5f, -126.5f, 125.5f, 0.5f, -0.5f, 1.5f, -1.5f, 2.5f, -2.5f, 63.5f, -63.5f, 127.0f, 1.0f,
-       2.0f, 3.0f, 4.0f, 5.0f, 6.0f, 7.0f, 8.0f, 9.0f, 10.0f, 11.0f, 12.0f, 13.0f, 14.0f, 15.0f, 16.0f, 17.0f, 18.0f}};
+      {-127.0f, 126.5f, -126.5f, 125.5f, 0.5f,  -0.5f, 1.5f,  -1.5f, 2.5f, -2.5f, 63.5f,
+       -63.5f,  127.0f, 1.0f,    2.0f,   3.0f,  4.0f,  5.0f,  6.0f,  7.0f, 8.0f,  9.0f,
+       10.0f,   11.0f,  12.0f,   13.0f,  14.0f, 15.0f, 16.0f, 17.0f, 18.0f}};
   const DenseKernel& ref = dense_kernel_ref(DType::I8);
   size_t count = 0;
   const DenseKernel* const* list = dense_kernels(DType::I8, &count);

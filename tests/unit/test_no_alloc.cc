@@ -20,16 +20,28 @@ extern "C" void __libc_free(void*);
 
 static std::atomic<long> g_allocations{0};
 
-extern "C" void* malloc(size_t n) { ++g_allocations; return __libc_malloc(n); }
-extern "C" void* calloc(size_t a, size_t b) { ++g_allocations; return __libc_calloc(a, b); }
-extern "C" void* realloc(void* p, size_t n) { ++g_allocations; return __libc_realloc(p, n); }
+extern "C" void* malloc(size_t n) {
+  ++g_allocations;
+  return __libc_malloc(n);
+}
+extern "C" void* calloc(size_t a, size_t b) {
+  ++g_allocations;
+  return __libc_calloc(a, b);
+}
+extern "C" void* realloc(void* p, size_t n) {
+  ++g_allocations;
+  return __libc_realloc(p, n);
+}
 extern "C" void free(void* p) { __libc_free(p); }
 extern "C" int posix_memalign(void** out, size_t align, size_t n) {
   ++g_allocations;
   *out = __libc_memalign(align, n);
   return *out ? 0 : 12;
 }
-extern "C" void* aligned_alloc(size_t align, size_t n) { ++g_allocations; return __libc_memalign(align, n); }
+extern "C" void* aligned_alloc(size_t align, size_t n) {
+  ++g_allocations;
+  return __libc_memalign(align, n);
+}
 
 // Every golden model (all attention kinds and layouts) in f32, f16 and int8, with 1 and 2 threads,
 // on the path ctest chose (LINFER_TEST_PATH), at lengths 1, 7, n/2+1 and n; token-by-token steps
@@ -110,10 +122,12 @@ TEST_CASE("int8 with input scales: run() performs no heap allocation") {
 // stack (the fuzz corpus's models with a tokenizer: WordPiece, byte-level BPE, SentencePiece,
 // Hugging Face's Unigram).
 TEST_CASE("linfer_tokenize performs no heap allocation") {
-  const std::string text = "Unaffable, Caf\xC3\xA9 [MASK] hello world <|endoftext|> \xE4\xB8\xAD\xE4\xB8\xAD "
-                           "\xF0\x9F\x98\x80 \x80\xFF naive   it's 12345 e\xCC\x81  <mask> \xE2\x96\x81 " + std::string(300, 'a');
-  for (const char* name : {"tokenizer_wordpiece_f32.lfm", "tokenizer_byte_bpe_f32.lfm", "tokenizer_sentencepiece_f32.lfm",
-                           "tokenizer_unigram_f32.lfm"}) {
+  const std::string text =
+      "Unaffable, Caf\xC3\xA9 [MASK] hello world <|endoftext|> \xE4\xB8\xAD\xE4\xB8\xAD "
+      "\xF0\x9F\x98\x80 \x80\xFF naive   it's 12345 e\xCC\x81  <mask> \xE2\x96\x81 " +
+      std::string(300, 'a');
+  for (const char* name : {"tokenizer_wordpiece_f32.lfm", "tokenizer_byte_bpe_f32.lfm",
+                           "tokenizer_sentencepiece_f32.lfm", "tokenizer_unigram_f32.lfm"}) {
     linfer::Model model;
     const std::string path = std::string(LINFER_SOURCE_DIR) + "/tests/fuzz/corpus/fuzz_lfm/" + name;
     REQUIRE(linfer::Model::Load(path, &model).ok());

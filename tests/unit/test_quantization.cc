@@ -72,7 +72,8 @@ TEST_CASE("int8 row quantization: error at most half a step, extremes exact") {
 namespace {
 using linfer::testing::run_command;
 std::vector<float> run_model(const std::string& lfm, const std::vector<int32_t>& ids,
-                             SessionOptions options = linfer::testing::path_options(), std::string* describe = nullptr) {
+                             SessionOptions options = linfer::testing::path_options(),
+                             std::string* describe = nullptr) {
   Model m;
   Status s = Model::Load(lfm, &m);
   REQUIRE_MESSAGE(s.ok(), s.message());
@@ -87,7 +88,8 @@ std::vector<float> run_model(const std::string& lfm, const std::vector<int32_t>&
 
 TEST_CASE("golden models in f16 and int8: accuracy against the f32 model, file sizes") {
   const std::string golden = std::string(LINFER_SOURCE_DIR) + "/tests/golden";
-  const std::string tmp = std::string(LINFER_TEST_TMP) + "/quant" + linfer::testing::test_isa();  // variants run at once
+  const std::string tmp =
+      std::string(LINFER_TEST_TMP) + "/quant" + linfer::testing::test_isa();  // variants run at once
   std::system(("mkdir -p " + tmp).c_str());
   std::ifstream cases(golden + "/cases.txt");
   std::string name, file;
@@ -103,8 +105,9 @@ TEST_CASE("golden models in f16 and int8: accuracy against the f32 model, file s
     int code = 0;
     for (int i = 0; i < 3; ++i) {
       lfms[i] = tmp + "/" + name + "." + dtypes[i] + ".lfm";
-      const std::string out = run_command(std::string(LINFER_CONVERT_PATH) + " " + dir + "/" + file + " -o " +
-                                              lfms[i] + " --dtype " + dtypes[i] + cfg, &code);
+      const std::string out = run_command(
+          std::string(LINFER_CONVERT_PATH) + " " + dir + "/" + file + " -o " + lfms[i] + " --dtype " + dtypes[i] + cfg,
+          &code);
       REQUIRE_MESSAGE(code == 0, out);
       std::ifstream f(lfms[i], std::ios::binary | std::ios::ate);
       sizes[i] = uint64_t(f.tellg());
@@ -142,9 +145,9 @@ TEST_CASE("golden models in f16 and int8: accuracy against the f32 model, file s
       }
       const double cosine = dot / std::sqrt(a * b);
       MESSAGE(name << " n=" << T << ": f16/f32 size " << double(sizes[1]) / sizes[0] << ", int8/f32 size "
-                   << double(sizes[2]) / sizes[0] << ", f16 max error " << worst << " (output scale "
-                   << scale << ", " << elementwise_misses << "/" << outs[0].size()
-                   << " elements outside 2.5e-3 + 1e-3|x|), int8 cosine " << cosine);
+                   << double(sizes[2]) / sizes[0] << ", f16 max error " << worst << " (output scale " << scale << ", "
+                   << elementwise_misses << "/" << outs[0].size() << " elements outside 2.5e-3 + 1e-3|x|), int8 cosine "
+                   << cosine);
       CHECK(cosine >= 0.995);  // each case (the worst measured: 0.9987, c10 at n = 7)
       cos_sum += cosine;
       ++count;
@@ -167,7 +170,8 @@ TEST_CASE("f16 golden models with fp16_arithmetic: close to f32 arithmetic where
   const SessionOptions base = linfer::testing::path_options();
   const bool applies = linfer::kernels::cpu_has_fp16_arithmetic() && base.max_isa == LINFER_ISA_AUTO &&
                        base.dense_path == LINFER_DENSE_AUTO;
-  const std::string note = applies ? "fp16_arithmetic applies here" : "fp16_arithmetic is ignored here (no ASIMDHP, a cap, or XNNPACK)";
+  const std::string note =
+      applies ? "fp16_arithmetic applies here" : "fp16_arithmetic is ignored here (no ASIMDHP, a cap, or XNNPACK)";
   MESSAGE(note);
   std::ifstream cases(golden + "/cases.txt");
   std::string name, file;
@@ -178,13 +182,14 @@ TEST_CASE("f16 golden models with fp16_arithmetic: close to f32 arithmetic where
     const std::string dir = golden + "/" + name;
     const std::string cfg = name.find("bare") != std::string::npos ? " --config " + dir + "/config.json" : "";
     int code = 0;
-    std::string T = run_command("ls " + dir + " | sed -n 's/^ids_\\([0-9]*\\)\\.txt$/\\1/p' | sort -n | tail -1", &code);
+    std::string T =
+        run_command("ls " + dir + " | sed -n 's/^ids_\\([0-9]*\\)\\.txt$/\\1/p' | sort -n | tail -1", &code);
     T.pop_back();
     std::vector<int32_t> ids;
     REQUIRE(tools::read_token_ids(dir + "/ids_" + T + ".txt", &ids).empty());
     const std::string lfm = tmp + "/" + name + ".f16.lfm";
-    const std::string out = run_command(std::string(LINFER_CONVERT_PATH) + " " + dir + "/" + file + " -o " + lfm +
-                                            " --dtype f16" + cfg, &code);
+    const std::string out = run_command(
+        std::string(LINFER_CONVERT_PATH) + " " + dir + "/" + file + " -o " + lfm + " --dtype f16" + cfg, &code);
     REQUIRE_MESSAGE(code == 0, out);
     SessionOptions with = base;
     with.fp16_arithmetic = true;
@@ -246,7 +251,8 @@ TEST_CASE("int8 input scales: smoothed weights and the runtime's multiply give t
   };
   auto cosine = [](const std::vector<float>& a, const std::vector<float>& b) {
     double dot = 0, na = 0, nb = 0;
-    for (size_t i = 0; i < a.size(); ++i) dot += double(a[i]) * b[i], na += double(a[i]) * a[i], nb += double(b[i]) * b[i];
+    for (size_t i = 0; i < a.size(); ++i)
+      dot += double(a[i]) * b[i], na += double(a[i]) * a[i], nb += double(b[i]) * b[i];
     return dot / std::sqrt(na * nb);
   };
   std::vector<int32_t> ids;

@@ -191,8 +191,14 @@ std::string make_zip(const std::vector<ZipEntry>& entries, bool zip64 = false) {
 // Pickle builder (protocol 2 opcodes).
 struct Pickle {
   std::string s;
-  Pickle& raw(const std::string& b) { s += b; return *this; }
-  Pickle& op(uint8_t c) { s += char(c); return *this; }
+  Pickle& raw(const std::string& b) {
+    s += b;
+    return *this;
+  }
+  Pickle& op(uint8_t c) {
+    s += char(c);
+    return *this;
+  }
   Pickle& proto(int v = 2) { return op(0x80).op(uint8_t(v)); }
   Pickle& global(const std::string& module, const std::string& name) {
     s += 'c' + module + '\n' + name + '\n';
@@ -257,9 +263,7 @@ std::string torch_zip(const std::string& pkl, const std::vector<std::pair<std::s
   return make_zip(entries, zip64);
 }
 
-std::string pickle_zip(const std::string& pkl) {
-  return torch_zip(pkl, {{"0", floats({1, 2, 3, 4, 5, 6})}});
-}
+std::string pickle_zip(const std::string& pkl) { return torch_zip(pkl, {{"0", floats({1, 2, 3, 4, 5, 6})}}); }
 
 // safetensors file from a header string and a data section.
 std::string safetensors(const std::string& header, const std::string& data) {
@@ -274,15 +278,14 @@ std::string safetensors(const std::string& header, const std::string& data) {
 // safetensors
 
 TEST_CASE("safetensors: valid file with several dtypes and metadata") {
-  std::string data = floats({1, 2, 3, 4, 5, 6});                       // a: F32 [2, 3]
-  data += std::string("\x00\x3c\x00\xc0", 4);                          // h: F16 [2] = 1, -2
-  data += std::string("\x40\x40", 2);                                  // s: BF16 [] = 3
-  std::string header =
-      R"({"__metadata__":{"linfer_config":"{\"dim\": 4}"},)"
-      R"("h":{"dtype":"F16","shape":[2],"data_offsets":[24,28]},)"
-      R"("a":{"dtype":"F32","shape":[2,3],"data_offsets":[0,24]},)"
-      R"("e":{"dtype":"I64","shape":[0,5],"data_offsets":[30,30]},)"
-      R"("s":{"dtype":"BF16","shape":[],"data_offsets":[28,30]}})";
+  std::string data = floats({1, 2, 3, 4, 5, 6});  // a: F32 [2, 3]
+  data += std::string("\x00\x3c\x00\xc0", 4);     // h: F16 [2] = 1, -2
+  data += std::string("\x40\x40", 2);             // s: BF16 [] = 3
+  std::string header = R"({"__metadata__":{"linfer_config":"{\"dim\": 4}"},)"
+                       R"("h":{"dtype":"F16","shape":[2],"data_offsets":[24,28]},)"
+                       R"("a":{"dtype":"F32","shape":[2,3],"data_offsets":[0,24]},)"
+                       R"("e":{"dtype":"I64","shape":[0,5],"data_offsets":[30,30]},)"
+                       R"("s":{"dtype":"BF16","shape":[],"data_offsets":[28,30]}})";
   header += std::string((8 - header.size() % 8) % 8, ' ');  // padded like the reference writer
   auto ck = must_load(safetensors(header, data));
   CHECK(ck->format == "safetensors");
@@ -307,7 +310,8 @@ TEST_CASE("safetensors: valid file with several dtypes and metadata") {
 }
 
 TEST_CASE("safetensors: leading header whitespace and reading from a file") {
-  std::string file = safetensors(R"(  {"x":{"dtype":"F64","shape":[1],"data_offsets":[0,8]}})", std::string("\0\0\0\0\0\0\xf0\x3f", 8));
+  std::string file = safetensors(R"(  {"x":{"dtype":"F64","shape":[1],"data_offsets":[0,8]}})",
+                                 std::string("\0\0\0\0\0\0\xf0\x3f", 8));
   char path[] = "/tmp/linfer_reader_test_XXXXXX";
   int fd = mkstemp(path);
   REQUIRE(fd >= 0);
@@ -338,43 +342,84 @@ TEST_CASE("safetensors: corrupt files are refused with a message naming the prob
   SUBCASE("invalid UTF-8") { expect_error(safetensors("{\"a\xff\":1}", ""), "not valid UTF-8"); }
   SUBCASE("invalid JSON") { expect_error(safetensors("{\"a\":", ""), "not valid JSON"); }
   SUBCASE("JSON that is not an object") { expect_error(safetensors("[1, 2]", ""), "not a JSON object"); }
-  SUBCASE("duplicate tensor names") { expect_error(safetensors("{" + ok_entry + "," + ok_entry + "}", data8), "duplicate key 'a'"); }
-  SUBCASE("missing dtype") { expect_error(safetensors(R"({"a":{"shape":[2],"data_offsets":[0,8]}})", data8), "'a' has no 'dtype'"); }
-  SUBCASE("missing shape") { expect_error(safetensors(R"({"a":{"dtype":"F32","data_offsets":[0,8]}})", data8), "'a' has no 'shape'"); }
-  SUBCASE("missing data_offsets") { expect_error(safetensors(R"({"a":{"dtype":"F32","shape":[2]}})", data8), "'a' has no 'data_offsets'"); }
-  SUBCASE("entry is not an object") { expect_error(safetensors(R"({"a":[1]})", ""), "not an object"); }
-  SUBCASE("unknown dtype") { expect_error(safetensors(R"({"a":{"dtype":"Q7","shape":[2],"data_offsets":[0,8]}})", data8), "unknown dtype 'Q7'"); }
-  SUBCASE("known but unsupported dtype") {
-    expect_error(safetensors(R"({"a":{"dtype":"F8_E4M3","shape":[8],"data_offsets":[0,8]}})", data8), "'F8_E4M3', which is not supported");
+  SUBCASE("duplicate tensor names") {
+    expect_error(safetensors("{" + ok_entry + "," + ok_entry + "}", data8), "duplicate key 'a'");
   }
-  SUBCASE("negative dimension") { expect_error(safetensors(R"({"a":{"dtype":"F32","shape":[-2],"data_offsets":[0,8]}})", data8), "non-negative integers"); }
-  SUBCASE("bad data_offsets") { expect_error(safetensors(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0]}})", data8), "'data_offsets' must be two"); }
+  SUBCASE("missing dtype") {
+    expect_error(safetensors(R"({"a":{"shape":[2],"data_offsets":[0,8]}})", data8), "'a' has no 'dtype'");
+  }
+  SUBCASE("missing shape") {
+    expect_error(safetensors(R"({"a":{"dtype":"F32","data_offsets":[0,8]}})", data8), "'a' has no 'shape'");
+  }
+  SUBCASE("missing data_offsets") {
+    expect_error(safetensors(R"({"a":{"dtype":"F32","shape":[2]}})", data8), "'a' has no 'data_offsets'");
+  }
+  SUBCASE("entry is not an object") { expect_error(safetensors(R"({"a":[1]})", ""), "not an object"); }
+  SUBCASE("unknown dtype") {
+    expect_error(safetensors(R"({"a":{"dtype":"Q7","shape":[2],"data_offsets":[0,8]}})", data8), "unknown dtype 'Q7'");
+  }
+  SUBCASE("known but unsupported dtype") {
+    expect_error(safetensors(R"({"a":{"dtype":"F8_E4M3","shape":[8],"data_offsets":[0,8]}})", data8),
+                 "'F8_E4M3', which is not supported");
+  }
+  SUBCASE("negative dimension") {
+    expect_error(safetensors(R"({"a":{"dtype":"F32","shape":[-2],"data_offsets":[0,8]}})", data8),
+                 "non-negative integers");
+  }
+  SUBCASE("bad data_offsets") {
+    expect_error(safetensors(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0]}})", data8),
+                 "'data_offsets' must be two");
+  }
   SUBCASE("shape product overflows") {
-    expect_error(safetensors(R"({"a":{"dtype":"F32","shape":[4294967296,4294967296],"data_offsets":[0,8]}})", data8), "overflows");
+    expect_error(safetensors(R"({"a":{"dtype":"F32","shape":[4294967296,4294967296],"data_offsets":[0,8]}})", data8),
+                 "overflows");
   }
   SUBCASE("gap between tensors") {
-    expect_error(safetensors(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"b":{"dtype":"F32","shape":[1],"data_offsets":[8,12]}})",
-                             floats({1, 2, 3})), "'b' data_offsets [8, 12] do not start where the previous tensor ends (4)");
+    expect_error(
+        safetensors(
+            R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"b":{"dtype":"F32","shape":[1],"data_offsets":[8,12]}})",
+            floats({1, 2, 3})),
+        "'b' data_offsets [8, 12] do not start where the previous tensor ends (4)");
   }
   SUBCASE("overlapping tensors") {
-    expect_error(safetensors(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})",
-                             data8), "gap or overlap");
+    expect_error(
+        safetensors(
+            R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})",
+            data8),
+        "gap or overlap");
   }
-  SUBCASE("data not starting at 0") { expect_error(safetensors(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})", data8), "do not start where"); }
+  SUBCASE("data not starting at 0") {
+    expect_error(safetensors(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})", data8), "do not start where");
+  }
   SUBCASE("end before begin") {
-    expect_error(safetensors(R"({"a":{"dtype":"F32","shape":[0],"data_offsets":[0,0]},"b":{"dtype":"F32","shape":[0],"data_offsets":[0,0]},"c":{"dtype":"F32","shape":[2],"data_offsets":[8,0]}})",
-                             data8), "end before they begin");
+    expect_error(
+        safetensors(
+            R"({"a":{"dtype":"F32","shape":[0],"data_offsets":[0,0]},"b":{"dtype":"F32","shape":[0],"data_offsets":[0,0]},"c":{"dtype":"F32","shape":[2],"data_offsets":[8,0]}})",
+            data8),
+        "end before they begin");
   }
   SUBCASE("byte size does not match the shape") {
-    expect_error(safetensors(R"({"a":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}})", data8), "'a' has 8 bytes of data");
+    expect_error(safetensors(R"({"a":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}})", data8),
+                 "'a' has 8 bytes of data");
   }
-  SUBCASE("trailing bytes after the data") { expect_error(safetensors("{" + ok_entry + "}", data8 + "xx"), "data section is 10 bytes but the tensors cover 8"); }
-  SUBCASE("data section too short") { expect_error(safetensors("{" + ok_entry + "}", "1234"), "data section is 4 bytes"); }
-  SUBCASE("metadata value not a string") { expect_error(safetensors(R"({"__metadata__":{"k":1}})", ""), "__metadata__ value for 'k' is not a string"); }
-  SUBCASE("metadata not an object") { expect_error(safetensors(R"({"__metadata__":"x"})", ""), "__metadata__ is not an object"); }
-  SUBCASE("nesting too deep") { expect_error(safetensors("{\"a\":" + std::string(100, '[') + std::string(100, ']') + "}", ""), "nests deeper"); }
+  SUBCASE("trailing bytes after the data") {
+    expect_error(safetensors("{" + ok_entry + "}", data8 + "xx"), "data section is 10 bytes but the tensors cover 8");
+  }
+  SUBCASE("data section too short") {
+    expect_error(safetensors("{" + ok_entry + "}", "1234"), "data section is 4 bytes");
+  }
+  SUBCASE("metadata value not a string") {
+    expect_error(safetensors(R"({"__metadata__":{"k":1}})", ""), "__metadata__ value for 'k' is not a string");
+  }
+  SUBCASE("metadata not an object") {
+    expect_error(safetensors(R"({"__metadata__":"x"})", ""), "__metadata__ is not an object");
+  }
+  SUBCASE("nesting too deep") {
+    expect_error(safetensors("{\"a\":" + std::string(100, '[') + std::string(100, ']') + "}", ""), "nests deeper");
+  }
   SUBCASE("rank too high") {
-    expect_error(safetensors(R"({"a":{"dtype":"F32","shape":[1,1,1,1,1,1,1,1,1],"data_offsets":[0,4]}})", "1234"), "rank 9");
+    expect_error(safetensors(R"({"a":{"dtype":"F32","shape":[1,1,1,1,1,1,1,1,1],"data_offsets":[0,4]}})", "1234"),
+                 "rank 9");
   }
 }
 
@@ -540,10 +585,8 @@ TEST_CASE("torch zip: any folder name, record order, storage keys and ZIP64 fiel
   p.str("b").tensor("HalfStorage", "7", 2, 1, {1}, {1});
   p.op('u').op('u').stop();
   std::vector<ZipEntry> entries = {
-      {"my_ckpt/version", "3\n"},
-      {"my_ckpt/data/7", std::string("\x00\x3c\x00\x40", 4)},  // 1.0, 2.0 as F16
-      {"my_ckpt/data.pkl", p.s},
-      {"my_ckpt/data/140234567", floats({1, 2, 3, 4, 5, 6})},
+      {"my_ckpt/version", "3\n"},      {"my_ckpt/data/7", std::string("\x00\x3c\x00\x40", 4)},  // 1.0, 2.0 as F16
+      {"my_ckpt/data.pkl", p.s},       {"my_ckpt/data/140234567", floats({1, 2, 3, 4, 5, 6})},
       {"my_ckpt/byteorder", "little"},
   };
   for (bool zip64 : {false, true}) {
@@ -623,24 +666,31 @@ TEST_CASE("torch zip: corrupt archives are refused with a message naming the pro
   }
   SUBCASE("first record not in a folder") { expect_error(make_zip({{"data.pkl", pkl}}), "not inside a folder"); }
   SUBCASE("record outside the archive folder") {
-    expect_error(make_zip({{"archive/data.pkl", pkl}, {"other/data/0", floats({1})}}), "outside the archive folder 'archive/'");
+    expect_error(make_zip({{"archive/data.pkl", pkl}, {"other/data/0", floats({1})}}),
+                 "outside the archive folder 'archive/'");
   }
   SUBCASE("duplicate records") {
-    expect_error(make_zip({{"archive/data.pkl", pkl}, {"archive/data.pkl", pkl}}), "duplicate record 'archive/data.pkl'");
+    expect_error(make_zip({{"archive/data.pkl", pkl}, {"archive/data.pkl", pkl}}),
+                 "duplicate record 'archive/data.pkl'");
   }
   SUBCASE("big-endian byteorder") {
-    expect_error(make_zip({{"archive/data.pkl", pkl}, {"archive/byteorder", "big"}, {"archive/data/0", floats({1, 2, 3, 4, 5, 6})}}),
-                 "big-endian");
+    expect_error(
+        make_zip(
+            {{"archive/data.pkl", pkl}, {"archive/byteorder", "big"}, {"archive/data/0", floats({1, 2, 3, 4, 5, 6})}}),
+        "big-endian");
   }
   SUBCASE("bad version record") {
-    expect_error(make_zip({{"archive/data.pkl", pkl}, {"archive/version", "x3"}, {"archive/data/0", floats({1, 2, 3, 4, 5, 6})}}),
-                 "bad version record");
+    expect_error(
+        make_zip(
+            {{"archive/data.pkl", pkl}, {"archive/version", "x3"}, {"archive/data/0", floats({1, 2, 3, 4, 5, 6})}}),
+        "bad version record");
   }
   SUBCASE("storage record missing") {
     expect_error(torch_zip(pkl, {}), "storage '0' has no data record 'archive/data/0'");
   }
   SUBCASE("storage record smaller than numel * itemsize") {
-    expect_error(torch_zip(pkl, {{"0", floats({1, 2, 3})}}), "storage '0' needs 24 bytes (6 x F32) but its data record has only 12");
+    expect_error(torch_zip(pkl, {{"0", floats({1, 2, 3})}}),
+                 "storage '0' needs 24 bytes (6 x F32) but its data record has only 12");
   }
   SUBCASE("legacy magic alone") {
     expect_error(std::string("\x80\x02\x8a\x0a\x6c\xfc\x9c\x46\xf9\x20\x6a\xa8\x50\x19\x2e", 15),
@@ -660,7 +710,15 @@ TEST_CASE("unpickler: corrupt or hostile pickles are refused with a message") {
   }
   SUBCASE("forbidden STACK_GLOBAL") {
     Pickle p;
-    p.proto(4).op(0x8c).raw(std::string(1, '\x02')).raw("os").op(0x8c).raw(std::string(1, '\x06')).raw("system").op(0x93).stop();
+    p.proto(4)
+        .op(0x8c)
+        .raw(std::string(1, '\x02'))
+        .raw("os")
+        .op(0x8c)
+        .raw(std::string(1, '\x06'))
+        .raw("system")
+        .op(0x93)
+        .stop();
     expect_error(zip(p.s), "forbidden global 'os.system'");
   }
   SUBCASE("torch.Size is not allowed") {
@@ -723,7 +781,9 @@ TEST_CASE("unpickler: corrupt or hostile pickles are refused with a message") {
   }
   SUBCASE("negative stride") { expect_error(zip(one_tensor_pickle(6, 5, {6}, {-1})), "negative stride"); }
   SUBCASE("negative size") { expect_error(zip(one_tensor_pickle(6, 0, {-1}, {1})), "negative dimension"); }
-  SUBCASE("size and stride lengths differ") { expect_error(zip(one_tensor_pickle(6, 0, {2, 3}, {1})), "2 sizes but 1 strides"); }
+  SUBCASE("size and stride lengths differ") {
+    expect_error(zip(one_tensor_pickle(6, 0, {2, 3}, {1})), "2 sizes but 1 strides");
+  }
   SUBCASE("rank above 8") {
     expect_error(zip(one_tensor_pickle(6, 0, {1, 1, 1, 1, 1, 1, 1, 1, 1}, {1, 1, 1, 1, 1, 1, 1, 1, 1})), "rank 9");
   }
@@ -740,7 +800,16 @@ TEST_CASE("unpickler: corrupt or hostile pickles are refused with a message") {
   }
   SUBCASE("persistent id naming a non-storage class") {
     Pickle p;
-    p.proto().mark().str("storage").global("collections", "OrderedDict").str("0").str("cpu").integer(6).tuple().op('Q').stop();
+    p.proto()
+        .mark()
+        .str("storage")
+        .global("collections", "OrderedDict")
+        .str("0")
+        .str("cpu")
+        .integer(6)
+        .tuple()
+        .op('Q')
+        .stop();
     expect_error(zip(p.s), "storage class is a global 'collections.OrderedDict'");
   }
   SUBCASE("calling a storage class") {
@@ -887,7 +956,7 @@ struct Legacy {
   bool little_endian = true;
   int64_t int_size = 4;
   int64_t long_size = 4;
-  std::string object;               // the object pickle; default: {"w": F32 [2,3] "k1", "h": F16 [1] "k0"}
+  std::string object;  // the object pickle; default: {"w": F32 [2,3] "k1", "h": F16 [1] "k0"}
   std::vector<std::string> keys = {"k0", "k1"};
   std::string records = record(2, f16_bytes()) + record(6, floats({1, 2, 3, 4, 5, 6}));
 
@@ -903,7 +972,15 @@ struct Legacy {
   std::string sys_info() const {
     Pickle p;
     p.proto().op('}').mark().str("protocol_version").integer(1001).str("little_endian").op(little_endian ? 0x88 : 0x89);
-    p.str("type_sizes").op('}').mark().str("short").integer(2).str("int").integer(int_size).str("long").integer(long_size);
+    p.str("type_sizes")
+        .op('}')
+        .mark()
+        .str("short")
+        .integer(2)
+        .str("int")
+        .integer(int_size)
+        .str("long")
+        .integer(long_size);
     p.op('u').op('u').stop();
     return p.s;
   }
@@ -934,7 +1011,8 @@ TEST_CASE("torch legacy fixture: plain state dict reads like the zip one") {
   CHECK(ck->format == "torch-legacy");
   REQUIRE(ck->tensors.size() == 4);
   CHECK(ck->storages.size() == 4);
-  CHECK(f32(*ck, "0.weight") == std::vector<float>{0, 0.25f, 0.5f, 0.75f, 1, 1.25f, 1.5f, 1.75f, 2, 2.25f, 2.5f, 2.75f});
+  CHECK(f32(*ck, "0.weight") ==
+        std::vector<float>{0, 0.25f, 0.5f, 0.75f, 1, 1.25f, 1.5f, 1.75f, 2, 2.25f, 2.5f, 2.75f});
   CHECK(ck->tensors.at("0.weight").shape == std::vector<int64_t>{3, 4});
   for (const auto& [name, t] : zip->tensors) {
     CHECK(ck->tensors.at(name).shape == t.shape);
@@ -967,7 +1045,8 @@ TEST_CASE("torch legacy fixture: views with offsets and strides") {
   CHECK(f32(*ck, "sliced") == std::vector<float>{7, 8, 9, 12, 13, 14, 17, 18, 19});
   CHECK(f32(*ck, "column") == std::vector<float>{3, 8, 13, 18});
   CHECK(ck->tensors.at("column").storage_offset == 3);
-  CHECK(f32(*ck, "transposed") == std::vector<float>{0, 5, 10, 15, 1, 6, 11, 16, 2, 7, 12, 17, 3, 8, 13, 18, 4, 9, 14, 19});
+  CHECK(f32(*ck, "transposed") ==
+        std::vector<float>{0, 5, 10, 15, 1, 6, 11, 16, 2, 7, 12, 17, 3, 8, 13, 18, 4, 9, 14, 19});
   CHECK(ck->storages.size() == 1);
 }
 
@@ -1086,8 +1165,9 @@ TEST_CASE("torch legacy: corrupt files are refused with a one-line message namin
   must_load(good.build());
   SUBCASE("bad magic position: the protocol-version pickle comes first") {
     Legacy l;
-    expect_error(l.version_pickle() + l.magic + l.sys_info() + l.object + l.key_list() + l.records,
-                 "legacy torch.save: the file must start with the magic-number pickle, but the magic number is at offset 10 instead of 2");
+    expect_error(
+        l.version_pickle() + l.magic + l.sys_info() + l.object + l.key_list() + l.records,
+        "legacy torch.save: the file must start with the magic-number pickle, but the magic number is at offset 10 instead of 2");
   }
   SUBCASE("magic pickle without STOP") {
     Legacy l;
@@ -1106,13 +1186,16 @@ TEST_CASE("torch legacy: corrupt files are refused with a one-line message namin
   }
   SUBCASE("protocol version is not an int") {
     Legacy l;
-    std::string bad = l.magic + Pickle().proto().str("1001").stop().s + l.sys_info() + l.object + l.key_list() + l.records;
+    std::string bad =
+        l.magic + Pickle().proto().str("1001").stop().s + l.sys_info() + l.object + l.key_list() + l.records;
     expect_error(bad, "legacy torch.save: the protocol version is a str, not 1001");
   }
   SUBCASE("big-endian sys_info") {
     Legacy l;
     l.little_endian = false;
-    expect_error(l.build(), "legacy torch.save: the file was written on a big-endian machine (sys_info little_endian is False); big-endian files are not supported");
+    expect_error(
+        l.build(),
+        "legacy torch.save: the file was written on a big-endian machine (sys_info little_endian is False); big-endian files are not supported");
   }
   SUBCASE("odd type sizes in sys_info") {
     Legacy l;
@@ -1131,7 +1214,9 @@ TEST_CASE("torch legacy: corrupt files are refused with a one-line message namin
     Legacy l;
     l.keys = {"k0"};
     l.records = record(2, f16_bytes());
-    expect_error(l.build(), "legacy torch.save: storage 'k1' used by the object pickle is missing from the storage key list (1 missing)");
+    expect_error(
+        l.build(),
+        "legacy torch.save: storage 'k1' used by the object pickle is missing from the storage key list (1 missing)");
   }
   SUBCASE("key list naming a storage the pickle does not use") {
     Legacy l;
@@ -1212,8 +1297,8 @@ TEST_CASE("torch legacy: corrupt files are refused with a one-line message namin
   SUBCASE("persistent id in the key list pickle") {
     Legacy l;
     std::string keys = Pickle().proto().str("k0").op('Q').stop().s;
-    expect_error(l.head() + keys + l.records, "persistent id at offset " + std::to_string(l.head().size() + 9) +
-                                                  " in the storage key list pickle");
+    expect_error(l.head() + keys + l.records,
+                 "persistent id at offset " + std::to_string(l.head().size() + 9) + " in the storage key list pickle");
   }
   SUBCASE("forbidden global in the object pickle") {
     Legacy l;
@@ -1223,7 +1308,8 @@ TEST_CASE("torch legacy: corrupt files are refused with a one-line message namin
   SUBCASE("error offsets are file offsets") {
     Legacy l;
     l.object = Pickle().proto().op('}').raw("I1\n").stop().s;
-    expect_error(l.build(), "unsupported pickle opcode 0x49 at offset " + std::to_string(l.head().size() - l.object.size() + 3));
+    expect_error(l.build(),
+                 "unsupported pickle opcode 0x49 at offset " + std::to_string(l.head().size() - l.object.size() + 3));
   }
   SUBCASE("file ends after the object pickle") {
     expect_error(good.head(), "legacy torch.save: the file ends before the storage key list pickle (offset " +
@@ -1279,10 +1365,11 @@ TEST_CASE("torch legacy: the real fixtures cut at every length are refused clean
 // robustness: random corruptions of every fixture must give a clean error or a checkpoint
 
 TEST_CASE("mutated fixtures never crash") {
-  const char* names[] = {"plain.pt", "shared.pt", "views.pt", "dtypes.pt", "with_config.pt", "proto4.pt",
-                         "fairseq_like.pt", "parameters.pt", "malicious_system.pt", "legacy.pt",
-                         "legacy_shared.pt", "legacy_views.pt", "legacy_dtypes.pt", "legacy_proto4.pt",
-                         "legacy_fairseq_like.pt", "legacy_module.pt"};
+  const char* names[] = {
+      "plain.pt",         "shared.pt",       "views.pt",         "dtypes.pt",           "with_config.pt",
+      "proto4.pt",        "fairseq_like.pt", "parameters.pt",    "malicious_system.pt", "legacy.pt",
+      "legacy_shared.pt", "legacy_views.pt", "legacy_dtypes.pt", "legacy_proto4.pt",    "legacy_fairseq_like.pt",
+      "legacy_module.pt"};
   std::mt19937 rng(1234);
   int loaded = 0, refused = 0;
   for (const char* name : names) {

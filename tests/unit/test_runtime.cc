@@ -63,7 +63,8 @@ TEST_CASE("arena plan: overlapping lifetimes never share bytes, disjoint ones ma
     CHECK(r[i].offset + r[i].bytes <= total);
     for (size_t j = i + 1; j < r.size(); ++j) {
       const bool overlap_time = r[i].first_step <= r[j].last_step && r[j].first_step <= r[i].last_step;
-      const bool overlap_bytes = r[i].offset < r[j].offset + r[j].bytes + 16 && r[j].offset < r[i].offset + r[i].bytes + 16;
+      const bool overlap_bytes =
+          r[i].offset < r[j].offset + r[j].bytes + 16 && r[j].offset < r[i].offset + r[i].bytes + 16;
       CHECK_FALSE((overlap_time && overlap_bytes));
     }
   }
@@ -325,8 +326,8 @@ TEST_CASE("session memory, description and profile report what the session did")
   for (int i = 0; i < 3; ++i) REQUIRE(s.Run(ids).ok());
   p = s.profile();
   CHECK(p.runs == 3);
-  for (linfer_op_kind k : {LINFER_OP_EMBEDDING, LINFER_OP_NORM, LINFER_OP_DENSE, LINFER_OP_COMPRESS,
-                           LINFER_OP_ATTENTION}) {
+  for (linfer_op_kind k :
+       {LINFER_OP_EMBEDDING, LINFER_OP_NORM, LINFER_OP_DENSE, LINFER_OP_COMPRESS, LINFER_OP_ATTENTION}) {
     CAPTURE(linfer_op_kind_name(k));
     CHECK(p.milliseconds[k] > 0.0);
   }
@@ -404,7 +405,7 @@ TEST_CASE("calibration hook: one session's dense inputs, not another's") {
   REQUIRE(linfer_session_run(other, ids.data(), ids.size()) == LINFER_OK);
   CHECK(seen.calls == 0);
   REQUIRE(linfer_session_run(hooked, ids.data(), ids.size()) == LINFER_OK);
-  CHECK(seen.calls >= 2 * 6);  // q, k, v, out, fc1 and fc2 of both layers at least once
+  CHECK(seen.calls >= 2 * 6);     // q, k, v, out, fc1 and fc2 of both layers at least once
   CHECK(seen.rows == 2 * 6 * 9);  // 9 rows each (K and V: the compressed rows, k = 9 too)
   CHECK(seen.inputs_match);
   const size_t calls = seen.calls;

@@ -52,9 +52,9 @@ TEST_CASE("WordPiece: normalizer, punctuation, continuations, [UNK], added token
   CHECK(linfer_model_has_tokenizer(m.model) == 1);
   CHECK(m.ids("Unaffable, Caf\xC3\xA9!") == Ids{2, 5, 6, 7, 9, 11, 10, 3});
   CHECK(m.ids("hello [MASK] xyz") == Ids{2, 8, 4, 1, 3});
-  CHECK(m.ids("\xE4\xB8\xAD\xE4\xB8\xAD") == Ids{2, 12, 12, 3});       // CJK characters set apart
-  CHECK(m.ids("  \t\x01 hello\xE2\x80\x8B ") == Ids{2, 8, 3});           // control and format characters dropped
-  CHECK(m.ids(std::string(101, 'a')) == Ids{2, 1, 3});                  // longer than 100 characters
+  CHECK(m.ids("\xE4\xB8\xAD\xE4\xB8\xAD") == Ids{2, 12, 12, 3});  // CJK characters set apart
+  CHECK(m.ids("  \t\x01 hello\xE2\x80\x8B ") == Ids{2, 8, 3});    // control and format characters dropped
+  CHECK(m.ids(std::string(101, 'a')) == Ids{2, 1, 3});            // longer than 100 characters
   CHECK(m.ids("") == Ids{2, 3});
   CHECK(m.text({2, 5, 6, 7, 9, 11, 3}) == "unaffable , cafe");
 }
@@ -83,12 +83,12 @@ TEST_CASE("SentencePiece unigram: whitespace, Viterbi, one [unk] per run") {
 TEST_CASE("Unigram (Hugging Face's): Strip, space runs, normalized <mask> with lstrip, Metaspace words") {
   auto t = testing::unigram_tokenizer();
   Loaded m(testing::model_with_tokenizer(t));
-  CHECK(m.ids("ab  ab ") == Ids{0, 7, 7, 2});        // "ab▁ab": the run of spaces one "▁", the last one stripped
-  CHECK(m.ids("ab <mask>") == Ids{0, 7, 9, 2});       // <mask> takes the space before it
-  CHECK(m.ids("ab  <mask>") == Ids{0, 7, 4, 9, 2});   // but not the "▁" two spaces became
-  CHECK(m.ids("<mask>ab") == Ids{0, 9, 7, 2});        // each side of it gets its own "▁"
+  CHECK(m.ids("ab  ab ") == Ids{0, 7, 7, 2});          // "ab▁ab": the run of spaces one "▁", the last one stripped
+  CHECK(m.ids("ab <mask>") == Ids{0, 7, 9, 2});        // <mask> takes the space before it
+  CHECK(m.ids("ab  <mask>") == Ids{0, 7, 4, 9, 2});    // but not the "▁" two spaces became
+  CHECK(m.ids("<mask>ab") == Ids{0, 9, 7, 2});         // each side of it gets its own "▁"
   CHECK(m.ids("<s>x<pad>") == Ids{0, 0, 4, 3, 1, 2});  // raw added pieces; x unknown
-  CHECK(m.ids("xy ab") == Ids{0, 4, 3, 7, 2});        // one [unk] for x y
+  CHECK(m.ids("xy ab") == Ids{0, 4, 3, 7, 2});         // one [unk] for x y
   CHECK(m.ids("   ") == Ids{0, 2});
   CHECK(m.text({0, 7, 9, 7, 2}) == "ab ab");
 }
@@ -116,19 +116,24 @@ TEST_CASE("tokenize never fails, crashes or reads past its input on random and i
   auto unigram = testing::unigram_tokenizer();
   // The fuzz corpus's SentencePiece model: nmt_nfkc's character map, byte fallback.
   std::vector<uint8_t> seed, unigram_seed;
-  REQUIRE(linfer::tools::read_file(std::string(LINFER_SOURCE_DIR) +
-                                       "/tests/fuzz/corpus/fuzz_lfm/tokenizer_sentencepiece_f32.lfm", &seed).empty());
+  REQUIRE(linfer::tools::read_file(
+              std::string(LINFER_SOURCE_DIR) + "/tests/fuzz/corpus/fuzz_lfm/tokenizer_sentencepiece_f32.lfm", &seed)
+              .empty());
   // and its Unigram tokenizer.json: the same character map, Hugging Face's pipeline, <mask>.
-  REQUIRE(linfer::tools::read_file(std::string(LINFER_SOURCE_DIR) +
-                                       "/tests/fuzz/corpus/fuzz_lfm/tokenizer_unigram_f32.lfm", &unigram_seed).empty());
-  Loaded models[] = {Loaded(testing::model_with_tokenizer(wp)), Loaded(testing::model_with_tokenizer(bpe)),
-                     Loaded(testing::model_with_tokenizer(sp)), Loaded(testing::model_with_tokenizer(unigram)),
-                     Loaded(seed), Loaded(unigram_seed)};
+  REQUIRE(linfer::tools::read_file(
+              std::string(LINFER_SOURCE_DIR) + "/tests/fuzz/corpus/fuzz_lfm/tokenizer_unigram_f32.lfm", &unigram_seed)
+              .empty());
+  Loaded models[] = {Loaded(testing::model_with_tokenizer(wp)),
+                     Loaded(testing::model_with_tokenizer(bpe)),
+                     Loaded(testing::model_with_tokenizer(sp)),
+                     Loaded(testing::model_with_tokenizer(unigram)),
+                     Loaded(seed),
+                     Loaded(unigram_seed)};
   std::mt19937 rng(36);
   // Bytes biased towards UTF-8's lead and continuation bytes, spaces and ASCII.
-  const uint8_t pool[] = {0x00, 0x20, 0x09, 'a', 'b', 'h', 'e', 'l', 'o', '\'', ',', '[', 0x80, 0xBD, 0xEF, 0xBF, 0xC0, 0xC2,
-                          0xDF, 0xE0, 0xE4, 0xED, 0xEF, 0xF0, 0xF4, 0xF5, 0xFF, 0xA0, 0x9F, 0x8F, 0xB8, 0xAD,
-                          '<', '>', 'm', 0xE2, 0x96, 0x81, 0xCC};
+  const uint8_t pool[] = {0x00, 0x20, 0x09, 'a',  'b',  'h',  'e',  'l',  'o',  '\'', ',',  '[',  0x80,
+                          0xBD, 0xEF, 0xBF, 0xC0, 0xC2, 0xDF, 0xE0, 0xE4, 0xED, 0xEF, 0xF0, 0xF4, 0xF5,
+                          0xFF, 0xA0, 0x9F, 0x8F, 0xB8, 0xAD, '<',  '>',  'm',  0xE2, 0x96, 0x81, 0xCC};
   for (int i = 0; i < 4000; ++i) {
     const size_t n = rng() % 64;
     std::unique_ptr<char[]> text(new char[n ? n : 1]);  // exactly n bytes: ASan sees a read past them

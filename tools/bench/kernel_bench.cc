@@ -42,9 +42,7 @@ using linfer::kernels::DenseActivation;
 using linfer::kernels::DenseKernel;
 using linfer::kernels::Isa;
 
-double seconds_since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 #if defined(__x86_64__)
 // Peaks: 12 independent accumulator chains of one instruction (its latency times its throughput
@@ -52,41 +50,39 @@ double seconds_since(Clock::time_point t0) {
 // multiply-add). One function per instruction: vector types cannot cross a function boundary
 // without the instruction set enabled, so a shared template would not do.
 constexpr long kChunk = 1 << 20;
-#define LINFER_PEAK(name, isa, V, init, x_value, y_value, step, reg, macs)                \
-  __attribute__((target(isa))) double name(double seconds) {                                \
-    V a[12];                                                                                 \
-    for (int i = 0; i < 12; ++i) a[i] = init;                                                \
-    V x = x_value, y = y_value;                                                              \
-    long steps = 0;                                                                          \
-    const auto t0 = Clock::now();                                                            \
-    while (seconds_since(t0) < seconds) {                                                    \
-      for (long i = 0; i < kChunk; ++i) {                                                    \
-        _Pragma("GCC unroll 12") for (int j = 0; j < 12; ++j) a[j] = step;                   \
-        __asm__ volatile("" : "+" reg(x)); /* x is opaque: nothing folds or hoists */         \
-      }                                                                                      \
-      steps += kChunk;                                                                       \
-    }                                                                                        \
-    const double rate = double(steps) * 12 * (macs) * 2 / seconds_since(t0) / 1e9;           \
-    for (int i = 1; i < 12; ++i) __asm__ volatile("" : : reg(a[i]));                         \
-    __asm__ volatile("" : : reg(a[0]), reg(y));                                              \
-    return rate;                                                                             \
+#define LINFER_PEAK(name, isa, V, init, x_value, y_value, step, reg, macs)            \
+  __attribute__((target(isa))) double name(double seconds) {                          \
+    V a[12];                                                                          \
+    for (int i = 0; i < 12; ++i) a[i] = init;                                         \
+    V x = x_value, y = y_value;                                                       \
+    long steps = 0;                                                                   \
+    const auto t0 = Clock::now();                                                     \
+    while (seconds_since(t0) < seconds) {                                             \
+      for (long i = 0; i < kChunk; ++i) {                                             \
+        _Pragma("GCC unroll 12") for (int j = 0; j < 12; ++j) a[j] = step;            \
+        __asm__ volatile("" : "+" reg(x)); /* x is opaque: nothing folds or hoists */ \
+      }                                                                               \
+      steps += kChunk;                                                                \
+    }                                                                                 \
+    const double rate = double(steps) * 12 * (macs)*2 / seconds_since(t0) / 1e9;      \
+    for (int i = 1; i < 12; ++i) __asm__ volatile("" : : reg(a[i]));                  \
+    __asm__ volatile("" : : reg(a[0]), reg(y));                                       \
+    return rate;                                                                      \
   }
-LINFER_PEAK(fma512_peak, "avx512f", __m512, _mm512_set1_ps(0.5f), _mm512_set1_ps(1.0f),
-            _mm512_set1_ps(1e-9f), _mm512_fmadd_ps(a[j], x, y), "v", 16)
-LINFER_PEAK(fma256_peak, "avx2,fma", __m256, _mm256_set1_ps(0.5f), _mm256_set1_ps(1.0f),
-            _mm256_set1_ps(1e-9f), _mm256_fmadd_ps(a[j], x, y), "x", 8)
-LINFER_PEAK(vnni512_peak, "avx512f,avx512bw,avx512vnni", __m512i, _mm512_set1_epi32(1),
-            _mm512_set1_epi32(0x01010101), _mm512_set1_epi32(0x02020202),
-            _mm512_dpbusd_epi32(a[j], x, y), "v", 64)
+LINFER_PEAK(fma512_peak, "avx512f", __m512, _mm512_set1_ps(0.5f), _mm512_set1_ps(1.0f), _mm512_set1_ps(1e-9f),
+            _mm512_fmadd_ps(a[j], x, y), "v", 16)
+LINFER_PEAK(fma256_peak, "avx2,fma", __m256, _mm256_set1_ps(0.5f), _mm256_set1_ps(1.0f), _mm256_set1_ps(1e-9f),
+            _mm256_fmadd_ps(a[j], x, y), "x", 8)
+LINFER_PEAK(vnni512_peak, "avx512f,avx512bw,avx512vnni", __m512i, _mm512_set1_epi32(1), _mm512_set1_epi32(0x01010101),
+            _mm512_set1_epi32(0x02020202), _mm512_dpbusd_epi32(a[j], x, y), "v", 64)
 // GCC 12's _mm256_dpbusd_avx_epi32 copies the accumulator through another register, which
 // made this loop measure the copies; the kernel's own one-instruction asm measures the instruction.
 __attribute__((target("avx2,avxvnni"))) inline __m256i dpbusd_vex(__m256i acc, __m256i a, __m256i b) {
   __asm__("%{vex%} vpdpbusd %2, %1, %0" : "+x"(acc) : "x"(a), "x"(b));
   return acc;
 }
-LINFER_PEAK(vnni256_peak, "avx2,avxvnni", __m256i, _mm256_set1_epi32(1),
-            _mm256_set1_epi32(0x01010101), _mm256_set1_epi32(0x02020202),
-            dpbusd_vex(a[j], x, y), "x", 32)
+LINFER_PEAK(vnni256_peak, "avx2,avxvnni", __m256i, _mm256_set1_epi32(1), _mm256_set1_epi32(0x01010101),
+            _mm256_set1_epi32(0x02020202), dpbusd_vex(a[j], x, y), "x", 32)
 
 #undef LINFER_PEAK
 #endif
@@ -133,7 +129,7 @@ double best_time(int reps, Fn fn) {
 // one thread for `seconds`, on the instruction sets this file has a measurement for.
 struct Peaks {
   double fma512 = 0, fma256 = 0, vnni512 = 0, vnni256 = 0;  // x86-64
-  double mul_add = 0, dot_add = 0;                           // wasm SIMD128
+  double mul_add = 0, dot_add = 0;                          // wasm SIMD128
 };
 
 Peaks measure_peaks(double seconds) {
@@ -147,8 +143,10 @@ Peaks measure_peaks(double seconds) {
               p.fma512, p.fma256, p.vnni512, p.vnni256);
 #endif
 #if defined(__wasm_simd128__)
-  p.mul_add = wasm_peak(seconds, 4, [](v128_t a, v128_t x, v128_t y) { return wasm_f32x4_add(wasm_f32x4_mul(a, x), y); });
-  p.dot_add = wasm_peak(seconds, 8, [](v128_t a, v128_t x, v128_t y) { return wasm_i32x4_add(wasm_i32x4_dot_i16x8(a, x), y); });
+  p.mul_add =
+      wasm_peak(seconds, 4, [](v128_t a, v128_t x, v128_t y) { return wasm_f32x4_add(wasm_f32x4_mul(a, x), y); });
+  p.dot_add =
+      wasm_peak(seconds, 8, [](v128_t a, v128_t x, v128_t y) { return wasm_i32x4_add(wasm_i32x4_dot_i16x8(a, x), y); });
   std::printf("one thread; peaks (GFLOP/s, int8 GOP/s): f32x4 mul+add %.1f, i32x4.dot_i16x8 + add %.1f\n", p.mul_add,
               p.dot_add);
 #endif
@@ -177,8 +175,10 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "linfer-kernel-bench: %s needs a positive number\n", a.c_str());
         return 2;
       }
-      if (a == "--rows") rows = size_t(v);
-      else seconds = v;
+      if (a == "--rows")
+        rows = size_t(v);
+      else
+        seconds = v;
     } else if (a == "--kernel" && i + 1 < argc) {
       only = argv[++i];
     } else if (a == "-h" || a == "--help") {
@@ -193,26 +193,28 @@ int main(int argc, char** argv) {
   const Peaks peaks = measure_peaks(seconds);
   auto peak_of = [&](const DenseKernel& k) {
     switch (k.isa) {
-      case Isa::X86Avx512: return peaks.fma512;
-      case Isa::X86Avx512Vnni: return peaks.vnni512;
-      case Isa::X86AvxVnni: return peaks.vnni256;
+      case Isa::X86Avx512:
+        return peaks.fma512;
+      case Isa::X86Avx512Vnni:
+        return peaks.vnni512;
+      case Isa::X86AvxVnni:
+        return peaks.vnni256;
       // int8 on AVX2 is a vpmaddwd + vpaddd pair per 16 multiply-adds, sharing ports: no one
       // instruction's peak to hold it against (compare it with the f32 kernel's GFLOP/s).
-      case Isa::X86Avx2: return k.dtype == DType::I8 ? 0.0 : peaks.fma256;
-      case Isa::WasmSimd128: return k.dtype == DType::I8 ? peaks.dot_add : peaks.mul_add;
-      default: return 0.0;
+      case Isa::X86Avx2:
+        return k.dtype == DType::I8 ? 0.0 : peaks.fma256;
+      case Isa::WasmSimd128:
+        return k.dtype == DType::I8 ? peaks.dot_add : peaks.mul_add;
+      default:
+        return 0.0;
     }
   };
   const Shape shapes[] = {
-      {"S q/out", 256, 256, DenseActivation::None, true},
-      {"S ff1", 256, 1024, DenseActivation::GeluErf, false},
-      {"S ff2", 1024, 256, DenseActivation::None, true},
-      {"M q/out", 768, 768, DenseActivation::None, true},
-      {"M ff1", 768, 3072, DenseActivation::GeluErf, false},
-      {"M ff2", 3072, 768, DenseActivation::None, true},
+      {"S q/out", 256, 256, DenseActivation::None, true},    {"S ff1", 256, 1024, DenseActivation::GeluErf, false},
+      {"S ff2", 1024, 256, DenseActivation::None, true},     {"M q/out", 768, 768, DenseActivation::None, true},
+      {"M ff1", 768, 3072, DenseActivation::GeluErf, false}, {"M ff2", 3072, 768, DenseActivation::None, true},
   };
-  std::printf("%-22s %-26s %-10s %10s %8s\n", "kernel", "shape (rows x in x out)", "epilogue", "GFLOP/s",
-              "of peak");
+  std::printf("%-22s %-26s %-10s %10s %8s\n", "kernel", "shape (rows x in x out)", "epilogue", "GFLOP/s", "of peak");
   std::mt19937 rng(1);
   std::normal_distribution<float> nd(0.0f, 1.0f);
   for (DType dtype : {DType::F32, DType::F16, DType::I8}) {
@@ -227,11 +229,13 @@ int main(int argc, char** argv) {
         std::vector<uint8_t> raw(s.in * s.out * linfer::dtype_size(dtype));
         for (size_t i = 0; i < s.in * s.out; ++i) {
           const float v = nd(rng) * 0.05f;
-          if (dtype == DType::F32) std::memcpy(&raw[i * 4], &v, 4);
+          if (dtype == DType::F32)
+            std::memcpy(&raw[i * 4], &v, 4);
           else if (dtype == DType::F16) {
             const uint16_t h = linfer::float_to_half(v);
             std::memcpy(&raw[i * 2], &h, 2);
-          } else raw[i] = uint8_t(int8_t(std::lround(std::max(-127.0f, std::min(127.0f, v * 2000)))));
+          } else
+            raw[i] = uint8_t(int8_t(std::lround(std::max(-127.0f, std::min(127.0f, v * 2000)))));
         }
         void* panels = nullptr;
         if (posix_memalign(&panels, 64, linfer::panel_matrix_bytes(dtype, uint32_t(s.out), uint32_t(s.in), 1)) != 0) {
@@ -242,7 +246,8 @@ int main(int argc, char** argv) {
         std::vector<float> scales(s.out, 0.01f), x(rows * s.in), y(rows * s.out);
         std::vector<int32_t> sums(s.out);
         if (dtype == DType::I8)
-          linfer::int8_row_sums(reinterpret_cast<const int8_t*>(raw.data()), uint32_t(s.out), uint32_t(s.in), sums.data());
+          linfer::int8_row_sums(reinterpret_cast<const int8_t*>(raw.data()), uint32_t(s.out), uint32_t(s.in),
+                                sums.data());
         for (float& v : x) v = nd(rng);
         linfer::kernels::DenseWeights w{dtype, s.in, s.out, panels, scales.data(), sums.data(), nullptr};
         const size_t q_stride = linfer::int8_padded_inputs(uint32_t(s.in)) * std::max<size_t>(k.q_bytes, 1);

@@ -83,14 +83,18 @@ int main(int argc, char** argv) {
     if (a == "--seq-len" || a == "--threads" || a == "--runs" || a == "--warmup" || a == "--sessions") {
       if (i + 1 >= argc) return fail(a + " needs a value", 2);
       const char* v = argv[++i];
-      uint32_t* dst = a == "--seq-len" ? &seq_len : a == "--threads" ? &threads
-                    : a == "--runs"    ? &runs    : a == "--warmup" ? &warmup : &sessions;
+      uint32_t* dst = a == "--seq-len"   ? &seq_len
+                      : a == "--threads" ? &threads
+                      : a == "--runs"    ? &runs
+                      : a == "--warmup"  ? &warmup
+                                         : &sessions;
       const uint32_t hi = a == "--threads" || a == "--sessions" ? 256
-                          : a == "--runs" || a == "--warmup" ? 100000 : (1u << 20);
+                          : a == "--runs" || a == "--warmup"    ? 100000
+                                                                : (1u << 20);
       const uint32_t lo = a == "--warmup" ? 0 : 1;  // no warm-up: the first run is timed too
       if (!linfer::tools::parse_uint(v, lo, hi, dst))
-        return fail(a + " must be an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) +
-                        "], got '" + v + "'", 2);
+        return fail(
+            a + " must be an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got '" + v + "'", 2);
     } else if (a == "--profile") {
       profile = true;
     } else if (a == "--fp16-arithmetic") {
@@ -100,8 +104,8 @@ int main(int argc, char** argv) {
       const std::string v = argv[++i];
       // The cap holds for the dense and the Highway kernels (attention, compression, norms) alike.
       // In linfer_isa's order: names[k] is the value k.
-      const char* names[] = {"auto", "generic", "avx2", "avxvnni", "avx512", "avx512vnni", "neon", "neondot", "sse4",
-                             "neoni8mm"};
+      const char* names[] = {"auto",       "generic", "avx2",    "avxvnni", "avx512",
+                             "avx512vnni", "neon",    "neondot", "sse4",    "neoni8mm"};
       const size_t count = sizeof names / sizeof names[0];
       size_t k = 0;
       while (k < count && v != names[k]) ++k;
@@ -118,7 +122,8 @@ int main(int argc, char** argv) {
         options.dense_path = v == "auto" ? LINFER_DENSE_AUTO : LINFER_DENSE_XNNPACK;
       else if (a == "--pipeline" && (v == "auto" || v == "on" || v == "off"))
         options.row_pipeline = v == "auto" ? LINFER_PIPELINE_AUTO
-                               : v == "on" ? LINFER_PIPELINE_ON : LINFER_PIPELINE_OFF;
+                               : v == "on" ? LINFER_PIPELINE_ON
+                                           : LINFER_PIPELINE_OFF;
       else
         return fail(a + " does not take '" + v + "'", 2);
     } else if (a == "-h" || a == "--help") {
@@ -154,8 +159,8 @@ int main(int argc, char** argv) {
                     " (give --seq-len to use the first ones)");
       seq_len = uint32_t(given_ids.size());
     } else if (given_ids.size() < seq_len) {
-      return fail("--ids: '" + ids_path + "' has " + std::to_string(given_ids.size()) +
-                  " ids, fewer than --seq-len " + std::to_string(seq_len));
+      return fail("--ids: '" + ids_path + "' has " + std::to_string(given_ids.size()) + " ids, fewer than --seq-len " +
+                  std::to_string(seq_len));
     }
     given_ids.resize(seq_len);
     for (size_t t = 0; t < given_ids.size(); ++t)
@@ -165,8 +170,8 @@ int main(int argc, char** argv) {
   }
   if (seq_len == 0) seq_len = info.max_seq_len;
   if (seq_len > info.max_seq_len)
-    return fail("--seq-len " + std::to_string(seq_len) + " exceeds the model's n = " +
-                std::to_string(info.max_seq_len));
+    return fail("--seq-len " + std::to_string(seq_len) +
+                " exceeds the model's n = " + std::to_string(info.max_seq_len));
 
   options.max_seq_len = seq_len;
   options.num_threads = threads;
@@ -215,8 +220,7 @@ int main(int argc, char** argv) {
     ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
   }
   std::sort(ms.begin(), ms.end());
-  const double median = ms.size() % 2 ? ms[ms.size() / 2]
-                                      : 0.5 * (ms[ms.size() / 2 - 1] + ms[ms.size() / 2]);
+  const double median = ms.size() % 2 ? ms[ms.size() / 2] : 0.5 * (ms[ms.size() / 2 - 1] + ms[ms.size() / 2]);
   const long peak_rss = peak_rss_bytes();
   if (!dump_path.empty()) {
     // The session's output is that of the last run, i.e. of the last timed run.
@@ -226,9 +230,9 @@ int main(int argc, char** argv) {
     if (err.empty()) err = linfer::tools::write_file_atomic(dump_path, bytes.data(), bytes.size());
     if (!err.empty()) return fail(err);
   }
-  std::printf("model: %s (%s, %u layers, dim %u, %u heads, ff %u, n=%u, k=%u, %s weights)\n",
-              model_path.c_str(), info.attention_kind, info.num_layers, info.dim, info.num_heads,
-              info.ff_dim, info.max_seq_len, info.proj_len, info.weight_dtype);
+  std::printf("model: %s (%s, %u layers, dim %u, %u heads, ff %u, n=%u, k=%u, %s weights)\n", model_path.c_str(),
+              info.attention_kind, info.num_layers, info.dim, info.num_heads, info.ff_dim, info.max_seq_len,
+              info.proj_len, info.weight_dtype);
   std::printf("seq_len: %u, threads: %u, runs: %u\n", seq_len, threads, runs);
   std::printf("session: %s\n", session.describe().c_str());
   if (!ids_path.empty()) std::printf("ids: %s (first %u)\n", ids_path.c_str(), seq_len);
@@ -238,16 +242,17 @@ int main(int argc, char** argv) {
   }
   std::printf("latency_ms: median %.3f, min %.3f, max %.3f\n", median, ms.front(), ms.back());
   std::printf("gflops: %.2f\n", double(linfer_model_flops(model.get(), seq_len)) / (median * 1e6));
-  std::printf("arena_bytes: %zu\npacked_weight_bytes: %zu\npeak_rss_bytes: %ld\n",
-              session.arena_bytes(), session.packed_weight_bytes(), peak_rss);
+  std::printf("arena_bytes: %zu\npacked_weight_bytes: %zu\npeak_rss_bytes: %ld\n", session.arena_bytes(),
+              session.packed_weight_bytes(), peak_rss);
   size_t arenas = 0, packed = 0;
   for (const linfer::Session& each : all) arenas += each.arena_bytes(), packed += each.packed_weight_bytes();
   std::printf("load_ms: %.2f\ncreate_ms: first %.2f, max %.2f\n", load_ms, create_ms.front(),
               *std::max_element(create_ms.begin(), create_ms.end()));
-  std::printf("memory: format version %u, weights %llu bytes, %u sessions, arenas %zu bytes, "
-              "session-owned weights %zu bytes, rss added by load %ld bytes, by load and sessions %ld bytes\n",
-              info.format_version, (unsigned long long)info.resident_weight_bytes, sessions, arenas, packed,
-              rss_loaded - rss_start, rss_sessions - rss_start);
+  std::printf(
+      "memory: format version %u, weights %llu bytes, %u sessions, arenas %zu bytes, "
+      "session-owned weights %zu bytes, rss added by load %ld bytes, by load and sessions %ld bytes\n",
+      info.format_version, (unsigned long long)info.resident_weight_bytes, sessions, arenas, packed,
+      rss_loaded - rss_start, rss_sessions - rss_start);
   if (profile) {
     // Mean per run over the timed runs; profiling adds a clock read around each operator.
     const linfer_profile p = session.profile();

@@ -71,8 +71,7 @@ std::string read_npy_f32(const std::string& path, std::vector<float>* data, std:
   std::vector<uint8_t> bytes;
   std::string err = read_file(path, &bytes);
   if (!err.empty()) return err;
-  if (bytes.size() < 10 || std::memcmp(bytes.data(), "\x93NUMPY", 6) != 0)
-    return "'" + path + "' is not a .npy file";
+  if (bytes.size() < 10 || std::memcmp(bytes.data(), "\x93NUMPY", 6) != 0) return "'" + path + "' is not a .npy file";
   size_t hlen, hstart;
   if (bytes[6] == 1) {
     hlen = bytes[8] | (size_t(bytes[9]) << 8);
@@ -85,8 +84,7 @@ std::string read_npy_f32(const std::string& path, std::vector<float>* data, std:
   if (hstart + hlen > bytes.size()) return "'" + path + "' is truncated";
   const std::string header(bytes.begin() + hstart, bytes.begin() + hstart + hlen);
   if (header.find("'<f4'") == std::string::npos) return "'" + path + "' is not float32";
-  if (header.find("'fortran_order': False") == std::string::npos)
-    return "'" + path + "' is Fortran ordered";
+  if (header.find("'fortran_order': False") == std::string::npos) return "'" + path + "' is Fortran ordered";
   const size_t open = header.find('(', header.find("'shape'")), close = header.find(')', open);
   if (open == std::string::npos || close == std::string::npos) return "'" + path + "' has no shape";
   shape->clear();

@@ -91,8 +91,7 @@ std::string calibrate_dense_inputs(const EncoderDescription& desc, const std::ve
       ids.resize(max_len);
     }
     if (st == LINFER_OK && !ids.empty()) st = linfer_session_run(session, ids.data(), ids.size());
-    if (st != LINFER_OK)
-      err = "--calibrate: line " + std::to_string(i + 1) + ": " + linfer_last_error();
+    if (st != LINFER_OK) err = "--calibrate: line " + std::to_string(i + 1) + ": " + linfer_last_error();
   }
   linfer_session_free(session);
   linfer_model_free(model);

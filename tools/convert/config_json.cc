@@ -72,18 +72,51 @@ std::string parse_linfer_config(const std::string& text, EncoderConfig* out) {
   if (!j.is_object()) return "the configuration must be a JSON object";
   // Keys the reference writes that only decide which tensors exist (presence is read from the
   // checkpoint itself).
-  static const std::set<std::string> kInformational = {"qkv_bias", "proj_bias", "head_transform",
-                                                       "ff_bias", "conv_kernel", "global_projections",
+  static const std::set<std::string> kInformational = {"qkv_bias",    "proj_bias",      "head_transform",
+                                                       "ff_bias",     "conv_kernel",    "global_projections",
                                                        "random_seed", "random_pattern", "rotation_seed"};
-  static const std::set<std::string> kKnown = {
-      "vocab_size", "dim", "num_layers", "num_heads", "head_dim", "kv_heads", "ff_dim",
-      "max_seq_len", "proj_len", "attention_kind", "norm_placement", "embedding_norm",
-      "final_norm", "norm_eps", "positions", "position_offset", "sinusoidal_base",
-      "embedding_scale", "projection_placement", "projection_sharing", "activation", "head",
-      "head_activation", "pooling", "num_classes", "causal", "num_global_tokens", "num_features",
-      "feature_map", "feature_eps", "rotary", "key_stabiliser", "window_radius", "global_positions",
-      "block_size", "global_blocks", "num_random_blocks", "bucket_size", "num_hashes",
-      "classifier_activation", "reversible_merge", "normalize_output"};
+  static const std::set<std::string> kKnown = {"vocab_size",
+                                               "dim",
+                                               "num_layers",
+                                               "num_heads",
+                                               "head_dim",
+                                               "kv_heads",
+                                               "ff_dim",
+                                               "max_seq_len",
+                                               "proj_len",
+                                               "attention_kind",
+                                               "norm_placement",
+                                               "embedding_norm",
+                                               "final_norm",
+                                               "norm_eps",
+                                               "positions",
+                                               "position_offset",
+                                               "sinusoidal_base",
+                                               "embedding_scale",
+                                               "projection_placement",
+                                               "projection_sharing",
+                                               "activation",
+                                               "head",
+                                               "head_activation",
+                                               "pooling",
+                                               "num_classes",
+                                               "causal",
+                                               "num_global_tokens",
+                                               "num_features",
+                                               "feature_map",
+                                               "feature_eps",
+                                               "rotary",
+                                               "key_stabiliser",
+                                               "window_radius",
+                                               "global_positions",
+                                               "block_size",
+                                               "global_blocks",
+                                               "num_random_blocks",
+                                               "bucket_size",
+                                               "num_hashes",
+                                               "classifier_activation",
+                                               "reversible_merge",
+                                               "normalize_output"};
   for (const auto& item : j.items())
     if (!kKnown.count(item.key()) && !kInformational.count(item.key()))
       return "unknown configuration key '" + item.key() + "'";
@@ -101,36 +134,40 @@ std::string parse_linfer_config(const std::string& text, EncoderConfig* out) {
   p.u32("max_seq_len", &c.max_seq_len, true);
   p.u32("proj_len", &c.proj_len, false);
   std::vector<std::pair<const char*, AttentionKind>> kinds;  // the table of kinds' names
-  for (size_t i = 0; i < kAttentionKindCount; ++i) kinds.push_back({kAttentionKindNames[i].name, kAttentionKindNames[i].kind});
+  for (size_t i = 0; i < kAttentionKindCount; ++i)
+    kinds.push_back({kAttentionKindNames[i].name, kAttentionKindNames[i].kind});
   p.choice("attention_kind", &c.attention_kind, kinds);
   p.choice("norm_placement", &c.norm_placement,
-           {{"pre", NormPlacement::Pre}, {"post", NormPlacement::Post},
-            {"reversible", NormPlacement::Reversible}});
+           {{"pre", NormPlacement::Pre}, {"post", NormPlacement::Post}, {"reversible", NormPlacement::Reversible}});
   p.boolean("embedding_norm", &c.embedding_norm);
   p.boolean("final_norm", &c.final_norm);
   p.f32("norm_eps", &c.norm_eps);
-  p.choice("positions", &c.positions,
-           {{"none", PositionKind::None}, {"learned", PositionKind::Learned},
-            {"sinusoidal", PositionKind::Sinusoidal}});
+  p.choice(
+      "positions", &c.positions,
+      {{"none", PositionKind::None}, {"learned", PositionKind::Learned}, {"sinusoidal", PositionKind::Sinusoidal}});
   p.u32("position_offset", &c.position_offset, false);
   p.f32("sinusoidal_base", &c.sinusoidal_base);
   p.f32("embedding_scale", &c.embedding_scale);
   p.choice("projection_placement", &c.projection_placement,
            {{"after", ProjectionPlacement::After}, {"before", ProjectionPlacement::Before}});
   p.choice("projection_sharing", &c.projection_sharing,
-           {{"none", ProjectionSharing::None}, {"headwise", ProjectionSharing::Headwise},
-            {"kv", ProjectionSharing::KeyValue}, {"layerwise", ProjectionSharing::Layerwise}});
-  const std::vector<std::pair<const char*, Activation>> activations = {
-      {"gelu", Activation::GeluErf}, {"gelu_tanh", Activation::GeluTanh}, {"relu", Activation::Relu},
-      {"tanh", Activation::Tanh}};
+           {{"none", ProjectionSharing::None},
+            {"headwise", ProjectionSharing::Headwise},
+            {"kv", ProjectionSharing::KeyValue},
+            {"layerwise", ProjectionSharing::Layerwise}});
+  const std::vector<std::pair<const char*, Activation>> activations = {{"gelu", Activation::GeluErf},
+                                                                       {"gelu_tanh", Activation::GeluTanh},
+                                                                       {"relu", Activation::Relu},
+                                                                       {"tanh", Activation::Tanh}};
   p.choice("activation", &c.activation, activations);
   p.choice("head", &c.head,
-           {{"none", HeadKind::None}, {"lm", HeadKind::LmLogits}, {"classifier", HeadKind::Classifier},
+           {{"none", HeadKind::None},
+            {"lm", HeadKind::LmLogits},
+            {"classifier", HeadKind::Classifier},
             {"pooled", HeadKind::Pooled}});
   p.choice("head_activation", &c.head_activation, activations);
   p.choice("classifier_activation", &c.classifier_activation, activations);
-  p.choice("reversible_merge", &c.reversible_merge,
-           {{"sum", ReversibleMerge::Sum}, {"mean", ReversibleMerge::Mean}});
+  p.choice("reversible_merge", &c.reversible_merge, {{"sum", ReversibleMerge::Sum}, {"mean", ReversibleMerge::Mean}});
   p.choice("pooling", &c.pooling, {{"first", Pooling::First}, {"mean", Pooling::Mean}});
   p.boolean("normalize_output", &c.normalize_output);
   p.u32("num_classes", &c.num_classes, false);

@@ -29,7 +29,7 @@ struct MappedModel {
 std::string detect_layout(const Checkpoint& ck, const std::string& config_json = "");
 
 // config_json: the --config file's text ("" if none). Returns "" or a one-line message.
-std::string map_checkpoint(const std::string& layout, const Checkpoint& ck,
-                           const std::string& config_json, MappedModel* out);
+std::string map_checkpoint(const std::string& layout, const Checkpoint& ck, const std::string& config_json,
+                           MappedModel* out);
 
 }  // namespace linfer::convert

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// linfer-convert CHECKPOINT -o MODEL.lfm [--config CONFIG.json] [--layout auto|lucidrains|fairseq|tatp22|performer|reformer|longformer|bigbird|bert|linfer]
+// linfer-convert CHECKPOINT -o MODEL.lfm [--config CONFIG.json] [--layout
+// auto|lucidrains|fairseq|tatp22|performer|reformer|longformer|bigbird|bert|linfer]
 //                [--dtype f32|f16|int8] [--format-version 1|2|3] [--tokenizer FILE]...
 //                [--pooling auto|none|cls|mean] [--normalize] [--calibrate TEXT_FILE [--smoothing-alpha A]]
 // --tokenizer (repeatable): the model's tokenizer, stored in the file (docs/tokenizers.md).
@@ -79,15 +80,24 @@ int run(int argc, char** argv) {
         a == "--smoothing-alpha") {
       if (i + 1 >= argc) return fail(a + " needs a value", 2);
       const std::string v = argv[++i];
-      if (a == "-o" || a == "--output") output = v;
-      else if (a == "--config") config_path = v;
-      else if (a == "--layout") layout = v;
-      else if (a == "--dtype") dtype = v;
-      else if (a == "--tokenizer") tokenizer_paths.push_back(v);
-      else if (a == "--pooling") pooling = v;
-      else if (a == "--calibrate") calibration_path = v;
-      else if (a == "--smoothing-alpha") alpha_text = v;
-      else version = v;
+      if (a == "-o" || a == "--output")
+        output = v;
+      else if (a == "--config")
+        config_path = v;
+      else if (a == "--layout")
+        layout = v;
+      else if (a == "--dtype")
+        dtype = v;
+      else if (a == "--tokenizer")
+        tokenizer_paths.push_back(v);
+      else if (a == "--pooling")
+        pooling = v;
+      else if (a == "--calibrate")
+        calibration_path = v;
+      else if (a == "--smoothing-alpha")
+        alpha_text = v;
+      else
+        version = v;
     } else if (a == "--normalize") {
       normalize = true;
     } else if (a == "-h" || a == "--help") {
@@ -104,16 +114,18 @@ int run(int argc, char** argv) {
   if (input.empty()) return fail("no checkpoint given", 2);
   if (output.empty()) return fail("no output given (-o MODEL.lfm)", 2);
   if (layout != "auto" && !linfer::convert::find_layout(layout))
-    return fail("unknown layout '" + layout + "' (auto, lucidrains, fairseq, tatp22, performer, reformer, longformer, bigbird, bert, linfer)", 2);
+    return fail("unknown layout '" + layout +
+                    "' (auto, lucidrains, fairseq, tatp22, performer, reformer, longformer, bigbird, bert, linfer)",
+                2);
   if (dtype != "f32" && dtype != "f16" && dtype != "int8")
     return fail("unknown dtype '" + dtype + "' (f32, f16, int8)", 2);
   if (pooling != "auto" && pooling != "none" && pooling != "cls" && pooling != "mean")
     return fail("unknown pooling '" + pooling + "' (auto, none, cls, mean)", 2);
-  if (normalize && (pooling == "auto" || pooling == "none"))
-    return fail("--normalize needs --pooling cls or mean", 2);
+  if (normalize && (pooling == "auto" || pooling == "none")) return fail("--normalize needs --pooling cls or mean", 2);
   if (!version.empty() && version != "1" && version != "2" && version != "3")
-    return fail("unknown format version '" + version +
-                    "' (1: row-major, 2: dense layers in panels, 3: and int8 input scales)", 2);
+    return fail(
+        "unknown format version '" + version + "' (1: row-major, 2: dense layers in panels, 3: and int8 input scales)",
+        2);
   char* alpha_end = nullptr;
   const double alpha = std::strtod(alpha_text.c_str(), &alpha_end);
   if (alpha_text.empty() || *alpha_end != '\0' || !(alpha >= 0.0 && alpha <= 1.0))
@@ -149,8 +161,7 @@ int run(int argc, char** argv) {
   }
   if (layout == "auto") {
     layout = linfer::convert::detect_layout(*ck, config_text);
-    if (layout.empty())
-      return fail(input + ": cannot detect the layout from the key names; pass --layout");
+    if (layout.empty()) return fail(input + ": cannot detect the layout from the key names; pass --layout");
   }
   linfer::convert::MappedModel conv;
   err = linfer::convert::map_checkpoint(layout, *ck, config_text, &conv);
@@ -160,7 +171,8 @@ int run(int argc, char** argv) {
   linfer::convert::SentencePooling pool;
   if (pooling == "auto" && !config_path.empty()) {
     const size_t slash = config_path.find_last_of('/');
-    err = linfer::convert::read_sentence_transformers(slash == std::string::npos ? "." : config_path.substr(0, slash), &pool);
+    err = linfer::convert::read_sentence_transformers(slash == std::string::npos ? "." : config_path.substr(0, slash),
+                                                      &pool);
     if (!err.empty()) return fail(err);
   } else if (pooling == "cls" || pooling == "mean") {
     pool.present = true;
@@ -190,8 +202,8 @@ int run(int argc, char** argv) {
     smoothed = linfer::convert::smooth_dense_weights(&conv.desc, max_abs, float(alpha), &quantized);
   }
   if (dtype != "f32") {
-    err = linfer::convert::quantize_description(
-        &conv.desc, dtype == "f16" ? linfer::DType::F16 : linfer::DType::I8, &quantized);
+    err = linfer::convert::quantize_description(&conv.desc, dtype == "f16" ? linfer::DType::F16 : linfer::DType::I8,
+                                                &quantized);
     if (!err.empty()) return fail(err);
   }
   // Version 2: the dense layers in the panel layout the kernels read, so that the runtime uses
@@ -213,8 +225,8 @@ int run(int argc, char** argv) {
   std::printf("layout: %s (%s)\n", layout.c_str(), ck->format.c_str());
   for (const std::string& note : conv.notes) std::printf("note: %s\n", note.c_str());
   std::printf("config: %s, %u layers, dim %u, %u heads x %u (kv heads %u), ff %u, n=%u, k=%u, vocab %u\n",
-              linfer::to_string(c.attention_kind), c.num_layers, c.dim, c.num_heads, c.head_dim,
-              c.kv_heads, c.ff_dim, c.max_seq_len, c.proj_len, c.vocab_size);
+              linfer::to_string(c.attention_kind), c.num_layers, c.dim, c.num_heads, c.head_dim, c.kv_heads, c.ff_dim,
+              c.max_seq_len, c.proj_len, c.vocab_size);
   std::printf("        norm %s, positions %s, projection %s / sharing %s, activation %s, head %s\n",
               linfer::to_string(c.norm_placement), linfer::to_string(c.positions),
               linfer::to_string(c.projection_placement), linfer::to_string(c.projection_sharing),
@@ -223,8 +235,8 @@ int run(int argc, char** argv) {
     std::printf("        output: the %s-pooled vector%s, inputs up to %u tokens\n", linfer::to_string(c.pooling),
                 c.normalize_output ? ", L2-normalized" : "", c.max_seq_len);
   if (smoothed)
-    std::printf("        int8 inputs smoothed in %zu dense layers (calibration: %zu lines of %s, alpha %g)\n",
-                smoothed, calibration_lines.size(), calibration_path.c_str(), alpha);
+    std::printf("        int8 inputs smoothed in %zu dense layers (calibration: %zu lines of %s, alpha %g)\n", smoothed,
+                calibration_lines.size(), calibration_path.c_str(), alpha);
   if (c.rotary != linfer::Rotary::None) std::printf("        rotary positions %s\n", linfer::to_string(c.rotary));
   if (c.head == linfer::HeadKind::Classifier && c.classifier_activation != linfer::Activation::Tanh)
     std::printf("        classifier activation %s\n", linfer::to_string(c.classifier_activation));
@@ -232,14 +244,15 @@ int run(int argc, char** argv) {
     std::printf("        reversible halves merged by their %s\n", linfer::to_string(c.reversible_merge));
   if (c.attention_kind == linfer::AttentionKind::Performer)
     std::printf("        performer: %u %s features, eps %g%s\n", c.num_features, linfer::to_string(c.feature_map),
-                double(c.feature_eps), c.key_stabiliser == linfer::KeyStabiliser::Sequence ? ", keys stabilised over the whole input" : "");
+                double(c.feature_eps),
+                c.key_stabiliser == linfer::KeyStabiliser::Sequence ? ", keys stabilised over the whole input" : "");
   if (c.attention_kind == linfer::AttentionKind::SlidingWindow)
     std::printf("        sliding window: radius %u (window %u), %u global positions%s\n", c.window_radius,
                 2 * c.window_radius + 1, c.global_positions,
                 conv.desc.layers[0].q_global.weight.present() ? ", own global projections" : "");
   if (c.attention_kind == linfer::AttentionKind::BlockSparse)
-    std::printf("        block sparse: blocks of %u rows, %u global at each end, %u random per block\n",
-                c.block_size, c.global_blocks, c.num_random_blocks);
+    std::printf("        block sparse: blocks of %u rows, %u global at each end, %u random per block\n", c.block_size,
+                c.global_blocks, c.num_random_blocks);
   if (c.attention_kind == linfer::AttentionKind::Lsh)
     std::printf("        lsh: chunks of %u rows, %u hashing rounds, shared queries and keys%s\n", c.bucket_size,
                 c.num_hashes, c.causal == linfer::CausalMode::Causal ? ", causal" : "");
@@ -258,8 +271,9 @@ int run(int argc, char** argv) {
   for (const std::string& s : conv.shared) std::printf("  %s\n", s.c_str());
   const int written = version == "1" ? 1 : smoothed ? 3 : 2;  // (write_lfm: the oldest that holds it)
   std::printf("wrote %s (%zu bytes, format version %d%s)\n", output.c_str(), bytes.size(), written,
-              written == 1 ? ": row-major" : written == 2 ? ": dense layers in panel layout"
-                                                          : ": dense layers in panel layout, int8 input scales");
+              written == 1   ? ": row-major"
+              : written == 2 ? ": dense layers in panel layout"
+                             : ": dense layers in panel layout, int8 input scales");
   return 0;
 }
 

@@ -41,8 +41,8 @@ std::string quantize_description(EncoderDescription* desc, DType dtype, Quantize
       auto bytes = std::make_unique<std::vector<uint8_t>>(n);
       auto scales = std::make_unique<std::vector<float>>(rows);
       for (uint64_t r = 0; r < rows; ++r)
-        (*scales)[r] = linfer::quantize_row_int8(src + r * cols, cols,
-                                         reinterpret_cast<int8_t*>(bytes->data()) + r * cols);
+        (*scales)[r] =
+            linfer::quantize_row_int8(src + r * cols, cols, reinterpret_cast<int8_t*>(bytes->data()) + r * cols);
       w.data = bytes->data();
       w.scales = scales->data();
       store->data.push_back(std::move(bytes));
@@ -55,9 +55,9 @@ std::string quantize_description(EncoderDescription* desc, DType dtype, Quantize
 }
 
 bool reads_normalized_stream(const std::string& name) {
-  for (const char* end : {".attention.q.weight", ".attention.k.weight", ".attention.v.weight",
-                          ".attention.q_global.weight", ".attention.k_global.weight", ".attention.v_global.weight",
-                          ".feed_forward.fc1.weight"})
+  for (const char* end :
+       {".attention.q.weight", ".attention.k.weight", ".attention.v.weight", ".attention.q_global.weight",
+        ".attention.k_global.weight", ".attention.v_global.weight", ".feed_forward.fc1.weight"})
     if (name.size() > std::strlen(end) && name.compare(name.size() - std::strlen(end), std::string::npos, end) == 0)
       return true;
   return false;
@@ -72,8 +72,8 @@ size_t smooth_dense_weights(EncoderDescription* desc, const std::map<std::string
   size_t smoothed = 0;
   for_each_weight(*desc, [&](const std::string& name, WeightView& w) {
     auto it = max_abs.find(name);
-    if (it == max_abs.end() || !reads_normalized_stream(name) || !w.present() || w.dtype != DType::F32 || w.layout != Layout::RowMajor ||
-        w.shape.size() != 2 || users[w.data] != 1 || it->second.size() != w.shape[1])
+    if (it == max_abs.end() || !reads_normalized_stream(name) || !w.present() || w.dtype != DType::F32 ||
+        w.layout != Layout::RowMajor || w.shape.size() != 2 || users[w.data] != 1 || it->second.size() != w.shape[1])
       return;
     const size_t out = w.shape[0], in = w.shape[1];
     const float* src = static_cast<const float*>(w.data);

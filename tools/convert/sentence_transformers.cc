@@ -36,12 +36,18 @@ std::string read_sentence_transformers(const std::string& dir, SentencePooling* 
   std::string pooling_path;
   bool transformer = false;
   for (const json& m : modules) {
-    const std::string type = m.is_object() && m.contains("type") && m["type"].is_string() ? m["type"].get<std::string>() : "";
-    const std::string path = m.is_object() && m.contains("path") && m["path"].is_string() ? m["path"].get<std::string>() : "";
-    if (type == "sentence_transformers.models.Transformer") transformer = true;
-    else if (type == "sentence_transformers.models.Pooling") pooling_path = path;
-    else if (type == "sentence_transformers.models.Normalize") out->normalize = true;
-    else return base + "modules.json: module type '" + type + "' is not supported (Transformer, Pooling, Normalize)";
+    const std::string type =
+        m.is_object() && m.contains("type") && m["type"].is_string() ? m["type"].get<std::string>() : "";
+    const std::string path =
+        m.is_object() && m.contains("path") && m["path"].is_string() ? m["path"].get<std::string>() : "";
+    if (type == "sentence_transformers.models.Transformer")
+      transformer = true;
+    else if (type == "sentence_transformers.models.Pooling")
+      pooling_path = path;
+    else if (type == "sentence_transformers.models.Normalize")
+      out->normalize = true;
+    else
+      return base + "modules.json: module type '" + type + "' is not supported (Transformer, Pooling, Normalize)";
   }
   if (!transformer) return base + "modules.json names no sentence_transformers.models.Transformer";
   if (pooling_path.empty()) return base + "modules.json names no sentence_transformers.models.Pooling";
@@ -50,8 +56,8 @@ std::string read_sentence_transformers(const std::string& dir, SentencePooling* 
   if (std::string e = read_json(pool_file, &pool, &found); !e.empty()) return e;
   if (!found) return "cannot read " + pool_file;
   auto on = [&](const char* key) { return pool.contains(key) && pool[key].is_boolean() && pool[key].get<bool>(); };
-  for (const char* key : {"pooling_mode_max_tokens", "pooling_mode_mean_sqrt_len_tokens", "pooling_mode_weightedmean_tokens",
-                          "pooling_mode_lasttoken"})
+  for (const char* key : {"pooling_mode_max_tokens", "pooling_mode_mean_sqrt_len_tokens",
+                          "pooling_mode_weightedmean_tokens", "pooling_mode_lasttoken"})
     if (on(key)) return pool_file + ": " + key + " is not supported (pooling_mode_cls_token, pooling_mode_mean_tokens)";
   if (on("pooling_mode_cls_token") == on("pooling_mode_mean_tokens"))
     return pool_file + ": exactly one of pooling_mode_cls_token and pooling_mode_mean_tokens must be true";
@@ -60,7 +66,8 @@ std::string read_sentence_transformers(const std::string& dir, SentencePooling* 
   if (std::string e = read_json(base + "sentence_bert_config.json", &sbert, &found); !e.empty()) return e;
   if (found && sbert.contains("max_seq_length") && sbert["max_seq_length"].is_number_integer()) {
     const int64_t n = sbert["max_seq_length"].get<int64_t>();
-    if (n < 1 || n > int64_t(Limits::kMaxSeqLen)) return base + "sentence_bert_config.json: max_seq_length is out of range";
+    if (n < 1 || n > int64_t(Limits::kMaxSeqLen))
+      return base + "sentence_bert_config.json: max_seq_length is out of range";
     out->max_seq_length = uint32_t(n);
   }
   out->note = std::string("sentence-transformers: ") + (out->pooling == Pooling::First ? "first-token (CLS)" : "mean") +

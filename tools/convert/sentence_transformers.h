@@ -11,11 +11,11 @@
 namespace linfer::convert {
 
 struct SentencePooling {
-  bool present = false;   // modules.json was found
+  bool present = false;  // modules.json was found
   Pooling pooling = Pooling::Mean;
   bool normalize = false;
   uint32_t max_seq_length = 0;  // 0: not given
-  std::string note;              // what was read, for the converter's summary
+  std::string note;             // what was read, for the converter's summary
 };
 
 // Reads the sentence-transformers files in `dir` (the folder of config.json). No modules.json:

@@ -62,7 +62,8 @@ int main(int argc, char** argv) {
   if (!model.has_tokenizer()) return fail(model_path + ": the model file carries no tokenizer");
   const linfer_model_info info = model.info();
   if (info.head != LINFER_HEAD_POOLED)
-    return fail(model_path + ": the model's output is not a pooled vector (convert it with its modules.json, or "
+    return fail(model_path +
+                ": the model's output is not a pooled vector (convert it with its modules.json, or "
                 "with linfer-convert --pooling cls|mean)");
   linfer::SessionOptions options;
   options.num_threads = threads;

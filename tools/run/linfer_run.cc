@@ -16,8 +16,7 @@ namespace {
 
 int usage_error(const std::string& message) {
   std::fprintf(stderr, "linfer-run: %s\n", message.c_str());
-  std::fprintf(stderr,
-               "usage: linfer-run MODEL.lfm (--ids FILE | --text FILE) [--dump OUT.npy] [--threads N]\n");
+  std::fprintf(stderr, "usage: linfer-run MODEL.lfm (--ids FILE | --text FILE) [--dump OUT.npy] [--threads N]\n");
   return 2;
 }
 
@@ -25,7 +24,6 @@ int fail(const std::string& message) {
   std::fprintf(stderr, "linfer-run: %s\n", message.c_str());
   return 1;
 }
-
 
 }  // namespace
 
@@ -42,9 +40,12 @@ int main(int argc, char** argv) {
     if (a == "--ids" || a == "--text" || a == "--dump" || a == "--threads") {
       const char* v = value(a.c_str());
       if (!v) return usage_error(a + " needs a value");
-      if (a == "--ids") ids_path = v;
-      else if (a == "--text") text_path = v;
-      else if (a == "--dump") dump_path = v;
+      if (a == "--ids")
+        ids_path = v;
+      else if (a == "--text")
+        text_path = v;
+      else if (a == "--dump")
+        dump_path = v;
       else if (!linfer::tools::parse_uint(v, 1, 256, &threads))
         return usage_error(std::string("--threads must be an integer in [1, 256], got '") + v + "'");
     } else if (a == "-h" || a == "--help") {
@@ -105,17 +106,16 @@ int main(int argc, char** argv) {
     if (!err.empty()) return fail(err);
     return 0;
   }
-  const char* kind = info.head == LINFER_HEAD_LM_LOGITS     ? "logits"
+  const char* kind = info.head == LINFER_HEAD_LM_LOGITS    ? "logits"
                      : info.head == LINFER_HEAD_CLASSIFIER ? "class logits"
                      : info.head == LINFER_HEAD_POOLED     ? "pooled vector"
                                                            : "hidden states";
-  std::printf("model: %s, %u layers, dim %u, %u heads, n=%u, k=%u, %s weights\n",
-              info.attention_kind, info.num_layers, info.dim, info.num_heads, info.max_seq_len,
-              info.proj_len, info.weight_dtype);
-  std::printf("input: %zu tokens; output: %s [%zu, %zu]; %.3f ms with %u thread%s (one cold run; linfer-bench times warm runs)\n", ids.size(),
-              kind, out.rows, out.cols,
-              std::chrono::duration<double, std::milli>(t1 - t0).count(), threads,
-              threads == 1 ? "" : "s");
+  std::printf("model: %s, %u layers, dim %u, %u heads, n=%u, k=%u, %s weights\n", info.attention_kind, info.num_layers,
+              info.dim, info.num_heads, info.max_seq_len, info.proj_len, info.weight_dtype);
+  std::printf(
+      "input: %zu tokens; output: %s [%zu, %zu]; %.3f ms with %u thread%s (one cold run; linfer-bench times warm runs)\n",
+      ids.size(), kind, out.rows, out.cols, std::chrono::duration<double, std::milli>(t1 - t0).count(), threads,
+      threads == 1 ? "" : "s");
   if (info.head == LINFER_HEAD_CLASSIFIER) {
     size_t best = 0;
     for (size_t c = 1; c < out.cols; ++c)

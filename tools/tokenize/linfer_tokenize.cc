@@ -78,8 +78,8 @@ int main(int argc, char** argv) {
       bytes += lines[i].size();
     }
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    std::fprintf(stderr, "linfer: %zu lines, %zu bytes, %zu tokens in %.3f s: %.0f tokens/s, %.1f MB/s\n",
-                 lines.size(), bytes, tokens, seconds, tokens / seconds, bytes / seconds / 1e6);
+    std::fprintf(stderr, "linfer: %zu lines, %zu bytes, %zu tokens in %.3f s: %.0f tokens/s, %.1f MB/s\n", lines.size(),
+                 bytes, tokens, seconds, tokens / seconds, bytes / seconds / 1e6);
   }
   if (std::fflush(stdout) != 0) return fail("cannot write the output");
   return 0;

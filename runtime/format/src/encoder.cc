@@ -15,9 +15,12 @@ namespace linfer {
 
 const char* to_string(DType v) {
   switch (v) {
-    case DType::F32: return "f32";
-    case DType::F16: return "f16";
-    case DType::I8: return "int8";
+    case DType::F32:
+      return "f32";
+    case DType::F16:
+      return "f16";
+    case DType::I8:
+      return "int8";
   }
   return "?";
 }
@@ -37,9 +40,12 @@ const char* to_string(FeatureMap v) {
 }
 const char* to_string(NormPlacement v) {
   switch (v) {
-    case NormPlacement::Pre: return "pre";
-    case NormPlacement::Post: return "post";
-    case NormPlacement::Reversible: return "reversible";
+    case NormPlacement::Pre:
+      return "pre";
+    case NormPlacement::Post:
+      return "post";
+    case NormPlacement::Reversible:
+      return "reversible";
   }
   return "?";
 }
@@ -51,9 +57,12 @@ const char* to_string(ReversibleMerge v) {
 }
 const char* to_string(PositionKind v) {
   switch (v) {
-    case PositionKind::None: return "none";
-    case PositionKind::Learned: return "learned";
-    case PositionKind::Sinusoidal: return "sinusoidal";
+    case PositionKind::None:
+      return "none";
+    case PositionKind::Learned:
+      return "learned";
+    case PositionKind::Sinusoidal:
+      return "sinusoidal";
   }
   return "?";
 }
@@ -62,38 +71,46 @@ const char* to_string(ProjectionPlacement v) {
 }
 const char* to_string(ProjectionSharing v) {
   switch (v) {
-    case ProjectionSharing::None: return "none";
-    case ProjectionSharing::Headwise: return "headwise";
-    case ProjectionSharing::KeyValue: return "kv";
-    case ProjectionSharing::Layerwise: return "layerwise";
+    case ProjectionSharing::None:
+      return "none";
+    case ProjectionSharing::Headwise:
+      return "headwise";
+    case ProjectionSharing::KeyValue:
+      return "kv";
+    case ProjectionSharing::Layerwise:
+      return "layerwise";
   }
   return "?";
 }
 const char* to_string(Activation v) {
   switch (v) {
-    case Activation::GeluErf: return "gelu";
-    case Activation::GeluTanh: return "gelu_tanh";
-    case Activation::Relu: return "relu";
-    case Activation::Tanh: return "tanh";
+    case Activation::GeluErf:
+      return "gelu";
+    case Activation::GeluTanh:
+      return "gelu_tanh";
+    case Activation::Relu:
+      return "relu";
+    case Activation::Tanh:
+      return "tanh";
   }
   return "?";
 }
 const char* to_string(HeadKind v) {
   switch (v) {
-    case HeadKind::None: return "none";
-    case HeadKind::LmLogits: return "lm";
-    case HeadKind::Classifier: return "classifier";
-    case HeadKind::Pooled: return "pooled";
+    case HeadKind::None:
+      return "none";
+    case HeadKind::LmLogits:
+      return "lm";
+    case HeadKind::Classifier:
+      return "classifier";
+    case HeadKind::Pooled:
+      return "pooled";
   }
   return "?";
 }
-const char* to_string(Pooling v) {
-  return v == Pooling::First ? "first" : v == Pooling::Mean ? "mean" : "?";
-}
+const char* to_string(Pooling v) { return v == Pooling::First ? "first" : v == Pooling::Mean ? "mean" : "?"; }
 
-const char* to_string(Layout v) {
-  return v == Layout::RowMajor ? "row-major" : v == Layout::Panel16 ? "panel16" : "?";
-}
+const char* to_string(Layout v) { return v == Layout::RowMajor ? "row-major" : v == Layout::Panel16 ? "panel16" : "?"; }
 
 uint64_t WeightView::bytes() const {
   if (layout == Layout::Panel16 && shape.size() == 2)
@@ -195,8 +212,7 @@ std::string validate_config(const EncoderConfig& c, const FormatKind* kind) {
                    to_string(c.attention_kind));
   if (out_of_range(&e, "vocab_size", c.vocab_size, 0, Limits::kMaxVocab)) return e;
   if (c.head == HeadKind::LmLogits && c.vocab_size == 0) return "an LM head needs vocab_size > 0";
-  if (c.head == HeadKind::Classifier &&
-      out_of_range(&e, "num_classes", c.num_classes, 1, Limits::kMaxClasses))
+  if (c.head == HeadKind::Classifier && out_of_range(&e, "num_classes", c.num_classes, 1, Limits::kMaxClasses))
     return e;
   if (c.head != HeadKind::Classifier && c.classifier_activation != Activation::Tanh)
     return "classifier_activation applies to classifier heads only";
@@ -226,19 +242,53 @@ std::string validate_config(const EncoderConfig& c, const FormatKind* kind) {
 
 namespace {
 // The slots' names, by Slot (a layer's after "layers.N.").
-constexpr const char* kSlotNames[] = {
-    "token_embedding", "position_embedding", "rotary_table", "embedding_norm.weight", "embedding_norm.bias",
-    "global_tokens", "shared_proj", "shared_proj_bias",
-    "attention.q.weight", "attention.q.bias", "attention.k.weight", "attention.k.bias", "attention.v.weight",
-    "attention.v.bias", "attention.out.weight", "attention.out.bias", "attention.proj_k", "attention.proj_v",
-    "attention.proj_k_bias", "attention.proj_v_bias", "attention.conv_weight", "attention.conv_bias",
-    "attention.features", "attention.q_global.weight", "attention.q_global.bias", "attention.k_global.weight",
-    "attention.k_global.bias", "attention.v_global.weight", "attention.v_global.bias", "attention.random_blocks",
-    "attention.rotations", "attention_norm.weight", "attention_norm.bias", "feed_forward.fc1.weight",
-    "feed_forward.fc1.bias", "feed_forward.fc2.weight", "feed_forward.fc2.bias", "feed_forward_norm.weight",
-    "feed_forward_norm.bias",
-    "final_norm.weight", "final_norm.bias", "head.dense.weight", "head.dense.bias", "head.norm.weight",
-    "head.norm.bias", "head.out.weight", "head.out.bias"};
+constexpr const char* kSlotNames[] = {"token_embedding",
+                                      "position_embedding",
+                                      "rotary_table",
+                                      "embedding_norm.weight",
+                                      "embedding_norm.bias",
+                                      "global_tokens",
+                                      "shared_proj",
+                                      "shared_proj_bias",
+                                      "attention.q.weight",
+                                      "attention.q.bias",
+                                      "attention.k.weight",
+                                      "attention.k.bias",
+                                      "attention.v.weight",
+                                      "attention.v.bias",
+                                      "attention.out.weight",
+                                      "attention.out.bias",
+                                      "attention.proj_k",
+                                      "attention.proj_v",
+                                      "attention.proj_k_bias",
+                                      "attention.proj_v_bias",
+                                      "attention.conv_weight",
+                                      "attention.conv_bias",
+                                      "attention.features",
+                                      "attention.q_global.weight",
+                                      "attention.q_global.bias",
+                                      "attention.k_global.weight",
+                                      "attention.k_global.bias",
+                                      "attention.v_global.weight",
+                                      "attention.v_global.bias",
+                                      "attention.random_blocks",
+                                      "attention.rotations",
+                                      "attention_norm.weight",
+                                      "attention_norm.bias",
+                                      "feed_forward.fc1.weight",
+                                      "feed_forward.fc1.bias",
+                                      "feed_forward.fc2.weight",
+                                      "feed_forward.fc2.bias",
+                                      "feed_forward_norm.weight",
+                                      "feed_forward_norm.bias",
+                                      "final_norm.weight",
+                                      "final_norm.bias",
+                                      "head.dense.weight",
+                                      "head.dense.bias",
+                                      "head.norm.weight",
+                                      "head.norm.bias",
+                                      "head.out.weight",
+                                      "head.out.bias"};
 static_assert(sizeof kSlotNames / sizeof kSlotNames[0] == size_t(Slot::Count), "a name for every slot");
 constexpr size_t kLayerSlots = size_t(Slot::FinalNormWeight) - size_t(Slot::QWeight);
 }  // namespace
@@ -251,25 +301,49 @@ void visit_weights(EncoderDescription& d, WeightVisitor visit, void* fn) {
       visit(fn, slot, layer, prefix + kSlotNames[size_t(slot)], *views[i]);
     }
   };
-  WeightView* const before[] = {&d.token_embedding, &d.position_embedding, &d.rotary_table,
+  WeightView* const before[] = {&d.token_embedding,       &d.position_embedding,  &d.rotary_table,
                                 &d.embedding_norm.weight, &d.embedding_norm.bias, &d.global_tokens,
-                                &d.shared_proj, &d.shared_proj_bias};
+                                &d.shared_proj,           &d.shared_proj_bias};
   static_assert(sizeof before / sizeof before[0] == size_t(Slot::QWeight), "the slots before the layers");
   run("", Slot::TokenEmbedding, before, size_t(Slot::QWeight), 0);
   for (uint32_t i = 0; i < d.layers.size(); ++i) {
     LayerWeights& l = d.layers[i];
-    WeightView* const layer[] = {
-        &l.q.weight, &l.q.bias, &l.k.weight, &l.k.bias, &l.v.weight, &l.v.bias, &l.out.weight, &l.out.bias,
-        &l.proj_k, &l.proj_v, &l.proj_k_bias, &l.proj_v_bias, &l.conv_weight, &l.conv_bias, &l.features,
-        &l.q_global.weight, &l.q_global.bias, &l.k_global.weight, &l.k_global.bias, &l.v_global.weight,
-        &l.v_global.bias, &l.random_blocks, &l.rotations, &l.attention_norm.weight, &l.attention_norm.bias,
-        &l.fc1.weight, &l.fc1.bias, &l.fc2.weight, &l.fc2.bias, &l.feed_forward_norm.weight,
-        &l.feed_forward_norm.bias};
+    WeightView* const layer[] = {&l.q.weight,
+                                 &l.q.bias,
+                                 &l.k.weight,
+                                 &l.k.bias,
+                                 &l.v.weight,
+                                 &l.v.bias,
+                                 &l.out.weight,
+                                 &l.out.bias,
+                                 &l.proj_k,
+                                 &l.proj_v,
+                                 &l.proj_k_bias,
+                                 &l.proj_v_bias,
+                                 &l.conv_weight,
+                                 &l.conv_bias,
+                                 &l.features,
+                                 &l.q_global.weight,
+                                 &l.q_global.bias,
+                                 &l.k_global.weight,
+                                 &l.k_global.bias,
+                                 &l.v_global.weight,
+                                 &l.v_global.bias,
+                                 &l.random_blocks,
+                                 &l.rotations,
+                                 &l.attention_norm.weight,
+                                 &l.attention_norm.bias,
+                                 &l.fc1.weight,
+                                 &l.fc1.bias,
+                                 &l.fc2.weight,
+                                 &l.fc2.bias,
+                                 &l.feed_forward_norm.weight,
+                                 &l.feed_forward_norm.bias};
     static_assert(sizeof layer / sizeof layer[0] == kLayerSlots, "a layer's slots");
     run(layer_name(i) + ".", Slot::QWeight, layer, kLayerSlots, i);
   }
   WeightView* const after[] = {&d.final_norm.weight, &d.final_norm.bias, &d.head.dense.weight, &d.head.dense.bias,
-                               &d.head.norm.weight, &d.head.norm.bias, &d.head.out.weight, &d.head.out.bias};
+                               &d.head.norm.weight,  &d.head.norm.bias,  &d.head.out.weight,   &d.head.out.bias};
   static_assert(sizeof after / sizeof after[0] == size_t(Slot::Count) - size_t(Slot::FinalNormWeight),
                 "the slots after the layers");
   run("", Slot::FinalNormWeight, after, sizeof after / sizeof after[0], 0);
@@ -278,17 +352,15 @@ void visit_weights(EncoderDescription& d, WeightVisitor visit, void* fn) {
 bool is_dense_weight(const std::string& slot) {
   for (const char* layer : {".attention.q.weight", ".attention.k.weight", ".attention.v.weight",
                             ".attention.out.weight", ".feed_forward.fc1.weight", ".feed_forward.fc2.weight",
-                            ".attention.q_global.weight", ".attention.k_global.weight",
-                            ".attention.v_global.weight"})
+                            ".attention.q_global.weight", ".attention.k_global.weight", ".attention.v_global.weight"})
     if (ends_with(slot, layer)) return true;
   return slot == "head.dense.weight" || slot == "head.out.weight";
 }
 
 uint32_t dense_panel_groups(const EncoderConfig& c, const std::string& slot) {
   const bool per_head_kv = c.projection_groups() > 1 && c.kv_heads > 1;
-  return per_head_kv && (ends_with(slot, ".attention.k.weight") || ends_with(slot, ".attention.v.weight"))
-             ? c.kv_heads
-             : 1;
+  return per_head_kv && (ends_with(slot, ".attention.k.weight") || ends_with(slot, ".attention.v.weight")) ? c.kv_heads
+                                                                                                           : 1;
 }
 
 bool weight_may_be_quantized(const std::string& slot) {
@@ -306,9 +378,9 @@ std::string check_layout(const EncoderConfig& c, const std::string& name, const 
     if (!is_dense_weight(name) && name != "token_embedding")
       return message("{} cannot be stored in panel layout (only dense layer weights can)", name);
     if (w.panel_groups != groups)
-      return message(LINFER_DETAILED("{} is packed in {} panel groups, expected {}",
-                                     "{} is packed in the wrong panel groups"),
-                     name, w.panel_groups, groups);
+      return message(
+          LINFER_DETAILED("{} is packed in {} panel groups, expected {}", "{} is packed in the wrong panel groups"),
+          name, w.panel_groups, groups);
     if (w.dtype == DType::I8 && !w.channel_sums)
       return message("{} is int8 in panel layout but has no channel sums", name);
     return "";
@@ -324,10 +396,20 @@ namespace {
 // The rule of each slot's shape: when the configuration uses the slot, whether it may be absent
 // then, and the sizes its dimensions are. The slots of one attention kind are its format file's
 // (kKind: kinds/<kind>.cc `expected`).
-enum Use : uint8_t { kAlways, kNever, kVocabSize, kRotaryTable, kEmbeddingNorm, kKeys, kFinalNorm, kHead, kLmHead,
-                     kKind, kUses };
-enum Size : uint8_t { kNoDim, kDim, kQueryWidth, kKeyWidth, kFeedForward, kSeqLen, kHeadDim, kVocab, kOutput,
-                      kSizes };
+enum Use : uint8_t {
+  kAlways,
+  kNever,
+  kVocabSize,
+  kRotaryTable,
+  kEmbeddingNorm,
+  kKeys,
+  kFinalNorm,
+  kHead,
+  kLmHead,
+  kKind,
+  kUses
+};
+enum Size : uint8_t { kNoDim, kDim, kQueryWidth, kKeyWidth, kFeedForward, kSeqLen, kHeadDim, kVocab, kOutput, kSizes };
 struct ShapeRule {
   Use use;
   bool optional;
@@ -337,53 +419,53 @@ constexpr bool kOptional = true, kRequired = false;
 constexpr ShapeRule kOfKind = {kKind, kRequired, {}};
 // By Slot. (The position embedding's shape is a bound: check_slot's own.)
 constexpr ShapeRule kShapeRules[] = {
-    {kVocabSize, kRequired, {kVocab, kDim}},                 // token_embedding
-    {kNever, kRequired, {}},                                  // position_embedding
-    {kRotaryTable, kRequired, {kSeqLen, kHeadDim}},          // rotary_table
-    {kEmbeddingNorm, kRequired, {kDim}},                     // embedding_norm.weight
-    {kEmbeddingNorm, kRequired, {kDim}},                     // embedding_norm.bias
-    kOfKind,                                                  // global_tokens
-    kOfKind,                                                  // shared_proj
-    kOfKind,                                                  // shared_proj_bias
-    {kAlways, kRequired, {kQueryWidth, kDim}},               // attention.q.weight
-    {kAlways, kOptional, {kQueryWidth}},                     // attention.q.bias
-    {kKeys, kRequired, {kKeyWidth, kDim}},                   // attention.k.weight
-    {kKeys, kOptional, {kKeyWidth}},                         // attention.k.bias
-    {kAlways, kRequired, {kKeyWidth, kDim}},                 // attention.v.weight
-    {kAlways, kOptional, {kKeyWidth}},                       // attention.v.bias
-    {kAlways, kRequired, {kDim, kQueryWidth}},               // attention.out.weight
-    {kAlways, kOptional, {kDim}},                            // attention.out.bias
-    kOfKind,                                                  // attention.proj_k
-    kOfKind,                                                  // attention.proj_v
-    kOfKind,                                                  // attention.proj_k_bias
-    kOfKind,                                                  // attention.proj_v_bias
-    kOfKind,                                                  // attention.conv_weight
-    kOfKind,                                                  // attention.conv_bias
-    kOfKind,                                                  // attention.features
-    kOfKind,                                                  // attention.q_global.weight
-    kOfKind,                                                  // attention.q_global.bias
-    kOfKind,                                                  // attention.k_global.weight
-    kOfKind,                                                  // attention.k_global.bias
-    kOfKind,                                                  // attention.v_global.weight
-    kOfKind,                                                  // attention.v_global.bias
-    kOfKind,                                                  // attention.random_blocks
-    kOfKind,                                                  // attention.rotations
-    {kAlways, kRequired, {kDim}},                            // attention_norm.weight
-    {kAlways, kRequired, {kDim}},                            // attention_norm.bias
-    {kAlways, kRequired, {kFeedForward, kDim}},              // feed_forward.fc1.weight
-    {kAlways, kOptional, {kFeedForward}},                    // feed_forward.fc1.bias
-    {kAlways, kRequired, {kDim, kFeedForward}},              // feed_forward.fc2.weight
-    {kAlways, kOptional, {kDim}},                            // feed_forward.fc2.bias
-    {kAlways, kRequired, {kDim}},                            // feed_forward_norm.weight
-    {kAlways, kRequired, {kDim}},                            // feed_forward_norm.bias
-    {kFinalNorm, kRequired, {kDim}},                         // final_norm.weight
-    {kFinalNorm, kRequired, {kDim}},                         // final_norm.bias
-    {kHead, kOptional, {kDim, kDim}},                        // head.dense.weight
-    {kHead, kOptional, {kDim}},                              // head.dense.bias
-    {kLmHead, kOptional, {kDim}},                            // head.norm.weight
-    {kLmHead, kOptional, {kDim}},                            // head.norm.bias
-    {kHead, kRequired, {kOutput, kDim}},                     // head.out.weight
-    {kHead, kOptional, {kOutput}},                           // head.out.bias
+    {kVocabSize, kRequired, {kVocab, kDim}},         // token_embedding
+    {kNever, kRequired, {}},                         // position_embedding
+    {kRotaryTable, kRequired, {kSeqLen, kHeadDim}},  // rotary_table
+    {kEmbeddingNorm, kRequired, {kDim}},             // embedding_norm.weight
+    {kEmbeddingNorm, kRequired, {kDim}},             // embedding_norm.bias
+    kOfKind,                                         // global_tokens
+    kOfKind,                                         // shared_proj
+    kOfKind,                                         // shared_proj_bias
+    {kAlways, kRequired, {kQueryWidth, kDim}},       // attention.q.weight
+    {kAlways, kOptional, {kQueryWidth}},             // attention.q.bias
+    {kKeys, kRequired, {kKeyWidth, kDim}},           // attention.k.weight
+    {kKeys, kOptional, {kKeyWidth}},                 // attention.k.bias
+    {kAlways, kRequired, {kKeyWidth, kDim}},         // attention.v.weight
+    {kAlways, kOptional, {kKeyWidth}},               // attention.v.bias
+    {kAlways, kRequired, {kDim, kQueryWidth}},       // attention.out.weight
+    {kAlways, kOptional, {kDim}},                    // attention.out.bias
+    kOfKind,                                         // attention.proj_k
+    kOfKind,                                         // attention.proj_v
+    kOfKind,                                         // attention.proj_k_bias
+    kOfKind,                                         // attention.proj_v_bias
+    kOfKind,                                         // attention.conv_weight
+    kOfKind,                                         // attention.conv_bias
+    kOfKind,                                         // attention.features
+    kOfKind,                                         // attention.q_global.weight
+    kOfKind,                                         // attention.q_global.bias
+    kOfKind,                                         // attention.k_global.weight
+    kOfKind,                                         // attention.k_global.bias
+    kOfKind,                                         // attention.v_global.weight
+    kOfKind,                                         // attention.v_global.bias
+    kOfKind,                                         // attention.random_blocks
+    kOfKind,                                         // attention.rotations
+    {kAlways, kRequired, {kDim}},                    // attention_norm.weight
+    {kAlways, kRequired, {kDim}},                    // attention_norm.bias
+    {kAlways, kRequired, {kFeedForward, kDim}},      // feed_forward.fc1.weight
+    {kAlways, kOptional, {kFeedForward}},            // feed_forward.fc1.bias
+    {kAlways, kRequired, {kDim, kFeedForward}},      // feed_forward.fc2.weight
+    {kAlways, kOptional, {kDim}},                    // feed_forward.fc2.bias
+    {kAlways, kRequired, {kDim}},                    // feed_forward_norm.weight
+    {kAlways, kRequired, {kDim}},                    // feed_forward_norm.bias
+    {kFinalNorm, kRequired, {kDim}},                 // final_norm.weight
+    {kFinalNorm, kRequired, {kDim}},                 // final_norm.bias
+    {kHead, kOptional, {kDim, kDim}},                // head.dense.weight
+    {kHead, kOptional, {kDim}},                      // head.dense.bias
+    {kLmHead, kOptional, {kDim}},                    // head.norm.weight
+    {kLmHead, kOptional, {kDim}},                    // head.norm.bias
+    {kHead, kRequired, {kOutput, kDim}},             // head.out.weight
+    {kHead, kOptional, {kOutput}},                   // head.out.bias
 };
 static_assert(sizeof kShapeRules / sizeof kShapeRules[0] == size_t(Slot::Count), "a rule for every slot");
 
@@ -439,8 +521,7 @@ std::string check_slot(const EncoderDescription& d, const FormatKind& kind, Slot
   if (w.present() && !(err = check_layout(c, name, w)).empty()) return err;
   if (slot == Slot::PositionEmbedding) {
     if (c.positions != PositionKind::Learned)
-      return w.present() ? message("position_embedding is present but positions are {}", to_string(c.positions))
-                         : "";
+      return w.present() ? message("position_embedding is present but positions are {}", to_string(c.positions)) : "";
     const uint64_t rows_needed = uint64_t(c.position_offset) + c.max_seq_len;
     if (!w.present()) return "position_embedding is missing (positions are learned)";
     if (w.shape.size() != 2 || w.shape[1] != D || w.shape[0] < rows_needed)

@@ -19,29 +19,47 @@ namespace fbs = linfer::fb;
 
 // encoder.h mirrors the schema's enums by value: the reader casts one into the other.
 #define LINFER_SAME_ENUM(E, V) static_assert(int(E::V) == int(fbs::E::V), #E "::" #V " differs from the schema")
-LINFER_SAME_ENUM(DType, F32); LINFER_SAME_ENUM(DType, F16); LINFER_SAME_ENUM(DType, I8);
-LINFER_SAME_ENUM(AttentionKind, Linformer); LINFER_SAME_ENUM(AttentionKind, FullSoftmax);
-LINFER_SAME_ENUM(AttentionKind, LinearElu); LINFER_SAME_ENUM(AttentionKind, GiveTake);
+LINFER_SAME_ENUM(DType, F32);
+LINFER_SAME_ENUM(DType, F16);
+LINFER_SAME_ENUM(DType, I8);
+LINFER_SAME_ENUM(AttentionKind, Linformer);
+LINFER_SAME_ENUM(AttentionKind, FullSoftmax);
+LINFER_SAME_ENUM(AttentionKind, LinearElu);
+LINFER_SAME_ENUM(AttentionKind, GiveTake);
 LINFER_SAME_ENUM(AttentionKind, Performer);
 LINFER_SAME_ENUM(AttentionKind, SlidingWindow);
 LINFER_SAME_ENUM(AttentionKind, BlockSparse);
 LINFER_SAME_ENUM(AttentionKind, Lsh);
-LINFER_SAME_ENUM(FeatureMap, Softmax); LINFER_SAME_ENUM(FeatureMap, Relu);
-LINFER_SAME_ENUM(NormPlacement, Pre); LINFER_SAME_ENUM(NormPlacement, Post);
+LINFER_SAME_ENUM(FeatureMap, Softmax);
+LINFER_SAME_ENUM(FeatureMap, Relu);
+LINFER_SAME_ENUM(NormPlacement, Pre);
+LINFER_SAME_ENUM(NormPlacement, Post);
 LINFER_SAME_ENUM(NormPlacement, Reversible);
-LINFER_SAME_ENUM(PositionKind, None); LINFER_SAME_ENUM(PositionKind, Learned);
+LINFER_SAME_ENUM(PositionKind, None);
+LINFER_SAME_ENUM(PositionKind, Learned);
 LINFER_SAME_ENUM(PositionKind, Sinusoidal);
-LINFER_SAME_ENUM(ProjectionPlacement, After); LINFER_SAME_ENUM(ProjectionPlacement, Before);
-LINFER_SAME_ENUM(ProjectionSharing, None); LINFER_SAME_ENUM(ProjectionSharing, Headwise);
-LINFER_SAME_ENUM(ProjectionSharing, KeyValue); LINFER_SAME_ENUM(ProjectionSharing, Layerwise);
-LINFER_SAME_ENUM(Activation, GeluErf); LINFER_SAME_ENUM(Activation, GeluTanh);
-LINFER_SAME_ENUM(Activation, Relu); LINFER_SAME_ENUM(Activation, Tanh);
-LINFER_SAME_ENUM(HeadKind, None); LINFER_SAME_ENUM(HeadKind, LmLogits);
-LINFER_SAME_ENUM(HeadKind, Classifier); LINFER_SAME_ENUM(HeadKind, Pooled);
-LINFER_SAME_ENUM(Pooling, First); LINFER_SAME_ENUM(Pooling, Mean);
-LINFER_SAME_ENUM(CausalMode, Bidirectional); LINFER_SAME_ENUM(CausalMode, Causal);
-LINFER_SAME_ENUM(Layout, RowMajor); LINFER_SAME_ENUM(Layout, Panel16);
-LINFER_SAME_ENUM(ReversibleMerge, Sum); LINFER_SAME_ENUM(ReversibleMerge, Mean);
+LINFER_SAME_ENUM(ProjectionPlacement, After);
+LINFER_SAME_ENUM(ProjectionPlacement, Before);
+LINFER_SAME_ENUM(ProjectionSharing, None);
+LINFER_SAME_ENUM(ProjectionSharing, Headwise);
+LINFER_SAME_ENUM(ProjectionSharing, KeyValue);
+LINFER_SAME_ENUM(ProjectionSharing, Layerwise);
+LINFER_SAME_ENUM(Activation, GeluErf);
+LINFER_SAME_ENUM(Activation, GeluTanh);
+LINFER_SAME_ENUM(Activation, Relu);
+LINFER_SAME_ENUM(Activation, Tanh);
+LINFER_SAME_ENUM(HeadKind, None);
+LINFER_SAME_ENUM(HeadKind, LmLogits);
+LINFER_SAME_ENUM(HeadKind, Classifier);
+LINFER_SAME_ENUM(HeadKind, Pooled);
+LINFER_SAME_ENUM(Pooling, First);
+LINFER_SAME_ENUM(Pooling, Mean);
+LINFER_SAME_ENUM(CausalMode, Bidirectional);
+LINFER_SAME_ENUM(CausalMode, Causal);
+LINFER_SAME_ENUM(Layout, RowMajor);
+LINFER_SAME_ENUM(Layout, Panel16);
+LINFER_SAME_ENUM(ReversibleMerge, Sum);
+LINFER_SAME_ENUM(ReversibleMerge, Mean);
 #undef LINFER_SAME_ENUM
 
 // ---------------------------------------------------------------------------------------------
@@ -49,9 +67,9 @@ LINFER_SAME_ENUM(ReversibleMerge, Sum); LINFER_SAME_ENUM(ReversibleMerge, Mean);
 
 struct Writer {
   flatbuffers::FlatBufferBuilder fbb{1 << 16};
-  std::vector<const WeightView*> blobs;         // in data-section order
+  std::vector<const WeightView*> blobs;  // in data-section order
   std::vector<uint64_t> blob_offsets;
-  std::map<const void*, size_t> blob_index;     // shared data is stored once
+  std::map<const void*, size_t> blob_index;  // shared data is stored once
   uint64_t data_size = 0;
 
   flatbuffers::Offset<fbs::Tensor> tensor(const WeightView& w) {
@@ -95,8 +113,8 @@ struct Writer {
 }  // namespace
 
 std::string write_lfm(const EncoderDescription& d, const std::string& producer,
-                      const std::vector<std::pair<std::string, std::string>>& metadata,
-                      std::vector<uint8_t>* out, bool validate, uint32_t format_version) {
+                      const std::vector<std::pair<std::string, std::string>>& metadata, std::vector<uint8_t>* out,
+                      bool validate, uint32_t format_version) {
   if (validate) {
     std::string err = validate_description(d);
     if (!err.empty()) return err;
@@ -122,17 +140,16 @@ std::string write_lfm(const EncoderDescription& d, const std::string& producer,
   fbb.ForceDefaults(true);  // data_offset is patched after Finish, so it must be stored
   const EncoderConfig& c = d.config;
   auto config = fbs::CreateConfig(
-      fbb, fbs::AttentionKind(c.attention_kind), fbs::CausalMode(c.causal), c.vocab_size, c.dim,
-      c.num_layers, c.num_heads, c.head_dim, c.kv_heads, c.ff_dim, c.max_seq_len, c.proj_len,
-      c.num_global_tokens, fbs::NormPlacement(c.norm_placement), c.embedding_norm, c.final_norm,
-      c.norm_eps, fbs::PositionKind(c.positions), c.position_offset, c.sinusoidal_base,
-      c.embedding_scale, fbs::ProjectionPlacement(c.projection_placement),
-      fbs::ProjectionSharing(c.projection_sharing), fbs::Activation(c.activation),
-      fbs::HeadKind(c.head), fbs::Activation(c.head_activation), fbs::Pooling(c.pooling),
-      c.num_classes, c.num_features, fbs::FeatureMap(c.feature_map), c.feature_eps,
-      fbs::Rotary(c.rotary), fbs::KeyStabiliser(c.key_stabiliser), c.window_radius, c.global_positions,
-      c.block_size, c.global_blocks, c.num_random_blocks, c.bucket_size, c.num_hashes,
-      fbs::Activation(c.classifier_activation), fbs::ReversibleMerge(c.reversible_merge), c.normalize_output);
+      fbb, fbs::AttentionKind(c.attention_kind), fbs::CausalMode(c.causal), c.vocab_size, c.dim, c.num_layers,
+      c.num_heads, c.head_dim, c.kv_heads, c.ff_dim, c.max_seq_len, c.proj_len, c.num_global_tokens,
+      fbs::NormPlacement(c.norm_placement), c.embedding_norm, c.final_norm, c.norm_eps, fbs::PositionKind(c.positions),
+      c.position_offset, c.sinusoidal_base, c.embedding_scale, fbs::ProjectionPlacement(c.projection_placement),
+      fbs::ProjectionSharing(c.projection_sharing), fbs::Activation(c.activation), fbs::HeadKind(c.head),
+      fbs::Activation(c.head_activation), fbs::Pooling(c.pooling), c.num_classes, c.num_features,
+      fbs::FeatureMap(c.feature_map), c.feature_eps, fbs::Rotary(c.rotary), fbs::KeyStabiliser(c.key_stabiliser),
+      c.window_radius, c.global_positions, c.block_size, c.global_blocks, c.num_random_blocks, c.bucket_size,
+      c.num_hashes, fbs::Activation(c.classifier_activation), fbs::ReversibleMerge(c.reversible_merge),
+      c.normalize_output);
   auto token_embedding = w.tensor(d.token_embedding);
   auto position_embedding = w.tensor(d.position_embedding);
   auto rotary_table = w.tensor(d.rotary_table);
@@ -187,27 +204,25 @@ std::string write_lfm(const EncoderDescription& d, const std::string& producer,
     if (t.charsmap) charsmap = fbb.CreateVector(t.charsmap, t.charsmap_size);
     flatbuffers::Offset<flatbuffers::Vector<uint8_t>> added_flags = 0;
     if (!t.added_flags.empty()) added_flags = fbb.CreateVector(t.added_flags);
-    tokenizer = fbs::CreateTokenizer(fbb, fbs::TokenizerKind(t.kind), bytes, ends, model_ids, merges,
-                                     t.unk_id, prefix, suffix, added, t.clean_text, t.split_cjk,
-                                     t.strip_accents, t.lowercase, continuing, t.max_word_chars, scores, types,
-                                     charsmap, t.add_dummy_prefix, t.remove_extra_whitespaces, t.byte_fallback,
-                                     added_flags, t.strip_right, t.space_runs, t.prepend_scheme);
+    tokenizer =
+        fbs::CreateTokenizer(fbb, fbs::TokenizerKind(t.kind), bytes, ends, model_ids, merges, t.unk_id, prefix, suffix,
+                             added, t.clean_text, t.split_cjk, t.strip_accents, t.lowercase, continuing,
+                             t.max_word_chars, scores, types, charsmap, t.add_dummy_prefix, t.remove_extra_whitespaces,
+                             t.byte_fallback, added_flags, t.strip_right, t.space_runs, t.prepend_scheme);
   }
-  auto model = fbs::CreateModelFile(fbb, format_version, producer_str, config, /*data_offset=*/0,
-                                w.data_size, token_embedding, position_embedding, embedding_norm,
-                                global_tokens, shared_proj, shared_proj_bias, layers_vec,
-                                final_norm, head, metadata_vec, rotary_table, tokenizer);
+  auto model =
+      fbs::CreateModelFile(fbb, format_version, producer_str, config, /*data_offset=*/0, w.data_size, token_embedding,
+                           position_embedding, embedding_norm, global_tokens, shared_proj, shared_proj_bias, layers_vec,
+                           final_norm, head, metadata_vec, rotary_table, tokenizer);
   fbs::FinishModelFileBuffer(fbb, model);
 
-  const uint64_t data_offset =
-      (fbb.GetSize() + kDataAlignment - 1) / kDataAlignment * kDataAlignment;
+  const uint64_t data_offset = (fbb.GetSize() + kDataAlignment - 1) / kDataAlignment * kDataAlignment;
   out->assign(data_offset + w.data_size, 0);
   std::memcpy(out->data(), fbb.GetBufferPointer(), fbb.GetSize());
   if (!fbs::GetMutableModelFile(out->data())->mutate_data_offset(data_offset))
     return "internal error: data_offset was not stored";
   for (size_t i = 0; i < w.blobs.size(); ++i)
-    std::memcpy(out->data() + data_offset + w.blob_offsets[i], w.blobs[i]->data,
-                w.blobs[i]->bytes());
+    std::memcpy(out->data() + data_offset + w.blob_offsets[i], w.blobs[i]->data, w.blobs[i]->bytes());
   return "";
 }
 
@@ -300,16 +315,16 @@ const fbs::Tensor* file_tensor(const flatbuffers::Table* const* tables, const Sl
 // by one loop (41 accessors inlined were 0.6 KB of a microcontroller's code). A field the file
 // does not hold keeps EncoderConfig's default, which is the schema's.
 struct ConfigField {
-  uint16_t field;  // the Config table's vtable offset
-  uint8_t offset;  // in EncoderConfig
+  uint16_t field;                                    // the Config table's vtable offset
+  uint8_t offset;                                    // in EncoderConfig
   enum Kind : uint8_t { kByte, kBool, kWord } kind;  // an enum, a bool, or a uint32_t or float
 };
-#define LINFER_CONFIG_FIELD(name, VT)                                                                 \
-  ConfigField {                                                                                       \
-    fbs::Config::VT, offsetof(EncoderConfig, name),                                                   \
-        std::is_same_v<decltype(EncoderConfig::name), bool> ? ConfigField::kBool                      \
-        : sizeof(EncoderConfig::name) == 4                  ? ConfigField::kWord                      \
-                                                            : ConfigField::kByte                      \
+#define LINFER_CONFIG_FIELD(name, VT)                                            \
+  ConfigField {                                                                  \
+    fbs::Config::VT, offsetof(EncoderConfig, name),                              \
+        std::is_same_v<decltype(EncoderConfig::name), bool> ? ConfigField::kBool \
+        : sizeof(EncoderConfig::name) == 4                  ? ConfigField::kWord \
+                                                            : ConfigField::kByte \
   }
 constexpr ConfigField kConfigFields[] = {
     LINFER_CONFIG_FIELD(attention_kind, VT_ATTENTION_KIND),
@@ -418,8 +433,8 @@ struct Reader {
     }
     for (uint32_t s : w.shape)
       if (s == 0)
-        return fail(w, message(LINFER_DETAILED(": shape {} has a zero dimension", ": shape has a zero dimension"),
-                               w.shape));
+        return fail(
+            w, message(LINFER_DETAILED(": shape {} has a zero dimension", ": shape has a zero dimension"), w.shape));
     const uint64_t elements = w.elements();
     if (elements > Limits::kMaxTensorElements)
       return fail(w, message(LINFER_DETAILED(": shape {} is too large", ": shape is too large"), w.shape));
@@ -429,9 +444,9 @@ struct Reader {
                                              ": byte size does not match its dtype, shape and layout"),
                              t->size(), to_string(w.dtype), w.shape, to_string(w.layout), bytes));
     if (t->offset() % kDataAlignment != 0)
-      return fail(w, message(LINFER_DETAILED(": data offset {} is not 64-byte aligned",
-                                             ": data offset is not 64-byte aligned"),
-                             t->offset()));
+      return fail(
+          w, message(LINFER_DETAILED(": data offset {} is not 64-byte aligned", ": data offset is not 64-byte aligned"),
+                     t->offset()));
     if (t->offset() > data_size || bytes > data_size - t->offset())
       return fail(w, message(LINFER_DETAILED(": data [{}, +{}) lies outside the data section ({} bytes)",
                                              ": data lies outside the data section"),
@@ -471,8 +486,8 @@ struct Reader {
                                                ": input scales need format version 3"),
                                format_version));
       if (w.dtype != DType::I8 || w.shape.size() != 2)
-        return fail(w, message(": input scales belong to 2-D int8 tensors, this one is {} {}", to_string(w.dtype),
-                               w.shape));
+        return fail(
+            w, message(": input scales belong to 2-D int8 tensors, this one is {} {}", to_string(w.dtype), w.shape));
       if (in->size() != w.shape[1])
         return fail(w, message(LINFER_DETAILED(": needs one input scale per column ({}), has {}",
                                                ": needs one input scale per column"),
@@ -509,8 +524,7 @@ struct Reader {
           return na == nb && (na == 0 || std::memcmp(a->data(), b->data(), na * sizeof(*a->data())) == 0);
         };
         const WeightView &v = *e->view, &g = *group->view;
-        const bool same_scales =
-            v.dtype != DType::I8 || (same(e->t->scales(), group->t->scales()) && e->t->scales());
+        const bool same_scales = v.dtype != DType::I8 || (same(e->t->scales(), group->t->scales()) && e->t->scales());
         if (e->offset != group->offset || e->size != group->size || v.dtype != g.dtype || v.layout != g.layout ||
             v.panel_groups != g.panel_groups || !same(e->t->channel_sums(), group->t->channel_sums()) ||
             (!LINFER_BARE_METAL && !same(e->t->input_scales(), group->t->input_scales())) || !same_scales)
@@ -533,9 +547,9 @@ struct Reader {
 
 std::string parse_lfm(const uint8_t* data, size_t size, EncoderDescription* desc, LfmInfo* info) {
   if (size < 8)
-    return message(LINFER_DETAILED("file is too small to be a linfer model ({} bytes)",
-                                   "file is too small to be a linfer model"),
-                   size);
+    return message(
+        LINFER_DETAILED("file is too small to be a linfer model ({} bytes)", "file is too small to be a linfer model"),
+        size);
   if (!fbs::ModelFileBufferHasIdentifier(data)) {
     char id[5] = {0};
     std::memcpy(id, data + 4, 4);
@@ -555,9 +569,9 @@ std::string parse_lfm(const uint8_t* data, size_t size, EncoderDescription* desc
                    m->format_version(), kFormatVersion);
   const uint64_t data_offset = m->data_offset(), data_size = m->data_size();
   if (data_offset % kDataAlignment != 0)
-    return message(LINFER_DETAILED("data section offset {} is not 64-byte aligned",
-                                   "data section offset is not 64-byte aligned"),
-                   data_offset);
+    return message(
+        LINFER_DETAILED("data section offset {} is not 64-byte aligned", "data section offset is not 64-byte aligned"),
+        data_offset);
   if (data_offset > size || data_size > size - data_offset)
     return message(LINFER_DETAILED("data section [{}, +{}) extends past the end of the file ({} bytes)",
                                    "data section extends past the end of the file"),
@@ -598,8 +612,7 @@ std::string parse_lfm(const uint8_t* data, size_t size, EncoderDescription* desc
   d.layers = std::vector<LayerWeights>(cfg.num_layers);  // (resize would compile a move of LayerWeights too)
   Reader r{m->format_version(), data + data_offset, data_size, nullptr, "", {}};
   // Every slot, in the slot list's order (the order of the reading's messages too).
-  const flatbuffers::Table* tables[SlotField::kTables] = {as_table(m), nullptr, nullptr, nullptr,
-                                                          as_table(m->head())};
+  const flatbuffers::Table* tables[SlotField::kTables] = {as_table(m), nullptr, nullptr, nullptr, as_table(m->head())};
   std::string missing;  // a layer without its attention or feed-forward table
   for_each_slot(d, [&](Slot slot, uint32_t layer, const std::string&, WeightView& w) {
     if (!r.err.empty() || !missing.empty()) return;

@@ -19,8 +19,8 @@ uint64_t panel_matrix_bytes(DType dtype, uint32_t out, uint32_t in, uint32_t gro
 namespace {
 // Offset of the start of row `row`'s lane in its panel, and the stride between its inputs.
 struct RowPlace {
-  uint64_t base;   // byte offset of (row, 0)
-  uint64_t step;   // f32/f16: bytes from input k to k + 1 (int8 uses groups of 4)
+  uint64_t base;  // byte offset of (row, 0)
+  uint64_t step;  // f32/f16: bytes from input k to k + 1 (int8 uses groups of 4)
 };
 RowPlace row_place(DType dtype, uint32_t out, uint32_t in, uint32_t groups, uint32_t row) {
   const uint32_t group_rows = out / groups, g = row / group_rows, r = row % group_rows;
@@ -37,13 +37,11 @@ uint64_t input_offset(DType dtype, const RowPlace& p, uint32_t col) {
 }
 }  // namespace
 
-uint64_t panel_element_offset(DType dtype, uint32_t out, uint32_t in, uint32_t groups,
-                              uint32_t row, uint32_t col) {
+uint64_t panel_element_offset(DType dtype, uint32_t out, uint32_t in, uint32_t groups, uint32_t row, uint32_t col) {
   return input_offset(dtype, row_place(dtype, out, in, groups, row), col);
 }
 
-void pack_panels(DType dtype, const void* src, uint32_t out, uint32_t in, uint32_t groups,
-                 void* dst) {
+void pack_panels(DType dtype, const void* src, uint32_t out, uint32_t in, uint32_t groups, void* dst) {
   const size_t size = dtype_size(dtype);
   uint8_t* d = static_cast<uint8_t*>(dst);
   std::memset(d, 0, panel_matrix_bytes(dtype, out, in, groups));
@@ -72,17 +70,20 @@ void read_row_f32(const WeightView& w, uint32_t row, float* out) {
   if (w.layout == Layout::Panel16) p = row_place(w.dtype, w.shape[0], cols, w.panel_groups, row);
   const bool panel = w.layout == Layout::Panel16;
   for (uint32_t c = 0; c < cols; ++c) {
-    const uint64_t at = panel ? input_offset(w.dtype, p, c)
-                              : p.base + uint64_t(c) * size;
+    const uint64_t at = panel ? input_offset(w.dtype, p, c) : p.base + uint64_t(c) * size;
     switch (w.dtype) {
-      case DType::F32: std::memcpy(&out[c], bytes + at, 4); break;
+      case DType::F32:
+        std::memcpy(&out[c], bytes + at, 4);
+        break;
       case DType::F16: {
         uint16_t h;
         std::memcpy(&h, bytes + at, 2);
         out[c] = half_to_float(h);
         break;
       }
-      case DType::I8: out[c] = w.scales[row] * float(int8_t(bytes[at])); break;
+      case DType::I8:
+        out[c] = w.scales[row] * float(int8_t(bytes[at]));
+        break;
     }
   }
 }
@@ -101,8 +102,7 @@ std::string pack_dense_weights(EncoderDescription* desc, PanelStore* store, bool
   std::map<const void*, WeightView> done;  // original data -> its packed view
   std::string err;
   for_each_weight(*desc, [&](const std::string& name, WeightView& w) {
-    if (!err.empty() || !w.present() || !is_dense_weight(name) || w.layout != Layout::RowMajor ||
-        w.shape.size() != 2)
+    if (!err.empty() || !w.present() || !is_dense_weight(name) || w.layout != Layout::RowMajor || w.shape.size() != 2)
       return;
     auto it = done.find(w.data);
     if (it != done.end()) {
@@ -139,8 +139,7 @@ std::string pack_dense_weights(EncoderDescription* desc, PanelStore* store, bool
   if (!err.empty() || !move_tied_embedding) return err;
   WeightView& e = desc->token_embedding;
   auto it = done.find(e.data);
-  if (e.present() && it != done.end() && it->second.panel_groups == 1 && e.shape == it->second.shape)
-    e = it->second;
+  if (e.present() && it != done.end() && it->second.panel_groups == 1 && e.shape == it->second.shape) e = it->second;
   return err;
 }
 

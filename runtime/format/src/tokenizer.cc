@@ -16,10 +16,14 @@ bool valid_utf8(const uint8_t* s, size_t n) {
     }
     size_t len;
     uint32_t cp, min;
-    if ((b & 0xE0) == 0xC0) len = 2, cp = b & 0x1F, min = 0x80;
-    else if ((b & 0xF0) == 0xE0) len = 3, cp = b & 0x0F, min = 0x800;
-    else if ((b & 0xF8) == 0xF0) len = 4, cp = b & 0x07, min = 0x10000;
-    else return false;
+    if ((b & 0xE0) == 0xC0)
+      len = 2, cp = b & 0x1F, min = 0x80;
+    else if ((b & 0xF0) == 0xE0)
+      len = 3, cp = b & 0x0F, min = 0x800;
+    else if ((b & 0xF8) == 0xF0)
+      len = 4, cp = b & 0x07, min = 0x10000;
+    else
+      return false;
     if (n - i < len) return false;
     for (size_t k = 1; k < len; ++k) {
       if ((s[i + k] & 0xC0) != 0x80) return false;
@@ -34,8 +38,7 @@ bool valid_utf8(const uint8_t* s, size_t n) {
 std::string validate_tokenizer(const TokenizerView& t, uint32_t vocab_size) {
   if (!t.present) return "";
   const std::string p = "tokenizer: ";
-  if (uint8_t(t.kind) > uint8_t(TokenizerKind::Unigram))
-    return p + "unknown kind " + std::to_string(int(t.kind));
+  if (uint8_t(t.kind) > uint8_t(TokenizerKind::Unigram)) return p + "unknown kind " + std::to_string(int(t.kind));
   if (vocab_size == 0) return p + "the model takes embeddings, not token ids";
   if (t.num_pieces == 0 || t.num_pieces > kMaxTokenizerPieces)
     return p + std::to_string(t.num_pieces) + " pieces (1 to " + std::to_string(kMaxTokenizerPieces) + " allowed)";
@@ -56,8 +59,8 @@ std::string validate_tokenizer(const TokenizerView& t, uint32_t vocab_size) {
   }
   for (uint32_t i = 0; i < 2 * uint64_t(t.num_merges); ++i)
     if (t.merges[i] >= t.num_pieces)
-      return p + "merge " + std::to_string(i / 2) + " names piece " + std::to_string(t.merges[i]) +
-             " of " + std::to_string(t.num_pieces);
+      return p + "merge " + std::to_string(i / 2) + " names piece " + std::to_string(t.merges[i]) + " of " +
+             std::to_string(t.num_pieces);
   if (t.kind != TokenizerKind::ByteLevelBpe && t.num_merges) return p + "only byte-level BPE has merges";
   if (t.sentencepiece()) {
     if (!t.scores || !t.piece_types) return p + "SentencePiece needs a score and a type per piece";
@@ -69,8 +72,7 @@ std::string validate_tokenizer(const TokenizerView& t, uint32_t vocab_size) {
         return p + "piece " + std::to_string(i) + ": user-defined and unused pieces are not supported";
     }
     // (unk_id is bounded here: its general check below comes after this read.)
-    if (t.unk_id < 0 || t.unk_id >= int64_t(t.num_pieces) ||
-        t.piece_types[t.unk_id] != uint8_t(PieceType::Unknown))
+    if (t.unk_id < 0 || t.unk_id >= int64_t(t.num_pieces) || t.piece_types[t.unk_id] != uint8_t(PieceType::Unknown))
       return p + "SentencePiece needs its unknown piece";
   } else if (t.scores || t.piece_types || t.charsmap) {
     return p + "scores, piece types and a character map belong to SentencePiece";
@@ -92,7 +94,8 @@ std::string validate_tokenizer(const TokenizerView& t, uint32_t vocab_size) {
     if ((f & kAddedNormalized) && t.kind != TokenizerKind::Unigram)
       return p + "an added piece matched in the normalized text is supported with the Unigram kind only";
   }
-  if (t.kind == TokenizerKind::Unigram && t.byte_fallback) return p + "byte fallback is not supported with the Unigram kind";
+  if (t.kind == TokenizerKind::Unigram && t.byte_fallback)
+    return p + "byte fallback is not supported with the Unigram kind";
   if (t.prepend_scheme > 2) return p + "prepend scheme " + std::to_string(t.prepend_scheme) + " (0 to 2 allowed)";
   if (t.space_runs > 2) return p + "space runs mode " + std::to_string(t.space_runs) + " (0 to 2 allowed)";
   if (t.kind != TokenizerKind::Unigram && (t.strip_right || t.space_runs || t.prepend_scheme))

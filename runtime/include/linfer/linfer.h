@@ -89,9 +89,9 @@ typedef enum linfer_row_pipeline {
  * num_threads above the CPU count) spinning threads starve the ones with work. So a thread spins
  * for at most 50 microseconds (enough to catch the next region of a run) and then sleeps. */
 typedef enum linfer_thread_wait {
-  LINFER_WAIT_AUTO = 0,  /* spin when num_threads fits the CPUs this process may run on */
-  LINFER_WAIT_SPIN = 1,  /* spin up to 50 microseconds, then sleep */
-  LINFER_WAIT_YIELD = 2  /* sleep in the kernel: a few microseconds more per parallel region */
+  LINFER_WAIT_AUTO = 0, /* spin when num_threads fits the CPUs this process may run on */
+  LINFER_WAIT_SPIN = 1, /* spin up to 50 microseconds, then sleep */
+  LINFER_WAIT_YIELD = 2 /* sleep in the kernel: a few microseconds more per parallel region */
 } linfer_thread_wait;
 
 /* Instruction sets of the kernels, for a cap (linfer_session_options.max_isa): tests and
@@ -99,16 +99,16 @@ typedef enum linfer_thread_wait {
  * kernels and for the Highway kernels (norms, attention, compression) of the session's runs. A
  * bare-metal build has its core's kernels only and takes LINFER_ISA_AUTO alone (docs/microcontrollers.md). */
 typedef enum linfer_isa {
-  LINFER_ISA_AUTO = 0,          /* the best this CPU has */
-  LINFER_ISA_GENERIC = 1,       /* portable C++ */
-  LINFER_ISA_X86_AVX2 = 2,      /* AVX2, FMA, F16C */
-  LINFER_ISA_X86_AVXVNNI = 3,   /* + AVX-VNNI */
-  LINFER_ISA_X86_AVX512 = 4,    /* AVX-512 F, BW, DQ, VL */
+  LINFER_ISA_AUTO = 0,        /* the best this CPU has */
+  LINFER_ISA_GENERIC = 1,     /* portable C++ */
+  LINFER_ISA_X86_AVX2 = 2,    /* AVX2, FMA, F16C */
+  LINFER_ISA_X86_AVXVNNI = 3, /* + AVX-VNNI */
+  LINFER_ISA_X86_AVX512 = 4,  /* AVX-512 F, BW, DQ, VL */
   LINFER_ISA_X86_AVX512_VNNI = 5,
-  LINFER_ISA_ARM_NEON = 6,      /* ARMv8.0 (Raspberry Pi 4); 32-bit Arm: NEON with VFPv4 */
-  LINFER_ISA_ARM_NEON_DOT = 7,  /* + dot product (Raspberry Pi 5) */
-  LINFER_ISA_X86_SSE4 = 8,      /* SSE4.2: the Highway kernels' SSE4 target, portable dense layers */
-  LINFER_ISA_ARM_NEON_I8MM = 9  /* + int8 matrix multiply (SMMLA; phones' Cortex-A510/A710/X2 on) */
+  LINFER_ISA_ARM_NEON = 6,     /* ARMv8.0 (Raspberry Pi 4); 32-bit Arm: NEON with VFPv4 */
+  LINFER_ISA_ARM_NEON_DOT = 7, /* + dot product (Raspberry Pi 5) */
+  LINFER_ISA_X86_SSE4 = 8,     /* SSE4.2: the Highway kernels' SSE4 target, portable dense layers */
+  LINFER_ISA_ARM_NEON_I8MM = 9 /* + int8 matrix multiply (SMMLA; phones' Cortex-A510/A710/X2 on) */
 } linfer_isa;
 
 /* Session options. Start from linfer_session_options_default(), which sets struct_size, then
@@ -126,7 +126,7 @@ typedef struct linfer_session_options {
   linfer_row_pipeline row_pipeline;
   uint32_t pipeline_block_rows; /* rows per block of the row pipeline; 0: chosen for the cache */
   linfer_thread_wait thread_wait;
-  linfer_isa max_isa; /* the kernels use at most this instruction set; the CPU's otherwise */
+  linfer_isa max_isa;       /* the kernels use at most this instruction set; the CPU's otherwise */
   uint32_t fp16_arithmetic; /* non-zero: the f16 dense layers use fp16 multiply-adds and f16
                                sums (ARMv8.2 FP16, e.g. the Raspberry Pi 5's Cortex-A76), which
                                changes results by about 0.5% (docs/quantization.md). Accepted and
@@ -173,18 +173,16 @@ LINFER_API uint64_t linfer_model_flops(const linfer_model* model, size_t length)
 
 LINFER_API linfer_session_options linfer_session_options_default(void);
 /* Bytes of arena a session with these options needs (pass a buffer of this size in options.arena). */
-LINFER_API linfer_status linfer_session_arena_size(const linfer_model* model,
-                                        const linfer_session_options* options, size_t* out_bytes);
-LINFER_API linfer_status linfer_session_create(const linfer_model* model,
-                                    const linfer_session_options* options,
-                                    linfer_session** out_session);
+LINFER_API linfer_status linfer_session_arena_size(const linfer_model* model, const linfer_session_options* options,
+                                                   size_t* out_bytes);
+LINFER_API linfer_status linfer_session_create(const linfer_model* model, const linfer_session_options* options,
+                                               linfer_session** out_session);
 LINFER_API void linfer_session_free(linfer_session* session);
 
 /* Runs the model on `length` token ids (1 <= length <= the session's max_seq_len). */
 LINFER_API linfer_status linfer_session_run(linfer_session* session, const int32_t* token_ids, size_t length);
 /* Runs the model on token embeddings [length x dim] (row-major); positions are added by the model. */
-LINFER_API linfer_status linfer_session_run_embeddings(linfer_session* session, const float* embeddings,
-                                            size_t length);
+LINFER_API linfer_status linfer_session_run_embeddings(linfer_session* session, const float* embeddings, size_t length);
 /* Causal models (linear elu+1 attention with causal mode): run one token at a time. The session
  * carries each layer's attention state (S and z), so memory stays constant however many tokens
  * are fed; output is the one new row. linfer_session_run or linfer_session_reset_state start
@@ -193,8 +191,8 @@ LINFER_API linfer_status linfer_session_step(linfer_session* session, int32_t to
 LINFER_API void linfer_session_reset_state(linfer_session* session);
 
 /* The last run's output, valid until the next run or free: `rows` x `cols` floats, row-major. */
-LINFER_API linfer_status linfer_session_output(const linfer_session* session, const float** out_data,
-                                    size_t* out_rows, size_t* out_cols);
+LINFER_API linfer_status linfer_session_output(const linfer_session* session, const float** out_data, size_t* out_rows,
+                                               size_t* out_cols);
 /* Profile accumulated since creation or the last reset (needs options.enable_profiling). */
 LINFER_API linfer_status linfer_session_profile(const linfer_session* session, linfer_profile* out);
 LINFER_API void linfer_session_profile_reset(linfer_session* session);
@@ -202,14 +200,13 @@ LINFER_API const char* linfer_op_kind_name(linfer_op_kind kind);
 
 /* The last run's final hidden states [length x dim] (after the final norm, before any head):
  * for sentence vectors and features. Valid until the next run or free. */
-LINFER_API linfer_status linfer_session_hidden_states(const linfer_session* session,
-                                                      const float** out_data, size_t* out_rows,
-                                                      size_t* out_cols);
+LINFER_API linfer_status linfer_session_hidden_states(const linfer_session* session, const float** out_data,
+                                                      size_t* out_rows, size_t* out_cols);
 
 /* Arena bytes of this session, and weight bytes it holds of its own: 0 on linfer's kernels,
  * which read the model's weights; with LINFER_DENSE_XNNPACK, the copies XNNPACK packed. */
 LINFER_API linfer_status linfer_session_memory(const linfer_session* session, size_t* out_arena_bytes,
-                                    size_t* out_packed_weight_bytes);
+                                               size_t* out_packed_weight_bytes);
 
 /* One line on what the session runs: dense kernels per weight dtype, the Highway target of the
  * other kernels, the row pipeline, threads. Valid as long as the session. */
@@ -222,13 +219,13 @@ LINFER_API const char* linfer_session_describe(const linfer_session* session);
  * LINFER_ERROR_BUFFER_TOO_SMALL. Ill-formed UTF-8 is read as U+FFFD per maximal subpart.
  * LINFER_ERROR_UNSUPPORTED: the model has no tokenizer, or a byte-level BPE word without a space
  * or punctuation runs past 4096 bytes. */
-LINFER_API linfer_status linfer_tokenize(const linfer_model* model, const char* utf8, size_t length,
-                                         int32_t* ids, size_t capacity, size_t* out_count);
+LINFER_API linfer_status linfer_tokenize(const linfer_model* model, const char* utf8, size_t length, int32_t* ids,
+                                         size_t capacity, size_t* out_count);
 /* Model ids back to text (the template's and added special pieces left out), into utf8[0,
  * capacity), not NUL-terminated; *out_length gets the bytes it needs (capacity 0: a size query).
  * LINFER_ERROR_BUFFER_TOO_SMALL when it does not fit. */
-LINFER_API linfer_status linfer_detokenize(const linfer_model* model, const int32_t* ids, size_t count,
-                                           char* utf8, size_t capacity, size_t* out_length);
+LINFER_API linfer_status linfer_detokenize(const linfer_model* model, const int32_t* ids, size_t count, char* utf8,
+                                           size_t capacity, size_t* out_length);
 /* 1 if the model file carries a tokenizer, else 0. */
 LINFER_API int linfer_model_has_tokenizer(const linfer_model* model);
 

@@ -77,7 +77,8 @@ class Model {
     Status s = Status::FromLast(linfer_detokenize(model_.get(), ids.data(), ids.size(), nullptr, 0, &length));
     if (!s.ok()) return s;
     text->resize(length);
-    return Status::FromLast(linfer_detokenize(model_.get(), ids.data(), ids.size(), text->data(), text->size(), &length));
+    return Status::FromLast(
+        linfer_detokenize(model_.get(), ids.data(), ids.size(), text->data(), text->size(), &length));
   }
 
  private:
@@ -90,7 +91,7 @@ class Model {
 struct SessionOptions {
   uint32_t max_seq_len = 0;  // 0: the model's n
   uint32_t num_threads = 1;
-  void* arena = nullptr;     // optional caller-owned buffer
+  void* arena = nullptr;  // optional caller-owned buffer
   size_t arena_size = 0;
   bool enable_profiling = false;
   linfer_dense_path dense_path = LINFER_DENSE_AUTO;

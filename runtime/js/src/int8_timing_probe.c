@@ -29,16 +29,16 @@ static inline v128_t dot_add(v128_t w, v128_t x7, v128_t acc) {
 
 static inline v128_t operand(int i) { return wasm_v128_load(probe_operands + 16 * i); }
 
-#define RELAXED_ROW(acc0, acc1)                                                            \
-  acc0 = dot_add(n0, neg, dot_add(w0, pos, acc0));                                         \
-  acc1 = dot_add(n1, neg, dot_add(w1, pos, acc1));                                         \
+#define RELAXED_ROW(acc0, acc1)                    \
+  acc0 = dot_add(n0, neg, dot_add(w0, pos, acc0)); \
+  acc1 = dot_add(n1, neg, dot_add(w1, pos, acc1)); \
   pos = wasm_u8x16_avgr(pos, neg);
 
-#define SIMD128_ROW(acc0, acc1, acc2, acc3)                                                \
-  acc0 = wasm_i32x4_add(acc0, wasm_i32x4_dot_i16x8(w0, x));                                \
-  acc1 = wasm_i32x4_add(acc1, wasm_i32x4_dot_i16x8(w1, x));                                \
-  acc2 = wasm_i32x4_add(acc2, wasm_i32x4_dot_i16x8(w2, x));                                \
-  acc3 = wasm_i32x4_add(acc3, wasm_i32x4_dot_i16x8(w3, x));                                \
+#define SIMD128_ROW(acc0, acc1, acc2, acc3)                 \
+  acc0 = wasm_i32x4_add(acc0, wasm_i32x4_dot_i16x8(w0, x)); \
+  acc1 = wasm_i32x4_add(acc1, wasm_i32x4_dot_i16x8(w1, x)); \
+  acc2 = wasm_i32x4_add(acc2, wasm_i32x4_dot_i16x8(w2, x)); \
+  acc3 = wasm_i32x4_add(acc3, wasm_i32x4_dot_i16x8(w3, x)); \
   x = wasm_i16x8_add(x, y);
 
 __attribute__((export_name("tile"))) int32_t tile(int32_t relaxed, int32_t reps) {

@@ -16,11 +16,20 @@ LINFER_JS linfer_status linfer_js_model_info(const linfer_model* model, double* 
   info.struct_size = sizeof info;
   const linfer_status s = linfer_model_get_info(model, &info);
   if (s != LINFER_OK) return s;
-  const double values[] = {info.vocab_size,      info.dim,          info.num_layers,
-                           info.num_heads,       info.head_dim,     info.ff_dim,
-                           info.max_seq_len,     info.proj_len,     (double)info.head,
-                           info.output_channels, (double)info.parameter_count, (double)info.file_bytes,
-                           (double)info.resident_weight_bytes,      info.format_version};
+  const double values[] = {info.vocab_size,
+                           info.dim,
+                           info.num_layers,
+                           info.num_heads,
+                           info.head_dim,
+                           info.ff_dim,
+                           info.max_seq_len,
+                           info.proj_len,
+                           (double)info.head,
+                           info.output_channels,
+                           (double)info.parameter_count,
+                           (double)info.file_bytes,
+                           (double)info.resident_weight_bytes,
+                           info.format_version};
   for (unsigned i = 0; i < sizeof values / sizeof values[0]; ++i) numbers[i] = values[i];
   strings[0] = info.attention_kind;
   strings[1] = info.weight_dtype;
@@ -36,8 +45,8 @@ LINFER_JS double linfer_js_model_flops(const linfer_model* model, size_t length)
 
 /* A session for inputs of up to max_seq_len tokens (0: the model's n) on num_threads threads
  * (more than 1 only in the threads module: the others refuse it with the build option). */
-LINFER_JS linfer_status linfer_js_session_create(const linfer_model* model, uint32_t max_seq_len,
-                                                 uint32_t num_threads, linfer_session** out) {
+LINFER_JS linfer_status linfer_js_session_create(const linfer_model* model, uint32_t max_seq_len, uint32_t num_threads,
+                                                 linfer_session** out) {
   linfer_session_options o = linfer_session_options_default();
   o.max_seq_len = max_seq_len;
   o.num_threads = num_threads;

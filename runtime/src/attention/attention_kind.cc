@@ -18,8 +18,8 @@ Status AttentionModule::prepare_kv_layers(const LayerContext& s, bool with_keys,
       const LinearWeights& lw = kv == 0 ? w.k : w.v;
       std::vector<DenseLayer>& list = kv == 0 ? kv_[i].k : kv_[i].v;
       if (err.ok())
-        err = allocating("the dense layers of layer " + decimal(i) + "'s " + (kv == 0 ? "K" : "V") +
-                             " projection (" + decimal(lw.weight.panel_groups) + " groups)",
+        err = allocating("the dense layers of layer " + decimal(i) + "'s " + (kv == 0 ? "K" : "V") + " projection (" +
+                             decimal(lw.weight.panel_groups) + " groups)",
                          uint64_t(lw.weight.panel_groups) * sizeof(DenseLayer),
                          [&] { list.resize(lw.weight.panel_groups); });
       for (uint32_t g = 0; g < lw.weight.panel_groups && err.ok(); ++g)

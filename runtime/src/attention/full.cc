@@ -21,6 +21,7 @@ uint64_t layer_flops(const EncoderConfig& c, uint64_t T) {
 }  // namespace
 
 extern const AttentionKindInfo kFullSoftmaxAttention = {
-    AttentionKind::FullSoftmax, [] { return std::unique_ptr<AttentionModule>(new FullAttention()); }, layer_flops, nullptr};
+    AttentionKind::FullSoftmax, [] { return std::unique_ptr<AttentionModule>(new FullAttention()); }, layer_flops,
+    nullptr};
 
 }  // namespace linfer::rt

@@ -32,12 +32,11 @@ bool GiveTakeAttention::run(LayerContext& s, const AttentionLayer& layer, const 
   const EncoderConfig& c = s.config();
   const LayerWeights& w = layer.w;
   const KvLayers& ops = kv_[layer.index];
-  const size_t p = c.num_global_tokens, R = T + p, H = c.num_heads, dh = c.head_dim, HD = H * dh,
-               kvh = c.kv_heads, KV = kvh * dh, D = c.dim;
+  const size_t p = c.num_global_tokens, R = T + p, H = c.num_heads, dh = c.head_dim, HD = H * dh, kvh = c.kv_heads,
+               KV = kvh * dh, D = c.dim;
   float* const q = s.queries();
   float* const attn = s.attention_out();
-  if (!s.run_dense(layer.q, R, in, q) || !s.run_dense(ops.k[0], R, in, keys_) ||
-      !s.run_dense(ops.v[0], T, in, values_))
+  if (!s.run_dense(layer.q, R, in, q) || !s.run_dense(ops.k[0], R, in, keys_) || !s.run_dense(ops.v[0], T, in, values_))
     return false;
   auto t = s.now();
   // K transposed per kv head: the sequence's [dh x T], then the tokens' [dh x p].
@@ -68,14 +67,14 @@ bool GiveTakeAttention::run(LayerContext& s, const AttentionLayer& layer, const 
   // Take: Y_t = softmax(Q_t K_s^T / sqrt(dh)) V_s, into rows [T, R) of attn.
   run_heads(p, T, [&](size_t h) {
     const size_t kv = h / heads_per_kv;
-    return kernels::AttentionHeadArgs{q + T * HD + h * dh, HD, kt_seq + kv * dh * T, T,
-                                      values_ + kv * dh, KV, attn + T * HD + h * dh, HD, 0, 0, 0};
+    return kernels::AttentionHeadArgs{
+        q + T * HD + h * dh, HD, kt_seq + kv * dh * T, T, values_ + kv * dh, KV, attn + T * HD + h * dh, HD, 0, 0, 0};
   });
   // Give: Y_s = softmax(Q_s K_t^T / sqrt(dh)) Y_t (head h's own take output), into rows [0, T).
   run_heads(T, p, [&](size_t h) {
     const size_t kv = h / heads_per_kv;
-    return kernels::AttentionHeadArgs{q + h * dh, HD, kt_tok + kv * dh * p, p,
-                                      attn + T * HD + h * dh, HD, attn + h * dh, HD, 0, 0, 0};
+    return kernels::AttentionHeadArgs{
+        q + h * dh, HD, kt_tok + kv * dh * p, p, attn + T * HD + h * dh, HD, attn + h * dh, HD, 0, 0, 0};
   });
   s.lap(LINFER_OP_ATTENTION, t);
   // Into the sublayer output, not straight into the residual: the convolution below still reads
@@ -99,7 +98,7 @@ uint64_t layer_flops(const EncoderConfig& c, uint64_t T) {
   const uint64_t D = c.dim, HD = uint64_t(c.num_heads) * c.head_dim, KV = uint64_t(c.kv_heads) * c.head_dim,
                  p = c.num_global_tokens, R = T + p;
   return 2 * R * D * KV + 2 * T * D * KV  // K (sequence and tokens), V
-         + 2 * 2 * p * T * HD * 2;       // take and give: scores and weighted sums
+         + 2 * 2 * p * T * HD * 2;        // take and give: scores and weighted sums
 }
 
 // The convolutions' taps per layer transposed to [K x dim], at load.

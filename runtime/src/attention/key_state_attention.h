@@ -27,7 +27,7 @@ class KeyStateAttention : public AttentionModule {
     values_buf_ = p.arena.floats(R * S * dh, at, last);
     scratch_buf_ = p.arena.floats(p.plan.threads * scratch_stride_, at, last);
     key_state_buf_ = p.arena.floats(S * state_floats_, at, last);  // per kv head
-    if (c.causal == CausalMode::Causal)  // kept from run to run (token-by-token)
+    if (c.causal == CausalMode::Causal)                            // kept from run to run (token-by-token)
       carried_state_buf_ = p.arena.floats(uint64_t(c.num_layers) * S * state_floats_, kStepEmbed, kStepHead);
     num_layers_ = c.num_layers;
     kv_heads_ = c.kv_heads;

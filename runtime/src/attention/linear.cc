@@ -17,8 +17,8 @@ struct LinearElu {
   void reset(float* S) const { std::fill(S, S + size_, 0.0f); }
   Status can_step(const EncoderConfig&) const { return {}; }
   void start_causal(const Params&, float*, const float*, size_t, size_t, float*) const {}
-  void add_keys(const Params&, const float* k, size_t k_stride, const float* v, size_t v_stride, size_t rows,
-                size_t dh, float* S, float*) const {
+  void add_keys(const Params&, const float* k, size_t k_stride, const float* v, size_t v_stride, size_t rows, size_t dh,
+                float* S, float*) const {
     kernels::linear_attention_state_f32_hwy(k, k_stride, v, v_stride, rows, dh, S, S + dh * dh);
   }
   void apply(const Params&, const float* q, size_t q_stride, size_t rows, size_t dh, const float* S, float* o,
@@ -31,14 +31,14 @@ struct LinearElu {
 class LinearAttention final : public KeyStateAttention<LinearElu> {};
 
 uint64_t layer_flops(const EncoderConfig& c, uint64_t T) {
-  const uint64_t D = c.dim, HD = uint64_t(c.num_heads) * c.head_dim, dh = c.head_dim,
-                 KV = uint64_t(c.kv_heads) * dh;
+  const uint64_t D = c.dim, HD = uint64_t(c.num_heads) * c.head_dim, dh = c.head_dim, KV = uint64_t(c.kv_heads) * dh;
   return 2 * 2 * T * D * KV + 2 * T * dh * KV + 2 * T * dh * HD;  // K, V; state; apply
 }
 
 }  // namespace
 
 extern const AttentionKindInfo kLinearEluAttention = {
-    AttentionKind::LinearElu, [] { return std::unique_ptr<AttentionModule>(new LinearAttention()); }, layer_flops, nullptr};
+    AttentionKind::LinearElu, [] { return std::unique_ptr<AttentionModule>(new LinearAttention()); }, layer_flops,
+    nullptr};
 
 }  // namespace linfer::rt

@@ -88,15 +88,15 @@ class LinformerAttention final : public SoftmaxAttention {
   // Buffers.
   ArenaBuffer compressed_k_buf_, compressed_v_buf_, row_sums_buf_, widened_rows_buf_, head_panels_buf_,
       attention_int8_buf_, column_panels_buf_, column_scales_buf_, column_sums_buf_, projection_rows_buf_;
-  float* compressed_k_ = nullptr;    // E X per group, k x dim each
-  float* compressed_v_ = nullptr;    // F X (separate F only)
-  float* row_sums_ = nullptr;        // rowsum(E) (and F's) over the input's T columns: biases through E
-  float* widened_rows_ = nullptr;    // f16 projections: per thread, rows of E widened to f32
-  uint8_t* head_panels_ = nullptr;   // int8 attention: K'^T and V' per distinct head (HeadLayout)
+  float* compressed_k_ = nullptr;      // E X per group, k x dim each
+  float* compressed_v_ = nullptr;      // F X (separate F only)
+  float* row_sums_ = nullptr;          // rowsum(E) (and F's) over the input's T columns: biases through E
+  float* widened_rows_ = nullptr;      // f16 projections: per thread, rows of E widened to f32
+  uint8_t* head_panels_ = nullptr;     // int8 attention: K'^T and V' per distinct head (HeadLayout)
   uint8_t* attention_int8_ = nullptr;  // int8 attention: per thread, scores and quantized rows
-  int8_t* column_panels_ = nullptr;  // int8 compression: X's columns as int8 panels,
-  float* column_scales_ = nullptr;   // their scales
-  int32_t* column_sums_ = nullptr;   // and sums;
+  int8_t* column_panels_ = nullptr;    // int8 compression: X's columns as int8 panels,
+  float* column_scales_ = nullptr;     // their scales
+  int32_t* column_sums_ = nullptr;     // and sums;
   int8_t* projection_rows_ = nullptr;  // E's (and F's) rows in the int8 kernel's input form
 };
 
@@ -269,8 +269,8 @@ bool LinformerAttention::projects_first(const LayerContext& s, size_t T) const {
 // one E (f32 and f16 only), to keys_, V' being made from it before K'. The int8 compression
 // writes K' (V') over the X W^T whose columns it has packed, and K' and V' are copied to keys_ and
 // values_ after both compressions: its own buffers live in the key inputs step only.
-bool LinformerAttention::project_then_compress(LayerContext& s, const AttentionLayer& layer, const float* in,
-                                               size_t T, const WeightView* const proj[2], const bool need_sum[2]) {
+bool LinformerAttention::project_then_compress(LayerContext& s, const AttentionLayer& layer, const float* in, size_t T,
+                                               const WeightView* const proj[2], const bool need_sum[2]) {
   const EncoderConfig& c = s.config();
   const KvLayers& ops = kv_[layer.index];
   const size_t k = c.proj_len, KV = size_t(c.kv_heads) * c.head_dim;
@@ -303,8 +303,7 @@ bool LinformerAttention::linformer_kv(LayerContext& s, const AttentionLayer& lay
   const EncoderConfig& c = s.config();
   const LayerWeights& w = layer.w;
   const KvLayers& ops = kv_[layer.index];
-  const size_t D = c.dim, H = c.num_heads, dh = c.head_dim, kvh = c.kv_heads, k = c.proj_len,
-               G = projection_groups(c);
+  const size_t D = c.dim, H = c.num_heads, dh = c.head_dim, kvh = c.kv_heads, k = c.proj_len, G = projection_groups(c);
   const bool per_head = G > 1;
 
   const bool layerwise = c.projection_sharing == ProjectionSharing::Layerwise;
@@ -340,8 +339,8 @@ bool LinformerAttention::linformer_kv(LayerContext& s, const AttentionLayer& lay
         for (int kv = 0; kv < 2; ++kv) {
           const size_t lo = std::max(b, kv * rows), hi = std::min(e, (kv + 1) * rows);
           if (lo >= hi) continue;
-          compress(s, *proj[kv], in, D, T, kv == 0 ? compressed_k_ : compressed_v_, lo - kv * rows,
-                   hi - kv * rows, need_sum[kv] ? row_sums_ + kv * rows : nullptr, chunk);
+          compress(s, *proj[kv], in, D, T, kv == 0 ? compressed_k_ : compressed_v_, lo - kv * rows, hi - kv * rows,
+                   need_sum[kv] ? row_sums_ + kv * rows : nullptr, chunk);
         }
       });
     }
@@ -400,9 +399,12 @@ size_t LinformerAttention::make_keys(LayerContext& s, const AttentionLayer& laye
 LinformerAttention::HeadInt8 LinformerAttention::head_int8(size_t s) const {
   const HeadLayout& l = head_layout_;
   uint8_t* p = head_panels_ + s * l.bytes;
-  return {reinterpret_cast<int8_t*>(p), reinterpret_cast<int8_t*>(p + l.v_panels),
-          reinterpret_cast<float*>(p + l.k_scales), reinterpret_cast<float*>(p + l.v_scales),
-          reinterpret_cast<int32_t*>(p + l.k_sums), reinterpret_cast<int32_t*>(p + l.v_sums)};
+  return {reinterpret_cast<int8_t*>(p),
+          reinterpret_cast<int8_t*>(p + l.v_panels),
+          reinterpret_cast<float*>(p + l.k_scales),
+          reinterpret_cast<float*>(p + l.v_scales),
+          reinterpret_cast<int32_t*>(p + l.k_sums),
+          reinterpret_cast<int32_t*>(p + l.v_sums)};
 }
 
 // int8 attention: K'^T (from keys_t_: each key's head_dim values are a column) and V' (v: each
@@ -456,14 +458,14 @@ uint64_t layer_flops(const EncoderConfig& c, uint64_t T) {
     const KvCosts cost = kv_costs(c, T);
     flops = 2 * std::min(cost.compression_first, cost.projection_first);
   }
-  flops += 2 * 2 * T * k * HD;                                             // scores, P V'
+  flops += 2 * 2 * T * k * HD;  // scores, P V'
   return flops;
 }
 
 }  // namespace
 
 extern const AttentionKindInfo kLinformerAttention = {
-    AttentionKind::Linformer, [] { return std::unique_ptr<AttentionModule>(new LinformerAttention()); },
-    layer_flops, nullptr};
+    AttentionKind::Linformer, [] { return std::unique_ptr<AttentionModule>(new LinformerAttention()); }, layer_flops,
+    nullptr};
 
 }  // namespace linfer::rt

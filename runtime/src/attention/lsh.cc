@@ -97,8 +97,7 @@ Status LshAttention::plan(AttentionPlanning& p) {
 bool LshAttention::run(LayerContext& s, const AttentionLayer& layer, const float* in, size_t T, float* residual) {
   const EncoderConfig& c = s.config();
   const size_t H = c.num_heads, dh = c.head_dim, HD = H * dh, rounds = c.num_hashes, chunks = lsh_chunks(c, T);
-  if (!s.run_dense(layer.q, T, in, s.queries()) || !s.run_dense(kv_[layer.index].v[0], T, in, values_))
-    return false;
+  if (!s.run_dense(layer.q, T, in, s.queries()) || !s.run_dense(kv_[layer.index].v[0], T, in, values_)) return false;
   auto t = s.now();
   s.workers().ranges(H * rounds, 1, [&](size_t b, size_t e, size_t chunk) {
     for (size_t item = b; item < e; ++item) lsh_sort(s, layer.w.rotations, T, item / rounds, item % rounds, chunk);
@@ -133,7 +132,7 @@ void LshAttention::lsh_sort(const LayerContext& s, const WeightView& rotations, 
                table_half = lsh_half_buckets(c, c.max_seq_len), n = max_len_;
   float* rotated = scratch_ + chunk * scratch_stride_;  // [kLshHashRows x half]
   uint32_t* bucket = bucket_index_ + chunk * lsh_index_words(c, n);
-  uint32_t* start = bucket + n;  // 2 half + 1 bucket starts
+  uint32_t* start = bucket + n;                                    // 2 half + 1 bucket starts
   const float* R = f32_data(rotations) + round * dh * table_half;  // [dh x table_half]
   const float* q = s.queries();
   for (size_t i0 = 0; i0 < T; i0 += kLshHashRows) {
@@ -217,9 +216,16 @@ void LshAttention::lsh_chunk(const LayerContext& s, size_t T, size_t h, size_t r
   float* o = scratch + 2 * lsh_slot_floats(cfg);
   float* lse = o + b * dh;
   float* scores = lse + b;
-  const kernels::LshChunkArgs args{scratch + own_slot * lsh_slot_floats(cfg), own_keys.pos, {own_keys, prev_keys},
-                                   rows, dh, 1.0f / std::sqrt(float(dh)), kLshSelfScore,
-                                   cfg.causal == CausalMode::Causal, o, lse};
+  const kernels::LshChunkArgs args{scratch + own_slot * lsh_slot_floats(cfg),
+                                   own_keys.pos,
+                                   {own_keys, prev_keys},
+                                   rows,
+                                   dh,
+                                   1.0f / std::sqrt(float(dh)),
+                                   kLshSelfScore,
+                                   cfg.causal == CausalMode::Causal,
+                                   o,
+                                   lse};
   kernels::lsh_chunk_f32_hwy(args, scores);
   float* max = round_max_sum_ + h * n;
   float* sum = round_max_sum_ + (cfg.num_heads + h) * n;
@@ -244,8 +250,7 @@ void LshAttention::lsh_chunk(const LayerContext& s, size_t T, size_t h, size_t r
 uint64_t layer_flops(const EncoderConfig& c, uint64_t T) {
   // V (the queries are the keys); per round the hash (T rows against the half-bucket rotation
   // columns: y = x R, -y is free) and each row against its chunk and the one before (scores, P V).
-  const uint64_t D = c.dim, HD = uint64_t(c.num_heads) * c.head_dim, dh = c.head_dim,
-                 KV = uint64_t(c.kv_heads) * dh;
+  const uint64_t D = c.dim, HD = uint64_t(c.num_heads) * c.head_dim, dh = c.head_dim, KV = uint64_t(c.kv_heads) * dh;
   const uint64_t half = lsh_half_buckets(c, T), b = c.bucket_size, rounds = c.num_hashes;
   uint64_t flops = 2 * T * D * KV;
   flops += rounds * (2 * T * dh * half * c.num_heads + 2 * 2 * T * std::min<uint64_t>(2 * b, 2 * T) * HD);

@@ -19,11 +19,13 @@ struct Favor {
     head_dim_ = c.head_dim;
     sequence_stabiliser_ = c.key_stabiliser == KeyStabiliser::Sequence;
   }
-  static uint64_t state_floats(const EncoderConfig& c) { return kernels::favor_state_floats(c.num_features, c.head_dim); }
+  static uint64_t state_floats(const EncoderConfig& c) {
+    return kernels::favor_state_floats(c.num_features, c.head_dim);
+  }
   static size_t scratch_floats(const EncoderConfig& c) { return kernels::favor_scratch_floats(c.num_features); }
   Params params(const EncoderConfig& c, const LayerWeights& w) const {
-    return {f32_data(w.features), c.head_dim, c.num_features, c.feature_map, c.feature_eps,
-            c.causal == CausalMode::Causal ? kFavorCausalDenEps : 0.0f};
+    return {f32_data(w.features), c.head_dim,    c.num_features,
+            c.feature_map,        c.feature_eps, c.causal == CausalMode::Causal ? kFavorCausalDenEps : 0.0f};
   }
   void reset(float* S) const { kernels::favor_state_reset(S, features_, head_dim_); }
   Status can_step(const EncoderConfig& c) const {
@@ -61,7 +63,7 @@ uint64_t layer_flops(const EncoderConfig& c, uint64_t T) {
 }  // namespace
 
 extern const AttentionKindInfo kPerformerAttention = {
-    AttentionKind::Performer, [] { return std::unique_ptr<AttentionModule>(new PerformerAttention()); },
-    layer_flops, nullptr};
+    AttentionKind::Performer, [] { return std::unique_ptr<AttentionModule>(new PerformerAttention()); }, layer_flops,
+    nullptr};
 
 }  // namespace linfer::rt

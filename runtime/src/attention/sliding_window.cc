@@ -49,8 +49,7 @@ Status SlidingWindowAttention::prepare_layers(const LayerContext& s) {
     const std::pair<DenseLayer*, const LinearWeights*> layers[3] = {
         {&global_[i].q, &w.q_global}, {&global_[i].k, &w.k_global}, {&global_[i].v, &w.v_global}};
     for (const auto& [op, l] : layers)
-      if (err.ok())
-        err = op->prepare(plan, l->weight, 0, l->bias, kernels::DenseActivation::None, plan.yield_workers);
+      if (err.ok()) err = op->prepare(plan, l->weight, 0, l->bias, kernels::DenseActivation::None, plan.yield_workers);
   }
   return err;
 }
@@ -95,7 +94,7 @@ uint64_t layer_flops(const EncoderConfig& c, uint64_t T) {
 }  // namespace
 
 extern const AttentionKindInfo kSlidingWindowAttention = {
-    AttentionKind::SlidingWindow,
-    [] { return std::unique_ptr<AttentionModule>(new SlidingWindowAttention()); }, layer_flops, nullptr};
+    AttentionKind::SlidingWindow, [] { return std::unique_ptr<AttentionModule>(new SlidingWindowAttention()); },
+    layer_flops, nullptr};
 
 }  // namespace linfer::rt

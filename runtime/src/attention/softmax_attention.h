@@ -58,15 +58,15 @@ class SoftmaxAttention : public AttentionModule {
   virtual void attention_rows(LayerContext& s, size_t h, size_t keys, const float* q, float* o, size_t rows,
                               size_t chunk, KeyWindow window = {}, size_t first_row = 0);
 
-  bool per_head_ = false;           // a K/V head per query head (Linformer's per-head projections)
-  KeyWindow row_window_ = {};       // the row pipeline's window (sliding window without global rows)
-  size_t scratch_stride_ = 0;       // floats of scratch per thread
-  size_t row_keys_ = 0;             // the row pipeline's keys in this layer (prepare_rows)
+  bool per_head_ = false;      // a K/V head per query head (Linformer's per-head projections)
+  KeyWindow row_window_ = {};  // the row pipeline's window (sliding window without global rows)
+  size_t scratch_stride_ = 0;  // floats of scratch per thread
+  size_t row_keys_ = 0;        // the row pipeline's keys in this layer (prepare_rows)
   ArenaBuffer keys_buf_, values_buf_, keys_t_buf_, scratch_buf_;
-  float* keys_ = nullptr;    // K (or K'), row stride per_head_ ? head_dim : kv_heads x head_dim
-  float* values_ = nullptr;  // V (or V'), the same layout
-  float* keys_t_ = nullptr;  // per distinct head, its keys transposed [head_dim x keys]
-  float* scratch_ = nullptr; // per thread, scratch_stride_ floats
+  float* keys_ = nullptr;     // K (or K'), row stride per_head_ ? head_dim : kv_heads x head_dim
+  float* values_ = nullptr;   // V (or V'), the same layout
+  float* keys_t_ = nullptr;   // per distinct head, its keys transposed [head_dim x keys]
+  float* scratch_ = nullptr;  // per thread, scratch_stride_ floats
 };
 
 }  // namespace linfer::rt

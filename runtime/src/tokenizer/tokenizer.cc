@@ -60,7 +60,10 @@ Status PrefixSet::build(const TokenizerView& t, bool (*wanted)(const TokenizerVi
   for (uint32_t id = 0; id < t.num_pieces; ++id)
     if (wanted(t, id)) count += t.piece(id).size();
   const size_t size = table_size(size_t(count));
-  if (Status s = allocating("the tokenizer's prefix table", size * sizeof(Entry), [&] { slots_.assign(size, Entry{0, 0}); });
+  if (Status s = allocating("the tokenizer's prefix table", size * sizeof(Entry),
+                            [&] {
+                              slots_.assign(size, Entry{0, 0});
+                            });
       !s.ok())
     return s;
   for (uint32_t id = 0; id < t.num_pieces; ++id) {
@@ -86,16 +89,19 @@ bool PrefixSet::contains(const char* s, size_t n) const {
 Status MergeTable::build(const TokenizerView& t, const PieceTable& pieces) {
   const size_t size = table_size(t.num_merges);
   if (Status s = allocating("the tokenizer's merge table", size * sizeof(Merge),
-                            [&] { slots_.assign(size, Merge{0, 0, UINT32_MAX, 0}); });
+                            [&] {
+                              slots_.assign(size, Merge{0, 0, UINT32_MAX, 0});
+                            });
       !s.ok())
     return s;
   std::string joined;
   for (uint32_t rank = 0; rank < t.num_merges; ++rank) {
     const uint32_t left = t.merges[2 * rank], right = t.merges[2 * rank + 1];
-    if (Status s = allocating("a merged piece", t.piece(left).size() + t.piece(right).size(), [&] {
-          joined.assign(t.piece(left));
-          joined.append(t.piece(right));
-        });
+    if (Status s = allocating("a merged piece", t.piece(left).size() + t.piece(right).size(),
+                              [&] {
+                                joined.assign(t.piece(left));
+                                joined.append(t.piece(right));
+                              });
         !s.ok())
       return s;
     const int32_t result = pieces.find(joined.data(), joined.size());
@@ -236,9 +242,11 @@ Status Tokenizer::build_sentencepiece() {
     max_piece_bytes_ = std::max(max_piece_bytes_, p.size());
     any = true;
   }
-  if (Status s = sp_prefixes_.build(t_, [](const TokenizerView& t, uint32_t id) {
-        return t.kind == TokenizerKind::Unigram || t.piece_types[id] == uint8_t(PieceType::Normal);
-      });
+  if (Status s = sp_prefixes_.build(t_,
+                                    [](const TokenizerView& t, uint32_t id) {
+                                      return t.kind == TokenizerKind::Unigram ||
+                                             t.piece_types[id] == uint8_t(PieceType::Normal);
+                                    });
       !s.ok())
     return s;
   for (size_t k = 0; k < t_.added_flags.size(); ++k) {
@@ -331,8 +339,8 @@ Status Tokenizer::detokenize(const int32_t* ids, size_t count, char* out, size_t
 void Tokenizer::WordBuffer::put(const char* p, size_t k, Status* status, const char* what) {
   if (length + k > kMaxWordBytes) {
     if (status->ok())
-      *status = unsupported("a word of more than " + std::to_string(kMaxWordBytes) + " bytes is longer than " +
-                            what + " (no space in it)");
+      *status = unsupported("a word of more than " + std::to_string(kMaxWordBytes) + " bytes is longer than " + what +
+                            " (no space in it)");
     return;
   }
   std::memcpy(bytes + length, p, k);

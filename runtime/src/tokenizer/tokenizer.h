@@ -35,6 +35,7 @@ class PrefixSet {
  public:
   Status build(const TokenizerView& t, bool (*wanted)(const TokenizerView&, uint32_t id));
   bool contains(const char* s, size_t n) const;
+
  private:
   struct Entry {
     uint32_t id, length;  // length 0 = empty slot
@@ -51,6 +52,7 @@ class MergeTable {
   };
   Status build(const TokenizerView& t, const PieceTable& pieces);
   const Merge* find(uint32_t left, uint32_t right) const;
+
  private:
   std::vector<Merge> slots_;  // rank UINT32_MAX = empty; size a power of two
 };
@@ -126,7 +128,7 @@ class Tokenizer {
   PieceTable pieces_;
   PrefixSet sp_prefixes_;  // SentencePiece: prefixes of the normal pieces (Unigram: of every piece)
   MergeTable merges_;
-  int32_t byte_ids_[256];            // byte-level BPE: the piece of each single byte
+  int32_t byte_ids_[256];  // byte-level BPE: the piece of each single byte
   // SentencePiece: the character map's trie (4-byte units) and strings, the lowest normal score,
   // the <0xXX> pieces, the longest normal piece.
   const uint8_t* trie_units_ = nullptr;

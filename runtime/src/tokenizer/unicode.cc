@@ -36,7 +36,8 @@ size_t decode(const uint8_t* s, size_t n, uint32_t* cp) {
   size_t len;
   uint32_t c;
   uint8_t lo = 0x80, hi = 0xBF;  // the second byte's range (Unicode table 3-7)
-  if (b >= 0xC2 && b <= 0xDF) len = 2, c = b & 0x1F;
+  if (b >= 0xC2 && b <= 0xDF)
+    len = 2, c = b & 0x1F;
   else if (b >= 0xE0 && b <= 0xEF) {
     len = 3, c = b & 0x0F;
     if (b == 0xE0) lo = 0xA0;
@@ -70,8 +71,7 @@ size_t encode(uint32_t cp, uint8_t* out) {
     return 2;
   }
   if (cp < 0x10000) {
-    out[0] = uint8_t(0xE0 | cp >> 12), out[1] = uint8_t(0x80 | (cp >> 6 & 0x3F)),
-    out[2] = uint8_t(0x80 | (cp & 0x3F));
+    out[0] = uint8_t(0xE0 | cp >> 12), out[1] = uint8_t(0x80 | (cp >> 6 & 0x3F)), out[2] = uint8_t(0x80 | (cp & 0x3F));
     return 3;
   }
   out[0] = uint8_t(0xF0 | cp >> 18), out[1] = uint8_t(0x80 | (cp >> 12 & 0x3F)),
@@ -89,8 +89,7 @@ bool is_number(uint32_t cp) {
 }
 bool is_whitespace(uint32_t cp) {
   return (cp >= 0x09 && cp <= 0x0D) || cp == 0x20 || cp == 0x85 || cp == 0xA0 || cp == 0x1680 ||
-         (cp >= 0x2000 && cp <= 0x200A) || cp == 0x2028 || cp == 0x2029 || cp == 0x202F || cp == 0x205F ||
-         cp == 0x3000;
+         (cp >= 0x2000 && cp <= 0x200A) || cp == 0x2028 || cp == 0x2029 || cp == 0x202F || cp == 0x205F || cp == 0x3000;
 }
 bool is_punctuation(uint32_t cp) {
   if (cp < 0x80)

@@ -46,9 +46,9 @@ Gcb grapheme_class(uint32_t cp) {
 // Where extended grapheme clusters break (UAX #29, rules GB3 to GB13), one character at a time.
 struct GraphemeBreaker {
   Gcb prev = Other;
-  size_t ri_run = 0;       // regional indicators in a row, ending at prev
-  bool pict_ext = false;   // ExtPict Extend* ends at prev
-  bool pict_zwj = false;   // ExtPict Extend* ZWJ ends at prev
+  size_t ri_run = 0;      // regional indicators in a row, ending at prev
+  bool pict_ext = false;  // ExtPict Extend* ends at prev
+  bool pict_zwj = false;  // ExtPict Extend* ZWJ ends at prev
 
   void start(Gcb c) {
     prev = c;
@@ -60,15 +60,24 @@ struct GraphemeBreaker {
   bool breaks_before(Gcb c) {
     const Gcb p = prev;
     bool brk;
-    if (p == CR && c == LF) brk = false;
-    else if (p == CR || p == LF || p == Control || c == CR || c == LF || c == Control) brk = true;
-    else if (p == L && (c == L || c == V || c == LV || c == LVT)) brk = false;
-    else if ((p == LV || p == V) && (c == V || c == T)) brk = false;
-    else if ((p == LVT || p == T) && c == T) brk = false;
-    else if (c == Extend || c == ZWJ || c == SpacingMark || p == Prepend) brk = false;
-    else if (p == ZWJ && c == ExtPict && pict_zwj) brk = false;
-    else if (p == RI && c == RI && ri_run % 2 == 1) brk = false;
-    else brk = true;
+    if (p == CR && c == LF)
+      brk = false;
+    else if (p == CR || p == LF || p == Control || c == CR || c == LF || c == Control)
+      brk = true;
+    else if (p == L && (c == L || c == V || c == LV || c == LVT))
+      brk = false;
+    else if ((p == LV || p == V) && (c == V || c == T))
+      brk = false;
+    else if ((p == LVT || p == T) && c == T)
+      brk = false;
+    else if (c == Extend || c == ZWJ || c == SpacingMark || p == Prepend)
+      brk = false;
+    else if (p == ZWJ && c == ExtPict && pict_zwj)
+      brk = false;
+    else if (p == RI && c == RI && ri_run % 2 == 1)
+      brk = false;
+    else
+      brk = true;
     pict_zwj = c == ZWJ && pict_ext;
     pict_ext = c == ExtPict || (c == Extend && pict_ext);
     ri_run = c == RI ? ri_run + 1 : 0;
@@ -292,8 +301,10 @@ Status Tokenizer::unigram(const uint8_t* s, size_t n, bool at_text_start, IdSink
   };
   size_t produced = 0, spaces = 0;
   auto flush_spaces = [&] {  // Replace(" {2,}"): a run of spaces as one " " or "▁"
-    if (spaces > 1 && t_.space_runs == 2) forward(kSpace, 3, 0x2581);
-    else if (spaces) forward(" ", 1, ' ');
+    if (spaces > 1 && t_.space_runs == 2)
+      forward(kSpace, 3, 0x2581);
+    else if (spaces)
+      forward(" ", 1, ' ');
     spaces = 0;
   };
   auto take = [&](const char* p, size_t len, uint32_t cp) {

@@ -28,8 +28,10 @@ int main(int argc, char** argv) {
   if (argc == 4) {
     const bool threads = std::strcmp(argv[3], "threads") == 0;
     linfer::SessionOptions options;
-    if (threads) options.num_threads = 2;
-    else options.dense_path = LINFER_DENSE_XNNPACK;
+    if (threads)
+      options.num_threads = 2;
+    else
+      options.dense_path = LINFER_DENSE_XNNPACK;
     s = linfer::Session::Create(model, options, &session);
     const std::string option = threads ? "-DLINFER_THREADS=ON" : "-DLINFER_WITH_XNNPACK=ON";
     if (s || s.code() != LINFER_ERROR_UNSUPPORTED || s.message().find(option) == std::string::npos) {

@@ -63,7 +63,8 @@ TEST_SUITE("bert") {
     CHECK(out.desc.head.dense.weight.present());
     ck.add("stray.weight", {2});
     MappedModel stray;
-    CHECK(ck.map("bert", kBert, &stray) == "checkpoint tensor 'stray.weight' has no place in the bert layout with this configuration");
+    CHECK(ck.map("bert", kBert, &stray) ==
+          "checkpoint tensor 'stray.weight' has no place in the bert layout with this configuration");
   }
 
   TEST_CASE("bert layout: RobertaModel and XLM-RoBERTa, positions after the padding id") {
@@ -100,17 +101,21 @@ TEST_SUITE("bert") {
     MappedModel a, b, c, d, e, f;
     std::string relative = kBert;
     relative.insert(1, R"("position_embedding_type": "relative_key", )");
-    CHECK(ck.map("bert", relative, &a) == "--config: position_embedding_type 'relative_key' is not supported (absolute)");
+    CHECK(ck.map("bert", relative, &a) ==
+          "--config: position_embedding_type 'relative_key' is not supported (absolute)");
     std::string decoder = kBert;
     decoder.insert(1, R"("is_decoder": true, )");
     CHECK(ck.map("bert", decoder, &b) == "--config: is_decoder is not supported (linfer runs the encoder)");
     std::string wide = kBert;
     wide.replace(wide.find("\"intermediate_size\": 16"), 23, "\"intermediate_size\": 32");
-    CHECK(ck.map("bert", wide, &c) == "tensor 'bert.encoder.layer.0.intermediate.dense.weight' has shape [16,8], expected [32,8]");
+    CHECK(ck.map("bert", wide, &c) ==
+          "tensor 'bert.encoder.layer.0.intermediate.dense.weight' has shape [16,8], expected [32,8]");
     std::string types = kBert;
     types.replace(types.find("\"type_vocab_size\": 2"), 20, "\"type_vocab_size\": 3");
-    CHECK(ck.map("bert", types, &d) == "tensor 'bert.embeddings.token_type_embeddings.weight' has 2 rows, config.json's type_vocab_size says 3");
-    CHECK(ck.map("bert", R"({"model_type": "gpt2"})", &e).rfind("--config: model_type 'gpt2' is not one of this layout's", 0) == 0);
+    CHECK(ck.map("bert", types, &d) ==
+          "tensor 'bert.embeddings.token_type_embeddings.weight' has 2 rows, config.json's type_vocab_size says 3");
+    CHECK(ck.map("bert", R"({"model_type": "gpt2"})", &e)
+              .rfind("--config: model_type 'gpt2' is not one of this layout's", 0) == 0);
     ck.remove("bert.encoder.layer.0.output.dense.bias");
     CHECK(ck.map("bert", kBert, &f) == "tensor 'bert.encoder.layer.0.output.dense.bias' is missing");
   }
@@ -152,13 +157,17 @@ TEST_SUITE("bert") {
 
     write("1_Pooling/config.json", R"({"pooling_mode_mean_tokens": false, "pooling_mode_max_tokens": true})");
     convert::SentencePooling max;
-    CHECK(convert::read_sentence_transformers(dir, &max) ==
-          dir + "/1_Pooling/config.json: pooling_mode_max_tokens is not supported (pooling_mode_cls_token, pooling_mode_mean_tokens)");
+    CHECK(
+        convert::read_sentence_transformers(dir, &max) ==
+        dir +
+            "/1_Pooling/config.json: pooling_mode_max_tokens is not supported (pooling_mode_cls_token, pooling_mode_mean_tokens)");
     write("modules.json", R"([{"path": "", "type": "sentence_transformers.models.Transformer"},
                               {"path": "2_Dense", "type": "sentence_transformers.models.Dense"}])");
     convert::SentencePooling dense;
-    CHECK(convert::read_sentence_transformers(dir, &dense) ==
-          dir + "/modules.json: module type 'sentence_transformers.models.Dense' is not supported (Transformer, Pooling, Normalize)");
+    CHECK(
+        convert::read_sentence_transformers(dir, &dense) ==
+        dir +
+            "/modules.json: module type 'sentence_transformers.models.Dense' is not supported (Transformer, Pooling, Normalize)");
     for (const char* name : {"modules.json", "1_Pooling/config.json", "sentence_bert_config.json"})
       CHECK(std::remove((dir + "/" + name).c_str()) == 0);
     CHECK(rmdir((dir + "/1_Pooling").c_str()) == 0);

@@ -43,7 +43,8 @@ TEST_SUITE("bigbird") {
   TEST_CASE("bigbird layout: refusals") {
     LayoutCheckpoint ck = bigbird_checkpoint();
     MappedModel bert, no_config, missing;
-    CHECK(ck.map("bigbird", R"({"model_type": "bert"})", &bert) == "--config: model_type 'bert' is not BigBird's (big_bird)");
+    CHECK(ck.map("bigbird", R"({"model_type": "bert"})", &bert) ==
+          "--config: model_type 'bert' is not BigBird's (big_bird)");
     CHECK(ck.map("bigbird", "", &no_config).rfind("BigBird checkpoints do not record heads", 0) == 0);
     ck.remove("bert.encoder.layer.0.output.dense.bias");
     CHECK(ck.map("bigbird", kConfig, &missing) == "tensor 'bert.encoder.layer.0.output.dense.bias' is missing");

@@ -8,8 +8,12 @@ namespace {
 // One layer, dim 8, 2 heads, ff 16, 8 positions compressed 2x (k = 4), the LM head.
 LayoutCheckpoint fairseq_checkpoint() {
   LayoutCheckpoint ck;
-  ck.set_args({{"encoder_layers", 1}, {"encoder_embed_dim", 8}, {"encoder_ffn_embed_dim", 16},
-               {"encoder_attention_heads", 2}, {"max_positions", 8}, {"compressed", 2}});
+  ck.set_args({{"encoder_layers", 1},
+               {"encoder_embed_dim", 8},
+               {"encoder_ffn_embed_dim", 16},
+               {"encoder_attention_heads", 2},
+               {"max_positions", 8},
+               {"compressed", 2}});
   const std::string P = "encoder.sentence_encoder.";
   ck.add(P + "embed_tokens.weight", {10, 8});
   ck.add(P + "embed_positions.weight", {10, 8});  // max_positions + padding_idx + 1

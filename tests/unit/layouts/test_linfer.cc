@@ -53,9 +53,9 @@ TEST_SUITE("linfer") {
     CHECK(ck.map("linfer", "", &out) == "the checkpoint carries no linfer_config; pass --config CONFIG.json");
     MappedModel counts;
     CHECK(ck.map("linfer", R"({"vocab_size": 10, "dim": 8, "num_layers": 4000000000, "num_heads": 2, "head_dim": 4,
-                                       "ff_dim": 16, "max_seq_len": 8, "proj_len": 4})", &counts) ==
-          "configuration: the configuration has 4000000000 layers (at most " +
-              std::to_string(Limits::kMaxLayers) + ")");
+                                       "ff_dim": 16, "max_seq_len": 8, "proj_len": 4})",
+                 &counts) == "configuration: the configuration has 4000000000 layers (at most " +
+                                 std::to_string(Limits::kMaxLayers) + ")");
     ck.remove("layers.1.attention.q.weight");
     MappedModel missing;
     const std::string err = ck.map("linfer", kConfig, &missing);

@@ -53,7 +53,8 @@ TEST_SUITE("lucidrains") {
   TEST_CASE("lucidrains layout: refusals") {
     LayoutCheckpoint ck = lucidrains_checkpoint();
     MappedModel no_config, unknown, missing;
-    CHECK(ck.map("lucidrains", "", &no_config).rfind("lucidrains checkpoints do not record the number of heads", 0) == 0);
+    CHECK(ck.map("lucidrains", "", &no_config).rfind("lucidrains checkpoints do not record the number of heads", 0) ==
+          0);
     CHECK(ck.map("lucidrains", R"({"dim": 8, "bogus": 1})", &unknown) == "--config: unknown key 'bogus'");
     ck.remove("linformer.net.layers.1.0.fn.proj_v");
     CHECK(ck.map("lucidrains", kConfig, &missing) == "tensor 'linformer.net.layers.1.0.fn.proj_v' is missing");

@@ -41,7 +41,7 @@ TEST_SUITE("performer") {
     CHECK(c.final_norm);
     CHECK(c.rotary == Rotary::None);
     CHECK(out.desc.layers[0].features.shape == Shape{4, 6});  // the projection matrix transposed
-    CHECK(!out.desc.layers[0].q.bias.present());                // PerformerLM: no qkv bias
+    CHECK(!out.desc.layers[0].q.bias.present());              // PerformerLM: no qkv bias
     CHECK(out.notes == std::vector<std::string>{"PerformerLM, softmax features (m = 6), learned positions"});
   }
 

@@ -50,7 +50,8 @@ TEST_SUITE("tatp22") {
     LayoutCheckpoint ck = tatp22_checkpoint();
     MappedModel declared, method, missing;
     CHECK(ck.map("tatp22", R"({"num_tokens": 10, "input_size": 8, "channels": 8, "dim_k": 4, "dim_ff": 16,
-                               "nhead": 2, "depth": 1, "parameter_sharing": "none"})", &declared) ==
+                               "nhead": 2, "depth": 1, "parameter_sharing": "none"})",
+                 &declared) ==
           "--config says parameter_sharing 'none' but the checkpoint's storage sharing is 'headwise'");
     CHECK(ck.map("tatp22", R"({"method": "no_params"})", &method).rfind("tatp22 method 'no_params'", 0) == 0);
     ck.remove("linformer.seq.0.fn.heads.1.F.weight");

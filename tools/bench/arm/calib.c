@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   unsigned long n = argc > 1 ? strtoul(argv[1], NULL, 10) : 0;
   if (n == 0) {
     fprintf(stderr, "usage: calib N (N >= 1)\n");

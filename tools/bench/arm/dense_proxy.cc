@@ -56,10 +56,14 @@ int fail(const std::string& m, int code = 1) {
 
 const char* dtype_name(DType d) { return d == DType::F32 ? "f32" : d == DType::F16 ? "f16" : "int8"; }
 bool parse_dtype(const std::string& s, DType* d) {
-  if (s == "f32") *d = DType::F32;
-  else if (s == "f16") *d = DType::F16;
-  else if (s == "int8" || s == "i8") *d = DType::I8;
-  else return false;
+  if (s == "f32")
+    *d = DType::F32;
+  else if (s == "f16")
+    *d = DType::F16;
+  else if (s == "int8" || s == "i8")
+    *d = DType::I8;
+  else
+    return false;
   return true;
 }
 
@@ -112,8 +116,7 @@ int list_kernels() {
   std::printf("# name dtype isa runs_here\n");
   for (DType d : {DType::F32, DType::F16, DType::I8})
     for (const DenseKernel* k : kernels_of(d))
-      std::printf("%s %s %s %s\n", k->name, dtype_name(d), lk::to_string(k->isa),
-                  lk::cpu_has(k->isa) ? "yes" : "no");
+      std::printf("%s %s %s %s\n", k->name, dtype_name(d), lk::to_string(k->isa), lk::cpu_has(k->isa) ? "yes" : "no");
   return 0;
 }
 
@@ -131,16 +134,19 @@ int main(int argc, char** argv) {
       return true;
     };
     std::string v;
-    if (a == "--list") list = true;
-    else if (a == "--no-check") check = false;
-    else if (a == "--kernel" && value(&kernel_arg)) {}
-    else if (a == "--shape" && value(&shape_arg)) {}
-    else if (a == "--best" && value(&best_arg)) {}
-    else if (a == "--reps" && value(&v)) {
+    if (a == "--list")
+      list = true;
+    else if (a == "--no-check")
+      check = false;
+    else if (a == "--kernel" && value(&kernel_arg)) {
+    } else if (a == "--shape" && value(&shape_arg)) {
+    } else if (a == "--best" && value(&best_arg)) {
+    } else if (a == "--reps" && value(&v)) {
       char* end = nullptr;
       reps = std::strtol(v.c_str(), &end, 10);
       if (*end || reps < 0 || reps > 1000000) return fail("--reps takes an integer in [0, 1000000]", 2);
-    } else return fail("bad argument '" + a + "'", 2);
+    } else
+      return fail("bad argument '" + a + "'", 2);
   }
   if (list) return list_kernels();
   if (!best_arg.empty()) {
@@ -252,8 +258,7 @@ int main(int argc, char** argv) {
     if (xnnpack) {
       if (!xdense.run(rows, x.get(), y.get(), nullptr)) return fail("XNNPACK run failed");
     } else {
-      if (dtype == DType::I8)
-        kernel->quantize(x.get(), in, rows, in, q.get(), q_stride, q_scales.get());
+      if (dtype == DType::I8) kernel->quantize(x.get(), in, rows, in, q.get(), q_stride, q_scales.get());
       kernel->run(dw, input, rows, y.get(), out, 0, out, epilogue);
     }
   }
@@ -299,11 +304,11 @@ int main(int argc, char** argv) {
   }
   double checksum = 0.0;
   for (size_t i = 0; i < rows * out; ++i) checksum += y[i];
-  std::printf("kernel=%s dtype=%s isa=%s shape=%zux%zux%zu reps=%ld macs_per_rep=%zu check=%s "
-              "max_abs_err=%.3g checksum=%.6g\n",
-              xnnpack ? "xnnpack_f32" : kernel->name, dtype_name(dtype),
-              xnnpack ? "xnnpack" : lk::to_string(kernel->isa), rows, in, out, reps,
-              rows * in * out, verdict, max_err, checksum);
+  std::printf(
+      "kernel=%s dtype=%s isa=%s shape=%zux%zux%zu reps=%ld macs_per_rep=%zu check=%s "
+      "max_abs_err=%.3g checksum=%.6g\n",
+      xnnpack ? "xnnpack_f32" : kernel->name, dtype_name(dtype), xnnpack ? "xnnpack" : lk::to_string(kernel->isa), rows,
+      in, out, reps, rows * in * out, verdict, max_err, checksum);
   if (status) std::fprintf(stderr, "dense_proxy: the result differs from the reference\n");
   return status;
 }

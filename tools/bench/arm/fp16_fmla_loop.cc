@@ -40,11 +40,11 @@ inline void fmla_lane_h(float16x8_t& acc, float16x8_t w, float16x8_t a) {
 
 // Named accumulators (c<row><half>): GCC 12 keeps an array of them on the stack here.
 template <int R>
-FP16_ARITH void tile(const float16_t* panel, size_t K, const float16_t* x, size_t x_stride, const float* bias,
-                     float* y, size_t y_stride) {
+FP16_ARITH void tile(const float16_t* panel, size_t K, const float16_t* x, size_t x_stride, const float* bias, float* y,
+                     size_t y_stride) {
   static_assert(R >= 1 && R <= 8, "1 to 8 rows");
-  float16x8_t c00 = vdupq_n_f16(0), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00,
-              c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00, c60 = c00, c61 = c00, c70 = c00, c71 = c00;
+  float16x8_t c00 = vdupq_n_f16(0), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00, c31 = c00,
+              c40 = c00, c41 = c00, c50 = c00, c51 = c00, c60 = c00, c61 = c00, c70 = c00, c71 = c00;
   for (size_t k = 0; k + 8 <= K; k += 8) {  // K % 8 == 0 in this prototype (S: 256, 1024)
     const float16_t* xk = x + k;
     const float16x8_t v0 = vld1q_f16(xk), v1 = vld1q_f16(xk + (R > 1) * x_stride),
@@ -52,14 +52,17 @@ FP16_ARITH void tile(const float16_t* panel, size_t K, const float16_t* x, size_
                       v4 = vld1q_f16(xk + (R > 4) * 4 * x_stride), v5 = vld1q_f16(xk + (R > 5) * 5 * x_stride),
                       v6 = vld1q_f16(xk + (R > 6) * 6 * x_stride), v7 = vld1q_f16(xk + (R > 7) * 7 * x_stride);
     const float16_t* bk = panel + k * 16;
-#define FP16_ROW(i, L) \
-    if constexpr (i < R) { fmla_lane_h<L>(c##i##0, w0, v##i); fmla_lane_h<L>(c##i##1, w1, v##i); }
-#define FP16_STEP(L)                                                                               \
-    {                                                                                              \
-      const float16x8_t w0 = vld1q_f16(bk + 16 * L), w1 = vld1q_f16(bk + 16 * L + 8);              \
-      FP16_ROW(0, L) FP16_ROW(1, L) FP16_ROW(2, L) FP16_ROW(3, L)                                  \
-      FP16_ROW(4, L) FP16_ROW(5, L) FP16_ROW(6, L) FP16_ROW(7, L)                                  \
-    }
+#define FP16_ROW(i, L)                 \
+  if constexpr (i < R) {               \
+    fmla_lane_h<L>(c##i##0, w0, v##i); \
+    fmla_lane_h<L>(c##i##1, w1, v##i); \
+  }
+#define FP16_STEP(L)                                                                                         \
+  {                                                                                                          \
+    const float16x8_t w0 = vld1q_f16(bk + 16 * L), w1 = vld1q_f16(bk + 16 * L + 8);                          \
+    FP16_ROW(0, L)                                                                                           \
+    FP16_ROW(1, L) FP16_ROW(2, L) FP16_ROW(3, L) FP16_ROW(4, L) FP16_ROW(5, L) FP16_ROW(6, L) FP16_ROW(7, L) \
+  }
     FP16_STEP(0) FP16_STEP(1) FP16_STEP(2) FP16_STEP(3) FP16_STEP(4) FP16_STEP(5) FP16_STEP(6) FP16_STEP(7)
 #undef FP16_STEP
 #undef FP16_ROW

@@ -40,22 +40,21 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
 #error "insn_count.c is written for QEMU plugin API version 1 (the header found says otherwise)"
 #endif
 
-static uint64_t g_insns;       /* the counter (inline adds or atomic callbacks) */
-static unsigned g_vcpus;       /* vCPUs seen (user mode: guest threads) */
-static int g_atomic;           /* mode=atomic */
-static char *g_outfile;        /* outfile=PATH, or NULL */
+static uint64_t g_insns; /* the counter (inline adds or atomic callbacks) */
+static unsigned g_vcpus; /* vCPUs seen (user mode: guest threads) */
+static int g_atomic;     /* mode=atomic */
+static char* g_outfile;  /* outfile=PATH, or NULL */
 
-static void on_tb_exec(unsigned int vcpu_index, void *userdata) {
+static void on_tb_exec(unsigned int vcpu_index, void* userdata) {
   (void)vcpu_index;
   __atomic_fetch_add(&g_insns, (uint64_t)(uintptr_t)userdata, __ATOMIC_RELAXED);
 }
 
-static void on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb) {
+static void on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb* tb) {
   (void)id;
   const size_t n = qemu_plugin_tb_n_insns(tb);
   if (g_atomic)
-    qemu_plugin_register_vcpu_tb_exec_cb(tb, on_tb_exec, QEMU_PLUGIN_CB_NO_REGS,
-                                         (void *)(uintptr_t)n);
+    qemu_plugin_register_vcpu_tb_exec_cb(tb, on_tb_exec, QEMU_PLUGIN_CB_NO_REGS, (void*)(uintptr_t)n);
   else
     qemu_plugin_register_vcpu_tb_exec_inline(tb, QEMU_PLUGIN_INLINE_ADD_U64, &g_insns, n);
 }
@@ -66,25 +65,26 @@ static void on_vcpu_init(qemu_plugin_id_t id, unsigned int vcpu_index) {
   __atomic_fetch_add(&g_vcpus, 1u, __ATOMIC_RELAXED);
 }
 
-static void on_atexit(qemu_plugin_id_t id, void *userdata) {
+static void on_atexit(qemu_plugin_id_t id, void* userdata) {
   (void)id;
   (void)userdata;
   const uint64_t total = __atomic_load_n(&g_insns, __ATOMIC_RELAXED);
   const unsigned vcpus = __atomic_load_n(&g_vcpus, __ATOMIC_RELAXED);
-  fprintf(stderr, "insn_count: %" PRIu64 " instructions (%s, %u vCPU%s)\n", total,
-          g_atomic ? "atomic" : "inline", vcpus, vcpus == 1 ? "" : "s");
+  fprintf(stderr, "insn_count: %" PRIu64 " instructions (%s, %u vCPU%s)\n", total, g_atomic ? "atomic" : "inline",
+          vcpus, vcpus == 1 ? "" : "s");
   if (!g_atomic && vcpus > 1)
-    fprintf(stderr, "insn_count: warning: %u guest threads shared one non-atomic counter; the "
-                    "count may be low (use mode=atomic)\n", vcpus);
+    fprintf(stderr,
+            "insn_count: warning: %u guest threads shared one non-atomic counter; the "
+            "count may be low (use mode=atomic)\n",
+            vcpus);
   if (g_outfile) {
-    FILE *f = fopen(g_outfile, "w");
+    FILE* f = fopen(g_outfile, "w");
     if (!f || fprintf(f, "%" PRIu64 "\n", total) < 0 || fclose(f) != 0)
       fprintf(stderr, "insn_count: cannot write %s\n", g_outfile);
   }
 }
 
-QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int argc,
-                                           char **argv) {
+QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t* info, int argc, char** argv) {
   /* QEMU itself only checks that our level lies within [min, cur]; a QEMU whose current level is
    * newer may have changed what these functions do, so insist on the level we were checked for. */
   if (!info || info->version.cur != INSN_COUNT_API || info->version.min > INSN_COUNT_API) {
@@ -96,7 +96,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
     return -1;
   }
   for (int i = 0; i < argc; ++i) {
-    const char *a = argv[i];
+    const char* a = argv[i];
     if (strncmp(a, "outfile=", 8) == 0 && a[8]) {
       free(g_outfile);
       g_outfile = strdup(a + 8);
@@ -105,8 +105,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
     } else if (strcmp(a, "mode=atomic") == 0) {
       g_atomic = 1;
     } else {
-      fprintf(stderr, "insn_count: unknown argument '%s' (takes outfile=PATH, mode=inline|atomic)\n",
-              a);
+      fprintf(stderr, "insn_count: unknown argument '%s' (takes outfile=PATH, mode=inline|atomic)\n", a);
       return -1;
     }
   }

@@ -44,25 +44,35 @@ static void on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb* tb) {
 static void on_atexit(qemu_plugin_id_t id, void* userdata) {
   (void)id, (void)userdata;
   FILE* f = fopen(g_outfile, "w");
-  if (!f) { fprintf(stderr, "insn_profile: cannot write %s\n", g_outfile); return; }
+  if (!f) {
+    fprintf(stderr, "insn_profile: cannot write %s\n", g_outfile);
+    return;
+  }
   for (int i = 0; i < kBuckets; ++i)
     for (Block* b = g_table[i]; b; b = b->next)
-      if (b->executed) fprintf(f, "%llx %llu %llu\n", (unsigned long long)b->vaddr,
-                               (unsigned long long)b->n_insns, (unsigned long long)b->executed);
+      if (b->executed)
+        fprintf(f, "%llx %llu %llu\n", (unsigned long long)b->vaddr, (unsigned long long)b->n_insns,
+                (unsigned long long)b->executed);
   fclose(f);
 }
 
-QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t* info, int argc,
-                                           char** argv) {
+QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t* info, int argc, char** argv) {
   if (!info || info->version.cur != QEMU_PLUGIN_VERSION || info->version.min > QEMU_PLUGIN_VERSION) {
     fprintf(stderr, "insn_profile: written for QEMU plugin API version %d (QEMU 7.2)\n", QEMU_PLUGIN_VERSION);
     return -1;
   }
   for (int i = 0; i < argc; ++i) {
-    if (!strncmp(argv[i], "outfile=", 8)) g_outfile = strdup(argv[i] + 8);
-    else { fprintf(stderr, "insn_profile: unknown argument '%s' (takes outfile=PATH)\n", argv[i]); return -1; }
+    if (!strncmp(argv[i], "outfile=", 8))
+      g_outfile = strdup(argv[i] + 8);
+    else {
+      fprintf(stderr, "insn_profile: unknown argument '%s' (takes outfile=PATH)\n", argv[i]);
+      return -1;
+    }
   }
-  if (!g_outfile) { fprintf(stderr, "insn_profile: needs outfile=PATH\n"); return -1; }
+  if (!g_outfile) {
+    fprintf(stderr, "insn_profile: needs outfile=PATH\n");
+    return -1;
+  }
   qemu_plugin_register_vcpu_tb_trans_cb(id, on_tb_trans);
   qemu_plugin_register_atexit_cb(id, on_atexit, NULL);
   return 0;

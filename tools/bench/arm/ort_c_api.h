@@ -31,10 +31,10 @@ typedef struct OrtTensorTypeAndShapeInfo OrtTensorTypeAndShapeInfo;
 
 /* enum values as the header gives them */
 enum { ORT_LOGGING_LEVEL_WARNING = 2 };
-enum { ORT_SEQUENTIAL = 0 };                  /* ExecutionMode */
-enum { ORT_ENABLE_ALL = 99 };                 /* GraphOptimizationLevel */
-enum { OrtArenaAllocator = 1 };               /* OrtAllocatorType */
-enum { OrtMemTypeDefault = 0 };               /* OrtMemType */
+enum { ORT_SEQUENTIAL = 0 };    /* ExecutionMode */
+enum { ORT_ENABLE_ALL = 99 };   /* GraphOptimizationLevel */
+enum { OrtArenaAllocator = 1 }; /* OrtAllocatorType */
+enum { OrtMemTypeDefault = 0 }; /* OrtMemType */
 enum { ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64 = 7 };
 
 typedef struct OrtApiBase {
@@ -77,17 +77,15 @@ enum OrtApiEntry {
 typedef const char* (*OrtGetErrorMessageFn)(const OrtStatus*);
 typedef OrtStatus* (*OrtCreateEnvFn)(int level, const char* logid, OrtEnv** out);
 typedef OrtStatus* (*OrtDisableTelemetryEventsFn)(const OrtEnv*);
-typedef OrtStatus* (*OrtCreateSessionFn)(const OrtEnv*, const char* path, const OrtSessionOptions*,
-                                         OrtSession** out);
+typedef OrtStatus* (*OrtCreateSessionFn)(const OrtEnv*, const char* path, const OrtSessionOptions*, OrtSession** out);
 typedef OrtStatus* (*OrtRunFn)(OrtSession*, const OrtRunOptions*, const char* const* input_names,
-                               const OrtValue* const* inputs, size_t n_inputs,
-                               const char* const* output_names, size_t n_outputs, OrtValue** outputs);
+                               const OrtValue* const* inputs, size_t n_inputs, const char* const* output_names,
+                               size_t n_outputs, OrtValue** outputs);
 typedef OrtStatus* (*OrtCreateSessionOptionsFn)(OrtSessionOptions** out);
 typedef OrtStatus* (*OrtSetOptionIntFn)(OrtSessionOptions*, int); /* mode, level, threads */
 typedef OrtStatus* (*OrtSessionGetNameFn)(const OrtSession*, size_t index, OrtAllocator*, char** out);
-typedef OrtStatus* (*OrtCreateTensorWithDataFn)(const OrtMemoryInfo*, void* data, size_t bytes,
-                                                const int64_t* shape, size_t rank, int type,
-                                                OrtValue** out);
+typedef OrtStatus* (*OrtCreateTensorWithDataFn)(const OrtMemoryInfo*, void* data, size_t bytes, const int64_t* shape,
+                                                size_t rank, int type, OrtValue** out);
 typedef OrtStatus* (*OrtGetTensorMutableDataFn)(OrtValue*, void** out);
 typedef OrtStatus* (*OrtGetTensorShapeElementCountFn)(const OrtTensorTypeAndShapeInfo*, size_t* out);
 typedef OrtStatus* (*OrtGetTensorTypeAndShapeFn)(const OrtValue*, OrtTensorTypeAndShapeInfo** out);

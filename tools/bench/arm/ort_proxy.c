@@ -60,10 +60,14 @@ int main(int argc, char** argv) {
   const char* out_path = NULL;
   for (int i = 4; i < argc; ++i) {
     if (i + 1 >= argc) die("missing value after", argv[i]);
-    if (!strcmp(argv[i], "--warmup")) warmup = parse_count(argv[i], argv[i + 1]);
-    else if (!strcmp(argv[i], "--runs")) runs = parse_count(argv[i], argv[i + 1]);
-    else if (!strcmp(argv[i], "--out")) out_path = argv[i + 1];
-    else die("unknown argument", argv[i]);
+    if (!strcmp(argv[i], "--warmup"))
+      warmup = parse_count(argv[i], argv[i + 1]);
+    else if (!strcmp(argv[i], "--runs"))
+      runs = parse_count(argv[i], argv[i + 1]);
+    else if (!strcmp(argv[i], "--out"))
+      out_path = argv[i + 1];
+    else
+      die("unknown argument", argv[i]);
     ++i;
   }
   size_t n_ids;
@@ -102,8 +106,8 @@ int main(int argc, char** argv) {
         "CreateCpuMemoryInfo");
   const int64_t shape[1] = {(int64_t)n_ids};
   OrtValue* input;
-  check(ORT(CreateTensorWithDataAsOrtValue, OrtCreateTensorWithDataFn)(
-            mem, ids, n_ids * sizeof *ids, shape, 1, ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64, &input),
+  check(ORT(CreateTensorWithDataAsOrtValue, OrtCreateTensorWithDataFn)(mem, ids, n_ids * sizeof *ids, shape, 1,
+                                                                       ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64, &input),
         "CreateTensorWithDataAsOrtValue");
 
   const char* in_names[1] = {in_name};

@@ -24,36 +24,36 @@ void qemu_plugin_register_vcpu_tb_trans_cb(qemu_plugin_id_t id, qemu_plugin_vcpu
   (void)cb;
   ++g_registered;
 }
-void qemu_plugin_register_vcpu_tb_exec_cb(struct qemu_plugin_tb *tb, qemu_plugin_vcpu_udata_cb_t cb,
-                                          enum qemu_plugin_cb_flags flags, void *userdata) {
+void qemu_plugin_register_vcpu_tb_exec_cb(struct qemu_plugin_tb* tb, qemu_plugin_vcpu_udata_cb_t cb,
+                                          enum qemu_plugin_cb_flags flags, void* userdata) {
   (void)tb;
   (void)cb;
   (void)flags;
   (void)userdata;
 }
-void qemu_plugin_register_vcpu_tb_exec_inline(struct qemu_plugin_tb *tb, enum qemu_plugin_op op,
-                                              void *ptr, uint64_t imm) {
+void qemu_plugin_register_vcpu_tb_exec_inline(struct qemu_plugin_tb* tb, enum qemu_plugin_op op, void* ptr,
+                                              uint64_t imm) {
   (void)tb;
   (void)op;
   (void)ptr;
   (void)imm;
 }
-size_t qemu_plugin_tb_n_insns(const struct qemu_plugin_tb *tb) {
+size_t qemu_plugin_tb_n_insns(const struct qemu_plugin_tb* tb) {
   (void)tb;
   return 0;
 }
-void qemu_plugin_register_atexit_cb(qemu_plugin_id_t id, qemu_plugin_udata_cb_t cb, void *userdata) {
+void qemu_plugin_register_atexit_cb(qemu_plugin_id_t id, qemu_plugin_udata_cb_t cb, void* userdata) {
   (void)id;
   (void)cb;
   (void)userdata;
   ++g_registered;
 }
 
-typedef int (*install_fn)(qemu_plugin_id_t, const qemu_info_t *, int, char **);
+typedef int (*install_fn)(qemu_plugin_id_t, const qemu_info_t*, int, char**);
 
 static int g_passed, g_failed;
 
-static void check(int ok, const char *what) {
+static void check(int ok, const char* what) {
   if (ok) {
     ++g_passed;
   } else {
@@ -62,7 +62,7 @@ static void check(int ok, const char *what) {
   }
 }
 
-static int install(install_fn fn, int min, int cur, int argc, char **argv) {
+static int install(install_fn fn, int min, int cur, int argc, char** argv) {
   qemu_info_t info;
   memset(&info, 0, sizeof info);
   info.target_name = "aarch64";
@@ -72,25 +72,25 @@ static int install(install_fn fn, int min, int cur, int argc, char **argv) {
   return fn(1, &info, argc, argv);
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   if (argc != 2) {
     fprintf(stderr, "usage: plugin_selftest PLUGIN.so\n");
     return 2;
   }
-  void *h = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
+  void* h = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
   if (!h) {
     fprintf(stderr, "plugin_selftest: %s\n", dlerror());
     return 1;
   }
-  const int *version = (const int *)dlsym(h, "qemu_plugin_version");
+  const int* version = (const int*)dlsym(h, "qemu_plugin_version");
   install_fn fn = (install_fn)dlsym(h, "qemu_plugin_install");
   check(version && *version == 1, "the plugin exports qemu_plugin_version = 1");
   check(fn != NULL, "the plugin exports qemu_plugin_install");
   if (!fn) return 1;
 
   char out[] = "outfile=/dev/null", atomic[] = "mode=atomic", bad[] = "colour=blue";
-  char *good_args[] = {out, atomic};
-  char *bad_args[] = {bad};
+  char* good_args[] = {out, atomic};
+  char* bad_args[] = {bad};
   fprintf(stderr, "plugin_selftest: the refusals below are expected\n");
   check(install(fn, 0, 1, 0, NULL) == 0 && g_registered == 3, "installs on API 0..1 (QEMU 7.2)");
   check(install(fn, 0, 1, 2, good_args) == 0, "accepts outfile= and mode=");

@@ -33,7 +33,7 @@ typedef uint64_t qemu_plugin_id_t;
 
 /* What QEMU tells a plugin when it installs it (only valid during qemu_plugin_install). */
 typedef struct qemu_info_t {
-  const char *target_name; /* guest architecture, e.g. "aarch64" */
+  const char* target_name; /* guest architecture, e.g. "aarch64" */
   struct {
     int min; /* oldest plugin API level this QEMU accepts */
     int cur; /* its own plugin API level */
@@ -61,29 +61,27 @@ enum qemu_plugin_op {
   QEMU_PLUGIN_INLINE_ADD_U64,
 };
 
-typedef void (*qemu_plugin_udata_cb_t)(qemu_plugin_id_t id, void *userdata);
+typedef void (*qemu_plugin_udata_cb_t)(qemu_plugin_id_t id, void* userdata);
 typedef void (*qemu_plugin_vcpu_simple_cb_t)(qemu_plugin_id_t id, unsigned int vcpu_index);
-typedef void (*qemu_plugin_vcpu_udata_cb_t)(unsigned int vcpu_index, void *userdata);
-typedef void (*qemu_plugin_vcpu_tb_trans_cb_t)(qemu_plugin_id_t id, struct qemu_plugin_tb *tb);
+typedef void (*qemu_plugin_vcpu_udata_cb_t)(unsigned int vcpu_index, void* userdata);
+typedef void (*qemu_plugin_vcpu_tb_trans_cb_t)(qemu_plugin_id_t id, struct qemu_plugin_tb* tb);
 
 /* Exported by the plugin: the API level it was written for (QEMU checks it before install). */
 extern QEMU_PLUGIN_EXPORT int qemu_plugin_version;
 
 /* Exported by the plugin, called once at load; argv holds the "name=value" plugin arguments.
  * A non-zero return makes QEMU refuse the plugin. */
-QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int argc,
-                                           char **argv);
+QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t* info, int argc, char** argv);
 
 /* Provided by QEMU. */
 void qemu_plugin_register_vcpu_init_cb(qemu_plugin_id_t id, qemu_plugin_vcpu_simple_cb_t cb);
 void qemu_plugin_register_vcpu_tb_trans_cb(qemu_plugin_id_t id, qemu_plugin_vcpu_tb_trans_cb_t cb);
-void qemu_plugin_register_vcpu_tb_exec_cb(struct qemu_plugin_tb *tb, qemu_plugin_vcpu_udata_cb_t cb,
-                                          enum qemu_plugin_cb_flags flags, void *userdata);
-void qemu_plugin_register_vcpu_tb_exec_inline(struct qemu_plugin_tb *tb, enum qemu_plugin_op op,
-                                              void *ptr, uint64_t imm);
-size_t qemu_plugin_tb_n_insns(const struct qemu_plugin_tb *tb);
-uint64_t qemu_plugin_tb_vaddr(const struct qemu_plugin_tb *tb); /* guest address of the block */
-void qemu_plugin_register_atexit_cb(qemu_plugin_id_t id, qemu_plugin_udata_cb_t cb,
-                                    void *userdata);
+void qemu_plugin_register_vcpu_tb_exec_cb(struct qemu_plugin_tb* tb, qemu_plugin_vcpu_udata_cb_t cb,
+                                          enum qemu_plugin_cb_flags flags, void* userdata);
+void qemu_plugin_register_vcpu_tb_exec_inline(struct qemu_plugin_tb* tb, enum qemu_plugin_op op, void* ptr,
+                                              uint64_t imm);
+size_t qemu_plugin_tb_n_insns(const struct qemu_plugin_tb* tb);
+uint64_t qemu_plugin_tb_vaddr(const struct qemu_plugin_tb* tb); /* guest address of the block */
+void qemu_plugin_register_atexit_cb(qemu_plugin_id_t id, qemu_plugin_udata_cb_t cb, void* userdata);
 
 #endif /* LINFER_QEMU_PLUGIN_V1_H */

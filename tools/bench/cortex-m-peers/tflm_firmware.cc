@@ -148,7 +148,8 @@ int main() {
     if (it.Invoke() != kTfLiteOk) return std::printf("tflm: Invoke failed on input %u\n", unsigned(i)), 1;
     const int got = best_class(it, length);
     agree += got == want;
-    if (got != want) std::printf("input %u (%u bytes): TFLM class %d, linfer %d\n", unsigned(i), unsigned(length), got, want);
+    if (got != want)
+      std::printf("input %u (%u bytes): TFLM class %d, linfer %d\n", unsigned(i), unsigned(length), got, want);
   }
   std::printf("tflm: arena used %u bytes (of %u)\n", unsigned(it.arena_used_bytes()), unsigned(sizeof g_arena));
   std::printf("tflm: %u of %u inputs give linfer's class\n", unsigned(agree), unsigned(cases.count));

@@ -64,11 +64,23 @@ __attribute__((noinline)) float fma_loop(long iters, float seed) {
   vec x12 = vset(seed + 12), x13 = vset(seed + 13), x14 = vset(seed + 14), x15 = vset(seed + 15);
 #endif
   for (long it = 0; it < iters; ++it) {
-    x0 = vfma(x0, a, b); x1 = vfma(x1, a, b); x2 = vfma(x2, a, b); x3 = vfma(x3, a, b);
-    x4 = vfma(x4, a, b); x5 = vfma(x5, a, b); x6 = vfma(x6, a, b); x7 = vfma(x7, a, b);
-    x8 = vfma(x8, a, b); x9 = vfma(x9, a, b); x10 = vfma(x10, a, b); x11 = vfma(x11, a, b);
+    x0 = vfma(x0, a, b);
+    x1 = vfma(x1, a, b);
+    x2 = vfma(x2, a, b);
+    x3 = vfma(x3, a, b);
+    x4 = vfma(x4, a, b);
+    x5 = vfma(x5, a, b);
+    x6 = vfma(x6, a, b);
+    x7 = vfma(x7, a, b);
+    x8 = vfma(x8, a, b);
+    x9 = vfma(x9, a, b);
+    x10 = vfma(x10, a, b);
+    x11 = vfma(x11, a, b);
 #if defined(__AVX512F__)
-    x12 = vfma(x12, a, b); x13 = vfma(x13, a, b); x14 = vfma(x14, a, b); x15 = vfma(x15, a, b);
+    x12 = vfma(x12, a, b);
+    x13 = vfma(x13, a, b);
+    x14 = vfma(x14, a, b);
+    x15 = vfma(x15, a, b);
 #endif
     __asm__ volatile("" : "+x"(x0), "+x"(x1), "+x"(x2), "+x"(x3));  // keep the loop as written
   }
@@ -80,17 +92,14 @@ __attribute__((noinline)) float fma_loop(long iters, float seed) {
   return vsum(s);
 }
 
-double now_s() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
+double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
 // GFLOP/s of `threads` threads each running `iters` iterations; wall time of the whole batch.
 double measure(int threads, long iters, float* sink) {
   std::vector<std::thread> pool;
   std::vector<float> out(threads);
   const double t0 = now_s();
-  for (int t = 0; t < threads; ++t)
-    pool.emplace_back([&, t] { out[t] = fma_loop(iters, 1.0f + t); });
+  for (int t = 0; t < threads; ++t) pool.emplace_back([&, t] { out[t] = fma_loop(iters, 1.0f + t); });
   for (auto& th : pool) th.join();
   const double dt = now_s() - t0;
   for (float v : out) *sink += v;

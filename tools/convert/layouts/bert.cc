@@ -20,11 +20,17 @@ class BertMapper : public LayoutMapper {
  public:
   std::string configure(const Checkpoint& ck, LibraryConfig& lc, MappedModel* out) override {
     type_ = lc.text("model_type", "");
-    if (type_ == "bert") family_ = Family::Bert;
-    else if (type_ == "roberta" || type_ == "xlm-roberta" || type_ == "camembert") family_ = Family::Roberta;
-    else if (type_ == "distilbert") family_ = Family::DistilBert;
-    else if (type_.empty()) return "--config: model_type is missing (bert, roberta, xlm-roberta, camembert, distilbert)";
-    else return "--config: model_type '" + type_ + "' is not one of this layout's (bert, roberta, xlm-roberta, camembert, distilbert)";
+    if (type_ == "bert")
+      family_ = Family::Bert;
+    else if (type_ == "roberta" || type_ == "xlm-roberta" || type_ == "camembert")
+      family_ = Family::Roberta;
+    else if (type_ == "distilbert")
+      family_ = Family::DistilBert;
+    else if (type_.empty())
+      return "--config: model_type is missing (bert, roberta, xlm-roberta, camembert, distilbert)";
+    else
+      return "--config: model_type '" + type_ +
+             "' is not one of this layout's (bert, roberta, xlm-roberta, camembert, distilbert)";
     // Variants linfer does not run are refused by the config key that asks for them.
     if (lc.text("position_embedding_type", "absolute") != "absolute")
       return "--config: position_embedding_type '" + lc.text("position_embedding_type", "") +
@@ -40,7 +46,8 @@ class BertMapper : public LayoutMapper {
     P_ = family_ == Family::Bert ? "bert." : "roberta.";
     if (!ck.tensors.count(P_ + "embeddings.word_embeddings.weight")) P_.clear();
     if (const std::string e = hf_bert_config(ck, lc, P_, type_, "gelu", c, &tables_); !e.empty()) return e;
-    if (const std::string e = check_table_rows(lc, "type_vocab_size", tables_.types, "token_type_embeddings"); !e.empty())
+    if (const std::string e = check_table_rows(lc, "type_vocab_size", tables_.types, "token_type_embeddings");
+        !e.empty())
       return e;
     if (const std::string e = check_table_rows(lc, "vocab_size", c.vocab_size, "word_embeddings"); !e.empty()) return e;
     if (family_ == Family::Roberta) {
@@ -103,10 +110,10 @@ class BertMapper : public LayoutMapper {
       for (const char* name : {"pooler.dense.weight", "pooler.dense.bias"}) b.ignore(P_ + name);
       if (pooler) head_note += " (the pooler is dropped)";
     }
-    out->notes.push_back(type_ + ": post-norm, full attention, positions " +
-                         (family_ == Family::Roberta ? "offset " + str(pad_ + 1) + " (inputs without padding)"
-                                                     : std::string("from 0")) +
-                         ", token type 0 folded into the position table, " + head_note);
+    out->notes.push_back(
+        type_ + ": post-norm, full attention, positions " +
+        (family_ == Family::Roberta ? "offset " + str(pad_ + 1) + " (inputs without padding)" : std::string("from 0")) +
+        ", token type 0 folded into the position table, " + head_note);
     return "";
   }
 
@@ -147,9 +154,12 @@ class BertMapper : public LayoutMapper {
     c.norm_placement = NormPlacement::Post;
     c.norm_eps = 1e-12f;  // DistilBERT's LayerNorms are built with eps=1e-12
     const std::string act = lc.text("activation", "gelu");
-    if (act == "gelu") c.activation = Activation::GeluErf;
-    else if (act == "relu") c.activation = Activation::Relu;
-    else return "--config: activation '" + act + "' is not supported (gelu, relu)";
+    if (act == "gelu")
+      c.activation = Activation::GeluErf;
+    else if (act == "relu")
+      c.activation = Activation::Relu;
+    else
+      return "--config: activation '" + act + "' is not supported (gelu, relu)";
     if (!lc.error.empty()) return lc.error;
     if (c.num_heads == 0 || c.dim % c.num_heads) return "--config: dim must be a multiple of n_heads";
     c.head_dim = c.dim / c.num_heads;
@@ -211,9 +221,13 @@ bool owns_key(const std::string& name) {
 }  // namespace
 
 extern const Layout kBertLayout = {
-    "bert", owns_key, false, ConfigUse::Library,
+    "bert",
+    owns_key,
+    false,
+    ConfigUse::Library,
     "Hugging Face checkpoints do not record heads or layer_norm_eps: pass --config config.json "
     "(the model's Hugging Face configuration)",
-    {}, make_mapper<BertMapper>};
+    {},
+    make_mapper<BertMapper>};
 
 }  // namespace linfer::convert

@@ -38,18 +38,19 @@ class BigBirdMapper : public LayoutMapper {
     // whose longest input is that short always runs full attention, and is converted as such.
     longest_blocks_ = block ? (uint64_t(c.max_seq_len) + block - 1) / block : 0;
     sparse_ = type == "block_sparse" && longest_blocks_ > 5 + 2 * uint64_t(random_);
-    attention_note_ = type == "original_full"
-                          ? "full attention (attention_type original_full)"
-                          : "full attention (block_sparse, but no input is longer than the " +
-                                str(size_t(5 + 2 * uint64_t(random_)) * block) +
-                                " tokens up to which Hugging Face runs full attention)";
+    attention_note_ = type == "original_full" ? "full attention (attention_type original_full)"
+                                              : "full attention (block_sparse, but no input is longer than the " +
+                                                    str(size_t(5 + 2 * uint64_t(random_)) * block) +
+                                                    " tokens up to which Hugging Face runs full attention)";
     if (type == "block_sparse" && block == 0) return "--config: block_size must be at least 1";
     if (sparse_) {
       if (c.max_seq_len % block)
         return "the " + str(c.max_seq_len) + " positions (max_position_embeddings) are not a multiple of block_size " +
-               str(block) + ": Hugging Face pads inputs to a multiple of block_size, so its longest inputs would not run";
+               str(block) +
+               ": Hugging Face pads inputs to a multiple of block_size, so its longest inputs would not run";
       if (random_ > Limits::kMaxRandomBlocks)
-        return "--config: num_random_blocks " + str(random_) + " is more than linfer's " + str(Limits::kMaxRandomBlocks);
+        return "--config: num_random_blocks " + str(random_) + " is more than linfer's " +
+               str(Limits::kMaxRandomBlocks);
       c.attention_kind = AttentionKind::BlockSparse;
       c.block_size = block;
       c.global_blocks = 1;  // HF's first and last block
@@ -121,10 +122,13 @@ bool owns_key(const std::string& name) {
 
 }  // namespace
 
-extern const Layout kBigBirdLayout = {
-    "bigbird", owns_key, true, ConfigUse::Library,
-    "BigBird checkpoints do not record heads, block_size or num_random_blocks: pass "
-    "--config config.json (the model's Hugging Face configuration)",
-    {}, make_mapper<BigBirdMapper>};
+extern const Layout kBigBirdLayout = {"bigbird",
+                                      owns_key,
+                                      true,
+                                      ConfigUse::Library,
+                                      "BigBird checkpoints do not record heads, block_size or num_random_blocks: pass "
+                                      "--config config.json (the model's Hugging Face configuration)",
+                                      {},
+                                      make_mapper<BigBirdMapper>};
 
 }  // namespace linfer::convert

@@ -78,13 +78,14 @@ class FairseqMapper : public LayoutMapper {
     c.position_offset = 2;  // make_positions: padding_idx (1) + 1, for inputs without padding
     c.embedding_scale = no_scale ? 1.0f : std::sqrt(float(c.dim));
     c.projection_placement = ProjectionPlacement::Before;
-    c.projection_sharing = layerwise_ ? ProjectionSharing::Layerwise
+    c.projection_sharing = layerwise_   ? ProjectionSharing::Layerwise
                            : shared_kv_ ? ProjectionSharing::KeyValue
                                         : ProjectionSharing::Headwise;
 
     // Older checkpoints say decoder./emb_layer_norm (RobertaModel.upgrade_state_dict_named).
     P_ = "encoder.sentence_encoder.";
-    if (!ck.tensors.count(P_ + "embed_tokens.weight") && ck.tensors.count("decoder.sentence_encoder.embed_tokens.weight"))
+    if (!ck.tensors.count(P_ + "embed_tokens.weight") &&
+        ck.tensors.count("decoder.sentence_encoder.embed_tokens.weight"))
       P_ = "decoder.sentence_encoder.";
     E_ = P_.substr(0, P_.find('.') + 1);  // "encoder." or "decoder."
     auto tok = ck.tensors.find(P_ + "embed_tokens.weight");
@@ -108,13 +109,14 @@ class FairseqMapper : public LayoutMapper {
     c.head = cls_.empty() ? HeadKind::LmLogits : HeadKind::Classifier;
     if (!cls_.empty()) {
       auto w = ck.tensors.find(cls_ + "out_proj.weight");
-      if (w == ck.tensors.end() || w->second.shape.size() != 2) return "tensor '" + cls_ + "out_proj.weight' is missing";
+      if (w == ck.tensors.end() || w->second.shape.size() != 2)
+        return "tensor '" + cls_ + "out_proj.weight' is missing";
       c.num_classes = uint32_t(std::max<int64_t>(0, w->second.shape[0]));
       c.pooling = Pooling::First;
       out->notes.push_back("classification head '" + *heads.begin() + "' (the LM head is dropped)");
     }
-    c.embedding_norm = ck.tensors.count(P_ + "layernorm_embedding.weight") ||
-                       ck.tensors.count(P_ + "emb_layer_norm.weight");
+    c.embedding_norm =
+        ck.tensors.count(P_ + "layernorm_embedding.weight") || ck.tensors.count(P_ + "emb_layer_norm.weight");
     return "";
   }
 
@@ -128,12 +130,14 @@ class FairseqMapper : public LayoutMapper {
     {
       auto pos = ck.tensors.find(P + "embed_positions.weight");
       const uint32_t rows = pos != ck.tensors.end() && pos->second.shape.size() == 2
-                                ? uint32_t(std::max<int64_t>(0, pos->second.shape[0])) : 0;
+                                ? uint32_t(std::max<int64_t>(0, pos->second.shape[0]))
+                                : 0;
       if (rows < n + 2) return "tensor '" + P + "embed_positions.weight' needs at least max_positions + 2 rows";
       d.position_embedding = b.load(P + "embed_positions.weight", {rows, D});
     }
     if (c.embedding_norm) {
-      const std::string ln = ck.tensors.count(P + "layernorm_embedding.weight") ? "layernorm_embedding" : "emb_layer_norm";
+      const std::string ln =
+          ck.tensors.count(P + "layernorm_embedding.weight") ? "layernorm_embedding" : "emb_layer_norm";
       d.embedding_norm.weight = b.load(P + ln + ".weight", {D});
       d.embedding_norm.bias = b.load(P + ln + ".bias", {D});
     }
@@ -189,8 +193,10 @@ class FairseqMapper : public LayoutMapper {
                                "lm_head.layer_norm.bias", "lm_head.weight", "lm_head.bias"})
         b.ignore(E + name);
     }
-    out->notes.push_back("fairseq linformer_roberta: post-norm, positions offset 2 (inputs without padding), "
-                         "compression before k_proj/v_proj, k = " + str(k));
+    out->notes.push_back(
+        "fairseq linformer_roberta: post-norm, positions offset 2 (inputs without padding), "
+        "compression before k_proj/v_proj, k = " +
+        str(k));
     return "";
   }
 
@@ -207,8 +213,12 @@ bool owns_key(const std::string& name) {
 }  // namespace
 
 extern const Layout kFairseqLayout = {
-    "fairseq", owns_key, false, ConfigUse::Refused,
-    "fairseq checkpoints carry their own hyperparameters (args or cfg); --config is not used", {},
+    "fairseq",
+    owns_key,
+    false,
+    ConfigUse::Refused,
+    "fairseq checkpoints carry their own hyperparameters (args or cfg); --config is not used",
+    {},
     make_mapper<FairseqMapper>};
 
 }  // namespace linfer::convert

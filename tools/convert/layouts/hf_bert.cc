@@ -31,12 +31,17 @@ std::string hf_bert_config(const Checkpoint& ck, LibraryConfig& lc, const std::s
   c.embedding_norm = true;
   c.norm_placement = NormPlacement::Post;
   c.norm_eps = float(lc.present("layer_norm_eps") && lc.values().at("layer_norm_eps").is_number()
-                         ? lc.values().at("layer_norm_eps").get<double>() : 1e-12);
+                         ? lc.values().at("layer_norm_eps").get<double>()
+                         : 1e-12);
   const std::string act = lc.text("hidden_act", default_act);
-  if (act == "gelu") c.activation = Activation::GeluErf;
-  else if (act == "gelu_new" || act == "gelu_pytorch_tanh") c.activation = Activation::GeluTanh;
-  else if (act == "relu") c.activation = Activation::Relu;
-  else return model + " hidden_act '" + act + "' is not supported (gelu, gelu_new, gelu_pytorch_tanh, relu)";
+  if (act == "gelu")
+    c.activation = Activation::GeluErf;
+  else if (act == "gelu_new" || act == "gelu_pytorch_tanh")
+    c.activation = Activation::GeluTanh;
+  else if (act == "relu")
+    c.activation = Activation::Relu;
+  else
+    return model + " hidden_act '" + act + "' is not supported (gelu, gelu_new, gelu_pytorch_tanh, relu)";
   if (!lc.error.empty()) return lc.error;
   if (c.num_heads == 0 || c.dim % c.num_heads) return "--config: hidden_size must be a multiple of num_attention_heads";
   c.head_dim = c.dim / c.num_heads;

@@ -41,8 +41,7 @@ WeightView Builder::load(const std::string& name, const Shape& shape) {
   Shape got;
   for (int64_t s : t.shape) got.push_back(s >= 0 && s <= int64_t(UINT32_MAX) ? uint32_t(s) : 0);
   if (got != shape) {
-    error = "tensor '" + name + "' has shape " + shape_to_string(got) + ", expected " +
-            shape_to_string(shape);
+    error = "tensor '" + name + "' has shape " + shape_to_string(got) + ", expected " + shape_to_string(shape);
     return {};
   }
   const std::string id = identity(name);
@@ -101,8 +100,10 @@ WeightView Builder::stack(const std::vector<std::string>& names, const Shape& ea
     all.insert(all.end(), p, p + w.elements());
   }
   Shape shape = each;
-  if (new_axis) shape.insert(shape.begin(), uint32_t(names.size()));
-  else shape[0] *= uint32_t(names.size());
+  if (new_axis)
+    shape.insert(shape.begin(), uint32_t(names.size()));
+  else
+    shape[0] *= uint32_t(names.size());
   return make(shape, std::move(all));
 }
 
@@ -119,16 +120,14 @@ WeightView Builder::transpose(const std::string& name, uint32_t rows, uint32_t c
 std::string Builder::check_all_used(const std::string& layout) const {
   for (const auto& [name, t] : ck_.tensors)
     if (!used_.count(name))
-      return "checkpoint tensor '" + name + "' has no place in the " + layout +
-             " layout with this configuration";
+      return "checkpoint tensor '" + name + "' has no place in the " + layout + " layout with this configuration";
   return "";
 }
 
 bool Builder::charge(uint64_t elements, const std::string& what) {
   materialized_bytes_ += elements * sizeof(float);
   if (materialized_bytes_ <= budget_bytes_) return true;
-  error = what + ": the checkpoint's tensors would take more than " +
-          std::to_string(budget_bytes_ >> 20) +
+  error = what + ": the checkpoint's tensors would take more than " + std::to_string(budget_bytes_ >> 20) +
           " MiB as f32, over 4 times its stored values (tensors overlapping the same storage many "
           "times); refused";
   return false;
@@ -218,7 +217,7 @@ std::string detect_layout(const Checkpoint& ck, const std::string& config_json) 
     const json j = json::parse(config_json, nullptr, false);
     if (j.is_object() && j.contains("model_type") && j["model_type"].is_string()) {
       static const std::map<std::string, const char*> kByModelType = {
-          {"bert", "bert"}, {"roberta", "bert"}, {"xlm-roberta", "bert"}, {"camembert", "bert"},
+          {"bert", "bert"},       {"roberta", "bert"},     {"xlm-roberta", "bert"},     {"camembert", "bert"},
           {"distilbert", "bert"}, {"big_bird", "bigbird"}, {"longformer", "longformer"}};
       auto it = kByModelType.find(j["model_type"].get<std::string>());
       if (it != kByModelType.end()) return it->second;
@@ -234,8 +233,8 @@ std::string detect_layout(const Checkpoint& ck, const std::string& config_json) 
   return best ? best->name : "";
 }
 
-std::string map_checkpoint(const std::string& layout_name, const Checkpoint& ck,
-                           const std::string& config_json, MappedModel* out) {
+std::string map_checkpoint(const std::string& layout_name, const Checkpoint& ck, const std::string& config_json,
+                           MappedModel* out) {
   const Layout* layout = find_layout(layout_name);
   if (!layout) return "unknown layout '" + layout_name + "'";
   LibraryConfig lc;
@@ -248,7 +247,8 @@ std::string map_checkpoint(const std::string& layout_name, const Checkpoint& ck,
     case ConfigUse::Refused:
       if (!config_json.empty()) return layout->config_message;
       break;
-    case ConfigUse::Optional: break;
+    case ConfigUse::Optional:
+      break;
   }
   std::unique_ptr<LayoutMapper> mapper = layout->make_mapper();
   std::string err = mapper->configure(ck, lc, out);

@@ -15,8 +15,7 @@ class LinferMapper : public LayoutMapper {
     std::string text = lc.raw;
     if (text.empty()) {
       auto it = ck.metadata.find("linfer_config");
-      if (it == ck.metadata.end())
-        return "the checkpoint carries no linfer_config; pass --config CONFIG.json";
+      if (it == ck.metadata.end()) return "the checkpoint carries no linfer_config; pass --config CONFIG.json";
       text = it->second;
     }
     EncoderConfig config;
@@ -29,8 +28,7 @@ class LinferMapper : public LayoutMapper {
 
   std::string map_tensors(const Checkpoint& ck, Builder& b, MappedModel* out) override {
     for_each_weight(out->desc, [&](const std::string& slot, WeightView& w) {
-      const std::string key =
-          slot == "token_embedding" || slot == "position_embedding" ? slot + ".weight" : slot;
+      const std::string key = slot == "token_embedding" || slot == "position_embedding" ? slot + ".weight" : slot;
       if (!b.has(key) || !b.error.empty()) return;
       Shape shape;
       for (int64_t s : ck.tensors.at(key).shape) shape.push_back(uint32_t(std::max<int64_t>(0, s)));
@@ -44,7 +42,7 @@ bool owns_key(const std::string& name) { return starts_with(name, "layers.") || 
 
 }  // namespace
 
-extern const Layout kLinferLayout = {"linfer", owns_key, false, ConfigUse::Optional, nullptr, {},
-                                     make_mapper<LinferMapper>};
+extern const Layout kLinferLayout = {
+    "linfer", owns_key, false, ConfigUse::Optional, nullptr, {}, make_mapper<LinferMapper>};
 
 }  // namespace linfer::convert

@@ -32,15 +32,18 @@ class LongformerMapper : public LayoutMapper {
 
     // attention_window: one even width for every layer (an int, or a list with one value per layer).
     std::vector<int64_t> windows;
-    if (!lc.present("attention_window")) windows.assign(1, 512);
-    else if (lc.values().at("attention_window").is_number_integer()) windows.assign(1, lc.values().at("attention_window").get<int64_t>());
+    if (!lc.present("attention_window"))
+      windows.assign(1, 512);
+    else if (lc.values().at("attention_window").is_number_integer())
+      windows.assign(1, lc.values().at("attention_window").get<int64_t>());
     else if (lc.values().at("attention_window").is_array()) {
       for (const auto& w : lc.values().at("attention_window")) {
         if (!w.is_number_integer()) return "--config: attention_window must hold integers";
         windows.push_back(w.get<int64_t>());
       }
       if (windows.size() != c.num_layers)
-        return "--config: attention_window has " + str(windows.size()) + " entries for " + str(c.num_layers) + " layers";
+        return "--config: attention_window has " + str(windows.size()) + " entries for " + str(c.num_layers) +
+               " layers";
     } else {
       return "--config: attention_window must be an integer or a list of integers";
     }
@@ -60,7 +63,8 @@ class LongformerMapper : public LayoutMapper {
     c.global_positions = lc.u32("global_positions", classifier_ ? 1 : 0);
     if (!lc.error.empty()) return lc.error;
     if (c.global_positions > c.max_seq_len)
-      return "--config: global_positions " + str(c.global_positions) + " is more than the " + str(c.max_seq_len) + " positions";
+      return "--config: global_positions " + str(c.global_positions) + " is more than the " + str(c.max_seq_len) +
+             " positions";
     return "";
   }
 
@@ -104,8 +108,8 @@ class LongformerMapper : public LayoutMapper {
     out->notes.push_back("Longformer: post-norm, positions offset " + str(pad_ + 1) + " (inputs without padding), " +
                          "token type 0 folded into the position table, window radius " + str(c.window_radius) +
                          " (attention_window " + str(2 * c.window_radius) + "), global positions " +
-                         str(c.global_positions) + (c.global_positions ? " with query/key/value_global" : "") +
-                         ", " + head_note);
+                         str(c.global_positions) + (c.global_positions ? " with query/key/value_global" : "") + ", " +
+                         head_note);
     return "";
   }
 
@@ -116,16 +120,18 @@ class LongformerMapper : public LayoutMapper {
   bool classifier_ = false, lm_ = false;
 };
 
-bool owns_key(const std::string& name) {
-  return name.find("attention.self.query_global.weight") != std::string::npos;
-}
+bool owns_key(const std::string& name) { return name.find("attention.self.query_global.weight") != std::string::npos; }
 
 }  // namespace
 
 extern const Layout kLongformerLayout = {
-    "longformer", owns_key, true, ConfigUse::Library,
+    "longformer",
+    owns_key,
+    true,
+    ConfigUse::Library,
     "Longformer checkpoints do not record heads, attention_window or layer_norm_eps: pass "
     "--config config.json (the model's Hugging Face configuration)",
-    {}, make_mapper<LongformerMapper>};
+    {},
+    make_mapper<LongformerMapper>};
 
 }  // namespace linfer::convert

@@ -40,8 +40,8 @@ class LucidrainsMapper : public LayoutMapper {
   std::string map_tensors(const Checkpoint& ck, Builder& b, MappedModel* out) override {
     EncoderDescription& d = out->desc;
     const EncoderConfig& c = d.config;
-    const uint32_t D = c.dim, HD = c.num_heads * c.head_dim, KV = c.kv_heads * c.head_dim,
-                   n = c.max_seq_len, k = c.proj_len;
+    const uint32_t D = c.dim, HD = c.num_heads * c.head_dim, KV = c.kv_heads * c.head_dim, n = c.max_seq_len,
+                   k = c.proj_len;
     const std::string root = lm_ ? "linformer.net." : "net.";
     if (lm_) {
       d.token_embedding = b.load("token_emb.weight", {c.vocab_size, D});
@@ -51,10 +51,8 @@ class LucidrainsMapper : public LayoutMapper {
     }
     for (uint32_t i = 0; i < c.num_layers && b.error.empty(); ++i) {
       LayerWeights& l = d.layers[i];
-      const std::string a = reversible_ ? root + "blocks." + str(i) + ".f.net."
-                                        : root + "layers." + str(i) + ".0.";
-      const std::string f = reversible_ ? root + "blocks." + str(i) + ".g.net."
-                                        : root + "layers." + str(i) + ".1.";
+      const std::string a = reversible_ ? root + "blocks." + str(i) + ".f.net." : root + "layers." + str(i) + ".0.";
+      const std::string f = reversible_ ? root + "blocks." + str(i) + ".g.net." : root + "layers." + str(i) + ".1.";
       l.q.weight = b.load(a + "fn.to_q.weight", {HD, D});
       l.k.weight = b.load(a + "fn.to_k.weight", {KV, D});
       // share_kv: values are the keys themselves (to_v and proj_v do not exist).
@@ -80,14 +78,17 @@ class LucidrainsMapper : public LayoutMapper {
 };
 
 bool owns_key(const std::string& name) {
-  return starts_with(name, "linformer.net.") || starts_with(name, "net.layers.") ||
-         starts_with(name, "net.blocks.") || name == "token_emb.weight";
+  return starts_with(name, "linformer.net.") || starts_with(name, "net.layers.") || starts_with(name, "net.blocks.") ||
+         name == "token_emb.weight";
 }
 
 }  // namespace
 
 extern const Layout kLucidrainsLayout = {
-    "lucidrains", owns_key, false, ConfigUse::Library,
+    "lucidrains",
+    owns_key,
+    false,
+    ConfigUse::Library,
     "lucidrains checkpoints do not record the number of heads: pass --config CONFIG.json "
     "with the constructor arguments (num_tokens, dim, seq_len, depth, k, heads, ...)",
     {"num_tokens", "dim", "seq_len", "depth", "k", "heads", "dim_head", "one_kv_head", "share_kv", "reversible",

@@ -16,8 +16,8 @@ class PerformerMapper : public LayoutMapper {
     if (lc.present("local_attn_heads") && !(lc.values().at("local_attn_heads").is_number_integer() &&
                                             lc.values().at("local_attn_heads").get<int64_t>() == 0))
       return "performer-pytorch local_attn_heads (local attention heads) are not supported: refused";
-    for (const char* key : {"use_scalenorm", "use_rezero", "ff_glu", "shift_tokens", "cross_attend",
-                            "no_projection", "axial_position_emb"})
+    for (const char* key : {"use_scalenorm", "use_rezero", "ff_glu", "shift_tokens", "cross_attend", "no_projection",
+                            "axial_position_emb"})
       if (lc.flag(key, false)) return std::string("performer-pytorch ") + key + " = true is not supported: refused";
     if (!lc.error.empty()) return lc.error;
 
@@ -62,16 +62,18 @@ class PerformerMapper : public LayoutMapper {
     }
     if (!lc.error.empty()) return lc.error;
     if (c.num_heads == 0 || c.head_dim == 0) return "--config: heads and dim_head must be positive";
-    out->notes.push_back(std::string(lm_ ? "PerformerLM" : "Performer (takes embeddings)") +
-                         (c.causal == CausalMode::Causal ? ", causal" : "") + (relu ? ", relu features" : ", softmax features") +
-                         " (m = " + str(c.num_features) + ")" + (reversible_ ? ", reversible" : "") +
-                         (lm_ ? rotary_ ? ", rotary positions" : ", learned positions" : "") + (tied_ ? ", tied embedding" : ""));
+    out->notes.push_back(
+        std::string(lm_ ? "PerformerLM" : "Performer (takes embeddings)") +
+        (c.causal == CausalMode::Causal ? ", causal" : "") + (relu ? ", relu features" : ", softmax features") +
+        " (m = " + str(c.num_features) + ")" + (reversible_ ? ", reversible" : "") +
+        (lm_ ? rotary_ ? ", rotary positions" : ", learned positions" : "") + (tied_ ? ", tied embedding" : ""));
     if (c.causal == CausalMode::Causal && !relu) {
       // Upstream subtracts the maximum over all keys of the input, so with softmax features its rows
       // depend on later tokens (through the eps term): reproduced exactly, without token-by-token runs.
       c.key_stabiliser = KeyStabiliser::Sequence;
-      out->notes.push_back("causal softmax features: keys stabilised by the maximum over the whole input, as "
-                           "upstream (key_stabiliser 'sequence'); whole-input runs only, no token-by-token runs");
+      out->notes.push_back(
+          "causal softmax features: keys stabilised by the maximum over the whole input, as "
+          "upstream (key_stabiliser 'sequence'); whole-input runs only, no token-by-token runs");
     }
     return "";
   }
@@ -139,21 +141,50 @@ class PerformerMapper : public LayoutMapper {
 };
 
 bool owns_key(const std::string& name) {
-  return name.find("fast_attention.projection_matrix") != std::string::npos ||
-         starts_with(name, "performer.net.") || starts_with(name, "performer.proj_updater.");
+  return name.find("fast_attention.projection_matrix") != std::string::npos || starts_with(name, "performer.net.") ||
+         starts_with(name, "performer.proj_updater.");
 }
 
 }  // namespace
 
 extern const Layout kPerformerLayout = {
-    "performer", owns_key, true, ConfigUse::Library,
+    "performer",
+    owns_key,
+    true,
+    ConfigUse::Library,
     "performer-pytorch checkpoints do not record causal or generalized_attention: pass "
     "--config CONFIG.json with the PerformerLM or Performer constructor arguments",
-    {"num_tokens", "max_seq_len", "dim", "depth", "heads", "dim_head", "causal", "ff_mult", "nb_features",
-     "reversible", "generalized_attention", "tie_embed", "rotary_position_emb", "axial_position_emb",
-     "axial_position_shape", "qkv_bias", "attn_out_bias", "local_attn_heads", "local_window_size",
-     "use_scalenorm", "use_rezero", "ff_glu", "shift_tokens", "cross_attend", "no_projection",
-     "feature_redraw_interval", "ff_chunks", "emb_dropout", "ff_dropout", "attn_dropout", "auto_check_redraw"},
+    {"num_tokens",
+     "max_seq_len",
+     "dim",
+     "depth",
+     "heads",
+     "dim_head",
+     "causal",
+     "ff_mult",
+     "nb_features",
+     "reversible",
+     "generalized_attention",
+     "tie_embed",
+     "rotary_position_emb",
+     "axial_position_emb",
+     "axial_position_shape",
+     "qkv_bias",
+     "attn_out_bias",
+     "local_attn_heads",
+     "local_window_size",
+     "use_scalenorm",
+     "use_rezero",
+     "ff_glu",
+     "shift_tokens",
+     "cross_attend",
+     "no_projection",
+     "feature_redraw_interval",
+     "ff_chunks",
+     "emb_dropout",
+     "ff_dropout",
+     "attn_dropout",
+     "auto_check_redraw"},
     make_mapper<PerformerMapper>};
 
 }  // namespace linfer::convert

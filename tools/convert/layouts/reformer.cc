@@ -49,21 +49,24 @@ class ReformerMapper : public LayoutMapper {
  public:
   std::string configure(const Checkpoint& ck, LibraryConfig& lc, MappedModel* out) override {
     // Options whose modules or masks linfer does not have (each changes the forward pass).
-    for (const char* key : {"use_full_attn", "ff_glu", "use_scale_norm", "use_rezero", "axial_position_emb",
-                            "random_rotations_per_head"})
+    for (const char* key :
+         {"use_full_attn", "ff_glu", "use_scale_norm", "use_rezero", "axial_position_emb", "random_rotations_per_head"})
       if (lc.flag(key, false)) return std::string("reformer-pytorch ") + key + " = true is not supported: refused";
     for (const char* key : {"lsh_attend_across_buckets", "lsh_allow_duplicate_attention"})
       if (!lc.flag(key, true)) return std::string("reformer-pytorch ") + key + " = false is not supported: refused";
     for (const char* key : {"full_attn_thres", "num_mem_kv", "n_local_attn_heads"})
       if (lc.u32(key, 0) > 0)
         return std::string("reformer-pytorch ") + key + " > 0 is not supported (" +
-               (std::string(key) == "full_attn_thres" ? "full attention for short inputs" :
-                std::string(key) == "num_mem_kv" ? "memory key-values" : "local attention heads") + "): refused";
+               (std::string(key) == "full_attn_thres" ? "full attention for short inputs"
+                : std::string(key) == "num_mem_kv"    ? "memory key-values"
+                                                      : "local attention heads") +
+               "): refused";
     if (lc.present("pkm_layers") && !(lc.values().at("pkm_layers").is_array() && lc.values().at("pkm_layers").empty()))
       return "reformer-pytorch pkm_layers (product-key memory layers) are not supported: refused";
     const std::string act = lc.text("ff_activation", "gelu");
     if (act != "gelu" && act != "relu")
-      return "reformer-pytorch ff_activation '" + act + "' is not supported (null or \"gelu\" for nn.GELU, \"relu\" for "
+      return "reformer-pytorch ff_activation '" + act +
+             "' is not supported (null or \"gelu\" for nn.GELU, \"relu\" for "
              "nn.ReLU): refused";
     if (!lc.error.empty()) return lc.error;
 
@@ -99,8 +102,10 @@ class ReformerMapper : public LayoutMapper {
       tied_ = lc.flag("weight_tie_embedding", false);
       embeddings_out = lc.flag("return_embeddings", false);
       c.head = embeddings_out ? HeadKind::None : HeadKind::LmLogits;
-      if (absolute_ || fixed_) c.positions = PositionKind::Learned;
-      else c.rotary = Rotary::AdjacentPairs;  // layer_pos_emb: rotary positions on qk after hashing
+      if (absolute_ || fixed_)
+        c.positions = PositionKind::Learned;
+      else
+        c.rotary = Rotary::AdjacentPairs;  // layer_pos_emb: rotary positions on qk after hashing
     }
     if (!lc.error.empty()) return lc.error;
     if (c.num_heads == 0 || c.head_dim == 0) return "--config: heads and dim_head must be positive";
@@ -114,11 +119,16 @@ class ReformerMapper : public LayoutMapper {
     out->notes.push_back(std::string(lm_ ? "ReformerLM" : "Reformer (takes embeddings)") +
                          (c.causal == CausalMode::Causal ? ", causal" : "") + ", bucket_size " + str(c.bucket_size) +
                          ", " + str(c.num_hashes) + " hashes" + (one_value_head ? ", one value head" : "") +
-                         (lm_ ? absolute_ ? ", absolute positions" : fixed_ ? ", fixed sinusoidal positions" : ", rotary layer positions" : "") +
-                         (tied_ ? ", tied (normalised) embedding" : "") + (embeddings_out ? ", returns embeddings" : "") +
-                         (act == "relu" ? ", relu" : ""));
-    out->notes.push_back("LSH rotations fixed at conversion (reformer-pytorch draws new ones at every forward "
-                         "pass): splitmix64 normals, rotation_seed " + str(seed_) + " + layer index");
+                         (lm_ ? absolute_ ? ", absolute positions"
+                                : fixed_  ? ", fixed sinusoidal positions"
+                                          : ", rotary layer positions"
+                              : "") +
+                         (tied_ ? ", tied (normalised) embedding" : "") +
+                         (embeddings_out ? ", returns embeddings" : "") + (act == "relu" ? ", relu" : ""));
+    out->notes.push_back(
+        "LSH rotations fixed at conversion (reformer-pytorch draws new ones at every forward "
+        "pass): splitmix64 normals, rotation_seed " +
+        str(seed_) + " + layer index");
     return "";
   }
 
@@ -132,12 +142,14 @@ class ReformerMapper : public LayoutMapper {
         d.position_embedding = b.load("pos_emb.emb.weight", {n, D});
       } else if (fixed_) {
         WeightView f = b.load("pos_emb.inv_freq", {D / 2});
-        if (b.error.empty()) d.position_embedding = b.make({n, D}, reformer_sinusoids(static_cast<const float*>(f.data), n, D));
+        if (b.error.empty())
+          d.position_embedding = b.make({n, D}, reformer_sinusoids(static_cast<const float*>(f.data), n, D));
       }
       if (c.rotary != Rotary::None) {
         WeightView f = b.load("layer_pos_emb.inv_freq", {c.head_dim / 2});
         if (b.error.empty())
-          d.rotary_table = b.make({n, c.head_dim}, reformer_sinusoids(static_cast<const float*>(f.data), n, c.head_dim));
+          d.rotary_table =
+              b.make({n, c.head_dim}, reformer_sinusoids(static_cast<const float*>(f.data), n, c.head_dim));
       }
       d.final_norm.weight = b.load("norm.weight", {D});
       d.final_norm.bias = b.load("norm.bias", {D});
@@ -204,16 +216,52 @@ bool owns_key(const std::string& name) {
 }  // namespace
 
 extern const Layout kReformerLayout = {
-    "reformer", owns_key, true, ConfigUse::Library,
+    "reformer",
+    owns_key,
+    true,
+    ConfigUse::Library,
     "reformer-pytorch checkpoints do not record bucket_size, n_hashes or causal: pass --config "
     "CONFIG.json with the ReformerLM or Reformer constructor arguments",
-    {"num_tokens", "dim", "depth", "max_seq_len", "heads", "dim_head", "bucket_size", "n_hashes", "ff_chunks",
-     "attn_chunks", "causal", "weight_tie", "lsh_dropout", "ff_dropout", "ff_mult", "ff_activation", "ff_glu",
-     "post_attn_dropout", "layer_dropout", "random_rotations_per_head", "use_scale_norm", "use_rezero",
-     "use_full_attn", "full_attn_thres", "reverse_thres", "num_mem_kv", "one_value_head", "emb_dim",
-     "return_embeddings", "weight_tie_embedding", "fixed_position_emb", "absolute_position_emb",
-     "axial_position_emb", "axial_position_shape", "n_local_attn_heads", "pkm_layers", "pkm_num_keys",
-     "lsh_attend_across_buckets", "lsh_allow_duplicate_attention", "rotation_seed"},
+    {"num_tokens",
+     "dim",
+     "depth",
+     "max_seq_len",
+     "heads",
+     "dim_head",
+     "bucket_size",
+     "n_hashes",
+     "ff_chunks",
+     "attn_chunks",
+     "causal",
+     "weight_tie",
+     "lsh_dropout",
+     "ff_dropout",
+     "ff_mult",
+     "ff_activation",
+     "ff_glu",
+     "post_attn_dropout",
+     "layer_dropout",
+     "random_rotations_per_head",
+     "use_scale_norm",
+     "use_rezero",
+     "use_full_attn",
+     "full_attn_thres",
+     "reverse_thres",
+     "num_mem_kv",
+     "one_value_head",
+     "emb_dim",
+     "return_embeddings",
+     "weight_tie_embedding",
+     "fixed_position_emb",
+     "absolute_position_emb",
+     "axial_position_emb",
+     "axial_position_shape",
+     "n_local_attn_heads",
+     "pkm_layers",
+     "pkm_num_keys",
+     "lsh_attend_across_buckets",
+     "lsh_allow_duplicate_attention",
+     "rotation_seed"},
     make_mapper<ReformerMapper>};
 
 }  // namespace linfer::convert

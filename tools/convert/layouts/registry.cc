@@ -9,9 +9,9 @@ extern const Layout kPerformerLayout, kReformerLayout, kLongformerLayout, kBigBi
     kLucidrainsLayout, kFairseqLayout, kTatp22Layout, kBertLayout;
 
 const std::vector<const Layout*>& registered_layouts() {
-  static const std::vector<const Layout*> layouts = {
-      &kPerformerLayout, &kReformerLayout, &kLongformerLayout, &kBigBirdLayout,
-      &kLinferLayout,    &kLucidrainsLayout, &kFairseqLayout,  &kTatp22Layout, &kBertLayout};
+  static const std::vector<const Layout*> layouts = {&kPerformerLayout, &kReformerLayout, &kLongformerLayout,
+                                                     &kBigBirdLayout,   &kLinferLayout,   &kLucidrainsLayout,
+                                                     &kFairseqLayout,   &kTatp22Layout,   &kBertLayout};
   return layouts;
 }
 

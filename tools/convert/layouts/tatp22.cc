@@ -77,13 +77,14 @@ class Tatp22Mapper : public LayoutMapper {
         per_layer_shared = per_layer_shared && e == e0 && f == f0;
       }
     }
-    ProjectionSharing found = all_same           ? ProjectionSharing::Layerwise
+    ProjectionSharing found = all_same            ? ProjectionSharing::Layerwise
                               : !per_layer_shared ? ProjectionSharing::None
                               : kv_same           ? ProjectionSharing::KeyValue
                                                   : ProjectionSharing::Headwise;
-    const std::map<std::string, ProjectionSharing> modes = {
-        {"none", ProjectionSharing::None}, {"headwise", ProjectionSharing::Headwise},
-        {"kv", ProjectionSharing::KeyValue}, {"layerwise", ProjectionSharing::Layerwise}};
+    const std::map<std::string, ProjectionSharing> modes = {{"none", ProjectionSharing::None},
+                                                            {"headwise", ProjectionSharing::Headwise},
+                                                            {"kv", ProjectionSharing::KeyValue},
+                                                            {"layerwise", ProjectionSharing::Layerwise}};
     auto declared = modes.find(sharing_);
     if (declared == modes.end()) return "--config: unknown parameter_sharing '" + sharing_ + "'";
     // Some modes cannot be told apart by aliasing: with one layer, layerwise is kv; with one head,
@@ -93,8 +94,8 @@ class Tatp22Mapper : public LayoutMapper {
          declared->second == ProjectionSharing::KeyValue) ||
         (H == 1 && found == ProjectionSharing::Headwise && declared->second == ProjectionSharing::None);
     if (declared->second != found && !equivalent)
-      return "--config says parameter_sharing '" + sharing_ +
-             "' but the checkpoint's storage sharing is '" + to_string(found) + "'";
+      return "--config says parameter_sharing '" + sharing_ + "' but the checkpoint's storage sharing is '" +
+             to_string(found) + "'";
     c.projection_sharing = declared->second;
     const char* found_name = to_string(found);
     out->notes.push_back(std::string("sharing detected from storage aliasing: ") + found_name);
@@ -145,7 +146,8 @@ class Tatp22Mapper : public LayoutMapper {
           l.proj_k = b.load(e[0], {k, n});
           l.proj_k_bias = b.load(eb[0], {k});
           break;
-        case ProjectionSharing::Layerwise: break;
+        case ProjectionSharing::Layerwise:
+          break;
       }
       // The other heads' E/F (and biases) are the same memory as the ones loaded above.
       if (c.projection_sharing != ProjectionSharing::None)
@@ -160,9 +162,10 @@ class Tatp22Mapper : public LayoutMapper {
       l.feed_forward_norm.weight = b.load(ff(i) + "norm.weight", {D});
       l.feed_forward_norm.bias = b.load(ff(i) + "norm.bias", {D});
     }
-    out->notes.push_back("tatp22: post-norm, sinusoidal positions (base 100000), E/F with bias after "
-                         "to_k/to_v; inputs shorter than input_size use the first T columns of E and F "
-                         "(upstream accepts only full-length inputs)");
+    out->notes.push_back(
+        "tatp22: post-norm, sinusoidal positions (base 100000), E/F with bias after "
+        "to_k/to_v; inputs shorter than input_size use the first T columns of E and F "
+        "(upstream accepts only full-length inputs)");
     return "";
   }
 
@@ -170,20 +173,41 @@ class Tatp22Mapper : public LayoutMapper {
   std::string sharing_;  // parameter_sharing as --config declares it
 };
 
-bool owns_key(const std::string& name) {
-  return starts_with(name, "linformer.seq.") || name == "to_token_emb.weight";
-}
+bool owns_key(const std::string& name) { return starts_with(name, "linformer.seq.") || name == "to_token_emb.weight"; }
 
 }  // namespace
 
 extern const Layout kTatp22Layout = {
-    "tatp22", owns_key, false, ConfigUse::Library,
+    "tatp22",
+    owns_key,
+    false,
+    ConfigUse::Library,
     "tatp22 checkpoints do not record the activation, causal or full_attention settings: "
     "pass --config CONFIG.json with the LinformerLM constructor arguments",
-    {"num_tokens", "input_size", "channels", "dim_k", "dim_ff", "dim_d", "dropout_ff", "dropout_tokens", "nhead",
-     "depth", "ff_intermediate", "dropout", "activation", "checkpoint_level", "parameter_sharing",
-     "k_reduce_by_layer", "full_attention", "include_ff", "w_o_intermediate_dim", "emb_dim", "return_emb",
-     "decoder_mode", "causal", "method"},
+    {"num_tokens",
+     "input_size",
+     "channels",
+     "dim_k",
+     "dim_ff",
+     "dim_d",
+     "dropout_ff",
+     "dropout_tokens",
+     "nhead",
+     "depth",
+     "ff_intermediate",
+     "dropout",
+     "activation",
+     "checkpoint_level",
+     "parameter_sharing",
+     "k_reduce_by_layer",
+     "full_attention",
+     "include_ff",
+     "w_o_intermediate_dim",
+     "emb_dim",
+     "return_emb",
+     "decoder_mode",
+     "causal",
+     "method"},
     make_mapper<Tatp22Mapper>};
 
 }  // namespace linfer::convert

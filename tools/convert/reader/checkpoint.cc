@@ -18,16 +18,26 @@ namespace linfer::convert {
 
 const char* dtype_name(SourceDType dtype) {
   switch (dtype) {
-    case SourceDType::F32: return "F32";
-    case SourceDType::F64: return "F64";
-    case SourceDType::F16: return "F16";
-    case SourceDType::BF16: return "BF16";
-    case SourceDType::I64: return "I64";
-    case SourceDType::I32: return "I32";
-    case SourceDType::I16: return "I16";
-    case SourceDType::I8: return "I8";
-    case SourceDType::U8: return "U8";
-    case SourceDType::Bool: return "BOOL";
+    case SourceDType::F32:
+      return "F32";
+    case SourceDType::F64:
+      return "F64";
+    case SourceDType::F16:
+      return "F16";
+    case SourceDType::BF16:
+      return "BF16";
+    case SourceDType::I64:
+      return "I64";
+    case SourceDType::I32:
+      return "I32";
+    case SourceDType::I16:
+      return "I16";
+    case SourceDType::I8:
+      return "I8";
+    case SourceDType::U8:
+      return "U8";
+    case SourceDType::Bool:
+      return "BOOL";
   }
   return "?";
 }
@@ -35,15 +45,19 @@ const char* dtype_name(SourceDType dtype) {
 size_t dtype_size(SourceDType dtype) {
   switch (dtype) {
     case SourceDType::F64:
-    case SourceDType::I64: return 8;
+    case SourceDType::I64:
+      return 8;
     case SourceDType::F32:
-    case SourceDType::I32: return 4;
+    case SourceDType::I32:
+      return 4;
     case SourceDType::F16:
     case SourceDType::BF16:
-    case SourceDType::I16: return 2;
+    case SourceDType::I16:
+      return 2;
     case SourceDType::I8:
     case SourceDType::U8:
-    case SourceDType::Bool: return 1;
+    case SourceDType::Bool:
+      return 1;
   }
   return 1;
 }
@@ -87,28 +101,48 @@ const Value* Value::at(size_t i) const {
 
 bool Value::as_number(double* out) const {
   switch (kind) {
-    case Kind::Int: *out = double(integer); return true;
-    case Kind::Float: *out = number; return true;
-    case Kind::Bool: *out = boolean ? 1.0 : 0.0; return true;
-    default: return false;
+    case Kind::Int:
+      *out = double(integer);
+      return true;
+    case Kind::Float:
+      *out = number;
+      return true;
+    case Kind::Bool:
+      *out = boolean ? 1.0 : 0.0;
+      return true;
+    default:
+      return false;
   }
 }
 
 const char* Value::kind_name() const {
   switch (kind) {
-    case Kind::None: return "None";
-    case Kind::Bool: return "bool";
-    case Kind::Int: return "int";
-    case Kind::Float: return "float";
-    case Kind::String: return "str";
-    case Kind::Bytes: return "bytes";
-    case Kind::List: return "list";
-    case Kind::Tuple: return "tuple";
-    case Kind::Dict: return "dict";
-    case Kind::Tensor: return "tensor";
-    case Kind::Opaque: return "object";
-    case Kind::Global: return "global";
-    case Kind::Storage: return "storage";
+    case Kind::None:
+      return "None";
+    case Kind::Bool:
+      return "bool";
+    case Kind::Int:
+      return "int";
+    case Kind::Float:
+      return "float";
+    case Kind::String:
+      return "str";
+    case Kind::Bytes:
+      return "bytes";
+    case Kind::List:
+      return "list";
+    case Kind::Tuple:
+      return "tuple";
+    case Kind::Dict:
+      return "dict";
+    case Kind::Tensor:
+      return "tensor";
+    case Kind::Opaque:
+      return "object";
+    case Kind::Global:
+      return "global";
+    case Kind::Storage:
+      return "storage";
   }
   return "?";
 }
@@ -142,13 +176,23 @@ size_t find_invalid_utf8(std::string_view text, bool allow_surrogates) {
   size_t n = text.size(), i = 0;
   while (i < n) {
     unsigned char c = s[i];
-    if (c < 0x80) { ++i; continue; }
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
     size_t len;
     uint32_t cp;
-    if (c >= 0xc2 && c <= 0xdf) { len = 2; cp = c & 0x1f; }
-    else if (c >= 0xe0 && c <= 0xef) { len = 3; cp = c & 0x0f; }
-    else if (c >= 0xf0 && c <= 0xf4) { len = 4; cp = c & 0x07; }
-    else return i;
+    if (c >= 0xc2 && c <= 0xdf) {
+      len = 2;
+      cp = c & 0x1f;
+    } else if (c >= 0xe0 && c <= 0xef) {
+      len = 3;
+      cp = c & 0x0f;
+    } else if (c >= 0xf0 && c <= 0xf4) {
+      len = 4;
+      cp = c & 0x07;
+    } else
+      return i;
     if (n - i < len) return i;
     for (size_t k = 1; k < len; ++k) {
       if ((s[i + k] & 0xc0) != 0x80) return i;
@@ -175,14 +219,12 @@ uint64_t checked_numel(const std::string& what, const std::vector<int64_t>& shap
   return numel;
 }
 
-void check_view(const std::string& what, const std::vector<int64_t>& shape,
-                const std::vector<int64_t>& strides, uint64_t offset, uint64_t storage_numel) {
+void check_view(const std::string& what, const std::vector<int64_t>& shape, const std::vector<int64_t>& strides,
+                uint64_t offset, uint64_t storage_numel) {
   if (shape.size() > size_t(kMaxRank))
-    fail(what + " has rank " + std::to_string(shape.size()) + " (more than " +
-         std::to_string(kMaxRank) + ")");
+    fail(what + " has rank " + std::to_string(shape.size()) + " (more than " + std::to_string(kMaxRank) + ")");
   if (shape.size() != strides.size())
-    fail(what + " has " + std::to_string(shape.size()) + " sizes but " +
-         std::to_string(strides.size()) + " strides");
+    fail(what + " has " + std::to_string(shape.size()) + " sizes but " + std::to_string(strides.size()) + " strides");
   for (int64_t s : strides)
     if (s < 0) fail(what + " has a negative stride (" + std::to_string(s) + ")");
   uint64_t numel = checked_numel(what, shape);
@@ -220,8 +262,9 @@ void parse_any(Checkpoint* ck) {
     return;
   }
   if (n >= 512 && std::memcmp(d + 257, "ustar", 5) == 0)
-    fail("tar archive: the tar-based torch.save format of early PyTorch releases is not supported; "
-         "load it with torch and save it again with torch.save");
+    fail(
+        "tar archive: the tar-based torch.save format of early PyTorch releases is not supported; "
+        "load it with torch and save it again with torch.save");
   parse_safetensors(d, n, ck);
 }
 
@@ -250,8 +293,7 @@ struct Mapping {
 }  // namespace
 }  // namespace detail
 
-std::unique_ptr<Checkpoint> read_checkpoint_from_memory(const uint8_t* data, size_t size,
-                                                        std::string* error) {
+std::unique_ptr<Checkpoint> read_checkpoint_from_memory(const uint8_t* data, size_t size, std::string* error) {
   try {
     auto buffer = std::make_shared<std::vector<uint8_t>>(data, data + size);
     auto ck = std::make_unique<Checkpoint>();
@@ -347,7 +389,8 @@ float load_as_f32(SourceDType dtype, const uint8_t* p) {
       std::memcpy(&f, p, 4);
       return f;
     }
-    case SourceDType::F16: return half_to_float(detail::load_u16(p));
+    case SourceDType::F16:
+      return half_to_float(detail::load_u16(p));
     case SourceDType::BF16: {
       uint32_t bits = uint32_t(detail::load_u16(p)) << 16;
       float f;
@@ -361,7 +404,8 @@ float load_as_f32(SourceDType dtype, const uint8_t* p) {
       if (d < -double(FLT_MAX)) return -HUGE_VALF;
       return static_cast<float>(d);
     }
-    default: return 0.0f;
+    default:
+      return 0.0f;
   }
 }
 
@@ -373,14 +417,16 @@ bool tensor_to_f32(const Checkpoint& checkpoint, const SourceTensor& tensor, std
   const std::string what = "tensor " + quote(tensor.name);
   try {
     auto it = checkpoint.storages.find(tensor.storage_key);
-    if (it == checkpoint.storages.end())
-      fail(what + " refers to unknown storage " + quote(tensor.storage_key));
+    if (it == checkpoint.storages.end()) fail(what + " refers to unknown storage " + quote(tensor.storage_key));
     const Storage& storage = it->second;
     if (storage.dtype != tensor.dtype)
-      fail(what + " has dtype " + dtype_name(tensor.dtype) + " but its storage holds " +
-           dtype_name(storage.dtype));
+      fail(what + " has dtype " + dtype_name(tensor.dtype) + " but its storage holds " + dtype_name(storage.dtype));
     switch (tensor.dtype) {
-      case SourceDType::F32: case SourceDType::F16: case SourceDType::BF16: case SourceDType::F64: break;
+      case SourceDType::F32:
+      case SourceDType::F16:
+      case SourceDType::BF16:
+      case SourceDType::F64:
+        break;
       default:
         fail(what + " has dtype " + dtype_name(tensor.dtype) +
              "; only F32, F16, BF16 and F64 tensors can be read as float32");
@@ -390,8 +436,8 @@ bool tensor_to_f32(const Checkpoint& checkpoint, const SourceTensor& tensor, std
     check_view(what, tensor.shape, tensor.strides, tensor.storage_offset, storage_numel);
     const uint64_t numel = checked_numel(what, tensor.shape);
     if (numel > storage_numel && numel > (uint64_t(1) << 16))
-      fail(what + " expands " + std::to_string(storage_numel) + " stored elements into " +
-           std::to_string(numel) + " (broadcast views are not supported)");
+      fail(what + " expands " + std::to_string(storage_numel) + " stored elements into " + std::to_string(numel) +
+           " (broadcast views are not supported)");
     out->assign(size_t(numel), 0.0f);
     if (numel == 0) return true;
     const uint8_t* base = storage.data;

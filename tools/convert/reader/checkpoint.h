@@ -37,11 +37,11 @@ struct Storage {
 // A view into a Storage. Two tensors with the same storage_key share memory.
 // safetensors tensors are contiguous and each has its own storage (key = tensor name).
 struct SourceTensor {
-  std::string name;               // key in the state dict (empty for tensors elsewhere in a pickle)
+  std::string name;  // key in the state dict (empty for tensors elsewhere in a pickle)
   SourceDType dtype = SourceDType::F32;
-  std::vector<int64_t> shape;     // empty for a 0-d tensor
-  std::vector<int64_t> strides;   // in elements, same length as shape, all >= 0
-  uint64_t storage_offset = 0;    // in elements
+  std::vector<int64_t> shape;    // empty for a 0-d tensor
+  std::vector<int64_t> strides;  // in elements, same length as shape, all >= 0
+  uint64_t storage_offset = 0;   // in elements
   std::string storage_key;
 };
 
@@ -52,8 +52,15 @@ struct SourceTensor {
 // cycles (a list appended to itself), so code that walks it generically must bound its depth.
 struct Value {
   enum class Kind : uint8_t {
-    None, Bool, Int, Float, String, Bytes,
-    List, Tuple, Dict,
+    None,
+    Bool,
+    Int,
+    Float,
+    String,
+    Bytes,
+    List,
+    Tuple,
+    Dict,
     Tensor,   // torch._utils._rebuild_tensor_v2 / _rebuild_parameter result: `tensor`
     Opaque,   // instance of an allow-listed non-tensor class (argparse.Namespace): module, name, state
     Global,   // a bare allow-listed global (a class or function object): module, name
@@ -61,18 +68,18 @@ struct Value {
   };
 
   Kind kind = Kind::None;
-  bool boolean = false;            // Bool
-  int64_t integer = 0;             // Int (pickled ints beyond int64 are refused); Storage: numel
-  double number = 0.0;             // Float
-  std::string text;                // String (UTF-8), Bytes (raw), Storage (key)
-  std::string module, name;        // Opaque, Global
+  bool boolean = false;                  // Bool
+  int64_t integer = 0;                   // Int (pickled ints beyond int64 are refused); Storage: numel
+  double number = 0.0;                   // Float
+  std::string text;                      // String (UTF-8), Bytes (raw), Storage (key)
+  std::string module, name;              // Opaque, Global
   SourceDType dtype = SourceDType::F32;  // Storage
-  std::vector<const Value*> items;                              // List, Tuple
-  std::vector<std::pair<const Value*, const Value*>> entries;   // Dict, in insertion order
+  std::vector<const Value*> items;       // List, Tuple
+  std::vector<std::pair<const Value*, const Value*>> entries;  // Dict, in insertion order
   // Opaque: the state given to BUILD (for argparse.Namespace its attribute dict); nullptr if none.
   // Dict: attributes set by BUILD (an OrderedDict state_dict's {'_metadata': ...}); else nullptr.
   const Value* state = nullptr;
-  std::shared_ptr<const SourceTensor> tensor;                   // Tensor
+  std::shared_ptr<const SourceTensor> tensor;  // Tensor
 
   bool is_none() const { return kind == Kind::None; }
   bool is_bool() const { return kind == Kind::Bool; }
@@ -106,9 +113,9 @@ struct Value {
 };
 
 struct Checkpoint {
-  std::string format;                              // "safetensors" | "torch-zip" | "torch-legacy"
-  std::map<std::string, SourceTensor> tensors;     // the state dict, by name
-  std::map<std::string, Storage> storages;         // every storage referenced by the file, by key
+  std::string format;                           // "safetensors" | "torch-zip" | "torch-legacy"
+  std::map<std::string, SourceTensor> tensors;  // the state dict, by name
+  std::map<std::string, Storage> storages;      // every storage referenced by the file, by key
   // safetensors: __metadata__. torch files: the string -> string entries of the top-level dict.
   std::map<std::string, std::string> metadata;
   // torch files: the whole unpickled object (keeps its arena alive); nullptr for safetensors.
@@ -124,14 +131,13 @@ struct Checkpoint {
 // naming the problem.
 std::unique_ptr<Checkpoint> read_checkpoint(const std::string& path, std::string* error);
 // Same, from bytes in memory (they are copied).
-std::unique_ptr<Checkpoint> read_checkpoint_from_memory(const uint8_t* data, size_t size,
-                                                        std::string* error);
+std::unique_ptr<Checkpoint> read_checkpoint_from_memory(const uint8_t* data, size_t size, std::string* error);
 
 // Contiguous row-major float32 copy of `tensor` (F32, F16, BF16 or F64 data), honouring its
 // storage offset and strides, with every element index checked against the storage. Returns false
 // and sets *error on an unknown storage, a dtype mismatch or unsupported dtype, an out-of-range
 // view, or a view that would expand a small storage into a huge output (stride-0 broadcast).
-bool tensor_to_f32(const Checkpoint& checkpoint, const SourceTensor& tensor,
-                   std::vector<float>* out, std::string* error);
+bool tensor_to_f32(const Checkpoint& checkpoint, const SourceTensor& tensor, std::vector<float>* out,
+                   std::string* error);
 
 }  // namespace linfer::convert

@@ -110,8 +110,8 @@ Value* unpickle(const uint8_t* data, size_t size, ValueArena* arena, const Stora
                 const UnpickleOptions& options = UnpickleOptions(), size_t* consumed = nullptr);
 
 // Checks a tensor view against a storage of `storage_numel` elements; fails naming `what`.
-void check_view(const std::string& what, const std::vector<int64_t>& shape,
-                const std::vector<int64_t>& strides, uint64_t offset, uint64_t storage_numel);
+void check_view(const std::string& what, const std::vector<int64_t>& shape, const std::vector<int64_t>& strides,
+                uint64_t offset, uint64_t storage_numel);
 // Overflow-checked element count of a shape (all dims >= 0); fails naming `what`.
 uint64_t checked_numel(const std::string& what, const std::vector<int64_t>& shape);
 

@@ -20,14 +20,28 @@ struct DtypeInfo {
 
 // Every dtype the reference knows (tensor.rs enum Dtype); only some map to SourceDType.
 const DtypeInfo kDtypes[] = {
-    {"BOOL", true, SourceDType::Bool}, {"U8", true, SourceDType::U8},   {"I8", true, SourceDType::I8},
-    {"I16", true, SourceDType::I16},   {"I32", true, SourceDType::I32}, {"I64", true, SourceDType::I64},
-    {"F16", true, SourceDType::F16},   {"BF16", true, SourceDType::BF16},
-    {"F32", true, SourceDType::F32},   {"F64", true, SourceDType::F64},
-    {"F4", false, {}},       {"F6_E2M3", false, {}},     {"F6_E3M2", false, {}},
-    {"F8_E5M2", false, {}},  {"F8_E4M3", false, {}},     {"F8_E8M0", false, {}},
-    {"F8_E4M3FNUZ", false, {}}, {"F8_E5M2FNUZ", false, {}},
-    {"U16", false, {}},      {"U32", false, {}},         {"U64", false, {}},  {"C64", false, {}},
+    {"BOOL", true, SourceDType::Bool},
+    {"U8", true, SourceDType::U8},
+    {"I8", true, SourceDType::I8},
+    {"I16", true, SourceDType::I16},
+    {"I32", true, SourceDType::I32},
+    {"I64", true, SourceDType::I64},
+    {"F16", true, SourceDType::F16},
+    {"BF16", true, SourceDType::BF16},
+    {"F32", true, SourceDType::F32},
+    {"F64", true, SourceDType::F64},
+    {"F4", false, {}},
+    {"F6_E2M3", false, {}},
+    {"F6_E3M2", false, {}},
+    {"F8_E5M2", false, {}},
+    {"F8_E4M3", false, {}},
+    {"F8_E8M0", false, {}},
+    {"F8_E4M3FNUZ", false, {}},
+    {"F8_E5M2FNUZ", false, {}},
+    {"U16", false, {}},
+    {"U32", false, {}},
+    {"U64", false, {}},
+    {"C64", false, {}},
 };
 
 struct Entry {
@@ -82,8 +96,7 @@ Entry parse_entry(const std::string& name, const json& info) {
 
   auto off = info.find("data_offsets");
   if (off == info.end()) fail(what + " has no 'data_offsets'");
-  if (!off->is_array() || off->size() != 2 || !(*off)[0].is_number_unsigned() ||
-      !(*off)[1].is_number_unsigned())
+  if (!off->is_array() || off->size() != 2 || !(*off)[0].is_number_unsigned() || !(*off)[1].is_number_unsigned())
     fail(what + ": 'data_offsets' must be two non-negative integers");
   e.begin = (*off)[0].get<uint64_t>();
   e.end = (*off)[1].get<uint64_t>();
@@ -98,8 +111,7 @@ Entry parse_entry(const std::string& name, const json& info) {
 void parse_safetensors(const uint8_t* data, uint64_t size, Checkpoint* out) {
   const std::string unrecognised = "not a recognised checkpoint (torch.save zip or safetensors): ";
   if (size < 8)
-    fail(unrecognised + "the file is only " + std::to_string(size) +
-         " bytes, too small for a safetensors header");
+    fail(unrecognised + "the file is only " + std::to_string(size) + " bytes, too small for a safetensors header");
   const uint64_t n = load_u64(data);
   if (n > kMaxSafetensorsHeader)
     fail(unrecognised + "safetensors header length " + std::to_string(n) + " exceeds the limit of " +
@@ -133,8 +145,7 @@ void parse_safetensors(const uint8_t* data, uint64_t size, Checkpoint* out) {
           --depth;
           break;
         case json::parse_event_t::key:
-          if (!keys.empty() && parsed.is_string() &&
-              !keys.back().insert(parsed.get_ref<const std::string&>()).second)
+          if (!keys.empty() && parsed.is_string() && !keys.back().insert(parsed.get_ref<const std::string&>()).second)
             fail("safetensors header has duplicate key " + quote(parsed.get_ref<const std::string&>()));
           break;
         default:
@@ -156,8 +167,7 @@ void parse_safetensors(const uint8_t* data, uint64_t size, Checkpoint* out) {
     if (it.key() == "__metadata__") {
       if (!it->is_object()) fail("safetensors __metadata__ is not an object");
       for (auto m = it->begin(); m != it->end(); ++m) {
-        if (!m->is_string())
-          fail("safetensors __metadata__ value for " + quote(m.key()) + " is not a string");
+        if (!m->is_string()) fail("safetensors __metadata__ value for " + quote(m.key()) + " is not a string");
         out->metadata[m.key()] = m->get<std::string>();
       }
       continue;
@@ -165,21 +175,19 @@ void parse_safetensors(const uint8_t* data, uint64_t size, Checkpoint* out) {
     entries.push_back(parse_entry(it.key(), *it));
   }
 
-  std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
-    return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
-  });
+  std::sort(entries.begin(), entries.end(),
+            [](const Entry& a, const Entry& b) { return a.begin != b.begin ? a.begin < b.begin : a.end < b.end; });
   uint64_t position = 0;
   for (const Entry& e : entries) {
     const std::string what = tensor_what(e.name);
     const std::string offsets = "data_offsets [" + std::to_string(e.begin) + ", " + std::to_string(e.end) + "]";
     if (e.end < e.begin) fail(what + " " + offsets + " end before they begin");
     if (e.begin != position)
-      fail(what + " " + offsets + " do not start where the previous tensor ends (" +
-           std::to_string(position) + "): gap or overlap in the data");
+      fail(what + " " + offsets + " do not start where the previous tensor ends (" + std::to_string(position) +
+           "): gap or overlap in the data");
     if (e.end - e.begin != e.nbytes)
-      fail(what + " has " + std::to_string(e.end - e.begin) + " bytes of data (" + offsets +
-           ") but shape " + shape_text(e.shape) + " of " + dtype_name(e.dtype) + " needs " +
-           std::to_string(e.nbytes));
+      fail(what + " has " + std::to_string(e.end - e.begin) + " bytes of data (" + offsets + ") but shape " +
+           shape_text(e.shape) + " of " + dtype_name(e.dtype) + " needs " + std::to_string(e.nbytes));
     position = e.end;
   }
   const uint64_t data_size = size - 8 - n;

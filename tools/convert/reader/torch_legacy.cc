@@ -28,8 +28,8 @@ namespace {
 // LONG1 of the magic number: 0x8a, 10 bytes, then the little-endian two's-complement value.
 constexpr uint8_t kMagicLong1[12] = {0x8a, 0x0a, 0x6c, 0xfc, 0x9c, 0x46, 0xf9, 0x20, 0x6a, 0xa8, 0x50, 0x19};
 constexpr int64_t kLegacyProtocolVersion = 1001;
-constexpr uint64_t kMagicSearch = 64;          // is_legacy_torch looks for the magic this far
-constexpr uint64_t kMaxTrailingZeros = 4095;   // zero padding tolerated after the last record
+constexpr uint64_t kMagicSearch = 64;         // is_legacy_torch looks for the magic this far
+constexpr uint64_t kMaxTrailingZeros = 4095;  // zero padding tolerated after the last record
 
 // Offset of the magic LONG1 bytes within the first kMagicSearch bytes, or UINT64_MAX.
 uint64_t find_magic(const uint8_t* d, uint64_t n) {
@@ -47,8 +47,7 @@ uint64_t read_magic_pickle(const uint8_t* d, uint64_t n) {
   const uint8_t proto = d[1];
   if (proto >= 4 && n >= pos + 9 && d[pos] == 0x95) {
     if (load_u64(d + pos + 1) != sizeof kMagicLong1 + 1)
-      fail("the magic-number pickle has a FRAME of " + std::to_string(load_u64(d + pos + 1)) +
-           " bytes (expected 13)");
+      fail("the magic-number pickle has a FRAME of " + std::to_string(load_u64(d + pos + 1)) + " bytes (expected 13)");
     pos += 9;
   }
   if (found != pos)
@@ -111,28 +110,30 @@ class LegacyReader {
     options.base_offset = pos_;
     options.what = what;
     size_t consumed = 0;
-    Value* v = unpickle(d_ + pos_, size_t(n_ - pos_), arena_, resolve ? *resolve : no_storages, options,
-                        &consumed);
+    Value* v = unpickle(d_ + pos_, size_t(n_ - pos_), arena_, resolve ? *resolve : no_storages, options, &consumed);
     pos_ += consumed;
     return v;
   }
 
   void check_sys_info(const Value* info) {
-    if (info->kind != Value::Kind::Dict)
-      fail(std::string("sys_info is a ") + info->kind_name() + ", not a dict");
+    if (info->kind != Value::Kind::Dict) fail(std::string("sys_info is a ") + info->kind_name() + ", not a dict");
     const Value* version = info->get("protocol_version");
     if (!version || version->kind != Value::Kind::Int || version->integer != kLegacyProtocolVersion)
       fail("sys_info 'protocol_version' is not " + std::to_string(kLegacyProtocolVersion));
     const Value* little = info->get("little_endian");
     if (!little || little->kind != Value::Kind::Bool) fail("sys_info has no boolean 'little_endian'");
     if (!little->boolean)
-      fail("the file was written on a big-endian machine (sys_info little_endian is False); "
-           "big-endian files are not supported");
+      fail(
+          "the file was written on a big-endian machine (sys_info little_endian is False); "
+          "big-endian files are not supported");
     const Value* sizes = info->get("type_sizes");
     if (!sizes || sizes->kind != Value::Kind::Dict) fail("sys_info has no 'type_sizes' dict");
     // torch writes short 2, int 4, long 4 on every platform; long 8 is tolerated. None of them
     // affects the storage records, whose element sizes come from the storage classes.
-    struct Expected { const char* name; int64_t a, b; };
+    struct Expected {
+      const char* name;
+      int64_t a, b;
+    };
     for (const Expected& e : {Expected{"short", 2, 2}, Expected{"int", 4, 4}, Expected{"long", 4, 8}}) {
       const Value* v = sizes->get(e.name);
       if (!v || v->kind != Value::Kind::Int || (v->integer != e.a && v->integer != e.b))
@@ -186,8 +187,8 @@ class LegacyReader {
       const Referenced& ref = referenced_.at(k->text);
       const std::string what = "storage " + quote(k->text) + " record at offset " + std::to_string(pos_);
       if (n_ - pos_ < 8)
-        fail(what + " is truncated: it needs an 8-byte element count but the file has " +
-             std::to_string(n_ - pos_) + " bytes left");
+        fail(what + " is truncated: it needs an 8-byte element count but the file has " + std::to_string(n_ - pos_) +
+             " bytes left");
       const int64_t count = int64_t(load_u64(d_ + pos_));
       if (count < 0) fail(what + " has a negative element count (" + std::to_string(count) + ")");
       if (uint64_t(count) != ref.numel)

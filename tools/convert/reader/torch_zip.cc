@@ -71,8 +71,8 @@ std::vector<ZipRecord> read_zip(const uint8_t* d, uint64_t n) {
     fail("zip: central directory (offset " + std::to_string(cd_offset) + ", " + std::to_string(cd_size) +
          " bytes) lies outside the file (" + std::to_string(n) + " bytes)");
   if (entries > cd_size / kCentralSize)
-    fail("zip: central directory of " + std::to_string(cd_size) + " bytes cannot hold " +
-         std::to_string(entries) + " entries");
+    fail("zip: central directory of " + std::to_string(cd_size) + " bytes cannot hold " + std::to_string(entries) +
+         " entries");
 
   std::vector<ZipRecord> records;
   records.reserve(size_t(entries));
@@ -80,10 +80,10 @@ std::vector<ZipRecord> read_zip(const uint8_t* d, uint64_t n) {
   const uint64_t cd_end = cd_offset + cd_size;
   uint64_t pos = cd_offset;
   for (uint64_t i = 0; i < entries; ++i) {
-    if (!in_range(pos, kCentralSize, cd_end)) fail("zip: central directory entry " + std::to_string(i) + " is truncated");
+    if (!in_range(pos, kCentralSize, cd_end))
+      fail("zip: central directory entry " + std::to_string(i) + " is truncated");
     const uint8_t* c = d + pos;
-    if (load_u32(c) != kCentralSig)
-      fail("zip: bad central directory signature at entry " + std::to_string(i));
+    if (load_u32(c) != kCentralSig) fail("zip: bad central directory signature at entry " + std::to_string(i));
     const uint16_t flags = load_u16(c + 8), method = load_u16(c + 10);
     uint64_t csize = load_u32(c + 20), usize = load_u32(c + 24);
     const uint64_t name_len = load_u16(c + 28), extra_len = load_u16(c + 30), comment_len = load_u16(c + 32);
@@ -126,7 +126,8 @@ std::vector<ZipRecord> read_zip(const uint8_t* d, uint64_t n) {
     if (flags & 0x1) fail(what + " is encrypted");
     if (method == 0 && csize != usize) fail(what + " is stored but its compressed and uncompressed sizes differ");
 
-    if (!in_range(local, kLocalSize, n)) fail(what + ": local header offset " + std::to_string(local) + " is out of range");
+    if (!in_range(local, kLocalSize, n))
+      fail(what + ": local header offset " + std::to_string(local) + " is out of range");
     const uint8_t* l = d + local;
     if (load_u32(l) != kLocalSig) fail(what + ": bad local header signature");
     const uint64_t lname = load_u16(l + 26), lextra = load_u16(l + 28);
@@ -160,8 +161,7 @@ std::string not_tensor_dict_reason(const Value* v) {
   if (v->kind != Value::Kind::Dict) return std::string("is a ") + v->kind_name();
   for (const auto& [k, val] : v->entries) {
     if (k->kind != Value::Kind::String) return std::string("has a key of type ") + k->kind_name();
-    if (val->kind != Value::Kind::Tensor)
-      return "has entry " + quote(k->text) + " of type " + val->kind_name();
+    if (val->kind != Value::Kind::Tensor) return "has entry " + quote(k->text) + " of type " + val->kind_name();
   }
   return "is a dict of tensors";
 }
@@ -191,8 +191,9 @@ void parse_torch_zip(const uint8_t* data, uint64_t size, Checkpoint* out) {
   };
 
   if (find("constants.pkl"))
-    fail("TorchScript archive (it has constants.pkl) is not supported; save the model's state_dict() "
-         "with torch.save instead");
+    fail(
+        "TorchScript archive (it has constants.pkl) is not supported; save the model's state_dict() "
+        "with torch.save instead");
   for (const ZipRecord& r : records)
     if (r.method != 0)
       fail("zip record " + quote(r.name) + " is compressed (method " + std::to_string(r.method) +
@@ -208,8 +209,10 @@ void parse_torch_zip(const uint8_t* data, uint64_t size, Checkpoint* out) {
     uint64_t number = 0;
     bool ok = !v.empty() && v.size() <= 19;
     for (char c : v) {
-      if (c < '0' || c > '9') ok = false;
-      else number = number * 10 + uint64_t(c - '0');
+      if (c < '0' || c > '9')
+        ok = false;
+      else
+        number = number * 10 + uint64_t(c - '0');
     }
     if (!ok || number == 0) fail("torch.save archive has a bad version record " + quote(v));
     if (number > kMaxSupportedVersion)
@@ -274,8 +277,10 @@ void select_state_dict(const Value* root, Checkpoint* out) {
     why = std::string("the pickled object is a ") + root->kind_name();
   }
   if (!state_dict)
-    fail("no state dict in the checkpoint (expected a dict of tensors, or one under 'state_dict' or "
-         "'model'): " + why);
+    fail(
+        "no state dict in the checkpoint (expected a dict of tensors, or one under 'state_dict' or "
+        "'model'): " +
+        why);
 
   if (root->kind == Value::Kind::Dict)
     for (const auto& [k, v] : root->entries)

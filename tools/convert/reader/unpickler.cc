@@ -15,14 +15,52 @@ using Kind = Value::Kind;
 
 // Opcodes (Lib/pickle.py).
 enum Op : uint8_t {
-  MARK = '(', STOP = '.', POP = '0', POP_MARK = '1', DUP = '2', BININT = 'J', BININT1 = 'K',
-  BININT2 = 'M', NONE = 'N', BINPERSID = 'Q', REDUCE = 'R', BINUNICODE = 'X', EMPTY_LIST = ']',
-  APPEND = 'a', BUILD = 'b', GLOBAL = 'c', DICT = 'd', APPENDS = 'e', BINGET = 'h', LONG_BINGET = 'j',
-  LIST = 'l', BINPUT = 'q', LONG_BINPUT = 'r', SETITEM = 's', TUPLE = 't', SETITEMS = 'u',
-  EMPTY_DICT = '}', EMPTY_TUPLE = ')', BINFLOAT = 'G', BINBYTES = 'B', SHORT_BINBYTES = 'C',
-  PROTO = 0x80, NEWOBJ = 0x81, TUPLE1 = 0x85, TUPLE2 = 0x86, TUPLE3 = 0x87, NEWTRUE = 0x88,
-  NEWFALSE = 0x89, LONG1 = 0x8a, LONG4 = 0x8b, SHORT_BINUNICODE = 0x8c, BINUNICODE8 = 0x8d,
-  BINBYTES8 = 0x8e, MEMOIZE = 0x94, FRAME = 0x95, STACK_GLOBAL = 0x93,
+  MARK = '(',
+  STOP = '.',
+  POP = '0',
+  POP_MARK = '1',
+  DUP = '2',
+  BININT = 'J',
+  BININT1 = 'K',
+  BININT2 = 'M',
+  NONE = 'N',
+  BINPERSID = 'Q',
+  REDUCE = 'R',
+  BINUNICODE = 'X',
+  EMPTY_LIST = ']',
+  APPEND = 'a',
+  BUILD = 'b',
+  GLOBAL = 'c',
+  DICT = 'd',
+  APPENDS = 'e',
+  BINGET = 'h',
+  LONG_BINGET = 'j',
+  LIST = 'l',
+  BINPUT = 'q',
+  LONG_BINPUT = 'r',
+  SETITEM = 's',
+  TUPLE = 't',
+  SETITEMS = 'u',
+  EMPTY_DICT = '}',
+  EMPTY_TUPLE = ')',
+  BINFLOAT = 'G',
+  BINBYTES = 'B',
+  SHORT_BINBYTES = 'C',
+  PROTO = 0x80,
+  NEWOBJ = 0x81,
+  TUPLE1 = 0x85,
+  TUPLE2 = 0x86,
+  TUPLE3 = 0x87,
+  NEWTRUE = 0x88,
+  NEWFALSE = 0x89,
+  LONG1 = 0x8a,
+  LONG4 = 0x8b,
+  SHORT_BINUNICODE = 0x8c,
+  BINUNICODE8 = 0x8d,
+  BINBYTES8 = 0x8e,
+  MEMOIZE = 0x94,
+  FRAME = 0x95,
+  STACK_GLOBAL = 0x93,
 };
 
 // What an allow-listed global is.
@@ -34,42 +72,134 @@ struct GlobalInfo {
 };
 
 bool lookup_global(const std::string& module, const std::string& name, GlobalInfo* info) {
-  if (module == "collections" && name == "OrderedDict") { *info = {GlobalId::OrderedDict, {}}; return true; }
-  if (module == "torch._utils" && name == "_rebuild_tensor_v2") { *info = {GlobalId::RebuildTensorV2, {}}; return true; }
-  if (module == "torch._utils" && name == "_rebuild_parameter") { *info = {GlobalId::RebuildParameter, {}}; return true; }
-  if (module == "argparse" && name == "Namespace") { *info = {GlobalId::Namespace, {}}; return true; }
+  if (module == "collections" && name == "OrderedDict") {
+    *info = {GlobalId::OrderedDict, {}};
+    return true;
+  }
+  if (module == "torch._utils" && name == "_rebuild_tensor_v2") {
+    *info = {GlobalId::RebuildTensorV2, {}};
+    return true;
+  }
+  if (module == "torch._utils" && name == "_rebuild_parameter") {
+    *info = {GlobalId::RebuildParameter, {}};
+    return true;
+  }
+  if (module == "argparse" && name == "Namespace") {
+    *info = {GlobalId::Namespace, {}};
+    return true;
+  }
   if (module == "torch") {
     static const std::pair<const char*, SourceDType> storages[] = {
-        {"FloatStorage", SourceDType::F32}, {"DoubleStorage", SourceDType::F64},
-        {"HalfStorage", SourceDType::F16},  {"BFloat16Storage", SourceDType::BF16},
-        {"LongStorage", SourceDType::I64},  {"IntStorage", SourceDType::I32},
-        {"ShortStorage", SourceDType::I16}, {"CharStorage", SourceDType::I8},
-        {"ByteStorage", SourceDType::U8},   {"BoolStorage", SourceDType::Bool},
+        {"FloatStorage", SourceDType::F32},     {"DoubleStorage", SourceDType::F64}, {"HalfStorage", SourceDType::F16},
+        {"BFloat16Storage", SourceDType::BF16}, {"LongStorage", SourceDType::I64},   {"IntStorage", SourceDType::I32},
+        {"ShortStorage", SourceDType::I16},     {"CharStorage", SourceDType::I8},    {"ByteStorage", SourceDType::U8},
+        {"BoolStorage", SourceDType::Bool},
     };
     for (const auto& [n, dt] : storages)
-      if (name == n) { *info = {GlobalId::Storage, dt}; return true; }
+      if (name == n) {
+        *info = {GlobalId::Storage, dt};
+        return true;
+      }
   }
   return false;
 }
 
 const char* op_name(uint8_t op) {
   switch (op) {
-    case MARK: return "MARK"; case STOP: return "STOP"; case POP: return "POP"; case POP_MARK: return "POP_MARK";
-    case DUP: return "DUP"; case BININT: return "BININT"; case BININT1: return "BININT1"; case BININT2: return "BININT2";
-    case NONE: return "NONE"; case BINPERSID: return "BINPERSID"; case REDUCE: return "REDUCE";
-    case BINUNICODE: return "BINUNICODE"; case EMPTY_LIST: return "EMPTY_LIST"; case APPEND: return "APPEND";
-    case BUILD: return "BUILD"; case GLOBAL: return "GLOBAL"; case DICT: return "DICT"; case APPENDS: return "APPENDS";
-    case BINGET: return "BINGET"; case LONG_BINGET: return "LONG_BINGET"; case LIST: return "LIST";
-    case BINPUT: return "BINPUT"; case LONG_BINPUT: return "LONG_BINPUT"; case SETITEM: return "SETITEM";
-    case TUPLE: return "TUPLE"; case SETITEMS: return "SETITEMS"; case EMPTY_DICT: return "EMPTY_DICT";
-    case EMPTY_TUPLE: return "EMPTY_TUPLE"; case BINFLOAT: return "BINFLOAT"; case BINBYTES: return "BINBYTES";
-    case SHORT_BINBYTES: return "SHORT_BINBYTES"; case PROTO: return "PROTO"; case NEWOBJ: return "NEWOBJ";
-    case TUPLE1: return "TUPLE1"; case TUPLE2: return "TUPLE2"; case TUPLE3: return "TUPLE3";
-    case NEWTRUE: return "NEWTRUE"; case NEWFALSE: return "NEWFALSE"; case LONG1: return "LONG1"; case LONG4: return "LONG4";
-    case SHORT_BINUNICODE: return "SHORT_BINUNICODE"; case BINUNICODE8: return "BINUNICODE8";
-    case BINBYTES8: return "BINBYTES8"; case MEMOIZE: return "MEMOIZE"; case FRAME: return "FRAME";
-    case STACK_GLOBAL: return "STACK_GLOBAL";
-    default: return nullptr;
+    case MARK:
+      return "MARK";
+    case STOP:
+      return "STOP";
+    case POP:
+      return "POP";
+    case POP_MARK:
+      return "POP_MARK";
+    case DUP:
+      return "DUP";
+    case BININT:
+      return "BININT";
+    case BININT1:
+      return "BININT1";
+    case BININT2:
+      return "BININT2";
+    case NONE:
+      return "NONE";
+    case BINPERSID:
+      return "BINPERSID";
+    case REDUCE:
+      return "REDUCE";
+    case BINUNICODE:
+      return "BINUNICODE";
+    case EMPTY_LIST:
+      return "EMPTY_LIST";
+    case APPEND:
+      return "APPEND";
+    case BUILD:
+      return "BUILD";
+    case GLOBAL:
+      return "GLOBAL";
+    case DICT:
+      return "DICT";
+    case APPENDS:
+      return "APPENDS";
+    case BINGET:
+      return "BINGET";
+    case LONG_BINGET:
+      return "LONG_BINGET";
+    case LIST:
+      return "LIST";
+    case BINPUT:
+      return "BINPUT";
+    case LONG_BINPUT:
+      return "LONG_BINPUT";
+    case SETITEM:
+      return "SETITEM";
+    case TUPLE:
+      return "TUPLE";
+    case SETITEMS:
+      return "SETITEMS";
+    case EMPTY_DICT:
+      return "EMPTY_DICT";
+    case EMPTY_TUPLE:
+      return "EMPTY_TUPLE";
+    case BINFLOAT:
+      return "BINFLOAT";
+    case BINBYTES:
+      return "BINBYTES";
+    case SHORT_BINBYTES:
+      return "SHORT_BINBYTES";
+    case PROTO:
+      return "PROTO";
+    case NEWOBJ:
+      return "NEWOBJ";
+    case TUPLE1:
+      return "TUPLE1";
+    case TUPLE2:
+      return "TUPLE2";
+    case TUPLE3:
+      return "TUPLE3";
+    case NEWTRUE:
+      return "NEWTRUE";
+    case NEWFALSE:
+      return "NEWFALSE";
+    case LONG1:
+      return "LONG1";
+    case LONG4:
+      return "LONG4";
+    case SHORT_BINUNICODE:
+      return "SHORT_BINUNICODE";
+    case BINUNICODE8:
+      return "BINUNICODE8";
+    case BINBYTES8:
+      return "BINBYTES8";
+    case MEMOIZE:
+      return "MEMOIZE";
+    case FRAME:
+      return "FRAME";
+    case STACK_GLOBAL:
+      return "STACK_GLOBAL";
+    default:
+      return nullptr;
   }
 }
 
@@ -99,8 +229,7 @@ class Unpickler {
 
   Value* run(size_t* consumed) {
     while (true) {
-      if (pos_ >= n_)
-        fail(std::string("pickle stream ended without STOP (truncated ") + options_.what + "?)");
+      if (pos_ >= n_) fail(std::string("pickle stream ended without STOP (truncated ") + options_.what + "?)");
       op_pos_ = pos_;
       op_ = p_[pos_++];
       if (op_ == STOP) {
@@ -120,8 +249,7 @@ class Unpickler {
   // ---- input
   const uint8_t* take(uint64_t k) {
     if (k > n_ - pos_)
-      fail("truncated pickle stream: " + op_label(op_) + at() +
-           " needs " + std::to_string(k) + " more bytes");
+      fail("truncated pickle stream: " + op_label(op_) + at() + " needs " + std::to_string(k) + " more bytes");
     const uint8_t* r = p_ + pos_;
     pos_ += size_t(k);
     return r;
@@ -262,8 +390,7 @@ class Unpickler {
       // A legacy whole-module save names each nn.Module class in a ('module', cls, file, source)
       // persistent id, so the first forbidden global sits right after MARK 'module'.
       if (options_.persistent_ids == UnpickleOptions::PersistentIds::Legacy && !marks_.empty() &&
-          stack_.size() == marks_.back() + 1 && stack_.back()->kind == Kind::String &&
-          stack_.back()->text == "module")
+          stack_.size() == marks_.back() + 1 && stack_.back()->kind == Kind::String && stack_.back()->text == "module")
         fail("checkpoint refers to forbidden global " + quote(module + "." + name) +
              " in a ('module', ...) persistent id: the file holds a whole nn.Module, not a state dict; "
              "save model.state_dict() instead");
@@ -279,14 +406,16 @@ class Unpickler {
   Value* persistent_load(Value* pid) {
     using Ids = UnpickleOptions::PersistentIds;
     if (options_.persistent_ids == Ids::Forbidden)
-      fail(std::string("persistent id") + at() + " in the " + options_.what + " (only the object pickle may refer to storages)");
+      fail(std::string("persistent id") + at() + " in the " + options_.what +
+           " (only the object pickle may refer to storages)");
     const bool legacy = options_.persistent_ids == Ids::Legacy;
     const size_t fields = legacy ? 6 : 5;
     const std::string bad = "persistent id" + at() + " is not ('storage', StorageClass, key, location, numel" +
                             (legacy ? ", view_metadata)" : ")");
     if (legacy && pid->kind == Kind::Tuple && !pid->items.empty() && pid->items[0]->kind == Kind::String &&
         pid->items[0]->text == "module")
-      fail("persistent id" + at() + " is a pickled module class ('module', ...): the file holds a whole "
+      fail("persistent id" + at() +
+           " is a pickled module class ('module', ...): the file holds a whole "
            "nn.Module, not a state dict; save model.state_dict() instead");
     if (pid->kind != Kind::Tuple || pid->items.size() != fields) fail(bad);
     const Value* tag = pid->items[0];
@@ -345,8 +474,8 @@ class Unpickler {
     t->dtype = storage->dtype;
     t->storage_offset = uint64_t(offset->integer);
     t->storage_key = storage->text;
-    check_view("tensor" + at() + " (storage " + quote(storage->text) + ")", t->shape, t->strides,
-               t->storage_offset, uint64_t(storage->integer));
+    check_view("tensor" + at() + " (storage " + quote(storage->text) + ")", t->shape, t->strides, t->storage_offset,
+               uint64_t(storage->integer));
     Value* v = make(Kind::Tensor);
     v->tensor = std::move(t);
     return v;
@@ -356,7 +485,8 @@ class Unpickler {
     const char* how = newobj ? "NEWOBJ" : "REDUCE";
     if (callable->kind != Kind::Global)
       fail(std::string(how) + at() + " calls a " + callable->kind_name() + ", not an allowed global");
-    if (args->kind != Kind::Tuple) fail(std::string(how) + at() + ": arguments are a " + args->kind_name() + ", not a tuple");
+    if (args->kind != Kind::Tuple)
+      fail(std::string(how) + at() + ": arguments are a " + args->kind_name() + ", not a tuple");
     const GlobalInfo& info = global_info(callable);
     const std::string name = quote(callable->module + "." + callable->name);
     switch (info.id) {
@@ -405,7 +535,8 @@ class Unpickler {
         if (state->kind == Kind::Tuple && state->items.size() == 2)
           ok = (state->items[0]->kind == Kind::Dict || state->items[0]->kind == Kind::None) &&
                (state->items[1]->kind == Kind::Dict || state->items[1]->kind == Kind::None);
-        if (!ok) fail("BUILD" + at() + ": state of " + quote(obj->module + "." + obj->name) + " is a " + state->kind_name());
+        if (!ok)
+          fail("BUILD" + at() + ": state of " + quote(obj->module + "." + obj->name) + " is a " + state->kind_name());
         if (state->kind == Kind::Tuple) state = const_cast<Value*>(state->items[0]);  // slot state is dropped
         if (state->kind == Kind::None) return;
       } else if (state->kind != Kind::Dict) {
@@ -426,7 +557,8 @@ class Unpickler {
       }
       case FRAME: {
         uint64_t len = u64();
-        if (len > n_ - pos_) fail("truncated pickle stream: FRAME" + at() + " announces " + std::to_string(len) + " bytes");
+        if (len > n_ - pos_)
+          fail("truncated pickle stream: FRAME" + at() + " announces " + std::to_string(len) + " bytes");
         break;
       }
       case GLOBAL: {
@@ -445,29 +577,55 @@ class Unpickler {
         push(make_global(module->text, name->text));
         break;
       }
-      case BINPUT: memo_put(u8()); break;
-      case LONG_BINPUT: memo_put(u32()); break;
-      case MEMOIZE: memo_put(memo_.size()); break;
-      case BINGET: push(memo_get(u8())); break;
-      case LONG_BINGET: push(memo_get(u32())); break;
+      case BINPUT:
+        memo_put(u8());
+        break;
+      case LONG_BINPUT:
+        memo_put(u32());
+        break;
+      case MEMOIZE:
+        memo_put(memo_.size());
+        break;
+      case BINGET:
+        push(memo_get(u8()));
+        break;
+      case LONG_BINGET:
+        push(memo_get(u32()));
+        break;
       case MARK:
         if (marks_.size() >= kMaxMarks) fail("pickle MARKs nested deeper than " + std::to_string(kMaxMarks) + at());
         marks_.push_back(stack_.size());
         break;
-      case POP: pop(); break;
-      case POP_MARK: pop_mark(); break;
-      case DUP: push(top()); break;
-      case TUPLE: push(make_tuple(pop_mark())); break;
-      case EMPTY_TUPLE: push(make(Kind::Tuple)); break;
-      case TUPLE1: case TUPLE2: case TUPLE3: {
+      case POP:
+        pop();
+        break;
+      case POP_MARK:
+        pop_mark();
+        break;
+      case DUP:
+        push(top());
+        break;
+      case TUPLE:
+        push(make_tuple(pop_mark()));
+        break;
+      case EMPTY_TUPLE:
+        push(make(Kind::Tuple));
+        break;
+      case TUPLE1:
+      case TUPLE2:
+      case TUPLE3: {
         size_t k = size_t(op_ - TUPLE1 + 1);
         std::vector<Value*> items(k);
         for (size_t i = k; i-- > 0;) items[i] = pop();
         push(make_tuple(std::move(items)));
         break;
       }
-      case EMPTY_LIST: push(make(Kind::List)); break;
-      case EMPTY_DICT: push(make(Kind::Dict)); break;
+      case EMPTY_LIST:
+        push(make(Kind::List));
+        break;
+      case EMPTY_DICT:
+        push(make(Kind::Dict));
+        break;
       case LIST: {
         std::vector<Value*> items = pop_mark();
         Value* l = make(Kind::List);
@@ -524,11 +682,20 @@ class Unpickler {
         build(top(), state);
         break;
       }
-      case BINPERSID: push(persistent_load(pop())); break;
-      case BININT: push(make_int(int32_t(u32()))); break;
-      case BININT1: push(make_int(u8())); break;
-      case BININT2: push(make_int(u16())); break;
-      case LONG1: case LONG4: {
+      case BINPERSID:
+        push(persistent_load(pop()));
+        break;
+      case BININT:
+        push(make_int(int32_t(u32())));
+        break;
+      case BININT1:
+        push(make_int(u8()));
+        break;
+      case BININT2:
+        push(make_int(u16()));
+        break;
+      case LONG1:
+      case LONG4: {
         uint64_t len = op_ == LONG1 ? u8() : u32();
         if (len > 8) fail("integer of " + std::to_string(len) + " bytes in " + where() + " is too large");
         const uint8_t* b = take(len);
@@ -547,10 +714,15 @@ class Unpickler {
         push(v);
         break;
       }
-      case BINUNICODE: case SHORT_BINUNICODE: case BINUNICODE8:
-      case BINBYTES: case SHORT_BINBYTES: case BINBYTES8: {
+      case BINUNICODE:
+      case SHORT_BINUNICODE:
+      case BINUNICODE8:
+      case BINBYTES:
+      case SHORT_BINBYTES:
+      case BINBYTES8: {
         uint64_t len = (op_ == SHORT_BINUNICODE || op_ == SHORT_BINBYTES) ? u8()
-                       : (op_ == BINUNICODE || op_ == BINBYTES) ? u32() : u64();
+                       : (op_ == BINUNICODE || op_ == BINBYTES)           ? u32()
+                                                                          : u64();
         if (len > kMaxPickleString)
           fail("string of " + std::to_string(len) + " bytes in " + where() + " exceeds the " +
                std::to_string(kMaxPickleString >> 20) + " MiB limit");
@@ -558,8 +730,11 @@ class Unpickler {
         push(make_string(take(len), len, bytes));
         break;
       }
-      case NONE: push(make(Kind::None)); break;
-      case NEWTRUE: case NEWFALSE: {
+      case NONE:
+        push(make(Kind::None));
+        break;
+      case NEWTRUE:
+      case NEWFALSE: {
         Value* v = make(Kind::Bool);
         v->boolean = op_ == NEWTRUE;
         push(v);

@@ -15,7 +15,9 @@ namespace {
 
 using nlohmann::json;
 
-std::string type_of(const json& j) { return j.is_object() && j.contains("type") && j["type"].is_string() ? j["type"].get<std::string>() : ""; }
+std::string type_of(const json& j) {
+  return j.is_object() && j.contains("type") && j["type"].is_string() ? j["type"].get<std::string>() : "";
+}
 
 // A field that must be absent, null, false or "" (the options linfer does not reproduce).
 std::string must_be_off(const json& j, const char* key, const std::string& where) {
@@ -28,7 +30,9 @@ std::string must_be_off(const json& j, const char* key, const std::string& where
 // The template: the ids of the special tokens before and after the sequence.
 std::string read_template(const json& pp, TokenizerData* out) {
   const std::string type = type_of(pp);
-  auto id_of = [&](const json& pair) -> int64_t { return pair.is_array() && pair.size() == 2 && pair[1].is_number_unsigned() ? pair[1].get<int64_t>() : -1; };
+  auto id_of = [&](const json& pair) -> int64_t {
+    return pair.is_array() && pair.size() == 2 && pair[1].is_number_unsigned() ? pair[1].get<int64_t>() : -1;
+  };
   if (pp.is_null()) return "";
   if (type == "ByteLevel") return "";  // offsets only
   if (type == "BertProcessing" || type == "RobertaProcessing") {
@@ -67,8 +71,12 @@ bool base64_decode(const std::string& in, std::string* out) {
   size_t i = 0;
   for (; i < in.size() && in[i] != '='; ++i) {
     const char c = in[i];
-    int v = c >= 'A' && c <= 'Z' ? c - 'A' : c >= 'a' && c <= 'z' ? c - 'a' + 26 : c >= '0' && c <= '9' ? c - '0' + 52
-          : c == '+' ? 62 : c == '/' ? 63 : -1;
+    int v = c >= 'A' && c <= 'Z'   ? c - 'A'
+            : c >= 'a' && c <= 'z' ? c - 'a' + 26
+            : c >= '0' && c <= '9' ? c - '0' + 52
+            : c == '+'             ? 62
+            : c == '/'             ? 63
+                                   : -1;
     if (v < 0) return false;
     acc = acc << 6 | uint32_t(v);
     bits += 6;
@@ -129,14 +137,22 @@ std::string read_unigram_pipeline(const json& j, TokenizerData* out) {
            " is not supported with Unigram (Precompiled, Strip right, Replace \" {2,}\", in that order)";
   const json& pre = j.value("pre_tokenizer", json());
   if (type_of(pre) != "Metaspace")
-    return "pre-tokenizer " + (pre.is_null() ? std::string("null") : type_of(pre)) + " is not supported with Unigram (Metaspace)";
-  if (pre.value("replacement", "\xE2\x96\x81") != "\xE2\x96\x81") return "Metaspace replacement other than U+2581 is not supported";
+    return "pre-tokenizer " + (pre.is_null() ? std::string("null") : type_of(pre)) +
+           " is not supported with Unigram (Metaspace)";
+  if (pre.value("replacement", "\xE2\x96\x81") != "\xE2\x96\x81")
+    return "Metaspace replacement other than U+2581 is not supported";
   if (!pre.value("split", true)) return "Metaspace split = false is not supported";
-  std::string scheme = pre.contains("prepend_scheme") ? pre.value("prepend_scheme", "") : pre.value("add_prefix_space", true) ? "always" : "never";
-  if (scheme == "always") s.prepend_scheme = 0;
-  else if (scheme == "first") s.prepend_scheme = 1;
-  else if (scheme == "never") s.prepend_scheme = 2;
-  else return "Metaspace prepend_scheme '" + scheme + "' is not supported";
+  std::string scheme = pre.contains("prepend_scheme")        ? pre.value("prepend_scheme", "")
+                       : pre.value("add_prefix_space", true) ? "always"
+                                                             : "never";
+  if (scheme == "always")
+    s.prepend_scheme = 0;
+  else if (scheme == "first")
+    s.prepend_scheme = 1;
+  else if (scheme == "never")
+    s.prepend_scheme = 2;
+  else
+    return "Metaspace prepend_scheme '" + scheme + "' is not supported";
   const json& model = j["model"];
   if (model.value("byte_fallback", false)) return "Unigram byte_fallback = true is not supported";
   const json& vocab = model.value("vocab", json());
@@ -160,7 +176,8 @@ std::string read_unigram_pipeline(const json& j, TokenizerData* out) {
     return "Unigram unk_id " + unk.dump() + " is not a piece (a Unigram without an unknown piece is not supported)";
   s.unk_id = int32_t(unk.get<uint64_t>());
   out->types[size_t(s.unk_id)] = uint8_t(PieceType::Unknown);
-  s.add_dummy_prefix = s.prepend_scheme != 2, s.remove_extra_whitespaces = false;  // (detokenize: the first "▁" no space)
+  s.add_dummy_prefix = s.prepend_scheme != 2,
+  s.remove_extra_whitespaces = false;  // (detokenize: the first "▁" no space)
   return "";
 }
 
@@ -208,10 +225,12 @@ std::string read_hf_tokenizer_json(const std::string& text, TokenizerData* out) 
     s.max_word_chars = model.value("max_input_chars_per_word", 100u);
   } else {
     if (!normalizer.is_null()) return "normalizer " + type_of(normalizer) + " is not supported with BPE";
-    if (type_of(pre) != "ByteLevel") return "pre-tokenizer " + (pre.is_null() ? std::string("null") : type_of(pre)) +
-                                            " is not supported with BPE (ByteLevel)";
+    if (type_of(pre) != "ByteLevel")
+      return "pre-tokenizer " + (pre.is_null() ? std::string("null") : type_of(pre)) +
+             " is not supported with BPE (ByteLevel)";
     if (!(err = must_be_off(pre, "add_prefix_space", "ByteLevel")).empty()) return err;
-    if (pre.contains("use_regex") && !pre["use_regex"].get<bool>()) return "ByteLevel use_regex = false is not supported";
+    if (pre.contains("use_regex") && !pre["use_regex"].get<bool>())
+      return "ByteLevel use_regex = false is not supported";
     for (const char* key : {"dropout", "unk_token", "continuing_subword_prefix", "end_of_word_suffix", "fuse_unk",
                             "byte_fallback", "ignore_merges"})
       if (!(err = must_be_off(model, key, "BPE")).empty()) return err;
@@ -238,7 +257,8 @@ std::string read_hf_tokenizer_json(const std::string& text, TokenizerData* out) 
     const std::string content = a.value("content", "");
     const uint32_t id = a.value("id", 0u);
     if (a.value("single_word", false)) return "added token '" + content + "' with single_word = true is not supported";
-    uint8_t strip = uint8_t((a.value("lstrip", false) ? kAddedLstrip : 0) | (a.value("rstrip", false) ? kAddedRstrip : 0));
+    uint8_t strip =
+        uint8_t((a.value("lstrip", false) ? kAddedLstrip : 0) | (a.value("rstrip", false) ? kAddedRstrip : 0));
     // normalized: matched in the normalized text rather than the raw one, the same text when there
     // is no normalizer (GPT-2's own tokenizer.json marks <|endoftext|> so).
     // (Unigram: matched in the normalized text, which linfer does.)
@@ -283,7 +303,8 @@ std::string read_hf_tokenizer_json(const std::string& text, TokenizerData* out) 
       if (m.is_string()) {
         const std::string t = m.get<std::string>();
         const size_t space = t.find(' ');
-        if (space == std::string::npos || t.find(' ', space + 1) != std::string::npos) return "merge '" + t + "' is not two pieces";
+        if (space == std::string::npos || t.find(' ', space + 1) != std::string::npos)
+          return "merge '" + t + "' is not two pieces";
         a = t.substr(0, space), b = t.substr(space + 1);
       } else if (m.is_array() && m.size() == 2 && m[0].is_string() && m[1].is_string()) {
         a = m[0].get<std::string>(), b = m[1].get<std::string>();

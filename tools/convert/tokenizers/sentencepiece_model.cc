@@ -16,7 +16,7 @@ struct Fields {
   const uint8_t* end;
   std::string err;
   uint32_t field = 0, wire = 0;
-  uint64_t number = 0;          // varint, or the 32/64 bits of a fixed field
+  uint64_t number = 0;             // varint, or the 32/64 bits of a fixed field
   const uint8_t* bytes = nullptr;  // a length-delimited field
   size_t size = 0;
 
@@ -36,7 +36,8 @@ struct Fields {
     if (!varint(&key)) return false;
     field = uint32_t(key >> 3), wire = uint32_t(key & 7);
     switch (wire) {
-      case 0: return varint(&number);
+      case 0:
+        return varint(&number);
       case 1:
       case 5: {
         const size_t k = wire == 1 ? 8 : 4;
@@ -54,7 +55,8 @@ struct Fields {
         p += n;
         return true;
       }
-      default: return (err = "unknown wire type " + std::to_string(wire)), false;
+      default:
+        return (err = "unknown wire type " + std::to_string(wire)), false;
     }
   }
   std::string text() const { return std::string(reinterpret_cast<const char*>(bytes), size); }
@@ -77,9 +79,12 @@ std::string read_sentencepiece_model(const std::string& data, TokenizerData* out
       float score = 0;
       uint64_t type = 1;
       while (piece.next()) {
-        if (piece.field == 1 && piece.wire == 2) text = piece.text();
-        else if (piece.field == 2 && piece.wire == 5) std::memcpy(&score, &piece.number, 4);
-        else if (piece.field == 3 && piece.wire == 0) type = piece.number;
+        if (piece.field == 1 && piece.wire == 2)
+          text = piece.text();
+        else if (piece.field == 2 && piece.wire == 5)
+          std::memcpy(&score, &piece.number, 4);
+        else if (piece.field == 3 && piece.wire == 0)
+          type = piece.number;
       }
       if (!piece.err.empty()) return "piece " + std::to_string(out->pieces.size()) + ": " + piece.err;
       if (type < 1 || type > 6) return "piece '" + text + "' has unknown type " + std::to_string(type);
@@ -96,29 +101,45 @@ std::string read_sentencepiece_model(const std::string& data, TokenizerData* out
       Fields spec{model.bytes, model.bytes + model.size, ""};
       while (spec.next()) {
         if (spec.wire != 0) continue;
-        if (spec.field == 3) model_type = spec.number;
-        else if (spec.field == 22) split_by_whitespace = spec.number != 0;
-        else if (spec.field == 24) suffix = spec.number != 0;
-        else if (spec.field == 35) byte_fallback = spec.number != 0;
+        if (spec.field == 3)
+          model_type = spec.number;
+        else if (spec.field == 22)
+          split_by_whitespace = spec.number != 0;
+        else if (spec.field == 24)
+          suffix = spec.number != 0;
+        else if (spec.field == 35)
+          byte_fallback = spec.number != 0;
       }
       if (!spec.err.empty()) return "trainer spec: " + spec.err;
     } else if (model.field == 3) {  // NormalizerSpec
       Fields spec{model.bytes, model.bytes + model.size, ""};
       while (spec.next()) {
-        if (spec.field == 1 && spec.wire == 2) normalizer_name = spec.text();
-        else if (spec.field == 2 && spec.wire == 2) out->charsmap = spec.text();
-        else if (spec.wire == 0 && spec.field == 3) s.add_dummy_prefix = spec.number != 0;
-        else if (spec.wire == 0 && spec.field == 4) s.remove_extra_whitespaces = spec.number != 0;
-        else if (spec.wire == 0 && spec.field == 5) escape_whitespaces = spec.number != 0;
+        if (spec.field == 1 && spec.wire == 2)
+          normalizer_name = spec.text();
+        else if (spec.field == 2 && spec.wire == 2)
+          out->charsmap = spec.text();
+        else if (spec.wire == 0 && spec.field == 3)
+          s.add_dummy_prefix = spec.number != 0;
+        else if (spec.wire == 0 && spec.field == 4)
+          s.remove_extra_whitespaces = spec.number != 0;
+        else if (spec.wire == 0 && spec.field == 5)
+          escape_whitespaces = spec.number != 0;
       }
       if (!spec.err.empty()) return "normalizer spec: " + spec.err;
     }
   }
   if (!model.err.empty()) return "not a SentencePiece model: " + model.err;
   if (out->pieces.empty()) return "not a SentencePiece model: no pieces";
-  if (model_type == 1) s.kind = TokenizerKind::SentencePieceUnigram;
-  else if (model_type == 2) s.kind = TokenizerKind::SentencePieceBpe;
-  else return std::string("model type ") + (model_type == 3 ? "WORD" : model_type == 4 ? "CHAR" : "?") + " is not supported";
+  if (model_type == 1)
+    s.kind = TokenizerKind::SentencePieceUnigram;
+  else if (model_type == 2)
+    s.kind = TokenizerKind::SentencePieceBpe;
+  else
+    return std::string("model type ") +
+           (model_type == 3   ? "WORD"
+            : model_type == 4 ? "CHAR"
+                              : "?") +
+           " is not supported";
   if (s.unk_id < 0) return "no unknown piece";
   if (!escape_whitespaces) return "escape_whitespaces = false is not supported";
   if (suffix) return "treat_whitespace_as_suffix = true is not supported";

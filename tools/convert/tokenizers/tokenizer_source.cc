@@ -119,7 +119,8 @@ std::string read_tokenizer(const std::vector<std::string>& paths, TokenizerData*
       err = read_bert_vocab(text, out);
       return err.empty() ? "" : p + ": " + err;
     } else {
-      return "'" + p + "' is not a tokenizer file linfer-convert reads (tokenizer.json, encoder.json + "
+      return "'" + p +
+             "' is not a tokenizer file linfer-convert reads (tokenizer.json, encoder.json + "
              "vocab.bpe [+ fairseq dict.txt], vocab.txt, a SentencePiece .model)";
     }
   }

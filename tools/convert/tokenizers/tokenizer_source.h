@@ -15,13 +15,13 @@
 namespace linfer::convert {
 
 struct TokenizerData {
-  TokenizerView settings;            // kind, unk, template, normalizer flags (no pointers)
-  std::vector<std::string> pieces;   // by tokenizer id
-  std::vector<uint32_t> merges;      // (left, right) ids by rank
-  std::vector<uint32_t> model_ids;   // tokenizer id -> model id, or empty (the same)
-  std::vector<float> scores;         // SentencePiece: per piece
-  std::vector<uint8_t> types;        // SentencePiece: per piece (PieceType)
-  std::string charsmap;              // SentencePiece: the precompiled character map
+  TokenizerView settings;           // kind, unk, template, normalizer flags (no pointers)
+  std::vector<std::string> pieces;  // by tokenizer id
+  std::vector<uint32_t> merges;     // (left, right) ids by rank
+  std::vector<uint32_t> model_ids;  // tokenizer id -> model id, or empty (the same)
+  std::vector<float> scores;        // SentencePiece: per piece
+  std::vector<uint8_t> types;       // SentencePiece: per piece (PieceType)
+  std::string charsmap;             // SentencePiece: the precompiled character map
   // What view() points into.
   std::string piece_bytes;
   std::vector<uint32_t> piece_ends;

@@ -39,8 +39,8 @@ inline uint16_t float_to_half(float f) {
   const uint32_t abs = x & 0x7fffffffu;
   if (abs >= 0x7f800000u) return uint16_t(sign | 0x7c00 | (abs > 0x7f800000u ? 0x200 : 0));
   if (abs >= 0x477ff000u) return uint16_t(sign | 0x7c00);  // rounds past 65504
-  if (abs < 0x38800000u) {  // below the smallest normal half: subnormal
-    if (abs < 0x33000000u) return sign;  // below half of the smallest subnormal
+  if (abs < 0x38800000u) {                                 // below the smallest normal half: subnormal
+    if (abs < 0x33000000u) return sign;                    // below half of the smallest subnormal
     const uint32_t mant = (abs & 0x7fffff) | 0x800000;
     const int shift = 126 - int(abs >> 23);  // 14..24
     uint32_t h = mant >> shift;

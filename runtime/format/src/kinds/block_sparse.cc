@@ -56,8 +56,8 @@ std::string check_values(const EncoderDescription& d) {
 
 }  // namespace
 
-extern const FormatKind kBlockSparseFormat = {AttentionKind::BlockSparse, false, false, false, check_config,
-                                              kSlots, sizeof kSlots / sizeof kSlots[0], expected,
-                                              nullptr, nullptr, check_values};
+extern const FormatKind kBlockSparseFormat = {
+    AttentionKind::BlockSparse,       false,    false,   false,   check_config, kSlots,
+    sizeof kSlots / sizeof kSlots[0], expected, nullptr, nullptr, check_values};
 
 }  // namespace linfer

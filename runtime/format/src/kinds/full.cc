@@ -5,7 +5,7 @@
 
 namespace linfer {
 
-extern const FormatKind kFullSoftmaxFormat = {AttentionKind::FullSoftmax, false, true, false, nullptr, nullptr, 0,
-                                              nullptr, nullptr, nullptr, nullptr};
+extern const FormatKind kFullSoftmaxFormat = {
+    AttentionKind::FullSoftmax, false, true, false, nullptr, nullptr, 0, nullptr, nullptr, nullptr, nullptr};
 
 }  // namespace linfer

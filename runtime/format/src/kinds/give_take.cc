@@ -34,11 +34,11 @@ bool check_slot(const EncoderConfig& c, Slot slot, const std::string& name, cons
   if (!w.present()) return true;
   if (!own)
     *err = message("{} is present but only givetake attention has a convolution", name);
-  else if (slot == Slot::ConvWeight && (w.shape.size() != 2 || w.shape[0] != D || w.shape[1] % 2 == 0 ||
-                                        w.shape[1] > Limits::kMaxConvKernel))
-    *err = message(LINFER_DETAILED("{} has shape {}, expected [{}, odd kernel <= {}]",
-                                   "{} is not [dim, odd kernel <= 1023]"),
-                   name, w.shape, D, Limits::kMaxConvKernel);
+  else if (slot == Slot::ConvWeight &&
+           (w.shape.size() != 2 || w.shape[0] != D || w.shape[1] % 2 == 0 || w.shape[1] > Limits::kMaxConvKernel))
+    *err = message(
+        LINFER_DETAILED("{} has shape {}, expected [{}, odd kernel <= {}]", "{} is not [dim, odd kernel <= 1023]"),
+        name, w.shape, D, Limits::kMaxConvKernel);
   else if (slot == Slot::ConvBias && (w.shape.size() != 1 || w.shape[0] != D))
     *err = message(LINFER_DETAILED("{} has shape {}, expected [{}]", "{} is not [dim]"), name, w.shape, D);
   else if (w.dtype != DType::F32)
@@ -48,8 +48,8 @@ bool check_slot(const EncoderConfig& c, Slot slot, const std::string& name, cons
 
 }  // namespace
 
-extern const FormatKind kGiveTakeFormat = {AttentionKind::GiveTake, false, false, false, check_config,
-                                           kSlots, sizeof kSlots / sizeof kSlots[0], expected,
-                                           check_slot, nullptr, nullptr};
+extern const FormatKind kGiveTakeFormat = {
+    AttentionKind::GiveTake,          false,    false,      false,   check_config, kSlots,
+    sizeof kSlots / sizeof kSlots[0], expected, check_slot, nullptr, nullptr};
 
 }  // namespace linfer

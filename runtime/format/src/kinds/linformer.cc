@@ -9,12 +9,11 @@ namespace {
 std::string check_config(const EncoderConfig& c, bool own) {
   // (Placement and sharing have defaults every model carries: checked whatever the kind.)
   if (uint8_t(c.projection_placement) > uint8_t(ProjectionPlacement::Before)) return "unknown projection placement";
-  if (uint8_t(c.projection_sharing) > uint8_t(ProjectionSharing::Layerwise))
-    return "unknown projection sharing mode";
+  if (uint8_t(c.projection_sharing) > uint8_t(ProjectionSharing::Layerwise)) return "unknown projection sharing mode";
   if (!own)
-    return c.proj_len == 0 ? ""
-                           : message("proj_len applies to linformer attention only, not {}",
-                                     to_string(c.attention_kind));
+    return c.proj_len == 0
+               ? ""
+               : message("proj_len applies to linformer attention only, not {}", to_string(c.attention_kind));
   if (c.proj_len == 0) return "proj_len (k) must be at least 1";
   if (c.proj_len > c.max_seq_len)
     return message(LINFER_DETAILED("proj_len k = {} exceeds max_seq_len n = {} (Linformer needs k <= n)",
@@ -45,8 +44,8 @@ Expect expected(const EncoderConfig& c, const LayerWeights*, Slot slot) {
 
 }  // namespace
 
-extern const FormatKind kLinformerFormat = {AttentionKind::Linformer, false, false, false, check_config,
-                                            kSlots, sizeof kSlots / sizeof kSlots[0], expected,
-                                            nullptr, nullptr, nullptr};
+extern const FormatKind kLinformerFormat = {
+    AttentionKind::Linformer,         false,    false,   false,   check_config, kSlots,
+    sizeof kSlots / sizeof kSlots[0], expected, nullptr, nullptr, nullptr};
 
 }  // namespace linfer

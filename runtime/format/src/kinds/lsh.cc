@@ -50,8 +50,8 @@ std::string check_values(const EncoderDescription& d) {
 
 }  // namespace
 
-extern const FormatKind kLshFormat = {AttentionKind::Lsh, true, true, true, check_config,
-                                      kSlots, sizeof kSlots / sizeof kSlots[0], expected,
-                                      nullptr, nullptr, check_values};
+extern const FormatKind kLshFormat = {
+    AttentionKind::Lsh, true,    true,    true,        check_config, kSlots, sizeof kSlots / sizeof kSlots[0],
+    expected,           nullptr, nullptr, check_values};
 
 }  // namespace linfer

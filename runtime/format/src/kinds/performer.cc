@@ -37,8 +37,8 @@ Expect expected(const EncoderConfig& c, const LayerWeights*, Slot) {
 
 }  // namespace
 
-extern const FormatKind kPerformerFormat = {AttentionKind::Performer, true, true, false, check_config,
-                                            kSlots, sizeof kSlots / sizeof kSlots[0], expected,
-                                            nullptr, nullptr, nullptr};
+extern const FormatKind kPerformerFormat = {
+    AttentionKind::Performer,         true,     true,    false,   check_config, kSlots,
+    sizeof kSlots / sizeof kSlots[0], expected, nullptr, nullptr, nullptr};
 
 }  // namespace linfer

@@ -17,7 +17,7 @@ std::string check_config(const EncoderConfig& c, bool own) {
   return e;
 }
 
-const Slot kSlots[] = {Slot::QGlobalWeight, Slot::QGlobalBias, Slot::KGlobalWeight,
+const Slot kSlots[] = {Slot::QGlobalWeight, Slot::QGlobalBias,   Slot::KGlobalWeight,
                        Slot::KGlobalBias,   Slot::VGlobalWeight, Slot::VGlobalBias};
 
 // Q, K and V of the global rows, like the layer's own; all three or none (check_layers), and
@@ -46,8 +46,8 @@ std::string check_layers(const EncoderDescription& d) {
 
 }  // namespace
 
-extern const FormatKind kSlidingWindowFormat = {AttentionKind::SlidingWindow, false, false, false, check_config,
-                                                kSlots, sizeof kSlots / sizeof kSlots[0], expected,
-                                                nullptr, check_layers, nullptr};
+extern const FormatKind kSlidingWindowFormat = {
+    AttentionKind::SlidingWindow,     false,    false,   false,        check_config, kSlots,
+    sizeof kSlots / sizeof kSlots[0], expected, nullptr, check_layers, nullptr};
 
 }  // namespace linfer

@@ -64,8 +64,7 @@ JNIEXPORT jlong JNICALL JNI_FN(loadFile)(JNIEnv* env, jclass cls, jbyteArray pat
   return (jlong)(intptr_t)model;
 }
 
-JNIEXPORT jlong JNICALL JNI_FN(loadArray)(JNIEnv* env, jclass cls, jbyteArray data, jint offset,
-                                          jint length) {
+JNIEXPORT jlong JNICALL JNI_FN(loadArray)(JNIEnv* env, jclass cls, jbyteArray data, jint offset, jint length) {
   (void)cls;
   jbyte* bytes = (*env)->GetByteArrayElements(env, data, NULL);
   if (check_oom(env, bytes)) return 0;
@@ -78,8 +77,8 @@ JNIEXPORT jlong JNICALL JNI_FN(loadArray)(JNIEnv* env, jclass cls, jbyteArray da
 
 /* A direct buffer's bytes [position, position + length): read in place when 64-byte aligned
  * (the Java side keeps the buffer reachable until the model is freed), copied otherwise. */
-JNIEXPORT jlong JNICALL JNI_FN(loadDirect)(JNIEnv* env, jclass cls, jobject buffer, jint position,
-                                           jint length, jboolean in_place) {
+JNIEXPORT jlong JNICALL JNI_FN(loadDirect)(JNIEnv* env, jclass cls, jobject buffer, jint position, jint length,
+                                           jboolean in_place) {
   (void)cls;
   char* base = (char*)(*env)->GetDirectBufferAddress(env, buffer);
   if (base == NULL) {
@@ -112,10 +111,20 @@ JNIEXPORT jlongArray JNICALL JNI_FN(info)(JNIEnv* env, jclass cls, jlong handle,
   memset(&info, 0, sizeof info);
   info.struct_size = sizeof info;
   if (check(env, linfer_model_get_info((const linfer_model*)(intptr_t)handle, &info))) return NULL;
-  const jlong values[] = {info.vocab_size, info.dim, info.num_layers, info.num_heads, info.head_dim,
-                          info.ff_dim, info.max_seq_len, info.proj_len, (jlong)info.head,
-                          info.output_channels, (jlong)info.parameter_count, (jlong)info.file_bytes,
-                          (jlong)info.resident_weight_bytes, info.format_version};
+  const jlong values[] = {info.vocab_size,
+                          info.dim,
+                          info.num_layers,
+                          info.num_heads,
+                          info.head_dim,
+                          info.ff_dim,
+                          info.max_seq_len,
+                          info.proj_len,
+                          (jlong)info.head,
+                          info.output_channels,
+                          (jlong)info.parameter_count,
+                          (jlong)info.file_bytes,
+                          (jlong)info.resident_weight_bytes,
+                          info.format_version};
   const jsize count = (jsize)(sizeof values / sizeof values[0]);
   jlongArray out = (*env)->NewLongArray(env, count);
   if (check_oom(env, out)) return NULL;
@@ -193,8 +202,8 @@ JNIEXPORT jbyteArray JNICALL JNI_FN(detokenize)(JNIEnv* env, jclass cls, jlong h
   return out;
 }
 
-JNIEXPORT jlong JNICALL JNI_FN(createSession)(JNIEnv* env, jclass cls, jlong model_handle,
-                                              jint max_seq_len, jint threads) {
+JNIEXPORT jlong JNICALL JNI_FN(createSession)(JNIEnv* env, jclass cls, jlong model_handle, jint max_seq_len,
+                                              jint threads) {
   (void)cls;
   const linfer_model* model = (const linfer_model*)(intptr_t)model_handle;
   linfer_session_options options = linfer_session_options_default();
@@ -255,8 +264,8 @@ JNIEXPORT void JNICALL JNI_FN(run)(JNIEnv* env, jclass cls, jlong handle, jintAr
 
 /* The last run's output (which 0) or hidden states (which 1) as a new float[]; shape gets
  * {rows, cols}. Or into the caller's float[] when `into` is not null (it must hold rows * cols). */
-JNIEXPORT jfloatArray JNICALL JNI_FN(result)(JNIEnv* env, jclass cls, jlong handle, jint which,
-                                             jintArray shape, jfloatArray into) {
+JNIEXPORT jfloatArray JNICALL JNI_FN(result)(JNIEnv* env, jclass cls, jlong handle, jint which, jintArray shape,
+                                             jfloatArray into) {
   (void)cls;
   SessionHandle* h = (SessionHandle*)(intptr_t)handle;
   const float* data = NULL;

@@ -17,7 +17,11 @@
 namespace linfer {
 
 enum class AttentionKind : uint8_t {
-  Linformer = 0, FullSoftmax = 1, LinearElu = 2, GiveTake = 3, Performer = 4,
+  Linformer = 0,
+  FullSoftmax = 1,
+  LinearElu = 2,
+  GiveTake = 3,
+  Performer = 4,
   SlidingWindow = 5,  // Longformer: window + global positions (format.md)
   BlockSparse = 6,    // BigBird: window, global and random blocks (format.md)
   Lsh = 7             // Reformer: LSH attention, shared queries and keys (format.md)
@@ -94,35 +98,34 @@ struct EncoderConfig {
   float feature_eps = 1e-4f;
   Rotary rotary = Rotary::None;  // rotary_table holds the angles
   KeyStabiliser key_stabiliser = KeyStabiliser::Prefix;
-  uint32_t window_radius = 0;     // SlidingWindow: row i sees keys |i - j| <= window_radius
-  uint32_t global_positions = 0;  // SlidingWindow: rows [0, global_positions) are global
-  uint32_t block_size = 0;         // BlockSparse: rows per block
-  uint32_t global_blocks = 0;      // BlockSparse: global blocks at each end of the input
-  uint32_t num_random_blocks = 0;  // BlockSparse: random key blocks per query block
-  uint32_t bucket_size = 0;        // Lsh: rows per chunk (and T / bucket_size buckets)
-  uint32_t num_hashes = 0;         // Lsh: hashing rounds
-  Activation classifier_activation = Activation::Tanh;  // Classifier: after head.dense
+  uint32_t window_radius = 0;                               // SlidingWindow: row i sees keys |i - j| <= window_radius
+  uint32_t global_positions = 0;                            // SlidingWindow: rows [0, global_positions) are global
+  uint32_t block_size = 0;                                  // BlockSparse: rows per block
+  uint32_t global_blocks = 0;                               // BlockSparse: global blocks at each end of the input
+  uint32_t num_random_blocks = 0;                           // BlockSparse: random key blocks per query block
+  uint32_t bucket_size = 0;                                 // Lsh: rows per chunk (and T / bucket_size buckets)
+  uint32_t num_hashes = 0;                                  // Lsh: hashing rounds
+  Activation classifier_activation = Activation::Tanh;      // Classifier: after head.dense
   ReversibleMerge reversible_merge = ReversibleMerge::Sum;  // Reversible: y1 + y2 or (y1 + y2) / 2
-  bool normalize_output = false;  // Pooled: the pooled vector divided by its L2 norm
+  bool normalize_output = false;                            // Pooled: the pooled vector divided by its L2 norm
 
   // Number of distinct E (and F) matrices per layer: heads for sharing None, else 1 (and 1 for
   // the kinds without projections).
   uint32_t projection_groups() const {
-    return attention_kind == AttentionKind::Linformer &&
-                   projection_sharing == ProjectionSharing::None
-               ? num_heads
-               : 1;
+    return attention_kind == AttentionKind::Linformer && projection_sharing == ProjectionSharing::None ? num_heads : 1;
   }
   bool has_separate_proj_v() const {
-    return projection_sharing == ProjectionSharing::None ||
-           projection_sharing == ProjectionSharing::Headwise;
+    return projection_sharing == ProjectionSharing::None || projection_sharing == ProjectionSharing::Headwise;
   }
   // Width of the model's final output per row (logits, classes or hidden states).
   uint32_t output_channels() const {
     switch (head) {
-      case HeadKind::LmLogits: return vocab_size;
-      case HeadKind::Classifier: return num_classes;
-      default: return dim;
+      case HeadKind::LmLogits:
+        return vocab_size;
+      case HeadKind::Classifier:
+        return num_classes;
+      default:
+        return dim;
     }
   }
 };
@@ -135,8 +138,8 @@ struct WeightView {
   const void* data = nullptr;
   const float* scales = nullptr;  // I8 only: one per row (rows = elements / last dimension)
   Layout layout = Layout::RowMajor;
-  uint32_t panel_groups = 1;             // Panel16: separately packed groups of rows
-  const int32_t* channel_sums = nullptr; // Panel16 I8: per row, the sum of its int8 values
+  uint32_t panel_groups = 1;              // Panel16: separately packed groups of rows
+  const int32_t* channel_sums = nullptr;  // Panel16 I8: per row, the sum of its int8 values
   // I8 dense weights, optional: one positive factor per input (shape[1]) that the runtime multiplies
   // into the input rows before quantizing them (activation smoothing; the weights hold the inverse).
   const float* input_scales = nullptr;
@@ -157,7 +160,7 @@ struct LayerWeights {
   LinearWeights q, k, v, out;
   WeightView proj_k, proj_v, proj_k_bias, proj_v_bias;
   WeightView conv_weight, conv_bias;
-  WeightView features;  // Performer: [head_dim, num_features]
+  WeightView features;                         // Performer: [head_dim, num_features]
   LinearWeights q_global, k_global, v_global;  // SlidingWindow, optional: the global rows' projections
   WeightView random_blocks;  // BlockSparse: [num_heads, blocks, num_random_blocks] block indices (f32)
   WeightView rotations;      // Lsh: [num_hashes, head_dim, lsh_half_buckets(max_seq_len)] (f32)
@@ -227,16 +230,55 @@ namespace linfer {
 // Every weight slot of a description, in the order visited: the description's own, then each
 // layer's (named "layers.N." + the slot's name), then the final norm's and the head's.
 enum class Slot : uint8_t {
-  TokenEmbedding, PositionEmbedding, RotaryTable, EmbeddingNormWeight, EmbeddingNormBias, GlobalTokens,
-  SharedProj, SharedProjBias,
+  TokenEmbedding,
+  PositionEmbedding,
+  RotaryTable,
+  EmbeddingNormWeight,
+  EmbeddingNormBias,
+  GlobalTokens,
+  SharedProj,
+  SharedProjBias,
   // a layer's
-  QWeight, QBias, KWeight, KBias, VWeight, VBias, OutWeight, OutBias, ProjK, ProjV, ProjKBias, ProjVBias,
-  ConvWeight, ConvBias, Features, QGlobalWeight, QGlobalBias, KGlobalWeight, KGlobalBias, VGlobalWeight,
-  VGlobalBias, RandomBlocks, Rotations, AttentionNormWeight, AttentionNormBias, Fc1Weight, Fc1Bias,
-  Fc2Weight, Fc2Bias, FeedForwardNormWeight, FeedForwardNormBias,
+  QWeight,
+  QBias,
+  KWeight,
+  KBias,
+  VWeight,
+  VBias,
+  OutWeight,
+  OutBias,
+  ProjK,
+  ProjV,
+  ProjKBias,
+  ProjVBias,
+  ConvWeight,
+  ConvBias,
+  Features,
+  QGlobalWeight,
+  QGlobalBias,
+  KGlobalWeight,
+  KGlobalBias,
+  VGlobalWeight,
+  VGlobalBias,
+  RandomBlocks,
+  Rotations,
+  AttentionNormWeight,
+  AttentionNormBias,
+  Fc1Weight,
+  Fc1Bias,
+  Fc2Weight,
+  Fc2Bias,
+  FeedForwardNormWeight,
+  FeedForwardNormBias,
   // after the layers
-  FinalNormWeight, FinalNormBias, HeadDenseWeight, HeadDenseBias, HeadNormWeight, HeadNormBias,
-  HeadOutWeight, HeadOutBias,
+  FinalNormWeight,
+  FinalNormBias,
+  HeadDenseWeight,
+  HeadDenseBias,
+  HeadNormWeight,
+  HeadNormBias,
+  HeadOutWeight,
+  HeadOutBias,
   Count
 };
 
@@ -252,38 +294,41 @@ void visit_weights(EncoderDescription& desc, WeightVisitor visit, void* fn);
 template <class Fn>
 void for_each_weight(EncoderDescription& desc, Fn&& fn) {
   using F = std::remove_reference_t<Fn>;
-  visit_weights(desc,
-                [](void* f, Slot, uint32_t, const std::string& name, WeightView& w) {
-                  (*static_cast<F*>(f))(name, w);
-                },
-                const_cast<void*>(static_cast<const void*>(&fn)));
+  visit_weights(
+      desc, [](void* f, Slot, uint32_t, const std::string& name, WeightView& w) { (*static_cast<F*>(f))(name, w); },
+      const_cast<void*>(static_cast<const void*>(&fn)));
 }
 // (The description is not changed: fn sees each view as const.)
 template <class Fn>
 void for_each_weight(const EncoderDescription& desc, Fn&& fn) {
   using F = std::remove_reference_t<Fn>;
-  visit_weights(const_cast<EncoderDescription&>(desc),
-                [](void* f, Slot, uint32_t, const std::string& name, WeightView& w) {
-                  (*static_cast<F*>(f))(name, static_cast<const WeightView&>(w));
-                },
-                const_cast<void*>(static_cast<const void*>(&fn)));
+  visit_weights(
+      const_cast<EncoderDescription&>(desc),
+      [](void* f, Slot, uint32_t, const std::string& name, WeightView& w) {
+        (*static_cast<F*>(f))(name, static_cast<const WeightView&>(w));
+      },
+      const_cast<void*>(static_cast<const void*>(&fn)));
 }
 // fn(slot, layer, name, view): for the reader and the checks, which go by slot rather than by name.
 template <class Fn>
 void for_each_slot(EncoderDescription& desc, Fn&& fn) {
   using F = std::remove_reference_t<Fn>;
-  visit_weights(desc, [](void* f, Slot slot, uint32_t layer, const std::string& name, WeightView& w) {
-    (*static_cast<F*>(f))(slot, layer, name, w);
-  }, const_cast<void*>(static_cast<const void*>(&fn)));
+  visit_weights(
+      desc,
+      [](void* f, Slot slot, uint32_t layer, const std::string& name, WeightView& w) {
+        (*static_cast<F*>(f))(slot, layer, name, w);
+      },
+      const_cast<void*>(static_cast<const void*>(&fn)));
 }
 template <class Fn>
 void for_each_slot(const EncoderDescription& desc, Fn&& fn) {
   using F = std::remove_reference_t<Fn>;
-  visit_weights(const_cast<EncoderDescription&>(desc),
-                [](void* f, Slot slot, uint32_t layer, const std::string& name, WeightView& w) {
-                  (*static_cast<F*>(f))(slot, layer, name, static_cast<const WeightView&>(w));
-                },
-                const_cast<void*>(static_cast<const void*>(&fn)));
+  visit_weights(
+      const_cast<EncoderDescription&>(desc),
+      [](void* f, Slot slot, uint32_t layer, const std::string& name, WeightView& w) {
+        (*static_cast<F*>(f))(slot, layer, name, static_cast<const WeightView&>(w));
+      },
+      const_cast<void*>(static_cast<const void*>(&fn)));
 }
 
 std::string shape_to_string(const std::vector<uint32_t>& shape);

@@ -30,9 +30,8 @@ struct LfmInfo {
 // make invalid files). format_version is the newest version the caller accepts: 1 refuses
 // panel-layout tensors, 1 and 2 refuse input scales. Returns "" or a message.
 std::string write_lfm(const EncoderDescription& desc, const std::string& producer,
-                      const std::vector<std::pair<std::string, std::string>>& metadata,
-                      std::vector<uint8_t>* out, bool validate = true,
-                      uint32_t format_version = kFormatVersion);
+                      const std::vector<std::pair<std::string, std::string>>& metadata, std::vector<uint8_t>* out,
+                      bool validate = true, uint32_t format_version = kFormatVersion);
 
 // Verifies (FlatBuffers Verifier), then checks every offset, size and scale, then validates the
 // meaning (validate_description). *desc must be empty (default-constructed): it is filled in place,

@@ -17,13 +17,11 @@ namespace linfer {
 // Bytes of an [out x in] matrix packed in `groups` groups (groups divides out).
 uint64_t panel_matrix_bytes(DType dtype, uint32_t out, uint32_t in, uint32_t groups);
 // Byte offset of element (row, col) in such a matrix.
-uint64_t panel_element_offset(DType dtype, uint32_t out, uint32_t in, uint32_t groups,
-                              uint32_t row, uint32_t col);
+uint64_t panel_element_offset(DType dtype, uint32_t out, uint32_t in, uint32_t groups, uint32_t row, uint32_t col);
 
 // Packs a row-major [out x in] matrix of dtype (f32, f16 or int8) into dst, which must hold
 // panel_matrix_bytes; padding is zero.
-void pack_panels(DType dtype, const void* src, uint32_t out, uint32_t in, uint32_t groups,
-                 void* dst);
+void pack_panels(DType dtype, const void* src, uint32_t out, uint32_t in, uint32_t groups, void* dst);
 // Per row of a row-major int8 matrix, the sum of its values.
 void int8_row_sums(const int8_t* src, uint32_t rows, uint32_t cols, int32_t* sums);
 
@@ -34,7 +32,7 @@ void read_row_f32(const WeightView& w, uint32_t row, float* out);
 // Memory of packed matrices (64-byte aligned blocks).
 struct PanelStore {
   std::vector<std::unique_ptr<uint8_t, void (*)(void*)>> blocks;
-  uint64_t bytes = 0;  // of all blocks
+  uint64_t bytes = 0;          // of all blocks
   void* allocate(uint64_t n);  // nullptr when out of memory
 };
 

@@ -11,7 +11,13 @@
 
 namespace linfer {
 
-enum class TokenizerKind : uint8_t { WordPiece = 0, ByteLevelBpe = 1, SentencePieceUnigram = 2, SentencePieceBpe = 3, Unigram = 4 };
+enum class TokenizerKind : uint8_t {
+  WordPiece = 0,
+  ByteLevelBpe = 1,
+  SentencePieceUnigram = 2,
+  SentencePieceBpe = 3,
+  Unigram = 4
+};
 
 // SentencePiece's piece types (sentencepiece_model.proto).
 enum class PieceType : uint8_t { Normal = 1, Unknown = 2, Control = 3, UserDefined = 4, Unused = 5, Byte = 6 };
@@ -23,8 +29,8 @@ struct TokenizerView {
   size_t piece_bytes_size = 0;
   const uint32_t* piece_ends = nullptr;  // num_pieces entries
   uint32_t num_pieces = 0;
-  const uint32_t* model_ids = nullptr;   // num_pieces entries, or null: tokenizer id = model id
-  const uint32_t* merges = nullptr;      // 2 * num_merges entries
+  const uint32_t* model_ids = nullptr;  // num_pieces entries, or null: tokenizer id = model id
+  const uint32_t* merges = nullptr;     // 2 * num_merges entries
   uint32_t num_merges = 0;
   int32_t unk_id = -1;
   std::vector<uint32_t> prefix, suffix;  // model ids (a handful)
