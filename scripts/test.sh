@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # The test command: installs what is missing, builds, and runs every test:
 #   1. Release build, all tests; the tokenizers against their references (scripts/test-tokenizers.sh);
-#      every source file's SPDX line (scripts/spdx.sh --check); the C ABI against its baseline
+#      every source file's SPDX line (scripts/spdx.sh --check); the C and C++ sources in the project's
+#      style (scripts/format.sh --check: .clang-format); the C ABI against its baseline
 #      (scripts/abi-check.sh: abidiff); all-MiniLM-L6-v2 from its PyPI package against
 #      sentence-transformers (scripts/test-minilm.sh)
 #   2. AddressSanitizer + UndefinedBehaviorSanitizer (and LeakSanitizer) build, all tests
@@ -39,6 +40,7 @@ step() { echo; echo "=== $* ($((SECONDS - start)) s)"; }
 
 step "Release build and tests"
 bash scripts/spdx.sh --check
+bash scripts/format.sh --check
 bash scripts/build.sh build -DLINFER_WARNINGS_AS_ERRORS=ON
 (cd build && ctest --output-on-failure -j2)
 bash scripts/test-tokenizers.sh build/bin
