@@ -57,7 +57,17 @@ std::string check_values(const EncoderDescription& d) {
 }  // namespace
 
 extern const FormatKind kBlockSparseFormat = {
-    AttentionKind::BlockSparse,       false,    false,   false,   check_config, kSlots,
-    sizeof kSlots / sizeof kSlots[0], expected, nullptr, nullptr, check_values};
+    AttentionKind::BlockSparse,
+    /*causal=*/false,
+    /*rotary=*/false,
+    /*queries_are_keys=*/false,
+    /*check_config=*/check_config,
+    /*slots=*/kSlots,
+    /*slot_count=*/sizeof kSlots / sizeof kSlots[0],
+    /*expected=*/expected,
+    /*check_slot=*/nullptr,
+    /*check_layers=*/nullptr,
+    /*check_values=*/check_values,
+};
 
 }  // namespace linfer

@@ -49,7 +49,17 @@ bool check_slot(const EncoderConfig& c, Slot slot, const std::string& name, cons
 }  // namespace
 
 extern const FormatKind kGiveTakeFormat = {
-    AttentionKind::GiveTake,          false,    false,      false,   check_config, kSlots,
-    sizeof kSlots / sizeof kSlots[0], expected, check_slot, nullptr, nullptr};
+    AttentionKind::GiveTake,
+    /*causal=*/false,
+    /*rotary=*/false,
+    /*queries_are_keys=*/false,
+    /*check_config=*/check_config,
+    /*slots=*/kSlots,
+    /*slot_count=*/sizeof kSlots / sizeof kSlots[0],
+    /*expected=*/expected,
+    /*check_slot=*/check_slot,
+    /*check_layers=*/nullptr,
+    /*check_values=*/nullptr,
+};
 
 }  // namespace linfer

@@ -6,6 +6,17 @@
 namespace linfer {
 
 extern const FormatKind kLinearEluFormat = {
-    AttentionKind::LinearElu, true, true, false, nullptr, nullptr, 0, nullptr, nullptr, nullptr, nullptr};
+    AttentionKind::LinearElu,
+    /*causal=*/true,
+    /*rotary=*/true,
+    /*queries_are_keys=*/false,
+    /*check_config=*/nullptr,
+    /*slots=*/nullptr,
+    /*slot_count=*/0,
+    /*expected=*/nullptr,
+    /*check_slot=*/nullptr,
+    /*check_layers=*/nullptr,
+    /*check_values=*/nullptr,
+};
 
 }  // namespace linfer

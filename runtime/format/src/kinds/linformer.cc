@@ -45,7 +45,17 @@ Expect expected(const EncoderConfig& c, const LayerWeights*, Slot slot) {
 }  // namespace
 
 extern const FormatKind kLinformerFormat = {
-    AttentionKind::Linformer,         false,    false,   false,   check_config, kSlots,
-    sizeof kSlots / sizeof kSlots[0], expected, nullptr, nullptr, nullptr};
+    AttentionKind::Linformer,
+    /*causal=*/false,
+    /*rotary=*/false,
+    /*queries_are_keys=*/false,
+    /*check_config=*/check_config,
+    /*slots=*/kSlots,
+    /*slot_count=*/sizeof kSlots / sizeof kSlots[0],
+    /*expected=*/expected,
+    /*check_slot=*/nullptr,
+    /*check_layers=*/nullptr,
+    /*check_values=*/nullptr,
+};
 
 }  // namespace linfer

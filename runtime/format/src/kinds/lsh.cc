@@ -51,7 +51,17 @@ std::string check_values(const EncoderDescription& d) {
 }  // namespace
 
 extern const FormatKind kLshFormat = {
-    AttentionKind::Lsh, true,    true,    true,        check_config, kSlots, sizeof kSlots / sizeof kSlots[0],
-    expected,           nullptr, nullptr, check_values};
+    AttentionKind::Lsh,
+    /*causal=*/true,
+    /*rotary=*/true,
+    /*queries_are_keys=*/true,
+    /*check_config=*/check_config,
+    /*slots=*/kSlots,
+    /*slot_count=*/sizeof kSlots / sizeof kSlots[0],
+    /*expected=*/expected,
+    /*check_slot=*/nullptr,
+    /*check_layers=*/nullptr,
+    /*check_values=*/check_values,
+};
 
 }  // namespace linfer

@@ -38,7 +38,17 @@ Expect expected(const EncoderConfig& c, const LayerWeights*, Slot) {
 }  // namespace
 
 extern const FormatKind kPerformerFormat = {
-    AttentionKind::Performer,         true,     true,    false,   check_config, kSlots,
-    sizeof kSlots / sizeof kSlots[0], expected, nullptr, nullptr, nullptr};
+    AttentionKind::Performer,
+    /*causal=*/true,
+    /*rotary=*/true,
+    /*queries_are_keys=*/false,
+    /*check_config=*/check_config,
+    /*slots=*/kSlots,
+    /*slot_count=*/sizeof kSlots / sizeof kSlots[0],
+    /*expected=*/expected,
+    /*check_slot=*/nullptr,
+    /*check_layers=*/nullptr,
+    /*check_values=*/nullptr,
+};
 
 }  // namespace linfer

@@ -47,7 +47,17 @@ std::string check_layers(const EncoderDescription& d) {
 }  // namespace
 
 extern const FormatKind kSlidingWindowFormat = {
-    AttentionKind::SlidingWindow,     false,    false,   false,        check_config, kSlots,
-    sizeof kSlots / sizeof kSlots[0], expected, nullptr, check_layers, nullptr};
+    AttentionKind::SlidingWindow,
+    /*causal=*/false,
+    /*rotary=*/false,
+    /*queries_are_keys=*/false,
+    /*check_config=*/check_config,
+    /*slots=*/kSlots,
+    /*slot_count=*/sizeof kSlots / sizeof kSlots[0],
+    /*expected=*/expected,
+    /*check_slot=*/nullptr,
+    /*check_layers=*/check_layers,
+    /*check_values=*/nullptr,
+};
 
 }  // namespace linfer
