@@ -349,7 +349,7 @@ run_peer() {
         [ -f "$root/build-hf/minilm-$dt.lfm" ] || (cd "$root" && bash scripts/minilm.sh build-hf "$(dirname "$convert")") >&2
         cp "$root/build-hf/minilm-$dt.lfm" "$pw/models/MiniLM_$dt.lfm"
       done
-      "$(cd "$root" && bash scripts/hf-venv.sh)" "$here/minilm_models.py" --lengths "$lens" --work "$pw/models" >&2
+      "$root/$(cd "$root" && bash scripts/hf-venv.sh)" "$here/minilm_models.py" --lengths "$lens" --work "$pw/models" >&2
     else
       /usr/bin/python3 "$suite/make_models.py" --model $name --n $nmax --lengths "$lens" --work "$pw/models" >&2
       for dt in "${dts[@]}"; do
