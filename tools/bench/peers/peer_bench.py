@@ -59,6 +59,25 @@ def load_mnn(path, threads):
     return run
 
 
+def ncnn_failing_layer(net, param_path, feed):
+    """': layer TYPE NAME (params ...) fails', the first layer of the .param whose output cannot be
+    extracted, or '' when every layer's can."""
+    with open(param_path) as f:
+        lines = f.read().splitlines()[2:]
+    for line in lines:
+        fields = line.split()
+        if len(fields) < 4:
+            continue
+        n_in, n_out = int(fields[2]), int(fields[3])
+        for blob in fields[4 + n_in:4 + n_in + n_out]:
+            ex = net.create_extractor()
+            feed(ex)
+            if ex.extract(blob)[0] != 0:
+                return ": its first failing layer is %s %s (params %s)" % (
+                    fields[0], fields[1], " ".join(fields[4 + n_in + n_out:]) or "none")
+    return ""
+
+
 def load_ncnn(path, threads):
     import ncnn
 
@@ -75,7 +94,8 @@ def load_ncnn(path, threads):
         ex.input(inp, ncnn.Mat(ids.astype(np.int32), batch_index=233).clone())
         ret, out = ex.extract(outp)
         if ret != 0:
-            raise SystemExit("peer_bench: ncnn: extract('%s') returned %d" % (outp, ret))
+            raise SystemExit("peer_bench: ncnn: extract('%s') returned %d%s" % (outp, ret, ncnn_failing_layer(
+                net, path, lambda ex: ex.input(inp, ncnn.Mat(ids.astype(np.int32), batch_index=233).clone()))))
         return out.numpy(batch_index=0).copy()
     return run
 
@@ -88,10 +108,14 @@ def load_litert(path, threads):
     inp = it.get_input_details()[0]
     outp = it.get_output_details()[0]
 
+    scale, zero_point = outp["quantization"]
+
     def run(ids):
         it.set_tensor(inp["index"], ids.astype(inp["dtype"]).reshape(inp["shape"]))
         it.invoke()
-        return it.get_tensor(outp["index"])
+        out = it.get_tensor(outp["index"])
+        # A full-integer model's output is int8 with a scale and zero point (as a caller reads it).
+        return (out.astype("float32") - zero_point) * scale if scale else out
     return run
 
 

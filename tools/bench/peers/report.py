@@ -33,49 +33,45 @@ ROUTES = """\
 """
 
 THREAD_NOTE = """
-**Why linfer's 2-thread cells are slow in these tables.** They were measured with a runtime whose
-waiting threads spun up to 10^6 pause rounds (10-30 ms) before they slept. On a machine with far
-more runnable threads than cores, as during this run, a spinning thread held the core that the
-thread it waited for needed, and each barrier then waited for a scheduler time slice: the run took
-hundreds of ms instead of tens. The runtime now spins at most 50 us and then sleeps
-(runtime/src/thread_pool.cc); these 2-thread cells are to be measured again. What the change does,
-from tools/bench/peers/thread_wait_probe.cc (build line in its header; S at n = 512, 2 threads,
-medians of 7 runs, the old spin from a build of the same tree with the old bound):
-
-| S, n = 512, 2 threads | spin 10-30 ms (as in the tables) | spin <= 50 us (now) | sleep at once (`LINFER_WAIT_YIELD`) |
-| --- | ---: | ---: | ---: |
-| int8, idle machine | 3.1 ms | 3.2 ms | 3.8 ms |
-| f32, idle machine | 8.7 ms | 8.8 ms | 9.3 ms |
-| int8, beside other jobs' builds (load 4-6) | 11-488 ms | 7-22 ms | 5-14 ms |
-
-```sh
-build-peers/thread_wait_probe build-peers/work/S_f32.lfm 512 2
-build-peers/thread_wait_probe build-peers/work/S_int8.lfm 512 2
-```
-
-The quick subset measured again on a quiet machine (load 0.8-1.0) with the bounded spin, S at
-n = 512, `bash tools/bench/peers/run.sh --quick` (2026-11-28 14:40 UTC; results in
-tools/bench/peers/results/peers_quick_results.json), peer / linfer:
-
-| S, n = 512 | linfer | ONNX Runtime | LiteRT | ExecuTorch | MNN | tract |
-| --- | ---: | ---: | ---: | ---: | ---: | ---: |
-| f32, 1 thread | 14.7 ms | 1.21x | 1.14x | 1.26x | 2.45x | 2.04x |
-| f32, 2 threads | 8.7 ms | 1.11x | 2.08x | 1.56x | 2.18x | 3.60x |
-| int8, 1 thread | 5.3 ms | 1.67x | 1.48x | 1.89x | 6.82x | 12.50x |
-| int8, 2 threads | 3.1 ms | 1.50x | 3.01x | 3.19x | 6.15x | 21.08x |
-
-The 1-thread cells have no barrier and compare the kernels.
+**Threads.** A linfer session with 2 threads keeps one worker beside the caller's thread; at each
+barrier a waiting thread spins for at most 50 us and then sleeps (runtime/src/thread_pool.cc), so
+that on a machine with more runnable threads than cores it does not hold the core the other one
+needs. `linfer_options.thread_wait = LINFER_WAIT_YIELD` sleeps at once (a few microseconds more per
+parallel region); tools/bench/peers/thread_wait_probe.cc times both on a model.
 """
 
 KERNEL_NOTE = """
-**The 1-thread cells.** Every runtime here runs the same Linformer graph (the compression E X, F X
-is in the ONNX, TFLite and ExecuTorch graphs too), so linfer's linear attention is no advantage
-over them: these cells compare kernels and graph overheads. The peers that come close are the
-XNNPACK-based ones (LiteRT and ExecuTorch in f32, LiteRT's dynamic-range int8) and ONNX Runtime on
-M: their dense layers, most of the multiply-adds, run GEMM kernels that, like linfer's AVX-512
-ones, approach the machine's FMA or VNNI peak, so what is left between them is the non-dense part
-(norms, GELU, softmax, the dynamic quantization of activations) and per-run overhead. That is a
-reading of the figures, not a profile: profiling both per op is the next step.
+**Where a peer is ahead, and why.** Every runtime here runs the same Linformer graph (the compression
+E X, F X is in the ONNX, TFLite and ExecuTorch graphs too), so linfer's linear attention is no
+advantage over them: the cells compare kernels and graph overheads, and the dense layers are most
+of the work (linfer, S f32 at n = 512, one thread, `linfer-bench S_f32.lfm --seq-len 512 --threads 1
+--profile`: dense 80%, the compression 7%, attention 11%; M: dense 86%).
+
+- **int8 on M** (LiteRT's dynamic-range int8 at 0.61-0.81x, ONNX Runtime at 0.66-1.04x): linfer's
+  VNNI kernel loses on M's 3072-wide layers. `linfer-kernel-bench --rows 512 --kernel
+  dense_int8_avx512vnni` on this machine (VNNI peak 543-606 GOP/s): q/out 467-518 GOP/s, feed-forward
+  1 369-437, feed-forward 2 (3072 inputs) 239-305. Its row blocks were sized in bytes (24 KiB of
+  quantized rows, for L1), which at 3072 inputs is one 6-row tile: every pass of the weights, from
+  L3, served 6 rows. With at least 30 rows per block feed-forward 2 runs at 434-453 GOP/s, and M int8
+  at n = 512 on one thread took 306-329 ms against 345-407 ms before (three alternating runs each,
+  `linfer-bench M_int8.lfm --seq-len 512 --threads 1 --runs 3`), still behind LiteRT's 196 ms in
+  the table. This CPU has AMX (its int8 tile multiply, amx_int8 above), which linfer does not use;
+  XNNPACK (LiteRT's delegate) and ONNX Runtime's MLAS both ship AMX int8 GEMM kernels, and whether
+  they ran them here was not checked: on an AMX machine, that may be most of the gap. What remains
+  on the linfer side is blocking of the kind XNNPACK's int8 GEMM does (the inputs in K blocks
+  with the weights' block kept in L2 across many rows), which the f32 kernel now does for layers
+  of more than 1024 inputs (feed-forward 2 of M: 84-117 GFLOP/s before, 99-150 after, in the same
+  alternating runs).
+- **f32** (LiteRT and ExecuTorch, both XNNPACK, and ONNX Runtime within 1.25x in most cells, ahead
+  in a few): in isolation linfer's f32 kernel runs S's layers at 94-98% of the FMA peak and M's at
+  71-92% (the same command with `dense_f32_avx512`), but inside the model its dense layers reach
+  about 100 GFLOP/s of the 160 peak (S and M, one thread, the profiles above): every layer's
+  weights come from L3 or memory (S: 23 MB, M: 398 MB), and this machine's speed varies by up to 1.5x from one second to the next (the FMA peak
+  read 158-170 GFLOP/s between runs). The XNNPACK peers run the same kind of register-tiled GEMM; at
+  equal dense speed the ceiling of the ratio is set by the 14-20% of linfer's time outside the dense
+  layers.
+
+These are measured readings, not yet a per-op profile of each peer.
 """
 
 
@@ -151,10 +147,12 @@ def write(res, out_md):
               "256 and an LM head; Linformer headwise E/F), built with max_seq_len 2048 and run at sequence "
               "length n. Every cell is the latency of one forward pass over n token ids, in ms, and in "
               "brackets the peer's time over linfer's from the same rounds (above 1: linfer is faster).\n")
-    loaded = hi > 1.5  # more runnable threads than this machine's 2 cores at some point
+    # The load average counts the benchmark's own threads (up to 2 here): more than that plus a
+    # half means other jobs ran beside it.
+    loaded = hi > m["cores"] + 0.5
     md.append((("**These figures come from a loaded machine**: %d cores shared with other jobs during the run; "
                 if loaded else "A quiet machine: %d cores; ") +
-              "the 1-minute load average at the start of the benchmark processes ran from %.1f to %.1f "
+              "the 1-minute load average (the benchmark's own threads included) at the start of the benchmark processes ran from %.1f to %.1f "
               "(mean %.1f)." + (" Absolute times are therefore slower and noisier than on a quiet machine; the "
               "ratios come from runs that alternate with linfer's, round by round, on the same inputs, and "
               "are the figures to read." if loaded else " The ratios come from runs that alternate with "
@@ -164,10 +162,11 @@ def write(res, out_md):
                                                 " **The run was stopped before its end: the cells below are those it finished.**"))
     md.append("## Results\n")
     md.append("Machine: %s, %d cores (%s), Linux %s; %s; linfer built from this tree, Release. "
-              "Threads: 1 and 2 (the columns' `1t`, `2t`). %s %.1f minutes (installs done before; "
-              "conversions of S at n = 128 and 512 cached from an earlier run).\n" % (
+              "Threads: 1 and 2 (the columns' `1t`, `2t`). %s %.1f minutes (peers.py: the models, every "
+              "conversion, the output checks and the timing; the installs came before it).\n" % (
                   m["cpu"], m["cores"], " ".join(m["isa"]), m["kernel"], m["date"],
-                  "Run took" if res.get("complete", True) else "Stopped (for time) after", res["wall_s"] / 60))
+                  "The benchmark took" if res.get("complete", True) else "Stopped (for time) after",
+                  res["wall_s"] / 60))
     md.extend(lines)
     md.append("\n![peer time over linfer's, per cell](peers.png)\n")
     if notes:
@@ -191,8 +190,7 @@ def write(res, out_md):
               "PyTorch float32 reference, one run at 2 threads, before any timing. f32 must be within 1e-3 of the "
               "largest |output| (max abs error); int8 must have a mean cosine similarity >= 0.99 per "
               "token row and no output off by more than 0.1 of the largest |output| (set to catch outputs "
-              "off by many times their own scale; PyTorch's quantize_dynamic on M at n = 2048 misses it "
-              "narrowly, 0.502 of 4.96, and so is not timed there). A runtime that fails is marked wrong in the tables and not timed.\n")
+              "off by many times their own scale). A runtime that fails is marked wrong in the tables and not timed.\n")
     md.append("| model | n | runtime | max abs error (of max abs) | mean cosine | min cosine | arg-max agrees | verdict |")
     md.append("| --- | ---: | --- | ---: | ---: | ---: | ---: | --- |")
     for key, entries in res["checks"].items():
@@ -230,11 +228,10 @@ def write(res, out_md):
               "linfer's linfer-bench and linfer-convert into build/, builds the models into build-peers/work "
               "and writes this page, docs/peers.png and build-peers/work/peers_results.json. A peer that "
               "fails to install or convert is reported in one line and the others still run; the command "
-              "exits non-zero only when linfer itself fails. Nothing of it is part of the test suite. On "
-              "the loaded machine of this page, a `--quick` of S at n = 128 and 512 (peers installed, "
-              "conversions not yet done) took 16.8 minutes, of which n = 512 alone 8 minutes; `--quick` "
-              "is now n = 512 only, and took 118 s with the peers installed and the conversions cached "
-              "(load 4-6). Installing the venvs took about 4 minutes (7.3 GB).\n")
+              "exits non-zero only when linfer itself fails. Nothing of it is part of the test suite. "
+              "Installing the two venvs takes a few minutes (7.3 GB, most of it PyPI's torch 2 with its "
+              "CUDA wheels); `--quick` takes about 2 minutes once the peers are installed and its "
+              "conversions are cached.\n")
     arm = os.path.join(HERE, "results", "peers_arm_results.json")
     if os.path.exists(arm):
         with open(arm) as f:
@@ -392,7 +389,7 @@ def plot(res, path):
         ax.set_xticks(range(len(xs)))
         ax.set_xticklabels(xs, rotation=30, ha="right", fontsize=8)
         ax.set_ylabel("peer time / linfer time")
-        ax.set_title("%s: above 1, linfer is faster (loaded machine; ratios from alternating runs)" % dtype)
+        ax.set_title("%s: above 1, linfer is faster (ratios from alternating runs)" % dtype)
         ax.legend(fontsize=7, ncol=3)
     fig.tight_layout()
     fig.savefig(path, dpi=90)
