@@ -16,14 +16,34 @@ struct VersionCase {
   std::string dtype;  // of the dense layers: f32, f16 or int8
 };
 
-// Version 1 (row-major), 2 (panels) and 3 (int8 with input scales): every kind in version 2, and
-// each weight type where its version holds it.
+// Version 1 (row-major), 2 (panels), 3 (int8 with input scales) and 4 (each kind's part in its own
+// tables; int8 with input scales): every kind in versions 2 and 4, and each weight type where its
+// version holds it.
 inline const std::vector<VersionCase> kVersionCases = {
-    {1, "linformer", "f32"}, {1, "full", "f16"},           {1, "givetake", "int8"},
-    {1, "lsh", "f32"},       {2, "linformer", "f32"},      {2, "linformer", "int8"},
-    {2, "full", "f32"},      {2, "linear_elu", "f32"},     {2, "givetake", "f32"},
-    {2, "performer", "f16"}, {2, "sliding_window", "f32"}, {2, "block_sparse", "f32"},
-    {2, "lsh", "int8"},      {3, "linformer", "int8"},     {3, "sliding_window", "int8"},
+    {1, "linformer", "f32"},
+    {1, "full", "f16"},
+    {1, "givetake", "int8"},
+    {1, "lsh", "f32"},
+    {2, "linformer", "f32"},
+    {2, "linformer", "int8"},
+    {2, "full", "f32"},
+    {2, "linear_elu", "f32"},
+    {2, "givetake", "f32"},
+    {2, "performer", "f16"},
+    {2, "sliding_window", "f32"},
+    {2, "block_sparse", "f32"},
+    {2, "lsh", "int8"},
+    {3, "linformer", "int8"},
+    {3, "sliding_window", "int8"},
+    {4, "linformer", "f32"},
+    {4, "linformer", "int8"},
+    {4, "full", "f16"},
+    {4, "linear_elu", "f32"},
+    {4, "givetake", "f32"},
+    {4, "performer", "f16"},
+    {4, "sliding_window", "int8"},
+    {4, "block_sparse", "f32"},
+    {4, "lsh", "int8"},
 };
 
 inline std::string version_case_name(const VersionCase& c) {

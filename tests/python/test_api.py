@@ -94,7 +94,7 @@ class InfoTest(unittest.TestCase):
             self.assertEqual(i["output_channels"], len(labels))
             self.assertEqual(i["vocab_size"], 256)
             self.assertEqual(i["head_dim"] * i["num_heads"], i["dim"])
-            self.assertIn(i["format_version"], (1, 2))
+            self.assertIn(i["format_version"], (1, 2, 4))
             self.assertGreater(i["resident_weight_bytes"], 0)
             self.assertLessEqual(i["resident_weight_bytes"], i["file_bytes"])
             self.assertEqual((i["n"], i["k"]), (i["max_seq_len"], i["proj_len"]))

@@ -70,6 +70,21 @@ std::vector<uint8_t> with_config(std::function<void(fb::Config*)> f) {
   return b;
 }
 
+// A valid file with its Linformer fields (format version 4: ModelFile.kind) changed by f.
+std::vector<uint8_t> with_linformer_config(std::function<void(fb::LinformerKind*)> f) {
+  auto b = valid();
+  REQUIRE(root(b)->kind());  // (the schema types it as KindTable: Config.attention_kind says whose)
+  f(reinterpret_cast<fb::LinformerKind*>(root(b)->mutable_kind()));
+  return b;
+}
+
+// A valid version 2 file (where Config holds every kind's fields) with its Config changed by f.
+std::vector<uint8_t> with_legacy_config(std::function<void(fb::Config*)> f) {
+  auto b = model_bytes(make_model(small_config()).desc, true, 2);
+  f(root(b)->mutable_config());
+  return b;
+}
+
 std::vector<uint8_t> with_desc(std::function<void(testing::OwnedDescription&)> f, EncoderConfig c = small_config()) {
   auto o = make_model(c);
   f(o);
@@ -128,13 +143,13 @@ std::vector<BadCase> catalogue() {
       },
       INV, "verifier");
   add(
-      "format version 4",
+      "format version 5",
       [] {
         auto b = valid();
-        root(b)->mutate_format_version(4);
+        root(b)->mutate_format_version(5);
         return b;
       },
-      INV, "unsupported format version 4");
+      INV, "unsupported format version 5");
   add(
       "format version 0",
       [] {
@@ -327,10 +342,15 @@ std::vector<BadCase> catalogue() {
       },
       INV, "too large");
   add(
-      "k greater than n", [] { return with_config([](fb::Config* c) { c->mutate_proj_len(40); }); }, INV,
-      "proj_len k = 40 exceeds max_seq_len n = 33");
+      "k greater than n", [] { return with_linformer_config([](fb::LinformerKind* c) { c->mutate_proj_len(40); }); },
+      INV, "proj_len k = 40 exceeds max_seq_len n = 33");
   add(
-      "k is zero", [] { return with_config([](fb::Config* c) { c->mutate_proj_len(0); }); }, INV, "proj_len");
+      "k is zero", [] { return with_linformer_config([](fb::LinformerKind* c) { c->mutate_proj_len(0); }); }, INV,
+      "proj_len");
+  add(
+      "k greater than n in a version 2 file",
+      [] { return with_legacy_config([](fb::Config* c) { c->mutate_proj_len(40); }); }, INV,
+      "proj_len k = 40 exceeds max_seq_len n = 33");
   add(
       "dim absurd", [] { return with_config([](fb::Config* c) { c->mutate_dim(0x80000000u); }); }, INV,
       "dim = 2147483648 is out of range");
@@ -360,8 +380,11 @@ std::vector<BadCase> catalogue() {
       INV, "unknown activation");
   add(
       "unknown sharing mode",
-      [] { return with_config([](fb::Config* c) { c->mutate_projection_sharing(fb::ProjectionSharing(7)); }); }, INV,
-      "unknown projection sharing");
+      [] {
+        return with_linformer_config(
+            [](fb::LinformerKind* c) { c->mutate_projection_sharing(fb::ProjectionSharing(7)); });
+      },
+      INV, "unknown projection sharing");
   add(
       "norm_eps zero", [] { return with_config([](fb::Config* c) { c->mutate_norm_eps(0.0f); }); }, INV, "norm_eps");
   add(
@@ -412,8 +435,25 @@ std::vector<BadCase> catalogue() {
       "layers.1.feed_forward.fc1.weight is missing");
   add(
       "tensor the config does not use",
-      [] { return with_desc([](testing::OwnedDescription& o) { o.desc.global_tokens = o.desc.final_norm.weight; }); },
+      [] {
+        auto o = make_model(small_config());
+        o.desc.global_tokens = o.desc.final_norm.weight;  // (only a version 1 to 3 file has a place for it)
+        return model_bytes(o.desc, /*validate=*/false, 2);
+      },
       INV, "global_tokens is present");
+  add(
+      "a kind's layer table pointing outside the file",
+      [] {
+        auto b = valid();
+        auto* attention = root(b)->mutable_layers()->GetMutableObject(1)->mutable_attention();
+        // (The schema types it as the empty KindTable: the reader verifies its fields itself.)
+        uint8_t* proj_k = reinterpret_cast<flatbuffers::Table*>(attention->mutable_kind())
+                              ->GetAddressOf(fb::LinformerLayer::VT_PROJ_K);
+        REQUIRE(proj_k);
+        flatbuffers::WriteScalar<uint32_t>(proj_k, 0x7ffffff0u);
+        return b;
+      },
+      INV, "verifier");
   add(
       "position table too short",
       [] {
@@ -458,7 +498,7 @@ std::vector<BadCase> catalogue() {
       INV, "odd kernel");
   add(
       "window radius on a linformer model",
-      [] { return with_config([](fb::Config* c) { c->mutate_window_radius(4); }); }, INV,
+      [] { return with_legacy_config([](fb::Config* c) { c->mutate_window_radius(4); }); }, INV,
       "apply to sliding window attention only");
   add(
       "sliding window of radius 0",
@@ -492,8 +532,9 @@ std::vector<BadCase> catalogue() {
       },
       INV, "layers.0.attention.v_global.bias is present but the configuration does not use it");
   add(
-      "block size on a linformer model", [] { return with_config([](fb::Config* c) { c->mutate_block_size(4); }); },
-      INV, "apply to block sparse attention only");
+      "block size on a linformer model",
+      [] { return with_legacy_config([](fb::Config* c) { c->mutate_block_size(4); }); }, INV,
+      "apply to block sparse attention only");
   add(
       "block sparse with block size 0",
       [] {
@@ -535,8 +576,9 @@ std::vector<BadCase> catalogue() {
         INV, "layers.0.attention.random_blocks holds");
   }
   add(
-      "bucket size on a linformer model", [] { return with_config([](fb::Config* c) { c->mutate_bucket_size(4); }); },
-      INV, "bucket_size and num_hashes apply to lsh attention only");
+      "bucket size on a linformer model",
+      [] { return with_legacy_config([](fb::Config* c) { c->mutate_bucket_size(4); }); }, INV,
+      "bucket_size and num_hashes apply to lsh attention only");
   auto lsh_config = [](uint32_t bucket_size, uint32_t hashes) {
     EncoderConfig c = kind_config(AttentionKind::Lsh);
     c.bucket_size = bucket_size;

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // linfer-convert CHECKPOINT -o MODEL.lfm [--config CONFIG.json] [--layout
 // auto|lucidrains|fairseq|tatp22|performer|reformer|longformer|bigbird|bert|linfer]
-//                [--dtype f32|f16|int8] [--format-version 1|2|3] [--tokenizer FILE]...
+//                [--dtype f32|f16|int8] [--format-version 1|2|3|4] [--tokenizer FILE]...
 //                [--pooling auto|none|cls|mean] [--normalize] [--calibrate TEXT_FILE [--smoothing-alpha A]]
 // --tokenizer (repeatable): the model's tokenizer, stored in the file (docs/tokenizers.md).
 // --pooling: the output is the pooled vector of the hidden states (a sentence embedding), L2-normalized
 // with --normalize; auto (the default) reads sentence-transformers' modules.json beside --config.
 // --calibrate (int8, with a tokenizer): activation smoothing from linfer's f32 inference on the
-// file's lines (calibrate.h; docs/quantization.md); the file is then format version 3.
+// file's lines (calibrate.h; docs/quantization.md); the file then needs format version 3 or later (the default, 4).
 //
 // checkpoint reader (no code execution) -> layout mapper -> canonical EncoderDescription ->
 // validate -> .lfm writer. Output is written to a temporary file and renamed, so a failure never
@@ -41,7 +41,7 @@ using linfer::convert::SourceTensor;
 
 constexpr const char* kUsage =
     "usage: linfer-convert CHECKPOINT -o MODEL.lfm [--config CONFIG.json] "
-    "[--layout auto|lucidrains|fairseq|tatp22|performer|reformer|longformer|bigbird|bert|linfer] [--dtype f32|f16|int8] [--format-version 1|2|3] [--tokenizer FILE]... "
+    "[--layout auto|lucidrains|fairseq|tatp22|performer|reformer|longformer|bigbird|bert|linfer] [--dtype f32|f16|int8] [--format-version 1|2|3|4] [--tokenizer FILE]... "
     "[--pooling auto|none|cls|mean] [--normalize] [--calibrate TEXT_FILE [--smoothing-alpha A]]";
 
 int fail(const std::string& message, int code = 1) {
@@ -68,7 +68,7 @@ int main(int argc, char** argv) {
 namespace {
 
 int run(int argc, char** argv) {
-  // version "": the oldest that holds the model (2, or 3 with input scales: lfm.h)
+  // version "": 4; 2 or 3: the oldest of them that holds the model (3 with input scales: lfm.h)
   std::string input, output, config_path, layout = "auto", dtype = "f32", version, pooling = "auto";
   std::string calibration_path, alpha_text = "0.5";
   bool normalize = false;
@@ -122,10 +122,11 @@ int run(int argc, char** argv) {
   if (pooling != "auto" && pooling != "none" && pooling != "cls" && pooling != "mean")
     return fail("unknown pooling '" + pooling + "' (auto, none, cls, mean)", 2);
   if (normalize && (pooling == "auto" || pooling == "none")) return fail("--normalize needs --pooling cls or mean", 2);
-  if (!version.empty() && version != "1" && version != "2" && version != "3")
-    return fail(
-        "unknown format version '" + version + "' (1: row-major, 2: dense layers in panels, 3: and int8 input scales)",
-        2);
+  if (!version.empty() && version != "1" && version != "2" && version != "3" && version != "4")
+    return fail("unknown format version '" + version +
+                    "' (1: row-major, 2: dense layers in panels, 3: and int8 input scales, 4: and each attention "
+                    "kind's part in its own tables)",
+                2);
   char* alpha_end = nullptr;
   const double alpha = std::strtod(alpha_text.c_str(), &alpha_end);
   if (alpha_text.empty() || *alpha_end != '\0' || !(alpha >= 0.0 && alpha <= 1.0))
@@ -269,11 +270,13 @@ int run(int argc, char** argv) {
   std::printf("\n");
   std::printf("shared tensors: %s\n", conv.shared.empty() ? "none" : "");
   for (const std::string& s : conv.shared) std::printf("  %s\n", s.c_str());
-  const int written = version == "1" ? 1 : smoothed ? 3 : 2;  // (write_lfm: the oldest that holds it)
+  // (write_lfm: 4, or of 2 and 3 the oldest that holds it)
+  const int written = version.empty() || version == "4" ? 4 : version == "1" ? 1 : smoothed ? 3 : 2;
   std::printf("wrote %s (%zu bytes, format version %d%s)\n", output.c_str(), bytes.size(), written,
               written == 1   ? ": row-major"
               : written == 2 ? ": dense layers in panel layout"
-                             : ": dense layers in panel layout, int8 input scales");
+              : written == 3 ? ": dense layers in panel layout, int8 input scales"
+                             : ": dense layers in panel layout");
   return 0;
 }
 

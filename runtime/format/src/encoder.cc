@@ -499,14 +499,6 @@ Expect expected_shape(const EncoderConfig& c, const FormatKind& kind, Slot slot)
   return e;
 }
 
-// The format file of the kind whose slot this is (null: none of this build's).
-const FormatKind* slot_owner(Slot slot) {
-  for (const FormatKind* const* k = kFormatKinds; *k; ++k)
-    for (uint32_t i = 0; i < (*k)->slot_count; ++i)
-      if ((*k)->slots[i] == slot) return *k;
-  return nullptr;
-}
-
 bool same_shape(const std::vector<uint32_t>& shape, const Expect& e) {
   return shape.size() == e.rank && std::equal(shape.begin(), shape.end(), e.dims);
 }
@@ -534,7 +526,8 @@ std::string check_slot(const EncoderDescription& d, const FormatKind& kind, Slot
   Expect e;
   if (kShapeRules[size_t(slot)].use == kKind) {
     // A kind's slot: its shape in a model of that kind, else absent (or what its kind says).
-    const FormatKind* owner = slot_owner(slot);
+    const FormatKind* owner = nullptr;
+    kind_slot(slot, &owner);
     const bool own = owner == &kind;
     if (owner && owner->check_slot && owner->check_slot(c, slot, name, w, own, &err)) return err;
     const bool in_layer = slot >= Slot::QWeight && slot < Slot::FinalNormWeight;

@@ -8,6 +8,7 @@
 #include <type_traits>
 #include <map>
 
+#include "kinds/format_kind.h"
 #include "linfer/types/aligned_alloc.h"
 #include "linfer_generated.h"
 #include "message.h"
@@ -22,14 +23,6 @@ namespace fbs = linfer::fb;
 LINFER_SAME_ENUM(DType, F32);
 LINFER_SAME_ENUM(DType, F16);
 LINFER_SAME_ENUM(DType, I8);
-LINFER_SAME_ENUM(AttentionKind, Linformer);
-LINFER_SAME_ENUM(AttentionKind, FullSoftmax);
-LINFER_SAME_ENUM(AttentionKind, LinearElu);
-LINFER_SAME_ENUM(AttentionKind, GiveTake);
-LINFER_SAME_ENUM(AttentionKind, Performer);
-LINFER_SAME_ENUM(AttentionKind, SlidingWindow);
-LINFER_SAME_ENUM(AttentionKind, BlockSparse);
-LINFER_SAME_ENUM(AttentionKind, Lsh);
 LINFER_SAME_ENUM(FeatureMap, Softmax);
 LINFER_SAME_ENUM(FeatureMap, Relu);
 LINFER_SAME_ENUM(NormPlacement, Pre);
@@ -61,6 +54,53 @@ LINFER_SAME_ENUM(Layout, Panel16);
 LINFER_SAME_ENUM(ReversibleMerge, Sum);
 LINFER_SAME_ENUM(ReversibleMerge, Mean);
 #undef LINFER_SAME_ENUM
+// Each kind's enum value is the schema's (generated from the table of kinds).
+#include "attention_kind_tables.inc"
+
+// The configuration's fields every model has: in Config, in every version (a kind's own fields
+// are its format file's, kinds/<kind>.cc).
+#define LINFER_CONFIG_FIELD(name, VT) LINFER_CONFIG_FIELD_OF(Config, name, VT)
+constexpr ConfigField kConfigFields[] = {
+    LINFER_CONFIG_FIELD(attention_kind, VT_ATTENTION_KIND),
+    LINFER_CONFIG_FIELD(causal, VT_CAUSAL),
+    LINFER_CONFIG_FIELD(vocab_size, VT_VOCAB_SIZE),
+    LINFER_CONFIG_FIELD(dim, VT_DIM),
+    LINFER_CONFIG_FIELD(num_layers, VT_NUM_LAYERS),
+    LINFER_CONFIG_FIELD(num_heads, VT_NUM_HEADS),
+    LINFER_CONFIG_FIELD(head_dim, VT_HEAD_DIM),
+    LINFER_CONFIG_FIELD(kv_heads, VT_KV_HEADS),
+    LINFER_CONFIG_FIELD(ff_dim, VT_FF_DIM),
+    LINFER_CONFIG_FIELD(max_seq_len, VT_MAX_SEQ_LEN),
+    LINFER_CONFIG_FIELD(norm_placement, VT_NORM_PLACEMENT),
+    LINFER_CONFIG_FIELD(embedding_norm, VT_EMBEDDING_NORM),
+    LINFER_CONFIG_FIELD(final_norm, VT_FINAL_NORM),
+    LINFER_CONFIG_FIELD(norm_eps, VT_NORM_EPS),
+    LINFER_CONFIG_FIELD(positions, VT_POSITIONS),
+    LINFER_CONFIG_FIELD(position_offset, VT_POSITION_OFFSET),
+    LINFER_CONFIG_FIELD(sinusoidal_base, VT_SINUSOIDAL_BASE),
+    LINFER_CONFIG_FIELD(embedding_scale, VT_EMBEDDING_SCALE),
+    LINFER_CONFIG_FIELD(activation, VT_ACTIVATION),
+    LINFER_CONFIG_FIELD(head, VT_HEAD),
+    LINFER_CONFIG_FIELD(head_activation, VT_HEAD_ACTIVATION),
+    LINFER_CONFIG_FIELD(pooling, VT_POOLING),
+    LINFER_CONFIG_FIELD(num_classes, VT_NUM_CLASSES),
+    LINFER_CONFIG_FIELD(rotary, VT_ROTARY),
+    LINFER_CONFIG_FIELD(classifier_activation, VT_CLASSIFIER_ACTIVATION),
+    LINFER_CONFIG_FIELD(reversible_merge, VT_REVERSIBLE_MERGE),
+    LINFER_CONFIG_FIELD(normalize_output, VT_NORMALIZE_OUTPUT),
+};
+#undef LINFER_CONFIG_FIELD
+static_assert(std::is_standard_layout_v<EncoderConfig> && sizeof(EncoderConfig) < 256, "offsets of one byte");
+// The kinds' fields of versions 1 to 3 in Config (proj_len .. num_hashes): 15, and no more ever
+// (a kind adds its fields to its own table).
+constexpr size_t kLegacyKindConfigFields = 15;
+static_assert(sizeof kConfigFields / sizeof kConfigFields[0] + kLegacyKindConfigFields ==
+                  fbs::Config::VT_NORMALIZE_OUTPUT / 2 - 1,
+              "every field of the schema's Config");
+
+const FormatKind* kind_of(const EncoderConfig& c) {
+  return uint8_t(c.attention_kind) < kAttentionKindCount ? format_kind(c.attention_kind) : nullptr;
+}
 
 // ---------------------------------------------------------------------------------------------
 // Writing
@@ -96,17 +136,67 @@ struct Writer {
     return fbs::CreateTensor(fbb, fbs::DType(w.dtype), shape, blob_offsets[idx], w.bytes(), scales,
                              fbs::Layout(w.layout), w.panel_groups, sums, input_scales);
   }
-  flatbuffers::Offset<fbs::Linear> linear(const LinearWeights& l) {
-    if (!l.weight.present() && !l.bias.present()) return 0;
-    auto w = tensor(l.weight);
-    auto b = tensor(l.bias);
+  flatbuffers::Offset<fbs::Linear> linear(const WeightView& weight, const WeightView& bias) {
+    if (!weight.present() && !bias.present()) return 0;
+    auto w = tensor(weight);
+    auto b = tensor(bias);
     return fbs::CreateLinear(fbb, w, b);
   }
+  flatbuffers::Offset<fbs::Linear> linear(const LinearWeights& l) { return linear(l.weight, l.bias); }
   flatbuffers::Offset<fbs::LayerNorm> norm(const NormWeights& n) {
     if (!n.weight.present() && !n.bias.present()) return 0;
     auto w = tensor(n.weight);
     auto b = tensor(n.bias);
     return fbs::CreateLayerNorm(fbb, w, b);
+  }
+
+  // Adds configuration fields to the table being built: at their version 4 places, or at their
+  // Config places (`legacy`).
+  void add_fields(const EncoderConfig& c, const ConfigField* f, size_t n, bool legacy) {
+    for (; n; --n, ++f) {
+      const uint8_t* from = reinterpret_cast<const uint8_t*>(&c) + f->offset;
+      const flatbuffers::voffset_t at = legacy ? f->legacy_field : f->field;
+      if (!at) continue;  // (none in versions 1 to 3: write_lfm refuses such a kind there)
+      if (f->kind == ConfigField::kWord) {
+        uint32_t v;  // (a float's bits too)
+        std::memcpy(&v, from, 4);
+        fbb.AddElement<uint32_t>(at, v, 0);
+      } else {
+        fbb.AddElement<uint8_t>(at, *from, 0);
+      }
+    }
+  }
+  // A table's field and the offset of what it holds, written before the table is started.
+  struct FieldOffset {
+    flatbuffers::voffset_t field;
+    flatbuffers::Offset<void> offset;
+  };
+  // Writes a kind's tensors of a layer (`layer`) or of the model, and lists them by their version
+  // 4 fields or their legacy ones. `views` by Slot. (A Linear: its weight's slot and the next, its
+  // bias's.)
+  void kind_tensors(const FormatKind& k, bool layer, const WeightView* const* views, bool legacy,
+                    std::vector<FieldOffset>* out) {
+    for (uint32_t i = 0; i < k.slot_count; ++i) {
+      const KindSlot& s = k.slots[i];
+      if (s.in_layer != layer || s.part == KindSlot::kBias || (legacy && !s.legacy_field)) continue;
+      const WeightView& w = *views[size_t(s.slot)];
+      const flatbuffers::Offset<void> o =
+          s.part == KindSlot::kTensor ? tensor(w).Union() : linear(w, *views[size_t(s.slot) + 1]).Union();
+      if (o.o) out->push_back({legacy ? s.legacy_field : s.field, o});
+    }
+  }
+  void add_offsets(const std::vector<FieldOffset>& offsets) {
+    for (const FieldOffset& f : offsets) fbb.AddOffset(f.field, f.offset);
+  }
+  // A kind's version 4 table: <Enum>Layer (`layer`), or <Enum>Kind with its configuration fields.
+  flatbuffers::Offset<void> kind_table(const FormatKind& k, bool layer, const EncoderConfig& c,
+                                       const WeightView* const* views) {
+    std::vector<FieldOffset> offsets;
+    kind_tensors(k, layer, views, /*legacy=*/false, &offsets);
+    const flatbuffers::uoffset_t start = fbb.StartTable();
+    if (!layer) add_fields(c, k.fields, k.field_count, /*legacy=*/false);
+    add_offsets(offsets);
+    return flatbuffers::Offset<void>(fbb.EndTable(start));
   }
 };
 
@@ -133,40 +223,68 @@ std::string write_lfm(const EncoderDescription& d, const std::string& producer,
   if (!smoothed.empty() && format_version < 3)
     return smoothed + " carries input scales, which format version " + std::to_string(format_version) +
            " cannot hold (version 3 can)";
-  // The oldest version that holds the description, so that older runtimes read what they can.
-  if (format_version > 1) format_version = smoothed.empty() ? 2 : 3;
+  // Version 4 unless an older one is asked for; then the oldest that holds the description, so
+  // that older runtimes read what they can.
+  const bool legacy = format_version < 4;
+  if (format_version > 1 && legacy) format_version = smoothed.empty() ? 2 : 3;
+  const EncoderConfig& c = d.config;
+  const FormatKind* kind = kind_of(c);
+  // The description's views by layer (0: the model's own) and slot.
+  constexpr size_t kSlots = size_t(Slot::Count);
+  std::vector<const WeightView*> views((d.layers.size() + 1) * kSlots);
+  for_each_slot(d, [&](Slot slot, uint32_t layer, const std::string& name, const WeightView& v) {
+    const bool in_layer = slot >= Slot::QWeight && slot < Slot::FinalNormWeight;
+    views[(in_layer ? layer + 1 : 0) * kSlots + size_t(slot)] = &v;
+    // (Version 4 has a place for the model's kind's tensors only.)
+    const FormatKind* owner = nullptr;
+    if (err.empty() && !legacy && v.present() && kind_slot(slot, &owner) && owner != kind)
+      err = name + " belongs to another attention kind than the model's, which format version 4 cannot hold";
+  });
+  if (!err.empty()) return err;
+  // (A kind newer than version 4 has fields or tensors versions 1 to 3 have no place for.)
+  for (uint32_t i = 0; legacy && kind && i < kind->field_count + kind->slot_count; ++i)
+    if (!(i < kind->field_count ? kind->fields[i].legacy_field : kind->slots[i - kind->field_count].legacy_field))
+      return message("{} attention needs format version 4, not {}", to_string(c.attention_kind), format_version);
   Writer w;
   auto& fbb = w.fbb;
   fbb.ForceDefaults(true);  // data_offset is patched after Finish, so it must be stored
-  const EncoderConfig& c = d.config;
-  auto config = fbs::CreateConfig(
-      fbb, fbs::AttentionKind(c.attention_kind), fbs::CausalMode(c.causal), c.vocab_size, c.dim, c.num_layers,
-      c.num_heads, c.head_dim, c.kv_heads, c.ff_dim, c.max_seq_len, c.proj_len, c.num_global_tokens,
-      fbs::NormPlacement(c.norm_placement), c.embedding_norm, c.final_norm, c.norm_eps, fbs::PositionKind(c.positions),
-      c.position_offset, c.sinusoidal_base, c.embedding_scale, fbs::ProjectionPlacement(c.projection_placement),
-      fbs::ProjectionSharing(c.projection_sharing), fbs::Activation(c.activation), fbs::HeadKind(c.head),
-      fbs::Activation(c.head_activation), fbs::Pooling(c.pooling), c.num_classes, c.num_features,
-      fbs::FeatureMap(c.feature_map), c.feature_eps, fbs::Rotary(c.rotary), fbs::KeyStabiliser(c.key_stabiliser),
-      c.window_radius, c.global_positions, c.block_size, c.global_blocks, c.num_random_blocks, c.bucket_size,
-      c.num_hashes, fbs::Activation(c.classifier_activation), fbs::ReversibleMerge(c.reversible_merge),
-      c.normalize_output);
+  const flatbuffers::uoffset_t config_start = fbb.StartTable();
+  w.add_fields(c, kConfigFields, sizeof kConfigFields / sizeof kConfigFields[0], /*legacy=*/false);
+  if (legacy)  // (every kind's, as versions 1 to 3 held them)
+    for (const FormatKind* const* k = kFormatKinds; *k; ++k) w.add_fields(c, (*k)->fields, (*k)->field_count, true);
+  const flatbuffers::Offset<fbs::Config> config(fbb.EndTable(config_start));
   auto token_embedding = w.tensor(d.token_embedding);
   auto position_embedding = w.tensor(d.position_embedding);
   auto rotary_table = w.tensor(d.rotary_table);
   auto embedding_norm = w.norm(d.embedding_norm);
-  auto global_tokens = w.tensor(d.global_tokens);
-  auto shared_proj = w.tensor(d.shared_proj);
-  auto shared_proj_bias = w.tensor(d.shared_proj_bias);
+  // The kind's part of the model: its table (version 4), or fields of ModelFile (legacy_model).
+  std::vector<Writer::FieldOffset> legacy_model;
+  flatbuffers::Offset<void> kind_table = 0;
+  if (legacy)
+    for (const FormatKind* const* k = kFormatKinds; *k; ++k)
+      w.kind_tensors(**k, false, views.data(), true, &legacy_model);
+  else if (kind)
+    kind_table = w.kind_table(*kind, false, c, views.data());
   std::vector<flatbuffers::Offset<fbs::Layer>> layers;
-  for (const LayerWeights& l : d.layers) {
+  for (size_t i = 0; i < d.layers.size(); ++i) {
+    const LayerWeights& l = d.layers[i];
+    const WeightView* const* layer_views = views.data() + (i + 1) * kSlots;
     auto q = w.linear(l.q), k = w.linear(l.k), v = w.linear(l.v), o = w.linear(l.out);
-    auto pk = w.tensor(l.proj_k), pv = w.tensor(l.proj_v);
-    auto pkb = w.tensor(l.proj_k_bias), pvb = w.tensor(l.proj_v_bias);
-    auto cw = w.tensor(l.conv_weight), cb = w.tensor(l.conv_bias);
-    auto feats = w.tensor(l.features);
-    auto qg = w.linear(l.q_global), kg = w.linear(l.k_global), vg = w.linear(l.v_global);
-    auto rb = w.tensor(l.random_blocks), rot = w.tensor(l.rotations);
-    auto attention = fbs::CreateAttention(fbb, q, k, v, o, pk, pv, pkb, pvb, cw, cb, feats, qg, kg, vg, rb, rot);
+    std::vector<Writer::FieldOffset> legacy_attention;
+    flatbuffers::Offset<void> layer_table = 0;
+    if (legacy)
+      for (const FormatKind* const* fk = kFormatKinds; *fk; ++fk)
+        w.kind_tensors(**fk, true, layer_views, true, &legacy_attention);
+    else if (kind)
+      layer_table = w.kind_table(*kind, true, c, layer_views);
+    fbs::AttentionBuilder ab(fbb);
+    ab.add_q(q);
+    ab.add_k(k);
+    ab.add_v(v);
+    ab.add_out(o);
+    w.add_offsets(legacy_attention);
+    ab.add_kind(flatbuffers::Offset<fbs::KindTable>(layer_table.o));
+    auto attention = ab.Finish();
     auto an = w.norm(l.attention_norm);
     auto f1 = w.linear(l.fc1), f2 = w.linear(l.fc2);
     auto ff = fbs::CreateFeedForward(fbb, f1, f2);
@@ -210,10 +328,24 @@ std::string write_lfm(const EncoderDescription& d, const std::string& producer,
                              t.max_word_chars, scores, types, charsmap, t.add_dummy_prefix, t.remove_extra_whitespaces,
                              t.byte_fallback, added_flags, t.strip_right, t.space_runs, t.prepend_scheme);
   }
-  auto model =
-      fbs::CreateModelFile(fbb, format_version, producer_str, config, /*data_offset=*/0, w.data_size, token_embedding,
-                           position_embedding, embedding_norm, global_tokens, shared_proj, shared_proj_bias, layers_vec,
-                           final_norm, head, metadata_vec, rotary_table, tokenizer);
+  fbs::ModelFileBuilder mb(fbb);
+  mb.add_format_version(format_version);
+  mb.add_producer(producer_str);
+  mb.add_config(config);
+  mb.add_data_offset(0);
+  mb.add_data_size(w.data_size);
+  mb.add_token_embedding(token_embedding);
+  mb.add_position_embedding(position_embedding);
+  mb.add_embedding_norm(embedding_norm);
+  w.add_offsets(legacy_model);
+  mb.add_layers(layers_vec);
+  mb.add_final_norm(final_norm);
+  mb.add_head(head);
+  mb.add_metadata(metadata_vec);
+  mb.add_rotary_table(rotary_table);
+  mb.add_tokenizer(tokenizer);
+  mb.add_kind(flatbuffers::Offset<fbs::KindTable>(kind_table.o));
+  auto model = mb.Finish();
   fbs::FinishModelFileBuffer(fbb, model);
 
   const uint64_t data_offset = (fbb.GetSize() + kDataAlignment - 1) / kDataAlignment * kDataAlignment;
@@ -240,66 +372,61 @@ const flatbuffers::Table* as_table(const T* t) {
 
 // Where each slot is in the file: a field of the model, of a layer or its attention or
 // feed-forward table, or of the head; a linear layer's or a norm's weight and bias are the fields
-// of the Linear or LayerNorm table at that field. The reader goes through the slots with
-// for_each_slot and this table.
+// of the Linear or LayerNorm table at that field. The slots every model has are listed here; a
+// kind's slot is where its format file says (KindSlot): a field of its tables (version 4:
+// kKindModel, kKindLayer) or of the model's or the attention's (versions 1 to 3). The reader goes
+// through the slots with for_each_slot and this table.
 struct SlotField {
-  enum Table : uint8_t { kModel, kLayer, kAttention, kFeedForward, kHead, kTables } table;
+  Slot slot;
+  enum Table : uint8_t { kModel, kLayer, kAttention, kFeedForward, kHead, kKindModel, kKindLayer, kTables } table;
   uint8_t field;  // vtable offset
   enum Part : uint8_t { kTensor, kWeight, kBias } part;
 };
+static_assert(uint8_t(SlotField::kTensor) == uint8_t(KindSlot::kTensor) &&
+                  uint8_t(SlotField::kWeight) == uint8_t(KindSlot::kWeight) &&
+                  uint8_t(SlotField::kBias) == uint8_t(KindSlot::kBias),
+              "a kind's slot's part is a SlotField's");
 constexpr flatbuffers::voffset_t kWeightField = fbs::Linear::VT_WEIGHT, kBiasField = fbs::Linear::VT_BIAS;
 static_assert(kWeightField == fbs::LayerNorm::VT_WEIGHT && kBiasField == fbs::LayerNorm::VT_BIAS,
               "a linear layer's and a norm's weight and bias at the same fields");
 constexpr SlotField kSlotFields[] = {
-    {SlotField::kModel, fbs::ModelFile::VT_TOKEN_EMBEDDING, SlotField::kTensor},
-    {SlotField::kModel, fbs::ModelFile::VT_POSITION_EMBEDDING, SlotField::kTensor},
-    {SlotField::kModel, fbs::ModelFile::VT_ROTARY_TABLE, SlotField::kTensor},
-    {SlotField::kModel, fbs::ModelFile::VT_EMBEDDING_NORM, SlotField::kWeight},
-    {SlotField::kModel, fbs::ModelFile::VT_EMBEDDING_NORM, SlotField::kBias},
-    {SlotField::kModel, fbs::ModelFile::VT_GLOBAL_TOKENS, SlotField::kTensor},
-    {SlotField::kModel, fbs::ModelFile::VT_SHARED_PROJ, SlotField::kTensor},
-    {SlotField::kModel, fbs::ModelFile::VT_SHARED_PROJ_BIAS, SlotField::kTensor},
-    {SlotField::kAttention, fbs::Attention::VT_Q, SlotField::kWeight},
-    {SlotField::kAttention, fbs::Attention::VT_Q, SlotField::kBias},
-    {SlotField::kAttention, fbs::Attention::VT_K, SlotField::kWeight},
-    {SlotField::kAttention, fbs::Attention::VT_K, SlotField::kBias},
-    {SlotField::kAttention, fbs::Attention::VT_V, SlotField::kWeight},
-    {SlotField::kAttention, fbs::Attention::VT_V, SlotField::kBias},
-    {SlotField::kAttention, fbs::Attention::VT_OUT, SlotField::kWeight},
-    {SlotField::kAttention, fbs::Attention::VT_OUT, SlotField::kBias},
-    {SlotField::kAttention, fbs::Attention::VT_PROJ_K, SlotField::kTensor},
-    {SlotField::kAttention, fbs::Attention::VT_PROJ_V, SlotField::kTensor},
-    {SlotField::kAttention, fbs::Attention::VT_PROJ_K_BIAS, SlotField::kTensor},
-    {SlotField::kAttention, fbs::Attention::VT_PROJ_V_BIAS, SlotField::kTensor},
-    {SlotField::kAttention, fbs::Attention::VT_CONV_WEIGHT, SlotField::kTensor},
-    {SlotField::kAttention, fbs::Attention::VT_CONV_BIAS, SlotField::kTensor},
-    {SlotField::kAttention, fbs::Attention::VT_FEATURES, SlotField::kTensor},
-    {SlotField::kAttention, fbs::Attention::VT_Q_GLOBAL, SlotField::kWeight},
-    {SlotField::kAttention, fbs::Attention::VT_Q_GLOBAL, SlotField::kBias},
-    {SlotField::kAttention, fbs::Attention::VT_K_GLOBAL, SlotField::kWeight},
-    {SlotField::kAttention, fbs::Attention::VT_K_GLOBAL, SlotField::kBias},
-    {SlotField::kAttention, fbs::Attention::VT_V_GLOBAL, SlotField::kWeight},
-    {SlotField::kAttention, fbs::Attention::VT_V_GLOBAL, SlotField::kBias},
-    {SlotField::kAttention, fbs::Attention::VT_RANDOM_BLOCKS, SlotField::kTensor},
-    {SlotField::kAttention, fbs::Attention::VT_ROTATIONS, SlotField::kTensor},
-    {SlotField::kLayer, fbs::Layer::VT_ATTENTION_NORM, SlotField::kWeight},
-    {SlotField::kLayer, fbs::Layer::VT_ATTENTION_NORM, SlotField::kBias},
-    {SlotField::kFeedForward, fbs::FeedForward::VT_FC1, SlotField::kWeight},
-    {SlotField::kFeedForward, fbs::FeedForward::VT_FC1, SlotField::kBias},
-    {SlotField::kFeedForward, fbs::FeedForward::VT_FC2, SlotField::kWeight},
-    {SlotField::kFeedForward, fbs::FeedForward::VT_FC2, SlotField::kBias},
-    {SlotField::kLayer, fbs::Layer::VT_FEED_FORWARD_NORM, SlotField::kWeight},
-    {SlotField::kLayer, fbs::Layer::VT_FEED_FORWARD_NORM, SlotField::kBias},
-    {SlotField::kModel, fbs::ModelFile::VT_FINAL_NORM, SlotField::kWeight},
-    {SlotField::kModel, fbs::ModelFile::VT_FINAL_NORM, SlotField::kBias},
-    {SlotField::kHead, fbs::Head::VT_DENSE, SlotField::kWeight},
-    {SlotField::kHead, fbs::Head::VT_DENSE, SlotField::kBias},
-    {SlotField::kHead, fbs::Head::VT_NORM, SlotField::kWeight},
-    {SlotField::kHead, fbs::Head::VT_NORM, SlotField::kBias},
-    {SlotField::kHead, fbs::Head::VT_OUT, SlotField::kWeight},
-    {SlotField::kHead, fbs::Head::VT_OUT, SlotField::kBias},
+    {Slot::TokenEmbedding, SlotField::kModel, fbs::ModelFile::VT_TOKEN_EMBEDDING, SlotField::kTensor},
+    {Slot::PositionEmbedding, SlotField::kModel, fbs::ModelFile::VT_POSITION_EMBEDDING, SlotField::kTensor},
+    {Slot::RotaryTable, SlotField::kModel, fbs::ModelFile::VT_ROTARY_TABLE, SlotField::kTensor},
+    {Slot::EmbeddingNormWeight, SlotField::kModel, fbs::ModelFile::VT_EMBEDDING_NORM, SlotField::kWeight},
+    {Slot::EmbeddingNormBias, SlotField::kModel, fbs::ModelFile::VT_EMBEDDING_NORM, SlotField::kBias},
+    {Slot::QWeight, SlotField::kAttention, fbs::Attention::VT_Q, SlotField::kWeight},
+    {Slot::QBias, SlotField::kAttention, fbs::Attention::VT_Q, SlotField::kBias},
+    {Slot::KWeight, SlotField::kAttention, fbs::Attention::VT_K, SlotField::kWeight},
+    {Slot::KBias, SlotField::kAttention, fbs::Attention::VT_K, SlotField::kBias},
+    {Slot::VWeight, SlotField::kAttention, fbs::Attention::VT_V, SlotField::kWeight},
+    {Slot::VBias, SlotField::kAttention, fbs::Attention::VT_V, SlotField::kBias},
+    {Slot::OutWeight, SlotField::kAttention, fbs::Attention::VT_OUT, SlotField::kWeight},
+    {Slot::OutBias, SlotField::kAttention, fbs::Attention::VT_OUT, SlotField::kBias},
+    {Slot::AttentionNormWeight, SlotField::kLayer, fbs::Layer::VT_ATTENTION_NORM, SlotField::kWeight},
+    {Slot::AttentionNormBias, SlotField::kLayer, fbs::Layer::VT_ATTENTION_NORM, SlotField::kBias},
+    {Slot::Fc1Weight, SlotField::kFeedForward, fbs::FeedForward::VT_FC1, SlotField::kWeight},
+    {Slot::Fc1Bias, SlotField::kFeedForward, fbs::FeedForward::VT_FC1, SlotField::kBias},
+    {Slot::Fc2Weight, SlotField::kFeedForward, fbs::FeedForward::VT_FC2, SlotField::kWeight},
+    {Slot::Fc2Bias, SlotField::kFeedForward, fbs::FeedForward::VT_FC2, SlotField::kBias},
+    {Slot::FeedForwardNormWeight, SlotField::kLayer, fbs::Layer::VT_FEED_FORWARD_NORM, SlotField::kWeight},
+    {Slot::FeedForwardNormBias, SlotField::kLayer, fbs::Layer::VT_FEED_FORWARD_NORM, SlotField::kBias},
+    {Slot::FinalNormWeight, SlotField::kModel, fbs::ModelFile::VT_FINAL_NORM, SlotField::kWeight},
+    {Slot::FinalNormBias, SlotField::kModel, fbs::ModelFile::VT_FINAL_NORM, SlotField::kBias},
+    {Slot::HeadDenseWeight, SlotField::kHead, fbs::Head::VT_DENSE, SlotField::kWeight},
+    {Slot::HeadDenseBias, SlotField::kHead, fbs::Head::VT_DENSE, SlotField::kBias},
+    {Slot::HeadNormWeight, SlotField::kHead, fbs::Head::VT_NORM, SlotField::kWeight},
+    {Slot::HeadNormBias, SlotField::kHead, fbs::Head::VT_NORM, SlotField::kBias},
+    {Slot::HeadOutWeight, SlotField::kHead, fbs::Head::VT_OUT, SlotField::kWeight},
+    {Slot::HeadOutBias, SlotField::kHead, fbs::Head::VT_OUT, SlotField::kBias},
 };
-static_assert(sizeof kSlotFields / sizeof kSlotFields[0] == size_t(Slot::Count), "a field for every slot");
+
+// The place of a slot every model has (null: a kind's, or none).
+const SlotField* shared_slot_field(Slot slot) {
+  for (const SlotField& f : kSlotFields)
+    if (f.slot == slot) return &f;
+  return nullptr;
+}
 
 // The slot's tensor in the file, or null (absent, or its table is). `tables` by SlotField::Table.
 const fbs::Tensor* file_tensor(const flatbuffers::Table* const* tables, const SlotField& f) {
@@ -311,69 +438,45 @@ const fbs::Tensor* file_tensor(const flatbuffers::Table* const* tables, const Sl
                                                                                : kBiasField);
 }
 
-// The configuration's fields: where each is in the file's Config table and in EncoderConfig, read
-// by one loop (41 accessors inlined were 0.6 KB of a microcontroller's code). A field the file
-// does not hold keeps EncoderConfig's default, which is the schema's.
-struct ConfigField {
-  uint16_t field;                                    // the Config table's vtable offset
-  uint8_t offset;                                    // in EncoderConfig
-  enum Kind : uint8_t { kByte, kBool, kWord } kind;  // an enum, a bool, or a uint32_t or float
-};
-#define LINFER_CONFIG_FIELD(name, VT)                                            \
-  ConfigField {                                                                  \
-    fbs::Config::VT, offsetof(EncoderConfig, name),                              \
-        std::is_same_v<decltype(EncoderConfig::name), bool> ? ConfigField::kBool \
-        : sizeof(EncoderConfig::name) == 4                  ? ConfigField::kWord \
-                                                            : ConfigField::kByte \
+constexpr const char* kCorrupt = "model file is corrupt: the FlatBuffers verifier rejected it (truncated or damaged)";
+
+// Verifies a kind's version 4 table (ModelFile.kind, `layer` false, or Attention.kind), which the
+// schema types as the empty KindTable: its fields as the kind's own table has them, as the
+// FlatBuffers verifier would (the table itself it has verified). One loop for every kind: the
+// schema's verifiers of every kind's tables were 1.2 KB of a microcontroller's code.
+bool verify_kind_table(flatbuffers::Verifier& v, const flatbuffers::Table* t, const FormatKind& k, bool layer) {
+  for (uint32_t i = 0; !layer && i < k.field_count; ++i) {
+    const ConfigField& f = k.fields[i];
+    const size_t size = f.kind == ConfigField::kWord ? 4 : 1;
+    if (!(size == 4 ? t->VerifyField<uint32_t>(v, f.field, 4) : t->VerifyField<uint8_t>(v, f.field, 1))) return false;
   }
-constexpr ConfigField kConfigFields[] = {
-    LINFER_CONFIG_FIELD(attention_kind, VT_ATTENTION_KIND),
-    LINFER_CONFIG_FIELD(causal, VT_CAUSAL),
-    LINFER_CONFIG_FIELD(vocab_size, VT_VOCAB_SIZE),
-    LINFER_CONFIG_FIELD(dim, VT_DIM),
-    LINFER_CONFIG_FIELD(num_layers, VT_NUM_LAYERS),
-    LINFER_CONFIG_FIELD(num_heads, VT_NUM_HEADS),
-    LINFER_CONFIG_FIELD(head_dim, VT_HEAD_DIM),
-    LINFER_CONFIG_FIELD(kv_heads, VT_KV_HEADS),
-    LINFER_CONFIG_FIELD(ff_dim, VT_FF_DIM),
-    LINFER_CONFIG_FIELD(max_seq_len, VT_MAX_SEQ_LEN),
-    LINFER_CONFIG_FIELD(proj_len, VT_PROJ_LEN),
-    LINFER_CONFIG_FIELD(num_global_tokens, VT_NUM_GLOBAL_TOKENS),
-    LINFER_CONFIG_FIELD(norm_placement, VT_NORM_PLACEMENT),
-    LINFER_CONFIG_FIELD(embedding_norm, VT_EMBEDDING_NORM),
-    LINFER_CONFIG_FIELD(final_norm, VT_FINAL_NORM),
-    LINFER_CONFIG_FIELD(norm_eps, VT_NORM_EPS),
-    LINFER_CONFIG_FIELD(positions, VT_POSITIONS),
-    LINFER_CONFIG_FIELD(position_offset, VT_POSITION_OFFSET),
-    LINFER_CONFIG_FIELD(sinusoidal_base, VT_SINUSOIDAL_BASE),
-    LINFER_CONFIG_FIELD(embedding_scale, VT_EMBEDDING_SCALE),
-    LINFER_CONFIG_FIELD(projection_placement, VT_PROJECTION_PLACEMENT),
-    LINFER_CONFIG_FIELD(projection_sharing, VT_PROJECTION_SHARING),
-    LINFER_CONFIG_FIELD(activation, VT_ACTIVATION),
-    LINFER_CONFIG_FIELD(head, VT_HEAD),
-    LINFER_CONFIG_FIELD(head_activation, VT_HEAD_ACTIVATION),
-    LINFER_CONFIG_FIELD(pooling, VT_POOLING),
-    LINFER_CONFIG_FIELD(num_classes, VT_NUM_CLASSES),
-    LINFER_CONFIG_FIELD(num_features, VT_NUM_FEATURES),
-    LINFER_CONFIG_FIELD(feature_map, VT_FEATURE_MAP),
-    LINFER_CONFIG_FIELD(feature_eps, VT_FEATURE_EPS),
-    LINFER_CONFIG_FIELD(rotary, VT_ROTARY),
-    LINFER_CONFIG_FIELD(key_stabiliser, VT_KEY_STABILISER),
-    LINFER_CONFIG_FIELD(window_radius, VT_WINDOW_RADIUS),
-    LINFER_CONFIG_FIELD(global_positions, VT_GLOBAL_POSITIONS),
-    LINFER_CONFIG_FIELD(block_size, VT_BLOCK_SIZE),
-    LINFER_CONFIG_FIELD(global_blocks, VT_GLOBAL_BLOCKS),
-    LINFER_CONFIG_FIELD(num_random_blocks, VT_NUM_RANDOM_BLOCKS),
-    LINFER_CONFIG_FIELD(bucket_size, VT_BUCKET_SIZE),
-    LINFER_CONFIG_FIELD(num_hashes, VT_NUM_HASHES),
-    LINFER_CONFIG_FIELD(classifier_activation, VT_CLASSIFIER_ACTIVATION),
-    LINFER_CONFIG_FIELD(reversible_merge, VT_REVERSIBLE_MERGE),
-    LINFER_CONFIG_FIELD(normalize_output, VT_NORMALIZE_OUTPUT),
-};
-#undef LINFER_CONFIG_FIELD
-static_assert(std::is_standard_layout_v<EncoderConfig> && sizeof(EncoderConfig) < 256, "offsets of one byte");
-static_assert(sizeof kConfigFields / sizeof kConfigFields[0] == fbs::Config::VT_NORMALIZE_OUTPUT / 2 - 1,
-              "every field of the schema's Config");
+  for (uint32_t i = 0; i < k.slot_count; ++i) {
+    const KindSlot& s = k.slots[i];
+    if (s.in_layer != layer || s.part == KindSlot::kBias) continue;
+    if (!t->VerifyOffset(v, s.field)) return false;
+    if (!(s.part == KindSlot::kTensor ? v.VerifyTable(t->GetPointer<const fbs::Tensor*>(s.field))
+                                      : v.VerifyTable(t->GetPointer<const fbs::Linear*>(s.field))))
+      return false;
+  }
+  return true;
+}
+
+// Reads configuration fields from `table`: at their version 4 places, or their Config places
+// (`legacy`).
+void read_fields(const flatbuffers::Table* table, const ConfigField* f, size_t n, bool legacy, EncoderConfig* cfg) {
+  for (; n; --n, ++f)
+    if (const flatbuffers::voffset_t at = legacy ? f->legacy_field : f->field; !at) {
+      continue;                                               // (a field versions 1 to 3 do not have)
+    } else if (const uint8_t* p = table->GetAddressOf(at)) {  // (absent: the default)
+      uint8_t* to = reinterpret_cast<uint8_t*>(cfg) + f->offset;
+      if (f->kind == ConfigField::kWord) {
+        const uint32_t v = flatbuffers::ReadScalar<uint32_t>(p);  // (a float's bits too)
+        std::memcpy(to, &v, 4);
+      } else {
+        *to = f->kind == ConfigField::kBool ? *p != 0 : *p;
+      }
+    }
+}
 
 // The name of the slot `view` is (the reader's messages name their tensor only when one fails).
 std::string slot_name(const EncoderDescription& d, const WeightView* view) {
@@ -560,12 +663,11 @@ std::string parse_lfm(const uint8_t* data, size_t size, EncoderDescription* desc
   // The Verifier bounds every table, vector and string read below to the buffer it is given.
   const size_t verify_size = size < FLATBUFFERS_MAX_BUFFER_SIZE ? size : FLATBUFFERS_MAX_BUFFER_SIZE - 1;
   flatbuffers::Verifier verifier(data, verify_size, /*max_depth=*/64, /*max_tables=*/1u << 20);
-  if (!fbs::VerifyModelFileBuffer(verifier))
-    return "model file is corrupt: the FlatBuffers verifier rejected it (truncated or damaged)";
+  if (!fbs::VerifyModelFileBuffer(verifier)) return kCorrupt;
   const fbs::ModelFile* m = fbs::GetModelFile(data);
   if (m->format_version() < 1 || m->format_version() > kFormatVersion)
     return message(LINFER_DETAILED("unsupported format version {} (this runtime reads versions 1 to {})",
-                                   "unsupported format version (this runtime reads versions 1 to 3)"),
+                                   "unsupported format version (this runtime reads versions 1 to 4)"),
                    m->format_version(), kFormatVersion);
   const uint64_t data_offset = m->data_offset(), data_size = m->data_size();
   if (data_offset % kDataAlignment != 0)
@@ -583,16 +685,19 @@ std::string parse_lfm(const uint8_t* data, size_t size, EncoderDescription* desc
   EncoderDescription& d = *desc;  // (filled in place: moving a whole description in was 0.6 KB of code)
   EncoderConfig& cfg = d.config;
   const flatbuffers::Table* config_table = as_table(c);
-  for (const ConfigField& f : kConfigFields)
-    if (const uint8_t* p = config_table->GetAddressOf(f.field)) {  // (absent: the default)
-      uint8_t* to = reinterpret_cast<uint8_t*>(&cfg) + f.offset;
-      if (f.kind == ConfigField::kWord) {
-        const uint32_t v = flatbuffers::ReadScalar<uint32_t>(p);  // (a float's bits too)
-        std::memcpy(to, &v, 4);
-      } else {
-        *to = f.kind == ConfigField::kBool ? *p != 0 : *p;
-      }
-    }
+  read_fields(config_table, kConfigFields, sizeof kConfigFields / sizeof kConfigFields[0], false, &cfg);
+  // The kind's fields: in its table (version 4), or (versions 1 to 3, the one legacy path) every
+  // kind's in Config, so that a field of another kind is refused as before.
+  const bool legacy = m->format_version() < 4;
+  const FormatKind* kind = kind_of(cfg);
+  const flatbuffers::Table* kind_table = nullptr;  // version 4: the model's kind's <Enum>Kind table
+  if (legacy) {
+    for (const FormatKind* const* k = kFormatKinds; *k; ++k)
+      read_fields(config_table, (*k)->fields, (*k)->field_count, true, &cfg);
+  } else if (kind && (kind_table = as_table(m->kind()))) {
+    if (!verify_kind_table(verifier, kind_table, *kind, /*layer=*/false)) return kCorrupt;
+    read_fields(kind_table, kind->fields, kind->field_count, false, &cfg);
+  }
   if (m->layers()->size() != cfg.num_layers)
     return message(LINFER_DETAILED("the model has {} layers, the configuration says {}",
                                    "the model's layers are not as many as the configuration says"),
@@ -612,8 +717,9 @@ std::string parse_lfm(const uint8_t* data, size_t size, EncoderDescription* desc
   d.layers = std::vector<LayerWeights>(cfg.num_layers);  // (resize would compile a move of LayerWeights too)
   Reader r{m->format_version(), data + data_offset, data_size, nullptr, "", {}};
   // Every slot, in the slot list's order (the order of the reading's messages too).
-  const flatbuffers::Table* tables[SlotField::kTables] = {as_table(m), nullptr, nullptr, nullptr, as_table(m->head())};
-  std::string missing;  // a layer without its attention or feed-forward table
+  const flatbuffers::Table* tables[SlotField::kTables] = {as_table(m),         nullptr,    nullptr, nullptr,
+                                                          as_table(m->head()), kind_table, nullptr};
+  std::string missing;  // a layer without its attention or feed-forward table, or with another kind's
   for_each_slot(d, [&](Slot slot, uint32_t layer, const std::string&, WeightView& w) {
     if (!r.err.empty() || !missing.empty()) return;
     if (slot == Slot::QWeight) {  // a layer's first slot: its tables
@@ -625,8 +731,29 @@ std::string parse_lfm(const uint8_t* data, size_t size, EncoderDescription* desc
       tables[SlotField::kLayer] = as_table(fl);
       tables[SlotField::kAttention] = as_table(fl->attention());
       tables[SlotField::kFeedForward] = as_table(fl->feed_forward());
+      tables[SlotField::kKindLayer] = nullptr;
+      if (const flatbuffers::Table* t = as_table(fl->attention()->kind()); !legacy && kind && t) {
+        if (!verify_kind_table(verifier, t, *kind, /*layer=*/true)) {
+          missing = kCorrupt;
+          return;
+        }
+        tables[SlotField::kKindLayer] = t;
+      }
     }
-    r.tensor(file_tensor(tables, kSlotFields[size_t(slot)]), w);
+    SlotField f{};
+    if (const SlotField* shared = shared_slot_field(slot)) {
+      f = *shared;
+    } else {
+      const FormatKind* owner = nullptr;
+      const KindSlot* ks = kind_slot(slot, &owner);
+      // (A kind this build's format does not have is not read; version 4 holds the model's kind's only.)
+      if (!ks || (!legacy && owner != kind) || (legacy && !ks->legacy_field)) return;
+      f.table = legacy ? (ks->in_layer ? SlotField::kAttention : SlotField::kModel)
+                       : (ks->in_layer ? SlotField::kKindLayer : SlotField::kKindModel);
+      f.field = legacy ? ks->legacy_field : ks->field;
+      f.part = SlotField::Part(ks->part);
+    }
+    r.tensor(file_tensor(tables, f), w);
   });
   if (!missing.empty()) return missing;
   if (!r.err.empty()) return slot_name(d, r.failed) + r.err;

@@ -23,7 +23,13 @@ std::string check_config(const EncoderConfig& c, bool own) {
   return e;
 }
 
-const Slot kSlots[] = {Slot::RandomBlocks};
+const ConfigField kFields[] = {
+    LINFER_CONFIG_FIELD_OF(BlockSparseKind, block_size, VT_BLOCK_SIZE),
+    LINFER_CONFIG_FIELD_OF(BlockSparseKind, global_blocks, VT_GLOBAL_BLOCKS),
+    LINFER_CONFIG_FIELD_OF(BlockSparseKind, num_random_blocks, VT_NUM_RANDOM_BLOCKS),
+};
+
+const KindSlot kSlots[] = {LINFER_LAYER_SLOT(Slot::RandomBlocks, BlockSparseLayer, VT_RANDOM_BLOCKS, kTensor)};
 
 // [heads, blocks of the longest input, random blocks per query block], when there are any.
 Expect expected(const EncoderConfig& c, const LayerWeights*, Slot) {
@@ -61,6 +67,8 @@ extern const FormatKind kBlockSparseFormat = {
     /*causal=*/false,
     /*rotary=*/false,
     /*queries_are_keys=*/false,
+    /*fields=*/kFields,
+    /*field_count=*/sizeof kFields / sizeof kFields[0],
     /*check_config=*/check_config,
     /*slots=*/kSlots,
     /*slot_count=*/sizeof kSlots / sizeof kSlots[0],

@@ -13,7 +13,13 @@ std::string check_config(const EncoderConfig& c, bool own) {
   return e;
 }
 
-const Slot kSlots[] = {Slot::GlobalTokens, Slot::ConvWeight, Slot::ConvBias};
+const ConfigField kFields[] = {LINFER_CONFIG_FIELD_OF(GiveTakeKind, num_global_tokens, VT_NUM_GLOBAL_TOKENS)};
+
+const KindSlot kSlots[] = {
+    LINFER_MODEL_SLOT(Slot::GlobalTokens, GiveTakeKind, VT_GLOBAL_TOKENS),
+    LINFER_LAYER_SLOT(Slot::ConvWeight, GiveTakeLayer, VT_CONV_WEIGHT, kTensor),
+    LINFER_LAYER_SLOT(Slot::ConvBias, GiveTakeLayer, VT_CONV_BIAS, kTensor),
+};
 
 Expect expected(const EncoderConfig& c, const LayerWeights*, Slot slot) {
   Expect e;
@@ -53,6 +59,8 @@ extern const FormatKind kGiveTakeFormat = {
     /*causal=*/false,
     /*rotary=*/false,
     /*queries_are_keys=*/false,
+    /*fields=*/kFields,
+    /*field_count=*/sizeof kFields / sizeof kFields[0],
     /*check_config=*/check_config,
     /*slots=*/kSlots,
     /*slot_count=*/sizeof kSlots / sizeof kSlots[0],

@@ -22,8 +22,20 @@ std::string check_config(const EncoderConfig& c, bool own) {
   return "";
 }
 
-const Slot kSlots[] = {Slot::SharedProj, Slot::SharedProjBias, Slot::ProjK,
-                       Slot::ProjV,      Slot::ProjKBias,      Slot::ProjVBias};
+const ConfigField kFields[] = {
+    LINFER_CONFIG_FIELD_OF(LinformerKind, proj_len, VT_PROJ_LEN),
+    LINFER_CONFIG_FIELD_OF(LinformerKind, projection_placement, VT_PROJECTION_PLACEMENT),
+    LINFER_CONFIG_FIELD_OF(LinformerKind, projection_sharing, VT_PROJECTION_SHARING),
+};
+
+const KindSlot kSlots[] = {
+    LINFER_MODEL_SLOT(Slot::SharedProj, LinformerKind, VT_SHARED_PROJ),
+    LINFER_MODEL_SLOT(Slot::SharedProjBias, LinformerKind, VT_SHARED_PROJ_BIAS),
+    LINFER_LAYER_SLOT(Slot::ProjK, LinformerLayer, VT_PROJ_K, kTensor),
+    LINFER_LAYER_SLOT(Slot::ProjV, LinformerLayer, VT_PROJ_V, kTensor),
+    LINFER_LAYER_SLOT(Slot::ProjKBias, LinformerLayer, VT_PROJ_K_BIAS, kTensor),
+    LINFER_LAYER_SLOT(Slot::ProjVBias, LinformerLayer, VT_PROJ_V_BIAS, kTensor),
+};
 
 // E and F: [k, n] shared by every layer (sharing layerwise), else per layer [k, n], or [heads, k,
 // n] with per-head projections (sharing none); F only when it is not E (sharing kv); their
@@ -49,6 +61,8 @@ extern const FormatKind kLinformerFormat = {
     /*causal=*/false,
     /*rotary=*/false,
     /*queries_are_keys=*/false,
+    /*fields=*/kFields,
+    /*field_count=*/sizeof kFields / sizeof kFields[0],
     /*check_config=*/check_config,
     /*slots=*/kSlots,
     /*slot_count=*/sizeof kSlots / sizeof kSlots[0],

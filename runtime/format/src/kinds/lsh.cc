@@ -23,7 +23,12 @@ std::string check_config(const EncoderConfig& c, bool own) {
   return e;
 }
 
-const Slot kSlots[] = {Slot::Rotations};
+const ConfigField kFields[] = {
+    LINFER_CONFIG_FIELD_OF(LshKind, bucket_size, VT_BUCKET_SIZE),
+    LINFER_CONFIG_FIELD_OF(LshKind, num_hashes, VT_NUM_HASHES),
+};
+
+const KindSlot kSlots[] = {LINFER_LAYER_SLOT(Slot::Rotations, LshLayer, VT_ROTATIONS, kTensor)};
 
 // [rounds, head_dim, half the buckets of the longest input].
 Expect expected(const EncoderConfig& c, const LayerWeights*, Slot) {
@@ -55,6 +60,8 @@ extern const FormatKind kLshFormat = {
     /*causal=*/true,
     /*rotary=*/true,
     /*queries_are_keys=*/true,
+    /*fields=*/kFields,
+    /*field_count=*/sizeof kFields / sizeof kFields[0],
     /*check_config=*/check_config,
     /*slots=*/kSlots,
     /*slot_count=*/sizeof kSlots / sizeof kSlots[0],

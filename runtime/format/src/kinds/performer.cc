@@ -25,7 +25,14 @@ std::string check_config(const EncoderConfig& c, bool own) {
   return "";
 }
 
-const Slot kSlots[] = {Slot::Features};
+const ConfigField kFields[] = {
+    LINFER_CONFIG_FIELD_OF(PerformerKind, num_features, VT_NUM_FEATURES),
+    LINFER_CONFIG_FIELD_OF(PerformerKind, feature_map, VT_FEATURE_MAP),
+    LINFER_CONFIG_FIELD_OF(PerformerKind, feature_eps, VT_FEATURE_EPS),
+    LINFER_CONFIG_FIELD_OF(PerformerKind, key_stabiliser, VT_KEY_STABILISER),
+};
+
+const KindSlot kSlots[] = {LINFER_LAYER_SLOT(Slot::Features, PerformerLayer, VT_FEATURES, kTensor)};
 
 Expect expected(const EncoderConfig& c, const LayerWeights*, Slot) {
   Expect e;
@@ -42,6 +49,8 @@ extern const FormatKind kPerformerFormat = {
     /*causal=*/true,
     /*rotary=*/true,
     /*queries_are_keys=*/false,
+    /*fields=*/kFields,
+    /*field_count=*/sizeof kFields / sizeof kFields[0],
     /*check_config=*/check_config,
     /*slots=*/kSlots,
     /*slot_count=*/sizeof kSlots / sizeof kSlots[0],

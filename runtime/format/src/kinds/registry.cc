@@ -17,4 +17,15 @@ const FormatKind* format_kind(AttentionKind kind) {
   return nullptr;
 }
 
+const KindSlot* kind_slot(Slot slot, const FormatKind** owner) {
+  for (const FormatKind* const* k = kFormatKinds; *k; ++k)
+    for (uint32_t i = 0; i < (*k)->slot_count; ++i)
+      if ((*k)->slots[i].slot == slot) {
+        *owner = *k;
+        return &(*k)->slots[i];
+      }
+  *owner = nullptr;
+  return nullptr;
+}
+
 }  // namespace linfer

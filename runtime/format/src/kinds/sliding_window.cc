@@ -17,8 +17,19 @@ std::string check_config(const EncoderConfig& c, bool own) {
   return e;
 }
 
-const Slot kSlots[] = {Slot::QGlobalWeight, Slot::QGlobalBias,   Slot::KGlobalWeight,
-                       Slot::KGlobalBias,   Slot::VGlobalWeight, Slot::VGlobalBias};
+const ConfigField kFields[] = {
+    LINFER_CONFIG_FIELD_OF(SlidingWindowKind, window_radius, VT_WINDOW_RADIUS),
+    LINFER_CONFIG_FIELD_OF(SlidingWindowKind, global_positions, VT_GLOBAL_POSITIONS),
+};
+
+const KindSlot kSlots[] = {
+    LINFER_LAYER_SLOT(Slot::QGlobalWeight, SlidingWindowLayer, VT_Q_GLOBAL, kWeight),
+    LINFER_LAYER_SLOT(Slot::QGlobalBias, SlidingWindowLayer, VT_Q_GLOBAL, kBias),
+    LINFER_LAYER_SLOT(Slot::KGlobalWeight, SlidingWindowLayer, VT_K_GLOBAL, kWeight),
+    LINFER_LAYER_SLOT(Slot::KGlobalBias, SlidingWindowLayer, VT_K_GLOBAL, kBias),
+    LINFER_LAYER_SLOT(Slot::VGlobalWeight, SlidingWindowLayer, VT_V_GLOBAL, kWeight),
+    LINFER_LAYER_SLOT(Slot::VGlobalBias, SlidingWindowLayer, VT_V_GLOBAL, kBias),
+};
 
 // Q, K and V of the global rows, like the layer's own; all three or none (check_layers), and
 // without them a lone global bias is a tensor the configuration does not use.
@@ -51,6 +62,8 @@ extern const FormatKind kSlidingWindowFormat = {
     /*causal=*/false,
     /*rotary=*/false,
     /*queries_are_keys=*/false,
+    /*fields=*/kFields,
+    /*field_count=*/sizeof kFields / sizeof kFields[0],
     /*check_config=*/check_config,
     /*slots=*/kSlots,
     /*slot_count=*/sizeof kSlots / sizeof kSlots[0],
