@@ -36,7 +36,7 @@ THREAD_NOTE = """
 **Threads.** A linfer session with 2 threads keeps one worker beside the caller's thread; at each
 barrier a waiting thread spins for at most 50 us and then sleeps (runtime/src/thread_pool.cc), so
 that on a machine with more runnable threads than cores it does not hold the core the other one
-needs. `linfer_options.thread_wait = LINFER_WAIT_YIELD` sleeps at once (a few microseconds more per
+needs. `linfer_session_options.thread_wait = LINFER_WAIT_YIELD` sleeps at once (a few microseconds more per
 parallel region); tools/bench/peers/thread_wait_probe.cc times both on a model.
 """
 
