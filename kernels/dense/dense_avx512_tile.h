@@ -159,7 +159,6 @@ void run_float(const DenseWeights& w, const DenseInput& in, size_t rows, float* 
   const size_t blocks = split ? (K + kFloatKBlock - 1) / kFloatKBlock : 1;
   const size_t kc = (K + blocks - 1) / blocks;  // equal blocks, the last one shorter by < blocks
   const size_t row_block = std::max(kRows, kFloatRowBlockBytes / (kc * sizeof(float)) / kRows * kRows);
-  const bool gelu = e.activation == DenseActivation::GeluErf || e.activation == DenseActivation::GeluTanh;
   for (size_t r0 = 0; r0 < rows; r0 += row_block) {
     const size_t r_end = std::min(rows, r0 + row_block);
     for (size_t k0 = 0; k0 < K; k0 += kc) {
@@ -169,8 +168,7 @@ void run_float(const DenseWeights& w, const DenseInput& in, size_t rows, float* 
           float_tile<Weights>(w, in, r, std::min(kRows, r_end - r), y, y_stride, n, std::min(n_end, n + kChannels), k0,
                               kn, k0 + kn == K, e);
     }
-    if (gelu)
-      for (size_t r = r0; r < r_end; ++r) activation_f32_hwy(y + r * y_stride + n_begin, n_end - n_begin, e.activation);
+    gelu_rows(r_end - r0, y + r0 * y_stride, y_stride, n_begin, n_end, e);  // while the block is in cache
   }
 }
 
