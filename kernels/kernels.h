@@ -350,6 +350,7 @@ enum class Isa : uint8_t {
   X86AvxVnni,  // + AVX-VNNI (vpdpbusd on 256-bit vectors)
   X86Avx512,   // AVX-512 F, BW, DQ, VL
   X86Avx512Vnni,
+  X86Amx,       // + AMX int8 tiles (TDPBUSD; Sapphire Rapids and later), when the OS grants their state
   ArmDsp,       // 32-bit Arm's DSP extension (SMLAD): Cortex-M4/M7/M33/M55, every ARMv7-A core
   ArmMve,       // Helium, the M-profile vector extension (VMLADAVA): Cortex-M55, M85 (bare metal only)
   ArmNeon,      // ARMv8.0 Advanced SIMD (Cortex-A72: Raspberry Pi 4); 32-bit Arm: NEON + VFPv4
@@ -411,6 +412,9 @@ struct DenseKernel {
               size_t n_end, DenseEpilogue epilogue);
   bool q_pairs = false;  // int8 with q_bytes 2: each group of four inputs as q0 q2 q1 q3 (Int8Form::S16Pairs)
   bool q_split = false;  // int8 with q_bytes 2: each group of four inputs as q+ then q- bytes (Int8Form::SplitU7)
+  // Rows a call needs for the kernel's speed (0: any): AMX's tiles reuse a strip of weights over
+  // 128 rows, so the row pipeline gives it blocks of at least this many rows.
+  size_t min_rows = 0;
 };
 
 // Rows that are int8 already (an int8 weight as a kernel's input rows: E in the compression of

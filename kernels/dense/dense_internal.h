@@ -119,6 +119,8 @@ LINFER_DENSE_RUN(run_int8_generic);  // reads q as int8 (quantize_s8_ref)
 LINFER_DENSE_RUN(run_f32_avx512);
 LINFER_DENSE_RUN(run_f16_avx512);
 LINFER_DENSE_RUN(run_int8_avx512vnni);  // reads q + 128
+LINFER_DENSE_RUN(run_int8_amx);         // reads q + 128
+bool amx_permitted();                   // asks Linux for AMX's tile state (once per process)
 LINFER_DENSE_QUANTIZE(quantize_u8_avx512);
 LINFER_DENSE_RUN(run_f32_avx2);
 LINFER_DENSE_RUN(run_f16_avx2);

@@ -29,6 +29,8 @@ const char* to_string(Isa isa) {
       return "avx512";
     case Isa::X86Avx512Vnni:
       return "avx512vnni";
+    case Isa::X86Amx:
+      return "amx";
     case Isa::ArmDsp:
       return "arm_dsp";
     case Isa::ArmMve:
@@ -46,7 +48,7 @@ const char* to_string(Isa isa) {
 }
 
 namespace {
-bool is_x86(Isa i) { return i >= Isa::X86Sse4 && i <= Isa::X86Avx512Vnni; }
+bool is_x86(Isa i) { return i >= Isa::X86Sse4 && i <= Isa::X86Amx; }
 bool is_arm(Isa i) { return i >= Isa::ArmDsp && i <= Isa::ArmNeonI8mm; }
 bool is_wasm(Isa i) { return i == Isa::WasmSimd128; }
 }  // namespace
@@ -57,7 +59,7 @@ namespace {
 // 14 knows neither "f16c" nor "avxvnni" there). A feature counts only when the OS saves the
 // registers it uses (XCR0).
 struct X86Features {
-  bool sse4 = false, avx2 = false, avxvnni = false, avx512 = false, avx512vnni = false;
+  bool sse4 = false, avx2 = false, avxvnni = false, avx512 = false, avx512vnni = false, amx = false;
   X86Features() {
     unsigned a, b, c, d;
     if (!__get_cpuid(1, &a, &b, &c, &d)) return;
@@ -72,6 +74,8 @@ struct X86Features {
     __cpuid_count(7, 0, a, b, c, d);
     const bool has_avx2 = b & (1u << 5), f = b & (1u << 16), dq = b & (1u << 17), bw = b & (1u << 30),
                vl = b & (1u << 31), vnni512 = c & (1u << 11);
+    const bool amx_tile = d & (1u << 24), amx_int8 = d & (1u << 25);
+    const bool tile_state = (xcr0_lo & 0x60000) == 0x60000;  // XTILECFG and XTILEDATA
     const unsigned max_subleaf = a;
     bool vnni256 = false;
     if (max_subleaf >= 1) {
@@ -82,6 +86,7 @@ struct X86Features {
     avxvnni = avx2 && vnni256;
     avx512 = avx2 && zmm_state && f && dq && bw && vl;
     avx512vnni = avx512 && vnni512;
+    amx = avx512vnni && amx_tile && amx_int8 && tile_state && dense::amx_permitted();
   }
 };
 }  // namespace
@@ -104,6 +109,8 @@ bool cpu_has(Isa isa) {
       return avx512;
     case Isa::X86Avx512Vnni:
       return avx512vnni;
+    case Isa::X86Amx:
+      return x86.amx;
     default:
       return false;
   }
@@ -161,8 +168,8 @@ bool isa_within(Isa isa, Isa max) {
 }
 
 Isa best_isa() {
-  for (Isa isa : {Isa::X86Avx512Vnni, Isa::X86Avx512, Isa::X86AvxVnni, Isa::X86Avx2, Isa::X86Sse4, Isa::ArmNeonI8mm,
-                  Isa::ArmNeonDot, Isa::ArmNeon, Isa::ArmMve, Isa::ArmDsp, Isa::WasmSimd128})
+  for (Isa isa : {Isa::X86Amx, Isa::X86Avx512Vnni, Isa::X86Avx512, Isa::X86AvxVnni, Isa::X86Avx2, Isa::X86Sse4,
+                  Isa::ArmNeonI8mm, Isa::ArmNeonDot, Isa::ArmNeon, Isa::ArmMve, Isa::ArmDsp, Isa::WasmSimd128})
     if (cpu_has(isa)) return isa;
   return Isa::Generic;
 }
@@ -184,6 +191,8 @@ const DenseKernel kF32Avx512{"dense_f32_avx512", DType::F32, Isa::X86Avx512, 0, 
 const DenseKernel kF16Avx512{"dense_f16_avx512", DType::F16, Isa::X86Avx512, 0, false, nullptr, run_f16_avx512};
 const DenseKernel kInt8Avx512Vnni{"dense_int8_avx512vnni", DType::I8,          Isa::X86Avx512Vnni, 1, true,
                                   quantize_u8_avx512,      run_int8_avx512vnni};
+const DenseKernel kInt8Amx{"dense_int8_amx",   DType::I8,    Isa::X86Amx,       1,     true,
+                           quantize_u8_avx512, run_int8_amx, /*q_pairs=*/false, false, 128};
 const DenseKernel kF32Avx2{"dense_f32_avx2", DType::F32, Isa::X86Avx2, 0, false, nullptr, run_f32_avx2};
 const DenseKernel kF16Avx2{"dense_f16_avx2", DType::F16, Isa::X86Avx2, 0, false, nullptr, run_f16_avx2};
 const DenseKernel kInt8AvxVnni{"dense_int8_avxvnni", DType::I8,       Isa::X86AvxVnni, 1, true,
@@ -192,7 +201,7 @@ const DenseKernel kInt8Avx2{"dense_int8_avx2", DType::I8, Isa::X86Avx2, 2, false
 
 const DenseKernel* const kF32[] = {&kF32Avx512, &kF32Avx2, &kF32Generic};
 const DenseKernel* const kF16[] = {&kF16Avx512, &kF16Avx2, &kF16Generic};
-const DenseKernel* const kInt8[] = {&kInt8Avx512Vnni, &kInt8AvxVnni, &kInt8Avx2, &kInt8Generic};
+const DenseKernel* const kInt8[] = {&kInt8Amx, &kInt8Avx512Vnni, &kInt8AvxVnni, &kInt8Avx2, &kInt8Generic};
 #elif defined(__aarch64__)
 const DenseKernel kF32Neon{"dense_f32_neon", DType::F32, Isa::ArmNeon, 0, false, nullptr, run_f32_neon};
 const DenseKernel kF16Neon{"dense_f16_neon", DType::F16, Isa::ArmNeon, 0, false, nullptr, run_f16_neon};

@@ -14,7 +14,7 @@ namespace linfer::rt {
 // and its residual: one parallel region instead of one per operator, and a block's intermediate
 // rows stay in the core's cache. Every dense layer is on the own kernels (the plan checks), which
 // any thread can run on any rows; a thread quantizes the int8 inputs of its blocks into rows of
-// its own (B from chunk * B), so threads never share scratch bytes.
+// its own (qrow below), so threads never share scratch bytes.
 bool Inference::layer_rows(size_t layer, const LayerWeights& w, LayerOps& ops, size_t T) {
   const EncoderConfig& c = cfg_;
   const size_t D = c.dim, HD = size_t(c.num_heads) * c.head_dim, F = c.ff_dim, B = plan_.row_block;
@@ -32,11 +32,15 @@ bool Inference::layer_rows(size_t layer, const LayerWeights& w, LayerOps& ops, s
   auto layernorm_block = [&](const float* from, float* to, size_t n, const NormWeights& norm) {
     kernels::layernorm_f32_hwy(from, D, to, D, n, D, f32_data(norm.weight), f32_data(norm.bias), c.norm_eps);
   };
-  workers_.ranges(T, B, [&](size_t begin, size_t end, size_t chunk) {
+  // Shares split at multiples of kRowQuantum, not of B: a block of B rows larger than T / threads
+  // (AMX's) must not leave a thread without rows; every block still starts on the one grid.
+  workers_.ranges(T, kRowQuantum, [&](size_t begin, size_t end, size_t chunk) {
     float* q = buf_.row_blocks + chunk * B * (2 * HD + F);
     float* attn = q + B * HD;
     float* ff = attn + B * HD;
-    const size_t qrow = chunk * B;  // where this thread's int8 rows go (QuantizedRows)
+    // Where this thread's int8 rows go (QuantizedRows, which holds min(T, threads * B) rows): at
+    // min(begin, chunk * B), which keeps each thread's min(B, share) rows apart from the next's.
+    const size_t qrow = std::min(begin, chunk * B);
     // Profile: the first share's split (the shares are equal); clock reads only when profiling.
     const bool timing = plan_.profiling && chunk == 0;
     auto t = timing ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();

@@ -294,13 +294,14 @@ TEST_CASE("dense kernels: every kernel for every weight dtype matches the refere
     }
     std::vector<size_t> kernel_checks(kernels.size());
     // Rows: every remainder of the 6-row (x86), 4-row, 8-row (Arm f16, i8mm) and 2-row (Arm int8)
-    // tiles, and 70 rows with 1030 inputs cross every kernel's row blocks. Channels: every
+    // tiles, and 70 rows with 1030 inputs cross every kernel's row blocks (150: AMX's groups of
+    // 128 rows). Channels: every
     // partial last panel size class (1, 2-14 as 9, 15) and several panels. Each case's reference
     // output is computed once for all kernels (the reference is most of the test's time).
-    for (size_t rows : {1, 2, 3, 4, 5, 6, 7, 9, 13, 25, 70})
+    for (size_t rows : {1, 2, 3, 4, 5, 6, 7, 9, 13, 25, 70, 150})
       for (size_t out : {1, 9, 15, 16, 17, 24, 33, 64, 65, 130})
         for (size_t in : {1, 3, 4, 7, 28, 64, 130, 1030}) {
-          if (rows * out * in > 25 * 130 * 130 && !(rows == 70 && out <= 17)) continue;  // the reference's time
+          if (rows * out * in > 25 * 130 * 130 && !(rows >= 70 && out <= 17)) continue;  // the reference's time
           CAPTURE(rows);
           CAPTURE(out);
           CAPTURE(in);
@@ -710,12 +711,17 @@ TEST_CASE("dense kernel selection: the cap is obeyed, the portable kernel runs e
     MESSAGE(std::string(linfer::to_string(dtype)) << ": " << std::string(best.name));
     CHECK(cpu_has(best.isa));
     CHECK(std::string(select_dense_kernel(dtype, Isa::Generic).name).find("generic") != std::string::npos);
-    for (Isa cap : {Isa::X86Avx2, Isa::X86AvxVnni, Isa::X86Avx512, Isa::ArmDsp, Isa::ArmNeon, Isa::ArmNeonDot,
-                    Isa::ArmNeonI8mm}) {
+    for (Isa cap : {Isa::X86Avx2, Isa::X86AvxVnni, Isa::X86Avx512, Isa::X86Avx512Vnni, Isa::X86Amx, Isa::ArmDsp,
+                    Isa::ArmNeon, Isa::ArmNeonDot, Isa::ArmNeonI8mm}) {
       const DenseKernel& k = select_dense_kernel(dtype, cap);
       CHECK(cpu_has(k.isa));
       CHECK(isa_within(k.isa, cap));
     }
+  }
+  // On x86 with AMX the int8 kernel is AMX's, and VNNI's under that cap.
+  if (cpu_has(Isa::X86Amx)) {
+    CHECK(std::string(select_dense_kernel(DType::I8, best_isa()).name) == "dense_int8_amx");
+    CHECK(std::string(select_dense_kernel(DType::I8, Isa::X86Avx512Vnni).name) == "dense_int8_avx512vnni");
   }
   // On Arm the int8 kernel follows the cap down the chain i8mm > dot product > NEON (each CPU
   // model of scripts/test-arm64.sh checks the steps it has).

@@ -85,6 +85,36 @@ LINFER_PEAK(vnni256_peak, "avx2,avxvnni", __m256i, _mm256_set1_epi32(1), _mm256_
             _mm256_set1_epi32(0x02020202), dpbusd_vex(a[j], x, y), "x", 32)
 
 #undef LINFER_PEAK
+
+// AMX's peak: TDPBUSD (16 x 16 x 64 multiply-adds) into 6 independent C tiles from one A and
+// one B tile, enough in flight to cover its latency. Runs only where cpu_has(Isa::X86Amx), which
+// has asked Linux for the tile state.
+#define LINFER_TDPBUSD_INTO(c) "tdpbusd %%tmm1, %%tmm0, %%tmm" #c "\n\t"
+double amx_peak(double seconds) {
+  struct alignas(64) TileConfig {
+    uint8_t palette = 1, start_row = 0, reserved[14] = {};
+    uint16_t colsb[16] = {};
+    uint8_t rows[16] = {};
+  } config;
+  for (int t = 0; t < 8; ++t) config.colsb[t] = 64, config.rows[t] = 16;
+  __asm__ volatile("ldtilecfg %0" ::"m"(config));
+  __asm__ volatile(
+      "tilezero %%tmm0\n\ttilezero %%tmm1\n\ttilezero %%tmm2\n\ttilezero %%tmm3\n\t"
+      "tilezero %%tmm4\n\ttilezero %%tmm5\n\ttilezero %%tmm6\n\ttilezero %%tmm7" ::);
+  constexpr long kSteps = 4096;
+  long steps = 0;
+  const auto t0 = Clock::now();
+  while (seconds_since(t0) < seconds) {
+    for (long i = 0; i < kSteps; ++i)
+      __asm__ volatile(LINFER_TDPBUSD_INTO(2) LINFER_TDPBUSD_INTO(3) LINFER_TDPBUSD_INTO(4) LINFER_TDPBUSD_INTO(5)
+                           LINFER_TDPBUSD_INTO(6) LINFER_TDPBUSD_INTO(7)::);
+    steps += kSteps;
+  }
+  const double rate = double(steps) * 6 * (16 * 16 * 64) * 2 / seconds_since(t0) / 1e9;
+  __asm__ volatile("tilerelease" ::);
+  return rate;
+}
+#undef LINFER_TDPBUSD_INTO
 #endif
 
 #if defined(__wasm_simd128__)
@@ -128,8 +158,8 @@ double best_time(int reps, Fn fn) {
 // The peaks each kernel is held against (GFLOP/s, int8 GOP/s; 0: none measured), each measured on
 // one thread for `seconds`, on the instruction sets this file has a measurement for.
 struct Peaks {
-  double fma512 = 0, fma256 = 0, vnni512 = 0, vnni256 = 0;  // x86-64
-  double mul_add = 0, dot_add = 0;                          // wasm SIMD128
+  double fma512 = 0, fma256 = 0, vnni512 = 0, vnni256 = 0, amx = 0;  // x86-64
+  double mul_add = 0, dot_add = 0;                                   // wasm SIMD128
 };
 
 Peaks measure_peaks(double seconds) {
@@ -139,8 +169,10 @@ Peaks measure_peaks(double seconds) {
   if (linfer::kernels::cpu_has(Isa::X86Avx2)) p.fma256 = fma256_peak(seconds);
   if (linfer::kernels::cpu_has(Isa::X86Avx512Vnni)) p.vnni512 = vnni512_peak(seconds);
   if (linfer::kernels::cpu_has(Isa::X86AvxVnni)) p.vnni256 = vnni256_peak(seconds);
-  std::printf("one thread; peaks (GFLOP/s, int8 GOP/s): FMA zmm %.1f, FMA ymm %.1f, VNNI zmm %.1f, VNNI ymm %.1f\n",
-              p.fma512, p.fma256, p.vnni512, p.vnni256);
+  if (linfer::kernels::cpu_has(Isa::X86Amx)) p.amx = amx_peak(seconds);
+  std::printf(
+      "one thread; peaks (GFLOP/s, int8 GOP/s): FMA zmm %.1f, FMA ymm %.1f, VNNI zmm %.1f, VNNI ymm %.1f, AMX %.1f\n",
+      p.fma512, p.fma256, p.vnni512, p.vnni256, p.amx);
 #endif
 #if defined(__wasm_simd128__)
   p.mul_add =
@@ -197,6 +229,8 @@ int main(int argc, char** argv) {
         return peaks.fma512;
       case Isa::X86Avx512Vnni:
         return peaks.vnni512;
+      case Isa::X86Amx:
+        return peaks.amx;
       case Isa::X86AvxVnni:
         return peaks.vnni256;
       // int8 on AVX2 is a vpmaddwd + vpaddd pair per 16 multiply-adds, sharing ports: no one

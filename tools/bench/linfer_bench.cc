@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // linfer-bench MODEL.lfm [--seq-len N] [--threads N] [--runs N] [--warmup N] [--profile]
-//                        [--dense auto|xnnpack] [--pipeline auto|on|off] [--max-isa ISA]
+//                        [--dense auto|xnnpack] [--pipeline auto|on|off] [--pipeline-rows N] [--max-isa ISA]
 //                        [--fp16-arithmetic] [--sessions N] [--ids FILE] [--dump OUT.npy]
 // --max-isa caps the session's kernels (the session option max_isa): the dense kernels and the
 // Highway kernels (x86: avx2 and avxvnni run Highway's AVX2 target, sse4 its SSE4 with portable
@@ -34,9 +34,9 @@
 namespace {
 const char kUsage[] =
     "usage: linfer-bench MODEL.lfm [--seq-len N] [--threads N] [--runs N] [--warmup N] [--profile]\n"
-    "                    [--dense auto|xnnpack] [--pipeline auto|on|off] [--max-isa ISA]\n"
+    "                    [--dense auto|xnnpack] [--pipeline auto|on|off] [--pipeline-rows N] [--max-isa ISA]\n"
     "                    [--fp16-arithmetic] [--sessions N] [--ids FILE] [--dump OUT.npy]\n"
-    "                    (ISA: generic sse4 avx2 avxvnni avx512 avx512vnni neon neondot neoni8mm)\n";
+    "                    (ISA: generic sse4 avx2 avxvnni avx512 avx512vnni amx neon neondot neoni8mm)\n";
 
 int fail(const std::string& m, int code = 1) {
   std::fprintf(stderr, "linfer-bench: %s\n", m.c_str());
@@ -80,16 +80,19 @@ int main(int argc, char** argv) {
   linfer::SessionOptions options;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--seq-len" || a == "--threads" || a == "--runs" || a == "--warmup" || a == "--sessions") {
+    if (a == "--seq-len" || a == "--threads" || a == "--runs" || a == "--warmup" || a == "--sessions" ||
+        a == "--pipeline-rows") {
       if (i + 1 >= argc) return fail(a + " needs a value", 2);
       const char* v = argv[++i];
-      uint32_t* dst = a == "--seq-len"   ? &seq_len
-                      : a == "--threads" ? &threads
-                      : a == "--runs"    ? &runs
-                      : a == "--warmup"  ? &warmup
-                                         : &sessions;
+      uint32_t* dst = a == "--seq-len"         ? &seq_len
+                      : a == "--threads"       ? &threads
+                      : a == "--runs"          ? &runs
+                      : a == "--warmup"        ? &warmup
+                      : a == "--pipeline-rows" ? &options.pipeline_block_rows
+                                               : &sessions;
       const uint32_t hi = a == "--threads" || a == "--sessions" ? 256
                           : a == "--runs" || a == "--warmup"    ? 100000
+                          : a == "--pipeline-rows"              ? 4096
                                                                 : (1u << 20);
       const uint32_t lo = a == "--warmup" ? 0 : 1;  // no warm-up: the first run is timed too
       if (!linfer::tools::parse_uint(v, lo, hi, dst))
@@ -104,8 +107,8 @@ int main(int argc, char** argv) {
       const std::string v = argv[++i];
       // The cap holds for the dense and the Highway kernels (attention, compression, norms) alike.
       // In linfer_isa's order: names[k] is the value k.
-      const char* names[] = {"auto",       "generic", "avx2",    "avxvnni", "avx512",
-                             "avx512vnni", "neon",    "neondot", "sse4",    "neoni8mm"};
+      const char* names[] = {"auto", "generic", "avx2", "avxvnni",  "avx512", "avx512vnni",
+                             "neon", "neondot", "sse4", "neoni8mm", "amx"};
       const size_t count = sizeof names / sizeof names[0];
       size_t k = 0;
       while (k < count && v != names[k]) ++k;

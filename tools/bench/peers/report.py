@@ -56,12 +56,13 @@ of the work (linfer, S f32 at n = 512, one thread, `linfer-bench S_f32.lfm --seq
   at n = 512 on one thread took 306-329 ms against 345-407 ms before (three alternating runs each,
   `linfer-bench M_int8.lfm --seq-len 512 --threads 1 --runs 3`), still behind LiteRT's 196 ms in
   the table. **Both peers ran AMX here**, the CPU's int8 tile multiply (amx_int8 above: up to 8
-  times VNNI's multiply-adds per cycle), which linfer does not use: ONNX Runtime's hottest
-  instructions are AMX `tdpbusd` tile products (`perf record -e cpu-clock` of its M int8 run, the
-  addresses disassembled with objdump), and both processes ask the kernel for AMX's tile state
-  (`strace -f -e trace=arch_prctl`: `ARCH_REQ_XCOMP_PERM, XFEATURE_XTILE_DATA`). An AMX kernel
-  could read linfer's int8 panels in place: a panel's 64-byte groups (16 channels x 4 inputs) are
-  the rows of an AMX B tile. Besides that, what remains is blocking of the kind XNNPACK's int8 GEMM does (the inputs in K blocks
+  times VNNI's multiply-adds per cycle): ONNX Runtime's hottest instructions are AMX `tdpbusd` tile
+  products (`perf record -e cpu-clock` of its M int8 run, the addresses disassembled with objdump),
+  and both processes ask the kernel for AMX's tile state (`strace -f -e trace=arch_prctl`:
+  `ARCH_REQ_XCOMP_PERM, XFEATURE_XTILE_DATA`). linfer's int8 in this table is its VNNI kernel: the
+  grid has not been run with linfer's AMX kernel (`dense_int8_amx`, chosen where the CPU and the
+  OS allow it); docs/performance.md, "int8 on AMX", has M's int8 cells measured with it beside
+  these two peers. Besides AMX, what remains is blocking of the kind XNNPACK's int8 GEMM does (the inputs in K blocks
   with the weights' block kept in L2 across many rows), which the f32 kernel now does for layers
   of more than 1024 inputs (feed-forward 2 of M: 84-117 GFLOP/s before, 99-150 after, in the same
   alternating runs).
