@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// What the AVX-512 dense kernels (dense_{f32,f16}_avx512.cc, dense_int8_avx512vnni.cc) share:
+// What the AVX-512 dense kernels (dense_{f32,f16}_avx512.cc, dense_int8_{avx512vnni,amx}.cc) share:
 // the register tile shape, the cache blocking that walks the tiles, the output-channel masks and
 // the epilogue. x86-64 only; every function carries its target attribute.
 #pragma once
@@ -54,6 +54,24 @@ LINFER_AVX512 inline void store_output(float* dst, __m512 v, __mmask16 mask, Den
   if (e.activation == DenseActivation::Relu) v = _mm512_max_ps(v, _mm512_setzero_ps());
   if (e.accumulate) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(mask, dst));
   _mm512_mask_storeu_ps(dst, mask, v);
+}
+
+// The dequantization of the u8 x s8 kernels (VNNI, AMX) for the 16 channels from n: their
+// integer sums are of q + 128, so 128 x each channel's weight sum comes off; then the row's and
+// the channels' scales, the bias and the epilogue (store_u8_row).
+struct U8Channels {
+  __m512i s128;
+  __m512 scales, bias;
+  __mmask16 store;  // the lanes of [n, n_stop)
+};
+LINFER_AVX512 inline U8Channels u8_channels(const DenseWeights& w, size_t n, size_t n_stop) {
+  const __mmask16 valid = first_lanes(w.out - n);
+  return {_mm512_slli_epi32(_mm512_maskz_loadu_epi32(valid, w.sums + n), 7), _mm512_maskz_loadu_ps(valid, w.scales + n),
+          load_channels(w.bias, n, valid), first_lanes(n_stop - n)};
+}
+LINFER_AVX512 inline void store_u8_row(const U8Channels& c, __m512i sums, float x_scale, float* dst, DenseEpilogue e) {
+  const __m512 v = _mm512_cvtepi32_ps(_mm512_sub_epi32(sums, c.s128));
+  store_output(dst, _mm512_fmadd_ps(v, _mm512_mul_ps(c.scales, _mm512_set1_ps(x_scale)), c.bias), c.store, e);
 }
 
 // acc += a * b. Inline asm, as vpdpbusd in dense_int8_avx512vnni.cc: with the intrinsic GCC 12

@@ -110,16 +110,10 @@ LINFER_AMX void block(const DenseWeights& w, const DenseInput& in, size_t r0, si
   LINFER_TILE_STORE(7, &acc[3][0][0]);
   for (size_t j = 0; j < NP; ++j) {
     const size_t n = n0 + j * 16;
-    const __mmask16 valid = avx512::first_lanes(w.out - n);
-    const __m512i s128 = _mm512_slli_epi32(_mm512_maskz_loadu_epi32(valid, w.sums + n), 7);
-    const __m512 ws = _mm512_maskz_loadu_ps(valid, w.scales + n);
-    const __m512 bias = avx512::load_channels(w.bias, n, valid);
+    const avx512::U8Channels c = avx512::u8_channels(w, n, n_stop);
     for (size_t r = 0; r < R; ++r) {
-      const int32_t* c = acc[(r >= kTileRows ? 2 : 0) + j][r % kTileRows];
-      const __m512 v = _mm512_cvtepi32_ps(_mm512_sub_epi32(_mm512_load_si512(c), s128));
-      avx512::store_output(y + (r0 + r) * y_stride + n,
-                           _mm512_fmadd_ps(v, _mm512_mul_ps(ws, _mm512_set1_ps(in.q_scales[r0 + r])), bias),
-                           avx512::first_lanes(n_stop - n), e);
+      const __m512i sums = _mm512_load_si512(acc[(r >= kTileRows ? 2 : 0) + j][r % kTileRows]);
+      avx512::store_u8_row(c, sums, in.q_scales[r0 + r], y + (r0 + r) * y_stride + n, e);
     }
   }
 }

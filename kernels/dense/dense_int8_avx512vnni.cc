@@ -76,15 +76,8 @@ LINFER_VNNI void tile(const DenseWeights& w, const int8_t* qx, size_t q_stride, 
   vnni_tile_6x4(a, b, kg, acc);
   for (size_t j = 0; j < NP; ++j) {
     const size_t n = n0 + j * 16;
-    const __mmask16 valid = avx512::first_lanes(w.out - n);
-    const __m512i s128 = _mm512_slli_epi32(_mm512_maskz_loadu_epi32(valid, w.sums + n), 7);
-    const __m512 ws = _mm512_maskz_loadu_ps(valid, w.scales + n);
-    const __m512 bias = avx512::load_channels(w.bias, n, valid);
-    for (size_t r = 0; r < R; ++r) {
-      const __m512 v = _mm512_cvtepi32_ps(_mm512_sub_epi32(acc[r][j], s128));
-      avx512::store_output(y + r * y_stride + n, _mm512_fmadd_ps(v, _mm512_mul_ps(ws, _mm512_set1_ps(xs[r])), bias),
-                           avx512::first_lanes(n_stop - n), e);
-    }
+    const avx512::U8Channels c = avx512::u8_channels(w, n, n_stop);
+    for (size_t r = 0; r < R; ++r) avx512::store_u8_row(c, acc[r][j], xs[r], y + r * y_stride + n, e);
   }
 }
 
