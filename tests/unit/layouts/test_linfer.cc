@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The linfer layout (tools/convert/layouts/linfer.cc): the canonical slot names as keys.
 #include "config_json.h"
+#include "linfer/format/kinds/linformer.h"
 #include "layout_checkpoint.h"
 #include "test_models.h"
 
@@ -35,7 +36,7 @@ TEST_SUITE("linfer") {
     const EncoderConfig& c = out.desc.config;
     CHECK(c.dim == 8);
     CHECK(c.num_layers == 2);
-    CHECK(c.proj_len == 4);
+    CHECK(linformer_fields(c).proj_len == 4);
     REQUIRE(out.desc.layers.size() == 2);
     CHECK(out.desc.token_embedding.shape == Shape{10, 8});
     CHECK(out.desc.layers[1].q.weight.shape == Shape{8, 8});
