@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "model_options.h"
+#include "linfer/format/kinds/linformer.h"
 
 #include "kernels.h"
 
@@ -26,7 +27,7 @@ Status model_options_built(const EncoderDescription& d) {
   const char* option = nullptr;
   if (!kFloatProjectionsBuilt && linformer && !int8_compression(d, c.max_seq_len))
     option = "float_projections (Linformer projections not all int8, or n above 65536)";
-  else if (!kPerHeadProjectionsBuilt && c.projection_groups() > 1)
+  else if (!kPerHeadProjectionsBuilt && linformer_projection_groups(c) > 1)
     option = "per_head_projections (Linformer projection sharing none)";
   else if (!kSinusoidalBuilt && c.positions == PositionKind::Sinusoidal)
     option = "sinusoidal (sinusoidal positions)";

@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "linfer/format/encoder.h"
+#include "linfer/format/kinds/linformer.h"
 #include "linfer/types/model_options.h"  // LINFER_OPTION_*
 #include "status.h"
 
@@ -36,9 +37,9 @@ inline NormPlacement norm_placement(const EncoderConfig& c) {
   if (kReversibleBuilt && c.norm_placement == NormPlacement::Reversible) return NormPlacement::Reversible;
   return NormPlacement::Pre;
 }
-// The Linformer's distinct E (and F) per layer (EncoderConfig::projection_groups).
+// The Linformer's distinct E (and F) per layer (linformer_projection_groups).
 inline uint32_t projection_groups(const EncoderConfig& c) {
-  return kPerHeadProjectionsBuilt ? c.projection_groups() : 1;
+  return kPerHeadProjectionsBuilt ? linformer_projection_groups(c) : 1;
 }
 
 // Whether a Linformer's sequence compression runs on the int8 dense kernel for inputs of up to

@@ -17,6 +17,7 @@
 #include <memory>
 
 #include "kernels.h"
+#include "linfer/format/kinds/linformer.h"
 #include "linfer/format/lfm.h"
 #include "linfer/format/panel.h"
 #include "linfer/linfer.h"
@@ -307,7 +308,7 @@ void check_model_options() {
       {"float_projections", rt::kFloatProjectionsBuilt,
        [](EncoderDescription& e) { e.layers[1].proj_k.dtype = DType::F16; }},
       {"per_head_projections", rt::kPerHeadProjectionsBuilt,
-       [](EncoderDescription& e) { e.config.projection_sharing = ProjectionSharing::None; }},
+       [](EncoderDescription& e) { linformer_fields(e.config).projection_sharing = ProjectionSharing::None; }},
       {"sinusoidal", rt::kSinusoidalBuilt,
        [](EncoderDescription& e) { e.config.positions = PositionKind::Sinusoidal; }},
       {"rotary", rt::kRotaryBuilt, [](EncoderDescription& e) { e.config.rotary = Rotary::AdjacentPairs; }},

@@ -13,6 +13,11 @@
 #include <vector>
 
 #include "linfer/format/lfm.h"
+#include "linfer/format/kinds/linformer.h"
+#include "linfer/format/kinds/lsh.h"
+#include "linfer/format/kinds/block_sparse.h"
+#include "linfer/format/kinds/sliding_window.h"
+#include "linfer/format/kinds/performer.h"
 #include "linfer/format/panel.h"
 #include "linfer/linfer.h"
 #include "quantize.h"
@@ -25,7 +30,7 @@ namespace {
 
 EncoderConfig tiny_config(AttentionKind kind) {
   EncoderConfig c;
-  c.attention_kind = kind;
+  set_attention_kind(c, kind);
   c.vocab_size = 16;
   c.dim = 8;
   c.num_layers = 2;
@@ -37,7 +42,7 @@ EncoderConfig tiny_config(AttentionKind kind) {
   c.final_norm = true;
   switch (kind) {
     case AttentionKind::Linformer:
-      c.proj_len = 4;
+      linformer_fields(c).proj_len = 4;
       break;
     case AttentionKind::FullSoftmax:
       c.head = HeadKind::LmLogits;
@@ -49,22 +54,22 @@ EncoderConfig tiny_config(AttentionKind kind) {
       c.num_global_tokens = 2;
       break;
     case AttentionKind::Performer:
-      c.num_features = 8;
+      performer_fields(c).num_features = 8;
       c.head = HeadKind::Classifier;
       c.num_classes = 3;
       break;
     case AttentionKind::SlidingWindow:
-      c.window_radius = 2;
-      c.global_positions = 1;
+      sliding_window_fields(c).window_radius = 2;
+      sliding_window_fields(c).global_positions = 1;
       break;
     case AttentionKind::BlockSparse:
-      c.block_size = 3;
-      c.global_blocks = 1;
-      c.num_random_blocks = 1;
+      block_sparse_fields(c).block_size = 3;
+      block_sparse_fields(c).global_blocks = 1;
+      block_sparse_fields(c).num_random_blocks = 1;
       break;
     case AttentionKind::Lsh:
-      c.bucket_size = 2;
-      c.num_hashes = 2;
+      lsh_fields(c).bucket_size = 2;
+      lsh_fields(c).num_hashes = 2;
       c.kv_heads = 1;
       break;
   }
@@ -84,9 +89,9 @@ bool write_case(const testing::VersionCase& vc, const std::string& dir) {
   if (kind == AttentionKind::Performer)  // (make_model leaves the random features out)
     for (LayerWeights& l : o.desc.layers) {
       const EncoderConfig& c = o.desc.config;
-      auto v = std::make_unique<std::vector<float>>(size_t(c.head_dim) * c.num_features);
+      auto v = std::make_unique<std::vector<float>>(size_t(c.head_dim) * performer_fields(c).num_features);
       for (size_t i = 0; i < v->size(); ++i) (*v)[i] = float(int(i * 37 % 17) - 8) / 8.0f;
-      l.features.shape = {c.head_dim, c.num_features};
+      l.features.shape = {c.head_dim, performer_fields(c).num_features};
       l.features.data = v->data();
       o.store.push_back(std::move(v));
     }

@@ -15,6 +15,9 @@
 #include <vector>
 
 #include "linfer/linfer.h"
+#include "linfer/format/kinds/lsh.h"
+#include "linfer/format/kinds/block_sparse.h"
+#include "linfer/format/kinds/sliding_window.h"
 #include "linfer_generated.h"
 #include "linfer/format/panel.h"
 #include "quantize.h"
@@ -94,8 +97,7 @@ std::vector<uint8_t> with_desc(std::function<void(testing::OwnedDescription&)> f
 // The small config with another attention kind (no Linformer projections).
 EncoderConfig kind_config(AttentionKind kind) {
   EncoderConfig c = small_config();
-  c.attention_kind = kind;
-  c.proj_len = 0;
+  set_attention_kind(c, kind);
   return c;
 }
 
@@ -504,7 +506,7 @@ std::vector<BadCase> catalogue() {
       "sliding window of radius 0",
       [] {
         EncoderConfig c = kind_config(AttentionKind::SlidingWindow);
-        c.window_radius = 0;
+        sliding_window_fields(c).window_radius = 0;
         return with_desc([](testing::OwnedDescription&) {}, c);
       },
       INV, "window_radius");
@@ -512,8 +514,8 @@ std::vector<BadCase> catalogue() {
       "sliding window with only some global projections",
       [] {
         EncoderConfig c = kind_config(AttentionKind::SlidingWindow);
-        c.window_radius = 3;
-        c.global_positions = 1;
+        sliding_window_fields(c).window_radius = 3;
+        sliding_window_fields(c).global_positions = 1;
         return with_desc(
             [](testing::OwnedDescription& o) {
               o.desc.layers[1].q_global = o.desc.layers[1].q;
@@ -526,7 +528,7 @@ std::vector<BadCase> catalogue() {
       "sliding window global bias without its projections",
       [] {
         EncoderConfig c = kind_config(AttentionKind::SlidingWindow);
-        c.window_radius = 3;
+        sliding_window_fields(c).window_radius = 3;
         return with_desc([](testing::OwnedDescription& o) { o.desc.layers[0].v_global.bias = o.desc.layers[0].v.bias; },
                          c);
       },
@@ -546,8 +548,8 @@ std::vector<BadCase> catalogue() {
       "block sparse with too many random blocks",
       [] {
         EncoderConfig c = kind_config(AttentionKind::BlockSparse);
-        c.block_size = 4;
-        c.num_random_blocks = 65;
+        block_sparse_fields(c).block_size = 4;
+        block_sparse_fields(c).num_random_blocks = 65;
         return with_desc([](testing::OwnedDescription&) {}, c);
       },
       INV, "num_random_blocks = 65 is out of range");
@@ -555,8 +557,8 @@ std::vector<BadCase> catalogue() {
       "block sparse without its random blocks",
       [] {
         EncoderConfig c = kind_config(AttentionKind::BlockSparse);
-        c.block_size = 4;
-        c.num_random_blocks = 2;
+        block_sparse_fields(c).block_size = 4;
+        block_sparse_fields(c).num_random_blocks = 2;
         return with_desc([](testing::OwnedDescription& o) { o.desc.layers[1].random_blocks = WeightView(); }, c);
       },
       INV, "layers.1.attention.random_blocks is missing");
@@ -565,8 +567,8 @@ std::vector<BadCase> catalogue() {
         "block sparse random block " + std::to_string(bad),
         [bad] {
           EncoderConfig c = kind_config(AttentionKind::BlockSparse);
-          c.block_size = 4;
-          c.num_random_blocks = 2;
+          block_sparse_fields(c).block_size = 4;
+          block_sparse_fields(c).num_random_blocks = 2;
           return with_desc(
               [bad](testing::OwnedDescription& o) {
                 const_cast<float*>(static_cast<const float*>(o.desc.layers[0].random_blocks.data))[5] = bad;
@@ -581,8 +583,8 @@ std::vector<BadCase> catalogue() {
       "bucket_size and num_hashes apply to lsh attention only");
   auto lsh_config = [](uint32_t bucket_size, uint32_t hashes) {
     EncoderConfig c = kind_config(AttentionKind::Lsh);
-    c.bucket_size = bucket_size;
-    c.num_hashes = hashes;
+    lsh_fields(c).bucket_size = bucket_size;
+    lsh_fields(c).num_hashes = hashes;
     return c;
   };
   add(

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "linfer/linfer.hpp"
+#include "linfer/format/kinds/sliding_window.h"
 #include "quantize.h"
 #include "test_models.h"
 #include "test_util.h"
@@ -19,8 +20,7 @@ TEST_CASE("sessions on one shared model run concurrently with identical results"
        {AttentionKind::Linformer, AttentionKind::FullSoftmax, AttentionKind::LinearElu, AttentionKind::GiveTake}) {
     if (testing::skip_unless_built(testing::kind_name(kind), "in-memory model")) continue;
     EncoderConfig c = testing::small_config();
-    c.attention_kind = kind;
-    if (kind != AttentionKind::Linformer) c.proj_len = 0;
+    set_attention_kind(c, kind);
     if (kind == AttentionKind::GiveTake) c.num_global_tokens = 3;
     auto owned = testing::make_model(c, 11);
     const std::vector<uint8_t> bytes = testing::model_bytes(owned.desc);
@@ -145,10 +145,9 @@ TEST_CASE("the XNNPACK option packs a copy per session, and says so") {
 TEST_CASE("the XNNPACK option counts the packed copies of a sliding window's global projections") {
   if (testing::skip_unless_built("sliding_window", "a sliding-window model")) return;
   EncoderConfig c = testing::small_config();
-  c.attention_kind = AttentionKind::SlidingWindow;
-  c.window_radius = 3;
-  c.proj_len = 0;
-  c.global_positions = 2;
+  set_attention_kind(c, AttentionKind::SlidingWindow);
+  sliding_window_fields(c).window_radius = 3;
+  sliding_window_fields(c).global_positions = 2;
   auto owned = testing::make_model(c, 5);
   auto packed_bytes = [&] {
     const std::vector<uint8_t> bytes = testing::model_bytes(owned.desc);

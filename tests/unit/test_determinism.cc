@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "golden_cases.h"
+#include "linfer/format/kinds/linformer.h"
 #include "linfer/linfer.hpp"
 #include "quantize.h"
 #include "test_models.h"
@@ -160,9 +161,8 @@ TEST_CASE("larger models with dim, attention width and feed-forward width all di
                         Kind{AttentionKind::GiveTake, CausalMode::Bidirectional, ProjectionSharing::Headwise}}) {
     if (testing::skip_unless_built(testing::kind_name(k.kind), "in-memory model")) continue;
     EncoderConfig c = testing::small_config();
-    c.attention_kind = k.kind;
+    set_attention_kind(c, k.kind);
     c.causal = k.causal;
-    c.projection_sharing = k.sharing;
     c.vocab_size = 97;
     c.dim = 40;
     c.num_heads = 2;
@@ -170,7 +170,10 @@ TEST_CASE("larger models with dim, attention width and feed-forward width all di
     c.kv_heads = 2;
     c.ff_dim = 136;
     c.max_seq_len = 260;
-    c.proj_len = k.kind == AttentionKind::Linformer ? 20 : 0;
+    if (k.kind == AttentionKind::Linformer) {
+      linformer_fields(c).projection_sharing = k.sharing;
+      linformer_fields(c).proj_len = 20;
+    }
     c.num_global_tokens = k.kind == AttentionKind::GiveTake ? 5 : 0;
     c.head = HeadKind::LmLogits;
     for (DType dtype : {DType::F32, DType::F16, DType::I8}) {

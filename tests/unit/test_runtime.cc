@@ -12,6 +12,8 @@
 #include <vector>
 
 #include "arena_plan.h"
+#include "linfer/format/kinds/linformer.h"
+#include "linfer/format/kinds/sliding_window.h"
 #include "dense_layer.h"  // set_dense_input_hook
 #include "linfer/format/panel.h"
 #include "linfer/linfer.hpp"
@@ -197,7 +199,7 @@ TEST_CASE("session: same output for 1, 2 and 3 threads; repeated runs are bit-id
   for (auto sharing : {ProjectionSharing::None, ProjectionSharing::Headwise, ProjectionSharing::KeyValue,
                        ProjectionSharing::Layerwise}) {
     EncoderConfig c = small_config();
-    c.projection_sharing = sharing;
+    linformer_fields(c).projection_sharing = sharing;
     auto o = make_model(c, 7);
     Model m = load(model_bytes(o.desc));
     const auto ids = ids_of(33, 40);
@@ -351,12 +353,11 @@ TEST_CASE("session memory, description and profile report what the session did")
 TEST_CASE("row pipeline: a sliding window across blocks matches the operator path") {
   if (linfer::testing::skip_unless_built("sliding_window", "a sliding-window model")) return;
   EncoderConfig c = small_config();
-  c.attention_kind = AttentionKind::SlidingWindow;
-  c.window_radius = 3;
-  c.proj_len = 0;
+  set_attention_kind(c, AttentionKind::SlidingWindow);
+  sliding_window_fields(c).window_radius = 3;
   for (uint32_t global : {0u, 2u}) {
     CAPTURE(global);
-    c.global_positions = global;
+    sliding_window_fields(c).global_positions = global;
     auto o = make_model(c);
     Model m = load(model_bytes(o.desc));
     SessionOptions off, on;

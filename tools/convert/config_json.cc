@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cmath>
+#include <cstring>
 #include <set>
 #include <utility>
 #include <vector>
@@ -83,7 +84,6 @@ std::string parse_linfer_config(const std::string& text, EncoderConfig* out) {
                                                "kv_heads",
                                                "ff_dim",
                                                "max_seq_len",
-                                               "proj_len",
                                                "attention_kind",
                                                "norm_placement",
                                                "embedding_norm",
@@ -93,32 +93,25 @@ std::string parse_linfer_config(const std::string& text, EncoderConfig* out) {
                                                "position_offset",
                                                "sinusoidal_base",
                                                "embedding_scale",
-                                               "projection_placement",
-                                               "projection_sharing",
                                                "activation",
                                                "head",
                                                "head_activation",
                                                "pooling",
                                                "num_classes",
                                                "causal",
-                                               "num_global_tokens",
-                                               "num_features",
-                                               "feature_map",
-                                               "feature_eps",
                                                "rotary",
-                                               "key_stabiliser",
-                                               "window_radius",
-                                               "global_positions",
-                                               "block_size",
-                                               "global_blocks",
-                                               "num_random_blocks",
-                                               "bucket_size",
-                                               "num_hashes",
                                                "classifier_activation",
                                                "reversible_merge",
                                                "normalize_output"};
+  // The attention kinds' own fields: their format files' (kind_field_infos).
+  std::vector<std::pair<AttentionKind, std::vector<KindFieldInfo>>> kind_fields;
+  std::set<std::string> kind_keys;
+  for (size_t i = 0; i < kAttentionKindCount; ++i) {
+    kind_fields.push_back({kAttentionKindNames[i].kind, kind_field_infos(kAttentionKindNames[i].kind)});
+    for (const KindFieldInfo& f : kind_fields.back().second) kind_keys.insert(f.name);
+  }
   for (const auto& item : j.items())
-    if (!kKnown.count(item.key()) && !kInformational.count(item.key()))
+    if (!kKnown.count(item.key()) && !kInformational.count(item.key()) && !kind_keys.count(item.key()))
       return "unknown configuration key '" + item.key() + "'";
 
   EncoderConfig c;
@@ -132,11 +125,40 @@ std::string parse_linfer_config(const std::string& text, EncoderConfig* out) {
   p.u32("kv_heads", &c.kv_heads, false);
   p.u32("ff_dim", &c.ff_dim, true);
   p.u32("max_seq_len", &c.max_seq_len, true);
-  p.u32("proj_len", &c.proj_len, false);
   std::vector<std::pair<const char*, AttentionKind>> kinds;  // the table of kinds' names
   for (size_t i = 0; i < kAttentionKindCount; ++i)
     kinds.push_back({kAttentionKindNames[i].name, kAttentionKindNames[i].kind});
-  p.choice("attention_kind", &c.attention_kind, kinds);
+  AttentionKind kind = c.attention_kind;
+  p.choice("attention_kind", &kind, kinds);
+  set_attention_kind(c, kind);
+  // Each kind's fields given: the model's kind's set (bit i of `given`: its field i), another
+  // kind's refused unless its default (or, one of EncoderConfig's own, refused by the validation).
+  uint32_t given = 0;
+  for (const auto& [of, fields] : kind_fields)
+    for (size_t i = 0; i < fields.size() && p.err.empty(); ++i) {
+      const KindFieldInfo& f = fields[i];
+      if (!p.has(f.name)) continue;
+      uint32_t value = 0;
+      if (f.type == KindFieldInfo::kNumber) {
+        p.u32(f.name, &value, false);
+      } else if (f.type == KindFieldInfo::kFloat) {
+        float v = 0.0f;
+        p.f32(f.name, &v);
+        std::memcpy(&value, &v, 4);
+      } else if (f.type == KindFieldInfo::kBool) {
+        bool v = false;
+        p.boolean(f.name, &v);
+        value = v;
+      } else {
+        std::vector<std::pair<const char*, uint32_t>> options;
+        for (uint32_t n = 0; f.choices[n]; ++n) options.push_back({f.choices[n], n});
+        p.choice(f.name, &value, options);
+      }
+      if (!p.err.empty()) break;
+      if (of == c.attention_kind) given |= 1u << i;
+      p.err = set_kind_field(c, of, i, value);
+    }
+  apply_converter_defaults(c, given);
   p.choice("norm_placement", &c.norm_placement,
            {{"pre", NormPlacement::Pre}, {"post", NormPlacement::Post}, {"reversible", NormPlacement::Reversible}});
   p.boolean("embedding_norm", &c.embedding_norm);
@@ -148,13 +170,6 @@ std::string parse_linfer_config(const std::string& text, EncoderConfig* out) {
   p.u32("position_offset", &c.position_offset, false);
   p.f32("sinusoidal_base", &c.sinusoidal_base);
   p.f32("embedding_scale", &c.embedding_scale);
-  p.choice("projection_placement", &c.projection_placement,
-           {{"after", ProjectionPlacement::After}, {"before", ProjectionPlacement::Before}});
-  p.choice("projection_sharing", &c.projection_sharing,
-           {{"none", ProjectionSharing::None},
-            {"headwise", ProjectionSharing::Headwise},
-            {"kv", ProjectionSharing::KeyValue},
-            {"layerwise", ProjectionSharing::Layerwise}});
   const std::vector<std::pair<const char*, Activation>> activations = {{"gelu", Activation::GeluErf},
                                                                        {"gelu_tanh", Activation::GeluTanh},
                                                                        {"relu", Activation::Relu},
@@ -171,22 +186,6 @@ std::string parse_linfer_config(const std::string& text, EncoderConfig* out) {
   p.choice("pooling", &c.pooling, {{"first", Pooling::First}, {"mean", Pooling::Mean}});
   p.boolean("normalize_output", &c.normalize_output);
   p.u32("num_classes", &c.num_classes, false);
-  p.u32("num_global_tokens", &c.num_global_tokens, false);
-  p.u32("num_features", &c.num_features, false);
-  p.u32("window_radius", &c.window_radius, false);
-  p.u32("global_positions", &c.global_positions, false);
-  p.u32("block_size", &c.block_size, false);
-  if (c.attention_kind == AttentionKind::BlockSparse) c.global_blocks = 1;  // BigBird's first and last block
-  p.u32("global_blocks", &c.global_blocks, false);
-  p.u32("num_random_blocks", &c.num_random_blocks, false);
-  p.u32("bucket_size", &c.bucket_size, false);
-  p.u32("num_hashes", &c.num_hashes, false);
-  p.choice("feature_map", &c.feature_map, {{"softmax", FeatureMap::Softmax}, {"relu", FeatureMap::Relu}});
-  // lucidrains' constants: 1e-4 for the softmax features, 1e-3 (kernel_epsilon) for relu
-  c.feature_eps = c.feature_map == FeatureMap::Relu ? 1e-3f : 1e-4f;
-  p.f32("feature_eps", &c.feature_eps);
-  p.choice("key_stabiliser", &c.key_stabiliser,
-           {{"prefix", KeyStabiliser::Prefix}, {"sequence", KeyStabiliser::Sequence}});
   p.choice("rotary", &c.rotary, {{"none", Rotary::None}, {"adjacent_pairs", Rotary::AdjacentPairs}});
   bool causal = false;
   p.boolean("causal", &causal);

@@ -22,6 +22,11 @@
 #include <vector>
 
 #include "calibrate.h"
+#include "linfer/format/kinds/linformer.h"
+#include "linfer/format/kinds/lsh.h"
+#include "linfer/format/kinds/block_sparse.h"
+#include "linfer/format/kinds/sliding_window.h"
+#include "linfer/format/kinds/performer.h"
 #include "checkpoint.h"
 #include "layout.h"
 #include "layouts.h"
@@ -223,14 +228,17 @@ int run(int argc, char** argv) {
   if (!err.empty()) return fail(err);
 
   const linfer::EncoderConfig& c = conv.desc.config;
+  // (A model of another kind: k 0, the projections' defaults.)
+  const linfer::LinformerFields lf =
+      c.attention_kind == linfer::AttentionKind::Linformer ? linfer::linformer_fields(c) : linfer::LinformerFields();
   std::printf("layout: %s (%s)\n", layout.c_str(), ck->format.c_str());
   for (const std::string& note : conv.notes) std::printf("note: %s\n", note.c_str());
   std::printf("config: %s, %u layers, dim %u, %u heads x %u (kv heads %u), ff %u, n=%u, k=%u, vocab %u\n",
               linfer::to_string(c.attention_kind), c.num_layers, c.dim, c.num_heads, c.head_dim, c.kv_heads, c.ff_dim,
-              c.max_seq_len, c.proj_len, c.vocab_size);
+              c.max_seq_len, lf.proj_len, c.vocab_size);
   std::printf("        norm %s, positions %s, projection %s / sharing %s, activation %s, head %s\n",
               linfer::to_string(c.norm_placement), linfer::to_string(c.positions),
-              linfer::to_string(c.projection_placement), linfer::to_string(c.projection_sharing),
+              linfer::to_string(lf.projection_placement), linfer::to_string(lf.projection_sharing),
               linfer::to_string(c.activation), linfer::to_string(c.head));
   if (c.head == linfer::HeadKind::Pooled)
     std::printf("        output: the %s-pooled vector%s, inputs up to %u tokens\n", linfer::to_string(c.pooling),
@@ -244,19 +252,24 @@ int run(int argc, char** argv) {
   if (c.reversible_merge != linfer::ReversibleMerge::Sum)
     std::printf("        reversible halves merged by their %s\n", linfer::to_string(c.reversible_merge));
   if (c.attention_kind == linfer::AttentionKind::Performer)
-    std::printf("        performer: %u %s features, eps %g%s\n", c.num_features, linfer::to_string(c.feature_map),
-                double(c.feature_eps),
-                c.key_stabiliser == linfer::KeyStabiliser::Sequence ? ", keys stabilised over the whole input" : "");
+    std::printf("        performer: %u %s features, eps %g%s\n", performer_fields(c).num_features,
+                linfer::to_string(performer_fields(c).feature_map), double(performer_fields(c).feature_eps),
+                performer_fields(c).key_stabiliser == linfer::KeyStabiliser::Sequence
+                    ? ", keys stabilised over the whole input"
+                    : "");
   if (c.attention_kind == linfer::AttentionKind::SlidingWindow)
-    std::printf("        sliding window: radius %u (window %u), %u global positions%s\n", c.window_radius,
-                2 * c.window_radius + 1, c.global_positions,
+    std::printf("        sliding window: radius %u (window %u), %u global positions%s\n",
+                sliding_window_fields(c).window_radius, 2 * sliding_window_fields(c).window_radius + 1,
+                sliding_window_fields(c).global_positions,
                 conv.desc.layers[0].q_global.weight.present() ? ", own global projections" : "");
   if (c.attention_kind == linfer::AttentionKind::BlockSparse)
-    std::printf("        block sparse: blocks of %u rows, %u global at each end, %u random per block\n", c.block_size,
-                c.global_blocks, c.num_random_blocks);
+    std::printf("        block sparse: blocks of %u rows, %u global at each end, %u random per block\n",
+                block_sparse_fields(c).block_size, block_sparse_fields(c).global_blocks,
+                block_sparse_fields(c).num_random_blocks);
   if (c.attention_kind == linfer::AttentionKind::Lsh)
-    std::printf("        lsh: chunks of %u rows, %u hashing rounds, shared queries and keys%s\n", c.bucket_size,
-                c.num_hashes, c.causal == linfer::CausalMode::Causal ? ", causal" : "");
+    std::printf("        lsh: chunks of %u rows, %u hashing rounds, shared queries and keys%s\n",
+                lsh_fields(c).bucket_size, lsh_fields(c).num_hashes,
+                c.causal == linfer::CausalMode::Causal ? ", causal" : "");
   std::map<std::string, uint64_t> bytes_by_dtype;
   std::map<const void*, bool> counted;
   linfer::for_each_weight(conv.desc, [&](const std::string&, const linfer::WeightView& w) {

@@ -128,6 +128,55 @@ uint64_t WeightView::elements() const {
   return n;
 }
 
+EncoderConfig::EncoderConfig() {
+  if (const FormatKind* k = format_kind(attention_kind); k && k->defaults)
+    std::memcpy(kind_storage, k->defaults, k->defaults_size);
+}
+
+void set_attention_kind(EncoderConfig& c, AttentionKind kind) {
+  if (c.attention_kind == kind) return;
+  c.attention_kind = kind;
+  std::memset(c.kind_storage, 0, sizeof c.kind_storage);
+  if (const FormatKind* k = uint8_t(kind) < kAttentionKindCount ? format_kind(kind) : nullptr; k && k->defaults)
+    std::memcpy(c.kind_storage, k->defaults, k->defaults_size);
+}
+
+#if !LINFER_BARE_METAL
+std::vector<KindFieldInfo> kind_field_infos(AttentionKind kind) {
+  std::vector<KindFieldInfo> out;
+  const FormatKind* k = uint8_t(kind) < kAttentionKindCount ? format_kind(kind) : nullptr;
+  for (uint32_t i = 0; k && i < k->field_count; ++i) {
+    const ConfigField& f = k->fields[i];
+    static constexpr KindFieldInfo::Type kTypes[] = {KindFieldInfo::kEnum, KindFieldInfo::kBool, KindFieldInfo::kNumber,
+                                                     KindFieldInfo::kFloat};
+    out.push_back({f.name, kTypes[f.kind], f.choices});
+  }
+  return out;
+}
+
+std::string set_kind_field(EncoderConfig& c, AttentionKind kind, size_t i, uint32_t value) {
+  const FormatKind* k = uint8_t(kind) < kAttentionKindCount ? format_kind(kind) : nullptr;
+  if (!k || i >= k->field_count) return "";
+  // (A field of EncoderConfig's own, of another kind: set, and refused by validate_description.)
+  const bool own = c.attention_kind == kind || !k->defaults;
+  EncoderConfig other;
+  if (!own) set_attention_kind(other, kind);
+  EncoderConfig& to = own ? c : other;
+  const ConfigField& f = k->fields[i];
+  uint8_t* at = reinterpret_cast<uint8_t*>(&to) + f.offset;
+  if (f.size() == 4)
+    std::memcpy(at, &value, 4);
+  else
+    *at = uint8_t(value);
+  return own || !k->check_config ? "" : k->check_config(other, false);
+}
+
+void apply_converter_defaults(EncoderConfig& c, uint32_t given) {
+  const FormatKind* k = uint8_t(c.attention_kind) < kAttentionKindCount ? format_kind(c.attention_kind) : nullptr;
+  if (k && k->converter_defaults) k->converter_defaults(c, given);
+}
+#endif
+
 // (Numbers as uint64_t: one std::to_string, the one the messages use, on every target.)
 std::string layer_name(size_t i) { return "layers." + std::to_string(uint64_t(i)); }
 
@@ -204,9 +253,11 @@ std::string validate_config(const EncoderConfig& c, const FormatKind* kind) {
                    c.kv_heads, c.num_heads);
   if (out_of_range(&e, "ff_dim", c.ff_dim, 1, Limits::kMaxFeedForward)) return e;
   if (out_of_range(&e, "max_seq_len", c.max_seq_len, 1, Limits::kMaxSeqLen)) return e;
-  // Each kind's fields: its own in range, the other kinds' unset.
+  // Each kind's fields: its own in range, the other kinds' unset (those in EncoderConfig's own
+  // fields; a kind's fields struct exists only in a model of that kind).
   for (const FormatKind* const* k = kFormatKinds; *k; ++k)
-    if ((*k)->check_config && !(e = (*k)->check_config(c, *k == kind)).empty()) return e;
+    if ((*k)->check_config && (*k == kind || !(*k)->defaults) && !(e = (*k)->check_config(c, *k == kind)).empty())
+      return e;
   if (kind && c.causal != CausalMode::Bidirectional && !kind->causal)
     return message("causal mode is only defined for linear_elu, performer and lsh attention, not {}",
                    to_string(c.attention_kind));
@@ -358,9 +409,10 @@ bool is_dense_weight(const std::string& slot) {
 }
 
 uint32_t dense_panel_groups(const EncoderConfig& c, const std::string& slot) {
-  const bool per_head_kv = c.projection_groups() > 1 && c.kv_heads > 1;
-  return per_head_kv && (ends_with(slot, ".attention.k.weight") || ends_with(slot, ".attention.v.weight")) ? c.kv_heads
-                                                                                                           : 1;
+  const FormatKind* kind = uint8_t(c.attention_kind) < kAttentionKindCount ? format_kind(c.attention_kind) : nullptr;
+  if (!kind || !kind->kv_panel_groups) return 1;
+  return ends_with(slot, ".attention.k.weight") || ends_with(slot, ".attention.v.weight") ? kind->kv_panel_groups(c)
+                                                                                          : 1;
 }
 
 bool weight_may_be_quantized(const std::string& slot) {

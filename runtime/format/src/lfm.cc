@@ -157,7 +157,7 @@ struct Writer {
       const uint8_t* from = reinterpret_cast<const uint8_t*>(&c) + f->offset;
       const flatbuffers::voffset_t at = legacy ? f->legacy_field : f->field;
       if (!at) continue;  // (none in versions 1 to 3: write_lfm refuses such a kind there)
-      if (f->kind == ConfigField::kWord) {
+      if (f->size() == 4) {
         uint32_t v;  // (a float's bits too)
         std::memcpy(&v, from, 4);
         fbb.AddElement<uint32_t>(at, v, 0);
@@ -250,8 +250,12 @@ std::string write_lfm(const EncoderDescription& d, const std::string& producer,
   fbb.ForceDefaults(true);  // data_offset is patched after Finish, so it must be stored
   const flatbuffers::uoffset_t config_start = fbb.StartTable();
   w.add_fields(c, kConfigFields, sizeof kConfigFields / sizeof kConfigFields[0], /*legacy=*/false);
-  if (legacy)  // (every kind's, as versions 1 to 3 held them)
-    for (const FormatKind* const* k = kFormatKinds; *k; ++k) w.add_fields(c, (*k)->fields, (*k)->field_count, true);
+  if (legacy)  // (every kind's, as versions 1 to 3 held them: another kind's fields struct, its defaults)
+    for (const FormatKind* const* k = kFormatKinds; *k; ++k) {
+      EncoderConfig other;
+      if (*k != kind && (*k)->defaults) set_attention_kind(other, (*k)->kind);
+      w.add_fields(*k != kind && (*k)->defaults ? other : c, (*k)->fields, (*k)->field_count, true);
+    }
   const flatbuffers::Offset<fbs::Config> config(fbb.EndTable(config_start));
   auto token_embedding = w.tensor(d.token_embedding);
   auto position_embedding = w.tensor(d.position_embedding);
@@ -447,7 +451,7 @@ constexpr const char* kCorrupt = "model file is corrupt: the FlatBuffers verifie
 bool verify_kind_table(flatbuffers::Verifier& v, const flatbuffers::Table* t, const FormatKind& k, bool layer) {
   for (uint32_t i = 0; !layer && i < k.field_count; ++i) {
     const ConfigField& f = k.fields[i];
-    const size_t size = f.kind == ConfigField::kWord ? 4 : 1;
+    const size_t size = f.size();
     if (!(size == 4 ? t->VerifyField<uint32_t>(v, f.field, 4) : t->VerifyField<uint8_t>(v, f.field, 1))) return false;
   }
   for (uint32_t i = 0; i < k.slot_count; ++i) {
@@ -469,7 +473,7 @@ void read_fields(const flatbuffers::Table* table, const ConfigField* f, size_t n
       continue;                                               // (a field versions 1 to 3 do not have)
     } else if (const uint8_t* p = table->GetAddressOf(at)) {  // (absent: the default)
       uint8_t* to = reinterpret_cast<uint8_t*>(cfg) + f->offset;
-      if (f->kind == ConfigField::kWord) {
+      if (f->size() == 4) {
         const uint32_t v = flatbuffers::ReadScalar<uint32_t>(p);  // (a float's bits too)
         std::memcpy(to, &v, 4);
       } else {
@@ -687,13 +691,26 @@ std::string parse_lfm(const uint8_t* data, size_t size, EncoderDescription* desc
   const flatbuffers::Table* config_table = as_table(c);
   read_fields(config_table, kConfigFields, sizeof kConfigFields / sizeof kConfigFields[0], false, &cfg);
   // The kind's fields: in its table (version 4), or (versions 1 to 3, the one legacy path) every
-  // kind's in Config, so that a field of another kind is refused as before.
+  // kind's in Config, so that a field of another kind is refused as before (another kind's fields
+  // struct: read into a configuration of that kind, whose check says).
   const bool legacy = m->format_version() < 4;
   const FormatKind* kind = kind_of(cfg);
+  std::memset(cfg.kind_storage, 0, sizeof cfg.kind_storage);
+  if (kind && kind->defaults) std::memcpy(cfg.kind_storage, kind->defaults, kind->defaults_size);
   const flatbuffers::Table* kind_table = nullptr;  // version 4: the model's kind's <Enum>Kind table
   if (legacy) {
-    for (const FormatKind* const* k = kFormatKinds; *k; ++k)
-      read_fields(config_table, (*k)->fields, (*k)->field_count, true, &cfg);
+    for (const FormatKind* const* k = kFormatKinds; *k; ++k) {
+      if (*k == kind || !(*k)->defaults) {
+        read_fields(config_table, (*k)->fields, (*k)->field_count, true, &cfg);
+        continue;
+      }
+      EncoderConfig other;
+      set_attention_kind(other, (*k)->kind);
+      read_fields(config_table, (*k)->fields, (*k)->field_count, true, &other);
+      std::string e;
+      if (kind && (*k)->check_config && !(e = (*k)->check_config(other, false)).empty())
+        return "invalid configuration: " + e;
+    }
   } else if (kind && (kind_table = as_table(m->kind()))) {
     if (!verify_kind_table(verifier, kind_table, *kind, /*layer=*/false)) return kCorrupt;
     read_fields(kind_table, kind->fields, kind->field_count, false, &cfg);

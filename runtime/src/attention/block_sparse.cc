@@ -8,6 +8,7 @@
 #include <algorithm>
 
 #include "attention/softmax_attention.h"
+#include "linfer/format/kinds/block_sparse.h"
 #include "weight_rows.h"
 
 namespace linfer::rt {
@@ -16,13 +17,14 @@ namespace {
 // When an input has at most 2 g + 3 + 2 R blocks (g global_blocks, R num_random_blocks) every row
 // attends to every key, as Hugging Face switches to full attention there.
 bool block_sparse_is_full(const EncoderConfig& c, size_t T) {
-  return block_sparse_blocks(c, T) <= 2 * size_t(c.global_blocks) + 3 + 2 * size_t(c.num_random_blocks);
+  return block_sparse_blocks(c, T) <=
+         2 * size_t(block_sparse_fields(c).global_blocks) + 3 + 2 * size_t(block_sparse_fields(c).num_random_blocks);
 }
 
 // Whether query block i (of an input of T rows) attends to every key: full inputs, the first and
 // the last g blocks.
 bool block_sparse_is_global(const EncoderConfig& c, size_t T, size_t i) {
-  const size_t blocks = block_sparse_blocks(c, T), g = c.global_blocks;
+  const size_t blocks = block_sparse_blocks(c, T), g = block_sparse_fields(c).global_blocks;
   return block_sparse_is_full(c, T) || i < g || i + g >= blocks;
 }
 
@@ -38,7 +40,8 @@ constexpr size_t kMaxBlockSparseSpans = 3 + Limits::kMaxRandomBlocks;
 // counts once per listing in the softmax (Hugging Face's eval-mode pattern points every random
 // block at block 0).
 size_t block_sparse_key_spans(const EncoderConfig& c, const float* random, size_t T, size_t i, uint32_t* spans) {
-  const size_t b = c.block_size, blocks = block_sparse_blocks(c, T), g = c.global_blocks;
+  const size_t b = block_sparse_fields(c).block_size, blocks = block_sparse_blocks(c, T),
+               g = block_sparse_fields(c).global_blocks;
   // The global blocks and the neighbours, each key once: block intervals [0, g), [i - 1, i + 2)
   // and [blocks - g, blocks), in this order for a non-global block i, merged where they overlap
   // or touch.
@@ -54,7 +57,7 @@ size_t block_sparse_key_spans(const EncoderConfig& c, const float* random, size_
     first = iv[0], end = iv[1];
   }
   spans[2 * count] = uint32_t(first * b), spans[2 * count + 1] = uint32_t(std::min(T, end * b)), ++count;
-  for (size_t r = 0; random && r < c.num_random_blocks; ++r) {
+  for (size_t r = 0; random && r < block_sparse_fields(c).num_random_blocks; ++r) {
     const size_t k = size_t(random[r]);
     if (k >= blocks) continue;  // a block of a longer input
     spans[2 * count] = uint32_t(k * b), spans[2 * count + 1] = uint32_t(std::min(T, (k + 1) * b));
@@ -75,8 +78,9 @@ bool BlockSparseAttention::run(LayerContext& s, const AttentionLayer& layer, con
   const size_t keys = make_keys(s, layer, in, T);
   if (!keys) return false;
   const auto t = s.now();
-  const size_t b = c.block_size, blocks = block_sparse_blocks(c, T), HD = size_t(c.num_heads) * c.head_dim,
-               R = c.num_random_blocks, table_blocks = block_sparse_blocks(c, c.max_seq_len);
+  const size_t b = block_sparse_fields(c).block_size, blocks = block_sparse_blocks(c, T),
+               HD = size_t(c.num_heads) * c.head_dim, R = block_sparse_fields(c).num_random_blocks,
+               table_blocks = block_sparse_blocks(c, c.max_seq_len);
   const float* random = R ? f32_data(layer.w.random_blocks) : nullptr;  // [heads, table_blocks, R]
   float* const q = s.queries();
   float* const attn = s.attention_out();
@@ -103,7 +107,7 @@ uint64_t layer_flops(const EncoderConfig& c, uint64_t T) {
   // Keys each query block sees (random blocks counted as if every one existed), times its rows.
   uint64_t seen = 0;
   uint32_t spans[2 * kMaxBlockSparseSpans];
-  const uint64_t blocks = block_sparse_blocks(c, T), b = c.block_size;
+  const uint64_t blocks = block_sparse_blocks(c, T), b = block_sparse_fields(c).block_size;
   for (uint64_t i = 0; i < blocks; ++i) {
     const uint64_t rows = std::min(T, (i + 1) * b) - i * b;
     if (block_sparse_is_global(c, T, i)) {
@@ -111,7 +115,7 @@ uint64_t layer_flops(const EncoderConfig& c, uint64_t T) {
       continue;
     }
     const size_t n = block_sparse_key_spans(c, nullptr, T, i, spans);
-    uint64_t keys = uint64_t(c.num_random_blocks) * b;
+    uint64_t keys = uint64_t(block_sparse_fields(c).num_random_blocks) * b;
     for (size_t s = 0; s < n; ++s) keys += spans[2 * s + 1] - spans[2 * s];
     seen += rows * keys;
   }

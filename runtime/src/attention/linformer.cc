@@ -9,6 +9,7 @@
 #include <cmath>
 
 #include "attention/softmax_attention.h"
+#include "linfer/format/kinds/linformer.h"
 #include "model_options.h"
 #include "weight_rows.h"
 
@@ -21,9 +22,9 @@ class LinformerAttention final : public SoftmaxAttention {
  public:
   bool has_row_pipeline(const EncoderConfig&) const override { return true; }
   uint64_t dense_rows(const EncoderConfig& c, uint64_t rows) const override {
-    return std::max<uint64_t>(rows, c.proj_len);  // K' and V' on k rows
+    return std::max<uint64_t>(rows, linformer_fields(c).proj_len);  // K' and V' on k rows
   }
-  uint64_t key_dense_rows(const EncoderConfig& c, uint64_t) const override { return c.proj_len; }
+  uint64_t key_dense_rows(const EncoderConfig& c, uint64_t) const override { return linformer_fields(c).proj_len; }
   Status plan(AttentionPlanning& p) override;
   void bind(const Arena& arena) override;
   Status prepare_layers(const LayerContext& s) override {
@@ -115,7 +116,7 @@ Status LinformerAttention::plan(AttentionPlanning& ap) {
       p->dense_kernel[size_t(DType::I8)] = &kernels::select_dense_kernel(DType::I8, p->max_isa);
     int8_kernel_ = &p->kernel_for(DType::I8);
     comp_q_stride_ = align64(int8_padded_inputs(p->max_len) * p->kernel_for(DType::I8).q_bytes);
-    const uint64_t keys = c.proj_len, dh = c.head_dim;
+    const uint64_t keys = linformer_fields(c).proj_len, dh = c.head_dim;
     HeadLayout& h = head_layout_;
     h.v_panels = panel_count(keys) * panel_bytes(DType::I8, dh);  // multiples of 64 bytes
     h.k_scales = h.v_panels + panel_count(dh) * panel_bytes(DType::I8, keys);
@@ -132,8 +133,8 @@ Status LinformerAttention::plan(AttentionPlanning& ap) {
 
   // Buffers: the compressed input per group (E X, F X), K' and V' (k rows per distinct head),
   // the row sums, and the paths' own.
-  const uint64_t D = c.dim, k = c.proj_len, G = projection_groups(c), S = G == 1 ? c.kv_heads : c.num_heads,
-                 threads = p->threads;
+  const uint64_t D = c.dim, k = linformer_fields(c).proj_len, G = projection_groups(c),
+                 S = G == 1 ? c.kv_heads : c.num_heads, threads = p->threads;
   // Columns of the compressed rows: D, or with the projection first (G = 1) the K/V width.
   const uint64_t cols = std::max<uint64_t>(D, uint64_t(c.kv_heads) * c.head_dim);
   // Lifetimes (ArenaStep): the compression's buffers serve the key inputs step only, E X until K'
@@ -144,14 +145,14 @@ Status LinformerAttention::plan(AttentionPlanning& ap) {
   const int inputs = kStepKeyInputs, keys = kStepKeys, attend = kStepAttention;
   // (With the projection first, X W^T of the n < k rows goes where E X goes, so the same bytes.)
   compressed_k_buf_ = a.floats(G * k * cols, inputs, keys);
-  if (c.has_separate_proj_v()) compressed_v_buf_ = a.floats(G * k * cols, inputs, keys);
+  if (linformer_has_separate_proj_v(c)) compressed_v_buf_ = a.floats(G * k * cols, inputs, keys);
   request_keys(ap, k, S, true, keys, int8_compression_ ? keys : attend);
   row_sums_buf_ = a.floats(2 * G * k, inputs, keys);
   request_scratch(ap, scratch_floats(k, c));
   // With the projection first, f16 rows of E are widened while K' and V' are written (keys step).
   if (widen_projections_) widened_rows_buf_ = a.floats(threads * kProjRowsPerStep * c.max_seq_len, inputs, keys);
   if (int8_compression_) {
-    const uint64_t rows = (c.has_separate_proj_v() ? 2 : 1) * G * k;  // E's rows, then F's
+    const uint64_t rows = (linformer_has_separate_proj_v(c) ? 2 : 1) * G * k;  // E's rows, then F's
     column_panels_buf_ = a.request(panel_count(uint32_t(cols)) * panel_bytes(DType::I8, p->max_len), inputs, inputs);
     column_scales_buf_ = a.floats(cols, inputs, inputs);
     column_sums_buf_ = a.floats(cols, inputs, inputs);  // int32
@@ -210,7 +211,7 @@ void LinformerAttention::compress_int8(const LayerContext& s, const WeightView* 
                                        const float* in, size_t D, size_t T, float* const comp[2],
                                        float* const rowsum[2]) {
   const EncoderConfig& c = s.config();
-  const size_t rows = projection_groups(c) * c.proj_len, stride = comp_q_stride_;
+  const size_t rows = projection_groups(c) * linformer_fields(c).proj_len, stride = comp_q_stride_;
   const kernels::DenseKernel& kernel = *int8_kernel_;
   const size_t panels = panel_count(uint32_t(D)), row_items = (projections * rows + 15) / 16;
   auto prepare = [&](size_t item) {
@@ -249,8 +250,8 @@ struct KvCosts {
   uint64_t compression_first, projection_first;
 };
 KvCosts kv_costs(const EncoderConfig& c, uint64_t T) {
-  const uint64_t D = c.dim, k = c.proj_len, KV = uint64_t(c.kv_heads) * c.head_dim;
-  return {k * T * D * (c.has_separate_proj_v() ? 2 : 1) + 2 * k * D * KV, 2 * (T * D * KV + k * T * KV)};
+  const uint64_t D = c.dim, k = linformer_fields(c).proj_len, KV = uint64_t(c.kv_heads) * c.head_dim;
+  return {k * T * D * (linformer_has_separate_proj_v(c) ? 2 : 1) + 2 * k * D * KV, 2 * (T * D * KV + k * T * KV)};
 }
 
 // The projection first when it takes fewer multiply-adds (T below about k), with one compression
@@ -261,7 +262,7 @@ bool LinformerAttention::projects_first(const LayerContext& s, size_t T) const {
   const EncoderConfig& c = s.config();
   const KvCosts cost = kv_costs(c, T);
   return cost.projection_first < cost.compression_first && projection_groups(c) == 1 &&
-         (c.has_separate_proj_v() || float_path());
+         (linformer_has_separate_proj_v(c) || float_path());
 }
 
 // K' = E (X W_k^T) and V' = F (X W_v^T) on an input of T < k rows (the biases after, as with
@@ -273,8 +274,8 @@ bool LinformerAttention::project_then_compress(LayerContext& s, const AttentionL
                                                const WeightView* const proj[2], const bool need_sum[2]) {
   const EncoderConfig& c = s.config();
   const KvLayers& ops = kv_[layer.index];
-  const size_t k = c.proj_len, KV = size_t(c.kv_heads) * c.head_dim;
-  const bool separate_v = c.has_separate_proj_v();
+  const size_t k = linformer_fields(c).proj_len, KV = size_t(c.kv_heads) * c.head_dim;
+  const bool separate_v = linformer_has_separate_proj_v(c);
   float* const dst[2] = {keys_, values_};
   float* const projected[2] = {compressed_k_, separate_v ? compressed_v_ : keys_};
   for (int kv : {1, 0}) {
@@ -303,18 +304,19 @@ bool LinformerAttention::linformer_kv(LayerContext& s, const AttentionLayer& lay
   const EncoderConfig& c = s.config();
   const LayerWeights& w = layer.w;
   const KvLayers& ops = kv_[layer.index];
-  const size_t D = c.dim, H = c.num_heads, dh = c.head_dim, kvh = c.kv_heads, k = c.proj_len, G = projection_groups(c);
+  const size_t D = c.dim, H = c.num_heads, dh = c.head_dim, kvh = c.kv_heads, k = linformer_fields(c).proj_len,
+               G = projection_groups(c);
   const bool per_head = G > 1;
 
-  const bool layerwise = c.projection_sharing == ProjectionSharing::Layerwise;
+  const bool layerwise = linformer_fields(c).projection_sharing == ProjectionSharing::Layerwise;
   const WeightView& E = layerwise ? s.model().desc.shared_proj : w.proj_k;
   const WeightView& Eb = layerwise ? s.model().desc.shared_proj_bias : w.proj_k_bias;
-  const bool separate_v = c.has_separate_proj_v();
+  const bool separate_v = linformer_has_separate_proj_v(c);
   const WeightView& Fv = separate_v ? w.proj_v : E;
   const WeightView& Fb = separate_v ? w.proj_v_bias : Eb;
   // With placement "after", a K/V bias b reaches the compressed rows as rowsum(E)[r] * b; with
   // "before" it is the projection's own, b on every compressed row.
-  const bool after = c.projection_placement == ProjectionPlacement::After;
+  const bool after = linformer_fields(c).projection_placement == ProjectionPlacement::After;
   const bool bias_through[2] = {after && w.k.bias.present(), after && w.v.bias.present()};
   const bool bias_plain[2] = {!after && w.k.bias.present(), !after && w.v.bias.present()};
   const size_t rows = G * k;  // all groups' compressed rows
@@ -390,7 +392,7 @@ bool LinformerAttention::linformer_kv(LayerContext& s, const AttentionLayer& lay
 // The keys are the k compressed rows (no rotary positions: the compression mixes positions).
 size_t LinformerAttention::make_keys(LayerContext& s, const AttentionLayer& layer, const float* in, size_t T) {
   if (!linformer_kv(s, layer, in, T)) return 0;
-  const size_t keys = s.config().proj_len;
+  const size_t keys = linformer_fields(s.config()).proj_len;
   prepare_keys(s, keys);
   return keys;
 }
@@ -448,11 +450,11 @@ void LinformerAttention::attention_rows(LayerContext& s, size_t h, size_t keys, 
 }
 
 uint64_t layer_flops(const EncoderConfig& c, uint64_t T) {
-  const uint64_t D = c.dim, HD = uint64_t(c.num_heads) * c.head_dim, k = c.proj_len, G = projection_groups(c),
-                 KV = uint64_t(c.kv_heads) * c.head_dim;
+  const uint64_t D = c.dim, HD = uint64_t(c.num_heads) * c.head_dim, k = linformer_fields(c).proj_len,
+                 G = projection_groups(c), KV = uint64_t(c.kv_heads) * c.head_dim;
   const uint64_t kv_width = G == 1 ? KV : HD;
-  uint64_t flops = 2 * G * k * T * D * (c.has_separate_proj_v() ? 2 : 1);  // E X (and F X)
-  flops += 2 * 2 * k * D * kv_width;                                       // K', V'
+  uint64_t flops = 2 * G * k * T * D * (linformer_has_separate_proj_v(c) ? 2 : 1);  // E X (and F X)
+  flops += 2 * 2 * k * D * kv_width;                                                // K', V'
   if (G == 1) {
     // The cheaper order (projects_first; an int8 model with one E keeps the compression first).
     const KvCosts cost = kv_costs(c, T);

@@ -14,6 +14,7 @@
 #include <cstring>
 
 #include "attention/attention_kind.h"
+#include "linfer/format/kinds/lsh.h"
 #include "weight_rows.h"
 
 namespace linfer::rt {
@@ -22,7 +23,7 @@ namespace {
 // Each round's T sorted rows are cut into lsh_chunks(T) chunks of bucket_size rows (the last one
 // possibly shorter).
 size_t lsh_chunks(const EncoderConfig& c, size_t T) {
-  return c.bucket_size ? (T + c.bucket_size - 1) / c.bucket_size : 0;
+  return lsh_fields(c).bucket_size ? (T + lsh_fields(c).bucket_size - 1) / lsh_fields(c).bucket_size : 0;
 }
 // Score of a row against itself (reformer-pytorch's TOKEN_SELF_ATTN_VALUE: a row attends to
 // itself only when nothing else is left).
@@ -32,11 +33,11 @@ constexpr size_t kLshHashRows = 16;
 // 32-bit words of a thread's index scratch (a round's buckets of T rows and their counts, the
 // positions of the two gathered chunks).
 uint64_t lsh_index_words(const EncoderConfig& c, uint64_t T) {
-  return T + 2 * lsh_half_buckets(c, T) + 1 + 2 * uint64_t(c.bucket_size);
+  return T + 2 * lsh_half_buckets(c, T) + 1 + 2 * uint64_t(lsh_fields(c).bucket_size);
 }
 // Floats of one gathered chunk in a thread's scratch (its rows' queries [b x dh], normalised keys
 // transposed [dh x b] and values [b x dh]).
-uint64_t lsh_slot_floats(const EncoderConfig& c) { return 3 * uint64_t(c.bucket_size) * c.head_dim; }
+uint64_t lsh_slot_floats(const EncoderConfig& c) { return 3 * uint64_t(lsh_fields(c).bucket_size) * c.head_dim; }
 
 class LshAttention final : public AttentionModule {
  public:
@@ -80,7 +81,7 @@ Status LshAttention::plan(AttentionPlanning& p) {
   max_len_ = p.plan.max_len;
   // The larger of a hash block's rotated values and the chunk attention's: two gathered chunks
   // (a chunk and the one before it), o [b x dh], lse, and the kernel's scores.
-  const uint64_t b = c.bucket_size, dh = c.head_dim;
+  const uint64_t b = lsh_fields(c).bucket_size, dh = c.head_dim;
   const uint64_t hash = kLshHashRows * lsh_half_buckets(c, T);
   const uint64_t chunk = 2 * lsh_slot_floats(c) + b * dh + b + kernels::lsh_chunk_scratch_floats(b, 2 * b);
   scratch_stride_ = std::max(hash, chunk) + 16;
@@ -88,7 +89,7 @@ Status LshAttention::plan(AttentionPlanning& p) {
   values_buf_ = p.arena.floats(R * c.kv_heads * dh, at, last);
   scratch_buf_ = p.arena.floats(threads * scratch_stride_, at, last);
   // Per head and round the sorted rows; per head and row the rounds' running max and sum.
-  sorted_rows_buf_ = p.arena.request(uint64_t(c.num_heads) * c.num_hashes * T * 4, at, last);
+  sorted_rows_buf_ = p.arena.request(uint64_t(c.num_heads) * lsh_fields(c).num_hashes * T * 4, at, last);
   round_max_sum_buf_ = p.arena.floats(2 * uint64_t(c.num_heads) * T, at, last);
   bucket_index_buf_ = p.arena.request(threads * lsh_index_words(c, T) * 4, at, last);
   return {};
@@ -96,7 +97,8 @@ Status LshAttention::plan(AttentionPlanning& p) {
 
 bool LshAttention::run(LayerContext& s, const AttentionLayer& layer, const float* in, size_t T, float* residual) {
   const EncoderConfig& c = s.config();
-  const size_t H = c.num_heads, dh = c.head_dim, HD = H * dh, rounds = c.num_hashes, chunks = lsh_chunks(c, T);
+  const size_t H = c.num_heads, dh = c.head_dim, HD = H * dh, rounds = lsh_fields(c).num_hashes,
+               chunks = lsh_chunks(c, T);
   if (!s.run_dense(layer.q, T, in, s.queries()) || !s.run_dense(kv_[layer.index].v[0], T, in, values_)) return false;
   auto t = s.now();
   s.workers().ranges(H * rounds, 1, [&](size_t b, size_t e, size_t chunk) {
@@ -152,7 +154,7 @@ void LshAttention::lsh_sort(const LayerContext& s, const WeightView& rotations, 
   std::fill(start, start + 2 * half + 1, 0u);
   for (size_t i = 0; i < T; ++i) ++start[bucket[i] + 1];
   for (size_t k = 1; k <= 2 * half; ++k) start[k] += start[k - 1];
-  uint32_t* sorted = sorted_rows_ + (h * c.num_hashes + round) * n;
+  uint32_t* sorted = sorted_rows_ + (h * lsh_fields(c).num_hashes + round) * n;
   for (size_t i = 0; i < T; ++i) sorted[start[bucket[i]]++] = uint32_t(i);
 }
 
@@ -161,10 +163,10 @@ void LshAttention::lsh_sort(const LayerContext& s, const WeightView& rotations, 
 // and transposed, values, positions.
 void LshAttention::lsh_gather(const LayerContext& s, size_t T, size_t h, size_t g, size_t chunk, size_t slot) {
   const EncoderConfig& c = s.config();
-  const size_t dh = c.head_dim, HD = size_t(c.num_heads) * dh, n = max_len_, b = c.bucket_size,
+  const size_t dh = c.head_dim, HD = size_t(c.num_heads) * dh, n = max_len_, b = lsh_fields(c).bucket_size,
                chunks = lsh_chunks(c, T), first = (g % chunks) * b, rows = std::min(b, T - first),
                vh = c.kv_heads == 1 ? 0 : h, v_stride = size_t(c.kv_heads) * dh;
-  const uint32_t* sorted = sorted_rows_ + (h * c.num_hashes + g / chunks) * n + first;
+  const uint32_t* sorted = sorted_rows_ + (h * lsh_fields(c).num_hashes + g / chunks) * n + first;
   float* q = scratch_ + chunk * scratch_stride_ + slot * lsh_slot_floats(c);
   float* kt = q + b * dh;  // [dh x rows]
   float* v = kt + b * dh;
@@ -188,8 +190,8 @@ void LshAttention::lsh_gather(const LayerContext& s, size_t T, size_t h, size_t 
 void LshAttention::lsh_chunk(const LayerContext& s, size_t T, size_t h, size_t round, size_t c, size_t chunk,
                              LshSlots& slots) {
   const EncoderConfig& cfg = s.config();
-  const size_t dh = cfg.head_dim, HD = size_t(cfg.num_heads) * dh, n = max_len_, b = cfg.bucket_size,
-               chunks = lsh_chunks(cfg, T), all = cfg.num_hashes * chunks, own = round * chunks + c,
+  const size_t dh = cfg.head_dim, HD = size_t(cfg.num_heads) * dh, n = max_len_, b = lsh_fields(cfg).bucket_size,
+               chunks = lsh_chunks(cfg, T), all = lsh_fields(cfg).num_hashes * chunks, own = round * chunks + c,
                prev = (own + all - 1) % all;
   if (slots.head != h) slots = LshSlots{h, {SIZE_MAX, SIZE_MAX}};
   // The slot of each chunk: kept when a slot holds it, else gathered into one the other does not use.
@@ -251,7 +253,7 @@ uint64_t layer_flops(const EncoderConfig& c, uint64_t T) {
   // V (the queries are the keys); per round the hash (T rows against the half-bucket rotation
   // columns: y = x R, -y is free) and each row against its chunk and the one before (scores, P V).
   const uint64_t D = c.dim, HD = uint64_t(c.num_heads) * c.head_dim, dh = c.head_dim, KV = uint64_t(c.kv_heads) * dh;
-  const uint64_t half = lsh_half_buckets(c, T), b = c.bucket_size, rounds = c.num_hashes;
+  const uint64_t half = lsh_half_buckets(c, T), b = lsh_fields(c).bucket_size, rounds = lsh_fields(c).num_hashes;
   uint64_t flops = 2 * T * D * KV;
   flops += rounds * (2 * T * dh * half * c.num_heads + 2 * 2 * T * std::min<uint64_t>(2 * b, 2 * T) * HD);
   return flops;

@@ -3,6 +3,7 @@
 // Q and K (kernels.h favor_*) in place of the softmax, a favor state per kv head
 // (key_state_attention.h), bidirectional or causal.
 #include "attention/key_state_attention.h"
+#include "linfer/format/kinds/performer.h"
 #include "weight_rows.h"
 
 namespace linfer::rt {
@@ -15,21 +16,27 @@ constexpr float kFavorCausalDenEps = 1e-6f;
 struct Favor {
   using Params = kernels::FavorParams;
   void configure(const EncoderConfig& c) {
-    features_ = c.num_features;
+    features_ = performer_fields(c).num_features;
     head_dim_ = c.head_dim;
-    sequence_stabiliser_ = c.key_stabiliser == KeyStabiliser::Sequence;
+    sequence_stabiliser_ = performer_fields(c).key_stabiliser == KeyStabiliser::Sequence;
   }
   static uint64_t state_floats(const EncoderConfig& c) {
-    return kernels::favor_state_floats(c.num_features, c.head_dim);
+    return kernels::favor_state_floats(performer_fields(c).num_features, c.head_dim);
   }
-  static size_t scratch_floats(const EncoderConfig& c) { return kernels::favor_scratch_floats(c.num_features); }
+  static size_t scratch_floats(const EncoderConfig& c) {
+    return kernels::favor_scratch_floats(performer_fields(c).num_features);
+  }
   Params params(const EncoderConfig& c, const LayerWeights& w) const {
-    return {f32_data(w.features), c.head_dim,    c.num_features,
-            c.feature_map,        c.feature_eps, c.causal == CausalMode::Causal ? kFavorCausalDenEps : 0.0f};
+    return {f32_data(w.features),
+            c.head_dim,
+            performer_fields(c).num_features,
+            performer_fields(c).feature_map,
+            performer_fields(c).feature_eps,
+            c.causal == CausalMode::Causal ? kFavorCausalDenEps : 0.0f};
   }
   void reset(float* S) const { kernels::favor_state_reset(S, features_, head_dim_); }
   Status can_step(const EncoderConfig& c) const {
-    if (c.key_stabiliser == KeyStabiliser::Sequence)
+    if (performer_fields(c).key_stabiliser == KeyStabiliser::Sequence)
       return invalid_argument(
           "token-by-token runs need rows that do not depend on later tokens; this performer model's "
           "key stabiliser spans the whole input (key_stabiliser 'sequence', performer-pytorch's semantics)");
@@ -56,7 +63,7 @@ class PerformerAttention final : public KeyStateAttention<Favor> {};
 
 uint64_t layer_flops(const EncoderConfig& c, uint64_t T) {
   const uint64_t D = c.dim, HD = uint64_t(c.num_heads) * c.head_dim, KV = uint64_t(c.kv_heads) * c.head_dim;
-  const uint64_t m = c.num_features;  // features of K and Q, state, apply
+  const uint64_t m = performer_fields(c).num_features;  // features of K and Q, state, apply
   return 2 * 2 * T * D * KV + 2 * T * m * KV + 2 * T * m * HD + 2 * T * m * KV + 2 * T * m * HD;
 }
 

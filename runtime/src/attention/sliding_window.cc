@@ -8,6 +8,7 @@
 #include <algorithm>
 
 #include "attention/softmax_attention.h"
+#include "linfer/format/kinds/sliding_window.h"
 
 namespace linfer::rt {
 namespace {
@@ -15,9 +16,11 @@ namespace {
 class SlidingWindowAttention final : public SoftmaxAttention {
  public:
   // Without global rows every row's output needs only its own query and the keys.
-  bool has_row_pipeline(const EncoderConfig& c) const override { return c.global_positions == 0; }
+  bool has_row_pipeline(const EncoderConfig& c) const override {
+    return sliding_window_fields(c).global_positions == 0;
+  }
   Status plan(AttentionPlanning& p) override {
-    row_window_ = {p.model.desc.config.window_radius, 0};  // row i sees keys |i - j| <= radius
+    row_window_ = {sliding_window_fields(p.model.desc.config).window_radius, 0};  // row i sees keys |i - j| <= radius
     return SoftmaxAttention::plan(p);
   }
   Status prepare_layers(const LayerContext& s) override;
@@ -57,12 +60,12 @@ Status SlidingWindowAttention::prepare_layers(const LayerContext& s) {
 bool SlidingWindowAttention::run(LayerContext& s, const AttentionLayer& layer, const float* in, size_t T,
                                  float* residual) {
   const EncoderConfig& c = s.config();
-  const size_t g = std::min<size_t>(c.global_positions, T);
+  const size_t g = std::min<size_t>(sliding_window_fields(c).global_positions, T);
   if (!s.run_dense(layer.q, T, in, s.queries())) return false;
   const size_t keys = make_keys(s, layer, in, T);
   if (!keys) return false;
   auto t = s.now();
-  attention_items(s, keys, g, T, {c.window_radius, g});
+  attention_items(s, keys, g, T, {sliding_window_fields(c).window_radius, g});
   s.lap(LINFER_OP_ATTENTION, t);
   if (g > 0) {
     if (layer.w.q_global.weight.present()) {  // Q of the global rows, K and V of every row, once more
@@ -82,7 +85,8 @@ bool SlidingWindowAttention::run(LayerContext& s, const AttentionLayer& layer, c
 uint64_t layer_flops(const EncoderConfig& c, uint64_t T) {
   const uint64_t D = c.dim, HD = uint64_t(c.num_heads) * c.head_dim, KV = uint64_t(c.kv_heads) * c.head_dim;
   // Keys a non-global row sees (its window within the input, and the global rows), summed.
-  const uint64_t g = std::min<uint64_t>(c.global_positions, T), w = c.window_radius;
+  const uint64_t g = std::min<uint64_t>(sliding_window_fields(c).global_positions, T),
+                 w = sliding_window_fields(c).window_radius;
   uint64_t seen = 0;
   for (uint64_t i = g; i < T; ++i) seen += std::min(T, i + w + 1) - std::max(g, i >= w ? i - w : 0) + g;
   uint64_t flops = 2 * 2 * T * D * KV + 2 * 2 * seen * HD;  // K, V; scores, P V

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The Hugging Face BigBird layout (tools/convert/layouts/bigbird.cc, hf_bert.cc).
 #include "layout_checkpoint.h"
+#include "linfer/format/kinds/block_sparse.h"
 
 namespace linfer::testing {
 namespace {
@@ -28,8 +29,8 @@ TEST_SUITE("bigbird") {
     REQUIRE(ck.map("bigbird", kConfig, &out) == "");
     const EncoderConfig& c = out.desc.config;
     CHECK(c.attention_kind == AttentionKind::BlockSparse);
-    CHECK(c.block_size == 1);
-    CHECK(c.num_random_blocks == 1);
+    CHECK(block_sparse_fields(c).block_size == 1);
+    CHECK(block_sparse_fields(c).num_random_blocks == 1);
     CHECK(c.max_seq_len == 8);
     CHECK(c.position_offset == 0);
     CHECK(c.activation == Activation::GeluTanh);  // hidden_act's default, gelu_new

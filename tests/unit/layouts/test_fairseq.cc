@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The fairseq linformer_roberta layout (tools/convert/layouts/fairseq.cc).
 #include "layout_checkpoint.h"
+#include "linfer/format/kinds/linformer.h"
 
 namespace linfer::testing {
 namespace {
@@ -41,11 +42,11 @@ TEST_SUITE("fairseq") {
     const EncoderConfig& c = out.desc.config;
     CHECK(c.num_layers == 1);
     CHECK(c.head_dim == 4);
-    CHECK(c.proj_len == 4);
+    CHECK(linformer_fields(c).proj_len == 4);
     CHECK(c.vocab_size == 10);
     CHECK(c.position_offset == 2);
     CHECK(c.norm_placement == NormPlacement::Post);
-    CHECK(c.projection_placement == ProjectionPlacement::Before);
+    CHECK(linformer_fields(c).projection_placement == ProjectionPlacement::Before);
     CHECK(c.head == HeadKind::LmLogits);
     CHECK(out.desc.position_embedding.shape == Shape{10, 8});
     CHECK(out.desc.layers[0].proj_k.shape == Shape{4, 8});

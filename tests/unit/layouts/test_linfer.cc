@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // The linfer layout (tools/convert/layouts/linfer.cc): the canonical slot names as keys.
 #include "config_json.h"
+#include "linfer/format/kinds/block_sparse.h"
+#include "linfer/format/kinds/linformer.h"
+#include "linfer/format/kinds/lsh.h"
+#include "linfer/format/kinds/performer.h"
 #include "layout_checkpoint.h"
 #include "test_models.h"
 
@@ -35,7 +39,7 @@ TEST_SUITE("linfer") {
     const EncoderConfig& c = out.desc.config;
     CHECK(c.dim == 8);
     CHECK(c.num_layers == 2);
-    CHECK(c.proj_len == 4);
+    CHECK(linformer_fields(c).proj_len == 4);
     REQUIRE(out.desc.layers.size() == 2);
     CHECK(out.desc.token_embedding.shape == Shape{10, 8});
     CHECK(out.desc.layers[1].q.weight.shape == Shape{8, 8});
@@ -60,6 +64,42 @@ TEST_SUITE("linfer") {
     MappedModel missing;
     const std::string err = ck.map("linfer", kConfig, &missing);
     CHECK_MESSAGE(err.find("layers.1.attention.q.weight") != std::string::npos, err);
+  }
+
+  // --config reads each kind's own fields through its format file's list (names, types, choices).
+  TEST_CASE("linfer configuration: a kind's own fields") {
+    const std::string base =
+        R"({"vocab_size": 10, "dim": 8, "num_layers": 2, "num_heads": 2, "head_dim": 4, "ff_dim": 16, "max_seq_len": 8, )";
+    EncoderConfig c;
+    REQUIRE(convert::parse_linfer_config(base + R"("attention_kind": "lsh", "bucket_size": 2, "num_hashes": 3})", &c) ==
+            "");
+    CHECK(c.attention_kind == AttentionKind::Lsh);
+    CHECK(lsh_fields(c).bucket_size == 2);
+    CHECK(lsh_fields(c).num_hashes == 3);
+    // The converter's defaults where they are not the schema's: BigBird's first and last block,
+    // lucidrains' epsilon by feature map; and an enum by its values' names.
+    REQUIRE(convert::parse_linfer_config(base + R"("attention_kind": "block_sparse", "block_size": 4})", &c) == "");
+    CHECK(block_sparse_fields(c).block_size == 4);
+    CHECK(block_sparse_fields(c).global_blocks == 1);
+    REQUIRE(convert::parse_linfer_config(base + R"("attention_kind": "block_sparse", "global_blocks": 0})", &c) == "");
+    CHECK(block_sparse_fields(c).global_blocks == 0);
+    REQUIRE(convert::parse_linfer_config(
+                base + R"("attention_kind": "performer", "num_features": 6, "feature_map": "relu"})", &c) == "");
+    CHECK(performer_fields(c).num_features == 6);
+    CHECK(performer_fields(c).feature_map == FeatureMap::Relu);
+    CHECK(performer_fields(c).feature_eps == 1e-3f);
+    REQUIRE(convert::parse_linfer_config(base + R"("attention_kind": "performer", "feature_eps": 0.5})", &c) == "");
+    CHECK(performer_fields(c).feature_eps == 0.5f);
+    REQUIRE(convert::parse_linfer_config(base + R"("proj_len": 4, "projection_sharing": "layerwise"})", &c) == "");
+    CHECK(linformer_fields(c).projection_sharing == ProjectionSharing::Layerwise);
+    // Another kind's field: refused unless its default; a bad value by the field's type.
+    CHECK(convert::parse_linfer_config(base + R"("attention_kind": "full", "bucket_size": 4})", &c) ==
+          "bucket_size and num_hashes apply to lsh attention only");
+    CHECK(convert::parse_linfer_config(base + R"("attention_kind": "full", "bucket_size": 0})", &c) == "");
+    CHECK(convert::parse_linfer_config(base + R"("attention_kind": "performer", "feature_map": "elu"})", &c) ==
+          "'feature_map' must be one of: softmax, relu");
+    CHECK(convert::parse_linfer_config(base + R"("attention_kind": "lsh", "num_hashes": -1})", &c) ==
+          "'num_hashes' must be a non-negative integer");
   }
 }
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The Hugging Face Longformer layout (tools/convert/layouts/longformer.cc, hf_bert.cc).
 #include "layout_checkpoint.h"
+#include "linfer/format/kinds/sliding_window.h"
 
 namespace linfer::testing {
 namespace {
@@ -31,8 +32,8 @@ TEST_SUITE("longformer") {
     CHECK(c.attention_kind == AttentionKind::SlidingWindow);
     CHECK(c.max_seq_len == 10);
     CHECK(c.position_offset == 2);
-    CHECK(c.window_radius == 2);
-    CHECK(c.global_positions == 1);
+    CHECK(sliding_window_fields(c).window_radius == 2);
+    CHECK(sliding_window_fields(c).global_positions == 1);
     CHECK(c.head == HeadKind::LmLogits);
     CHECK(out.desc.layers[0].q_global.weight.shape == Shape{8, 8});
     CHECK(out.desc.head.out.weight.data == out.desc.token_embedding.data);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The lucidrains/linformer layout (tools/convert/layouts/lucidrains.cc).
 #include "layout_checkpoint.h"
+#include "linfer/format/kinds/linformer.h"
 
 namespace linfer::testing {
 namespace {
@@ -42,8 +43,8 @@ TEST_SUITE("lucidrains") {
     CHECK(c.vocab_size == 10);
     CHECK(c.norm_placement == NormPlacement::Pre);
     CHECK(c.positions == PositionKind::Learned);
-    CHECK(c.projection_placement == ProjectionPlacement::After);
-    CHECK(c.projection_sharing == ProjectionSharing::Headwise);
+    CHECK(linformer_fields(c).projection_placement == ProjectionPlacement::After);
+    CHECK(linformer_fields(c).projection_sharing == ProjectionSharing::Headwise);
     CHECK(c.head == HeadKind::LmLogits);
     CHECK(out.desc.layers[1].proj_k.shape == Shape{4, 8});  // stored [n, k], E is [k, n]
     CHECK(out.desc.layers[0].fc1.weight.shape == Shape{32, 8});

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The performer-pytorch layout (tools/convert/layouts/performer.cc).
 #include "layout_checkpoint.h"
+#include "linfer/format/kinds/performer.h"
 
 namespace linfer::testing {
 namespace {
@@ -36,8 +37,8 @@ TEST_SUITE("performer") {
     REQUIRE(ck.map("performer", kConfig, &out) == "");
     const EncoderConfig& c = out.desc.config;
     CHECK(c.attention_kind == AttentionKind::Performer);
-    CHECK(c.num_features == 6);
-    CHECK(c.feature_map == FeatureMap::Softmax);
+    CHECK(performer_fields(c).num_features == 6);
+    CHECK(performer_fields(c).feature_map == FeatureMap::Softmax);
     CHECK(c.final_norm);
     CHECK(c.rotary == Rotary::None);
     CHECK(out.desc.layers[0].features.shape == Shape{4, 6});  // the projection matrix transposed

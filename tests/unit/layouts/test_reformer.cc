@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The reformer-pytorch layout (tools/convert/layouts/reformer.cc).
 #include "layout_checkpoint.h"
+#include "linfer/format/kinds/lsh.h"
 
 namespace linfer::testing {
 namespace {
@@ -33,8 +34,8 @@ TEST_SUITE("reformer") {
     REQUIRE(ck.map("reformer", kConfig, &out) == "");
     const EncoderConfig& c = out.desc.config;
     CHECK(c.attention_kind == AttentionKind::Lsh);
-    CHECK(c.bucket_size == 2);
-    CHECK(c.num_hashes == 1);
+    CHECK(lsh_fields(c).bucket_size == 2);
+    CHECK(lsh_fields(c).num_hashes == 1);
     CHECK(c.norm_placement == NormPlacement::Reversible);
     CHECK(c.reversible_merge == ReversibleMerge::Mean);
     CHECK(c.positions == PositionKind::Learned);

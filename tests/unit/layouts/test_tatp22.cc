@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The tatp22/linformer-pytorch layout (tools/convert/layouts/tatp22.cc): sharing read from aliasing.
 #include "layout_checkpoint.h"
+#include "linfer/format/kinds/linformer.h"
 
 namespace linfer::testing {
 namespace {
@@ -36,7 +37,7 @@ TEST_SUITE("tatp22") {
     REQUIRE(ck.map("tatp22", kConfig, &out) == "");
     const EncoderConfig& c = out.desc.config;
     CHECK(c.head_dim == 4);
-    CHECK(c.projection_sharing == ProjectionSharing::Headwise);
+    CHECK(linformer_fields(c).projection_sharing == ProjectionSharing::Headwise);
     CHECK(c.positions == PositionKind::Sinusoidal);
     CHECK(c.norm_placement == NormPlacement::Post);
     CHECK(out.desc.layers[0].q.weight.shape == Shape{8, 8});  // two [4, 8] heads stacked

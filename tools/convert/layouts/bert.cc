@@ -40,7 +40,7 @@ class BertMapper : public LayoutMapper {
     if (lc.flag("sinusoidal_pos_embds", false) && family_ != Family::DistilBert)
       return "--config: sinusoidal_pos_embds is not supported";
     EncoderConfig& c = out->desc.config;
-    c.attention_kind = AttentionKind::FullSoftmax;
+    set_attention_kind(c, AttentionKind::FullSoftmax);
     if (family_ == Family::DistilBert) return configure_distilbert(ck, lc, c);
 
     P_ = family_ == Family::Bert ? "bert." : "roberta.";

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "hf_bert.h"
+#include "linfer/format/kinds/block_sparse.h"
 #include "layout.h"
 
 namespace linfer::convert {
@@ -51,15 +52,15 @@ class BigBirdMapper : public LayoutMapper {
       if (random_ > Limits::kMaxRandomBlocks)
         return "--config: num_random_blocks " + str(random_) + " is more than linfer's " +
                str(Limits::kMaxRandomBlocks);
-      c.attention_kind = AttentionKind::BlockSparse;
-      c.block_size = block;
-      c.global_blocks = 1;  // HF's first and last block
-      c.num_random_blocks = random_;
+      set_attention_kind(c, AttentionKind::BlockSparse);
+      block_sparse_fields(c).block_size = block;
+      block_sparse_fields(c).global_blocks = 1;  // HF's first and last block
+      block_sparse_fields(c).num_random_blocks = random_;
       attention_note_ = "block_sparse: blocks of " + str(block) + " rows, the first and last global, random blocks " +
                         str(random_) + " per query block, all block 0 as in Hugging Face's eval mode; inputs up to " +
                         str(size_t(5 + 2 * random_) * block) + " tokens run full attention";
     } else {
-      c.attention_kind = AttentionKind::FullSoftmax;
+      set_attention_kind(c, AttentionKind::FullSoftmax);
     }
     return "";
   }

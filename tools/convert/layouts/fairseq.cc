@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "layout.h"
+#include "linfer/format/kinds/linformer.h"
 
 namespace linfer::convert {
 namespace {
@@ -70,17 +71,17 @@ class FairseqMapper : public LayoutMapper {
       return "fairseq args: activation_fn '" + act + "' is not supported (gelu, gelu_accurate, relu)";
     c.head_dim = c.dim / c.num_heads;
     c.kv_heads = c.num_heads;
-    c.proj_len = c.max_seq_len / compressed;
+    linformer_fields(c).proj_len = c.max_seq_len / compressed;
     c.activation = act == "relu" ? Activation::Relu : act == "gelu" ? Activation::GeluErf : Activation::GeluTanh;
     c.head_activation = c.activation;
     c.norm_placement = NormPlacement::Post;
     c.positions = PositionKind::Learned;
     c.position_offset = 2;  // make_positions: padding_idx (1) + 1, for inputs without padding
     c.embedding_scale = no_scale ? 1.0f : std::sqrt(float(c.dim));
-    c.projection_placement = ProjectionPlacement::Before;
-    c.projection_sharing = layerwise_   ? ProjectionSharing::Layerwise
-                           : shared_kv_ ? ProjectionSharing::KeyValue
-                                        : ProjectionSharing::Headwise;
+    linformer_fields(c).projection_placement = ProjectionPlacement::Before;
+    linformer_fields(c).projection_sharing = layerwise_   ? ProjectionSharing::Layerwise
+                                             : shared_kv_ ? ProjectionSharing::KeyValue
+                                                          : ProjectionSharing::Headwise;
 
     // Older checkpoints say decoder./emb_layer_norm (RobertaModel.upgrade_state_dict_named).
     P_ = "encoder.sentence_encoder.";
@@ -125,7 +126,7 @@ class FairseqMapper : public LayoutMapper {
     const EncoderConfig& c = d.config;
     const std::string& P = P_;
     const std::string& E = E_;
-    const uint32_t D = c.dim, n = c.max_seq_len, k = c.proj_len, F = c.ff_dim;
+    const uint32_t D = c.dim, n = c.max_seq_len, k = linformer_fields(c).proj_len, F = c.ff_dim;
     d.token_embedding = b.load(P + "embed_tokens.weight", {c.vocab_size, D});
     {
       auto pos = ck.tensors.find(P + "embed_positions.weight");

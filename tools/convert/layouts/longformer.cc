@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "hf_bert.h"
+#include "linfer/format/kinds/sliding_window.h"
 #include "layout.h"
 
 namespace linfer::convert {
@@ -19,7 +20,7 @@ class LongformerMapper : public LayoutMapper {
              "' is not supported (absolute)";
     P_ = ck.tensors.count("longformer.embeddings.word_embeddings.weight") ? "longformer." : "";
     EncoderConfig& c = out->desc.config;
-    c.attention_kind = AttentionKind::SlidingWindow;
+    set_attention_kind(c, AttentionKind::SlidingWindow);
     if (const std::string e = hf_bert_config(ck, lc, P_, "Longformer", "gelu", c, &tables_); !e.empty()) return e;
     pad_ = lc.u32("pad_token_id", 1);
     // Positions count from pad + 1 (create_position_ids_from_input_ids, inputs without padding).
@@ -54,17 +55,18 @@ class LongformerMapper : public LayoutMapper {
       if (w <= 0 || w % 2 || w > 2 * int64_t(Limits::kMaxSeqLen))
         return "--config: attention_window " + std::to_string(w) + " must be even and positive";
     }
-    c.window_radius = uint32_t(std::min<int64_t>(windows.empty() ? 0 : windows[0] / 2, c.max_seq_len));
+    sliding_window_fields(c).window_radius =
+        uint32_t(std::min<int64_t>(windows.empty() ? 0 : windows[0] / 2, c.max_seq_len));
 
     classifier_ = ck.tensors.count("classifier.out_proj.weight") > 0;
     lm_ = !classifier_ && (ck.tensors.count("lm_head.dense.weight") > 0);
     // Global rows: the first global_positions (a linfer key: HF takes a global_attention_mask per
     // call); LongformerForSequenceClassification's default is the first token.
-    c.global_positions = lc.u32("global_positions", classifier_ ? 1 : 0);
+    sliding_window_fields(c).global_positions = lc.u32("global_positions", classifier_ ? 1 : 0);
     if (!lc.error.empty()) return lc.error;
-    if (c.global_positions > c.max_seq_len)
-      return "--config: global_positions " + str(c.global_positions) + " is more than the " + str(c.max_seq_len) +
-             " positions";
+    if (sliding_window_fields(c).global_positions > c.max_seq_len)
+      return "--config: global_positions " + str(sliding_window_fields(c).global_positions) + " is more than the " +
+             str(c.max_seq_len) + " positions";
     return "";
   }
 
@@ -77,7 +79,7 @@ class LongformerMapper : public LayoutMapper {
       LayerWeights& l = d.layers[i];
       const std::string p = P_ + "encoder.layer." + str(i) + ".";
       hf_bert_layer(b, p, D, F, true, l);
-      if (c.global_positions) {
+      if (sliding_window_fields(c).global_positions) {
         l.q_global = b.linear(p + "attention.self.query_global", D, D);
         l.k_global = b.linear(p + "attention.self.key_global", D, D);
         l.v_global = b.linear(p + "attention.self.value_global", D, D);
@@ -105,11 +107,12 @@ class LongformerMapper : public LayoutMapper {
       for (const char* name : {"pooler.dense.weight", "pooler.dense.bias"}) b.ignore(P_ + name);
       if (b.has(P_ + "pooler.dense.weight")) head_note += " (the pooler is dropped)";
     }
-    out->notes.push_back("Longformer: post-norm, positions offset " + str(pad_ + 1) + " (inputs without padding), " +
-                         "token type 0 folded into the position table, window radius " + str(c.window_radius) +
-                         " (attention_window " + str(2 * c.window_radius) + "), global positions " +
-                         str(c.global_positions) + (c.global_positions ? " with query/key/value_global" : "") + ", " +
-                         head_note);
+    out->notes.push_back(
+        "Longformer: post-norm, positions offset " + str(pad_ + 1) + " (inputs without padding), " +
+        "token type 0 folded into the position table, window radius " + str(sliding_window_fields(c).window_radius) +
+        " (attention_window " + str(2 * sliding_window_fields(c).window_radius) + "), global positions " +
+        str(sliding_window_fields(c).global_positions) +
+        (sliding_window_fields(c).global_positions ? " with query/key/value_global" : "") + ", " + head_note);
     return "";
   }
 

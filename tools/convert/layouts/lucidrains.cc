@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // lucidrains/linformer: LinformerLM and Linformer (docs/converter.md, the layout table)
 #include "layout.h"
+#include "linfer/format/kinds/linformer.h"
 
 namespace linfer::convert {
 namespace {
@@ -13,7 +14,7 @@ class LucidrainsMapper : public LayoutMapper {
     c.dim = lc.u32("dim", 0, true);
     c.max_seq_len = lc.u32("seq_len", 0, true);
     c.num_layers = lc.u32("depth", 0, true);
-    c.proj_len = lc.u32("k", 256);
+    linformer_fields(c).proj_len = lc.u32("k", 256);
     c.num_heads = lc.u32("heads", 8);
     c.vocab_size = lm_ ? lc.u32("num_tokens", 0, true) : 0;
     const bool one_kv_head = lc.flag("one_kv_head", false);
@@ -27,8 +28,8 @@ class LucidrainsMapper : public LayoutMapper {
     c.ff_dim = 4 * c.dim;
     c.norm_placement = reversible_ ? NormPlacement::Reversible : NormPlacement::Pre;
     c.positions = lm_ ? PositionKind::Learned : PositionKind::None;
-    c.projection_placement = ProjectionPlacement::After;
-    c.projection_sharing = share_kv_ ? ProjectionSharing::KeyValue : ProjectionSharing::Headwise;
+    linformer_fields(c).projection_placement = ProjectionPlacement::After;
+    linformer_fields(c).projection_sharing = share_kv_ ? ProjectionSharing::KeyValue : ProjectionSharing::Headwise;
     c.activation = Activation::GeluErf;
     c.head = lm_ ? HeadKind::LmLogits : HeadKind::None;
     out->notes.push_back(std::string(lm_ ? "LinformerLM" : "Linformer (takes embeddings)") +
@@ -41,7 +42,7 @@ class LucidrainsMapper : public LayoutMapper {
     EncoderDescription& d = out->desc;
     const EncoderConfig& c = d.config;
     const uint32_t D = c.dim, HD = c.num_heads * c.head_dim, KV = c.kv_heads * c.head_dim, n = c.max_seq_len,
-                   k = c.proj_len;
+                   k = linformer_fields(c).proj_len;
     const std::string root = lm_ ? "linformer.net." : "net.";
     if (lm_) {
       d.token_embedding = b.load("token_emb.weight", {c.vocab_size, D});

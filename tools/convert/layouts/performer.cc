@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "layout.h"
+#include "linfer/format/kinds/performer.h"
 
 namespace linfer::convert {
 namespace {
@@ -29,7 +30,7 @@ class PerformerMapper : public LayoutMapper {
              " but the checkpoint's layers are " + (reversible_ ? "reversible blocks" : "sequential");
 
     EncoderConfig& c = out->desc.config;
-    c.attention_kind = AttentionKind::Performer;
+    set_attention_kind(c, AttentionKind::Performer);
     c.dim = lc.u32("dim", 0, true);
     c.num_layers = lc.u32("depth", 0, true);
     c.num_heads = lc.u32("heads", 0, true);
@@ -37,12 +38,13 @@ class PerformerMapper : public LayoutMapper {
     c.causal = lc.flag("causal", false) ? CausalMode::Causal : CausalMode::Bidirectional;
     c.ff_dim = c.dim * lc.u32("ff_mult", 4);
     const bool relu = lc.flag("generalized_attention", false);
-    c.feature_map = relu ? FeatureMap::Relu : FeatureMap::Softmax;
-    c.feature_eps = relu ? 1e-3f : 1e-4f;  // kernel_epsilon; softmax_kernel's eps
+    performer_fields(c).feature_map = relu ? FeatureMap::Relu : FeatureMap::Softmax;
+    performer_fields(c).feature_eps = relu ? 1e-3f : 1e-4f;  // kernel_epsilon; softmax_kernel's eps
     // nb_features default: int(dim_head * ln(dim_head)), as FastAttention computes it
     // (bounded first: the product of an absurd dim_head would not fit the cast; validation refuses it)
     const bool sane_head = c.head_dim > 1 && c.head_dim <= Limits::kMaxDim;
-    c.num_features = lc.u32("nb_features", sane_head ? uint32_t(c.head_dim * std::log(double(c.head_dim))) : 0);
+    performer_fields(c).num_features =
+        lc.u32("nb_features", sane_head ? uint32_t(c.head_dim * std::log(double(c.head_dim))) : 0);
     c.kv_heads = c.num_heads;
     c.max_seq_len = lc.u32("max_seq_len", 0, true);
     c.norm_placement = reversible_ ? NormPlacement::Reversible : NormPlacement::Pre;
@@ -65,12 +67,12 @@ class PerformerMapper : public LayoutMapper {
     out->notes.push_back(
         std::string(lm_ ? "PerformerLM" : "Performer (takes embeddings)") +
         (c.causal == CausalMode::Causal ? ", causal" : "") + (relu ? ", relu features" : ", softmax features") +
-        " (m = " + str(c.num_features) + ")" + (reversible_ ? ", reversible" : "") +
+        " (m = " + str(performer_fields(c).num_features) + ")" + (reversible_ ? ", reversible" : "") +
         (lm_ ? rotary_ ? ", rotary positions" : ", learned positions" : "") + (tied_ ? ", tied embedding" : ""));
     if (c.causal == CausalMode::Causal && !relu) {
       // Upstream subtracts the maximum over all keys of the input, so with softmax features its rows
       // depend on later tokens (through the eps term): reproduced exactly, without token-by-token runs.
-      c.key_stabiliser = KeyStabiliser::Sequence;
+      performer_fields(c).key_stabiliser = KeyStabiliser::Sequence;
       out->notes.push_back(
           "causal softmax features: keys stabilised by the maximum over the whole input, as "
           "upstream (key_stabiliser 'sequence'); whole-input runs only, no token-by-token runs");
@@ -114,7 +116,8 @@ class PerformerMapper : public LayoutMapper {
       l.out.weight = b.load(net_key(ck, a + "fn.to_out.weight"), {D, HD});
       if (out_bias_) l.out.bias = b.load(net_key(ck, a + "fn.to_out.bias"), {D});
       // projection_matrix [m, dim_head] (rows are the random directions); features = its transpose
-      l.features = b.transpose(net_key(ck, a + "fn.fast_attention.projection_matrix"), c.num_features, c.head_dim);
+      l.features = b.transpose(net_key(ck, a + "fn.fast_attention.projection_matrix"), performer_fields(c).num_features,
+                               c.head_dim);
       l.feed_forward_norm.weight = b.load(net_key(ck, f + "norm.weight"), {D});
       l.feed_forward_norm.bias = b.load(net_key(ck, f + "norm.bias"), {D});
       l.fc1.weight = b.load(net_key(ck, f + "fn.fn.w1.weight"), {F, D});

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "layout.h"
+#include "linfer/format/kinds/lsh.h"
 
 namespace linfer::convert {
 namespace {
@@ -73,14 +74,14 @@ class ReformerMapper : public LayoutMapper {
     lm_ = ck.tensors.count("token_emb.weight") > 0;
     P_ = lm_ ? "reformer.layers." : "layers.";
     EncoderConfig& c = out->desc.config;
-    c.attention_kind = AttentionKind::Lsh;
+    set_attention_kind(c, AttentionKind::Lsh);
     c.dim = lc.u32("dim", 0, true);
     c.num_layers = lc.u32("depth", 0, true);
     c.num_heads = lc.u32("heads", 8);
     // ReformerLM's dim_head defaults to 64, Reformer's to dim / heads
     c.head_dim = lc.u32("dim_head", lm_ ? 64 : (c.num_heads ? c.dim / c.num_heads : 0));
-    c.bucket_size = lc.u32("bucket_size", 64);
-    c.num_hashes = lc.u32("n_hashes", lm_ ? 4 : 8);
+    lsh_fields(c).bucket_size = lc.u32("bucket_size", 64);
+    lsh_fields(c).num_hashes = lc.u32("n_hashes", lm_ ? 4 : 8);
     c.causal = lc.flag("causal", false) ? CausalMode::Causal : CausalMode::Bidirectional;
     c.ff_dim = c.dim * lc.u32("ff_mult", 4);
     c.max_seq_len = lc.u32("max_seq_len", 0, true);
@@ -109,16 +110,17 @@ class ReformerMapper : public LayoutMapper {
     }
     if (!lc.error.empty()) return lc.error;
     if (c.num_heads == 0 || c.head_dim == 0) return "--config: heads and dim_head must be positive";
-    if (c.bucket_size == 0 || c.bucket_size > Limits::kMaxBucketSize || c.num_hashes == 0 ||
-        c.num_hashes > Limits::kMaxHashes)
-      return "--config: bucket_size " + str(c.bucket_size) + " and n_hashes " + str(c.num_hashes) +
-             " outside linfer's limits (1.." + str(Limits::kMaxBucketSize) + ", 1.." + str(Limits::kMaxHashes) +
-             "): refused";
+    if (lsh_fields(c).bucket_size == 0 || lsh_fields(c).bucket_size > Limits::kMaxBucketSize ||
+        lsh_fields(c).num_hashes == 0 || lsh_fields(c).num_hashes > Limits::kMaxHashes)
+      return "--config: bucket_size " + str(lsh_fields(c).bucket_size) + " and n_hashes " +
+             str(lsh_fields(c).num_hashes) + " outside linfer's limits (1.." + str(Limits::kMaxBucketSize) + ", 1.." +
+             str(Limits::kMaxHashes) + "): refused";
     if ((fixed_ && c.dim % 2) || (c.rotary != Rotary::None && c.head_dim % 2))
       return "--config: fixed sinusoidal positions need an even dim (dim_head for the rotary ones)";
     out->notes.push_back(std::string(lm_ ? "ReformerLM" : "Reformer (takes embeddings)") +
-                         (c.causal == CausalMode::Causal ? ", causal" : "") + ", bucket_size " + str(c.bucket_size) +
-                         ", " + str(c.num_hashes) + " hashes" + (one_value_head ? ", one value head" : "") +
+                         (c.causal == CausalMode::Causal ? ", causal" : "") + ", bucket_size " +
+                         str(lsh_fields(c).bucket_size) + ", " + str(lsh_fields(c).num_hashes) + " hashes" +
+                         (one_value_head ? ", one value head" : "") +
                          (lm_ ? absolute_ ? ", absolute positions"
                                 : fixed_  ? ", fixed sinusoidal positions"
                                           : ", rotary layer positions"
@@ -196,8 +198,8 @@ class ReformerMapper : public LayoutMapper {
       l.fc2.weight = b.load(block_key(i, "g", "fn.fn.w2.weight"), {D, F});
       l.fc2.bias = b.load(block_key(i, "g", "fn.fn.w2.bias"), {D});
       const uint32_t half = uint32_t(lsh_half_buckets(c, n));
-      l.rotations = b.make({c.num_hashes, c.head_dim, half},
-                           reformer_rotations(seed_, i, size_t(c.num_hashes) * c.head_dim * half));
+      l.rotations = b.make({lsh_fields(c).num_hashes, c.head_dim, half},
+                           reformer_rotations(seed_, i, size_t(lsh_fields(c).num_hashes) * c.head_dim * half));
     }
     for (const std::string& name : twins) b.ignore(name);  // (absent names are harmless)
     return "";

@@ -3,6 +3,7 @@
 #include <map>
 
 #include "layout.h"
+#include "linfer/format/kinds/linformer.h"
 
 namespace linfer::convert {
 namespace {
@@ -31,7 +32,7 @@ class Tatp22Mapper : public LayoutMapper {
     c.vocab_size = lc.u32("num_tokens", 0, true);
     c.max_seq_len = lc.u32("input_size", 0, true);
     c.dim = lc.u32("channels", 0, true);
-    c.proj_len = lc.u32("dim_k", 64);
+    linformer_fields(c).proj_len = lc.u32("dim_k", 64);
     c.ff_dim = lc.u32("dim_ff", 1024);
     c.num_heads = lc.u32("nhead", 4);
     c.num_layers = lc.u32("depth", 2);
@@ -46,7 +47,7 @@ class Tatp22Mapper : public LayoutMapper {
     c.norm_placement = NormPlacement::Post;
     c.positions = PositionKind::Sinusoidal;
     c.sinusoidal_base = 100000.0f;
-    c.projection_placement = ProjectionPlacement::After;
+    linformer_fields(c).projection_placement = ProjectionPlacement::After;
     c.head = HeadKind::LmLogits;
     return "";
   }
@@ -54,7 +55,7 @@ class Tatp22Mapper : public LayoutMapper {
   std::string map_tensors(const Checkpoint&, Builder& b, MappedModel* out) override {
     EncoderDescription& d = out->desc;
     EncoderConfig& c = d.config;
-    const uint32_t D = c.dim, H = c.num_heads, dh = c.head_dim, n = c.max_seq_len, k = c.proj_len;
+    const uint32_t D = c.dim, H = c.num_heads, dh = c.head_dim, n = c.max_seq_len, k = linformer_fields(c).proj_len;
     auto attn = [](uint32_t i) { return "linformer.seq." + str(2 * i) + "."; };
     auto ff = [](uint32_t i) { return "linformer.seq." + str(2 * i + 1) + "."; };
     auto proj = [&](uint32_t i, uint32_t h, const char* which) {
@@ -96,7 +97,7 @@ class Tatp22Mapper : public LayoutMapper {
     if (declared->second != found && !equivalent)
       return "--config says parameter_sharing '" + sharing_ + "' but the checkpoint's storage sharing is '" +
              to_string(found) + "'";
-    c.projection_sharing = declared->second;
+    linformer_fields(c).projection_sharing = declared->second;
     const char* found_name = to_string(found);
     out->notes.push_back(std::string("sharing detected from storage aliasing: ") + found_name);
 
@@ -107,7 +108,7 @@ class Tatp22Mapper : public LayoutMapper {
     auto bias_name = [&](uint32_t i, uint32_t h, const char* which) {
       return attn(i) + "fn.heads." + str(h) + "." + which + ".bias";
     };
-    if (c.projection_sharing == ProjectionSharing::Layerwise) {
+    if (linformer_fields(c).projection_sharing == ProjectionSharing::Layerwise) {
       d.shared_proj = b.load(proj(0, 0, "E"), {k, n});
       d.shared_proj_bias = b.load(bias_name(0, 0, "E"), {k});
     }
@@ -129,7 +130,7 @@ class Tatp22Mapper : public LayoutMapper {
       l.v.weight = b.stack(v, {dh, D}, false);
       l.out.weight = b.load(attn(i) + "fn.w_o.weight", {D, H * dh});
       l.out.bias = b.load(attn(i) + "fn.w_o.bias", {D});
-      switch (c.projection_sharing) {
+      switch (linformer_fields(c).projection_sharing) {
         case ProjectionSharing::None:
           l.proj_k = b.stack(e, {k, n}, true);
           l.proj_v = b.stack(f, {k, n}, true);
@@ -150,7 +151,7 @@ class Tatp22Mapper : public LayoutMapper {
           break;
       }
       // The other heads' E/F (and biases) are the same memory as the ones loaded above.
-      if (c.projection_sharing != ProjectionSharing::None)
+      if (linformer_fields(c).projection_sharing != ProjectionSharing::None)
         for (uint32_t h = 0; h < H; ++h)
           for (const std::string& name : {e[h], f[h], eb[h], fb[h]}) b.ignore(name);
       l.attention_norm.weight = b.load(attn(i) + "norm.weight", {D});

@@ -2,31 +2,29 @@
 // BlockSparse's (BigBird's) part of the format: the block size, the global blocks, and each
 // layer's random key blocks (block indices of the longest input).
 #include "format_kind.h"
+#include "linfer/format/kinds/block_sparse.h"
 
 namespace linfer {
-
-size_t block_sparse_blocks(const EncoderConfig& c, size_t T) {
-  return c.block_size ? (T + c.block_size - 1) / c.block_size : 0;
-}
-
 namespace {
 
 std::string check_config(const EncoderConfig& c, bool own) {
+  const BlockSparseFields& f = block_sparse_fields(c);
   if (!own)
-    return c.block_size == 0 && c.global_blocks == 0 && c.num_random_blocks == 0
+    return f.block_size == 0 && f.global_blocks == 0 && f.num_random_blocks == 0
                ? ""
                : "block_size, global_blocks and num_random_blocks apply to block sparse attention only";
   std::string e;
-  if (out_of_range(&e, "block_size", c.block_size, 1, c.max_seq_len)) return e;
-  if (out_of_range(&e, "global_blocks", c.global_blocks, 0, c.max_seq_len)) return e;
-  out_of_range(&e, "num_random_blocks", c.num_random_blocks, 0, Limits::kMaxRandomBlocks);
+  if (out_of_range(&e, "block_size", f.block_size, 1, c.max_seq_len)) return e;
+  if (out_of_range(&e, "global_blocks", f.global_blocks, 0, c.max_seq_len)) return e;
+  out_of_range(&e, "num_random_blocks", f.num_random_blocks, 0, Limits::kMaxRandomBlocks);
   return e;
 }
 
+constexpr BlockSparseFields kDefaults;
 const ConfigField kFields[] = {
-    LINFER_CONFIG_FIELD_OF(BlockSparseKind, block_size, VT_BLOCK_SIZE),
-    LINFER_CONFIG_FIELD_OF(BlockSparseKind, global_blocks, VT_GLOBAL_BLOCKS),
-    LINFER_CONFIG_FIELD_OF(BlockSparseKind, num_random_blocks, VT_NUM_RANDOM_BLOCKS),
+    LINFER_KIND_FIELD(BlockSparseKind, BlockSparseFields, block_size, VT_BLOCK_SIZE, nullptr),
+    LINFER_KIND_FIELD(BlockSparseKind, BlockSparseFields, global_blocks, VT_GLOBAL_BLOCKS, nullptr),
+    LINFER_KIND_FIELD(BlockSparseKind, BlockSparseFields, num_random_blocks, VT_NUM_RANDOM_BLOCKS, nullptr),
 };
 
 const KindSlot kSlots[] = {LINFER_LAYER_SLOT(Slot::RandomBlocks, BlockSparseLayer, VT_RANDOM_BLOCKS, kTensor)};
@@ -34,10 +32,11 @@ const KindSlot kSlots[] = {LINFER_LAYER_SLOT(Slot::RandomBlocks, BlockSparseLaye
 // [heads, blocks of the longest input, random blocks per query block], when there are any.
 Expect expected(const EncoderConfig& c, const LayerWeights*, Slot) {
   Expect e;
-  if (c.num_random_blocks == 0) return e;
+  const uint32_t random = block_sparse_fields(c).num_random_blocks;
+  if (random == 0) return e;
   e.dims[0] = c.num_heads;
   e.dims[1] = uint32_t(block_sparse_blocks(c, c.max_seq_len));
-  e.dims[2] = c.num_random_blocks;
+  e.dims[2] = random;
   e.rank = 3;
   return e;
 }
@@ -60,6 +59,13 @@ std::string check_values(const EncoderDescription& d) {
   return "";
 }
 
+#if !LINFER_BARE_METAL
+// BigBird's first and last block (bit 1: global_blocks).
+void converter_defaults(EncoderConfig& c, uint32_t given) {
+  if (!(given & 2)) block_sparse_fields(c).global_blocks = 1;
+}
+#endif
+
 }  // namespace
 
 extern const FormatKind kBlockSparseFormat = {
@@ -69,6 +75,8 @@ extern const FormatKind kBlockSparseFormat = {
     /*queries_are_keys=*/false,
     /*fields=*/kFields,
     /*field_count=*/sizeof kFields / sizeof kFields[0],
+    /*defaults=*/&kDefaults,
+    /*defaults_size=*/sizeof kDefaults,
     /*check_config=*/check_config,
     /*slots=*/kSlots,
     /*slot_count=*/sizeof kSlots / sizeof kSlots[0],
@@ -76,6 +84,7 @@ extern const FormatKind kBlockSparseFormat = {
     /*check_slot=*/nullptr,
     /*check_layers=*/nullptr,
     /*check_values=*/check_values,
+    /*kv_panel_groups=*/nullptr LINFER_CONVERTER_DEFAULTS(converter_defaults),
 };
 
 }  // namespace linfer

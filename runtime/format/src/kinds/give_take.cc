@@ -61,6 +61,8 @@ extern const FormatKind kGiveTakeFormat = {
     /*queries_are_keys=*/false,
     /*fields=*/kFields,
     /*field_count=*/sizeof kFields / sizeof kFields[0],
+    /*defaults=*/nullptr,
+    /*defaults_size=*/0,
     /*check_config=*/check_config,
     /*slots=*/kSlots,
     /*slot_count=*/sizeof kSlots / sizeof kSlots[0],
@@ -68,6 +70,7 @@ extern const FormatKind kGiveTakeFormat = {
     /*check_slot=*/check_slot,
     /*check_layers=*/nullptr,
     /*check_values=*/nullptr,
+    /*kv_panel_groups=*/nullptr LINFER_CONVERTER_DEFAULTS(nullptr),
 };
 
 }  // namespace linfer

@@ -12,6 +12,8 @@ extern const FormatKind kLinearEluFormat = {
     /*queries_are_keys=*/false,
     /*fields=*/nullptr,
     /*field_count=*/0,
+    /*defaults=*/nullptr,
+    /*defaults_size=*/0,
     /*check_config=*/nullptr,
     /*slots=*/nullptr,
     /*slot_count=*/0,
@@ -19,6 +21,7 @@ extern const FormatKind kLinearEluFormat = {
     /*check_slot=*/nullptr,
     /*check_layers=*/nullptr,
     /*check_values=*/nullptr,
+    /*kv_panel_groups=*/nullptr LINFER_CONVERTER_DEFAULTS(nullptr),
 };
 
 }  // namespace linfer

@@ -2,30 +2,39 @@
 // Linformer's part of the format: the projection length k, the projections' placement and
 // sharing, and the sequence projections E and F (per layer, or one shared by every layer).
 #include "format_kind.h"
+#include "linfer/format/kinds/linformer.h"
 
 namespace linfer {
 namespace {
 
+// (`own` false: a file of versions 1 to 3, whose Config held these fields whatever the kind; its
+// placement and sharing have defaults every such file carries, so they are checked then too.)
 std::string check_config(const EncoderConfig& c, bool own) {
-  // (Placement and sharing have defaults every model carries: checked whatever the kind.)
-  if (uint8_t(c.projection_placement) > uint8_t(ProjectionPlacement::Before)) return "unknown projection placement";
-  if (uint8_t(c.projection_sharing) > uint8_t(ProjectionSharing::Layerwise)) return "unknown projection sharing mode";
+  const LinformerFields& f = linformer_fields(c);
+  if (uint8_t(f.projection_placement) > uint8_t(ProjectionPlacement::Before)) return "unknown projection placement";
+  if (uint8_t(f.projection_sharing) > uint8_t(ProjectionSharing::Layerwise)) return "unknown projection sharing mode";
   if (!own)
-    return c.proj_len == 0
+    return f.proj_len == 0
                ? ""
                : message("proj_len applies to linformer attention only, not {}", to_string(c.attention_kind));
-  if (c.proj_len == 0) return "proj_len (k) must be at least 1";
-  if (c.proj_len > c.max_seq_len)
+  if (f.proj_len == 0) return "proj_len (k) must be at least 1";
+  if (f.proj_len > c.max_seq_len)
     return message(LINFER_DETAILED("proj_len k = {} exceeds max_seq_len n = {} (Linformer needs k <= n)",
                                    "proj_len k exceeds max_seq_len n (Linformer needs k <= n)"),
-                   c.proj_len, c.max_seq_len);
+                   f.proj_len, c.max_seq_len);
   return "";
 }
 
+constexpr LinformerFields kDefaults;
+
+#if !LINFER_BARE_METAL
+constexpr const char* kPlacements[] = {"after", "before", nullptr};
+constexpr const char* kSharings[] = {"none", "headwise", "kv", "layerwise", nullptr};
+#endif
 const ConfigField kFields[] = {
-    LINFER_CONFIG_FIELD_OF(LinformerKind, proj_len, VT_PROJ_LEN),
-    LINFER_CONFIG_FIELD_OF(LinformerKind, projection_placement, VT_PROJECTION_PLACEMENT),
-    LINFER_CONFIG_FIELD_OF(LinformerKind, projection_sharing, VT_PROJECTION_SHARING),
+    LINFER_KIND_FIELD(LinformerKind, LinformerFields, proj_len, VT_PROJ_LEN, nullptr),
+    LINFER_KIND_FIELD(LinformerKind, LinformerFields, projection_placement, VT_PROJECTION_PLACEMENT, kPlacements),
+    LINFER_KIND_FIELD(LinformerKind, LinformerFields, projection_sharing, VT_PROJECTION_SHARING, kSharings),
 };
 
 const KindSlot kSlots[] = {
@@ -41,17 +50,24 @@ const KindSlot kSlots[] = {
 // n] with per-head projections (sharing none); F only when it is not E (sharing kv); their
 // optional biases without the last dimension.
 Expect expected(const EncoderConfig& c, const LayerWeights*, Slot slot) {
-  const bool layerwise = c.projection_sharing == ProjectionSharing::Layerwise;
+  const LinformerFields& f = linformer_fields(c);
+  const bool layerwise = f.projection_sharing == ProjectionSharing::Layerwise;
   const bool shared = slot == Slot::SharedProj || slot == Slot::SharedProjBias;
   const bool bias = slot == Slot::SharedProjBias || slot == Slot::ProjKBias || slot == Slot::ProjVBias;
   const bool is_v = slot == Slot::ProjV || slot == Slot::ProjVBias;
   Expect e;
-  if (shared != layerwise || (is_v && !c.has_separate_proj_v())) return e;
-  if (!shared && c.projection_sharing == ProjectionSharing::None) e.dims[e.rank++] = c.num_heads;
-  e.dims[e.rank++] = c.proj_len;
+  if (shared != layerwise || (is_v && !linformer_has_separate_proj_v(c))) return e;
+  if (!shared && f.projection_sharing == ProjectionSharing::None) e.dims[e.rank++] = c.num_heads;
+  e.dims[e.rank++] = f.proj_len;
   if (!bias) e.dims[e.rank++] = c.max_seq_len;
   e.optional = bias;
   return e;
+}
+
+// Per-head projections (sharing none) with per-head keys and values: each head's K and V rows
+// are read, so packed, as a group of their own.
+uint32_t kv_panel_groups(const EncoderConfig& c) {
+  return linformer_projection_groups(c) > 1 && c.kv_heads > 1 ? c.kv_heads : 1;
 }
 
 }  // namespace
@@ -63,6 +79,8 @@ extern const FormatKind kLinformerFormat = {
     /*queries_are_keys=*/false,
     /*fields=*/kFields,
     /*field_count=*/sizeof kFields / sizeof kFields[0],
+    /*defaults=*/&kDefaults,
+    /*defaults_size=*/sizeof kDefaults,
     /*check_config=*/check_config,
     /*slots=*/kSlots,
     /*slot_count=*/sizeof kSlots / sizeof kSlots[0],
@@ -70,6 +88,7 @@ extern const FormatKind kLinformerFormat = {
     /*check_slot=*/nullptr,
     /*check_layers=*/nullptr,
     /*check_values=*/nullptr,
+    /*kv_panel_groups=*/kv_panel_groups LINFER_CONVERTER_DEFAULTS(nullptr),
 };
 
 }  // namespace linfer

@@ -5,27 +5,25 @@
 #include <cmath>
 
 #include "format_kind.h"
+#include "linfer/format/kinds/lsh.h"
 
 namespace linfer {
-
-size_t lsh_half_buckets(const EncoderConfig& c, size_t T) {
-  return c.bucket_size ? (T + 2 * size_t(c.bucket_size) - 1) / (2 * size_t(c.bucket_size)) : 0;
-}
-
 namespace {
 
 std::string check_config(const EncoderConfig& c, bool own) {
+  const LshFields& f = lsh_fields(c);
   if (!own)
-    return c.bucket_size == 0 && c.num_hashes == 0 ? "" : "bucket_size and num_hashes apply to lsh attention only";
+    return f.bucket_size == 0 && f.num_hashes == 0 ? "" : "bucket_size and num_hashes apply to lsh attention only";
   std::string e;
-  if (out_of_range(&e, "bucket_size", c.bucket_size, 1, Limits::kMaxBucketSize)) return e;
-  out_of_range(&e, "num_hashes", c.num_hashes, 1, Limits::kMaxHashes);
+  if (out_of_range(&e, "bucket_size", f.bucket_size, 1, Limits::kMaxBucketSize)) return e;
+  out_of_range(&e, "num_hashes", f.num_hashes, 1, Limits::kMaxHashes);
   return e;
 }
 
+constexpr LshFields kDefaults;
 const ConfigField kFields[] = {
-    LINFER_CONFIG_FIELD_OF(LshKind, bucket_size, VT_BUCKET_SIZE),
-    LINFER_CONFIG_FIELD_OF(LshKind, num_hashes, VT_NUM_HASHES),
+    LINFER_KIND_FIELD(LshKind, LshFields, bucket_size, VT_BUCKET_SIZE, nullptr),
+    LINFER_KIND_FIELD(LshKind, LshFields, num_hashes, VT_NUM_HASHES, nullptr),
 };
 
 const KindSlot kSlots[] = {LINFER_LAYER_SLOT(Slot::Rotations, LshLayer, VT_ROTATIONS, kTensor)};
@@ -33,7 +31,7 @@ const KindSlot kSlots[] = {LINFER_LAYER_SLOT(Slot::Rotations, LshLayer, VT_ROTAT
 // [rounds, head_dim, half the buckets of the longest input].
 Expect expected(const EncoderConfig& c, const LayerWeights*, Slot) {
   Expect e;
-  e.dims[0] = c.num_hashes;
+  e.dims[0] = lsh_fields(c).num_hashes;
   e.dims[1] = c.head_dim;
   e.dims[2] = uint32_t(lsh_half_buckets(c, c.max_seq_len));
   e.rank = 3;
@@ -62,6 +60,8 @@ extern const FormatKind kLshFormat = {
     /*queries_are_keys=*/true,
     /*fields=*/kFields,
     /*field_count=*/sizeof kFields / sizeof kFields[0],
+    /*defaults=*/&kDefaults,
+    /*defaults_size=*/sizeof kDefaults,
     /*check_config=*/check_config,
     /*slots=*/kSlots,
     /*slot_count=*/sizeof kSlots / sizeof kSlots[0],
@@ -69,6 +69,7 @@ extern const FormatKind kLshFormat = {
     /*check_slot=*/nullptr,
     /*check_layers=*/nullptr,
     /*check_values=*/check_values,
+    /*kv_panel_groups=*/nullptr LINFER_CONVERTER_DEFAULTS(nullptr),
 };
 
 }  // namespace linfer

@@ -2,24 +2,27 @@
 // The sliding window's (Longformer's) part of the format: the window's radius, the global
 // positions, and each layer's optional projections of the global rows.
 #include "format_kind.h"
+#include "linfer/format/kinds/sliding_window.h"
 
 namespace linfer {
 namespace {
 
 std::string check_config(const EncoderConfig& c, bool own) {
+  const SlidingWindowFields& f = sliding_window_fields(c);
   if (!own)
-    return c.window_radius == 0 && c.global_positions == 0
+    return f.window_radius == 0 && f.global_positions == 0
                ? ""
                : "window_radius and global_positions apply to sliding window attention only";
   std::string e;
-  if (out_of_range(&e, "window_radius", c.window_radius, 1, c.max_seq_len)) return e;
-  out_of_range(&e, "global_positions", c.global_positions, 0, c.max_seq_len);
+  if (out_of_range(&e, "window_radius", f.window_radius, 1, c.max_seq_len)) return e;
+  out_of_range(&e, "global_positions", f.global_positions, 0, c.max_seq_len);
   return e;
 }
 
+constexpr SlidingWindowFields kDefaults;
 const ConfigField kFields[] = {
-    LINFER_CONFIG_FIELD_OF(SlidingWindowKind, window_radius, VT_WINDOW_RADIUS),
-    LINFER_CONFIG_FIELD_OF(SlidingWindowKind, global_positions, VT_GLOBAL_POSITIONS),
+    LINFER_KIND_FIELD(SlidingWindowKind, SlidingWindowFields, window_radius, VT_WINDOW_RADIUS, nullptr),
+    LINFER_KIND_FIELD(SlidingWindowKind, SlidingWindowFields, global_positions, VT_GLOBAL_POSITIONS, nullptr),
 };
 
 const KindSlot kSlots[] = {
@@ -64,6 +67,8 @@ extern const FormatKind kSlidingWindowFormat = {
     /*queries_are_keys=*/false,
     /*fields=*/kFields,
     /*field_count=*/sizeof kFields / sizeof kFields[0],
+    /*defaults=*/&kDefaults,
+    /*defaults_size=*/sizeof kDefaults,
     /*check_config=*/check_config,
     /*slots=*/kSlots,
     /*slot_count=*/sizeof kSlots / sizeof kSlots[0],
@@ -71,6 +76,7 @@ extern const FormatKind kSlidingWindowFormat = {
     /*check_slot=*/nullptr,
     /*check_layers=*/check_layers,
     /*check_values=*/nullptr,
+    /*kv_panel_groups=*/nullptr LINFER_CONVERTER_DEFAULTS(nullptr),
 };
 
 }  // namespace linfer

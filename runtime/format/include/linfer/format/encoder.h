@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <new>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -26,8 +27,6 @@ enum class AttentionKind : uint8_t {
   BlockSparse = 6,    // BigBird: window, global and random blocks (format.md)
   Lsh = 7             // Reformer: LSH attention, shared queries and keys (format.md)
 };
-// Causal Performer, softmax features: keys 0..i stabilise row i, or all keys of the input (format.md).
-enum class KeyStabiliser : uint8_t { Prefix = 0, Sequence = 1 };
 enum class NormPlacement : uint8_t { Pre = 0, Post = 1, Reversible = 2 };
 enum class PositionKind : uint8_t { None = 0, Learned = 1, Sinusoidal = 2 };
 // Rotary positions on queries and keys, angles from EncoderDescription::rotary_table (format.md).
@@ -66,7 +65,9 @@ const char* to_string(Pooling);
 const char* to_string(Layout);
 
 struct EncoderConfig {
-  AttentionKind attention_kind = AttentionKind::Linformer;
+  // The table's first kind, its fields with their defaults (kind_storage).
+  EncoderConfig();
+  AttentionKind attention_kind = AttentionKind(0);
   CausalMode causal = CausalMode::Bidirectional;
   uint32_t vocab_size = 0;
   uint32_t dim = 0;
@@ -76,8 +77,7 @@ struct EncoderConfig {
   uint32_t kv_heads = 0;
   uint32_t ff_dim = 0;
   uint32_t max_seq_len = 0;
-  uint32_t proj_len = 0;
-  uint32_t num_global_tokens = 0;
+  uint32_t num_global_tokens = 0;  // rows the model adds to every input (GiveTake's tokens): the session plans them
   NormPlacement norm_placement = NormPlacement::Pre;
   bool embedding_norm = false;
   bool final_norm = false;
@@ -86,37 +86,20 @@ struct EncoderConfig {
   uint32_t position_offset = 0;
   float sinusoidal_base = 10000.0f;
   float embedding_scale = 1.0f;
-  ProjectionPlacement projection_placement = ProjectionPlacement::After;
-  ProjectionSharing projection_sharing = ProjectionSharing::Headwise;
   Activation activation = Activation::GeluErf;
   HeadKind head = HeadKind::None;
   Activation head_activation = Activation::GeluErf;
   Pooling pooling = Pooling::First;
   uint32_t num_classes = 0;
-  uint32_t num_features = 0;  // Performer m
-  FeatureMap feature_map = FeatureMap::Softmax;
-  float feature_eps = 1e-4f;
-  Rotary rotary = Rotary::None;  // rotary_table holds the angles
-  KeyStabiliser key_stabiliser = KeyStabiliser::Prefix;
-  uint32_t window_radius = 0;                               // SlidingWindow: row i sees keys |i - j| <= window_radius
-  uint32_t global_positions = 0;                            // SlidingWindow: rows [0, global_positions) are global
-  uint32_t block_size = 0;                                  // BlockSparse: rows per block
-  uint32_t global_blocks = 0;                               // BlockSparse: global blocks at each end of the input
-  uint32_t num_random_blocks = 0;                           // BlockSparse: random key blocks per query block
-  uint32_t bucket_size = 0;                                 // Lsh: rows per chunk (and T / bucket_size buckets)
-  uint32_t num_hashes = 0;                                  // Lsh: hashing rounds
+  Rotary rotary = Rotary::None;                             // rotary_table holds the angles
   Activation classifier_activation = Activation::Tanh;      // Classifier: after head.dense
   ReversibleMerge reversible_merge = ReversibleMerge::Sum;  // Reversible: y1 + y2 or (y1 + y2) / 2
   bool normalize_output = false;                            // Pooled: the pooled vector divided by its L2 norm
+  // The attention kind's own configuration fields: a struct of the kind's header
+  // (linfer/format/kinds/<kind>.h), read and set through kind_fields; set_attention_kind gives
+  // them the kind's defaults. Only the model's kind's fields exist.
+  alignas(4) unsigned char kind_storage[16] = {};
 
-  // Number of distinct E (and F) matrices per layer: heads for sharing None, else 1 (and 1 for
-  // the kinds without projections).
-  uint32_t projection_groups() const {
-    return attention_kind == AttentionKind::Linformer && projection_sharing == ProjectionSharing::None ? num_heads : 1;
-  }
-  bool has_separate_proj_v() const {
-    return projection_sharing == ProjectionSharing::None || projection_sharing == ProjectionSharing::Headwise;
-  }
   // Width of the model's final output per row (logits, classes or hidden states).
   uint32_t output_channels() const {
     switch (head) {
@@ -129,6 +112,43 @@ struct EncoderConfig {
     }
   }
 };
+
+// Makes `c` a model of kind `kind`. When the kind changes, its fields (kind_storage) get their
+// defaults, the schema's (kinds/<kind>.cc); the kind's fields of another kind are gone.
+void set_attention_kind(EncoderConfig& c, AttentionKind kind);
+
+// The fields of `c`'s attention kind, K (a struct of linfer/format/kinds/<kind>.h, whose kKind
+// is the kind; `c` must be of that kind). Compiles to an address: no cost in a run.
+template <class K>
+K& kind_fields(EncoderConfig& c) {
+  static_assert(
+      std::is_trivially_copyable_v<K> && sizeof(K) <= sizeof c.kind_storage && alignof(K) <= alignof(EncoderConfig),
+      "a kind's fields fit EncoderConfig::kind_storage");
+  return *std::launder(reinterpret_cast<K*>(c.kind_storage));
+}
+template <class K>
+const K& kind_fields(const EncoderConfig& c) {
+  return kind_fields<K>(const_cast<EncoderConfig&>(c));
+}
+
+// The converter's view of the attention kinds' own configuration fields (config_json.cc): each
+// kind's format file lists them (runtime/format/src/kinds/<kind>.cc), with the names --config
+// gives them. (Not in a bare-metal build.)
+struct KindFieldInfo {
+  const char* name;
+  enum Type : uint8_t { kEnum, kBool, kNumber, kFloat } type;
+  const char* const* choices;  // kEnum: the values' names, by value (null-terminated)
+};
+// The fields of `kind` (none for a kind without fields, or one this build's format does not have).
+std::vector<KindFieldInfo> kind_field_infos(AttentionKind kind);
+// Sets field `i` of kind_field_infos(kind) to `value` (an enum's or a bool's value, a number, a
+// float's bits). In a model of another kind, a field of that kind's fields struct has no place:
+// returns why the model cannot have it unless `value` is its default ("": set, or the default).
+std::string set_kind_field(EncoderConfig& c, AttentionKind kind, size_t i, uint32_t value);
+// Gives the fields of c's kind that --config did not give (`given`: bit i for field i) the
+// converter's defaults where they are not the schema's (BigBird's global blocks, Performer's
+// epsilon by feature map).
+void apply_converter_defaults(EncoderConfig& c, uint32_t given);
 
 // A weight tensor: shape[0] = output channels for linear layers. Its bytes are in C order, or
 // (format version 2, dense layers) in the panel layout of panel.h.
@@ -332,16 +352,4 @@ void for_each_slot(const EncoderDescription& desc, Fn&& fn) {
 }
 
 std::string shape_to_string(const std::vector<uint32_t>& shape);
-}  // namespace linfer
-
-namespace linfer {
-// BlockSparse (BigBird's ITC pattern; docs/format.md): an input of T rows has ceil(T / block_size)
-// blocks, the last one possibly shorter (the shape of random_blocks). The pattern itself is the
-// runtime's (runtime/src/attention/block_sparse.cc).
-size_t block_sparse_blocks(const EncoderConfig& c, size_t T);
-
-// Lsh (Reformer's LSH attention; docs/format.md): an input of T rows is hashed into
-// 2 lsh_half_buckets(T) buckets per round (the first lsh_half_buckets(T) columns of a round's
-// rotations: their shape). Chunks and the rest are the runtime's (runtime/src/attention/lsh.cc).
-size_t lsh_half_buckets(const EncoderConfig& c, size_t T);
 }  // namespace linfer
