@@ -118,8 +118,8 @@ bool DenseLayer::run(const Workers& workers, const QuantizedRows& qrows, size_t 
     observe(x, rows);
     quantize(qrows, x, rows, 0);
     workers.ranges(out_, 64, [&](size_t b, size_t e, size_t) { run_channels(qrows, x, rows, y, accumulate, 0, b, e); });
+    activation_pass(workers, rows, y);  // (run_rows applies it to its own rows)
   }
-  activation_pass(workers, rows, y);
   return true;
 }
 
