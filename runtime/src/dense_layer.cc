@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "dense_layer.h"
 
+#include <cstring>
 #include <memory>
 #include <new>
 #include <vector>
@@ -49,14 +50,40 @@ Status DenseLayer::prepare(const ExecutionPlan& plan, const WeightView& weight, 
   weights_.sums = weight.channel_sums ? weight.channel_sums + size_t(group) * group_rows : nullptr;
   weights_.bias = b;
   input_scales_ = weight.dtype == DType::I8 ? weight.input_scales : nullptr;
+  if (!LINFER_BARE_METAL && weight.dtype == DType::I8 && weight.f32_input_count) {
+    f32_inputs_ = weight.f32_inputs;
+    f32_count_ = weight.f32_input_count;
+    f32_column_stride_ = weight.shape[0];
+    f32_weights_ = weight.f32_input_weights + size_t(group) * group_rows;
+    // The f32 part joins the kernel's output before the activation, which then becomes a pass of
+    // its own. (Layers with an activation never accumulate: y += act(...) would need a temporary.)
+    fused_ = kernels::DenseActivation::None;
+  }
   return {};
 }
 
 void DenseLayer::quantize(const QuantizedRows& qrows, const float* x, size_t rows, size_t first_row) const {
   if (!kernel_->quantize) return;
+  // (A bare-metal reader refuses input scales and f32 input channels.)
+  if (!LINFER_BARE_METAL && f32_count_) {
+    // f32 input channels: each row staged (times the input scales, if any) with those channels
+    // zeroed, so that they do not set its scale (their products are f32: add_f32_inputs), and
+    // quantized while the staged row is still in the L1 cache.
+    for (size_t r = 0; r < rows; ++r) {
+      float* staged = qrows.smoothed + (first_row + r) * qrows.smoothed_stride;
+      if (input_scales_)
+        kernels::mul_channels_f32_hwy(x + r * in_, in_, 1, in_, input_scales_, staged, qrows.smoothed_stride);
+      else
+        std::memcpy(staged, x + r * in_, in_ * sizeof(float));
+      for (uint32_t k = 0; k < f32_count_; ++k) staged[f32_inputs_[k]] = 0.0f;
+      kernel_->quantize(staged, qrows.smoothed_stride, 1, in_, qrows.q + (first_row + r) * qrows.stride, qrows.stride,
+                        qrows.scales + first_row + r);
+    }
+    return;
+  }
   size_t x_stride = in_;
-  if (!LINFER_BARE_METAL && input_scales_) {  // (a bare-metal reader refuses them) SmoothQuant: the rows times the
-                                              // input scales, then quantized (the weights hold 1 / s)
+  if (!LINFER_BARE_METAL && input_scales_) {  // SmoothQuant: the rows times the input scales, then
+                                              // quantized (the weights hold 1 / s)
     float* smoothed = qrows.smoothed + first_row * qrows.smoothed_stride;
     kernels::mul_channels_f32_hwy(x, in_, rows, in_, input_scales_, smoothed, qrows.smoothed_stride);
     x = smoothed;
@@ -70,6 +97,19 @@ void DenseLayer::run_channels(const QuantizedRows& qrows, const float* x, size_t
   const kernels::DenseInput input{x, in_, qrows.q ? qrows.q + first_row * qrows.stride : nullptr, qrows.stride,
                                   qrows.scales ? qrows.scales + first_row : nullptr};
   kernel_->run(weights_, input, rows, y, out_, n_begin, n_end, {fused_, accumulate});
+  if (!LINFER_BARE_METAL && f32_count_) add_f32_inputs(x, rows, y, n_begin, n_end);
+}
+
+void DenseLayer::add_f32_inputs(const float* x, size_t rows, float* y, size_t n_begin, size_t n_end) const {
+  for (size_t r = 0; r < rows; ++r) {
+    float* yr = y + r * out_;
+    for (uint32_t k = 0; k < f32_count_; ++k) {  // (a column at a time: contiguous, vectorized)
+      const uint32_t c = f32_inputs_[k];
+      const float v = input_scales_ ? x[r * in_ + c] * input_scales_[c] : x[r * in_ + c];
+      const float* w = f32_weights_ + k * f32_column_stride_;
+      for (size_t n = n_begin; n < n_end; ++n) yr[n] += v * w[n];
+    }
+  }
 }
 
 void DenseLayer::observe(const float* x, size_t rows) const {
@@ -118,8 +158,8 @@ bool DenseLayer::run(const Workers& workers, const QuantizedRows& qrows, size_t 
     observe(x, rows);
     quantize(qrows, x, rows, 0);
     workers.ranges(out_, 64, [&](size_t b, size_t e, size_t) { run_channels(qrows, x, rows, y, accumulate, 0, b, e); });
+    activation_pass(workers, rows, y);  // (run_rows applies it to its own rows)
   }
-  activation_pass(workers, rows, y);
   return true;
 }
 

@@ -24,8 +24,9 @@ struct QuantizedRows {
   int8_t* q = nullptr;
   size_t stride = 0;
   float* scales = nullptr;
-  // Layers with input scales: the rows times them, floats at the same row indices (the plan's
-  // smoothed_stride floats apart), which the quantizer then reads.
+  // Layers with input scales or f32 input channels: the rows times the scales, with the f32
+  // channels zeroed, floats at the same row indices (the plan's smoothed_stride floats apart),
+  // which the quantizer then reads.
   float* smoothed = nullptr;
   size_t smoothed_stride = 0;
 };
@@ -73,12 +74,20 @@ class DenseLayer {
                     size_t first_row, size_t n_begin, size_t n_end) const;
   // An activation the kernels do not fuse (Tanh) as a pass of its own over y.
   void activation_pass(const Workers& workers, size_t rows, float* y) const;
+  // y[:, n_begin..n_end) += the f32 input channels' products (before the activation).
+  void add_f32_inputs(const float* x, size_t rows, float* y, size_t n_begin, size_t n_end) const;
 
   const kernels::DenseKernel* kernel_ = nullptr;  // null: XNNPACK
   kernels::DenseWeights weights_;
-  const float* input_scales_ = nullptr;   // int8 with activation smoothing: one factor per input
-  const void* source_ = nullptr;          // the model's weight tensor (for the hook)
-  const DenseInputHook* hook_ = nullptr;  // the session's (its plan's), set by prepare
+  const float* input_scales_ = nullptr;  // int8 with activation smoothing: one factor per input
+  // int8 with f32 input channels: their indices, and their f32 weight columns (this layer's rows
+  // of each; f32_column_stride_ floats apart: WeightView::f32_inputs).
+  const uint32_t* f32_inputs_ = nullptr;
+  const float* f32_weights_ = nullptr;
+  uint32_t f32_count_ = 0;
+  size_t f32_column_stride_ = 0;
+  const void* source_ = nullptr;                                          // the model's weight tensor (for the hook)
+  const DenseInputHook* hook_ = nullptr;                                  // the session's (its plan's), set by prepare
   kernels::DenseActivation activation_ = kernels::DenseActivation::None;  // the whole activation
   kernels::DenseActivation fused_ = kernels::DenseActivation::None;       // the part the kernel does
 #if LINFER_WITH_XNNPACK

@@ -177,7 +177,7 @@ Result<ExecutionPlan> make_execution_plan(const LoadedModel& model, const linfer
     if (!w.present() || !is_dense_weight(name)) return;
     has[size_t(w.dtype)] = true;
     if (w.dtype == DType::I8) widest_int8_input = std::max<size_t>(widest_int8_input, w.shape[1]);
-    if (!LINFER_BARE_METAL && w.input_scales)
+    if (!LINFER_BARE_METAL && (w.input_scales || w.f32_input_count))  // (f32 inputs: the rows copied, zeroed)
       widest_smoothed_input = std::max<size_t>(widest_smoothed_input, w.shape[1]);
   });
   p->smoothed_stride = (widest_smoothed_input + 15) / 16 * 16;

@@ -16,9 +16,9 @@ struct VersionCase {
   std::string dtype;  // of the dense layers: f32, f16 or int8
 };
 
-// Version 1 (row-major), 2 (panels), 3 (int8 with input scales) and 4 (each kind's part in its own
-// tables; int8 with input scales): every kind in versions 2 and 4, and each weight type where its
-// version holds it.
+// Version 1 (row-major), 2 (panels), 3 (int8 with input scales), 4 (each kind's part in its own
+// tables; int8 with input scales) and 5 (int8 with input scales and f32 input channels): every kind in versions 2 and
+// 4, and each weight type where its version holds it.
 inline const std::vector<VersionCase> kVersionCases = {
     {1, "linformer", "f32"},
     {1, "full", "f16"},
@@ -44,6 +44,8 @@ inline const std::vector<VersionCase> kVersionCases = {
     {4, "sliding_window", "int8"},
     {4, "block_sparse", "f32"},
     {4, "lsh", "int8"},
+    {5, "full", "int8"},
+    {5, "linformer", "int8"},
 };
 
 inline std::string version_case_name(const VersionCase& c) {

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Writes the format-version files of tests/format_versions/ (make_files.sh): tiny random models of
 // several attention kinds, written as format version 1 (row-major), 2 (dense layers in panels),
-// 3 (int8 dense layers with input scales) and 4 (each attention kind's part in its own tables),
+// 3 (int8 dense layers with input scales), 4 (each attention kind's part in its own tables) and 5
+// (int8 dense layers with f32 input channels),
 // each with the outputs this runtime gives them. test_format_versions loads them with every later
 // runtime and compares. A record of what one release wrote: a file that exists is never written
 // again (versions 1 to 3 are the release before version 4's).
@@ -104,10 +105,13 @@ bool write_case(const testing::VersionCase& vc, const std::string& dir) {
       if (w.present() && w.shape.size() == 2) {
         std::vector<float> m(w.shape[1]);
         for (size_t j = 0; j < m.size(); ++j) m[j] = 1.0f + float(j % 3);
+        if (vc.version >= 5) m[1] = m[4] = 10.0f;  // (fc2's two f32 input channels)
         max_abs[name] = m;
       }
     });
     if (convert::smooth_dense_weights(&o.desc, max_abs, 0.5f, &quantized) == 0) return fail("nothing smoothed");
+    if (vc.version >= 5 && convert::keep_f32_inputs(&o.desc, max_abs, 2, &quantized) == 0)
+      return fail("no f32 input channels");
   }
   const DType dtype = vc.dtype == "int8" ? DType::I8 : vc.dtype == "f16" ? DType::F16 : DType::F32;
   std::string err;

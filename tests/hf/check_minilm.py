@@ -5,11 +5,11 @@ OUT_DIR holds {f32,f16,int8}-sentences.txt and -queries.txt, one embedding per l
 
   f32:  cosine >= 0.99999 on every sentence, and the same top-1 sentence for every query
   f16:  cosine >= 0.9999 on every sentence
-  int8: the target is cosine >= 0.995 on every sentence and top-1 equal to f32's on >= 98% of the
-        queries. With activation smoothing (linfer-convert --calibrate) top-1 meets it and all but
-        two sentences do ("..." and "?", 0.9935 and 0.9942; docs/accuracy.md, "all-MiniLM-L6-v2"):
-        the figures are printed beside the target, and the test holds them at what they are (min
-        0.993, mean 0.999, top-1 99%) so that they cannot get worse unseen.
+  int8: cosine >= 0.995 on every sentence (the target, met with linfer-convert --calibrate:
+        activation smoothing and feed-forward 2's two outlier input channels in f32; worst 0.9966,
+        "?"; docs/accuracy.md, "all-MiniLM-L6-v2"), and, held at what they are so that they
+        cannot get worse unseen, mean >= 0.999 and top-1 equal to f32's on >= 99% of the queries
+        (the target is 98%; 99.4% measured).
 """
 import os
 import sys
@@ -17,7 +17,7 @@ import sys
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-LIMITS = {"f32": 0.99999, "f16": 0.9999, "int8": 0.993}
+LIMITS = {"f32": 0.99999, "f16": 0.9999, "int8": 0.995}
 INT8_TARGET, INT8_MEAN, INT8_TOP1, INT8_TOP1_TARGET = 0.995, 0.999, 0.99, 0.98
 
 

@@ -145,13 +145,13 @@ std::vector<BadCase> catalogue() {
       },
       INV, "verifier");
   add(
-      "format version 5",
+      "format version 6",
       [] {
         auto b = valid();
-        root(b)->mutate_format_version(5);
+        root(b)->mutate_format_version(6);
         return b;
       },
-      INV, "unsupported format version 5");
+      INV, "unsupported format version 6");
   add(
       "format version 0",
       [] {
@@ -267,6 +267,63 @@ std::vector<BadCase> catalogue() {
         return b;
       },
       INV, "input scales need format version 3");
+  // Version 5: int8 dense weights with input channels kept in f32 (fc2: [24, 40]).
+  static const uint32_t two[2] = {3, 17}, out_of_range[2] = {3, 40}, twice[2] = {17, 17},
+                        nine[9] = {0, 1, 2, 3, 4, 5, 6, 7, 8};
+  static std::vector<float> columns(24 * 9, 0.5f), bad_column(24 * 2, 0.5f);
+  bad_column[7] = INFINITY;
+  auto f32_inputs = [](const uint32_t* inputs, uint32_t count, const float* weights, DType dtype = DType::I8) {
+    return [=] {
+      return with_panels(
+          [=](EncoderDescription& d) {
+            WeightView& w = d.layers[1].fc2.weight;
+            w.f32_inputs = inputs;
+            w.f32_input_count = count;
+            w.f32_input_weights = weights;
+          },
+          dtype);
+    };
+  };
+  add("f32 input channels on an f32 weight", f32_inputs(two, 2, columns.data(), DType::F32), INV,
+      "layers.1.feed_forward.fc2.weight: f32 input channels belong to 2-D int8 tensors");
+  add("f32 input channel out of range", f32_inputs(out_of_range, 2, columns.data()), INV,
+      "f32 input channel 40 is not below the column count 40");
+  add("f32 input channel twice", f32_inputs(twice, 2, columns.data()), INV, "f32 input channel 17 is listed twice");
+  add("too many f32 input channels", f32_inputs(nine, 9, columns.data()), INV,
+      "9 f32 input channels, at most 8 are allowed");
+  add("f32 input weight not finite", f32_inputs(two, 2, bad_column.data()), INV, "f32 input weight 7 is not finite");
+  add(
+      "f32 input weights of the wrong size",
+      [f32_inputs] {
+        auto b = f32_inputs(two, 2, columns.data())();
+        // (The vector's length, the 32-bit word before its data, made one less: still inside the file.)
+        const auto* v = root(b)->layers()->Get(1)->feed_forward()->fc2()->weight()->f32_input_weights();
+        REQUIRE(v);
+        uint32_t length = v->size() - 1;
+        std::memcpy(const_cast<uint8_t*>(reinterpret_cast<const uint8_t*>(v->data())) - 4, &length, 4);
+        return b;
+      },
+      INV, "needs 48 f32 input weights (2 columns of 24 rows), has 47");
+  add(
+      "f32 input channels in a version 4 file",
+      [f32_inputs] {
+        auto b = f32_inputs(two, 2, columns.data())();
+        root(b)->mutate_format_version(4);
+        return b;
+      },
+      INV, "f32 input channels need format version 5");
+  add(
+      "f32 input channels on an embedding",
+      [] {
+        return with_panels(
+            [](EncoderDescription& d) {
+              d.token_embedding.f32_inputs = two;
+              d.token_embedding.f32_input_count = 2;
+              d.token_embedding.f32_input_weights = columns.data();
+            },
+            DType::I8);
+      },
+      INV, "keeps input channels in f32, which only int8 dense layer weights may");
   add(
       "data section misaligned",
       [] {

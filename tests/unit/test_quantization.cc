@@ -304,3 +304,168 @@ TEST_CASE("int8 input scales: smoothed weights and the runtime's multiply give t
   smoothed.desc.layers[0].q.weight.input_scales = parsed.layers[0].q.weight.input_scales;
   CHECK(write_lfm(smoothed.desc, "t", {}, &v2, true, 2).find("format version 2 cannot hold") != std::string::npos);
 }
+
+TEST_CASE("int8 f32 input channels: the f32 products beside the int8 one, the channels left out of the row's scale") {
+  using linfer::testing::make_model;
+  auto run_bytes = [](const std::vector<uint8_t>& bytes, const std::vector<int32_t>& ids, uint32_t threads = 1,
+                      linfer_row_pipeline pipeline = LINFER_PIPELINE_AUTO) {
+    Model m;
+    Status s = Model::LoadFromMemory(bytes.data(), bytes.size(), &m);
+    REQUIRE_MESSAGE(s.ok(), s.message());
+    SessionOptions o;
+    o.num_threads = threads;
+    o.row_pipeline = pipeline;
+    Session session;
+    REQUIRE(Session::Create(m, linfer::testing::path_options(o), &session).ok());
+    REQUIRE(session.Run(ids).ok());
+    OutputView out = session.output();
+    return std::vector<float>(out.data, out.data + out.rows * out.cols);
+  };
+  auto cosine = [](const std::vector<float>& a, const std::vector<float>& b) {
+    double dot = 0, na = 0, nb = 0;
+    for (size_t i = 0; i < a.size(); ++i)
+      dot += double(a[i]) * b[i], na += double(a[i]) * a[i], nb += double(b[i]) * b[i];
+    return dot / std::sqrt(na * nb);
+  };
+  std::vector<int32_t> ids;
+  for (int i = 0; i < 30; ++i) ids.push_back((i * 7 + 3) % 40);
+
+  SUBCASE("every input channel of fc2 kept in f32 (8): fc2 is the f32 layer, input scales too") {
+    EncoderConfig c = linfer::testing::small_config();
+    c.ff_dim = 8;
+    // Reference: every other matrix int8, fc2 f32.
+    auto ref = make_model(c, 11);
+    convert::QuantizedStore store;
+    std::vector<WeightView> fc2;
+    for (LayerWeights& l : ref.desc.layers) fc2.push_back(l.fc2.weight);
+    REQUIRE(convert::quantize_description(&ref.desc, DType::I8, &store).empty());
+    for (size_t i = 0; i < fc2.size(); ++i) ref.desc.layers[i].fc2.weight = fc2[i];
+    PanelStore panels;
+    REQUIRE(pack_dense_weights(&ref.desc, &panels, true).empty());
+    // The same with fc2 int8 and all its 8 inputs f32 (in shuffled order, times input scales):
+    // the int8 rows are all zero, the f32 columns carry the whole product.
+    auto kept = make_model(c, 11);
+    const uint32_t order[8] = {5, 0, 7, 2, 6, 1, 3, 4};
+    std::vector<std::vector<float>> columns, scales, zeros;
+    zeros.reserve(kept.desc.layers.size());
+    for (LayerWeights& l : kept.desc.layers) {
+      const float* w = static_cast<const float*>(l.fc2.weight.data);
+      const uint32_t out = l.fc2.weight.shape[0];
+      scales.emplace_back(8);
+      for (uint32_t j = 0; j < 8; ++j) scales.back()[j] = 0.5f + 0.25f * float(j);
+      columns.emplace_back(size_t(out) * 8);
+      for (uint32_t n = 0; n < out; ++n)
+        for (uint32_t k = 0; k < 8; ++k) columns.back()[k * out + n] = w[n * 8 + order[k]] / scales.back()[order[k]];
+      zeros.emplace_back(l.fc2.weight.elements(), 0.0f);  // (the int8 columns of f32 channels are zero)
+      l.fc2.weight.data = zeros.back().data();
+    }
+    REQUIRE(convert::quantize_description(&kept.desc, DType::I8, &store).empty());
+    for (size_t i = 0; i < kept.desc.layers.size(); ++i) {
+      WeightView& w = kept.desc.layers[i].fc2.weight;
+      w.input_scales = scales[i].data();
+      w.f32_inputs = order;
+      w.f32_input_count = 8;
+      w.f32_input_weights = columns[i].data();
+    }
+    REQUIRE(pack_dense_weights(&kept.desc, &panels, true).empty());
+    const std::vector<uint8_t> ref_bytes = linfer::testing::model_bytes(ref.desc);
+    const std::vector<uint8_t> kept_bytes = linfer::testing::model_bytes(kept.desc);
+    LfmInfo info;
+    EncoderDescription parsed;
+    REQUIRE(parse_lfm(kept_bytes.data(), kept_bytes.size(), &parsed, &info).empty());
+    CHECK(info.format_version == 5);
+    REQUIRE(parsed.layers[1].fc2.weight.f32_input_count == 8);
+    CHECK(parsed.layers[1].fc2.weight.f32_inputs[0] == 5);
+    // (5 rows on 1 thread: the output channels split; 30 rows: the rows split.)
+    const std::vector<int32_t> few(ids.begin(), ids.begin() + 5);
+    for (uint32_t threads : {1u, 2u})
+      for (const std::vector<int32_t>* input : std::initializer_list<const std::vector<int32_t>*>{&ids, &few}) {
+        const std::vector<float> want = run_bytes(ref_bytes, *input, threads),
+                                 got = run_bytes(kept_bytes, *input, threads);
+        REQUIRE(got.size() == want.size());
+        double worst = 0, scale = 0;
+        for (size_t i = 0; i < got.size(); ++i) {
+          worst = std::max(worst, double(std::fabs(got[i] - want[i])));
+          scale = std::max(scale, double(std::fabs(want[i])));
+        }
+        MESSAGE(threads << " thread(s), " << input->size() << " rows: largest difference " << worst
+                        << " (outputs up to " << scale << ")");
+        CHECK(worst <= 1e-4 * scale);  // (the same products, summed in another order)
+      }
+    // A file without the f32 channels (a reader that ignored them) is far off: the test can fail.
+    for (LayerWeights& l : kept.desc.layers) l.fc2.weight.f32_input_count = 0;
+    CHECK(cosine(run_bytes(linfer::testing::model_bytes(kept.desc), ids), run_bytes(ref_bytes, ids)) < 0.99);
+  }
+
+  SUBCASE("two outlier channels of fc2 chosen by calibration: closer to f32 than plain int8") {
+    EncoderConfig c = linfer::testing::small_config();
+    c.attention_kind = AttentionKind::FullSoftmax;  // (the row pipeline too)
+    c.proj_len = 0;
+    // Channels 3 and 17 of fc1's output (fc2's input) 40 times the rest, as BERT's GELU outputs
+    // have one or two.
+    std::vector<std::vector<float>> fc1(c.num_layers), fc1_bias(c.num_layers);
+    std::map<std::string, std::vector<float>> max_abs;
+    auto make = [&] {
+      auto o = make_model(c, 7);
+      for (uint32_t i = 0; i < c.num_layers; ++i) {
+        WeightView &w = o.desc.layers[i].fc1.weight, &b = o.desc.layers[i].fc1.bias;
+        if (fc1[i].empty()) {
+          fc1[i].assign(static_cast<const float*>(w.data), static_cast<const float*>(w.data) + w.elements());
+          fc1_bias[i].assign(static_cast<const float*>(b.data), static_cast<const float*>(b.data) + b.elements());
+          for (uint32_t ch : {3u, 17u}) {
+            for (uint32_t j = 0; j < c.dim; ++j) fc1[i][ch * c.dim + j] *= 40.0f;
+            fc1_bias[i][ch] = 4.0f;
+          }
+          std::vector<float> m(c.ff_dim, 1.0f);
+          m[3] = 40.0f, m[17] = 30.0f;
+          max_abs["layers." + std::to_string(i) + ".feed_forward.fc2.weight"] = m;
+        }
+        w.data = fc1[i].data();
+        b.data = fc1_bias[i].data();
+      }
+      return o;
+    };
+    auto f32 = make();
+    const std::vector<float> want = run_bytes(linfer::testing::model_bytes(f32.desc), ids);
+    auto quantized = [&](uint32_t count) {
+      auto q = make();
+      static convert::QuantizedStore store;
+      static PanelStore panels;
+      CHECK(convert::keep_f32_inputs(&q.desc, max_abs, count, &store) == (count ? c.num_layers : 0));
+      // fc2 alone int8, so that its error is the whole error.
+      std::map<std::string, WeightView> f32_views;
+      for_each_weight(q.desc, [&](const std::string& name, const WeightView& w) { f32_views[name] = w; });
+      REQUIRE(convert::quantize_description(&q.desc, DType::I8, &store).empty());
+      for_each_weight(q.desc, [&](const std::string& name, WeightView& w) {
+        if (!convert::is_feed_forward_output(name)) w = f32_views[name];
+      });
+      REQUIRE(pack_dense_weights(&q.desc, &panels, true).empty());
+      if (count) {
+        const WeightView& w = q.desc.layers[0].fc2.weight;
+        REQUIRE(w.f32_input_count == 2);
+        CHECK(w.f32_inputs[0] == 3);
+        CHECK(w.f32_inputs[1] == 17);
+      }
+      return linfer::testing::model_bytes(q.desc);
+    };
+    const std::vector<uint8_t> plain = quantized(0), kept = quantized(2);
+    const double plain_cosine = cosine(run_bytes(plain, ids), want), kept_cosine = cosine(run_bytes(kept, ids), want);
+    MESSAGE("int8: cosine to f32 " << plain_cosine << "; with fc2's 2 outlier inputs in f32 " << kept_cosine);
+    CHECK(kept_cosine > plain_cosine);
+    CHECK(1 - kept_cosine < 0.5 * (1 - plain_cosine));
+    // The same numbers whatever the threads and the row pipeline (rows or output channels split).
+    const std::vector<float> one = run_bytes(kept, ids, 1);
+    CHECK(run_bytes(kept, ids, 2) == one);
+    CHECK(run_bytes(kept, ids, 2, LINFER_PIPELINE_ON) == one);
+    CHECK(run_bytes(kept, ids, 2, LINFER_PIPELINE_OFF) == one);
+    // Older format versions cannot hold them.
+    std::vector<uint8_t> v4;
+    auto q = make();
+    convert::QuantizedStore store;
+    convert::keep_f32_inputs(&q.desc, max_abs, 2, &store);
+    REQUIRE(convert::quantize_description(&q.desc, DType::I8, &store).empty());
+    const std::string err = write_lfm(q.desc, "t", {}, &v4, true, 4);
+    CHECK(err.find("keeps input channels in f32, which format version 4 cannot hold (version 5 can)") !=
+          std::string::npos);
+  }
+}

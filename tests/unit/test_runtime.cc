@@ -98,6 +98,28 @@ TEST_CASE("session: caller arena gives the same output as an owned one") {
   CHECK(run(caller, ids) == run(owned, ids));
 }
 
+TEST_CASE("an activation the kernels do not fuse (tanh) runs once, whether rows or output channels are split") {
+  // Causal attention: the first 5 rows of a 30-token run are the 5-token run's. 5 rows on one
+  // thread split the output channels, 30 split the rows: both must apply tanh once.
+  EncoderConfig c = small_config();
+  c.attention_kind = AttentionKind::LinearElu;
+  c.causal = CausalMode::Causal;
+  c.proj_len = 0;
+  c.activation = Activation::Tanh;
+  auto o = make_model(c);
+  Model m = load(model_bytes(o.desc));
+  for (linfer_row_pipeline pipeline : {LINFER_PIPELINE_OFF, LINFER_PIPELINE_ON}) {
+    CAPTURE(int(pipeline));
+    SessionOptions opt;
+    opt.row_pipeline = pipeline;
+    Session s;
+    REQUIRE(Session::Create(m, opt, &s).ok());
+    const auto ids = ids_of(30, 40);
+    const std::vector<float> whole = run(s, ids), first = run(s, std::vector<int32_t>(ids.begin(), ids.begin() + 5));
+    CHECK(scaled_difference(std::vector<float>(whole.begin(), whole.begin() + first.size()), first) <= 1e-5);
+  }
+}
+
 TEST_CASE("format versions 1 and 2 load to the same model; version 1 is packed once, at load") {
   // Version 1 stores dense layers row-major: the loader packs them once and drops the file pages
   // of the originals; a page read again later (nothing should) still holds the same bytes.

@@ -1,13 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
 // linfer-convert CHECKPOINT -o MODEL.lfm [--config CONFIG.json] [--layout
 // auto|lucidrains|fairseq|tatp22|performer|reformer|longformer|bigbird|bert|linfer]
-//                [--dtype f32|f16|int8] [--format-version 1|2|3|4] [--tokenizer FILE]...
-//                [--pooling auto|none|cls|mean] [--normalize] [--calibrate TEXT_FILE [--smoothing-alpha A]]
+//                [--dtype f32|f16|int8] [--format-version 1|2|3|4|5] [--tokenizer FILE]...
+//                [--pooling auto|none|cls|mean] [--normalize]
+//                [--calibrate TEXT_FILE [--smoothing-alpha A] [--int8-f32-channels N]]
 // --tokenizer (repeatable): the model's tokenizer, stored in the file (docs/tokenizers.md).
 // --pooling: the output is the pooled vector of the hidden states (a sentence embedding), L2-normalized
 // with --normalize; auto (the default) reads sentence-transformers' modules.json beside --config.
 // --calibrate (int8, with a tokenizer): activation smoothing from linfer's f32 inference on the
 // file's lines (calibrate.h; docs/quantization.md); the file then needs format version 3 or later (the default, 4).
+// --int8-f32-channels N (with --calibrate; default 2, 0 with --format-version 1 to 4): the N input
+// channels of largest calibrated |x| of each second feed-forward layer kept in f32 beside its int8
+// product (format version 5).
 //
 // checkpoint reader (no code execution) -> layout mapper -> canonical EncoderDescription ->
 // validate -> .lfm writer. Output is written to a temporary file and renamed, so a failure never
@@ -46,8 +50,9 @@ using linfer::convert::SourceTensor;
 
 constexpr const char* kUsage =
     "usage: linfer-convert CHECKPOINT -o MODEL.lfm [--config CONFIG.json] "
-    "[--layout auto|lucidrains|fairseq|tatp22|performer|reformer|longformer|bigbird|bert|linfer] [--dtype f32|f16|int8] [--format-version 1|2|3|4] [--tokenizer FILE]... "
-    "[--pooling auto|none|cls|mean] [--normalize] [--calibrate TEXT_FILE [--smoothing-alpha A]]";
+    "[--layout auto|lucidrains|fairseq|tatp22|performer|reformer|longformer|bigbird|bert|linfer] [--dtype f32|f16|int8] [--format-version 1|2|3|4|5] [--tokenizer FILE]... "
+    "[--pooling auto|none|cls|mean] [--normalize] [--calibrate TEXT_FILE [--smoothing-alpha A] "
+    "[--int8-f32-channels N]]";
 
 int fail(const std::string& message, int code = 1) {
   std::fprintf(stderr, "linfer-convert: %s\n", message.c_str());
@@ -73,16 +78,17 @@ int main(int argc, char** argv) {
 namespace {
 
 int run(int argc, char** argv) {
-  // version "": 4; 2 or 3: the oldest of them that holds the model (3 with input scales: lfm.h)
+  // version "" or 5: 4 or 5 (f32 input channels); 2 or 3: the oldest of them that holds the model (3 with input
+  // scales: lfm.h)
   std::string input, output, config_path, layout = "auto", dtype = "f32", version, pooling = "auto";
-  std::string calibration_path, alpha_text = "0.5";
+  std::string calibration_path, alpha_text = "0.5", f32_channels_text;
   bool normalize = false;
   std::vector<std::string> tokenizer_paths;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "-o" || a == "--output" || a == "--config" || a == "--layout" || a == "--dtype" ||
         a == "--format-version" || a == "--tokenizer" || a == "--pooling" || a == "--calibrate" ||
-        a == "--smoothing-alpha") {
+        a == "--smoothing-alpha" || a == "--int8-f32-channels") {
       if (i + 1 >= argc) return fail(a + " needs a value", 2);
       const std::string v = argv[++i];
       if (a == "-o" || a == "--output")
@@ -101,6 +107,8 @@ int run(int argc, char** argv) {
         calibration_path = v;
       else if (a == "--smoothing-alpha")
         alpha_text = v;
+      else if (a == "--int8-f32-channels")
+        f32_channels_text = v;
       else
         version = v;
     } else if (a == "--normalize") {
@@ -127,16 +135,29 @@ int run(int argc, char** argv) {
   if (pooling != "auto" && pooling != "none" && pooling != "cls" && pooling != "mean")
     return fail("unknown pooling '" + pooling + "' (auto, none, cls, mean)", 2);
   if (normalize && (pooling == "auto" || pooling == "none")) return fail("--normalize needs --pooling cls or mean", 2);
-  if (!version.empty() && version != "1" && version != "2" && version != "3" && version != "4")
+  if (!version.empty() && version != "1" && version != "2" && version != "3" && version != "4" && version != "5")
     return fail("unknown format version '" + version +
                     "' (1: row-major, 2: dense layers in panels, 3: and int8 input scales, 4: and each attention "
-                    "kind's part in its own tables)",
+                    "kind's part in its own tables, 5: and int8 input channels kept in f32)",
                 2);
   char* alpha_end = nullptr;
   const double alpha = std::strtod(alpha_text.c_str(), &alpha_end);
   if (alpha_text.empty() || *alpha_end != '\0' || !(alpha >= 0.0 && alpha <= 1.0))
     return fail("--smoothing-alpha '" + alpha_text + "' is not a number from 0 to 1", 2);
   if (!calibration_path.empty() && dtype != "int8") return fail("--calibrate is for --dtype int8", 2);
+  // (By default 2, what all-MiniLM-L6-v2 needs for cosine >= 0.995 (docs/accuracy.md); none when an
+  // older format version is asked for, which cannot hold them.)
+  unsigned long f32_channels = version.empty() || version == "5" ? 2 : 0;
+  if (!f32_channels_text.empty()) {
+    char* end = nullptr;
+    f32_channels = std::strtoul(f32_channels_text.c_str(), &end, 10);
+    if (f32_channels_text[0] < '0' || f32_channels_text[0] > '9' || *end != '\0' ||
+        f32_channels > linfer::Limits::kMaxF32Inputs)
+      return fail("--int8-f32-channels '" + f32_channels_text + "' is not a number from 0 to " +
+                      std::to_string(linfer::Limits::kMaxF32Inputs),
+                  2);
+    if (calibration_path.empty()) return fail("--int8-f32-channels needs --calibrate", 2);
+  }
   std::vector<std::string> calibration_lines;
   if (!calibration_path.empty()) {  // (read first: a missing file fails before the conversion's work)
     std::vector<uint8_t> bytes;
@@ -200,12 +221,14 @@ int run(int argc, char** argv) {
   }
 
   linfer::convert::QuantizedStore quantized;
-  size_t smoothed = 0;
+  size_t smoothed = 0, kept_f32 = 0;
   if (!calibration_lines.empty()) {
     std::map<std::string, std::vector<float>> max_abs;
     err = linfer::convert::calibrate_dense_inputs(conv.desc, calibration_lines, &max_abs);
     if (!err.empty()) return fail(err);
     smoothed = linfer::convert::smooth_dense_weights(&conv.desc, max_abs, float(alpha), &quantized);
+    if (f32_channels)
+      kept_f32 = linfer::convert::keep_f32_inputs(&conv.desc, max_abs, uint32_t(f32_channels), &quantized);
   }
   if (dtype != "f32") {
     err = linfer::convert::quantize_description(&conv.desc, dtype == "f16" ? linfer::DType::F16 : linfer::DType::I8,
@@ -246,6 +269,9 @@ int run(int argc, char** argv) {
   if (smoothed)
     std::printf("        int8 inputs smoothed in %zu dense layers (calibration: %zu lines of %s, alpha %g)\n", smoothed,
                 calibration_lines.size(), calibration_path.c_str(), alpha);
+  if (kept_f32)
+    std::printf("        int8 inputs: %lu channels of the largest calibrated |x| kept in f32 in %zu dense layers\n",
+                f32_channels, kept_f32);
   if (c.rotary != linfer::Rotary::None) std::printf("        rotary positions %s\n", linfer::to_string(c.rotary));
   if (c.head == linfer::HeadKind::Classifier && c.classifier_activation != linfer::Activation::Tanh)
     std::printf("        classifier activation %s\n", linfer::to_string(c.classifier_activation));
@@ -283,12 +309,16 @@ int run(int argc, char** argv) {
   std::printf("\n");
   std::printf("shared tensors: %s\n", conv.shared.empty() ? "none" : "");
   for (const std::string& s : conv.shared) std::printf("  %s\n", s.c_str());
-  // (write_lfm: 4, or of 2 and 3 the oldest that holds it)
-  const int written = version.empty() || version == "4" ? 4 : version == "1" ? 1 : smoothed ? 3 : 2;
+  // (write_lfm: 5 with f32 input channels, else 4; or of 2 and 3 the oldest that holds it)
+  const int written = version.empty() || version == "4" || version == "5" ? (kept_f32 ? 5 : 4)
+                      : version == "1"                                    ? 1
+                      : smoothed                                          ? 3
+                                                                          : 2;
   std::printf("wrote %s (%zu bytes, format version %d%s)\n", output.c_str(), bytes.size(), written,
               written == 1   ? ": row-major"
               : written == 2 ? ": dense layers in panel layout"
               : written == 3 ? ": dense layers in panel layout, int8 input scales"
+              : written == 5 ? ": dense layers in panel layout, int8 input channels kept in f32"
                              : ": dense layers in panel layout");
   return 0;
 }

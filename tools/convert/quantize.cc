@@ -100,4 +100,55 @@ size_t smooth_dense_weights(EncoderDescription* desc, const std::map<std::string
   return smoothed;
 }
 
+bool is_feed_forward_output(const std::string& name) {
+  const std::string end = ".feed_forward.fc2.weight";
+  return name.size() > end.size() && name.compare(name.size() - end.size(), std::string::npos, end) == 0;
+}
+
+size_t keep_f32_inputs(EncoderDescription* desc, const std::map<std::string, std::vector<float>>& max_abs,
+                       uint32_t count, QuantizedStore* store) {
+  std::map<const void*, int> users;  // a weight another slot shares keeps its values
+  for_each_weight(*desc, [&](const std::string&, const WeightView& w) {
+    if (w.present()) ++users[w.data];
+  });
+  size_t kept = 0;
+  for_each_weight(*desc, [&](const std::string& name, WeightView& w) {
+    auto it = max_abs.find(name);
+    if (count == 0 || count > Limits::kMaxF32Inputs || it == max_abs.end() || !is_feed_forward_output(name) ||
+        !w.present() || w.dtype != DType::F32 || w.layout != Layout::RowMajor || w.shape.size() != 2 ||
+        users[w.data] != 1 || it->second.size() != w.shape[1] || count >= w.shape[1])
+      return;
+    const size_t out = w.shape[0], in = w.shape[1];
+    // The channels as the int8 product sees them: times the input scales.
+    std::vector<std::pair<float, uint32_t>> score(in);
+    for (size_t j = 0; j < in; ++j)
+      score[j] = {it->second[j] * (w.input_scales ? w.input_scales[j] : 1.0f), uint32_t(j)};
+    std::partial_sort(score.begin(), score.begin() + count, score.end(), [](const auto& a, const auto& b) {
+      return a.first != b.first ? a.first > b.first : a.second < b.second;
+    });
+    auto indices = std::make_unique<std::vector<uint32_t>>(count);
+    for (uint32_t k = 0; k < count; ++k) (*indices)[k] = score[k].second;
+    std::sort(indices->begin(), indices->end());
+    const float* src = static_cast<const float*>(w.data);
+    auto bytes = std::make_unique<std::vector<uint8_t>>(out * in * sizeof(float));
+    auto columns = std::make_unique<std::vector<float>>(out * count);
+    float* dst = reinterpret_cast<float*>(bytes->data());
+    std::memcpy(dst, src, out * in * sizeof(float));
+    for (size_t n = 0; n < out; ++n)
+      for (uint32_t k = 0; k < count; ++k) {
+        (*columns)[k * out + n] = dst[n * in + (*indices)[k]];
+        dst[n * in + (*indices)[k]] = 0.0f;
+      }
+    w.data = bytes->data();
+    w.f32_inputs = indices->data();
+    w.f32_input_count = count;
+    w.f32_input_weights = columns->data();
+    store->data.push_back(std::move(bytes));
+    store->scales.push_back(std::move(columns));
+    store->indices.push_back(std::move(indices));
+    ++kept;
+  });
+  return kept;
+}
+
 }  // namespace linfer::convert

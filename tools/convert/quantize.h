@@ -15,6 +15,7 @@ namespace linfer::convert {
 struct QuantizedStore {
   std::vector<std::unique_ptr<std::vector<uint8_t>>> data;
   std::vector<std::unique_ptr<std::vector<float>>> scales;
+  std::vector<std::unique_ptr<std::vector<uint32_t>>> indices;
 };
 
 // Converts every slot that weight_may_be_quantized() in place to `dtype` (F16 or I8), keeping
@@ -35,5 +36,17 @@ bool reads_normalized_stream(const std::string& name);
 // before quantizing it. The product is the same in exact arithmetic. Returns how many weights.
 size_t smooth_dense_weights(EncoderDescription* desc, const std::map<std::string, std::vector<float>>& max_abs,
                             float alpha, QuantizedStore* store);
+
+// Whether the dense weight `name` is a second feed-forward layer (fc2), whose input (the first
+// one's activation) has one or two channels far above the rest in BERT-like models.
+bool is_feed_forward_output(const std::string& name);
+
+// Keeps, in each f32 dense weight that is_feed_forward_output, has statistics and no other slot
+// shares, the `count` input channels (at most Limits::kMaxF32Inputs, fewer than its columns) of
+// largest calibrated |x| (times the input scales, if any) in f32: their columns copied out as its
+// f32_input_weights and zeroed in the weight, which is then quantized without them, as the runtime
+// quantizes the input rows without them (format version 5). Returns how many weights.
+size_t keep_f32_inputs(EncoderDescription* desc, const std::map<std::string, std::vector<float>>& max_abs,
+                       uint32_t count, QuantizedStore* store);
 
 }  // namespace linfer::convert

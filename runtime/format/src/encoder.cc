@@ -600,6 +600,8 @@ std::string check_slot(const EncoderDescription& d, const FormatKind& kind, Slot
   // (Only the dense layers multiply their inputs by them; a bare-metal reader refuses them.)
   if (!LINFER_BARE_METAL && w.input_scales && (!is_dense_weight(name) || w.dtype != DType::I8))
     return message("{} carries input scales, which only int8 dense layer weights may", name);
+  if (!LINFER_BARE_METAL && w.f32_input_count && (!is_dense_weight(name) || w.dtype != DType::I8))
+    return message("{} keeps input channels in f32, which only int8 dense layer weights may", name);
   return "";
 }
 }  // namespace

@@ -133,8 +133,14 @@ struct Writer {
     if (w.channel_sums) sums = fbb.CreateVector(w.channel_sums, w.rows());
     flatbuffers::Offset<flatbuffers::Vector<float>> input_scales = 0;
     if (w.input_scales) input_scales = fbb.CreateVector(w.input_scales, w.shape.back());
+    flatbuffers::Offset<flatbuffers::Vector<uint32_t>> f32_inputs = 0;
+    flatbuffers::Offset<flatbuffers::Vector<float>> f32_input_weights = 0;
+    if (w.f32_input_count) {
+      f32_inputs = fbb.CreateVector(w.f32_inputs, w.f32_input_count);
+      f32_input_weights = fbb.CreateVector(w.f32_input_weights, size_t(w.rows()) * w.f32_input_count);
+    }
     return fbs::CreateTensor(fbb, fbs::DType(w.dtype), shape, blob_offsets[idx], w.bytes(), scales,
-                             fbs::Layout(w.layout), w.panel_groups, sums, input_scales);
+                             fbs::Layout(w.layout), w.panel_groups, sums, input_scales, f32_inputs, f32_input_weights);
   }
   flatbuffers::Offset<fbs::Linear> linear(const WeightView& weight, const WeightView& bias) {
     if (!weight.present() && !bias.present()) return 0;
@@ -212,10 +218,12 @@ std::string write_lfm(const EncoderDescription& d, const std::string& producer,
   if (format_version < 1 || format_version > kFormatVersion)
     return "cannot write format version " + std::to_string(format_version);
   std::string err;
-  std::string smoothed;  // the first weight with input scales: they need version 3
+  std::string smoothed;    // the first weight with input scales: they need version 3
+  std::string f32_inputs;  // the first weight with f32 input channels: they need version 5
   for_each_weight(d, [&](const std::string& name, const WeightView& w) {
     if (!w.present()) return;
     if (smoothed.empty() && w.input_scales) smoothed = name;
+    if (f32_inputs.empty() && w.f32_input_count) f32_inputs = name;
     if (err.empty() && format_version == 1 && w.layout != Layout::RowMajor)
       err = name + " is in panel layout, which format version 1 cannot hold";
   });
@@ -223,10 +231,15 @@ std::string write_lfm(const EncoderDescription& d, const std::string& producer,
   if (!smoothed.empty() && format_version < 3)
     return smoothed + " carries input scales, which format version " + std::to_string(format_version) +
            " cannot hold (version 3 can)";
-  // Version 4 unless an older one is asked for; then the oldest that holds the description, so
-  // that older runtimes read what they can.
+  if (!f32_inputs.empty() && format_version < 5)
+    return f32_inputs + " keeps input channels in f32, which format version " + std::to_string(format_version) +
+           " cannot hold (version 5 can)";
+  // The oldest version that holds the description, of those at or below the one asked for, so
+  // that older runtimes read what they can: 5 only for f32 input channels, else 4; asked for an
+  // older one, 2 or 3 (input scales), or 1.
   const bool legacy = format_version < 4;
   if (format_version > 1 && legacy) format_version = smoothed.empty() ? 2 : 3;
+  if (!legacy) format_version = f32_inputs.empty() ? 4 : 5;
   const EncoderConfig& c = d.config;
   const FormatKind* kind = kind_of(c);
   // The description's views by layer (0: the model's own) and slot.
@@ -606,6 +619,34 @@ struct Reader {
       w.input_scales = in->data();
 #endif
     }
+    // (A bare-metal reader reads versions 1 to 4: f32 inputs come with --calibrate, like input scales.)
+    if (!LINFER_BARE_METAL && t->f32_inputs() && t->f32_inputs()->size() > 0) {
+      const auto* in = t->f32_inputs();
+      const auto* columns = t->f32_input_weights();
+      if (format_version < 5)
+        return fail(w, message(": f32 input channels need format version 5, the file says {}", format_version));
+      if (w.dtype != DType::I8 || w.shape.size() != 2)
+        return fail(w, message(": f32 input channels belong to 2-D int8 tensors, this one is {} {}", to_string(w.dtype),
+                               w.shape));
+      if (in->size() > Limits::kMaxF32Inputs)
+        return fail(w, message(": {} f32 input channels, at most {} are allowed", in->size(), Limits::kMaxF32Inputs));
+      for (uint32_t i = 0; i < in->size(); ++i) {
+        if (in->Get(i) >= w.shape[1])
+          return fail(w, message(": f32 input channel {} is not below the column count {}", in->Get(i), w.shape[1]));
+        for (uint32_t j = 0; j < i; ++j)
+          if (in->Get(j) == in->Get(i)) return fail(w, message(": f32 input channel {} is listed twice", in->Get(i)));
+      }
+      if (!columns || columns->size() != w.rows() * in->size())
+        return fail(w, message(": needs {} f32 input weights ({} columns of {} rows), has {}", w.rows() * in->size(),
+                               in->size(), w.rows(), columns ? columns->size() : 0));
+      for (uint32_t i = 0; i < columns->size(); ++i)
+        if (!std::isfinite(columns->Get(i))) return fail(w, message(": f32 input weight {} is not finite", i));
+      w.f32_inputs = in->data();
+      w.f32_input_count = in->size();
+      w.f32_input_weights = columns->data();
+    } else if (!LINFER_BARE_METAL && t->f32_input_weights() && t->f32_input_weights()->size() > 0) {
+      return fail(w, ": f32 input weights without f32 input channels");
+    }
   }
   // Tensors may share bytes only as exact aliases (the writer stores shared weights once): same
   // offset, size and dtype, and for int8 the same scales. The loader widens f16/int8 data once
@@ -634,7 +675,10 @@ struct Reader {
         const bool same_scales = v.dtype != DType::I8 || (same(e->t->scales(), group->t->scales()) && e->t->scales());
         if (e->offset != group->offset || e->size != group->size || v.dtype != g.dtype || v.layout != g.layout ||
             v.panel_groups != g.panel_groups || !same(e->t->channel_sums(), group->t->channel_sums()) ||
-            (!LINFER_BARE_METAL && !same(e->t->input_scales(), group->t->input_scales())) || !same_scales)
+            (!LINFER_BARE_METAL && (!same(e->t->input_scales(), group->t->input_scales()) ||
+                                    !same(e->t->f32_inputs(), group->t->f32_inputs()) ||
+                                    !same(e->t->f32_input_weights(), group->t->f32_input_weights()))) ||
+            !same_scales)
           return message(LINFER_DETAILED("{}: data [{}, +{}) overlaps {} [{}, +{}) without being the same {} "
                                          "tensor (shared weights must have the same offset, size, dtype, layout "
                                          "and scales)",
@@ -669,10 +713,13 @@ std::string parse_lfm(const uint8_t* data, size_t size, EncoderDescription* desc
   flatbuffers::Verifier verifier(data, verify_size, /*max_depth=*/64, /*max_tables=*/1u << 20);
   if (!fbs::VerifyModelFileBuffer(verifier)) return kCorrupt;
   const fbs::ModelFile* m = fbs::GetModelFile(data);
-  if (m->format_version() < 1 || m->format_version() > kFormatVersion)
+  // (A bare-metal runtime reads versions 1 to 4: version 5's f32 input channels, like input
+  // scales, come from calibration, which a microcontroller's models are converted without.)
+  constexpr uint32_t kNewestRead = LINFER_BARE_METAL ? 4 : kFormatVersion;
+  if (m->format_version() < 1 || m->format_version() > kNewestRead)
     return message(LINFER_DETAILED("unsupported format version {} (this runtime reads versions 1 to {})",
                                    "unsupported format version (this runtime reads versions 1 to 4)"),
-                   m->format_version(), kFormatVersion);
+                   m->format_version(), kNewestRead);
   const uint64_t data_offset = m->data_offset(), data_size = m->data_size();
   if (data_offset % kDataAlignment != 0)
     return message(

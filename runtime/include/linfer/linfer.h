@@ -67,7 +67,8 @@ typedef struct linfer_model_info {
   const char* attention_kind;     /* the converter's name of the kind, e.g. "linformer", "full"
                                      (the table of kinds: schema/attention_kinds.txt) */
   const char* weight_dtype;       /* of the dense layers: "f32", "f16", "int8" or "mixed" */
-  uint32_t format_version; /* of the file: 1 (row-major), 2 (dense layers in panels), 3 (int8 input scales) or 4 */
+  uint32_t format_version; /* of the file: 1 (row-major), 2 (dense layers in panels), 3 (int8 input scales), 4 or 5
+                              (int8 f32 inputs) */
 } linfer_model_info;
 
 /* Which code runs the dense layers (Q, K, V, output, feed-forward, heads). */

@@ -163,6 +163,14 @@ struct WeightView {
   // I8 dense weights, optional: one positive factor per input (shape[1]) that the runtime multiplies
   // into the input rows before quantizing them (activation smoothing; the weights hold the inverse).
   const float* input_scales = nullptr;
+  // I8 dense weights, optional: f32_input_count input channels (indices f32_inputs, distinct,
+  // below shape[1]) whose products are f32: f32_input_weights their columns, one after another
+  // ([f32_input_count][rows]),
+  // the int8 columns of those channels zero (the runtime zeroes those inputs before quantizing a
+  // row, so that an outlier channel does not set the row's scale; docs/quantization.md).
+  const uint32_t* f32_inputs = nullptr;
+  uint32_t f32_input_count = 0;
+  const float* f32_input_weights = nullptr;
   bool present() const { return !shape.empty(); }
   uint64_t elements() const;
   uint64_t bytes() const;  // of the data, in its layout
@@ -226,6 +234,7 @@ struct Limits {
   static constexpr uint32_t kMaxRandomBlocks = 64;
   static constexpr uint32_t kMaxBucketSize = 256;
   static constexpr uint32_t kMaxHashes = 16;
+  static constexpr uint32_t kMaxF32Inputs = 8;  // input channels of an int8 dense weight kept in f32
 };
 
 // Checks the configuration and that every tensor present has the shape the configuration implies,

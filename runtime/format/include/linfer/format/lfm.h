@@ -11,12 +11,14 @@
 
 namespace linfer {
 
-// The newest version read and written. The writer writes version 4 (each attention kind's fields
-// and tensors in its own tables) unless asked for an older one; asked for 2 or 3, it writes the
-// oldest that holds the description: 3 when a dense weight carries input scales (an older runtime
-// must refuse such a file rather than ignore the field), else 2; version 1 (all weights
-// row-major) on request. Versions 1 to 3 are read by one legacy path (lfm.cc).
-constexpr uint32_t kFormatVersion = 4;
+// The newest version read and written. The writer writes the oldest version that holds the
+// description, of those at or below the one asked for: 5 when an int8 dense weight keeps input
+// channels in f32, else 4 (each attention kind's fields and tensors in its own tables); asked
+// for 2 or 3, 3 when a dense weight carries input scales, else 2 (an older runtime must refuse
+// such a file rather than ignore the field); version 1 (all weights row-major) on request.
+// Versions 1 to 3 are read by one legacy path (lfm.cc); versions 4 and 5 differ only by the
+// f32 input channels.
+constexpr uint32_t kFormatVersion = 5;
 constexpr size_t kDataAlignment = 64;
 
 // What the file says besides the description. (Its producer and metadata strings are written, and
@@ -30,8 +32,8 @@ struct LfmInfo {
 // version 2 (pack_dense_weights, panel.h). Weights that share one data pointer are stored once.
 // The description must pass validate_description unless `validate` is false (tests use that to
 // make invalid files). format_version is the newest version the caller accepts: 1 refuses
-// panel-layout tensors, 1 and 2 refuse input scales, 4 refuses a tensor of another attention kind
-// than the model's (unless not validating, a description holds none). Returns "" or a message.
+// panel-layout tensors, 1 and 2 refuse input scales, 1 to 4 refuse f32 input channels, 4 and 5 refuse a tensor of
+// another attention kind than the model's (unless not validating, a description holds none). Returns "" or a message.
 std::string write_lfm(const EncoderDescription& desc, const std::string& producer,
                       const std::vector<std::pair<std::string, std::string>>& metadata, std::vector<uint8_t>* out,
                       bool validate = true, uint32_t format_version = kFormatVersion);
