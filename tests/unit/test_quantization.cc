@@ -399,8 +399,7 @@ TEST_CASE("int8 f32 input channels: the f32 products beside the int8 one, the ch
 
   SUBCASE("two outlier channels of fc2 chosen by calibration: closer to f32 than plain int8") {
     EncoderConfig c = linfer::testing::small_config();
-    c.attention_kind = AttentionKind::FullSoftmax;  // (the row pipeline too)
-    c.proj_len = 0;
+    set_attention_kind(c, AttentionKind::FullSoftmax);  // (the row pipeline too)
     // Channels 3 and 17 of fc1's output (fc2's input) 40 times the rest, as BERT's GELU outputs
     // have one or two.
     std::vector<std::vector<float>> fc1(c.num_layers), fc1_bias(c.num_layers);

@@ -102,9 +102,8 @@ TEST_CASE("an activation the kernels do not fuse (tanh) runs once, whether rows 
   // Causal attention: the first 5 rows of a 30-token run are the 5-token run's. 5 rows on one
   // thread split the output channels, 30 split the rows: both must apply tanh once.
   EncoderConfig c = small_config();
-  c.attention_kind = AttentionKind::LinearElu;
+  set_attention_kind(c, AttentionKind::LinearElu);
   c.causal = CausalMode::Causal;
-  c.proj_len = 0;
   c.activation = Activation::Tanh;
   auto o = make_model(c);
   Model m = load(model_bytes(o.desc));
