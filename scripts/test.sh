@@ -29,7 +29,8 @@
 #      scripts/test-wheels.sh)
 #  13. the Java (JNI) and Rust bindings against step 1's library: `mvn -o test` and `cargo test`
 #      (scripts/test-bindings.sh); the Java tests again on aarch64 against step 5's library, with
-#      Debian's arm64 JDK under qemu-aarch64 (scripts/test-bindings-arm64.sh)
+#      Debian's arm64 JDK under qemu-aarch64 (scripts/test-bindings-arm64.sh); in the background,
+#      beside the tests of steps 11 and 12 (each of the two keeps about one core busy)
 # Every build sets -DLINFER_WARNINGS_AS_ERRORS=ON: a compiler warning in linfer's sources fails it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -37,15 +38,37 @@ source scripts/generator.sh
 bash scripts/install-deps.sh
 start=$SECONDS
 step() { echo; echo "=== $* ($((SECONDS - start)) s)"; }
+# Work that keeps one core busy runs in the background beside other such work, one command at a
+# time: in_background COMMAND... starts it with its output kept; background_done WHAT prints the
+# output once it has ended and stops the suite if it failed.
+background_pid='' background_log=''
+in_background() {
+  background_log=$(mktemp /tmp/linfer-test.XXXXXX)
+  setsid "$@" > "$background_log" 2>&1 &  # a process group of its own, for the trap below
+  background_pid=$!
+}
+background_done() {
+  local status=0
+  wait "$background_pid" || status=$?
+  cat "$background_log"
+  rm -f "$background_log"
+  background_pid=''
+  if [ "$status" -ne 0 ]; then
+    echo "test.sh: $1 failed (exit $status)" >&2
+    exit 1
+  fi
+}
+trap '[ -z "$background_pid" ] || kill -- -"$background_pid" 2> /dev/null || kill "$background_pid" 2> /dev/null || true' EXIT
 
 step "Release build and tests"
 bash scripts/spdx.sh --check
 bash scripts/format.sh --check
 bash scripts/build.sh build -DLINFER_WARNINGS_AS_ERRORS=ON
 (cd build && ctest --output-on-failure -j2)
-bash scripts/test-tokenizers.sh build/bin
+in_background bash scripts/test-tokenizers.sh build/bin  # node and python, one core
 bash scripts/abi-check.sh
 bash scripts/test-minilm.sh build/bin
+background_done "the tokenizers against their references (scripts/test-tokenizers.sh)"
 
 step "AddressSanitizer + UndefinedBehaviorSanitizer build and tests"
 # Instrumented builds with line tables only (-g1: reports keep file and line). ASan and the fuzz
@@ -87,15 +110,19 @@ LINFER_HOST_BUILD=build bash scripts/test-cortex-m.sh
 step "Minimal builds: no XNNPACK, no threads, no tools; shared and static"
 bash scripts/test-minimal-builds.sh
 
-step "Debian packages: made from the Release and cross builds, installed, built against, run"
+step "Debian packages and Python wheels: made from the Release and cross builds"
 bash scripts/package.sh
-bash scripts/test-packages.sh
-
-step "Python wheels: made from the Release and cross builds, installed into venvs, used there"
 bash scripts/wheels.sh
+
+# Steps 11 and 12's tests (installs, pip, emulated Pythons) and step 13 (Maven, Cargo, a JVM under
+# qemu-aarch64) keep one core busy each, most of their time: they run side by side, the bindings in
+# the background. They only read the builds, which package.sh and wheels.sh above have left
+# configured as before.
+in_background bash -c 'bash scripts/test-bindings.sh build && bash scripts/test-bindings-arm64.sh build-arm64'
+step "Debian packages installed, built against, run; Python wheels installed into venvs, used there"
+bash scripts/test-packages.sh
 bash scripts/test-wheels.sh
-step "Java (JNI) and Rust bindings: JUnit and cargo tests against the Release build's library"
-bash scripts/test-bindings.sh build
-bash scripts/test-bindings-arm64.sh build-arm64
+step "Java (JNI) and Rust bindings: JUnit and cargo tests against the Release build's library (run beside the step above)"
+background_done "the Java and Rust bindings' tests (scripts/test-bindings.sh, test-bindings-arm64.sh)"
 
 echo "test.sh: all tests passed in $((SECONDS - start)) s"

@@ -21,6 +21,9 @@ SOURCE = _env("LINFER_SOURCE_DIR")
 TMP = _env("LINFER_TEST_TMP")
 MODELS = os.path.join(SOURCE, "examples", "models")
 DATA = os.path.join(SOURCE, "examples", "data")
+# A cross build's run under an emulator (qemu-user, 10-50x slower): the tests that repeat what the
+# native run checks beyond the target's ABI and kernels do less there.
+EMULATED = os.environ.get("LINFER_TEST_EMULATED") == "1"
 
 
 def command(name):

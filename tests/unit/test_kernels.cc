@@ -278,112 +278,117 @@ const DenseEpilogue kEpilogues[] = {{DenseActivation::None, false},    {DenseAct
 // more than one block of rows; every epilogue; a channel sub-range; a group of a grouped matrix.
 // f32/f16 within 1e-5 (float against double accumulation), int8 bit for bit (exact integer sums,
 // the same dequantization) except after GELU (the fast GELU is a 3.5e-7 approximation).
-TEST_CASE("dense kernels: every kernel for every weight dtype matches the reference") {
+namespace {
+// Every dense kernel of one weight dtype that this CPU runs against the dtype's reference. One test
+// case per dtype: ctest runs the int8 one apart from the others (tests/CMakeLists.txt), so the
+// longest test of the qemu runs is split across both cores.
+void check_dense_kernels(DType dtype) {
   size_t checked = 0;
-  for (DType dtype : {DType::F32, DType::F16, DType::I8}) {
-    size_t count = 0;
-    const DenseKernel* const* all = dense_kernels(dtype, &count);
-    const DenseKernel& ref = dense_kernel_ref(dtype);
-    std::vector<const DenseKernel*> kernels;
-    for (size_t ki = 0; ki < count; ++ki) {
-      if (cpu_has(all[ki]->isa))
-        kernels.push_back(all[ki]);
-      else
-        MESSAGE("skipped " << std::string(all[ki]->name) << ": this CPU lacks "
-                           << std::string(to_string(all[ki]->isa)));
-    }
-    std::vector<size_t> kernel_checks(kernels.size());
-    // Rows: every remainder of the 6-row (x86), 4-row, 8-row (Arm f16, i8mm) and 2-row (Arm int8)
-    // tiles, and 70 rows with 1030 inputs cross every kernel's row blocks (150: AMX's groups of
-    // 128 rows). Channels: every
-    // partial last panel size class (1, 2-14 as 9, 15) and several panels. Each case's reference
-    // output is computed once for all kernels (the reference is most of the test's time).
-    for (size_t rows : {1, 2, 3, 4, 5, 6, 7, 9, 13, 25, 70, 150})
-      for (size_t out : {1, 9, 15, 16, 17, 24, 33, 64, 65, 130})
-        for (size_t in : {1, 3, 4, 7, 28, 64, 130, 1030}) {
-          if (rows * out * in > 25 * 130 * 130 && !(rows >= 70 && out <= 17)) continue;  // the reference's time
-          CAPTURE(rows);
-          CAPTURE(out);
-          CAPTURE(in);
-          const size_t groups = out % 2 == 0 && out >= 32 ? 2 : 1;
-          const PackedDense p = make_dense(dtype, out, in, groups, uint32_t(out * 131 + in));
-          const size_t x_stride = in + 3, y_stride = out + 5;
-          const auto x = random_vec(rows * x_stride, uint32_t(rows * 17 + in), 2.0f);
-          const size_t kp = linfer::int8_padded_inputs(uint32_t(in));
-          std::vector<int8_t> q_ref(rows * kp, 99);
-          std::vector<float> qs_ref(rows);
-          DenseInput input_ref{x.data(), x_stride, nullptr, 0, nullptr};
-          if (dtype == DType::I8) {
-            ref.quantize(x.data(), x_stride, rows, in, q_ref.data(), kp, qs_ref.data());
-            input_ref = {x.data(), x_stride, q_ref.data(), kp, qs_ref.data()};
+  size_t count = 0;
+  const DenseKernel* const* all = dense_kernels(dtype, &count);
+  const DenseKernel& ref = dense_kernel_ref(dtype);
+  std::vector<const DenseKernel*> kernels;
+  for (size_t ki = 0; ki < count; ++ki) {
+    if (cpu_has(all[ki]->isa))
+      kernels.push_back(all[ki]);
+    else
+      MESSAGE("skipped " << std::string(all[ki]->name) << ": this CPU lacks " << std::string(to_string(all[ki]->isa)));
+  }
+  std::vector<size_t> kernel_checks(kernels.size());
+  // Rows: every remainder of the 6-row (x86), 4-row, 8-row (Arm f16, i8mm) and 2-row (Arm int8)
+  // tiles, and 70 rows with 1030 inputs cross every kernel's row blocks (150: AMX's groups of
+  // 128 rows). Channels: every partial last panel size class (1, 2-14 as 9, 15) and several panels. Each case's
+  // reference output is computed once for all kernels (the reference is most of the test's time).
+  for (size_t rows : {1, 2, 3, 4, 5, 6, 7, 9, 13, 25, 70, 150})
+    for (size_t out : {1, 9, 15, 16, 17, 24, 33, 64, 65, 130})
+      for (size_t in : {1, 3, 4, 7, 28, 64, 130, 1030}) {
+        if (rows * out * in > 25 * 130 * 130 && !(rows >= 70 && out <= 17)) continue;  // the reference's time
+        CAPTURE(rows);
+        CAPTURE(out);
+        CAPTURE(in);
+        const size_t groups = out % 2 == 0 && out >= 32 ? 2 : 1;
+        const PackedDense p = make_dense(dtype, out, in, groups, uint32_t(out * 131 + in));
+        const size_t x_stride = in + 3, y_stride = out + 5;
+        const auto x = random_vec(rows * x_stride, uint32_t(rows * 17 + in), 2.0f);
+        const size_t kp = linfer::int8_padded_inputs(uint32_t(in));
+        std::vector<int8_t> q_ref(rows * kp, 99);
+        std::vector<float> qs_ref(rows);
+        DenseInput input_ref{x.data(), x_stride, nullptr, 0, nullptr};
+        if (dtype == DType::I8) {
+          ref.quantize(x.data(), x_stride, rows, in, q_ref.data(), kp, qs_ref.data());
+          input_ref = {x.data(), x_stride, q_ref.data(), kp, qs_ref.data()};
+        }
+        const size_t g = groups - 1, go = out / groups;
+        const auto y0 = random_vec(rows * y_stride, 11);
+        std::vector<std::vector<float>> wants;  // per (bias, epilogue), in the loops' order below
+        for (bool with_bias : {true, false})
+          for (const DenseEpilogue e : kEpilogues) {
+            wants.push_back(y0);
+            ref.run(p.view(dtype, out, in, groups, g, with_bias), input_ref, rows, wants.back().data(), y_stride, 0, go,
+                    e);
           }
-          const size_t g = groups - 1, go = out / groups;
-          const auto y0 = random_vec(rows * y_stride, 11);
-          std::vector<std::vector<float>> wants;  // per (bias, epilogue), in the loops' order below
+        for (size_t ki = 0; ki < kernels.size(); ++ki) {
+          const DenseKernel& kernel = *kernels[ki];
+          CAPTURE(std::string(kernel.name));
+          // Quantized rows in the kernel's own form, equal to the reference's.
+          const size_t q_stride = kp * std::max<size_t>(kernel.q_bytes, 1) + 8;
+          std::vector<int8_t> q(rows * q_stride, 99);
+          std::vector<float> qs(rows);
+          DenseInput input{x.data(), x_stride, nullptr, 0, nullptr};
+          if (dtype == DType::I8) {
+            kernel.quantize(x.data(), x_stride, rows, in, q.data(), q_stride, qs.data());
+            CHECK(qs == qs_ref);
+            size_t mismatches = 0;
+            for (size_t r = 0; r < rows; ++r)
+              for (size_t k = 0; k < kp; ++k)
+                mismatches += stored_q(kernel, q.data() + r * q_stride, k) != q_ref[r * kp + k];
+            CHECK(mismatches == 0);
+            input = {x.data(), x_stride, q.data(), q_stride, qs.data()};
+          }
+          const std::vector<float>* want = wants.data();
           for (bool with_bias : {true, false})
             for (const DenseEpilogue e : kEpilogues) {
-              wants.push_back(y0);
-              ref.run(p.view(dtype, out, in, groups, g, with_bias), input_ref, rows, wants.back().data(), y_stride, 0,
-                      go, e);
-            }
-          for (size_t ki = 0; ki < kernels.size(); ++ki) {
-            const DenseKernel& kernel = *kernels[ki];
-            CAPTURE(std::string(kernel.name));
-            // Quantized rows in the kernel's own form, equal to the reference's.
-            const size_t q_stride = kp * std::max<size_t>(kernel.q_bytes, 1) + 8;
-            std::vector<int8_t> q(rows * q_stride, 99);
-            std::vector<float> qs(rows);
-            DenseInput input{x.data(), x_stride, nullptr, 0, nullptr};
-            if (dtype == DType::I8) {
-              kernel.quantize(x.data(), x_stride, rows, in, q.data(), q_stride, qs.data());
-              CHECK(qs == qs_ref);
-              size_t mismatches = 0;
-              for (size_t r = 0; r < rows; ++r)
-                for (size_t k = 0; k < kp; ++k)
-                  mismatches += stored_q(kernel, q.data() + r * q_stride, k) != q_ref[r * kp + k];
-              CHECK(mismatches == 0);
-              input = {x.data(), x_stride, q.data(), q_stride, qs.data()};
-            }
-            const std::vector<float>* want = wants.data();
-            for (bool with_bias : {true, false})
-              for (const DenseEpilogue e : kEpilogues) {
-                CAPTURE(int(e.activation));
-                CAPTURE(e.accumulate);
-                CAPTURE(with_bias);
-                const DenseWeights w = p.view(dtype, out, in, groups, g, with_bias);
-                std::vector<float> got = y0;
-                kernel.run(w, input, rows, got.data(), y_stride, 0, go, e);
-                const bool exact = dtype == DType::I8 && e.activation != DenseActivation::GeluErf &&
-                                   e.activation != DenseActivation::GeluTanh;
-                if (exact) {
-                  size_t differ = 0;
-                  for (size_t i = 0; i < got.size(); ++i) differ += got[i] != (*want)[i];
-                  CHECK_MESSAGE(differ == 0, differ << " values differ");
-                } else {
-                  CHECK(rel_err(got, *want) < 1e-5);
-                }
-                ++want;
-                // Output channels [16, go) only (the split when rows are few): the rest untouched.
-                if (go > 16) {
-                  std::vector<float> part = y0;
-                  kernel.run(w, input, rows, part.data(), y_stride, 16, go, e);
-                  size_t wrong = 0;
-                  for (size_t r = 0; r < rows; ++r)
-                    for (size_t o = 0; o < y_stride; ++o)
-                      wrong +=
-                          part[r * y_stride + o] != (o >= 16 && o < go ? got[r * y_stride + o] : y0[r * y_stride + o]);
-                  CHECK(wrong == 0);
-                }
-                ++checked;
-                ++kernel_checks[ki];
+              CAPTURE(int(e.activation));
+              CAPTURE(e.accumulate);
+              CAPTURE(with_bias);
+              const DenseWeights w = p.view(dtype, out, in, groups, g, with_bias);
+              std::vector<float> got = y0;
+              kernel.run(w, input, rows, got.data(), y_stride, 0, go, e);
+              const bool exact = dtype == DType::I8 && e.activation != DenseActivation::GeluErf &&
+                                 e.activation != DenseActivation::GeluTanh;
+              if (exact) {
+                size_t differ = 0;
+                for (size_t i = 0; i < got.size(); ++i) differ += got[i] != (*want)[i];
+                CHECK_MESSAGE(differ == 0, differ << " values differ");
+              } else {
+                CHECK(rel_err(got, *want) < 1e-5);
               }
-          }
+              ++want;
+              // Output channels [16, go) only (the split when rows are few): the rest untouched.
+              if (go > 16) {
+                std::vector<float> part = y0;
+                kernel.run(w, input, rows, part.data(), y_stride, 16, go, e);
+                size_t wrong = 0;
+                for (size_t r = 0; r < rows; ++r)
+                  for (size_t o = 0; o < y_stride; ++o)
+                    wrong +=
+                        part[r * y_stride + o] != (o >= 16 && o < go ? got[r * y_stride + o] : y0[r * y_stride + o]);
+                CHECK(wrong == 0);
+              }
+              ++checked;
+              ++kernel_checks[ki];
+            }
         }
-    for (size_t ki = 0; ki < kernels.size(); ++ki)
-      MESSAGE(std::string(kernels[ki]->name) << ": " << kernel_checks[ki] << " shape x epilogue cases");
-  }
+      }
+  for (size_t ki = 0; ki < kernels.size(); ++ki)
+    MESSAGE(std::string(kernels[ki]->name) << ": " << kernel_checks[ki] << " shape x epilogue cases");
   CHECK(checked > 0);
 }
+}  // namespace
+
+TEST_CASE("dense kernels: every f32 kernel matches the reference") { check_dense_kernels(DType::F32); }
+TEST_CASE("dense kernels: every f16 kernel matches the reference") { check_dense_kernels(DType::F16); }
+TEST_CASE("dense kernels: every int8 kernel matches the reference") { check_dense_kernels(DType::I8); }
 
 namespace {
 // The f16 dense kernel with fp16 arithmetic (dense_f16_neonfp16, the session option
