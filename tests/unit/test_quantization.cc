@@ -26,6 +26,31 @@
 
 using namespace linfer;
 
+namespace {
+// The output of a model file's run on ids (a session of the test's dense path).
+std::vector<float> run_bytes(const std::vector<uint8_t>& bytes, const std::vector<int32_t>& ids, uint32_t threads = 1,
+                             linfer_row_pipeline pipeline = LINFER_PIPELINE_AUTO) {
+  Model m;
+  Status s = Model::LoadFromMemory(bytes.data(), bytes.size(), &m);
+  REQUIRE_MESSAGE(s.ok(), s.message());
+  SessionOptions o;
+  o.num_threads = threads;
+  o.row_pipeline = pipeline;
+  Session session;
+  REQUIRE(Session::Create(m, linfer::testing::path_options(o), &session).ok());
+  REQUIRE(session.Run(ids).ok());
+  OutputView out = session.output();
+  return std::vector<float>(out.data, out.data + out.rows * out.cols);
+}
+
+double cosine(const std::vector<float>& a, const std::vector<float>& b) {
+  double dot = 0, na = 0, nb = 0;
+  for (size_t i = 0; i < a.size(); ++i)
+    dot += double(a[i]) * b[i], na += double(a[i]) * a[i], nb += double(b[i]) * b[i];
+  return dot / std::sqrt(na * nb);
+}
+}  // namespace
+
 TEST_CASE("f16 round trip: relative error <= 2^-11, specials kept") {
   std::mt19937 rng(3);
   std::uniform_int_distribution<int> exponent(-26, 15);
@@ -239,22 +264,6 @@ TEST_CASE("f16 golden models with fp16_arithmetic: close to f32 arithmetic where
 TEST_CASE("int8 input scales: smoothed weights and the runtime's multiply give the f32 model's output") {
   using linfer::testing::make_model;
   auto f32 = make_model(linfer::testing::small_config(), 7);
-  auto run_bytes = [](const std::vector<uint8_t>& bytes, const std::vector<int32_t>& ids) {
-    Model m;
-    Status s = Model::LoadFromMemory(bytes.data(), bytes.size(), &m);
-    REQUIRE_MESSAGE(s.ok(), s.message());
-    Session session;
-    REQUIRE(Session::Create(m, linfer::testing::path_options(), &session).ok());
-    REQUIRE(session.Run(ids).ok());
-    OutputView o = session.output();
-    return std::vector<float>(o.data, o.data + o.rows * o.cols);
-  };
-  auto cosine = [](const std::vector<float>& a, const std::vector<float>& b) {
-    double dot = 0, na = 0, nb = 0;
-    for (size_t i = 0; i < a.size(); ++i)
-      dot += double(a[i]) * b[i], na += double(a[i]) * a[i], nb += double(b[i]) * b[i];
-    return dot / std::sqrt(na * nb);
-  };
   std::vector<int32_t> ids;
   for (int i = 0; i < 20; ++i) ids.push_back((i * 7 + 3) % 40);
   const std::vector<float> want = run_bytes(linfer::testing::model_bytes(f32.desc), ids);
@@ -307,26 +316,6 @@ TEST_CASE("int8 input scales: smoothed weights and the runtime's multiply give t
 
 TEST_CASE("int8 f32 input channels: the f32 products beside the int8 one, the channels left out of the row's scale") {
   using linfer::testing::make_model;
-  auto run_bytes = [](const std::vector<uint8_t>& bytes, const std::vector<int32_t>& ids, uint32_t threads = 1,
-                      linfer_row_pipeline pipeline = LINFER_PIPELINE_AUTO) {
-    Model m;
-    Status s = Model::LoadFromMemory(bytes.data(), bytes.size(), &m);
-    REQUIRE_MESSAGE(s.ok(), s.message());
-    SessionOptions o;
-    o.num_threads = threads;
-    o.row_pipeline = pipeline;
-    Session session;
-    REQUIRE(Session::Create(m, linfer::testing::path_options(o), &session).ok());
-    REQUIRE(session.Run(ids).ok());
-    OutputView out = session.output();
-    return std::vector<float>(out.data, out.data + out.rows * out.cols);
-  };
-  auto cosine = [](const std::vector<float>& a, const std::vector<float>& b) {
-    double dot = 0, na = 0, nb = 0;
-    for (size_t i = 0; i < a.size(); ++i)
-      dot += double(a[i]) * b[i], na += double(a[i]) * a[i], nb += double(b[i]) * b[i];
-    return dot / std::sqrt(na * nb);
-  };
   std::vector<int32_t> ids;
   for (int i = 0; i < 30; ++i) ids.push_back((i * 7 + 3) % 40);
 
