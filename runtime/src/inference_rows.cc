@@ -33,8 +33,10 @@ bool Inference::layer_rows(size_t layer, const LayerWeights& w, LayerOps& ops, s
     kernels::layernorm_f32_hwy(from, D, to, D, n, D, f32_data(norm.weight), f32_data(norm.bias), c.norm_eps);
   };
   // Shares split at multiples of kRowQuantum, not of B: a block of B rows larger than T / threads
-  // (AMX's) must not leave a thread without rows; every block still starts on the one grid.
-  workers_.ranges(T, kRowQuantum, [&](size_t begin, size_t end, size_t chunk) {
+  // (AMX's) must not leave a thread without rows; every block still starts on the one grid. (A
+  // caller's pipeline_block_rows that kRowQuantum does not divide keeps shares of whole blocks.)
+  const size_t share_quantum = B % kRowQuantum == 0 ? kRowQuantum : B;
+  workers_.ranges(T, share_quantum, [&](size_t begin, size_t end, size_t chunk) {
     float* q = buf_.row_blocks + chunk * B * (2 * HD + F);
     float* attn = q + B * HD;
     float* ff = attn + B * HD;
