@@ -136,7 +136,12 @@ EncoderConfig::EncoderConfig() {
 void set_attention_kind(EncoderConfig& c, AttentionKind kind) {
   if (c.attention_kind == kind) return;
   c.attention_kind = kind;
+  reset_kind_fields(c);
+}
+
+void reset_kind_fields(EncoderConfig& c) {
   std::memset(c.kind_storage, 0, sizeof c.kind_storage);
+  const AttentionKind kind = c.attention_kind;
   if (const FormatKind* k = uint8_t(kind) < kAttentionKindCount ? format_kind(kind) : nullptr; k && k->defaults)
     std::memcpy(c.kind_storage, k->defaults, k->defaults_size);
 }

@@ -742,8 +742,7 @@ std::string parse_lfm(const uint8_t* data, size_t size, EncoderDescription* desc
   // struct: read into a configuration of that kind, whose check says).
   const bool legacy = m->format_version() < 4;
   const FormatKind* kind = kind_of(cfg);
-  std::memset(cfg.kind_storage, 0, sizeof cfg.kind_storage);
-  if (kind && kind->defaults) std::memcpy(cfg.kind_storage, kind->defaults, kind->defaults_size);
+  reset_kind_fields(cfg);
   const flatbuffers::Table* kind_table = nullptr;  // version 4: the model's kind's <Enum>Kind table
   if (legacy) {
     for (const FormatKind* const* k = kFormatKinds; *k; ++k) {

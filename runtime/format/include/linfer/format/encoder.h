@@ -116,6 +116,8 @@ struct EncoderConfig {
 // Makes `c` a model of kind `kind`. When the kind changes, its fields (kind_storage) get their
 // defaults, the schema's (kinds/<kind>.cc); the kind's fields of another kind are gone.
 void set_attention_kind(EncoderConfig& c, AttentionKind kind);
+// Gives c's kind fields (kind_storage) the defaults of c.attention_kind, whatever they held.
+void reset_kind_fields(EncoderConfig& c);
 
 // The fields of `c`'s attention kind, K (a struct of linfer/format/kinds/<kind>.h, whose kKind
 // is the kind; `c` must be of that kind). Compiles to an address: no cost in a run.
