@@ -298,14 +298,18 @@ int run(int argc, char** argv) {
                 c.causal == linfer::CausalMode::Causal ? ", causal" : "");
   std::map<std::string, uint64_t> bytes_by_dtype;
   std::map<const void*, bool> counted;
+  uint64_t f32_column_bytes = 0;  // int8 layers' input channels kept in f32 (not in w.bytes())
   linfer::for_each_weight(conv.desc, [&](const std::string&, const linfer::WeightView& w) {
     if (w.present() && !counted[w.data]) {
       counted[w.data] = true;
       bytes_by_dtype[linfer::to_string(w.dtype)] += w.bytes();
+      f32_column_bytes += uint64_t(w.f32_input_count) * w.rows() * sizeof(float);
     }
   });
   std::printf("parameters: %llu; weight bytes:", (unsigned long long)conv.parameters);
   for (const auto& [name, n] : bytes_by_dtype) std::printf(" %s %llu", name.c_str(), (unsigned long long)n);
+  if (f32_column_bytes)
+    std::printf(", and f32 input columns of int8 layers %llu", (unsigned long long)f32_column_bytes);
   std::printf("\n");
   std::printf("shared tensors: %s\n", conv.shared.empty() ? "none" : "");
   for (const std::string& s : conv.shared) std::printf("  %s\n", s.c_str());
