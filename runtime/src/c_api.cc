@@ -9,6 +9,7 @@
 
 #include "linfer/linfer.h"
 #include "linfer/format/kinds/linformer.h"
+#include "c_enum.h"
 #include "model.h"
 #include "dense_layer.h"
 #include "inference.h"
@@ -100,8 +101,8 @@ extern "C" {
 
 const char* linfer_version(void) { return LINFER_VERSION_STRING; }
 
-const char* linfer_status_string(linfer_status s) {
-  switch (s) {
+const char* linfer_status_string(linfer_status status) {
+  switch (linfer::rt::raw_value(status)) {
     case LINFER_OK:
       return "ok";
     case LINFER_ERROR_INVALID_ARGUMENT:
@@ -332,7 +333,8 @@ void linfer_session_profile_reset(linfer_session* session) {
 const char* linfer_op_kind_name(linfer_op_kind kind) {
   static const char* const names[LINFER_OP_KIND_COUNT] = {"embedding", "norm",       "dense",      "compress",
                                                           "attention", "activation", "elementwise"};
-  return unsigned(kind) < LINFER_OP_KIND_COUNT ? names[kind] : "unknown";
+  const int k = linfer::rt::raw_value(kind);
+  return k >= 0 && k < LINFER_OP_KIND_COUNT ? names[k] : "unknown";
 }
 
 linfer_status linfer_session_hidden_states(const linfer_session* session, const float** data, size_t* rows,

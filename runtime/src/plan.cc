@@ -9,28 +9,17 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstring>
 #include <string>
-#include <type_traits>
 #include <vector>
 
 #include "arena_plan.h"
+#include "c_enum.h"
 #include "attention/attention_kind.h"
 #include "dense_layer.h"
 #include "model_options.h"
 
 namespace linfer::rt {
 namespace {
-
-// An enum field's value as written by a C caller, read as its integer bytes: loading a value
-// outside the enumerators through the C++ enum type is undefined behaviour (UBSan's -fsanitize=enum).
-// (C enums are int-sized on Linux; bare-metal Arm's ABI sizes them to their values: a byte here.)
-template <class Enum>
-int raw_value(const Enum& field) {
-  std::underlying_type_t<Enum> v;
-  std::memcpy(&v, &field, sizeof v);
-  return int(v);
-}
 
 // A message, or "" when the options are in range.
 std::string options_out_of_range(const EncoderConfig& c, const linfer_session_options& o) {

@@ -290,7 +290,9 @@ TEST_CASE("a model of an attention kind this build left out is refused at load, 
   const std::string dir = std::string(LINFER_TEST_TMP) + "/kinds_built";
   std::system(("mkdir -p " + dir).c_str());
   size_t missing = 0, refused = 0;
-  for (const auto& [kind, c] : one_per_kind) {
+  for (const auto& entry : one_per_kind) {
+    const std::string& kind = entry.first;  // (not a structured binding: CAPTURE's lambda takes it)
+    const testing::GoldenCase& c = entry.second;
     CAPTURE(kind);
     const bool built = testing::kind_built(kind);
     missing += !built;
