@@ -361,6 +361,27 @@ bool is_dense_weight(const std::string& slot) {
   return k && k->use == KindSlot::kDense;
 }
 
+bool is_dense_slot(const EncoderConfig& c, Slot slot) {
+  if (is_kind_slot(slot)) {
+    const FormatKind* kind = kind_of(c);
+    return kind && kind_slot_index(slot) < kind->slot_count &&
+           kind->slots[kind_slot_index(slot)].use == KindSlot::kDense;
+  }
+  switch (slot) {
+    case Slot::QWeight:
+    case Slot::KWeight:
+    case Slot::VWeight:
+    case Slot::OutWeight:
+    case Slot::Fc1Weight:
+    case Slot::Fc2Weight:
+    case Slot::HeadDenseWeight:
+    case Slot::HeadOutWeight:
+      return true;
+    default:
+      return false;
+  }
+}
+
 uint32_t dense_panel_groups(const EncoderConfig& c, const std::string& slot) {
   const FormatKind* kind = kind_of(c);
   if (!kind || !kind->kv_panel_groups) return 1;
@@ -377,10 +398,10 @@ bool weight_may_be_quantized(const std::string& slot) {
 namespace {
 // The panel layout is for dense weights, and for a token embedding tied to the LM head (stored
 // once); everything else is row-major.
-std::string check_layout(const EncoderConfig& c, const std::string& name, const WeightView& w) {
+std::string check_layout(const EncoderConfig& c, Slot slot, const std::string& name, const WeightView& w) {
   if (w.layout == Layout::Panel16) {
-    const uint32_t groups = name == "token_embedding" ? 1 : dense_panel_groups(c, name);
-    if (!is_dense_weight(name) && name != "token_embedding")
+    const uint32_t groups = slot == Slot::TokenEmbedding ? 1 : dense_panel_groups(c, name);
+    if (!is_dense_slot(c, slot) && slot != Slot::TokenEmbedding)
       return message("{} cannot be stored in panel layout (only dense layer weights can)", name);
     if (w.panel_groups != groups)
       return message(
@@ -511,7 +532,7 @@ std::string check_slot(const EncoderDescription& d, const FormatKind& kind, Slot
   const EncoderConfig& c = d.config;
   const uint32_t D = c.dim;
   std::string err;
-  if (w.present() && !(err = check_layout(c, name, w)).empty()) return err;
+  if (w.present() && !(err = check_layout(c, slot, name, w)).empty()) return err;
   if (slot == Slot::PositionEmbedding) {
     if (c.positions != PositionKind::Learned)
       return w.present() ? message("position_embedding is present but positions are {}", to_string(c.positions)) : "";
@@ -544,8 +565,7 @@ std::string check_slot(const EncoderDescription& d, const FormatKind& kind, Slot
     return message("{} must be f32 (only matrices may be f16 or int8)", name);
   if (w.dtype == DType::I8 && !w.scales) return message("{} is int8 but has no scales", name);
   // (Only the dense layers multiply their inputs by them; a bare-metal reader refuses them.)
-  const bool dense =
-      is_kind_slot(slot) ? kind.slots[kind_slot_index(slot)].use == KindSlot::kDense : is_dense_weight(name);
+  const bool dense = is_dense_slot(c, slot);
   if (!LINFER_BARE_METAL && w.input_scales && (!dense || w.dtype != DType::I8))
     return message("{} carries input scales, which only int8 dense layer weights may", name);
   if (!LINFER_BARE_METAL && w.f32_input_count && (!dense || w.dtype != DType::I8))
@@ -566,7 +586,9 @@ std::string validate_description(const EncoderDescription& d) {
   // A kind this build's format does not have (bare metal: the kinds left out) cannot be checked
   // further here: the runtime refuses the model as unsupported (model.cc `attention_kind_built`).
   if (!kind) return "";
-  if (!(err = check_unlisted(d, *kind)).empty()) return err;
+  // (A reader fills only the listed places: the check is for descriptions made in memory, which a
+  // bare-metal build has none of.)
+  if (!LINFER_BARE_METAL && !(err = check_unlisted(d, *kind)).empty()) return err;
   if (kind->check_layers && !(err = kind->check_layers(d)).empty()) return err;
 
   // (A layer norm needs both its weight and its bias: a missing one is caught here.)

@@ -17,15 +17,10 @@
 
 namespace linfer {
 
+// The attention kinds, each at its line's place in the table of kinds (schema/attention_kinds.txt,
+// which cmake/attention_kinds.cmake makes these enumerators of; docs/format.md says what each is).
 enum class AttentionKind : uint8_t {
-  Linformer = 0,
-  FullSoftmax = 1,
-  LinearElu = 2,
-  GiveTake = 3,
-  Performer = 4,
-  SlidingWindow = 5,  // Longformer: window + global positions (format.md)
-  BlockSparse = 6,    // BigBird: window, global and random blocks (format.md)
-  Lsh = 7             // Reformer: LSH attention, shared queries and keys (format.md)
+#include "linfer/format/attention_kind_enum.inc"
 };
 enum class NormPlacement : uint8_t { Pre = 0, Post = 1, Reversible = 2 };
 enum class PositionKind : uint8_t { None = 0, Learned = 1, Sinusoidal = 2 };
@@ -304,6 +299,9 @@ enum class Slot : uint8_t {
 constexpr Slot kind_slot(uint32_t i) { return Slot(uint32_t(Slot::Count) + i); }
 constexpr bool is_kind_slot(Slot slot) { return slot >= Slot::Count; }
 constexpr uint32_t kind_slot_index(Slot slot) { return uint32_t(slot) - uint32_t(Slot::Count); }
+// is_dense_weight for a slot of a description of configuration `c` (the loader's: no string
+// compares).
+bool is_dense_slot(const EncoderConfig& c, Slot slot);
 
 // Visits every weight slot of a description, present or not, with its dotted name
 // ("layers.1.attention.q.weight"). The one list of tensors shared by writer, loader and validator.
