@@ -860,6 +860,19 @@ TEST_CASE("the valid base model loads") {
   linfer_model_free(m);
 }
 
+// A kind's tensor at a place of kind_tensors its format file does not list: no reader fills one,
+// so a writer of descriptions made in memory must refuse it rather than drop it.
+TEST_CASE("a tensor at a place its attention kind does not list is refused when writing") {
+  auto o = make_model(small_config());  // (Linformer: a layer's places 0 to 3)
+  std::vector<uint8_t> bytes;
+  REQUIRE(write_lfm(o.desc, "test", {}, &bytes).empty());
+  o.desc.layers[1].kind_tensors[kMaxKindLayerTensors - 1] = o.desc.layers[1].q.bias;
+  const std::string err = write_lfm(o.desc, "test", {}, &bytes);
+  CHECK_MESSAGE(err.find("layers.1 holds a tensor at 5 of its attention kind's, which linformer attention does not "
+                         "have") != std::string::npos,
+                err);
+}
+
 TEST_CASE("catalogue of bad model files: clear errors from the C API") {
   const auto cases = catalogue();
   CHECK(cases.size() >= 20);
