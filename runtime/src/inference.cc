@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "attention/attention_kind.h"
+#include "linfer/format/kinds/give_take.h"
 #include "model_options.h"
 #include "weight_rows.h"
 
@@ -181,7 +182,7 @@ Status Inference::forward(size_t T) {
   // feed-forward and the residuals treat them like sequence rows; only attention tells them apart.
   const size_t R = T + c.num_global_tokens;
   for (uint32_t i = 0; i < c.num_global_tokens; ++i)
-    widen_weight_row(d.global_tokens, i, D, 1.0f, buf_.residual + (T + i) * D);
+    widen_weight_row(d.kind_tensors[GiveTakeTensors::kGlobalTokens], i, D, 1.0f, buf_.residual + (T + i) * D);
   bool ok = true;
   const NormPlacement placement = norm_placement(c);
   const LayerRoute route = layer_route();

@@ -66,8 +66,8 @@ Status finish_load(LoadedModel* m) {
   // ones: a microcontroller reads a version 2 file's dense weights in place, from flash, and the
   // packing of row-major ones (version 1, pack_dense_weights: 5 KB of code) is not linked.
   std::string unbuilt, row_major;
-  for_each_weight(m->desc, [&](const std::string& name, const WeightView& w) {
-    if (!w.present() || !is_dense_weight(name)) return;
+  for_each_slot(m->desc, [&](Slot slot, uint32_t, const std::string& name, const WeightView& w) {
+    if (!w.present() || !is_dense_slot(m->desc.config, slot)) return;
     if (unbuilt.empty() && !kernels::dense_dtype_built(w.dtype)) unbuilt = name + " is " + to_string(w.dtype);
     if (row_major.empty() && w.layout == Layout::RowMajor) row_major = name;
   });

@@ -6,9 +6,13 @@
 
 namespace linfer::rt {
 bool projections_of(const EncoderDescription& d, DType dtype) {
-  bool any = d.shared_proj.present() && d.shared_proj.dtype == dtype;
+  if (d.config.attention_kind != AttentionKind::Linformer) return false;
+  using T = LinformerTensors;
+  const WeightView& shared = d.kind_tensors[T::kSharedProj];
+  bool any = shared.present() && shared.dtype == dtype;
   for (const LayerWeights& l : d.layers)
-    for (const WeightView* w : {&l.proj_k, &l.proj_v}) any = any || (w->present() && w->dtype == dtype);
+    for (const WeightView* w : {&l.kind_tensors[T::kProjK], &l.kind_tensors[T::kProjV]})
+      any = any || (w->present() && w->dtype == dtype);
   return any;
 }
 

@@ -162,8 +162,8 @@ Result<ExecutionPlan> make_execution_plan(const LoadedModel& model, const linfer
   p->max_isa = isa_cap(o.max_isa);
   bool has[3] = {false, false, false};
   size_t widest_int8_input = 0, widest_smoothed_input = 0;
-  for_each_weight(d, [&](const std::string& name, const WeightView& w) {
-    if (!w.present() || !is_dense_weight(name)) return;
+  for_each_slot(d, [&](Slot slot, uint32_t, const std::string&, const WeightView& w) {
+    if (!w.present() || !is_dense_slot(d.config, slot)) return;
     has[size_t(w.dtype)] = true;
     if (w.dtype == DType::I8) widest_int8_input = std::max<size_t>(widest_int8_input, w.shape[1]);
     if (!LINFER_BARE_METAL && (w.input_scales || w.f32_input_count))  // (f32 inputs: the rows copied, zeroed)

@@ -13,6 +13,7 @@
 #include "linfer/format/kinds/linformer.h"
 #include "linfer/format/kinds/lsh.h"
 #include "linfer/format/kinds/block_sparse.h"
+#include "linfer/format/kinds/give_take.h"
 #include "linfer/format/lfm.h"
 
 namespace linfer::testing {
@@ -83,31 +84,35 @@ inline OwnedDescription make_model(const EncoderConfig& c, uint32_t seed = 1) {
   if (c.vocab_size) fill(o.desc.token_embedding, {c.vocab_size, D});
   if (c.positions == PositionKind::Learned) fill(o.desc.position_embedding, {c.position_offset + c.max_seq_len, D});
   if (c.embedding_norm) norm(o.desc.embedding_norm);
-  if (c.attention_kind == AttentionKind::GiveTake) fill(o.desc.global_tokens, {c.num_global_tokens, D});
+  if (c.attention_kind == AttentionKind::GiveTake)
+    fill(o.desc.kind_tensors[GiveTakeTensors::kGlobalTokens], {c.num_global_tokens, D});
   const bool linformer = c.attention_kind == AttentionKind::Linformer;
   const LinformerFields lf = linformer ? linformer_fields(c) : LinformerFields();
   const bool per_head = lf.projection_sharing == ProjectionSharing::None;
   const std::vector<uint32_t> proj = per_head ? std::vector<uint32_t>{c.num_heads, lf.proj_len, c.max_seq_len}
                                               : std::vector<uint32_t>{lf.proj_len, c.max_seq_len};
   if (linformer && lf.projection_sharing == ProjectionSharing::Layerwise)
-    fill(o.desc.shared_proj, {lf.proj_len, c.max_seq_len});
+    fill(o.desc.kind_tensors[LinformerTensors::kSharedProj], {lf.proj_len, c.max_seq_len});
   for (LayerWeights& l : o.desc.layers) {
     linear(l.q, HD, D);
     if (c.attention_kind != AttentionKind::Lsh) linear(l.k, KV, D);  // (Lsh: the queries are the keys)
     linear(l.v, KV, D);
     linear(l.out, D, HD);
-    if (linformer && lf.projection_sharing != ProjectionSharing::Layerwise) fill(l.proj_k, proj);
-    if (linformer && linformer_has_separate_proj_v(c)) fill(l.proj_v, proj);
+    if (linformer && lf.projection_sharing != ProjectionSharing::Layerwise)
+      fill(l.kind_tensors[LinformerTensors::kProjK], proj);
+    if (linformer && linformer_has_separate_proj_v(c)) fill(l.kind_tensors[LinformerTensors::kProjV], proj);
     if (c.attention_kind == AttentionKind::BlockSparse &&
         block_sparse_fields(c).num_random_blocks > 0) {  // block indices
       const uint32_t blocks = uint32_t(block_sparse_blocks(c, c.max_seq_len));
-      fill(l.random_blocks, {c.num_heads, blocks, block_sparse_fields(c).num_random_blocks});
-      float* v = const_cast<float*>(static_cast<const float*>(l.random_blocks.data));
-      for (uint64_t j = 0; j < l.random_blocks.elements(); ++j)
+      WeightView& random = l.kind_tensors[BlockSparseTensors::kRandomBlocks];
+      fill(random, {c.num_heads, blocks, block_sparse_fields(c).num_random_blocks});
+      float* v = const_cast<float*>(static_cast<const float*>(random.data));
+      for (uint64_t j = 0; j < random.elements(); ++j)
         v[j] = float(std::uniform_int_distribution<uint32_t>(0, blocks - 1)(rng));
     }
     if (c.attention_kind == AttentionKind::Lsh)
-      fill(l.rotations, {lsh_fields(c).num_hashes, c.head_dim, uint32_t(lsh_half_buckets(c, c.max_seq_len))});
+      fill(l.kind_tensors[LshTensors::kRotations],
+           {lsh_fields(c).num_hashes, c.head_dim, uint32_t(lsh_half_buckets(c, c.max_seq_len))});
     norm(l.attention_norm);
     linear(l.fc1, c.ff_dim, D);
     linear(l.fc2, D, c.ff_dim);

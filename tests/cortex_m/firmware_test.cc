@@ -306,7 +306,7 @@ void check_model_options() {
   };
   const Case cases[] = {
       {"float_projections", rt::kFloatProjectionsBuilt,
-       [](EncoderDescription& e) { e.layers[1].proj_k.dtype = DType::F16; }},
+       [](EncoderDescription& e) { e.layers[1].kind_tensors[LinformerTensors::kProjK].dtype = DType::F16; }},
       {"per_head_projections", rt::kPerHeadProjectionsBuilt,
        [](EncoderDescription& e) { linformer_fields(e.config).projection_sharing = ProjectionSharing::None; }},
       {"sinusoidal", rt::kSinusoidalBuilt,

@@ -92,8 +92,9 @@ bool write_case(const testing::VersionCase& vc, const std::string& dir) {
       const EncoderConfig& c = o.desc.config;
       auto v = std::make_unique<std::vector<float>>(size_t(c.head_dim) * performer_fields(c).num_features);
       for (size_t i = 0; i < v->size(); ++i) (*v)[i] = float(int(i * 37 % 17) - 8) / 8.0f;
-      l.features.shape = {c.head_dim, performer_fields(c).num_features};
-      l.features.data = v->data();
+      WeightView& features = l.kind_tensors[PerformerTensors::kFeatures];
+      features.shape = {c.head_dim, performer_fields(c).num_features};
+      features.data = v->data();
       o.store.push_back(std::move(v));
     }
   convert::QuantizedStore quantized;

@@ -495,9 +495,16 @@ std::vector<BadCase> catalogue() {
   add(
       "tensor the config does not use",
       [] {
-        auto o = make_model(small_config());
-        o.desc.global_tokens = o.desc.final_norm.weight;  // (only a version 1 to 3 file has a place for it)
-        return model_bytes(o.desc, /*validate=*/false, 2);
+        // A givetake file of version 2 made a linformer one: its global tokens stay (only a version
+        // 1 to 3 file has a place for another kind's tensor).
+        EncoderConfig c = kind_config(AttentionKind::GiveTake);
+        c.num_global_tokens = 2;
+        auto b = model_bytes(make_model(c).desc, true, 2);
+        fb::Config* config = root(b)->mutable_config();
+        REQUIRE(config->mutate_attention_kind(fb::AttentionKind::Linformer));
+        REQUIRE(config->mutate_num_global_tokens(0));
+        REQUIRE(config->mutate_proj_len(linformer_fields(small_config()).proj_len));
+        return b;
       },
       INV, "global_tokens is present");
   add(
@@ -538,7 +545,9 @@ std::vector<BadCase> catalogue() {
       [] {
         EncoderConfig c = kind_config(AttentionKind::GiveTake);
         c.num_global_tokens = 2;
-        return with_desc([](testing::OwnedDescription& o) { o.desc.global_tokens = WeightView(); }, c);
+        return with_desc(
+            [](testing::OwnedDescription& o) { o.desc.kind_tensors[GiveTakeTensors::kGlobalTokens] = WeightView(); },
+            c);
       },
       INV, "global_tokens is missing");
   add(
@@ -549,8 +558,9 @@ std::vector<BadCase> catalogue() {
         return with_desc(
             [](testing::OwnedDescription& o) {
               static std::vector<float> w(24 * 4, 0.1f);
-              o.desc.layers[0].conv_weight.shape = {24, 4};
-              o.desc.layers[0].conv_weight.data = w.data();
+              WeightView& conv = o.desc.layers[0].kind_tensors[GiveTakeTensors::kConvWeight];
+              conv.shape = {24, 4};
+              conv.data = w.data();
             },
             c);
       },
@@ -575,8 +585,11 @@ std::vector<BadCase> catalogue() {
         sliding_window_fields(c).global_positions = 1;
         return with_desc(
             [](testing::OwnedDescription& o) {
-              o.desc.layers[1].q_global = o.desc.layers[1].q;
-              o.desc.layers[1].k_global = o.desc.layers[1].k;
+              LayerWeights& l = o.desc.layers[1];
+              l.kind_tensors[SlidingWindowTensors::kQGlobalWeight] = l.q.weight;
+              l.kind_tensors[SlidingWindowTensors::kQGlobalBias] = l.q.bias;
+              l.kind_tensors[SlidingWindowTensors::kKGlobalWeight] = l.k.weight;
+              l.kind_tensors[SlidingWindowTensors::kKGlobalBias] = l.k.bias;
             },
             c);
       },
@@ -586,8 +599,11 @@ std::vector<BadCase> catalogue() {
       [] {
         EncoderConfig c = kind_config(AttentionKind::SlidingWindow);
         sliding_window_fields(c).window_radius = 3;
-        return with_desc([](testing::OwnedDescription& o) { o.desc.layers[0].v_global.bias = o.desc.layers[0].v.bias; },
-                         c);
+        return with_desc(
+            [](testing::OwnedDescription& o) {
+              o.desc.layers[0].kind_tensors[SlidingWindowTensors::kVGlobalBias] = o.desc.layers[0].v.bias;
+            },
+            c);
       },
       INV, "layers.0.attention.v_global.bias is present but the configuration does not use it");
   add(
@@ -616,7 +632,11 @@ std::vector<BadCase> catalogue() {
         EncoderConfig c = kind_config(AttentionKind::BlockSparse);
         block_sparse_fields(c).block_size = 4;
         block_sparse_fields(c).num_random_blocks = 2;
-        return with_desc([](testing::OwnedDescription& o) { o.desc.layers[1].random_blocks = WeightView(); }, c);
+        return with_desc(
+            [](testing::OwnedDescription& o) {
+              o.desc.layers[1].kind_tensors[BlockSparseTensors::kRandomBlocks] = WeightView();
+            },
+            c);
       },
       INV, "layers.1.attention.random_blocks is missing");
   for (const float bad : {9.0f, 1.5f, -1.0f, NAN}) {  // 9 blocks of 4 rows in n = 33
@@ -628,7 +648,8 @@ std::vector<BadCase> catalogue() {
           block_sparse_fields(c).num_random_blocks = 2;
           return with_desc(
               [bad](testing::OwnedDescription& o) {
-                const_cast<float*>(static_cast<const float*>(o.desc.layers[0].random_blocks.data))[5] = bad;
+                const_cast<float*>(static_cast<const float*>(
+                    o.desc.layers[0].kind_tensors[BlockSparseTensors::kRandomBlocks].data))[5] = bad;
               },
               c);
         },
@@ -649,7 +670,7 @@ std::vector<BadCase> catalogue() {
       [=] {
         return with_desc(
             [](testing::OwnedDescription& o) {  // (no rotation columns)
-              for (LayerWeights& l : o.desc.layers) l.rotations = WeightView();
+              for (LayerWeights& l : o.desc.layers) l.kind_tensors[LshTensors::kRotations] = WeightView();
             },
             lsh_config(0, 2));
       },
@@ -667,15 +688,17 @@ std::vector<BadCase> catalogue() {
   add(
       "lsh without its rotations",
       [=] {
-        return with_desc([](testing::OwnedDescription& o) { o.desc.layers[1].rotations = WeightView(); },
-                         lsh_config(4, 2));
+        return with_desc(
+            [](testing::OwnedDescription& o) { o.desc.layers[1].kind_tensors[LshTensors::kRotations] = WeightView(); },
+            lsh_config(4, 2));
       },
       INV, "layers.1.attention.rotations is missing");
   add(
       "lsh rotations for other rounds",
       [=] {
-        return with_desc([](testing::OwnedDescription& o) { o.desc.layers[0].rotations.shape[0] = 1; },
-                         lsh_config(4, 2));
+        return with_desc(
+            [](testing::OwnedDescription& o) { o.desc.layers[0].kind_tensors[LshTensors::kRotations].shape[0] = 1; },
+            lsh_config(4, 2));
       },
       INV, "layers.0.attention.rotations has shape");
   for (const float bad : {NAN, INFINITY}) {
@@ -684,7 +707,8 @@ std::vector<BadCase> catalogue() {
         [=] {
           return with_desc(
               [bad](testing::OwnedDescription& o) {
-                const_cast<float*>(static_cast<const float*>(o.desc.layers[1].rotations.data))[7] = bad;
+                const_cast<float*>(
+                    static_cast<const float*>(o.desc.layers[1].kind_tensors[LshTensors::kRotations].data))[7] = bad;
               },
               lsh_config(4, 2));
         },
@@ -834,6 +858,19 @@ TEST_CASE("the valid base model loads") {
   linfer_model* m = nullptr;
   REQUIRE_MESSAGE(linfer_model_load_from_memory(b.data(), b.size(), &m) == LINFER_OK, linfer_last_error());
   linfer_model_free(m);
+}
+
+// A kind's tensor at a place of kind_tensors its format file does not list: no reader fills one,
+// so a writer of descriptions made in memory must refuse it rather than drop it.
+TEST_CASE("a tensor at a place its attention kind does not list is refused when writing") {
+  auto o = make_model(small_config());  // (Linformer: a layer's places 0 to 3)
+  std::vector<uint8_t> bytes;
+  REQUIRE(write_lfm(o.desc, "test", {}, &bytes).empty());
+  o.desc.layers[1].kind_tensors[kMaxKindLayerTensors - 1] = o.desc.layers[1].q.bias;
+  const std::string err = write_lfm(o.desc, "test", {}, &bytes);
+  CHECK_MESSAGE(err.find("layers.1 holds a tensor at 5 of its attention kind's, which linformer attention does not "
+                         "have") != std::string::npos,
+                err);
 }
 
 TEST_CASE("catalogue of bad model files: clear errors from the C API") {

@@ -161,9 +161,13 @@ TEST_CASE("the XNNPACK option counts the packed copies of a sliding window's glo
   };
   const size_t without = packed_bytes();
   for (LayerWeights& l : owned.desc.layers) {  // the global rows' own projections (the local ones' values)
-    l.q_global = l.q;
-    l.k_global = l.k;
-    l.v_global = l.v;
+    using T = SlidingWindowTensors;
+    const std::pair<uint8_t, const LinearWeights*> globals[] = {
+        {T::kQGlobalWeight, &l.q}, {T::kKGlobalWeight, &l.k}, {T::kVGlobalWeight, &l.v}};
+    for (const auto& [at, local] : globals) {
+      l.kind_tensors[at] = local->weight;
+      l.kind_tensors[at + 1] = local->bias;
+    }
   }
   const size_t HD = c.num_heads * c.head_dim, KV = c.kv_heads * c.head_dim;
   CHECK(packed_bytes() >= without + c.num_layers * (HD + 2 * KV) * c.dim * sizeof(float));

@@ -287,7 +287,9 @@ int run(int argc, char** argv) {
     std::printf("        sliding window: radius %u (window %u), %u global positions%s\n",
                 sliding_window_fields(c).window_radius, 2 * sliding_window_fields(c).window_radius + 1,
                 sliding_window_fields(c).global_positions,
-                conv.desc.layers[0].q_global.weight.present() ? ", own global projections" : "");
+                conv.desc.layers[0].kind_tensors[linfer::SlidingWindowTensors::kQGlobalWeight].present()
+                    ? ", own global projections"
+                    : "");
   if (c.attention_kind == linfer::AttentionKind::BlockSparse)
     std::printf("        block sparse: blocks of %u rows, %u global at each end, %u random per block\n",
                 block_sparse_fields(c).block_size, block_sparse_fields(c).global_blocks,

@@ -141,9 +141,7 @@ void set_attention_kind(EncoderConfig& c, AttentionKind kind) {
 
 void reset_kind_fields(EncoderConfig& c) {
   std::memset(c.kind_storage, 0, sizeof c.kind_storage);
-  const AttentionKind kind = c.attention_kind;
-  if (const FormatKind* k = uint8_t(kind) < kAttentionKindCount ? format_kind(kind) : nullptr; k && k->defaults)
-    std::memcpy(c.kind_storage, k->defaults, k->defaults_size);
+  if (const FormatKind* k = kind_of(c); k && k->defaults) std::memcpy(c.kind_storage, k->defaults, k->defaults_size);
 }
 
 #if !LINFER_BARE_METAL
@@ -177,7 +175,7 @@ std::string set_kind_field(EncoderConfig& c, AttentionKind kind, size_t i, uint3
 }
 
 void apply_converter_defaults(EncoderConfig& c, uint32_t given) {
-  const FormatKind* k = uint8_t(c.attention_kind) < kAttentionKindCount ? format_kind(c.attention_kind) : nullptr;
+  const FormatKind* k = kind_of(c);
   if (k && k->converter_defaults) k->converter_defaults(c, given);
 }
 #endif
@@ -298,53 +296,15 @@ std::string validate_config(const EncoderConfig& c, const FormatKind* kind) {
 
 namespace {
 // The slots' names, by Slot (a layer's after "layers.N.").
-constexpr const char* kSlotNames[] = {"token_embedding",
-                                      "position_embedding",
-                                      "rotary_table",
-                                      "embedding_norm.weight",
-                                      "embedding_norm.bias",
-                                      "global_tokens",
-                                      "shared_proj",
-                                      "shared_proj_bias",
-                                      "attention.q.weight",
-                                      "attention.q.bias",
-                                      "attention.k.weight",
-                                      "attention.k.bias",
-                                      "attention.v.weight",
-                                      "attention.v.bias",
-                                      "attention.out.weight",
-                                      "attention.out.bias",
-                                      "attention.proj_k",
-                                      "attention.proj_v",
-                                      "attention.proj_k_bias",
-                                      "attention.proj_v_bias",
-                                      "attention.conv_weight",
-                                      "attention.conv_bias",
-                                      "attention.features",
-                                      "attention.q_global.weight",
-                                      "attention.q_global.bias",
-                                      "attention.k_global.weight",
-                                      "attention.k_global.bias",
-                                      "attention.v_global.weight",
-                                      "attention.v_global.bias",
-                                      "attention.random_blocks",
-                                      "attention.rotations",
-                                      "attention_norm.weight",
-                                      "attention_norm.bias",
-                                      "feed_forward.fc1.weight",
-                                      "feed_forward.fc1.bias",
-                                      "feed_forward.fc2.weight",
-                                      "feed_forward.fc2.bias",
-                                      "feed_forward_norm.weight",
-                                      "feed_forward_norm.bias",
-                                      "final_norm.weight",
-                                      "final_norm.bias",
-                                      "head.dense.weight",
-                                      "head.dense.bias",
-                                      "head.norm.weight",
-                                      "head.norm.bias",
-                                      "head.out.weight",
-                                      "head.out.bias"};
+constexpr const char* kSlotNames[] = {
+    "token_embedding",        "position_embedding",      "rotary_table",          "embedding_norm.weight",
+    "embedding_norm.bias",    "attention.q.weight",      "attention.q.bias",      "attention.k.weight",
+    "attention.k.bias",       "attention.v.weight",      "attention.v.bias",      "attention.out.weight",
+    "attention.out.bias",     "attention_norm.weight",   "attention_norm.bias",   "feed_forward.fc1.weight",
+    "feed_forward.fc1.bias",  "feed_forward.fc2.weight", "feed_forward.fc2.bias", "feed_forward_norm.weight",
+    "feed_forward_norm.bias", "final_norm.weight",       "final_norm.bias",       "head.dense.weight",
+    "head.dense.bias",        "head.norm.weight",        "head.norm.bias",        "head.out.weight",
+    "head.out.bias"};
 static_assert(sizeof kSlotNames / sizeof kSlotNames[0] == size_t(Slot::Count), "a name for every slot");
 constexpr size_t kLayerSlots = size_t(Slot::FinalNormWeight) - size_t(Slot::QWeight);
 }  // namespace
@@ -357,46 +317,33 @@ void visit_weights(EncoderDescription& d, WeightVisitor visit, void* fn) {
       visit(fn, slot, layer, prefix + kSlotNames[size_t(slot)], *views[i]);
     }
   };
-  WeightView* const before[] = {&d.token_embedding,       &d.position_embedding,  &d.rotary_table,
-                                &d.embedding_norm.weight, &d.embedding_norm.bias, &d.global_tokens,
-                                &d.shared_proj,           &d.shared_proj_bias};
+  // The model's kind's tensors of a layer (`in_layer`) or of the model, in its format file's order.
+  const FormatKind* kind = kind_of(d.config);
+  auto run_kind = [&](const std::string& prefix, bool in_layer, WeightView* views, uint32_t layer) {
+    for (uint32_t i = 0; kind && i < kind->slot_count; ++i)
+      if (const KindSlot& s = kind->slots[i]; s.in_layer == in_layer)
+        visit(fn, kind_slot(i), layer, prefix + s.name, views[s.index]);
+  };
+  WeightView* const before[] = {&d.token_embedding, &d.position_embedding, &d.rotary_table, &d.embedding_norm.weight,
+                                &d.embedding_norm.bias};
   static_assert(sizeof before / sizeof before[0] == size_t(Slot::QWeight), "the slots before the layers");
   run("", Slot::TokenEmbedding, before, size_t(Slot::QWeight), 0);
+  run_kind("", false, d.kind_tensors, 0);
   for (uint32_t i = 0; i < d.layers.size(); ++i) {
     LayerWeights& l = d.layers[i];
-    WeightView* const layer[] = {&l.q.weight,
-                                 &l.q.bias,
-                                 &l.k.weight,
-                                 &l.k.bias,
-                                 &l.v.weight,
-                                 &l.v.bias,
-                                 &l.out.weight,
-                                 &l.out.bias,
-                                 &l.proj_k,
-                                 &l.proj_v,
-                                 &l.proj_k_bias,
-                                 &l.proj_v_bias,
-                                 &l.conv_weight,
-                                 &l.conv_bias,
-                                 &l.features,
-                                 &l.q_global.weight,
-                                 &l.q_global.bias,
-                                 &l.k_global.weight,
-                                 &l.k_global.bias,
-                                 &l.v_global.weight,
-                                 &l.v_global.bias,
-                                 &l.random_blocks,
-                                 &l.rotations,
-                                 &l.attention_norm.weight,
-                                 &l.attention_norm.bias,
-                                 &l.fc1.weight,
-                                 &l.fc1.bias,
-                                 &l.fc2.weight,
-                                 &l.fc2.bias,
-                                 &l.feed_forward_norm.weight,
-                                 &l.feed_forward_norm.bias};
-    static_assert(sizeof layer / sizeof layer[0] == kLayerSlots, "a layer's slots");
-    run(layer_name(i) + ".", Slot::QWeight, layer, kLayerSlots, i);
+    const std::string prefix = layer_name(i) + ".";
+    WeightView* const attention[] = {&l.q.weight, &l.q.bias, &l.k.weight,   &l.k.bias,
+                                     &l.v.weight, &l.v.bias, &l.out.weight, &l.out.bias};
+    static_assert(sizeof attention / sizeof attention[0] == size_t(Slot::AttentionNormWeight) - size_t(Slot::QWeight),
+                  "a layer's attention slots");
+    run(prefix, Slot::QWeight, attention, sizeof attention / sizeof attention[0], i);
+    run_kind(prefix, true, l.kind_tensors, i);
+    WeightView* const rest[] = {
+        &l.attention_norm.weight,    &l.attention_norm.bias,   &l.fc1.weight, &l.fc1.bias, &l.fc2.weight, &l.fc2.bias,
+        &l.feed_forward_norm.weight, &l.feed_forward_norm.bias};
+    static_assert(sizeof rest / sizeof rest[0] == size_t(Slot::FinalNormWeight) - size_t(Slot::AttentionNormWeight),
+                  "a layer's slots after its attention");
+    run(prefix, Slot::AttentionNormWeight, rest, sizeof rest / sizeof rest[0], i);
   }
   WeightView* const after[] = {&d.final_norm.weight, &d.final_norm.bias, &d.head.dense.weight, &d.head.dense.bias,
                                &d.head.norm.weight,  &d.head.norm.bias,  &d.head.out.weight,   &d.head.out.bias};
@@ -407,32 +354,54 @@ void visit_weights(EncoderDescription& d, WeightVisitor visit, void* fn) {
 
 bool is_dense_weight(const std::string& slot) {
   for (const char* layer : {".attention.q.weight", ".attention.k.weight", ".attention.v.weight",
-                            ".attention.out.weight", ".feed_forward.fc1.weight", ".feed_forward.fc2.weight",
-                            ".attention.q_global.weight", ".attention.k_global.weight", ".attention.v_global.weight"})
+                            ".attention.out.weight", ".feed_forward.fc1.weight", ".feed_forward.fc2.weight"})
     if (ends_with(slot, layer)) return true;
-  return slot == "head.dense.weight" || slot == "head.out.weight";
+  if (slot == "head.dense.weight" || slot == "head.out.weight") return true;
+  const KindSlot* k = kind_slot_named(slot);
+  return k && k->use == KindSlot::kDense;
+}
+
+bool is_dense_slot(const EncoderConfig& c, Slot slot) {
+  if (is_kind_slot(slot)) {
+    const FormatKind* kind = kind_of(c);
+    return kind && kind_slot_index(slot) < kind->slot_count &&
+           kind->slots[kind_slot_index(slot)].use == KindSlot::kDense;
+  }
+  switch (slot) {
+    case Slot::QWeight:
+    case Slot::KWeight:
+    case Slot::VWeight:
+    case Slot::OutWeight:
+    case Slot::Fc1Weight:
+    case Slot::Fc2Weight:
+    case Slot::HeadDenseWeight:
+    case Slot::HeadOutWeight:
+      return true;
+    default:
+      return false;
+  }
 }
 
 uint32_t dense_panel_groups(const EncoderConfig& c, const std::string& slot) {
-  const FormatKind* kind = uint8_t(c.attention_kind) < kAttentionKindCount ? format_kind(c.attention_kind) : nullptr;
+  const FormatKind* kind = kind_of(c);
   if (!kind || !kind->kv_panel_groups) return 1;
   return ends_with(slot, ".attention.k.weight") || ends_with(slot, ".attention.v.weight") ? kind->kv_panel_groups(c)
                                                                                           : 1;
 }
 
 bool weight_may_be_quantized(const std::string& slot) {
-  return is_dense_weight(slot) || slot == "token_embedding" || slot == "position_embedding" ||
-         slot == "global_tokens" || slot == "shared_proj" || ends_with(slot, ".attention.proj_k") ||
-         ends_with(slot, ".attention.proj_v");
+  if (is_dense_weight(slot) || slot == "token_embedding" || slot == "position_embedding") return true;
+  const KindSlot* k = kind_slot_named(slot);
+  return k && k->use == KindSlot::kMatrix;
 }
 
 namespace {
 // The panel layout is for dense weights, and for a token embedding tied to the LM head (stored
 // once); everything else is row-major.
-std::string check_layout(const EncoderConfig& c, const std::string& name, const WeightView& w) {
+std::string check_layout(const EncoderConfig& c, Slot slot, const std::string& name, const WeightView& w) {
   if (w.layout == Layout::Panel16) {
-    const uint32_t groups = name == "token_embedding" ? 1 : dense_panel_groups(c, name);
-    if (!is_dense_weight(name) && name != "token_embedding")
+    const uint32_t groups = slot == Slot::TokenEmbedding ? 1 : dense_panel_groups(c, name);
+    if (!is_dense_slot(c, slot) && slot != Slot::TokenEmbedding)
       return message("{} cannot be stored in panel layout (only dense layer weights can)", name);
     if (w.panel_groups != groups)
       return message(
@@ -451,8 +420,8 @@ std::string check_layout(const EncoderConfig& c, const std::string& name, const 
 
 namespace {
 // The rule of each slot's shape: when the configuration uses the slot, whether it may be absent
-// then, and the sizes its dimensions are. The slots of one attention kind are its format file's
-// (kKind: kinds/<kind>.cc `expected`).
+// then, and the sizes its dimensions are. The attention kind's slots are its format file's
+// (kinds/<kind>.cc `expected`).
 enum Use : uint8_t {
   kAlways,
   kNever,
@@ -463,7 +432,6 @@ enum Use : uint8_t {
   kFinalNorm,
   kHead,
   kLmHead,
-  kKind,
   kUses
 };
 enum Size : uint8_t { kNoDim, kDim, kQueryWidth, kKeyWidth, kFeedForward, kSeqLen, kHeadDim, kVocab, kOutput, kSizes };
@@ -473,7 +441,6 @@ struct ShapeRule {
   Size dims[2];
 };
 constexpr bool kOptional = true, kRequired = false;
-constexpr ShapeRule kOfKind = {kKind, kRequired, {}};
 // By Slot. (The position embedding's shape is a bound: check_slot's own.)
 constexpr ShapeRule kShapeRules[] = {
     {kVocabSize, kRequired, {kVocab, kDim}},         // token_embedding
@@ -481,9 +448,6 @@ constexpr ShapeRule kShapeRules[] = {
     {kRotaryTable, kRequired, {kSeqLen, kHeadDim}},  // rotary_table
     {kEmbeddingNorm, kRequired, {kDim}},             // embedding_norm.weight
     {kEmbeddingNorm, kRequired, {kDim}},             // embedding_norm.bias
-    kOfKind,                                         // global_tokens
-    kOfKind,                                         // shared_proj
-    kOfKind,                                         // shared_proj_bias
     {kAlways, kRequired, {kQueryWidth, kDim}},       // attention.q.weight
     {kAlways, kOptional, {kQueryWidth}},             // attention.q.bias
     {kKeys, kRequired, {kKeyWidth, kDim}},           // attention.k.weight
@@ -492,21 +456,6 @@ constexpr ShapeRule kShapeRules[] = {
     {kAlways, kOptional, {kKeyWidth}},               // attention.v.bias
     {kAlways, kRequired, {kDim, kQueryWidth}},       // attention.out.weight
     {kAlways, kOptional, {kDim}},                    // attention.out.bias
-    kOfKind,                                         // attention.proj_k
-    kOfKind,                                         // attention.proj_v
-    kOfKind,                                         // attention.proj_k_bias
-    kOfKind,                                         // attention.proj_v_bias
-    kOfKind,                                         // attention.conv_weight
-    kOfKind,                                         // attention.conv_bias
-    kOfKind,                                         // attention.features
-    kOfKind,                                         // attention.q_global.weight
-    kOfKind,                                         // attention.q_global.bias
-    kOfKind,                                         // attention.k_global.weight
-    kOfKind,                                         // attention.k_global.bias
-    kOfKind,                                         // attention.v_global.weight
-    kOfKind,                                         // attention.v_global.bias
-    kOfKind,                                         // attention.random_blocks
-    kOfKind,                                         // attention.rotations
     {kAlways, kRequired, {kDim}},                    // attention_norm.weight
     {kAlways, kRequired, {kDim}},                    // attention_norm.bias
     {kAlways, kRequired, {kFeedForward, kDim}},      // feed_forward.fc1.weight
@@ -556,6 +505,22 @@ Expect expected_shape(const EncoderConfig& c, const FormatKind& kind, Slot slot)
   return e;
 }
 
+// A tensor in kind_tensors at an index the kind does not list: no writer or reader would see it.
+std::string check_unlisted(const EncoderDescription& d, const FormatKind& kind) {
+  bool listed[2][kMaxKindLayerTensors] = {};  // [in_layer][index]
+  for (uint32_t i = 0; i < kind.slot_count; ++i) listed[kind.slots[i].in_layer][kind.slots[i].index] = true;
+  for (size_t i = 0; i < kMaxKindModelTensors; ++i)
+    if (d.kind_tensors[i].present() && !listed[0][i])
+      return message("the model holds a tensor at {} of its attention kind's, which {} attention does not have", i,
+                     to_string(d.config.attention_kind));
+  for (size_t l = 0; l < d.layers.size(); ++l)
+    for (size_t i = 0; i < kMaxKindLayerTensors; ++i)
+      if (d.layers[l].kind_tensors[i].present() && !listed[1][i])
+        return message("{} holds a tensor at {} of its attention kind's, which {} attention does not have",
+                       layer_name(l), i, to_string(d.config.attention_kind));
+  return "";
+}
+
 bool same_shape(const std::vector<uint32_t>& shape, const Expect& e) {
   return shape.size() == e.rank && std::equal(shape.begin(), shape.end(), e.dims);
 }
@@ -567,7 +532,7 @@ std::string check_slot(const EncoderDescription& d, const FormatKind& kind, Slot
   const EncoderConfig& c = d.config;
   const uint32_t D = c.dim;
   std::string err;
-  if (w.present() && !(err = check_layout(c, name, w)).empty()) return err;
+  if (w.present() && !(err = check_layout(c, slot, name, w)).empty()) return err;
   if (slot == Slot::PositionEmbedding) {
     if (c.positions != PositionKind::Learned)
       return w.present() ? message("position_embedding is present but positions are {}", to_string(c.positions)) : "";
@@ -581,14 +546,10 @@ std::string check_slot(const EncoderDescription& d, const FormatKind& kind, Slot
     return "";
   }
   Expect e;
-  if (kShapeRules[size_t(slot)].use == kKind) {
-    // A kind's slot: its shape in a model of that kind, else absent (or what its kind says).
-    const FormatKind* owner = nullptr;
-    kind_slot(slot, &owner);
-    const bool own = owner == &kind;
-    if (owner && owner->check_slot && owner->check_slot(c, slot, name, w, own, &err)) return err;
-    const bool in_layer = slot >= Slot::QWeight && slot < Slot::FinalNormWeight;
-    if (own) e = kind.expected(c, in_layer ? &d.layers[layer] : nullptr, slot);
+  if (is_kind_slot(slot)) {  // the kind's: its shape, or what its format file says
+    const KindSlot& s = kind.slots[kind_slot_index(slot)];
+    if (kind.check_slot && kind.check_slot(c, s, name, w, &err)) return err;
+    e = kind.expected(c, s.in_layer ? &d.layers[layer] : nullptr, s);
   } else {
     e = expected_shape(c, kind, slot);
   }
@@ -599,13 +560,15 @@ std::string check_slot(const EncoderDescription& d, const FormatKind& kind, Slot
                                    "{} has a shape the configuration does not give it"),
                    name, w.shape, MessageArg(e.dims, e.rank));
   if (uint8_t(w.dtype) > uint8_t(DType::I8)) return message("{} has an unknown dtype", name);
-  if (!weight_may_be_quantized(name) && w.dtype != DType::F32)
+  if (w.dtype != DType::F32 &&
+      !(is_kind_slot(slot) ? kind.slots[kind_slot_index(slot)].use != KindSlot::kF32 : weight_may_be_quantized(name)))
     return message("{} must be f32 (only matrices may be f16 or int8)", name);
   if (w.dtype == DType::I8 && !w.scales) return message("{} is int8 but has no scales", name);
   // (Only the dense layers multiply their inputs by them; a bare-metal reader refuses them.)
-  if (!LINFER_BARE_METAL && w.input_scales && (!is_dense_weight(name) || w.dtype != DType::I8))
+  const bool dense = is_dense_slot(c, slot);
+  if (!LINFER_BARE_METAL && w.input_scales && (!dense || w.dtype != DType::I8))
     return message("{} carries input scales, which only int8 dense layer weights may", name);
-  if (!LINFER_BARE_METAL && w.f32_input_count && (!is_dense_weight(name) || w.dtype != DType::I8))
+  if (!LINFER_BARE_METAL && w.f32_input_count && (!dense || w.dtype != DType::I8))
     return message("{} keeps input channels in f32, which only int8 dense layer weights may", name);
   return "";
 }
@@ -613,7 +576,7 @@ std::string check_slot(const EncoderDescription& d, const FormatKind& kind, Slot
 
 std::string validate_description(const EncoderDescription& d) {
   const EncoderConfig& c = d.config;
-  const FormatKind* kind = uint8_t(c.attention_kind) < kAttentionKindCount ? format_kind(c.attention_kind) : nullptr;
+  const FormatKind* kind = kind_of(c);
   std::string err = validate_config(c, kind);
   if (!err.empty()) return "invalid configuration: " + err;
   if (d.layers.size() != c.num_layers)
@@ -623,6 +586,9 @@ std::string validate_description(const EncoderDescription& d) {
   // A kind this build's format does not have (bare metal: the kinds left out) cannot be checked
   // further here: the runtime refuses the model as unsupported (model.cc `attention_kind_built`).
   if (!kind) return "";
+  // (A reader fills only the listed places: the check is for descriptions made in memory, which a
+  // bare-metal build has none of.)
+  if (!LINFER_BARE_METAL && !(err = check_unlisted(d, *kind)).empty()) return err;
   if (kind->check_layers && !(err = kind->check_layers(d)).empty()) return err;
 
   // (A layer norm needs both its weight and its bias: a missing one is caught here.)

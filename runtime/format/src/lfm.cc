@@ -98,10 +98,6 @@ static_assert(sizeof kConfigFields / sizeof kConfigFields[0] + kLegacyKindConfig
                   fbs::Config::VT_NORMALIZE_OUTPUT / 2 - 1,
               "every field of the schema's Config");
 
-const FormatKind* kind_of(const EncoderConfig& c) {
-  return uint8_t(c.attention_kind) < kAttentionKindCount ? format_kind(c.attention_kind) : nullptr;
-}
-
 // ---------------------------------------------------------------------------------------------
 // Writing
 
@@ -178,16 +174,16 @@ struct Writer {
     flatbuffers::Offset<void> offset;
   };
   // Writes a kind's tensors of a layer (`layer`) or of the model, and lists them by their version
-  // 4 fields or their legacy ones. `views` by Slot. (A Linear: its weight's slot and the next, its
-  // bias's.)
+  // 4 fields or their legacy ones. `views` by Slot (kind_slot(i): the kind's tensor i). (A Linear:
+  // its weight's slot and the next, its bias's.)
   void kind_tensors(const FormatKind& k, bool layer, const WeightView* const* views, bool legacy,
                     std::vector<FieldOffset>* out) {
     for (uint32_t i = 0; i < k.slot_count; ++i) {
       const KindSlot& s = k.slots[i];
       if (s.in_layer != layer || s.part == KindSlot::kBias || (legacy && !s.legacy_field)) continue;
-      const WeightView& w = *views[size_t(s.slot)];
+      const WeightView& w = *views[size_t(kind_slot(i))];
       const flatbuffers::Offset<void> o =
-          s.part == KindSlot::kTensor ? tensor(w).Union() : linear(w, *views[size_t(s.slot) + 1]).Union();
+          s.part == KindSlot::kTensor ? tensor(w).Union() : linear(w, *views[size_t(kind_slot(i + 1))]).Union();
       if (o.o) out->push_back({legacy ? s.legacy_field : s.field, o});
     }
   }
@@ -242,18 +238,14 @@ std::string write_lfm(const EncoderDescription& d, const std::string& producer,
   if (!legacy) format_version = f32_inputs.empty() ? 4 : 5;
   const EncoderConfig& c = d.config;
   const FormatKind* kind = kind_of(c);
-  // The description's views by layer (0: the model's own) and slot.
-  constexpr size_t kSlots = size_t(Slot::Count);
+  // The description's views by layer (0: the model's own) and slot (the kind's after the others).
+  const size_t kSlots = size_t(Slot::Count) + (kind ? kind->slot_count : 0);
   std::vector<const WeightView*> views((d.layers.size() + 1) * kSlots);
-  for_each_slot(d, [&](Slot slot, uint32_t layer, const std::string& name, const WeightView& v) {
-    const bool in_layer = slot >= Slot::QWeight && slot < Slot::FinalNormWeight;
+  for_each_slot(d, [&](Slot slot, uint32_t layer, const std::string&, const WeightView& v) {
+    const bool in_layer = is_kind_slot(slot) ? kind->slots[kind_slot_index(slot)].in_layer
+                                             : slot >= Slot::QWeight && slot < Slot::FinalNormWeight;
     views[(in_layer ? layer + 1 : 0) * kSlots + size_t(slot)] = &v;
-    // (Version 4 has a place for the model's kind's tensors only.)
-    const FormatKind* owner = nullptr;
-    if (err.empty() && !legacy && v.present() && kind_slot(slot, &owner) && owner != kind)
-      err = name + " belongs to another attention kind than the model's, which format version 4 cannot hold";
   });
-  if (!err.empty()) return err;
   // (A kind newer than version 4 has fields or tensors versions 1 to 3 have no place for.)
   for (uint32_t i = 0; legacy && kind && i < kind->field_count + kind->slot_count; ++i)
     if (!(i < kind->field_count ? kind->fields[i].legacy_field : kind->slots[i - kind->field_count].legacy_field))
@@ -277,9 +269,8 @@ std::string write_lfm(const EncoderDescription& d, const std::string& producer,
   // The kind's part of the model: its table (version 4), or fields of ModelFile (legacy_model).
   std::vector<Writer::FieldOffset> legacy_model;
   flatbuffers::Offset<void> kind_table = 0;
-  if (legacy)
-    for (const FormatKind* const* k = kFormatKinds; *k; ++k)
-      w.kind_tensors(**k, false, views.data(), true, &legacy_model);
+  if (legacy && kind)
+    w.kind_tensors(*kind, false, views.data(), true, &legacy_model);
   else if (kind)
     kind_table = w.kind_table(*kind, false, c, views.data());
   std::vector<flatbuffers::Offset<fbs::Layer>> layers;
@@ -289,9 +280,8 @@ std::string write_lfm(const EncoderDescription& d, const std::string& producer,
     auto q = w.linear(l.q), k = w.linear(l.k), v = w.linear(l.v), o = w.linear(l.out);
     std::vector<Writer::FieldOffset> legacy_attention;
     flatbuffers::Offset<void> layer_table = 0;
-    if (legacy)
-      for (const FormatKind* const* fk = kFormatKinds; *fk; ++fk)
-        w.kind_tensors(**fk, true, layer_views, true, &legacy_attention);
+    if (legacy && kind)
+      w.kind_tensors(*kind, true, layer_views, true, &legacy_attention);
     else if (kind)
       layer_table = w.kind_table(*kind, true, c, layer_views);
     fbs::AttentionBuilder ab(fbb);
@@ -453,6 +443,28 @@ const fbs::Tensor* file_tensor(const flatbuffers::Table* const* tables, const Sl
   return holder->GetPointer<const fbs::Tensor*>(f.part == SlotField::kTensor   ? f.field
                                                 : f.part == SlotField::kWeight ? kWeightField
                                                                                : kBiasField);
+}
+
+// Versions 1 to 3 have a place for every kind's tensors (fields of ModelFile and Attention): one
+// of another kind than `kind`, the model's, is refused ("": none).
+std::string other_kinds_tensor(const fbs::ModelFile* m, const FormatKind& kind) {
+  for (const FormatKind* const* k = kFormatKinds; *k; ++k)
+    for (uint32_t i = 0; *k != &kind && i < (*k)->slot_count; ++i) {
+      const KindSlot& s = (*k)->slots[i];
+      auto present = [&](const flatbuffers::Table* t) {
+        if (t && s.part != KindSlot::kTensor) t = t->GetPointer<const flatbuffers::Table*>(s.legacy_field);
+        return t && t->GetPointer<const fbs::Tensor*>(s.part == KindSlot::kTensor   ? s.legacy_field
+                                                      : s.part == KindSlot::kWeight ? kWeightField
+                                                                                    : kBiasField);
+      };
+      if (!s.legacy_field) continue;
+      if (!s.in_layer && present(as_table(m)))
+        return message("{} is present but the configuration does not use it", s.name);
+      for (uint32_t l = 0; s.in_layer && l < m->layers()->size(); ++l)
+        if (const fbs::Layer* fl = m->layers()->Get(l); fl && present(as_table(fl->attention())))
+          return message("{}.{} is present but the configuration does not use it", layer_name(l), s.name);
+    }
+  return "";
 }
 
 constexpr const char* kCorrupt = "model file is corrupt: the FlatBuffers verifier rejected it (truncated or damaged)";
@@ -804,13 +816,11 @@ std::string parse_lfm(const uint8_t* data, size_t size, EncoderDescription* desc
       }
     }
     SlotField f{};
-    if (const SlotField* shared = shared_slot_field(slot)) {
-      f = *shared;
-    } else {
-      const FormatKind* owner = nullptr;
-      const KindSlot* ks = kind_slot(slot, &owner);
-      // (A kind this build's format does not have is not read; version 4 holds the model's kind's only.)
-      if (!ks || (!legacy && owner != kind) || (legacy && !ks->legacy_field)) return;
+    if (!is_kind_slot(slot)) {
+      f = *shared_slot_field(slot);
+    } else {  // (the model's kind's: visited only when this build's format has the kind)
+      const KindSlot* ks = &kind->slots[kind_slot_index(slot)];
+      if (legacy && !ks->legacy_field) return;
       f.table = legacy ? (ks->in_layer ? SlotField::kAttention : SlotField::kModel)
                        : (ks->in_layer ? SlotField::kKindLayer : SlotField::kKindModel);
       f.field = legacy ? ks->legacy_field : ks->field;
@@ -820,6 +830,8 @@ std::string parse_lfm(const uint8_t* data, size_t size, EncoderDescription* desc
   });
   if (!missing.empty()) return missing;
   if (!r.err.empty()) return slot_name(d, r.failed) + r.err;
+  if (legacy && kind)
+    if (std::string err = other_kinds_tensor(m, *kind); !err.empty()) return err;
   if (std::string err = r.check_aliasing(d); !err.empty()) return err;
   if (const fbs::Tokenizer* t = m->tokenizer()) {
     TokenizerView& v = d.tokenizer;

@@ -81,7 +81,8 @@ bool BlockSparseAttention::run(LayerContext& s, const AttentionLayer& layer, con
   const size_t b = block_sparse_fields(c).block_size, blocks = block_sparse_blocks(c, T),
                HD = size_t(c.num_heads) * c.head_dim, R = block_sparse_fields(c).num_random_blocks,
                table_blocks = block_sparse_blocks(c, c.max_seq_len);
-  const float* random = R ? f32_data(layer.w.random_blocks) : nullptr;  // [heads, table_blocks, R]
+  const float* random =
+      R ? f32_data(layer.w.kind_tensors[BlockSparseTensors::kRandomBlocks]) : nullptr;  // [heads, table_blocks, R]
   float* const q = s.queries();
   float* const attn = s.attention_out();
   s.workers().ranges(c.num_heads * blocks, 1, [&](size_t begin, size_t end, size_t chunk) {

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "attention/softmax_attention.h"
+#include "linfer/format/kinds/give_take.h"
 #include "weight_rows.h"
 
 namespace linfer::rt {
@@ -81,12 +82,14 @@ bool GiveTakeAttention::run(LayerContext& s, const AttentionLayer& layer, const 
   // the input, which is the residual stream itself with post-norm.
   float* const sub = s.sublayer_out();
   if (!s.run_dense(layer.out, R, attn, sub)) return false;
-  if (w.conv_weight.present()) {  // the locality branch: depthwise convolution of the input
+  const WeightView& conv = w.kind_tensors[GiveTakeTensors::kConvWeight];
+  if (conv.present()) {  // the locality branch: depthwise convolution of the input
     t = s.now();
-    const size_t K = w.conv_weight.shape[1];
+    const size_t K = conv.shape[1];
     const float* taps = static_cast<const ConvTaps&>(*s.model().attention_data).layers[layer.index].data();
     s.workers().ranges(T, 1, [&](size_t b, size_t e, size_t) {
-      kernels::conv_depthwise_add_f32_hwy(in, T, D, taps, K, f32_data(w.conv_bias), sub, b, e);
+      kernels::conv_depthwise_add_f32_hwy(in, T, D, taps, K, f32_data(w.kind_tensors[GiveTakeTensors::kConvBias]), sub,
+                                          b, e);
     });
     s.lap(LINFER_OP_ELEMENTWISE, t);
   }
@@ -112,7 +115,7 @@ Status prepare_conv_taps(LoadedModel& m) {
   if (!s.ok()) return s;
   const size_t D = m.desc.config.dim;
   for (size_t i = 0; i < layers; ++i) {
-    const WeightView& cw = m.desc.layers[i].conv_weight;  // f32 [dim, K]
+    const WeightView& cw = m.desc.layers[i].kind_tensors[GiveTakeTensors::kConvWeight];  // f32 [dim, K]
     if (!cw.present()) continue;
     const size_t K = cw.shape[1];
     const float* src = static_cast<const float*>(cw.data);

@@ -309,11 +309,13 @@ bool LinformerAttention::linformer_kv(LayerContext& s, const AttentionLayer& lay
   const bool per_head = G > 1;
 
   const bool layerwise = linformer_fields(c).projection_sharing == ProjectionSharing::Layerwise;
-  const WeightView& E = layerwise ? s.model().desc.shared_proj : w.proj_k;
-  const WeightView& Eb = layerwise ? s.model().desc.shared_proj_bias : w.proj_k_bias;
+  using T_ = LinformerTensors;
+  const WeightView* const model = s.model().desc.kind_tensors;
+  const WeightView& E = layerwise ? model[T_::kSharedProj] : w.kind_tensors[T_::kProjK];
+  const WeightView& Eb = layerwise ? model[T_::kSharedProjBias] : w.kind_tensors[T_::kProjKBias];
   const bool separate_v = linformer_has_separate_proj_v(c);
-  const WeightView& Fv = separate_v ? w.proj_v : E;
-  const WeightView& Fb = separate_v ? w.proj_v_bias : Eb;
+  const WeightView& Fv = separate_v ? w.kind_tensors[T_::kProjV] : E;
+  const WeightView& Fb = separate_v ? w.kind_tensors[T_::kProjVBias] : Eb;
   // With placement "after", a K/V bias b reaches the compressed rows as rowsum(E)[r] * b; with
   // "before" it is the projection's own, b on every compressed row.
   const bool after = linformer_fields(c).projection_placement == ProjectionPlacement::After;

@@ -102,7 +102,8 @@ bool LshAttention::run(LayerContext& s, const AttentionLayer& layer, const float
   if (!s.run_dense(layer.q, T, in, s.queries()) || !s.run_dense(kv_[layer.index].v[0], T, in, values_)) return false;
   auto t = s.now();
   s.workers().ranges(H * rounds, 1, [&](size_t b, size_t e, size_t chunk) {
-    for (size_t item = b; item < e; ++item) lsh_sort(s, layer.w.rotations, T, item / rounds, item % rounds, chunk);
+    for (size_t item = b; item < e; ++item)
+      lsh_sort(s, layer.w.kind_tensors[LshTensors::kRotations], T, item / rounds, item % rounds, chunk);
   });
   s.lap(LINFER_OP_ATTENTION, t);
   s.rotate(s.queries(), T, H);

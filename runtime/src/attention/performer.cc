@@ -27,7 +27,7 @@ struct Favor {
     return kernels::favor_scratch_floats(performer_fields(c).num_features);
   }
   Params params(const EncoderConfig& c, const LayerWeights& w) const {
-    return {f32_data(w.features),
+    return {f32_data(w.kind_tensors[PerformerTensors::kFeatures]),
             c.head_dim,
             performer_fields(c).num_features,
             performer_fields(c).feature_map,

@@ -48,11 +48,15 @@ Status SlidingWindowAttention::prepare_layers(const LayerContext& s) {
   const ExecutionPlan& plan = s.plan();
   for (uint32_t i = 0; i < c.num_layers && err.ok(); ++i) {
     const LayerWeights& w = s.model().desc.layers[i];
-    if (!w.q_global.weight.present()) continue;
-    const std::pair<DenseLayer*, const LinearWeights*> layers[3] = {
-        {&global_[i].q, &w.q_global}, {&global_[i].k, &w.k_global}, {&global_[i].v, &w.v_global}};
-    for (const auto& [op, l] : layers)
-      if (err.ok()) err = op->prepare(plan, l->weight, 0, l->bias, kernels::DenseActivation::None, plan.yield_workers);
+    using T = SlidingWindowTensors;
+    if (!w.kind_tensors[T::kQGlobalWeight].present()) continue;
+    // (Each weight, and its bias the next tensor.)
+    const std::pair<DenseLayer*, const WeightView*> layers[3] = {{&global_[i].q, &w.kind_tensors[T::kQGlobalWeight]},
+                                                                 {&global_[i].k, &w.kind_tensors[T::kKGlobalWeight]},
+                                                                 {&global_[i].v, &w.kind_tensors[T::kVGlobalWeight]}};
+    for (const auto& [op, weight] : layers)
+      if (err.ok())
+        err = op->prepare(plan, weight[0], 0, weight[1], kernels::DenseActivation::None, plan.yield_workers);
   }
   return err;
 }
@@ -68,7 +72,8 @@ bool SlidingWindowAttention::run(LayerContext& s, const AttentionLayer& layer, c
   attention_items(s, keys, g, T, {sliding_window_fields(c).window_radius, g});
   s.lap(LINFER_OP_ATTENTION, t);
   if (g > 0) {
-    if (layer.w.q_global.weight.present()) {  // Q of the global rows, K and V of every row, once more
+    if (layer.w.kind_tensors[SlidingWindowTensors::kQGlobalWeight]
+            .present()) {  // Q of the global rows, K and V of every row, once more
       const GlobalLayers& global = global_[layer.index];
       if (!s.run_dense(global.q, g, in, s.queries()) || !s.run_dense(global.k, T, in, keys_) ||
           !s.run_dense(global.v, T, in, values_))

@@ -36,7 +36,7 @@ TEST_SUITE("bigbird") {
     CHECK(c.activation == Activation::GeluTanh);  // hidden_act's default, gelu_new
     CHECK(c.head == HeadKind::Classifier);
     CHECK(c.num_classes == 3);
-    CHECK(out.desc.layers[0].random_blocks.shape == Shape{2, 8, 1});
+    CHECK(out.desc.layers[0].kind_tensors[BlockSparseTensors::kRandomBlocks].shape == Shape{2, 8, 1});
     REQUIRE(out.notes.size() == 1);
     CHECK(out.notes[0].find("(the pooler is dropped)") != std::string::npos);
   }

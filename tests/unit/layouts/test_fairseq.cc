@@ -49,7 +49,7 @@ TEST_SUITE("fairseq") {
     CHECK(linformer_fields(c).projection_placement == ProjectionPlacement::Before);
     CHECK(c.head == HeadKind::LmLogits);
     CHECK(out.desc.position_embedding.shape == Shape{10, 8});
-    CHECK(out.desc.layers[0].proj_k.shape == Shape{4, 8});
+    CHECK(out.desc.layers[0].kind_tensors[LinformerTensors::kProjK].shape == Shape{4, 8});
     CHECK(out.desc.head.out.weight.shape == Shape{10, 8});
     REQUIRE(out.notes.size() == 1);
     CHECK(out.notes[0].find("k = 4") != std::string::npos);

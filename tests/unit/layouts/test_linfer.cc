@@ -43,7 +43,7 @@ TEST_SUITE("linfer") {
     REQUIRE(out.desc.layers.size() == 2);
     CHECK(out.desc.token_embedding.shape == Shape{10, 8});
     CHECK(out.desc.layers[1].q.weight.shape == Shape{8, 8});
-    CHECK(out.desc.layers[1].proj_k.shape == Shape{4, 8});
+    CHECK(out.desc.layers[1].kind_tensors[LinformerTensors::kProjK].shape == Shape{4, 8});
     CHECK(out.notes.empty());
     // --config wins over the metadata.
     MappedModel from_config;

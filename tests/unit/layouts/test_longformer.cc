@@ -35,7 +35,7 @@ TEST_SUITE("longformer") {
     CHECK(sliding_window_fields(c).window_radius == 2);
     CHECK(sliding_window_fields(c).global_positions == 1);
     CHECK(c.head == HeadKind::LmLogits);
-    CHECK(out.desc.layers[0].q_global.weight.shape == Shape{8, 8});
+    CHECK(out.desc.layers[0].kind_tensors[SlidingWindowTensors::kQGlobalWeight].shape == Shape{8, 8});
     CHECK(out.desc.head.out.weight.data == out.desc.token_embedding.data);
     REQUIRE(out.notes.size() == 1);
     CHECK(out.notes[0].find("window radius 2 (attention_window 4)") != std::string::npos);

@@ -46,7 +46,8 @@ TEST_SUITE("lucidrains") {
     CHECK(linformer_fields(c).projection_placement == ProjectionPlacement::After);
     CHECK(linformer_fields(c).projection_sharing == ProjectionSharing::Headwise);
     CHECK(c.head == HeadKind::LmLogits);
-    CHECK(out.desc.layers[1].proj_k.shape == Shape{4, 8});  // stored [n, k], E is [k, n]
+    CHECK(out.desc.layers[1].kind_tensors[LinformerTensors::kProjK].shape ==
+          Shape{4, 8});  // stored [n, k], E is [k, n]
     CHECK(out.desc.layers[0].fc1.weight.shape == Shape{32, 8});
     CHECK(out.notes == std::vector<std::string>{"LinformerLM"});
   }

@@ -41,8 +41,9 @@ TEST_SUITE("performer") {
     CHECK(performer_fields(c).feature_map == FeatureMap::Softmax);
     CHECK(c.final_norm);
     CHECK(c.rotary == Rotary::None);
-    CHECK(out.desc.layers[0].features.shape == Shape{4, 6});  // the projection matrix transposed
-    CHECK(!out.desc.layers[0].q.bias.present());              // PerformerLM: no qkv bias
+    CHECK(out.desc.layers[0].kind_tensors[PerformerTensors::kFeatures].shape ==
+          Shape{4, 6});                           // the projection matrix transposed
+    CHECK(!out.desc.layers[0].q.bias.present());  // PerformerLM: no qkv bias
     CHECK(out.notes == std::vector<std::string>{"PerformerLM, softmax features (m = 6), learned positions"});
   }
 

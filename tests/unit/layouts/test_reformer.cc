@@ -39,7 +39,7 @@ TEST_SUITE("reformer") {
     CHECK(c.norm_placement == NormPlacement::Reversible);
     CHECK(c.reversible_merge == ReversibleMerge::Mean);
     CHECK(c.positions == PositionKind::Learned);
-    const WeightView& rotations = out.desc.layers[0].rotations;
+    const WeightView& rotations = out.desc.layers[0].kind_tensors[LshTensors::kRotations];
     REQUIRE(rotations.shape.size() == 3);
     CHECK(rotations.shape[0] == 1);
     CHECK(rotations.shape[1] == 4);

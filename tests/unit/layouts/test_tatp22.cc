@@ -41,8 +41,8 @@ TEST_SUITE("tatp22") {
     CHECK(c.positions == PositionKind::Sinusoidal);
     CHECK(c.norm_placement == NormPlacement::Post);
     CHECK(out.desc.layers[0].q.weight.shape == Shape{8, 8});  // two [4, 8] heads stacked
-    CHECK(out.desc.layers[0].proj_k.shape == Shape{4, 8});
-    CHECK(out.desc.layers[0].proj_v_bias.shape == Shape{4});
+    CHECK(out.desc.layers[0].kind_tensors[LinformerTensors::kProjK].shape == Shape{4, 8});
+    CHECK(out.desc.layers[0].kind_tensors[LinformerTensors::kProjVBias].shape == Shape{4});
     REQUIRE(!out.notes.empty());
     CHECK(out.notes[0] == "sharing detected from storage aliasing: headwise");
   }

@@ -78,7 +78,7 @@ class BigBirdMapper : public LayoutMapper {
     if (sparse_ && random_ && b.error.empty()) {
       const WeightView zeros = b.make({c.num_heads, uint32_t(longest_blocks_), random_},
                                       std::vector<float>(size_t(c.num_heads) * longest_blocks_ * random_, 0.0f));
-      for (LayerWeights& l : d.layers) l.random_blocks = zeros;
+      for (LayerWeights& l : d.layers) l.kind_tensors[BlockSparseTensors::kRandomBlocks] = zeros;
     }
     std::string head_note = "hidden states";
     if (b.has("classifier.out_proj.weight")) {

@@ -143,7 +143,7 @@ class FairseqMapper : public LayoutMapper {
       d.embedding_norm.bias = b.load(P + ln + ".bias", {D});
     }
     if (layerwise_) {
-      d.shared_proj = b.load(P + "compress_layer.weight", {k, n});
+      d.kind_tensors[LinformerTensors::kSharedProj] = b.load(P + "compress_layer.weight", {k, n});
       b.ignore(P + "compress_layer.bias");  // fairseq applies the weight only (F.linear, no bias)
     }
     b.ignore(E + "version");
@@ -170,8 +170,8 @@ class FairseqMapper : public LayoutMapper {
           b.ignore(p + which + ".bias");
         }
       } else {
-        l.proj_k = b.load(p + "self_attn.compress_k.weight", {k, n});
-        if (!shared_kv_) l.proj_v = b.load(p + "self_attn.compress_v.weight", {k, n});
+        l.kind_tensors[LinformerTensors::kProjK] = b.load(p + "self_attn.compress_k.weight", {k, n});
+        if (!shared_kv_) l.kind_tensors[LinformerTensors::kProjV] = b.load(p + "self_attn.compress_v.weight", {k, n});
       }
       l.attention_norm = b.norm(p + "self_attn_layer_norm", D);
       linear(l.fc1, "fc1", F, D);

@@ -80,9 +80,15 @@ class LongformerMapper : public LayoutMapper {
       const std::string p = P_ + "encoder.layer." + str(i) + ".";
       hf_bert_layer(b, p, D, F, true, l);
       if (sliding_window_fields(c).global_positions) {
-        l.q_global = b.linear(p + "attention.self.query_global", D, D);
-        l.k_global = b.linear(p + "attention.self.key_global", D, D);
-        l.v_global = b.linear(p + "attention.self.value_global", D, D);
+        using T = SlidingWindowTensors;
+        const std::pair<uint8_t, const char*> globals[] = {{T::kQGlobalWeight, "query_global"},
+                                                           {T::kKGlobalWeight, "key_global"},
+                                                           {T::kVGlobalWeight, "value_global"}};
+        for (const auto& [at, name] : globals) {  // (a weight, and its bias the next tensor)
+          const LinearWeights lw = b.linear(p + "attention.self." + name, D, D);
+          l.kind_tensors[at] = lw.weight;
+          l.kind_tensors[at + 1] = lw.bias;
+        }
       } else {  // no global rows: the global projections are never used
         for (const char* name : {"query_global", "key_global", "value_global"})
           for (const char* part : {".weight", ".bias"}) b.ignore(p + "attention.self." + name + part);

@@ -60,8 +60,8 @@ class LucidrainsMapper : public LayoutMapper {
       l.v.weight = share_kv_ ? l.k.weight : b.load(a + "fn.to_v.weight", {KV, D});
       l.out.weight = b.load(a + "fn.to_out.weight", {D, HD});
       l.out.bias = b.load(a + "fn.to_out.bias", {D});
-      l.proj_k = b.transpose(a + "fn.proj_k", n, k);  // stored [n, k]; E is [k, n]
-      if (!share_kv_) l.proj_v = b.transpose(a + "fn.proj_v", n, k);
+      l.kind_tensors[LinformerTensors::kProjK] = b.transpose(a + "fn.proj_k", n, k);  // stored [n, k]; E is [k, n]
+      if (!share_kv_) l.kind_tensors[LinformerTensors::kProjV] = b.transpose(a + "fn.proj_v", n, k);
       l.attention_norm.weight = b.load(a + "norm.weight", {D});
       l.attention_norm.bias = b.load(a + "norm.bias", {D});
       l.fc1.weight = b.load(f + "fn.w1.weight", {c.ff_dim, D});

@@ -116,8 +116,8 @@ class PerformerMapper : public LayoutMapper {
       l.out.weight = b.load(net_key(ck, a + "fn.to_out.weight"), {D, HD});
       if (out_bias_) l.out.bias = b.load(net_key(ck, a + "fn.to_out.bias"), {D});
       // projection_matrix [m, dim_head] (rows are the random directions); features = its transpose
-      l.features = b.transpose(net_key(ck, a + "fn.fast_attention.projection_matrix"), performer_fields(c).num_features,
-                               c.head_dim);
+      l.kind_tensors[PerformerTensors::kFeatures] = b.transpose(net_key(ck, a + "fn.fast_attention.projection_matrix"),
+                                                                performer_fields(c).num_features, c.head_dim);
       l.feed_forward_norm.weight = b.load(net_key(ck, f + "norm.weight"), {D});
       l.feed_forward_norm.bias = b.load(net_key(ck, f + "norm.bias"), {D});
       l.fc1.weight = b.load(net_key(ck, f + "fn.fn.w1.weight"), {F, D});

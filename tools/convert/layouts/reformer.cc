@@ -198,8 +198,9 @@ class ReformerMapper : public LayoutMapper {
       l.fc2.weight = b.load(block_key(i, "g", "fn.fn.w2.weight"), {D, F});
       l.fc2.bias = b.load(block_key(i, "g", "fn.fn.w2.bias"), {D});
       const uint32_t half = uint32_t(lsh_half_buckets(c, n));
-      l.rotations = b.make({lsh_fields(c).num_hashes, c.head_dim, half},
-                           reformer_rotations(seed_, i, size_t(lsh_fields(c).num_hashes) * c.head_dim * half));
+      l.kind_tensors[LshTensors::kRotations] =
+          b.make({lsh_fields(c).num_hashes, c.head_dim, half},
+                 reformer_rotations(seed_, i, size_t(lsh_fields(c).num_hashes) * c.head_dim * half));
     }
     for (const std::string& name : twins) b.ignore(name);  // (absent names are harmless)
     return "";

@@ -109,8 +109,8 @@ class Tatp22Mapper : public LayoutMapper {
       return attn(i) + "fn.heads." + str(h) + "." + which + ".bias";
     };
     if (linformer_fields(c).projection_sharing == ProjectionSharing::Layerwise) {
-      d.shared_proj = b.load(proj(0, 0, "E"), {k, n});
-      d.shared_proj_bias = b.load(bias_name(0, 0, "E"), {k});
+      d.kind_tensors[LinformerTensors::kSharedProj] = b.load(proj(0, 0, "E"), {k, n});
+      d.kind_tensors[LinformerTensors::kSharedProjBias] = b.load(bias_name(0, 0, "E"), {k});
     }
     for (uint32_t i = 0; i < c.num_layers && b.error.empty(); ++i) {
       LayerWeights& l = d.layers[i];
@@ -132,20 +132,20 @@ class Tatp22Mapper : public LayoutMapper {
       l.out.bias = b.load(attn(i) + "fn.w_o.bias", {D});
       switch (linformer_fields(c).projection_sharing) {
         case ProjectionSharing::None:
-          l.proj_k = b.stack(e, {k, n}, true);
-          l.proj_v = b.stack(f, {k, n}, true);
-          l.proj_k_bias = b.stack(eb, {k}, true);
-          l.proj_v_bias = b.stack(fb, {k}, true);
+          l.kind_tensors[LinformerTensors::kProjK] = b.stack(e, {k, n}, true);
+          l.kind_tensors[LinformerTensors::kProjV] = b.stack(f, {k, n}, true);
+          l.kind_tensors[LinformerTensors::kProjKBias] = b.stack(eb, {k}, true);
+          l.kind_tensors[LinformerTensors::kProjVBias] = b.stack(fb, {k}, true);
           break;
         case ProjectionSharing::Headwise:
-          l.proj_k = b.load(e[0], {k, n});
-          l.proj_v = b.load(f[0], {k, n});
-          l.proj_k_bias = b.load(eb[0], {k});
-          l.proj_v_bias = b.load(fb[0], {k});
+          l.kind_tensors[LinformerTensors::kProjK] = b.load(e[0], {k, n});
+          l.kind_tensors[LinformerTensors::kProjV] = b.load(f[0], {k, n});
+          l.kind_tensors[LinformerTensors::kProjKBias] = b.load(eb[0], {k});
+          l.kind_tensors[LinformerTensors::kProjVBias] = b.load(fb[0], {k});
           break;
         case ProjectionSharing::KeyValue:
-          l.proj_k = b.load(e[0], {k, n});
-          l.proj_k_bias = b.load(eb[0], {k});
+          l.kind_tensors[LinformerTensors::kProjK] = b.load(e[0], {k, n});
+          l.kind_tensors[LinformerTensors::kProjKBias] = b.load(eb[0], {k});
           break;
         case ProjectionSharing::Layerwise:
           break;

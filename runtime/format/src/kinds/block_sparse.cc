@@ -27,10 +27,12 @@ const ConfigField kFields[] = {
     LINFER_KIND_FIELD(BlockSparseKind, BlockSparseFields, num_random_blocks, VT_NUM_RANDOM_BLOCKS, nullptr),
 };
 
-const KindSlot kSlots[] = {LINFER_LAYER_SLOT(Slot::RandomBlocks, BlockSparseLayer, VT_RANDOM_BLOCKS, kTensor)};
+constexpr KindSlot kSlots[] = {LINFER_LAYER_SLOT("random_blocks", BlockSparseTensors::kRandomBlocks, BlockSparseLayer,
+                                                 VT_RANDOM_BLOCKS, kTensor, kF32)};
+static_assert(kind_slots_fit(kSlots), "kind_tensors holds every tensor");
 
 // [heads, blocks of the longest input, random blocks per query block], when there are any.
-Expect expected(const EncoderConfig& c, const LayerWeights*, Slot) {
+Expect expected(const EncoderConfig& c, const LayerWeights*, const KindSlot&) {
   Expect e;
   const uint32_t random = block_sparse_fields(c).num_random_blocks;
   if (random == 0) return e;
@@ -45,7 +47,7 @@ Expect expected(const EncoderConfig& c, const LayerWeights*, Slot) {
 std::string check_values(const EncoderDescription& d) {
   const float blocks = float(block_sparse_blocks(d.config, d.config.max_seq_len));
   for (size_t i = 0; i < d.layers.size(); ++i) {
-    const WeightView& w = d.layers[i].random_blocks;
+    const WeightView& w = d.layers[i].kind_tensors[BlockSparseTensors::kRandomBlocks];
     if (!w.present()) continue;
     const float* v = static_cast<const float*>(w.data);
     for (uint64_t j = 0; j < w.elements(); ++j)

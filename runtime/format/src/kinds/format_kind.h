@@ -73,28 +73,52 @@ constexpr ConfigField::Kind config_field_kind() {
 #define LINFER_KIND_FIELD_V4(Table, Fields, name, VT, choices) \
   LINFER_KIND_FIELD_AT(::linfer::fb::Table::VT, 0, Fields, name, choices)
 
-// A tensor of the kind: its slot and where it is in a file. In format version 4 a field of the
-// kind's <Enum>Layer table (Attention.kind: a layer's tensor) or of its <Enum>Kind table
+// A tensor of the kind: its name, where the description holds it (`index` in
+// LayerWeights::kind_tensors or EncoderDescription::kind_tensors, as its header,
+// linfer/format/kinds/<kind>.h, names them) and where it is in a file. In format version 4 a field
+// of the kind's <Enum>Layer table (Attention.kind: a layer's tensor) or of its <Enum>Kind table
 // (ModelFile.kind: the model's); in versions 1 to 3 the same-named field of Attention or
-// ModelFile. A linear layer is two slots, its weight's and then its bias's, at one field (a
-// Linear table).
+// ModelFile. A linear layer is two tensors, its weight and then its bias, at one field (a Linear
+// table). A kind's list is in the order of the file's data (a writer's output depends on it).
 struct KindSlot {
-  Slot slot;
+  const char* name;  // a layer's after "layers.N." ("attention.proj_k"), else the whole name
   bool in_layer;
+  uint8_t index;         // in kind_tensors
   uint8_t field;         // vtable offset in <Enum>Layer or <Enum>Kind (version 4)
   uint8_t legacy_field;  // vtable offset in Attention or ModelFile (versions 1 to 3); 0: none
   enum Part : uint8_t { kTensor, kWeight, kBias } part;  // the Tensor at the field, or its Linear's weight or bias
+  // What it holds: a vector or table (f32), a matrix (may be f16 or int8: weight_may_be_quantized),
+  // or a dense layer's weight (is_dense_weight: panels, the dense kernels).
+  enum Use : uint8_t { kF32, kMatrix, kDense } use;
 };
 // A tensor that versions 1 to 3 held in Attention (a layer's) or ModelFile (the model's), under the
-// same name; the _V4 forms: a tensor only version 4 has.
-#define LINFER_LAYER_SLOT(slot, Table, VT, part) \
-  ::linfer::KindSlot { slot, true, ::linfer::fb::Table::VT, ::linfer::fb::Attention::VT, ::linfer::KindSlot::part }
-#define LINFER_MODEL_SLOT(slot, Table, VT) \
-  ::linfer::KindSlot { slot, false, ::linfer::fb::Table::VT, ::linfer::fb::ModelFile::VT, ::linfer::KindSlot::kTensor }
-#define LINFER_LAYER_SLOT_V4(slot, Table, VT, part) \
-  ::linfer::KindSlot { slot, true, ::linfer::fb::Table::VT, 0, ::linfer::KindSlot::part }
-#define LINFER_MODEL_SLOT_V4(slot, Table, VT) \
-  ::linfer::KindSlot { slot, false, ::linfer::fb::Table::VT, 0, ::linfer::KindSlot::kTensor }
+// same name; the _V4 forms: a tensor only version 4 has. `index`: the kind header's name of it.
+#define LINFER_LAYER_SLOT(name, index, Table, VT, part, use)                                                        \
+  ::linfer::KindSlot {                                                                                              \
+    "attention." name, true, index, ::linfer::fb::Table::VT, ::linfer::fb::Attention::VT, ::linfer::KindSlot::part, \
+        ::linfer::KindSlot::use                                                                                     \
+  }
+#define LINFER_MODEL_SLOT(name, index, Table, VT, use)                                                     \
+  ::linfer::KindSlot {                                                                                     \
+    name, false, index, ::linfer::fb::Table::VT, ::linfer::fb::ModelFile::VT, ::linfer::KindSlot::kTensor, \
+        ::linfer::KindSlot::use                                                                            \
+  }
+#define LINFER_LAYER_SLOT_V4(name, index, Table, VT, part, use)                                                   \
+  ::linfer::KindSlot {                                                                                            \
+    "attention." name, true, index, ::linfer::fb::Table::VT, 0, ::linfer::KindSlot::part, ::linfer::KindSlot::use \
+  }
+#define LINFER_MODEL_SLOT_V4(name, index, Table, VT, use)                                                \
+  ::linfer::KindSlot {                                                                                   \
+    name, false, index, ::linfer::fb::Table::VT, 0, ::linfer::KindSlot::kTensor, ::linfer::KindSlot::use \
+  }
+
+// Every index of a kind's list is a place of kind_tensors (static_assert in each format file).
+template <size_t N>
+constexpr bool kind_slots_fit(const KindSlot (&slots)[N]) {
+  for (const KindSlot& s : slots)
+    if (s.index >= (s.in_layer ? kMaxKindLayerTensors : kMaxKindModelTensors)) return false;
+  return true;
+}
 
 // The shape the configuration gives a slot; rank 0: the slot must be absent. `optional` slots may
 // be absent.
@@ -121,15 +145,14 @@ struct FormatKind {
   // made of another kind that holds this kind's fields as well (a file of versions 1 to 3: lfm.cc
   // reads them into their defaults), unset. Null: it has none.
   std::string (*check_config)(const EncoderConfig& c, bool own);
-  // Its slots (the tensors only it reads) and, in a model of this kind, the shape of each
+  // Its tensors (those only it reads: its slots) and, in a model of this kind, the shape of each
   // (`layer`: the slot's layer, null for the model's own slots).
   const KindSlot* slots;
   uint32_t slot_count;
-  Expect (*expected)(const EncoderConfig& c, const LayerWeights* layer, Slot slot);
-  // Optional (null: none). A slot of its own that the shape rule does not describe: sets *err
-  // ("" when fine) and returns true when it checked the slot; `own` as for check_config, so it
-  // also says why a model of another kind may not carry it.
-  bool (*check_slot)(const EncoderConfig& c, Slot slot, const std::string& name, const WeightView& w, bool own,
+  Expect (*expected)(const EncoderConfig& c, const LayerWeights* layer, const KindSlot& slot);
+  // Optional (null: none). A slot whose shape is a bound, not one shape: sets *err ("" when fine)
+  // and returns true when it checked the slot.
+  bool (*check_slot)(const EncoderConfig& c, const KindSlot& slot, const std::string& name, const WeightView& w,
                      std::string* err);
   // Optional (null: none): checks of a model of this kind before its tensors' shapes, and of the
   // values of its tensors after them.
@@ -150,9 +173,11 @@ struct FormatKind {
 const FormatKind* format_kind(AttentionKind kind);
 // The format files of this build, in the table's order (null-terminated).
 extern const FormatKind* const kFormatKinds[];
-// The kind's slot `slot` is, and (in *owner) its format file; null when no kind of this build
-// owns it (the slots every model has, or a kind's left out).
-const KindSlot* kind_slot(Slot slot, const FormatKind** owner);
+// The model's kind's format file, or null (a kind this build's format does not have, or none).
+const FormatKind* kind_of(const EncoderConfig& c);
+// The tensor of a kind of this build named `name` (a whole slot name, "layers.0.attention.proj_k"),
+// or null.
+const KindSlot* kind_slot_named(const std::string& name);
 
 // Shared by the checks: sets *err and returns true when value is outside [lo, hi].
 bool out_of_range(std::string* err, const char* what, uint32_t value, uint32_t lo, uint32_t hi);

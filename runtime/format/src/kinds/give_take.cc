@@ -2,6 +2,7 @@
 // GiveTake's part of the format: p learned global tokens, and an optional depthwise convolution
 // per layer.
 #include "format_kind.h"
+#include "linfer/format/kinds/give_take.h"
 
 namespace linfer {
 namespace {
@@ -15,15 +16,17 @@ std::string check_config(const EncoderConfig& c, bool own) {
 
 const ConfigField kFields[] = {LINFER_CONFIG_FIELD_OF(GiveTakeKind, num_global_tokens, VT_NUM_GLOBAL_TOKENS)};
 
-const KindSlot kSlots[] = {
-    LINFER_MODEL_SLOT(Slot::GlobalTokens, GiveTakeKind, VT_GLOBAL_TOKENS),
-    LINFER_LAYER_SLOT(Slot::ConvWeight, GiveTakeLayer, VT_CONV_WEIGHT, kTensor),
-    LINFER_LAYER_SLOT(Slot::ConvBias, GiveTakeLayer, VT_CONV_BIAS, kTensor),
+using T = GiveTakeTensors;
+constexpr KindSlot kSlots[] = {
+    LINFER_MODEL_SLOT("global_tokens", T::kGlobalTokens, GiveTakeKind, VT_GLOBAL_TOKENS, kMatrix),
+    LINFER_LAYER_SLOT("conv_weight", T::kConvWeight, GiveTakeLayer, VT_CONV_WEIGHT, kTensor, kF32),
+    LINFER_LAYER_SLOT("conv_bias", T::kConvBias, GiveTakeLayer, VT_CONV_BIAS, kTensor, kF32),
 };
+static_assert(kind_slots_fit(kSlots), "kind_tensors holds every tensor");
 
-Expect expected(const EncoderConfig& c, const LayerWeights*, Slot slot) {
+Expect expected(const EncoderConfig& c, const LayerWeights*, const KindSlot& slot) {
   Expect e;
-  if (slot == Slot::GlobalTokens) {
+  if (!slot.in_layer) {  // the global tokens
     e.dims[0] = c.num_global_tokens;
     e.dims[1] = c.dim;
     e.rank = 2;
@@ -32,20 +35,18 @@ Expect expected(const EncoderConfig& c, const LayerWeights*, Slot slot) {
 }
 
 // The convolution, optional: [dim, kernel] (odd kernel) and [dim], f32. (Bounds, not one shape.)
-bool check_slot(const EncoderConfig& c, Slot slot, const std::string& name, const WeightView& w, bool own,
+bool check_slot(const EncoderConfig& c, const KindSlot& slot, const std::string& name, const WeightView& w,
                 std::string* err) {
-  if (slot != Slot::ConvWeight && slot != Slot::ConvBias) return false;
+  if (!slot.in_layer) return false;
   const uint32_t D = c.dim;
   *err = "";
   if (!w.present()) return true;
-  if (!own)
-    *err = message("{} is present but only givetake attention has a convolution", name);
-  else if (slot == Slot::ConvWeight &&
-           (w.shape.size() != 2 || w.shape[0] != D || w.shape[1] % 2 == 0 || w.shape[1] > Limits::kMaxConvKernel))
+  if (slot.index == T::kConvWeight &&
+      (w.shape.size() != 2 || w.shape[0] != D || w.shape[1] % 2 == 0 || w.shape[1] > Limits::kMaxConvKernel))
     *err = message(
         LINFER_DETAILED("{} has shape {}, expected [{}, odd kernel <= {}]", "{} is not [dim, odd kernel <= 1023]"),
         name, w.shape, D, Limits::kMaxConvKernel);
-  else if (slot == Slot::ConvBias && (w.shape.size() != 1 || w.shape[0] != D))
+  else if (slot.index == T::kConvBias && (w.shape.size() != 1 || w.shape[0] != D))
     *err = message(LINFER_DETAILED("{} has shape {}, expected [{}]", "{} is not [dim]"), name, w.shape, D);
   else if (w.dtype != DType::F32)
     *err = message("{} must be f32", name);

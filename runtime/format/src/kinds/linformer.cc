@@ -37,24 +37,27 @@ const ConfigField kFields[] = {
     LINFER_KIND_FIELD(LinformerKind, LinformerFields, projection_sharing, VT_PROJECTION_SHARING, kSharings),
 };
 
-const KindSlot kSlots[] = {
-    LINFER_MODEL_SLOT(Slot::SharedProj, LinformerKind, VT_SHARED_PROJ),
-    LINFER_MODEL_SLOT(Slot::SharedProjBias, LinformerKind, VT_SHARED_PROJ_BIAS),
-    LINFER_LAYER_SLOT(Slot::ProjK, LinformerLayer, VT_PROJ_K, kTensor),
-    LINFER_LAYER_SLOT(Slot::ProjV, LinformerLayer, VT_PROJ_V, kTensor),
-    LINFER_LAYER_SLOT(Slot::ProjKBias, LinformerLayer, VT_PROJ_K_BIAS, kTensor),
-    LINFER_LAYER_SLOT(Slot::ProjVBias, LinformerLayer, VT_PROJ_V_BIAS, kTensor),
+using T = LinformerTensors;
+constexpr KindSlot kSlots[] = {
+    LINFER_MODEL_SLOT("shared_proj", T::kSharedProj, LinformerKind, VT_SHARED_PROJ, kMatrix),
+    LINFER_MODEL_SLOT("shared_proj_bias", T::kSharedProjBias, LinformerKind, VT_SHARED_PROJ_BIAS, kF32),
+    LINFER_LAYER_SLOT("proj_k", T::kProjK, LinformerLayer, VT_PROJ_K, kTensor, kMatrix),
+    LINFER_LAYER_SLOT("proj_v", T::kProjV, LinformerLayer, VT_PROJ_V, kTensor, kMatrix),
+    LINFER_LAYER_SLOT("proj_k_bias", T::kProjKBias, LinformerLayer, VT_PROJ_K_BIAS, kTensor, kF32),
+    LINFER_LAYER_SLOT("proj_v_bias", T::kProjVBias, LinformerLayer, VT_PROJ_V_BIAS, kTensor, kF32),
 };
+static_assert(kind_slots_fit(kSlots), "kind_tensors holds every tensor");
 
 // E and F: [k, n] shared by every layer (sharing layerwise), else per layer [k, n], or [heads, k,
 // n] with per-head projections (sharing none); F only when it is not E (sharing kv); their
 // optional biases without the last dimension.
-Expect expected(const EncoderConfig& c, const LayerWeights*, Slot slot) {
+Expect expected(const EncoderConfig& c, const LayerWeights*, const KindSlot& slot) {
   const LinformerFields& f = linformer_fields(c);
   const bool layerwise = f.projection_sharing == ProjectionSharing::Layerwise;
-  const bool shared = slot == Slot::SharedProj || slot == Slot::SharedProjBias;
-  const bool bias = slot == Slot::SharedProjBias || slot == Slot::ProjKBias || slot == Slot::ProjVBias;
-  const bool is_v = slot == Slot::ProjV || slot == Slot::ProjVBias;
+  const bool shared = !slot.in_layer;
+  const bool bias =
+      shared ? slot.index == T::kSharedProjBias : slot.index == T::kProjKBias || slot.index == T::kProjVBias;
+  const bool is_v = !shared && (slot.index == T::kProjV || slot.index == T::kProjVBias);
   Expect e;
   if (shared != layerwise || (is_v && !linformer_has_separate_proj_v(c))) return e;
   if (!shared && f.projection_sharing == ProjectionSharing::None) e.dims[e.rank++] = c.num_heads;

@@ -26,10 +26,12 @@ const ConfigField kFields[] = {
     LINFER_KIND_FIELD(LshKind, LshFields, num_hashes, VT_NUM_HASHES, nullptr),
 };
 
-const KindSlot kSlots[] = {LINFER_LAYER_SLOT(Slot::Rotations, LshLayer, VT_ROTATIONS, kTensor)};
+constexpr KindSlot kSlots[] = {
+    LINFER_LAYER_SLOT("rotations", LshTensors::kRotations, LshLayer, VT_ROTATIONS, kTensor, kF32)};
+static_assert(kind_slots_fit(kSlots), "kind_tensors holds every tensor");
 
 // [rounds, head_dim, half the buckets of the longest input].
-Expect expected(const EncoderConfig& c, const LayerWeights*, Slot) {
+Expect expected(const EncoderConfig& c, const LayerWeights*, const KindSlot&) {
   Expect e;
   e.dims[0] = lsh_fields(c).num_hashes;
   e.dims[1] = c.head_dim;
@@ -41,7 +43,7 @@ Expect expected(const EncoderConfig& c, const LayerWeights*, Slot) {
 // A non-finite rotation would hash every row into one bucket by NaN comparisons.
 std::string check_values(const EncoderDescription& d) {
   for (size_t i = 0; i < d.layers.size(); ++i) {
-    const WeightView& rot = d.layers[i].rotations;
+    const WeightView& rot = d.layers[i].kind_tensors[LshTensors::kRotations];
     for (uint64_t j = 0; rot.present() && j < rot.elements(); ++j)
       if (!std::isfinite(static_cast<const float*>(rot.data)[j]))
         return message(LINFER_DETAILED("{}.attention.rotations holds a non-finite value at element {}",

@@ -39,9 +39,11 @@ const ConfigField kFields[] = {
     LINFER_KIND_FIELD(PerformerKind, PerformerFields, key_stabiliser, VT_KEY_STABILISER, kKeyStabilisers),
 };
 
-const KindSlot kSlots[] = {LINFER_LAYER_SLOT(Slot::Features, PerformerLayer, VT_FEATURES, kTensor)};
+constexpr KindSlot kSlots[] = {
+    LINFER_LAYER_SLOT("features", PerformerTensors::kFeatures, PerformerLayer, VT_FEATURES, kTensor, kF32)};
+static_assert(kind_slots_fit(kSlots), "kind_tensors holds every tensor");
 
-Expect expected(const EncoderConfig& c, const LayerWeights*, Slot) {
+Expect expected(const EncoderConfig& c, const LayerWeights*, const KindSlot&) {
   Expect e;
   e.dims[0] = c.head_dim;
   e.dims[1] = performer_fields(c).num_features;

@@ -25,22 +25,24 @@ const ConfigField kFields[] = {
     LINFER_KIND_FIELD(SlidingWindowKind, SlidingWindowFields, global_positions, VT_GLOBAL_POSITIONS, nullptr),
 };
 
-const KindSlot kSlots[] = {
-    LINFER_LAYER_SLOT(Slot::QGlobalWeight, SlidingWindowLayer, VT_Q_GLOBAL, kWeight),
-    LINFER_LAYER_SLOT(Slot::QGlobalBias, SlidingWindowLayer, VT_Q_GLOBAL, kBias),
-    LINFER_LAYER_SLOT(Slot::KGlobalWeight, SlidingWindowLayer, VT_K_GLOBAL, kWeight),
-    LINFER_LAYER_SLOT(Slot::KGlobalBias, SlidingWindowLayer, VT_K_GLOBAL, kBias),
-    LINFER_LAYER_SLOT(Slot::VGlobalWeight, SlidingWindowLayer, VT_V_GLOBAL, kWeight),
-    LINFER_LAYER_SLOT(Slot::VGlobalBias, SlidingWindowLayer, VT_V_GLOBAL, kBias),
+using T = SlidingWindowTensors;
+constexpr KindSlot kSlots[] = {
+    LINFER_LAYER_SLOT("q_global.weight", T::kQGlobalWeight, SlidingWindowLayer, VT_Q_GLOBAL, kWeight, kDense),
+    LINFER_LAYER_SLOT("q_global.bias", T::kQGlobalBias, SlidingWindowLayer, VT_Q_GLOBAL, kBias, kF32),
+    LINFER_LAYER_SLOT("k_global.weight", T::kKGlobalWeight, SlidingWindowLayer, VT_K_GLOBAL, kWeight, kDense),
+    LINFER_LAYER_SLOT("k_global.bias", T::kKGlobalBias, SlidingWindowLayer, VT_K_GLOBAL, kBias, kF32),
+    LINFER_LAYER_SLOT("v_global.weight", T::kVGlobalWeight, SlidingWindowLayer, VT_V_GLOBAL, kWeight, kDense),
+    LINFER_LAYER_SLOT("v_global.bias", T::kVGlobalBias, SlidingWindowLayer, VT_V_GLOBAL, kBias, kF32),
 };
+static_assert(kind_slots_fit(kSlots), "kind_tensors holds every tensor");
 
 // Q, K and V of the global rows, like the layer's own; all three or none (check_layers), and
 // without them a lone global bias is a tensor the configuration does not use.
-Expect expected(const EncoderConfig& c, const LayerWeights* l, Slot slot) {
+Expect expected(const EncoderConfig& c, const LayerWeights* l, const KindSlot& slot) {
   Expect e;
-  if (!l || !l->q_global.weight.present()) return e;
-  const bool query = slot == Slot::QGlobalWeight || slot == Slot::QGlobalBias;
-  const bool bias = slot == Slot::QGlobalBias || slot == Slot::KGlobalBias || slot == Slot::VGlobalBias;
+  if (!l || !l->kind_tensors[T::kQGlobalWeight].present()) return e;
+  const bool query = slot.index == T::kQGlobalWeight || slot.index == T::kQGlobalBias;
+  const bool bias = slot.part == KindSlot::kBias;
   e.dims[e.rank++] = (query ? c.num_heads : c.kv_heads) * c.head_dim;
   if (!bias) e.dims[e.rank++] = c.dim;
   e.optional = bias;
@@ -50,7 +52,8 @@ Expect expected(const EncoderConfig& c, const LayerWeights* l, Slot slot) {
 std::string check_layers(const EncoderDescription& d) {
   for (size_t i = 0; i < d.layers.size(); ++i) {
     const LayerWeights& l = d.layers[i];
-    const int globals = l.q_global.weight.present() + l.k_global.weight.present() + l.v_global.weight.present();
+    const int globals = l.kind_tensors[T::kQGlobalWeight].present() + l.kind_tensors[T::kKGlobalWeight].present() +
+                        l.kind_tensors[T::kVGlobalWeight].present();
     if (globals != 0 && globals != 3)
       return message("{}.attention has some of q_global, k_global and v_global: a model has all three or none",
                      layer_name(i));

@@ -17,15 +17,10 @@
 
 namespace linfer {
 
+// The attention kinds, each at its line's place in the table of kinds (schema/attention_kinds.txt,
+// which cmake/attention_kinds.cmake makes these enumerators of; docs/format.md says what each is).
 enum class AttentionKind : uint8_t {
-  Linformer = 0,
-  FullSoftmax = 1,
-  LinearElu = 2,
-  GiveTake = 3,
-  Performer = 4,
-  SlidingWindow = 5,  // Longformer: window + global positions (format.md)
-  BlockSparse = 6,    // BigBird: window, global and random blocks (format.md)
-  Lsh = 7             // Reformer: LSH attention, shared queries and keys (format.md)
+#include "linfer/format/attention_kind_enum.inc"
 };
 enum class NormPlacement : uint8_t { Pre = 0, Post = 1, Reversible = 2 };
 enum class PositionKind : uint8_t { None = 0, Learned = 1, Sinusoidal = 2 };
@@ -186,14 +181,15 @@ struct NormWeights {
   WeightView weight, bias;
 };
 
+// The most tensors an attention kind has in one layer, and of the whole model (its format file,
+// runtime/format/src/kinds/<kind>.cc, lists them; its header, linfer/format/kinds/<kind>.h, names
+// their indices in `kind_tensors`).
+constexpr size_t kMaxKindLayerTensors = 6;
+constexpr size_t kMaxKindModelTensors = 2;
+
 struct LayerWeights {
   LinearWeights q, k, v, out;
-  WeightView proj_k, proj_v, proj_k_bias, proj_v_bias;
-  WeightView conv_weight, conv_bias;
-  WeightView features;                         // Performer: [head_dim, num_features]
-  LinearWeights q_global, k_global, v_global;  // SlidingWindow, optional: the global rows' projections
-  WeightView random_blocks;  // BlockSparse: [num_heads, blocks, num_random_blocks] block indices (f32)
-  WeightView rotations;      // Lsh: [num_hashes, head_dim, lsh_half_buckets(max_seq_len)] (f32)
+  WeightView kind_tensors[kMaxKindLayerTensors];  // the model's attention kind's, by its header's indices
   NormWeights attention_norm;
   LinearWeights fc1, fc2;
   NormWeights feed_forward_norm;
@@ -210,8 +206,7 @@ struct EncoderDescription {
   WeightView token_embedding, position_embedding;
   WeightView rotary_table;  // [max_seq_len, head_dim]: each row the sines, then the cosines, of its angles
   NormWeights embedding_norm;
-  WeightView global_tokens;
-  WeightView shared_proj, shared_proj_bias;
+  WeightView kind_tensors[kMaxKindModelTensors];  // the model's attention kind's, by its header's indices
   std::vector<LayerWeights> layers;
   NormWeights final_norm;
   HeadWeights head;
@@ -247,6 +242,7 @@ std::string validate_description(const EncoderDescription& desc);
 // True for the slots that may be stored as f16 or int8: matrices (linear weights, embeddings,
 // sequence projections, GiveTake tokens). Norms and biases are always f32.
 bool weight_may_be_quantized(const std::string& slot);
+// (A kind's matrices may be too: its format file says which.)
 // True for the weight of a dense layer (Q, K, V, output, feed-forward, head layers): the slots
 // that version 2 files store in panel layout and the dense kernels read.
 bool is_dense_weight(const std::string& slot);
@@ -260,15 +256,17 @@ uint32_t dense_panel_groups(const EncoderConfig& c, const std::string& slot);
 namespace linfer {
 // Every weight slot of a description, in the order visited: the description's own, then each
 // layer's (named "layers.N." + the slot's name), then the final norm's and the head's.
+// Every weight slot of a description that every model has, in the order visited: the
+// description's own, then each layer's (named "layers.N." + the slot's name), then the final
+// norm's and the head's. The model's attention kind's tensors are visited too, the model's after
+// the embedding norm and a layer's after its attention's output layer, as kind_slot(i) (i: the
+// tensor's place in its format file's list).
 enum class Slot : uint8_t {
   TokenEmbedding,
   PositionEmbedding,
   RotaryTable,
   EmbeddingNormWeight,
   EmbeddingNormBias,
-  GlobalTokens,
-  SharedProj,
-  SharedProjBias,
   // a layer's
   QWeight,
   QBias,
@@ -278,21 +276,6 @@ enum class Slot : uint8_t {
   VBias,
   OutWeight,
   OutBias,
-  ProjK,
-  ProjV,
-  ProjKBias,
-  ProjVBias,
-  ConvWeight,
-  ConvBias,
-  Features,
-  QGlobalWeight,
-  QGlobalBias,
-  KGlobalWeight,
-  KGlobalBias,
-  VGlobalWeight,
-  VGlobalBias,
-  RandomBlocks,
-  Rotations,
   AttentionNormWeight,
   AttentionNormBias,
   Fc1Weight,
@@ -312,6 +295,13 @@ enum class Slot : uint8_t {
   HeadOutBias,
   Count
 };
+// The slot of the model's kind's tensor i (of its format file's list), and back.
+constexpr Slot kind_slot(uint32_t i) { return Slot(uint32_t(Slot::Count) + i); }
+constexpr bool is_kind_slot(Slot slot) { return slot >= Slot::Count; }
+constexpr uint32_t kind_slot_index(Slot slot) { return uint32_t(slot) - uint32_t(Slot::Count); }
+// is_dense_weight for a slot of a description of configuration `c` (the loader's: no string
+// compares).
+bool is_dense_slot(const EncoderConfig& c, Slot slot);
 
 // Visits every weight slot of a description, present or not, with its dotted name
 // ("layers.1.attention.q.weight"). The one list of tensors shared by writer, loader and validator.

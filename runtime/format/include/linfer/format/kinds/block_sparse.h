@@ -18,6 +18,11 @@ inline const BlockSparseFields& block_sparse_fields(const EncoderConfig& c) {
   return kind_fields<BlockSparseFields>(c);
 }
 
+// BlockSparse's tensor of a layer, its index in LayerWeights::kind_tensors: the random key
+// blocks [num_heads, blocks, num_random_blocks], block indices as f32 (kinds/block_sparse.cc).
+struct BlockSparseTensors {
+  enum Layer : uint8_t { kRandomBlocks };
+};
 // An input of T rows has ceil(T / block_size) blocks, the last one possibly shorter (the shape of
 // random_blocks). The pattern itself is the runtime's (runtime/src/attention/block_sparse.cc).
 inline size_t block_sparse_blocks(const EncoderConfig& c, size_t T) {

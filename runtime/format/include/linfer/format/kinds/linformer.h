@@ -16,6 +16,13 @@ struct LinformerFields {
 inline LinformerFields& linformer_fields(EncoderConfig& c) { return kind_fields<LinformerFields>(c); }
 inline const LinformerFields& linformer_fields(const EncoderConfig& c) { return kind_fields<LinformerFields>(c); }
 
+// Linformer's tensors, by their index in kind_tensors (kinds/linformer.cc lists them): a layer's E
+// and F and their optional biases, and (sharing layerwise) the one E of every layer.
+struct LinformerTensors {
+  enum Layer : uint8_t { kProjK, kProjV, kProjKBias, kProjVBias };  // LayerWeights::kind_tensors
+  enum Model : uint8_t { kSharedProj, kSharedProjBias };            // EncoderDescription::kind_tensors
+};
+
 // Number of distinct E (and F) matrices per layer of a Linformer model: heads for sharing none,
 // else 1 (and 1 for a model of another kind).
 inline uint32_t linformer_projection_groups(const EncoderConfig& c) {

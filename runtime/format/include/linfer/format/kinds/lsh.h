@@ -14,6 +14,11 @@ struct LshFields {
 };
 inline LshFields& lsh_fields(EncoderConfig& c) { return kind_fields<LshFields>(c); }
 inline const LshFields& lsh_fields(const EncoderConfig& c) { return kind_fields<LshFields>(c); }
+// LSH attention's tensor of a layer, its index in LayerWeights::kind_tensors: the random
+// rotations [num_hashes, head_dim, lsh_half_buckets(max_seq_len)] (kinds/lsh.cc).
+struct LshTensors {
+  enum Layer : uint8_t { kRotations };
+};
 
 // An input of T rows is hashed into 2 lsh_half_buckets(T) buckets per round (the first
 // lsh_half_buckets(T) columns of a round's rotations: their shape). Chunks and the rest are the

@@ -19,5 +19,10 @@ struct PerformerFields {
 };
 inline PerformerFields& performer_fields(EncoderConfig& c) { return kind_fields<PerformerFields>(c); }
 inline const PerformerFields& performer_fields(const EncoderConfig& c) { return kind_fields<PerformerFields>(c); }
+// Performer's tensor of a layer, its index in LayerWeights::kind_tensors: the random features
+// [head_dim, num_features] (kinds/performer.cc).
+struct PerformerTensors {
+  enum Layer : uint8_t { kFeatures };
+};
 
 }  // namespace linfer

@@ -17,4 +17,10 @@ inline const SlidingWindowFields& sliding_window_fields(const EncoderConfig& c) 
   return kind_fields<SlidingWindowFields>(c);
 }
 
+// The sliding window's tensors of a layer, by their index in LayerWeights::kind_tensors
+// (kinds/sliding_window.cc): the global rows' own projections, optional (all three or none).
+struct SlidingWindowTensors {
+  enum Layer : uint8_t { kQGlobalWeight, kQGlobalBias, kKGlobalWeight, kKGlobalBias, kVGlobalWeight, kVGlobalBias };
+};
+
 }  // namespace linfer
