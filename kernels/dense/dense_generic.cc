@@ -16,8 +16,8 @@ constexpr size_t kRows = 4;
 
 // f32 and f16 weights: Widen(panel, k, out) writes the panel's 16 weights of input k as floats.
 template <class Widen>
-void run_float(const DenseWeights& w, const DenseInput& in, size_t rows, float* y, size_t y_stride, size_t n_begin,
-               size_t n_end, DenseEpilogue e, Widen widen) {
+LINFER_PORTABLE_SIZE void run_float(const DenseWeights& w, const DenseInput& in, size_t rows, float* y, size_t y_stride,
+                                    size_t n_begin, size_t n_end, DenseEpilogue e, Widen widen) {
   const uint8_t* panels = static_cast<const uint8_t*>(w.panels);
   const size_t panel_size = panel_bytes(w.dtype, uint32_t(w.in));
   for (size_t n = n_begin; n < n_end; n += kPanelRows) {
@@ -44,7 +44,7 @@ void run_float(const DenseWeights& w, const DenseInput& in, size_t rows, float* 
 
 }  // namespace
 
-LINFER_DENSE_RUN(run_f32_generic) {
+LINFER_PORTABLE_SIZE LINFER_DENSE_RUN(run_f32_generic) {
   run_float(w, in, rows, y, y_stride, n_begin, n_end, e, [](const uint8_t* panel, size_t k, float* out) {
     std::memcpy(out, panel + k * kPanelRows * 4, kPanelRows * 4);
   });
@@ -67,7 +67,7 @@ inline float widen_half(uint16_t h) {
   return out;
 }
 
-LINFER_DENSE_RUN(run_f16_generic) {
+LINFER_PORTABLE_SIZE LINFER_DENSE_RUN(run_f16_generic) {
   run_float(w, in, rows, y, y_stride, n_begin, n_end, e, [](const uint8_t* panel, size_t k, float* out) {
     uint16_t h[kPanelRows];
     std::memcpy(h, panel + k * kPanelRows * 2, kPanelRows * 2);
@@ -75,7 +75,7 @@ LINFER_DENSE_RUN(run_f16_generic) {
   });
 }
 
-LINFER_DENSE_RUN(run_int8_generic) {
+LINFER_PORTABLE_SIZE LINFER_DENSE_RUN(run_int8_generic) {
   const int8_t* panels = static_cast<const int8_t*>(w.panels);
   const size_t groups = int8_padded_inputs(uint32_t(w.in)) / kInt8GroupInputs;
   const size_t panel_size = panel_bytes(DType::I8, uint32_t(w.in));

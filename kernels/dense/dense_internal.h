@@ -41,12 +41,24 @@ void for_each_tile(size_t rows, size_t row_block, size_t n_begin, size_t n_end, 
   }
 }
 
+// In WebAssembly every engine that runs the module has SIMD128 (the module does not compile
+// without it), so the portable dense kernels run there only under a session's max_isa cap of
+// generic: they and their scalar epilogue are compiled for size (14 KB less of every page's
+// download), function by function and not with a per-file -Os, so that the inline helpers
+// dense_generic.cc shares with the SIMD128 kernels (channel_block) keep their -O3 copies
+// whichever file the linker takes them from.
+#if defined(__EMSCRIPTEN__)
+#define LINFER_PORTABLE_SIZE __attribute__((minsize))
+#else
+#define LINFER_PORTABLE_SIZE
+#endif
+
 // The scalar epilogue of the portable kernels (dense_generic.cc, dense_int8_dsp.cc): a tile of R
 // rows x channels [n, n_stop) gets its bias (if any), ReLU and accumulate; GELU runs over whole
 // row ranges afterwards (gelu_rows).
 template <size_t kTileRows>
-void store_tile(const float (&acc)[kTileRows][kPanelRows], size_t R, size_t n, size_t n_stop, const float* bias,
-                float* y, size_t y_stride, DenseEpilogue e) {
+LINFER_PORTABLE_SIZE void store_tile(const float (&acc)[kTileRows][kPanelRows], size_t R, size_t n, size_t n_stop,
+                                     const float* bias, float* y, size_t y_stride, DenseEpilogue e) {
   for (size_t r = 0; r < R; ++r)
     for (size_t j = 0; j < n_stop - n; ++j) {
       float v = bias ? acc[r][j] + bias[j] : acc[r][j];
@@ -56,7 +68,8 @@ void store_tile(const float (&acc)[kTileRows][kPanelRows], size_t R, size_t n, s
     }
 }
 
-inline void gelu_rows(size_t rows, float* y, size_t y_stride, size_t n_begin, size_t n_end, DenseEpilogue e) {
+LINFER_PORTABLE_SIZE inline void gelu_rows(size_t rows, float* y, size_t y_stride, size_t n_begin, size_t n_end,
+                                           DenseEpilogue e) {
   if (e.activation == DenseActivation::GeluErf || e.activation == DenseActivation::GeluTanh)
     for (size_t r = 0; r < rows; ++r) activation_f32_hwy(y + r * y_stride + n_begin, n_end - n_begin, e.activation);
 }

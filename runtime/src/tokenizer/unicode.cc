@@ -10,11 +10,12 @@ namespace {
 struct CodeRange {
   uint32_t lo, hi;
 };
-struct CodeMap {
-  uint32_t from, to;
+struct LowerRun {
+  uint32_t run;   // first << 8 | (step - 1) << 7 | count: the code points first, first + step, ...
+  int32_t delta;  // each one's lower case minus itself
 };
 struct StripEntry {
-  uint32_t cp, offset, length;
+  uint32_t cp, kept;  // kept: length << 24 | (the one code point kept, or the offset in kStrippedData)
 };
 
 #include "tokenizer/unicode_tables.inc"
@@ -115,9 +116,13 @@ size_t to_lower(uint32_t cp, uint32_t* out) {
     out[0] = 'i', out[1] = 0x307;
     return 2;
   }
-  const CodeMap* it = std::lower_bound(std::begin(kLower), std::end(kLower), cp,
-                                       [](const CodeMap& m, uint32_t c) { return m.from < c; });
-  out[0] = it != std::end(kLower) && it->from == cp ? it->to : cp;
+  const LowerRun* it = std::upper_bound(std::begin(kLower), std::end(kLower), cp,
+                                        [](uint32_t c, const LowerRun& r) { return c < r.run >> 8; });
+  out[0] = cp;
+  if (it == std::begin(kLower)) return 1;
+  --it;
+  const uint32_t offset = cp - (it->run >> 8), step = (it->run >> 7 & 1) + 1;
+  if (offset % step == 0 && offset / step < (it->run & 0x7F)) out[0] = uint32_t(int32_t(cp) + it->delta);
   return 1;
 }
 
@@ -133,14 +138,20 @@ size_t strip_accents(uint32_t cp, uint32_t* out) {
     out[2] = 0x11A7 + s % 28;
     return 3;
   }
+  if (in(kNonspacingMarks, cp)) return 0;  // nothing is left of a nonspacing mark
   const StripEntry* it = std::lower_bound(std::begin(kStripped), std::end(kStripped), cp,
                                           [](const StripEntry& e, uint32_t c) { return e.cp < c; });
   if (it == std::end(kStripped) || it->cp != cp) {
     out[0] = cp;
     return 1;
   }
-  std::copy(kStrippedData + it->offset, kStrippedData + it->offset + it->length, out);
-  return it->length;
+  const uint32_t length = it->kept >> 24, value = it->kept & 0xFFFFFF;
+  if (length == 1) {
+    out[0] = value;
+    return 1;
+  }
+  std::copy(kStrippedData + value, kStrippedData + value + length, out);
+  return length;
 }
 
 }  // namespace linfer::rt::unicode

@@ -52,38 +52,68 @@ def main():
     emit("kPunctuation", ranges(lambda c: cat(c).startswith("P")), "\\p{P}")
     emit("kNonspacingMarks", ranges(lambda c: cat(c) == "Mn"), "\\p{Mn}")
     emit("kControls", ranges(lambda c: cat(c) in ("Cc", "Cf", "Co", "Cs")), "Cc, Cf, Co, Cs")
-    # Simple lower case: one code point to one (the one longer mapping, U+0130, is in unicode.cc).
-    print("// lower case of one code point, where it differs and is one code point")
-    print("constexpr CodeMap kLower[] = {")
-    line = ""
+    # Simple lower case: one code point to one (the one longer mapping, U+0130, is in unicode.cc),
+    # as runs of code points first, first + step, ... (step 1 or 2, up to 127 of them) whose lower
+    # case is each one plus the same delta: 8 bytes a run, where one a mapping took as many.
+    pairs = []
     for cp in range(0x110000):
         lo = chr(cp).lower()
         if len(lo) == 1 and ord(lo) != cp:
-            item = f"{{0x{cp:X}, 0x{ord(lo):X}}}, "
-            if len(line) + len(item) > 100:
-                print("  " + line.rstrip())
-                line = ""
-            line += item
+            pairs.append((cp, ord(lo) - cp))
         elif len(lo) > 1 and cp != 0x130:
             sys.exit(f"U+{cp:04X} lower-cases to {len(lo)} code points: unicode.cc handles only U+0130")
+    runs, i = [], 0
+    while i < len(pairs):
+        first, delta = pairs[i]
+        j, step = i + 1, None
+        while j < len(pairs) and j - i < 127 and pairs[j][1] == delta:
+            gap = pairs[j][0] - pairs[j - 1][0]
+            if (step is None and gap not in (1, 2)) or (step is not None and gap != step):
+                break
+            step = gap
+            j += 1
+        runs.append((first, step or 1, j - i, delta))
+        i = j
+    print("// lower case of one code point, where it differs and is one code point: runs of")
+    print("// (first << 8 | (step - 1) << 7 | count, delta)")
+    print("constexpr LowerRun kLower[] = {")
+    line = ""
+    for first, step, count, delta in runs:
+        item = f"{{0x{first << 8 | (step - 1) << 7 | count:X}, {delta}}}, "
+        if len(line) + len(item) > 100:
+            print("  " + line.rstrip())
+            line = ""
+        line += item
     print("  " + line.rstrip())
     print("};")
     # Canonical decomposition (NFD) without the nonspacing marks: what BERT's accent stripping
-    # leaves of a code point. Hangul syllables decompose by algorithm (unicode.cc).
-    data, entries = [], []
+    # leaves of a code point. Hangul syllables decompose by algorithm, and of a nonspacing mark
+    # nothing is left (unicode.cc, with kNonspacingMarks): neither is in the table. One entry is
+    # 8 bytes: the code point, and what is kept as length << 24 | (the one code point kept, or
+    # where the longer ones start in kStrippedData).
+    data, entries, emptied = [], [], []
     for cp in range(0x110000):
         if 0xAC00 <= cp <= 0xD7A3 or 0xD800 <= cp <= 0xDFFF:
             continue
         d = unicodedata.normalize("NFD", chr(cp))
         kept = [ord(c) for c in d if unicodedata.category(c) != "Mn"]
-        if kept != [cp]:
-            entries.append((cp, len(data), len(kept)))
+        if not kept:
+            emptied.append(cp)
+        elif len(kept) == 1 and kept != [cp]:
+            entries.append((cp, 1, kept[0]))
+        elif len(kept) > 1:
+            entries.append((cp, len(kept), len(data)))
             data.extend(kept)
-    print("// code point -> [offset, length) in kStrippedData: its NFD without nonspacing marks")
+    if emptied != [cp for cp in range(0x110000) if cat(cp) == "Mn"]:
+        sys.exit("the code points that stripping empties are not exactly \\p{Mn}: unicode.cc assumes they are")
+    if len(data) >= 1 << 24 or max(n for _, n, _ in entries) > 3:
+        sys.exit("kStripped's packed entries do not fit (length < 4, offset < 2^24)")
+    print("// code point -> length << 24 | (the one code point kept, or the kept ones' offset in")
+    print("// kStrippedData): its NFD without nonspacing marks, where that is not itself or nothing")
     print("constexpr StripEntry kStripped[] = {")
     line = ""
-    for cp, off, n in entries:
-        item = f"{{0x{cp:X}, {off}, {n}}}, "
+    for cp, n, value in entries:
+        item = f"{{0x{cp:X}, 0x{n << 24 | value:X}}}, "
         if len(line) + len(item) > 100:
             print("  " + line.rstrip())
             line = ""
