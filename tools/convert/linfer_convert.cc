@@ -259,10 +259,13 @@ int run(int argc, char** argv) {
   std::printf("config: %s, %u layers, dim %u, %u heads x %u (kv heads %u), ff %u, n=%u, k=%u, vocab %u\n",
               linfer::to_string(c.attention_kind), c.num_layers, c.dim, c.num_heads, c.head_dim, c.kv_heads, c.ff_dim,
               c.max_seq_len, lf.proj_len, c.vocab_size);
-  std::printf("        norm %s, positions %s, projection %s / sharing %s, activation %s, head %s\n",
-              linfer::to_string(c.norm_placement), linfer::to_string(c.positions),
-              linfer::to_string(lf.projection_placement), linfer::to_string(lf.projection_sharing),
-              linfer::to_string(c.activation), linfer::to_string(c.head));
+  const std::string projection = c.attention_kind == linfer::AttentionKind::Linformer
+                                     ? std::string(", projection ") + linfer::to_string(lf.projection_placement) +
+                                           " / sharing " + linfer::to_string(lf.projection_sharing)
+                                     : std::string();
+  std::printf("        norm %s, positions %s%s, activation %s, head %s\n", linfer::to_string(c.norm_placement),
+              linfer::to_string(c.positions), projection.c_str(), linfer::to_string(c.activation),
+              linfer::to_string(c.head));
   if (c.head == linfer::HeadKind::Pooled)
     std::printf("        output: the %s-pooled vector%s, inputs up to %u tokens\n", linfer::to_string(c.pooling),
                 c.normalize_output ? ", L2-normalized" : "", c.max_seq_len);
