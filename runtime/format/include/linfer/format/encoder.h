@@ -254,8 +254,6 @@ uint32_t dense_panel_groups(const EncoderConfig& c, const std::string& slot);
 }  // namespace linfer
 
 namespace linfer {
-// Every weight slot of a description, in the order visited: the description's own, then each
-// layer's (named "layers.N." + the slot's name), then the final norm's and the head's.
 // Every weight slot of a description that every model has, in the order visited: the
 // description's own, then each layer's (named "layers.N." + the slot's name), then the final
 // norm's and the head's. The model's attention kind's tensors are visited too, the model's after
