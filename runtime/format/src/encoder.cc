@@ -306,7 +306,6 @@ constexpr const char* kSlotNames[] = {
     "head.dense.bias",        "head.norm.weight",        "head.norm.bias",        "head.out.weight",
     "head.out.bias"};
 static_assert(sizeof kSlotNames / sizeof kSlotNames[0] == size_t(Slot::Count), "a name for every slot");
-constexpr size_t kLayerSlots = size_t(Slot::FinalNormWeight) - size_t(Slot::QWeight);
 }  // namespace
 
 void visit_weights(EncoderDescription& d, WeightVisitor visit, void* fn) {
