@@ -49,14 +49,17 @@ Status SlidingWindowAttention::prepare_layers(const LayerContext& s) {
   for (uint32_t i = 0; i < c.num_layers && err.ok(); ++i) {
     const LayerWeights& w = s.model().desc.layers[i];
     using T = SlidingWindowTensors;
-    if (!w.kind_tensors[T::kQGlobalWeight].present()) continue;
-    // (Each weight, and its bias the next tensor.)
-    const std::pair<DenseLayer*, const WeightView*> layers[3] = {{&global_[i].q, &w.kind_tensors[T::kQGlobalWeight]},
-                                                                 {&global_[i].k, &w.kind_tensors[T::kKGlobalWeight]},
-                                                                 {&global_[i].v, &w.kind_tensors[T::kVGlobalWeight]}};
-    for (const auto& [op, weight] : layers)
-      if (err.ok())
-        err = op->prepare(plan, weight[0], 0, weight[1], kernels::DenseActivation::None, plan.yield_workers);
+    const WeightView* t = w.kind_tensors;
+    if (!t[T::kQGlobalWeight].present()) continue;
+    struct Projection {
+      DenseLayer* op;
+      const WeightView &weight, &bias;
+    };
+    const Projection projections[3] = {{&global_[i].q, t[T::kQGlobalWeight], t[T::kQGlobalBias]},
+                                       {&global_[i].k, t[T::kKGlobalWeight], t[T::kKGlobalBias]},
+                                       {&global_[i].v, t[T::kVGlobalWeight], t[T::kVGlobalBias]}};
+    for (const Projection& p : projections)
+      if (err.ok()) err = p.op->prepare(plan, p.weight, 0, p.bias, kernels::DenseActivation::None, plan.yield_workers);
   }
   return err;
 }
@@ -72,8 +75,8 @@ bool SlidingWindowAttention::run(LayerContext& s, const AttentionLayer& layer, c
   attention_items(s, keys, g, T, {sliding_window_fields(c).window_radius, g});
   s.lap(LINFER_OP_ATTENTION, t);
   if (g > 0) {
-    if (layer.w.kind_tensors[SlidingWindowTensors::kQGlobalWeight]
-            .present()) {  // Q of the global rows, K and V of every row, once more
+    const bool own_projections = layer.w.kind_tensors[SlidingWindowTensors::kQGlobalWeight].present();
+    if (own_projections) {  // Q of the global rows, K and V of every row, once more
       const GlobalLayers& global = global_[layer.index];
       if (!s.run_dense(global.q, g, in, s.queries()) || !s.run_dense(global.k, T, in, keys_) ||
           !s.run_dense(global.v, T, in, values_))
