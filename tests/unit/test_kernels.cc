@@ -53,9 +53,11 @@ const Isa kHwyCaps[] = {best_isa(), Isa::X86Avx2, Isa::X86Sse4, Isa::Generic};
 #else
 const Isa kHwyCaps[] = {best_isa(), Isa::Generic};
 #endif
+#if defined(__arm__) || defined(__x86_64__)
 // Highway's portable target: SCALAR, or EMU128 where the compiler builds it (clang; GCC's is
 // marked broken).
 bool portable_hwy_target(const std::string& name) { return name == "SCALAR" || name == "EMU128"; }
+#endif
 }  // namespace
 
 TEST_CASE("Highway kernels follow the thread's cap, and report it") {
