@@ -445,24 +445,35 @@ const fbs::Tensor* file_tensor(const flatbuffers::Table* const* tables, const Sl
                                                                                : kBiasField);
 }
 
+// The place of a kind's tensor: a field of its own table (version 4), or of Attention or
+// ModelFile (versions 1 to 3: `legacy`).
+SlotField kind_slot_field(const KindSlot& s, bool legacy) {
+  SlotField f{};
+  f.table = legacy ? (s.in_layer ? SlotField::kAttention : SlotField::kModel)
+                   : (s.in_layer ? SlotField::kKindLayer : SlotField::kKindModel);
+  f.field = legacy ? s.legacy_field : s.field;
+  f.part = SlotField::Part(s.part);
+  return f;
+}
+
 // Versions 1 to 3 have a place for every kind's tensors (fields of ModelFile and Attention): one
 // of another kind than `kind`, the model's, is refused ("": none).
 std::string other_kinds_tensor(const fbs::ModelFile* m, const FormatKind& kind) {
+  const flatbuffers::Table* tables[SlotField::kTables] = {};
+  tables[SlotField::kModel] = as_table(m);
   for (const FormatKind* const* k = kFormatKinds; *k; ++k)
     for (uint32_t i = 0; *k != &kind && i < (*k)->slot_count; ++i) {
       const KindSlot& s = (*k)->slots[i];
-      auto present = [&](const flatbuffers::Table* t) {
-        if (t && s.part != KindSlot::kTensor) t = t->GetPointer<const flatbuffers::Table*>(s.legacy_field);
-        return t && t->GetPointer<const fbs::Tensor*>(s.part == KindSlot::kTensor   ? s.legacy_field
-                                                      : s.part == KindSlot::kWeight ? kWeightField
-                                                                                    : kBiasField);
-      };
       if (!s.legacy_field) continue;
-      if (!s.in_layer && present(as_table(m)))
+      const SlotField f = kind_slot_field(s, /*legacy=*/true);
+      if (!s.in_layer && file_tensor(tables, f))
         return message("{} is present but the configuration does not use it", s.name);
-      for (uint32_t l = 0; s.in_layer && l < m->layers()->size(); ++l)
-        if (const fbs::Layer* fl = m->layers()->Get(l); fl && present(as_table(fl->attention())))
+      for (uint32_t l = 0; s.in_layer && l < m->layers()->size(); ++l) {
+        const fbs::Layer* fl = m->layers()->Get(l);
+        tables[SlotField::kAttention] = fl ? as_table(fl->attention()) : nullptr;
+        if (file_tensor(tables, f))
           return message("{}.{} is present but the configuration does not use it", layer_name(l), s.name);
+      }
     }
   return "";
 }
@@ -819,12 +830,9 @@ std::string parse_lfm(const uint8_t* data, size_t size, EncoderDescription* desc
     if (!is_kind_slot(slot)) {
       f = *shared_slot_field(slot);
     } else {  // (the model's kind's: visited only when this build's format has the kind)
-      const KindSlot* ks = &kind->slots[kind_slot_index(slot)];
-      if (legacy && !ks->legacy_field) return;
-      f.table = legacy ? (ks->in_layer ? SlotField::kAttention : SlotField::kModel)
-                       : (ks->in_layer ? SlotField::kKindLayer : SlotField::kKindModel);
-      f.field = legacy ? ks->legacy_field : ks->field;
-      f.part = SlotField::Part(ks->part);
+      const KindSlot& ks = kind->slots[kind_slot_index(slot)];
+      if (legacy && !ks.legacy_field) return;
+      f = kind_slot_field(ks, legacy);
     }
     r.tensor(file_tensor(tables, f), w);
   });
