@@ -28,6 +28,11 @@ inline std::string test_path() {
 inline SessionOptions with_path(SessionOptions base, const std::string& path) {
   base.dense_path = path == "xnnpack" ? LINFER_DENSE_XNNPACK : LINFER_DENSE_AUTO;
   base.row_pipeline = path == "operators" ? LINFER_PIPELINE_OFF : LINFER_PIPELINE_AUTO;
+  // XNNPACK's pool (pthreadpool) spins about a million pauses before it sleeps, in the workers
+  // after each operator and in the caller waiting for them: beside the tests ctest runs next to
+  // this one, 2 spinning threads on 2 CPUs made a worker wait whole time slices per operator
+  // (test_determinism's XNNPACK 2-thread runs: 95 s instead of 2). Its workers sleep instead.
+  if (path == "xnnpack") base.thread_wait = LINFER_WAIT_YIELD;
   return base;
 }
 
