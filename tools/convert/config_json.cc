@@ -3,6 +3,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "json_document.h"
+
 #include <cmath>
 #include <cstring>
 #include <set>
@@ -68,7 +70,7 @@ struct Parser {
 }  // namespace
 
 std::string parse_linfer_config(const std::string& text, EncoderConfig* out) {
-  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  json j = parse_json(text);
   if (j.is_discarded()) return "the configuration is not valid JSON";
   if (!j.is_object()) return "the configuration must be a JSON object";
   // Keys the reference writes that only decide which tensors exist (presence is read from the

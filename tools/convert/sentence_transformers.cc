@@ -6,6 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "json_document.h"
+
 namespace linfer::convert {
 namespace {
 
@@ -18,7 +20,7 @@ std::string read_json(const std::string& path, json* j, bool* found) {
   if (!f) return "";
   std::stringstream text;
   text << f.rdbuf();
-  *j = json::parse(text.str(), nullptr, false);
+  *j = parse_json(text.str());
   if (j->is_discarded() || (!j->is_object() && !j->is_array())) return path + " is not valid JSON";
   return "";
 }

@@ -7,6 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "json_document.h"
+
 namespace linfer::convert {
 
 using json = nlohmann::json;
@@ -141,7 +143,7 @@ bool LibraryConfig::present(const char* key) const { return j_->contains(key) &&
 bool LibraryConfig::parse(const std::string& text, const std::set<std::string>& known, const std::string& src) {
   source = src;
   raw = text;
-  *j_ = json::parse(text, nullptr, false);
+  *j_ = parse_json(text);
   const json& j = *j_;
   if (j.is_discarded() || !j.is_object()) {
     error = source + " is not a JSON object";
@@ -214,7 +216,7 @@ const Layout* find_layout(const std::string& name) {
 // owning the most keys (ties: the first in registry order).
 std::string detect_layout(const Checkpoint& ck, const std::string& config_json) {
   if (!config_json.empty()) {
-    const json j = json::parse(config_json, nullptr, false);
+    const json j = parse_json(config_json);
     if (j.is_object() && j.contains("model_type") && j["model_type"].is_string()) {
       static const std::map<std::string, const char*> kByModelType = {
           {"bert", "bert"},       {"roberta", "bert"},     {"xlm-roberta", "bert"},     {"camembert", "bert"},

@@ -6,12 +6,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "json_document.h"
 #include "tokenizers/tokenizer_source.h"
 
 namespace linfer::convert {
 
 std::string read_gpt2_files(const std::string& encoder_json, const std::string& vocab_bpe, TokenizerData* out) {
-  nlohmann::json j = nlohmann::json::parse(encoder_json, nullptr, /*allow_exceptions=*/false);
+  nlohmann::json j = parse_json(encoder_json);
   if (j.is_discarded() || !j.is_object()) return "encoder.json is not a JSON object";
   std::map<uint32_t, std::string> by_id;
   for (auto it = j.begin(); it != j.end(); ++it) {

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "json_document.h"
 #include "tokenizers/tokenizer_source.h"
 
 namespace linfer::convert {
@@ -184,7 +185,7 @@ std::string read_unigram_pipeline(const json& j, TokenizerData* out) {
 }  // namespace
 
 std::string read_hf_tokenizer_json(const std::string& text, TokenizerData* out) {
-  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  json j = parse_json(text);
   if (j.is_discarded() || !j.is_object()) return "not JSON";
   const json& model = j.value("model", json());
   const std::string kind = type_of(model);
