@@ -4,8 +4,14 @@
 // converted.
 #pragma once
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -132,6 +138,46 @@ inline std::string convert_golden(const GoldenCase& c, const std::string& lfm, c
                          (c.config.empty() ? "" : " --config " + c.dir + "/" + c.config) +
                          (extra.empty() ? "" : " " + extra),
                      exit_code);
+}
+
+// A case converted once per converter build, shared by the tests that run the model: the file and
+// what the converter printed. Under qemu-user each conversion is an emulated process of about
+// 0.2 s, and the golden, determinism and no-allocation tests of a cross build converted the same
+// models about 500 times. The folder is named after the converter binary's size and modification
+// time (a rebuilt converter converts again); a file is written under a name of its own and then
+// renamed, so tests running side by side never read half of one.
+struct ConvertedCase {
+  std::string lfm;
+  std::string output;  // the converter's output when it converted the file
+};
+
+inline ConvertedCase converted_golden(const GoldenCase& c, const std::string& extra) {
+  const std::string command = LINFER_CONVERT_PATH;  // an emulator and its arguments may come first
+  const std::string binary = command.substr(command.find_last_of(' ') + 1);
+  struct stat st {};
+  REQUIRE_MESSAGE(stat(binary.c_str(), &st) == 0, "cannot stat the converter " << binary);
+  const std::string dir = std::string(LINFER_TEST_TMP) + "/converted/" + std::to_string(st.st_size) + "-" +
+                          std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec);
+  std::string key = c.name + "_" + extra + "_" + std::to_string(std::hash<std::string>()(c.dir));
+  for (char& ch : key)
+    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  ConvertedCase out{dir + "/" + key + ".lfm", ""};
+  if (std::ifstream(out.lfm).good()) {
+    std::ifstream f(out.lfm + ".txt");
+    std::stringstream text;
+    text << f.rdbuf();
+    out.output = text.str();
+    return out;
+  }
+  REQUIRE(std::system(("mkdir -p " + dir).c_str()) == 0);
+  const std::string mine = dir + "/" + key + "." + std::to_string(getpid());
+  int code = 0;
+  out.output = convert_golden(c, mine + ".lfm", extra, &code);
+  REQUIRE_MESSAGE(code == 0, out.output);
+  std::ofstream(mine + ".txt") << out.output;
+  REQUIRE(std::rename((mine + ".txt").c_str(), (out.lfm + ".txt").c_str()) == 0);
+  REQUIRE(std::rename((mine + ".lfm").c_str(), out.lfm.c_str()) == 0);
+  return out;
 }
 
 }  // namespace linfer::testing

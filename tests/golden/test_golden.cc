@@ -26,6 +26,7 @@ const std::string kTmp =
 
 using linfer::testing::built_kinds_only;
 using linfer::testing::convert_golden;
+using linfer::testing::converted_golden;
 using linfer::testing::golden_cases;
 using linfer::testing::golden_layout_cases;
 using linfer::testing::GoldenCase;
@@ -67,22 +68,18 @@ TEST_CASE("golden parity with PyTorch for every case, length and thread count") 
     for (const GoldenCase& c : built_kinds_only(golden_cases(folder))) {
       ++cases_built;
       CAPTURE(c.name);
-      const std::string lfm = kTmp + "/" + c.name + ".lfm";
-      int code = 0;
-      std::string out;
       if (!c.config.empty()) {  // a bare state_dict carries no configuration: refused without --config
         GoldenCase bare = c;
         bare.config.clear();
-        out = convert_golden(bare, lfm, "", &code);
+        const std::string lfm = kTmp + "/" + c.name + ".lfm";
+        int code = 0;
+        const std::string out = convert_golden(bare, lfm, "", &code);
         CHECK(code == 1);
         CHECK(out.find("--config") != std::string::npos);
         CHECK(std::ifstream(lfm).good() == false);
       }
-      out = convert_golden(c, lfm, "", &code);
-      REQUIRE_MESSAGE(code == 0, out);
-
       linfer::Model model;
-      linfer::Status s = linfer::Model::Load(lfm, &model);
+      linfer::Status s = linfer::Model::Load(converted_golden(c, "").lfm, &model);
       REQUIRE_MESSAGE(s.ok(), s.message());
       const auto lengths = lengths_of(c.dir);
       REQUIRE(lengths.size() == 4);
@@ -135,10 +132,9 @@ TEST_CASE("golden parity for the lucidrains, fairseq, tatp22, performer, reforme
   const std::vector<GoldenCase> cases = built_kinds_only(golden_layout_cases());
   for (const GoldenCase& c : cases) {
     CAPTURE(c.name);
-    const std::string lfm = kTmp + "/layout_" + c.name + ".lfm";
-    int code = 0;
-    const std::string out = convert_golden(c, lfm, "", &code);
-    REQUIRE_MESSAGE(code == 0, out);
+    const linfer::testing::ConvertedCase converted = converted_golden(c, "");
+    const std::string& lfm = converted.lfm;
+    const std::string& out = converted.output;
     CHECK(out.find("layout: " + c.layout) != std::string::npos);  // detected from the key names
     if (c.name.rfind("bigbird_cls", 0) == 0)  // BigBirdClassificationHead: hidden_act after dense, not tanh
       CHECK_MESSAGE(out.find(c.name == "bigbird_cls" ? "classifier activation gelu_tanh"
@@ -181,15 +177,13 @@ TEST_CASE("golden parity for the lucidrains, fairseq, tatp22, performer, reforme
 TEST_CASE("linfer-run --dump writes the same output as the API") {
   const GoldenCase c = golden_cases("golden").front();
   const std::string& dir = c.dir;
-  const std::string lfm = kTmp + "/" + c.name + ".lfm";
+  const std::string lfm = converted_golden(c, "").lfm;
   int code = 0;
-  std::string out = convert_golden(c, lfm, "", &code);
-  REQUIRE_MESSAGE(code == 0, out);
   const int T = lengths_of(dir).back();
   const std::string npy = kTmp + "/dump.npy";
-  out = run_command(std::string(LINFER_RUN_PATH) + " " + lfm + " --ids " + dir + "/ids_" + std::to_string(T) +
-                        ".txt --dump " + npy + " --threads 2",
-                    &code);
+  std::string out = run_command(std::string(LINFER_RUN_PATH) + " " + lfm + " --ids " + dir + "/ids_" +
+                                    std::to_string(T) + ".txt --dump " + npy + " --threads 2",
+                                &code);
   REQUIRE_MESSAGE(code == 0, out);
   std::vector<float> got, want;
   std::vector<size_t> gs, ws;
@@ -244,7 +238,7 @@ TEST_CASE("causal linear and performer attention token by token equal the whole-
   }
   // Models that are not causal linear attention refuse to step.
   linfer::Model other;
-  REQUIRE(linfer::Model::Load(kTmp + "/" + golden_cases("golden").front().name + ".lfm", &other).ok());
+  REQUIRE(linfer::Model::Load(converted_golden(golden_cases("golden").front(), "").lfm, &other).ok());
   linfer::Session s2;
   REQUIRE(linfer::Session::Create(other, linfer::SessionOptions(), &s2).ok());
   CHECK(s2.Step(1).message() == "token-by-token runs need a causal linear-attention or performer model");
