@@ -15,8 +15,9 @@
 //     EXPECT threads (REASON threads): load({ threads: 2 }) must load linfer-threads.wasm (by import and by require);
 //     OUT.json gets every model's outputs at 2 threads, which must equal the same module's at 1
 //     thread, bit for bit; then the threads option's bad values, a second 2-thread session while
-//     the pool's one worker is taken, the heap over runs, and a package whose worker script is
-//     missing or throws: one LinferError from load(), and the process ends.
+//     the pool's one worker is taken, the heap over runs and over create/run/dispose cycles, and a
+//     package whose worker script is missing or throws: one LinferError from load(), and the
+//     process ends.
 //   node module_choice.mjs --compare A.json B.json
 //     The outputs of two modules: bit for bit the same (their integer sums are exact and the rest
 //     is the same code), every array.
@@ -200,6 +201,39 @@ async function threads(linfer, linferCjs, pkg, data, outFile) {
   model.dispose();
   console.log(`module_choice: bad threads refused; a second 2-thread session while the worker is taken: ${busy.message}; ` +
     `10 runs leave the heap (${heapBefore.inUse} -> ${heapRuns.inUse} bytes in use with the sessions) unchanged`);
+
+  // The heap over create/run/dispose cycles (this module's allocator is emmalloc, the others'
+  // dlmalloc: heapStats() must read both right). A model and a 2-thread session kept show as at
+  // least the model's bytes more in use; runs change nothing; 200 cycles (at 2 threads and at 1,
+  // with a refused load: the C API's message) leave the heap where it started.
+  const langid = fs.readFileSync(path.join(root, 'examples', 'models', 'langid.int8.lfm'));
+  const cycle = async () => {
+    await rejects(() => linfer.Model.fromBytes(langid.subarray(0, 64)), linfer, 'INVALID_MODEL', /./);
+    const m = await linfer.Model.fromBytes(langid);
+    for (const threads of [2, 1]) {
+      const s = m.createSession({ maxSeqLen: 64, threads });
+      assert.deepEqual(s.run(ids).data, answer);
+      s.dispose();
+    }
+    m.dispose();
+  };
+  await cycle();  // one-time allocations (the first error string, Highway's tables)
+  const cyclesBefore = await linfer.heapStats();
+  const kept = await linfer.Model.fromBytes(langid);
+  const keptSession = kept.createSession({ maxSeqLen: 64 });
+  keptSession.run(ids);
+  const withKept = await linfer.heapStats();
+  assert.ok(withKept.inUse >= cyclesBefore.inUse + langid.length,
+    `a model of ${langid.length} bytes and a session kept: ${cyclesBefore.inUse} -> ${withKept.inUse} bytes in use`);
+  for (let i = 0; i < 10; ++i) keptSession.run(ids);
+  assert.deepEqual(await linfer.heapStats(), withKept, 'runs changed the heap');
+  keptSession.dispose();
+  kept.dispose();
+  for (let i = 0; i < 200; ++i) await cycle();
+  const cyclesAfter = await linfer.heapStats();
+  assert.deepEqual(cyclesAfter, cyclesBefore, 'the heap after 200 create/run/dispose cycles');
+  console.log(`module_choice: heap in use ${cyclesBefore.inUse} bytes before and after 200 cycles at 2 and 1 threads; ` +
+    `${withKept.inUse - cyclesBefore.inUse} with a model and a 2-thread session`);
 
   // A worker that cannot start: its script missing, or throwing. load() rejects, the process ends.
   const { spawnSync } = await import('node:child_process');

@@ -4,6 +4,9 @@
  * a struct layout, and the allocator's count of bytes in use, which the tests watch. */
 #include <malloc.h>
 #include <stdint.h>
+#if LINFER_JS_EMMALLOC
+#include <emscripten/emmalloc.h>
+#endif
 
 #include "linfer/linfer.h"
 
@@ -64,5 +67,17 @@ LINFER_JS linfer_status linfer_js_session_output(const linfer_session* session, 
   return s;
 }
 
-/* Bytes the allocator has handed out and not taken back (dlmalloc's count). */
-LINFER_JS uint32_t linfer_js_heap_in_use(void) { return (uint32_t)mallinfo().uordblks; }
+/* Bytes the allocator has handed out and not taken back: the blocks in use, each with the
+ * allocator's header. dlmalloc's mallinfo().uordblks is that; emmalloc's (the threads module,
+ * LINFER_JS_EMMALLOC) adds the 8-byte header of every free region, which makes it move with how
+ * the free space is split, so it is taken off: emmalloc keeps a region's size at both its ends
+ * (2 x uint32_t, emscripten's system/lib/emmalloc.c). Read while no other thread allocates. */
+LINFER_JS uint32_t linfer_js_heap_in_use(void) {
+#if LINFER_JS_EMMALLOC
+  size_t free_regions_by_size[32];
+  const size_t free_regions = emmalloc_compute_free_dynamic_memory_fragmentation_map(free_regions_by_size);
+  return (uint32_t)(mallinfo().uordblks - free_regions * 2 * sizeof(uint32_t));
+#else
+  return (uint32_t)mallinfo().uordblks;
+#endif
+}
