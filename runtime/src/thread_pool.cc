@@ -5,6 +5,14 @@
 #include <new>
 #include <system_error>
 
+#if defined(__EMSCRIPTEN_PTHREADS__)
+#include <emscripten/emscripten.h>
+
+// The workers loaded with the module and not running a thread (emscripten's pool; read on the
+// module's main thread, where sessions are created).
+EM_JS(int, linfer_free_workers, (), { return PThread.unusedWorkers.length; });
+#endif
+
 namespace linfer::rt {
 namespace {
 
@@ -49,6 +57,14 @@ Status ThreadPool::start(size_t threads, bool yield) {
   Status s = allocating("a pool of " + decimal(threads) + " threads", (threads - 1) * sizeof(std::thread),
                         [&] { workers_.reserve(threads - 1); });
   if (!s.ok()) return s;
+#if defined(__EMSCRIPTEN_PTHREADS__)
+  // emscripten's pthread_create allocates a thread's stack (5 MB) and state before it asks for a
+  // worker, and keeps them when none is free: a refused session leaked them. So count first.
+  if (const size_t free = size_t(linfer_free_workers()); free < threads - 1)
+    return internal_error("could not start a thread of a pool of " + decimal(threads) + ": it needs " +
+                          decimal(threads - 1) + " of the module's workers and " + decimal(free) +
+                          " are free (a session on N threads holds N - 1 until it is disposed)");
+#endif
   try {
     for (size_t i = 0; i + 1 < threads; ++i) workers_.emplace_back(&ThreadPool::work, this, i);
   } catch (const std::system_error& e) {

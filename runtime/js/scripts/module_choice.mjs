@@ -187,7 +187,10 @@ async function threads(linfer, linferCjs, pkg, data, outFile) {
   const heapBefore = await linfer.heapStats();
   const first = model.createSession();
   const answer = first.run(ids).data;
-  const busy = await rejects(() => model.createSession(), linfer, 'INTERNAL', /could not start a thread of a pool of 2/);
+  const busy = await rejects(() => model.createSession(), linfer, 'INTERNAL', /could not start a thread of a pool of 2: it needs 1 of the module's workers and 0 are free/);
+  const heapRefused = await linfer.heapStats();  // (the first refusal's message may have grown the error string)
+  await rejects(() => model.createSession(), linfer, 'INTERNAL', /could not start a thread of a pool of 2/);
+  assert.deepEqual(await linfer.heapStats(), heapRefused, 'a refused session kept memory');
   const single = model.createSession({ threads: 1 });  // needs no worker
   assert.deepEqual(single.run(ids).data, answer);
   single.dispose();
