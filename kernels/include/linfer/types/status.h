@@ -1,16 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
-// The one error vocabulary of every layer below the C API (the kernels, the format, the runtime
-// and the converter): a Status (a linfer_status code, linfer/linfer_status.h, and the message of
-// the place that failed) and Result<T> (a value, or the Status of why there is none). The C API
-// (runtime/src/c_api.cc) hands the code and the message to its caller as they are: an allocation
-// that fails stays LINFER_ERROR_OUT_OF_MEMORY, a bad model LINFER_ERROR_INVALID_MODEL, a feature
-// the build left out LINFER_ERROR_UNSUPPORTED.
+// The one error vocabulary of the layers below the C API (the kernels, the format and the
+// runtime; the converter takes the format's failures through it): a Status (a linfer_status code,
+// linfer/linfer_status.h, and the message of the place that failed) and Result<T> (a value, or
+// the Status of why there is none). The C API (runtime/src/c_api.cc) hands the code and the
+// message to its caller as they are: an allocation that fails stays LINFER_ERROR_OUT_OF_MEMORY,
+// a bad model LINFER_ERROR_INVALID_MODEL, a feature the build left out LINFER_ERROR_UNSUPPORTED.
 //
-// Messages with numbers are formatted by one function out of line, message() ("{}" for each
-// argument): concatenating std::strings in place was most of a microcontroller's code for them.
-// On bare metal (LINFER_TERSE_ERRORS) its numbers and shapes are left out: a message names the
-// field or tensor and what is wrong, LINFER_DETAILED(full, terse) picks each check's shorter
-// text, and no number is formatted. Elsewhere every message keeps its details.
+// The format's and the kernels' messages are formatted by one function out of line, message()
+// ("{}" for each argument; the failures that take a text and arguments use it): concatenating
+// std::strings in place was most of a microcontroller's code for them. On bare metal
+// (LINFER_TERSE_ERRORS) its numbers and shapes are left out: a message names the field or tensor
+// and what is wrong, LINFER_DETAILED(full, terse) picks each check's shorter text, and no number
+// is formatted. Elsewhere every message keeps its details. (Numbers are unsigned: the runtime's
+// messages, which may print negative ones and keep them on bare metal, use decimal().)
 //
 // A successful Status holds an empty string and allocates nothing, so run() returns one too.
 // (Namespace linfer::err, not linfer: linfer::Status is the C++ wrapper's, linfer.hpp.)
