@@ -19,6 +19,7 @@
 #include <string>
 
 #include "linfer/types/enums.h"  // DType, FeatureMap
+#include "linfer/types/status.h"
 
 #if LINFER_WITH_XNNPACK
 struct pthreadpool;  // <pthreadpool.h>, XNNPACK's threads
@@ -477,11 +478,11 @@ class XnnpackDense {
 
   // weight [out x in] row-major f32, bias [out] or null. relu fuses max(0, .) into the output;
   // yield_workers lets the pool's threads sleep after each run instead of spinning.
-  // *packed_bytes receives the bytes XNNPACK allocated for it. Returns "" or a message; when
-  // XNNPACK ran out of memory, *out_of_memory (if given) is set and the message names the bytes
-  // of the allocation that failed.
-  std::string create(size_t in, size_t out, const float* weight, const float* bias, bool relu, bool yield_workers,
-                     size_t* packed_bytes, bool* out_of_memory = nullptr);
+  // *packed_bytes receives the bytes XNNPACK allocated for it. Fails with
+  // LINFER_ERROR_OUT_OF_MEMORY (the message names the bytes of the allocation that failed) or
+  // LINFER_ERROR_INTERNAL.
+  err::Status create(size_t in, size_t out, const float* weight, const float* bias, bool relu, bool yield_workers,
+                     size_t* packed_bytes);
   // Must only be called on a created operator with rows >= 1.
   bool run(size_t rows, const float* x, float* y, ::pthreadpool* pool) const;
 
@@ -493,8 +494,8 @@ class XnnpackDense {
   size_t in_ = 0, out_ = 0;
 };
 
-// Initialises XNNPACK once per process. Returns "" or a message.
-std::string initialize_xnnpack();
+// Initialises XNNPACK once per process; fails with LINFER_ERROR_UNSUPPORTED (this CPU, likely).
+err::Status initialize_xnnpack();
 #endif  // LINFER_WITH_XNNPACK
 
 }  // namespace linfer::kernels

@@ -3,7 +3,8 @@
 # abi-check.sh [--update]: checks the C ABI of liblinfer.so (x86-64) against the recorded baseline
 # abi/<SONAME>.abi with abidiff (Debian's abigail-tools). The library is built with debug
 # information in build-abi/ (Debug, the library alone), and abidw records what its exported
-# functions take and return: the functions of linfer.h, its structs, enums and typedefs
+# functions take and return: the functions of linfer.h, its structs, enums and typedefs, and the
+# status codes of linfer_status.h, which it includes from the lowest layer's headers
 # (--exported-interfaces-only; the runtime's internal types stay out).
 #
 # Fails when a function of the baseline is gone or changed, or a public struct, enum or typedef
@@ -36,6 +37,7 @@ baseline=abi/$soname.abi
 current=$dir/$soname.abi
 abidw --exported-interfaces-only --drop-private-types --no-corpus-path --no-comp-dir-path \
   --no-show-locs --headers-dir runtime/include/linfer --headers-dir "$dir/version_include/linfer" \
+  --headers-dir kernels/include/linfer \
   --out-file "$current" "$lib"
 
 if [ $update = 1 ]; then

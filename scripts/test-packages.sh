@@ -74,7 +74,7 @@ for arch in "${archs[@]}"; do
   lib=usr/lib/$triplet
   for f in $lib/liblinfer.so.0 $lib/liblinfer.so.$version $lib/liblinfer.so $lib/liblinfer.a \
            $lib/cmake/linfer/linferConfig.cmake $lib/pkgconfig/linfer.pc usr/include/linfer/linfer.h \
-           usr/include/linfer/linfer.hpp usr/include/linfer/linfer_version.h usr/bin/linfer-convert \
+           usr/include/linfer/linfer.hpp usr/include/linfer/linfer_status.h usr/include/linfer/linfer_version.h usr/bin/linfer-convert \
            usr/bin/linfer-run usr/bin/linfer-bench usr/bin/linfer-tokenize usr/share/man/man1/linfer-run.1.gz \
            usr/share/man/man1/linfer-tokenize.1.gz usr/bin/linfer-embed usr/share/man/man1/linfer-embed.1.gz \
            usr/lib/python3/dist-packages/linfer/__init__.py usr/share/doc/liblinfer0/copyright; do

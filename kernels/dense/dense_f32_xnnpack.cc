@@ -73,13 +73,14 @@ const xnn_allocator kCountingAllocator = {nullptr,  xnn_alloc,         xnn_reall
                                           xnn_free, xnn_aligned_alloc, xnn_aligned_free};
 }  // namespace
 
-std::string initialize_xnnpack() {
+err::Status initialize_xnnpack() {
   static std::once_flag once;
   static xnn_status status = xnn_status_uninitialized;
   std::call_once(once, [] { status = xnn_initialize(&kCountingAllocator); });
   if (status != xnn_status_success)
-    return "XNNPACK failed to initialise (status " + std::to_string(int(status)) + "): this CPU may be unsupported";
-  return "";
+    return err::failure(LINFER_ERROR_UNSUPPORTED,
+                        "XNNPACK failed to initialise (status {}): this CPU may be unsupported", int(status));
+  return {};
 }
 
 XnnpackDense& XnnpackDense::operator=(XnnpackDense&& other) noexcept {
@@ -97,8 +98,8 @@ XnnpackDense::~XnnpackDense() {
   if (op_) xnn_delete_operator(op_);
 }
 
-std::string XnnpackDense::create(size_t in, size_t out, const float* weight, const float* bias, bool relu,
-                                 bool yield_workers, size_t* packed_bytes, bool* out_of_memory) {
+err::Status XnnpackDense::create(size_t in, size_t out, const float* weight, const float* bias, bool relu,
+                                 bool yield_workers, size_t* packed_bytes) {
   if (op_) xnn_delete_operator(op_);
   op_ = nullptr;
   in_ = in;
@@ -110,15 +111,14 @@ std::string XnnpackDense::create(size_t in, size_t out, const float* weight, con
   *packed_bytes = g_xnn_bytes > before ? size_t(g_xnn_bytes - before) : 0;
   if (s != xnn_status_success) {
     op_ = nullptr;
-    if (s == xnn_status_out_of_memory) {
-      if (out_of_memory) *out_of_memory = true;
-      return "out of memory allocating " + std::to_string(g_xnn_failed_bytes) + " bytes in XNNPACK for a " +
-             std::to_string(in) + "x" + std::to_string(out) + " fully connected operator";
-    }
-    return "XNNPACK could not create a " + std::to_string(in) + "x" + std::to_string(out) +
-           " fully connected operator (status " + std::to_string(int(s)) + ")";
+    if (s == xnn_status_out_of_memory)
+      return err::failure(LINFER_ERROR_OUT_OF_MEMORY,
+                          "out of memory allocating {} bytes in XNNPACK for a {}x{} fully connected operator",
+                          g_xnn_failed_bytes, in, out);
+    return err::failure(LINFER_ERROR_INTERNAL, "XNNPACK could not create a {}x{} fully connected operator (status {})",
+                        in, out, int(s));
   }
-  return "";
+  return {};
 }
 
 bool XnnpackDense::run(size_t rows, const float* x, float* y, pthreadpool_t pool) const {

@@ -33,11 +33,8 @@ Status DenseLayer::prepare(const ExecutionPlan& plan, const WeightView& weight, 
     for (uint32_t r = 0; r < group_rows; ++r)
       read_row_f32(weight, group * group_rows + r, rows.get() + size_t(r) * in_);
     fused_ = xnnpack_fusable ? activation : kernels::DenseActivation::None;
-    bool out_of_memory = false;
-    std::string err = xnnpack_.create(in_, out_, rows.get(), b, activation == kernels::DenseActivation::Relu,
-                                      yield_workers, &packed_bytes_, &out_of_memory);
-    if (err.empty()) return {};
-    return {out_of_memory ? LINFER_ERROR_OUT_OF_MEMORY : LINFER_ERROR_INTERNAL, std::move(err)};
+    return xnnpack_.create(in_, out_, rows.get(), b, activation == kernels::DenseActivation::Relu, yield_workers,
+                           &packed_bytes_);
   }
 #endif
   kernel_ = &plan.kernel_for(weight.dtype);

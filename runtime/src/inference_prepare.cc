@@ -122,7 +122,7 @@ Status Inference::prepare(const linfer_session_options& options) {
   workers_.isa = p.max_isa;
 #if LINFER_WITH_XNNPACK
   if (p.xnnpack) {
-    if (std::string e = kernels::initialize_xnnpack(); !e.empty()) return unsupported(std::move(e));
+    if (Status s = kernels::initialize_xnnpack(); !s.ok()) return s;
     if (p.threads > 1) {
       workers_.xnn_pool = pthreadpool_create(p.threads);
       workers_.xnn_flags = p.yield_workers ? PTHREADPOOL_FLAG_YIELD_WORKERS : 0;

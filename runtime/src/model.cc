@@ -48,8 +48,7 @@ void release_pages(const LoadedModel& m, const void* p, uint64_t bytes) {
 // refused), and fills the bookkeeping.
 Status finish_load(LoadedModel* m) {
   LfmInfo info;
-  std::string err = parse_lfm(m->bytes(), m->size, &m->desc, &info);
-  if (!err.empty()) return invalid_model(err);
+  if (Status s = parse_lfm(m->bytes(), m->size, &m->desc, &info); !s.ok()) return s;
   // A valid model of an attention kind this build left out (-DLINFER_ATTENTION_KINDS).
   if (Status s = attention_kind_built(m->desc.config.attention_kind); !s.ok()) return s;
   if (Status s = model_options_built(m->desc); !s.ok()) return s;  // (-DLINFER_MODEL_OPTIONS)
@@ -85,8 +84,8 @@ Status finish_load(LoadedModel* m) {
   // Version 1: every dense weight row-major in the file. Packed once, for every session; the
   // originals' pages are released unless another slot still reads them (a tied embedding).
   std::vector<std::pair<const void*, uint64_t>> originals;
-  err = pack_dense_weights(&m->desc, &m->packed, /*move_tied_embedding=*/false, &originals);
-  if (!err.empty()) return {LINFER_ERROR_OUT_OF_MEMORY, err};  // (its only failure; the message has the bytes)
+  if (Status s = pack_dense_weights(&m->desc, &m->packed, /*move_tied_embedding=*/false, &originals); !s.ok())
+    return s;  // (out of memory, its only failure)
   std::set<const void*> still_read;
   for_each_weight(m->desc, [&](const std::string&, const WeightView& w) {
     if (w.present()) still_read.insert(w.data);

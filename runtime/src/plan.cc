@@ -21,46 +21,49 @@
 namespace linfer::rt {
 namespace {
 
-// A message, or "" when the options are in range.
-std::string options_out_of_range(const EncoderConfig& c, const linfer_session_options& o) {
+// Options out of range: LINFER_ERROR_INVALID_ARGUMENT.
+Status options_out_of_range(const EncoderConfig& c, const linfer_session_options& o) {
   if (o.max_seq_len > c.max_seq_len)
-    return "max_seq_len " + decimal(o.max_seq_len) + " exceeds the model's n = " + decimal(c.max_seq_len);
-  if (o.num_threads > 256) return "num_threads " + decimal(o.num_threads) + " exceeds 256";
-  if (o.arena && o.arena_size == 0) return "an arena pointer was given with arena_size 0";
+    return invalid_argument("max_seq_len " + decimal(o.max_seq_len) +
+                            " exceeds the model's n = " + decimal(c.max_seq_len));
+  if (o.num_threads > 256) return invalid_argument("num_threads " + decimal(o.num_threads) + " exceeds 256");
+  if (o.arena && o.arena_size == 0) return invalid_argument("an arena pointer was given with arena_size 0");
   const int dense_path = raw_value(o.dense_path), row_pipeline = raw_value(o.row_pipeline);
   const int thread_wait = raw_value(o.thread_wait), max_isa = raw_value(o.max_isa);
   if (dense_path != LINFER_DENSE_AUTO && dense_path != LINFER_DENSE_XNNPACK)
-    return "dense_path " + decimal(dense_path) + " is not a linfer_dense_path";
+    return invalid_argument("dense_path " + decimal(dense_path) + " is not a linfer_dense_path");
   if (row_pipeline != LINFER_PIPELINE_AUTO && row_pipeline != LINFER_PIPELINE_OFF && row_pipeline != LINFER_PIPELINE_ON)
-    return "row_pipeline " + decimal(row_pipeline) + " is not a linfer_row_pipeline";
+    return invalid_argument("row_pipeline " + decimal(row_pipeline) + " is not a linfer_row_pipeline");
   if (thread_wait != LINFER_WAIT_AUTO && thread_wait != LINFER_WAIT_SPIN && thread_wait != LINFER_WAIT_YIELD)
-    return "thread_wait " + decimal(thread_wait) + " is not a linfer_thread_wait";
-  if (o.pipeline_block_rows > 4096) return "pipeline_block_rows " + decimal(o.pipeline_block_rows) + " exceeds 4096";
+    return invalid_argument("thread_wait " + decimal(thread_wait) + " is not a linfer_thread_wait");
+  if (o.pipeline_block_rows > 4096)
+    return invalid_argument("pipeline_block_rows " + decimal(o.pipeline_block_rows) + " exceeds 4096");
   if (max_isa < int(LINFER_ISA_AUTO) || max_isa > int(LINFER_ISA_X86_AMX))
-    return "max_isa " + decimal(max_isa) + " is not a linfer_isa";
-  return "";
+    return invalid_argument("max_isa " + decimal(max_isa) + " is not a linfer_isa");
+  return {};
 }
 
 // Options that need what this build may leave out: refused with the build option that brings it.
-std::string left_out_of_build(const linfer_session_options& o) {
+Status left_out_of_build(const linfer_session_options& o) {
 #if !LINFER_WITH_XNNPACK
   if (o.dense_path == LINFER_DENSE_XNNPACK)
-    return "dense_path LINFER_DENSE_XNNPACK: this build has no XNNPACK (configure with "
-           "-DLINFER_WITH_XNNPACK=ON)";
+    return unsupported(
+        "dense_path LINFER_DENSE_XNNPACK: this build has no XNNPACK (configure with "
+        "-DLINFER_WITH_XNNPACK=ON)");
 #endif
 #if LINFER_BARE_METAL
   // (The kernels' list has the core's own only: kernels/dense/dense_select.cc.)
   if (raw_value(o.max_isa) != LINFER_ISA_AUTO)
-    return "max_isa " + decimal(raw_value(o.max_isa)) +
-           ": a bare-metal build has its core's kernels only; leave it LINFER_ISA_AUTO";
+    return unsupported("max_isa " + decimal(raw_value(o.max_isa)) +
+                       ": a bare-metal build has its core's kernels only; leave it LINFER_ISA_AUTO");
 #endif
 #if !LINFER_THREADS
   if (o.num_threads > 1)
-    return "num_threads " + decimal(o.num_threads) +
-           ": this build runs on the calling thread only (configure with -DLINFER_THREADS=ON)";
+    return unsupported("num_threads " + decimal(o.num_threads) +
+                       ": this build runs on the calling thread only (configure with -DLINFER_THREADS=ON)");
 #endif
   (void)o;
-  return "";
+  return {};
 }
 
 // The kernels' cap for the option; an instruction set of another architecture leaves the
@@ -132,8 +135,8 @@ size_t row_block(const EncoderConfig& c, const linfer_session_options& o, size_t
 Result<ExecutionPlan> make_execution_plan(const LoadedModel& model, const linfer_session_options& o) {
   const EncoderDescription& d = model.desc;
   const EncoderConfig& c = d.config;
-  if (std::string e = options_out_of_range(c, o); !e.empty()) return invalid_argument(std::move(e));
-  if (std::string e = left_out_of_build(o); !e.empty()) return unsupported(std::move(e));
+  if (Status s = options_out_of_range(c, o); !s.ok()) return s;
+  if (Status s = left_out_of_build(o); !s.ok()) return s;
   ExecutionPlan plan;
   ExecutionPlan* const p = &plan;
   p->max_len = o.max_seq_len ? o.max_seq_len : c.max_seq_len;

@@ -126,8 +126,8 @@ inline OwnedDescription make_model(const EncoderConfig& c, uint32_t seed = 1) {
 inline std::vector<uint8_t> model_bytes(const EncoderDescription& d, bool validate = true,
                                         uint32_t format_version = kFormatVersion) {
   std::vector<uint8_t> bytes;
-  const std::string err = write_lfm(d, "linfer tests", {}, &bytes, validate, format_version);
-  if (!err.empty()) throw std::runtime_error(err);
+  const err::Status s = write_lfm(d, "linfer tests", {}, &bytes, validate, format_version);
+  if (!s.ok()) throw std::runtime_error(s.message());
   return bytes;
 }
 

@@ -296,9 +296,9 @@ void check_model_options() {
   // (On the heap, after the model is freed: the stack and heap figures stay the runtime's.)
   std::unique_ptr<EncoderDescription> d(new EncoderDescription), changed(new EncoderDescription);
   LfmInfo info;
-  const std::string err = parse_lfm(linfer_cm_model, size_t(linfer_cm_model_end - linfer_cm_model), d.get(), &info);
-  check(err.empty() && rt::model_options_built(*d).ok(), "model options: the shipped model needs none left out");
-  if (!err.empty()) return;
+  const err::Status parsed = parse_lfm(linfer_cm_model, size_t(linfer_cm_model_end - linfer_cm_model), d.get(), &info);
+  check(parsed.ok() && rt::model_options_built(*d).ok(), "model options: the shipped model needs none left out");
+  if (!parsed.ok()) return;
   struct Case {
     const char* option;
     bool built;

@@ -118,10 +118,11 @@ bool write_case(const testing::VersionCase& vc, const std::string& dir) {
   std::string err;
   if (dtype != DType::F32 && !(err = convert::quantize_description(&o.desc, dtype, &quantized)).empty())
     return fail(err);
-  if (vc.version > 1 && !(err = pack_dense_weights(&o.desc, &panels, true)).empty()) return fail(err);
+  if (vc.version > 1)
+    if (err::Status s = pack_dense_weights(&o.desc, &panels, true); !s.ok()) return fail(s.message());
   std::vector<uint8_t> bytes;
-  if (!(err = write_lfm(o.desc, "linfer tests/format_versions", {}, &bytes, true, vc.version)).empty())
-    return fail(err);
+  if (err::Status s = write_lfm(o.desc, "linfer tests/format_versions", {}, &bytes, true, vc.version); !s.ok())
+    return fail(s.message());
   const std::string base = dir + "/" + testing::version_case_name(vc);
   std::ofstream(base + ".lfm", std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()), bytes.size());
 

@@ -20,8 +20,8 @@ namespace {
 
 void round_trip(const linfer::EncoderDescription& desc) {
   std::vector<uint8_t> bytes;
-  const std::string err = linfer::write_lfm(desc, "fuzz", {{"source_layout", "fuzz"}}, &bytes);
-  if (!err.empty()) return;  // the mappers leave the final validation to the writer
+  if (!linfer::write_lfm(desc, "fuzz", {{"source_layout", "fuzz"}}, &bytes).ok())
+    return;  // the mappers leave the final validation to the writer
   linfer_model* model = nullptr;
   if (linfer_model_load_from_memory(bytes.data(), bytes.size(), &model) != LINFER_OK) {
     std::fprintf(stderr, "the loader refused what the writer wrote: %s\n", linfer_last_error());

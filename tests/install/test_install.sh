@@ -6,7 +6,7 @@ set -euo pipefail
 build=$1 prefix=$2 source=$3
 rm -rf "$prefix" "$prefix-consumer" "$prefix-pc"
 cmake --install "$build" --prefix "$prefix" > /dev/null
-for f in bin/linfer-convert bin/linfer-run bin/linfer-bench include/linfer/linfer.h include/linfer/linfer_version.h include/linfer/linfer.hpp \
+for f in bin/linfer-convert bin/linfer-run bin/linfer-bench include/linfer/linfer.h include/linfer/linfer_status.h include/linfer/linfer_version.h include/linfer/linfer.hpp \
          lib/cmake/linfer/linferConfig.cmake lib/pkgconfig/linfer.pc; do
   [ -e "$prefix/$f" ] || { echo "missing after install: $f"; exit 1; }
 done

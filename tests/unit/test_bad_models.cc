@@ -52,7 +52,7 @@ std::vector<uint8_t> valid_panels(DType dtype = DType::F32) {
   static convert::QuantizedStore quantized;
   static PanelStore store;
   if (dtype != DType::F32) REQUIRE(convert::quantize_description(&o.desc, dtype, &quantized).empty());
-  REQUIRE(pack_dense_weights(&o.desc, &store, true).empty());
+  REQUIRE(pack_dense_weights(&o.desc, &store, true).ok());
   return model_bytes(o.desc);
 }
 
@@ -62,7 +62,7 @@ std::vector<uint8_t> with_panels(std::function<void(EncoderDescription&)> f, DTy
   static convert::QuantizedStore quantized;
   static PanelStore store;
   if (dtype != DType::F32) REQUIRE(convert::quantize_description(&o.desc, dtype, &quantized).empty());
-  REQUIRE(pack_dense_weights(&o.desc, &store, true).empty());
+  REQUIRE(pack_dense_weights(&o.desc, &store, true).ok());
   f(o.desc);
   return model_bytes(o.desc, /*validate=*/false);
 }
@@ -865,9 +865,9 @@ TEST_CASE("the valid base model loads") {
 TEST_CASE("a tensor at a place its attention kind does not list is refused when writing") {
   auto o = make_model(small_config());  // (Linformer: a layer's places 0 to 3)
   std::vector<uint8_t> bytes;
-  REQUIRE(write_lfm(o.desc, "test", {}, &bytes).empty());
+  REQUIRE(write_lfm(o.desc, "test", {}, &bytes).ok());
   o.desc.layers[1].kind_tensors[kMaxKindLayerTensors - 1] = o.desc.layers[1].q.bias;
-  const std::string err = write_lfm(o.desc, "test", {}, &bytes);
+  const std::string err = write_lfm(o.desc, "test", {}, &bytes).message();
   CHECK_MESSAGE(err.find("layers.1 holds a tensor at 5 of its attention kind's, which linformer attention does not "
                          "have") != std::string::npos,
                 err);

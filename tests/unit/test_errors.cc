@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// One error vocabulary: the runtime's Status and Result (runtime/src/status.h), and every kind of
-// failure reaching the C API with its own code and the message of the place that failed: out of
-// memory stays LINFER_ERROR_OUT_OF_MEMORY, also when a session's dense layers or its arena cannot
-// be allocated.
+// One error vocabulary: Status and Result (linfer/types/status.h, shared by the kernels, the format,
+// the runtime and the converter), and every kind of failure reaching the C API with its own code and the message of the
+// place that failed: out of memory stays LINFER_ERROR_OUT_OF_MEMORY, also when a session's dense layers or its arena
+// cannot be allocated.
 #include <doctest/doctest.h>
 
 #include <malloc.h>
@@ -23,7 +23,9 @@
 
 #include "golden_cases.h"
 #include "linfer/linfer.hpp"
-#include "status.h"
+#include "linfer/format/lfm.h"
+#include "linfer/format/panel.h"
+#include "linfer/types/status.h"
 #include "test_models.h"
 
 using namespace linfer;
@@ -124,36 +126,63 @@ ChildReport with_address_space_limit(uint64_t headroom, Fn&& body) {
 
 }  // namespace
 
-TEST_CASE("rt::Status and Result: a code and the message of the place that failed") {
-  const rt::Status ok;
+TEST_CASE("Status and Result: a code and the message of the place that failed") {
+  const err::Status ok;
   CHECK(ok.ok());
   CHECK(ok.code() == LINFER_OK);
   CHECK(ok.message().empty());
-  CHECK(rt::invalid_argument("a").code() == LINFER_ERROR_INVALID_ARGUMENT);
-  CHECK(rt::invalid_model("b").code() == LINFER_ERROR_INVALID_MODEL);
-  CHECK(rt::unsupported("c").code() == LINFER_ERROR_UNSUPPORTED);
-  CHECK(rt::internal_error("d").message() == "d");
-  const rt::Status oom = rt::out_of_memory("the session's arena", 1234);
+  CHECK(err::invalid_argument("a").code() == LINFER_ERROR_INVALID_ARGUMENT);
+  CHECK(err::invalid_model("b").code() == LINFER_ERROR_INVALID_MODEL);
+  CHECK(err::unsupported("c").code() == LINFER_ERROR_UNSUPPORTED);
+  CHECK(err::internal_error("d").message() == "d");
+  const err::Status oom = err::out_of_memory("the session's arena", 1234);
   CHECK(oom.code() == LINFER_ERROR_OUT_OF_MEMORY);
   CHECK(oom.message() == "out of memory allocating 1234 bytes for the session's arena");
 
   // allocating(): a std::bad_alloc becomes out of memory, naming what and how many bytes.
-  const rt::Status thrown = rt::allocating("the dense layers of 3 layers", 96, [] { throw std::bad_alloc(); });
+  const err::Status thrown = err::allocating("the dense layers of 3 layers", 96, [] { throw std::bad_alloc(); });
   CHECK(thrown.code() == LINFER_ERROR_OUT_OF_MEMORY);
   CHECK(thrown.message() == "out of memory allocating 96 bytes for the dense layers of 3 layers");
   std::vector<int> v;
-  CHECK(rt::allocating("v", 40, [&] { v.resize(10); }).ok());
-  CHECK(rt::allocating("v", 0, [] { return rt::unsupported("refused"); }).message() == "refused");
+  CHECK(err::allocating("v", 40, [&] { v.resize(10); }).ok());
+  CHECK(err::allocating("v", 0, [] { return err::unsupported("refused"); }).message() == "refused");
 
-  rt::Result<size_t> value = size_t(7);
+  err::Result<size_t> value = size_t(7);
   REQUIRE(value.ok());
   CHECK(value.value() == 7);
-  rt::Result<size_t> failed = rt::invalid_argument("no");
+  err::Result<size_t> failed = err::invalid_argument("no");
   CHECK(!failed.ok());
   CHECK(failed.status().code() == LINFER_ERROR_INVALID_ARGUMENT);
   // A Result made from a success has no value: that is a bug, reported as one.
-  rt::Result<size_t> empty = rt::Status();
+  err::Result<size_t> empty = err::Status();
   CHECK(empty.status().code() == LINFER_ERROR_INTERNAL);
+
+  // The one formatter: "{}" for each argument; a failure's context goes before its message.
+  const err::Status formatted =
+      err::invalid_model("{} has shape {}, needs {} rows", "w", std::vector<uint32_t>{2, 3}, 4);
+  CHECK(formatted.code() == LINFER_ERROR_INVALID_MODEL);
+  CHECK(formatted.message() == "w has shape [2,3], needs 4 rows");
+  CHECK(err::invalid_model("no {} here").message() == "no {} here");  // (no arguments: the text as it is)
+  CHECK(err::failure(LINFER_ERROR_INVALID_ARGUMENT, "version {}", 9).message() == "version 9");
+  CHECK(err::Status(err::invalid_model("bad")).within("file: ").message() == "file: bad");
+  CHECK(err::Status().within("file: ").message().empty());
+}
+
+// The format library's failures come with their codes, not as text for the runtime to classify.
+TEST_CASE("the format's failures carry their codes") {
+  auto o = make_model(small_config());
+  std::vector<uint8_t> bytes;
+  CHECK(write_lfm(o.desc, "test", {}, &bytes, true, kFormatVersion + 1).code() == LINFER_ERROR_INVALID_ARGUMENT);
+  REQUIRE(write_lfm(o.desc, "test", {}, &bytes).ok());
+  EncoderDescription parsed;
+  LfmInfo info;
+  const err::Status cut = parse_lfm(bytes.data(), 4, &parsed, &info);
+  CHECK(cut.code() == LINFER_ERROR_INVALID_MODEL);
+  CHECK(cut.message() == "file is too small to be a linfer model (4 bytes)");
+  o.desc.config.dim = 0;
+  const err::Status invalid = validate_description(o.desc);
+  CHECK(invalid.code() == LINFER_ERROR_INVALID_MODEL);
+  CHECK(invalid.message() == "invalid configuration: dim = 0 is out of range [1, 65536]");
 }
 
 TEST_CASE("every kind of failure reaches the C API with its code and its message") {

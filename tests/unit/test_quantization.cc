@@ -283,11 +283,11 @@ TEST_CASE("int8 input scales: smoothed weights and the runtime's multiply give t
   CHECK(expected == 2 * 4);  // q, k, v and fc1 of both layers
   REQUIRE(convert::quantize_description(&smoothed.desc, DType::I8, &store).empty());
   PanelStore panels;
-  REQUIRE(pack_dense_weights(&smoothed.desc, &panels, true).empty());
+  REQUIRE(pack_dense_weights(&smoothed.desc, &panels, true).ok());
   const std::vector<uint8_t> bytes = linfer::testing::model_bytes(smoothed.desc);
   LfmInfo info;
   EncoderDescription parsed;
-  REQUIRE(parse_lfm(bytes.data(), bytes.size(), &parsed, &info).empty());  // (only its fields are read)
+  REQUIRE(parse_lfm(bytes.data(), bytes.size(), &parsed, &info).ok());  // (only its fields are read)
   CHECK(info.format_version == 4);  // (the default; asked for version 3, the writer writes 3: below)
   CHECK(parsed.layers[1].fc1.weight.input_scales != nullptr);
   CHECK(parsed.layers[1].fc2.weight.input_scales == nullptr);
@@ -295,7 +295,7 @@ TEST_CASE("int8 input scales: smoothed weights and the runtime's multiply give t
     const std::vector<uint8_t> v3 = linfer::testing::model_bytes(smoothed.desc, true, 3);
     LfmInfo info3;
     EncoderDescription parsed3;
-    REQUIRE(parse_lfm(v3.data(), v3.size(), &parsed3, &info3).empty());
+    REQUIRE(parse_lfm(v3.data(), v3.size(), &parsed3, &info3).ok());
     CHECK(info3.format_version == 3);
     CHECK(run_bytes(v3, ids) == run_bytes(bytes, ids));
   }
@@ -311,7 +311,9 @@ TEST_CASE("int8 input scales: smoothed weights and the runtime's multiply give t
   // A version 2 file cannot hold them.
   std::vector<uint8_t> v2;
   smoothed.desc.layers[0].q.weight.input_scales = parsed.layers[0].q.weight.input_scales;
-  CHECK(write_lfm(smoothed.desc, "t", {}, &v2, true, 2).find("format version 2 cannot hold") != std::string::npos);
+  const err::Status refused = write_lfm(smoothed.desc, "t", {}, &v2, true, 2);
+  CHECK(refused.code() == LINFER_ERROR_INVALID_ARGUMENT);
+  CHECK(refused.message().find("format version 2 cannot hold") != std::string::npos);
 }
 
 TEST_CASE("int8 f32 input channels: the f32 products beside the int8 one, the channels left out of the row's scale") {
@@ -330,7 +332,7 @@ TEST_CASE("int8 f32 input channels: the f32 products beside the int8 one, the ch
     REQUIRE(convert::quantize_description(&ref.desc, DType::I8, &store).empty());
     for (size_t i = 0; i < fc2.size(); ++i) ref.desc.layers[i].fc2.weight = fc2[i];
     PanelStore panels;
-    REQUIRE(pack_dense_weights(&ref.desc, &panels, true).empty());
+    REQUIRE(pack_dense_weights(&ref.desc, &panels, true).ok());
     // The same with fc2 int8 and all its 8 inputs f32 (in shuffled order, times input scales):
     // the int8 rows are all zero, the f32 columns carry the whole product.
     auto kept = make_model(c, 11);
@@ -356,12 +358,12 @@ TEST_CASE("int8 f32 input channels: the f32 products beside the int8 one, the ch
       w.f32_input_count = 8;
       w.f32_input_weights = columns[i].data();
     }
-    REQUIRE(pack_dense_weights(&kept.desc, &panels, true).empty());
+    REQUIRE(pack_dense_weights(&kept.desc, &panels, true).ok());
     const std::vector<uint8_t> ref_bytes = linfer::testing::model_bytes(ref.desc);
     const std::vector<uint8_t> kept_bytes = linfer::testing::model_bytes(kept.desc);
     LfmInfo info;
     EncoderDescription parsed;
-    REQUIRE(parse_lfm(kept_bytes.data(), kept_bytes.size(), &parsed, &info).empty());
+    REQUIRE(parse_lfm(kept_bytes.data(), kept_bytes.size(), &parsed, &info).ok());
     CHECK(info.format_version == 5);
     REQUIRE(parsed.layers[1].fc2.weight.f32_input_count == 8);
     CHECK(parsed.layers[1].fc2.weight.f32_inputs[0] == 5);
@@ -427,7 +429,7 @@ TEST_CASE("int8 f32 input channels: the f32 products beside the int8 one, the ch
       for_each_weight(q.desc, [&](const std::string& name, WeightView& w) {
         if (!convert::is_feed_forward_output(name)) w = f32_views[name];
       });
-      REQUIRE(pack_dense_weights(&q.desc, &panels, true).empty());
+      REQUIRE(pack_dense_weights(&q.desc, &panels, true).ok());
       if (count) {
         const WeightView& w = q.desc.layers[0].fc2.weight;
         REQUIRE(w.f32_input_count == 2);
@@ -452,7 +454,7 @@ TEST_CASE("int8 f32 input channels: the f32 products beside the int8 one, the ch
     convert::QuantizedStore store;
     convert::keep_f32_inputs(&q.desc, max_abs, 2, &store);
     REQUIRE(convert::quantize_description(&q.desc, DType::I8, &store).empty());
-    const std::string err = write_lfm(q.desc, "t", {}, &v4, true, 4);
+    const std::string err = write_lfm(q.desc, "t", {}, &v4, true, 4).message();
     CHECK(err.find("keeps input channels in f32, which format version 4 cannot hold (version 5 can)") !=
           std::string::npos);
   }

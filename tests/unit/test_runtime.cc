@@ -129,11 +129,11 @@ TEST_CASE("format versions 1 and 2 load to the same model; version 1 is packed o
   cfg.ff_dim = 512;  // 256 KiB feed-forward matrices: many whole pages to release
   auto o = make_model(cfg);
   std::vector<uint8_t> v1;
-  REQUIRE(write_lfm(o.desc, "test", {}, &v1, true, 1).empty());
+  REQUIRE(write_lfm(o.desc, "test", {}, &v1, true, 1).ok());
   PanelStore store;
-  REQUIRE(pack_dense_weights(&o.desc, &store, true).empty());
+  REQUIRE(pack_dense_weights(&o.desc, &store, true).ok());
   std::vector<uint8_t> v2;
-  REQUIRE(write_lfm(o.desc, "test", {}, &v2, true, 2).empty());
+  REQUIRE(write_lfm(o.desc, "test", {}, &v2, true, 2).ok());
   const std::string path = std::string(LINFER_TEST_TMP) + "/version1.lfm";
   FILE* f = std::fopen(path.c_str(), "wb");
   REQUIRE(f);

@@ -43,9 +43,9 @@ std::string calibrate_dense_inputs(const EncoderDescription& desc, const std::ve
   // file's bytes, which name the slots (parse_lfm of the same bytes).
   EncoderDescription packed = desc;
   PanelStore panels;
-  std::string err = pack_dense_weights(&packed, &panels, /*move_tied_embedding=*/true);
+  std::string err = pack_dense_weights(&packed, &panels, /*move_tied_embedding=*/true).message();
   std::vector<uint8_t> bytes;
-  if (err.empty()) err = write_lfm(packed, "linfer-convert calibration", {}, &bytes);
+  if (err.empty()) err = write_lfm(packed, "linfer-convert calibration", {}, &bytes).message();
   if (!err.empty()) return "--calibrate: " + err;
   const size_t size = bytes.size();
   std::unique_ptr<uint8_t, Freer> file(static_cast<uint8_t*>(aligned_block(kDataAlignment, size)));
@@ -54,7 +54,7 @@ std::string calibrate_dense_inputs(const EncoderDescription& desc, const std::ve
   bytes = std::vector<uint8_t>();
   EncoderDescription view;
   LfmInfo info;
-  err = parse_lfm(file.get(), size, &view, &info);
+  err = parse_lfm(file.get(), size, &view, &info).message();
   if (!err.empty()) return "--calibrate: " + err;
   Observed observed;
   std::map<std::string, std::vector<float>> stats;

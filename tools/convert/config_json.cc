@@ -158,7 +158,7 @@ std::string parse_linfer_config(const std::string& text, EncoderConfig* out) {
       }
       if (!p.err.empty()) break;
       if (of == c.attention_kind) given |= 1u << i;
-      p.err = set_kind_field(c, of, i, value);
+      p.err = set_kind_field(c, of, i, value).message();
     }
   apply_converter_defaults(c, given);
   p.choice("norm_placement", &c.norm_placement,

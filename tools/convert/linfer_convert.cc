@@ -239,13 +239,14 @@ int run(int argc, char** argv) {
   // the file's bytes in place (a tied LM head and its embedding stay one tensor).
   linfer::PanelStore panels;
   if (version != "1") {
-    err = linfer::pack_dense_weights(&conv.desc, &panels, /*move_tied_embedding=*/true);
+    err = linfer::pack_dense_weights(&conv.desc, &panels, /*move_tied_embedding=*/true).message();
     if (!err.empty()) return fail(err);
   }
   std::vector<uint8_t> bytes;
   err = linfer::write_lfm(conv.desc, "linfer-convert " LINFER_VERSION_STRING " (layout " + layout + ", " + dtype + ")",
                           {{"source_format", ck->format}, {"source_layout", layout}}, &bytes,
-                          /*validate=*/true, version.empty() ? linfer::kFormatVersion : uint32_t(std::stoul(version)));
+                          /*validate=*/true, version.empty() ? linfer::kFormatVersion : uint32_t(std::stoul(version)))
+            .message();
   if (!err.empty()) return fail(err);
   err = linfer::tools::write_file_atomic(output, bytes.data(), bytes.size());
   if (!err.empty()) return fail(err);

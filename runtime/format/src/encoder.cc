@@ -157,9 +157,9 @@ std::vector<KindFieldInfo> kind_field_infos(AttentionKind kind) {
   return out;
 }
 
-std::string set_kind_field(EncoderConfig& c, AttentionKind kind, size_t i, uint32_t value) {
+Status set_kind_field(EncoderConfig& c, AttentionKind kind, size_t i, uint32_t value) {
   const FormatKind* k = uint8_t(kind) < kAttentionKindCount ? format_kind(kind) : nullptr;
-  if (!k || i >= k->field_count) return "";
+  if (!k || i >= k->field_count) return {};
   // (A field of EncoderConfig's own, of another kind: set, and refused by validate_description.)
   const bool own = c.attention_kind == kind || !k->defaults;
   EncoderConfig other;
@@ -171,7 +171,8 @@ std::string set_kind_field(EncoderConfig& c, AttentionKind kind, size_t i, uint3
     std::memcpy(at, &value, 4);
   else
     *at = uint8_t(value);
-  return own || !k->check_config ? "" : k->check_config(other, false);
+  if (own || !k->check_config) return {};
+  return k->check_config(other, false);
 }
 
 void apply_converter_defaults(EncoderConfig& c, uint32_t given) {
@@ -180,51 +181,17 @@ void apply_converter_defaults(EncoderConfig& c, uint32_t given) {
 }
 #endif
 
-// (Numbers as uint64_t: one std::to_string, the one the messages use, on every target.)
-std::string layer_name(size_t i) { return "layers." + std::to_string(uint64_t(i)); }
-
-namespace {
-void append_shape(std::string* out, const uint32_t* dims, size_t rank) {
-  *out += '[';
-  for (size_t i = 0; i < rank; ++i) *out += (i ? "," : "") + std::to_string(uint64_t(dims[i]));
-  *out += ']';
-}
-}  // namespace
+std::string layer_name(size_t i) { return "layers." + err::decimal(i); }
 
 std::string shape_to_string(const std::vector<uint32_t>& shape) {
   std::string s;
-  append_shape(&s, shape.data(), shape.size());
+  err::append_shape(&s, shape.data(), shape.size());
   return s;
 }
 
-std::string format_message(const char* text, const MessageArg* args, size_t count) {
-  std::string out;
-  size_t next = 0;
-  for (const char* p = text; *p; ++p) {
-    if (p[0] != '{' || p[1] != '}') {
-      out += *p;
-      continue;
-    }
-    ++p;
-    if (LINFER_TERSE_ERRORS)  // (a terse text takes only the strings)
-      while (next < count && args[next].kind != MessageArg::kText) ++next;
-    if (next == count) continue;
-    const MessageArg& a = args[next++];
-    if (a.kind == MessageArg::kText)
-      out += a.text;
-    else if (LINFER_TERSE_ERRORS)
-      continue;
-    else if (a.kind == MessageArg::kNumber)
-      out += std::to_string(a.number);
-    else
-      append_shape(&out, a.shape.dims, a.shape.rank);
-  }
-  return out;
-}
-
-bool out_of_range(std::string* err, const char* what, uint32_t value, uint32_t lo, uint32_t hi) {
+bool out_of_range(Status* err, const char* what, uint32_t value, uint32_t lo, uint32_t hi) {
   if (value >= lo && value <= hi) return false;
-  *err = message(LINFER_DETAILED("{} = {} is out of range [{}, {}]", "{} is out of range"), what, value, lo, hi);
+  *err = invalid_model(LINFER_DETAILED("{} = {} is out of range [{}, {}]", "{} is out of range"), what, value, lo, hi);
   return true;
 }
 
@@ -232,19 +199,20 @@ namespace {
 
 // The configuration's checks; `kind` is the model's kind's format file (null: not in this build's
 // format, whose fields are not checked).
-std::string validate_config(const EncoderConfig& c, const FormatKind* kind) {
-  std::string e;
-  if (uint8_t(c.attention_kind) >= kAttentionKindCount) return "unknown attention kind";
-  if (uint8_t(c.causal) > uint8_t(CausalMode::Causal)) return "unknown causal mode";
-  if (uint8_t(c.norm_placement) > uint8_t(NormPlacement::Reversible)) return "unknown norm placement";
-  if (uint8_t(c.positions) > uint8_t(PositionKind::Sinusoidal)) return "unknown position kind";
-  if (uint8_t(c.rotary) > uint8_t(Rotary::AdjacentPairs)) return "unknown rotary kind";
-  if (uint8_t(c.activation) > uint8_t(Activation::Tanh)) return "unknown activation";
-  if (uint8_t(c.head_activation) > uint8_t(Activation::Tanh)) return "unknown head activation";
-  if (uint8_t(c.classifier_activation) > uint8_t(Activation::Tanh)) return "unknown classifier activation";
-  if (uint8_t(c.reversible_merge) > uint8_t(ReversibleMerge::Mean)) return "unknown reversible merge";
-  if (uint8_t(c.head) > uint8_t(HeadKind::Pooled)) return "unknown head kind";
-  if (uint8_t(c.pooling) > uint8_t(Pooling::Mean)) return "unknown pooling";
+Status validate_config(const EncoderConfig& c, const FormatKind* kind) {
+  Status e;
+  if (uint8_t(c.attention_kind) >= kAttentionKindCount) return invalid_model("unknown attention kind");
+  if (uint8_t(c.causal) > uint8_t(CausalMode::Causal)) return invalid_model("unknown causal mode");
+  if (uint8_t(c.norm_placement) > uint8_t(NormPlacement::Reversible)) return invalid_model("unknown norm placement");
+  if (uint8_t(c.positions) > uint8_t(PositionKind::Sinusoidal)) return invalid_model("unknown position kind");
+  if (uint8_t(c.rotary) > uint8_t(Rotary::AdjacentPairs)) return invalid_model("unknown rotary kind");
+  if (uint8_t(c.activation) > uint8_t(Activation::Tanh)) return invalid_model("unknown activation");
+  if (uint8_t(c.head_activation) > uint8_t(Activation::Tanh)) return invalid_model("unknown head activation");
+  if (uint8_t(c.classifier_activation) > uint8_t(Activation::Tanh))
+    return invalid_model("unknown classifier activation");
+  if (uint8_t(c.reversible_merge) > uint8_t(ReversibleMerge::Mean)) return invalid_model("unknown reversible merge");
+  if (uint8_t(c.head) > uint8_t(HeadKind::Pooled)) return invalid_model("unknown head kind");
+  if (uint8_t(c.pooling) > uint8_t(Pooling::Mean)) return invalid_model("unknown pooling");
   if (out_of_range(&e, "dim", c.dim, 1, Limits::kMaxDim)) return e;
   if (out_of_range(&e, "num_layers", c.num_layers, 1, Limits::kMaxLayers)) return e;
   if (out_of_range(&e, "num_heads", c.num_heads, 1, Limits::kMaxHeads)) return e;
@@ -252,44 +220,46 @@ std::string validate_config(const EncoderConfig& c, const FormatKind* kind) {
   // (At most 1024 * 65536: no overflow.)
   if (out_of_range(&e, "num_heads * head_dim", c.num_heads * c.head_dim, 1, Limits::kMaxDim)) return e;
   if (c.kv_heads != c.num_heads && c.kv_heads != 1)
-    return message(LINFER_DETAILED("kv_heads = {} must be 1 or num_heads ({})", "kv_heads must be 1 or num_heads"),
-                   c.kv_heads, c.num_heads);
+    return invalid_model(
+        LINFER_DETAILED("kv_heads = {} must be 1 or num_heads ({})", "kv_heads must be 1 or num_heads"), c.kv_heads,
+        c.num_heads);
   if (out_of_range(&e, "ff_dim", c.ff_dim, 1, Limits::kMaxFeedForward)) return e;
   if (out_of_range(&e, "max_seq_len", c.max_seq_len, 1, Limits::kMaxSeqLen)) return e;
   // Each kind's fields: its own in range, the other kinds' unset (those in EncoderConfig's own
   // fields; a kind's fields struct exists only in a model of that kind).
   for (const FormatKind* const* k = kFormatKinds; *k; ++k)
-    if ((*k)->check_config && (*k == kind || !(*k)->defaults) && !(e = (*k)->check_config(c, *k == kind)).empty())
+    if ((*k)->check_config && (*k == kind || !(*k)->defaults) && !(e = (*k)->check_config(c, *k == kind)).ok())
       return e;
   if (kind && c.causal != CausalMode::Bidirectional && !kind->causal)
-    return message("causal mode is only defined for linear_elu, performer and lsh attention, not {}",
-                   to_string(c.attention_kind));
+    return invalid_model("causal mode is only defined for linear_elu, performer and lsh attention, not {}",
+                         to_string(c.attention_kind));
   if (out_of_range(&e, "vocab_size", c.vocab_size, 0, Limits::kMaxVocab)) return e;
-  if (c.head == HeadKind::LmLogits && c.vocab_size == 0) return "an LM head needs vocab_size > 0";
+  if (c.head == HeadKind::LmLogits && c.vocab_size == 0) return invalid_model("an LM head needs vocab_size > 0");
   if (c.head == HeadKind::Classifier && out_of_range(&e, "num_classes", c.num_classes, 1, Limits::kMaxClasses))
     return e;
   if (c.head != HeadKind::Classifier && c.classifier_activation != Activation::Tanh)
-    return "classifier_activation applies to classifier heads only";
-  if (c.head != HeadKind::Pooled && c.normalize_output) return "normalize_output applies to pooled heads only";
+    return invalid_model("classifier_activation applies to classifier heads only");
+  if (c.head != HeadKind::Pooled && c.normalize_output)
+    return invalid_model("normalize_output applies to pooled heads only");
   if (c.norm_placement != NormPlacement::Reversible && c.reversible_merge != ReversibleMerge::Sum)
-    return "reversible_merge applies to reversible layers only";
-  if (!std::isfinite(c.norm_eps) || c.norm_eps <= 0.0f) return "norm_eps must be positive and finite";
-  if (!std::isfinite(c.embedding_scale)) return "embedding_scale must be finite";
+    return invalid_model("reversible_merge applies to reversible layers only");
+  if (!std::isfinite(c.norm_eps) || c.norm_eps <= 0.0f) return invalid_model("norm_eps must be positive and finite");
+  if (!std::isfinite(c.embedding_scale)) return invalid_model("embedding_scale must be finite");
   if (c.positions == PositionKind::Sinusoidal) {
     if (!std::isfinite(c.sinusoidal_base) || c.sinusoidal_base <= 1.0f)
-      return "sinusoidal_base must be finite and greater than 1";
-    if (c.dim % 2) return "sinusoidal positions need an even dim";
+      return invalid_model("sinusoidal_base must be finite and greater than 1");
+    if (c.dim % 2) return invalid_model("sinusoidal positions need an even dim");
   }
   if (c.rotary != Rotary::None) {
     // (Queries and keys of every position exist before the attention math only for some kinds.)
     if (kind && !kind->rotary)
-      return message("rotary positions are defined for full, linear, performer and lsh attention, not {}",
-                     to_string(c.attention_kind));
-    if (c.head_dim % 2) return "rotary positions need an even head_dim";
+      return invalid_model("rotary positions are defined for full, linear, performer and lsh attention, not {}",
+                           to_string(c.attention_kind));
+    if (c.head_dim % 2) return invalid_model("rotary positions need an even head_dim");
   }
   if (uint64_t(c.position_offset) + c.max_seq_len > Limits::kMaxPositionRows)
-    return "position_offset + max_seq_len is too large";
-  return "";
+    return invalid_model("position_offset + max_seq_len is too large");
+  return {};
 }
 
 }  // namespace
@@ -397,23 +367,23 @@ bool weight_may_be_quantized(const std::string& slot) {
 namespace {
 // The panel layout is for dense weights, and for a token embedding tied to the LM head (stored
 // once); everything else is row-major.
-std::string check_layout(const EncoderConfig& c, Slot slot, const std::string& name, const WeightView& w) {
+Status check_layout(const EncoderConfig& c, Slot slot, const std::string& name, const WeightView& w) {
   if (w.layout == Layout::Panel16) {
     const uint32_t groups = slot == Slot::TokenEmbedding ? 1 : dense_panel_groups(c, name);
     if (!is_dense_slot(c, slot) && slot != Slot::TokenEmbedding)
-      return message("{} cannot be stored in panel layout (only dense layer weights can)", name);
+      return invalid_model("{} cannot be stored in panel layout (only dense layer weights can)", name);
     if (w.panel_groups != groups)
-      return message(
+      return invalid_model(
           LINFER_DETAILED("{} is packed in {} panel groups, expected {}", "{} is packed in the wrong panel groups"),
           name, w.panel_groups, groups);
     if (w.dtype == DType::I8 && !w.channel_sums)
-      return message("{} is int8 in panel layout but has no channel sums", name);
-    return "";
+      return invalid_model("{} is int8 in panel layout but has no channel sums", name);
+    return {};
   }
-  if (w.layout != Layout::RowMajor) return message("{} has an unknown layout", name);
+  if (w.layout != Layout::RowMajor) return invalid_model("{} has an unknown layout", name);
   if (w.panel_groups != 1 || w.channel_sums)
-    return message("{} is row-major but carries panel groups or channel sums", name);
-  return "";
+    return invalid_model("{} is row-major but carries panel groups or channel sums", name);
+  return {};
 }
 }  // namespace
 
@@ -505,44 +475,44 @@ Expect expected_shape(const EncoderConfig& c, const FormatKind& kind, Slot slot)
 }
 
 // A tensor in kind_tensors at an index the kind does not list: no writer or reader would see it.
-std::string check_unlisted(const EncoderDescription& d, const FormatKind& kind) {
+Status check_unlisted(const EncoderDescription& d, const FormatKind& kind) {
   bool listed[2][kMaxKindLayerTensors] = {};  // [in_layer][index]
   for (uint32_t i = 0; i < kind.slot_count; ++i) listed[kind.slots[i].in_layer][kind.slots[i].index] = true;
   for (size_t i = 0; i < kMaxKindModelTensors; ++i)
     if (d.kind_tensors[i].present() && !listed[0][i])
-      return message("the model holds a tensor at {} of its attention kind's, which {} attention does not have", i,
-                     to_string(d.config.attention_kind));
+      return invalid_model("the model holds a tensor at {} of its attention kind's, which {} attention does not have",
+                           i, to_string(d.config.attention_kind));
   for (size_t l = 0; l < d.layers.size(); ++l)
     for (size_t i = 0; i < kMaxKindLayerTensors; ++i)
       if (d.layers[l].kind_tensors[i].present() && !listed[1][i])
-        return message("{} holds a tensor at {} of its attention kind's, which {} attention does not have",
-                       layer_name(l), i, to_string(d.config.attention_kind));
-  return "";
+        return invalid_model("{} holds a tensor at {} of its attention kind's, which {} attention does not have",
+                             layer_name(l), i, to_string(d.config.attention_kind));
+  return {};
 }
 
 bool same_shape(const std::vector<uint32_t>& shape, const Expect& e) {
   return shape.size() == e.rank && std::equal(shape.begin(), shape.end(), e.dims);
 }
 
-// The checks of one slot (after the configuration's), in a model of kind `kind`: "" or what is
-// wrong.
-std::string check_slot(const EncoderDescription& d, const FormatKind& kind, Slot slot, uint32_t layer,
-                       const std::string& name, const WeightView& w) {
+// The checks of one slot (after the configuration's), in a model of kind `kind`.
+Status check_slot(const EncoderDescription& d, const FormatKind& kind, Slot slot, uint32_t layer,
+                  const std::string& name, const WeightView& w) {
   const EncoderConfig& c = d.config;
   const uint32_t D = c.dim;
-  std::string err;
-  if (w.present() && !(err = check_layout(c, slot, name, w)).empty()) return err;
+  Status err;
+  if (w.present() && !(err = check_layout(c, slot, name, w)).ok()) return err;
   if (slot == Slot::PositionEmbedding) {
     if (c.positions != PositionKind::Learned)
-      return w.present() ? message("position_embedding is present but positions are {}", to_string(c.positions)) : "";
+      return w.present() ? invalid_model("position_embedding is present but positions are {}", to_string(c.positions))
+                         : Status();
     const uint64_t rows_needed = uint64_t(c.position_offset) + c.max_seq_len;
-    if (!w.present()) return "position_embedding is missing (positions are learned)";
+    if (!w.present()) return invalid_model("position_embedding is missing (positions are learned)");
     if (w.shape.size() != 2 || w.shape[1] != D || w.shape[0] < rows_needed)
-      return message(LINFER_DETAILED("position_embedding has shape {}, expected [>= {},{}]",
-                                     "position_embedding is not [>= position_offset + max_seq_len, dim]"),
-                     w.shape, rows_needed, D);
-    if (w.shape[0] > Limits::kMaxPositionRows) return "position_embedding has too many rows";
-    return "";
+      return invalid_model(LINFER_DETAILED("position_embedding has shape {}, expected [>= {},{}]",
+                                           "position_embedding is not [>= position_offset + max_seq_len, dim]"),
+                           w.shape, rows_needed, D);
+    if (w.shape[0] > Limits::kMaxPositionRows) return invalid_model("position_embedding has too many rows");
+    return {};
   }
   Expect e;
   if (is_kind_slot(slot)) {  // the kind's: its shape, or what its format file says
@@ -552,52 +522,53 @@ std::string check_slot(const EncoderDescription& d, const FormatKind& kind, Slot
   } else {
     e = expected_shape(c, kind, slot);
   }
-  if (e.rank == 0) return w.present() ? message("{} is present but the configuration does not use it", name) : "";
-  if (!w.present()) return e.optional ? "" : message("{} is missing", name);
+  if (e.rank == 0)
+    return w.present() ? invalid_model("{} is present but the configuration does not use it", name) : Status();
+  if (!w.present()) return e.optional ? Status() : invalid_model("{} is missing", name);
   if (!same_shape(w.shape, e))
-    return message(LINFER_DETAILED("{} has shape {}, the configuration needs {}",
-                                   "{} has a shape the configuration does not give it"),
-                   name, w.shape, MessageArg(e.dims, e.rank));
-  if (uint8_t(w.dtype) > uint8_t(DType::I8)) return message("{} has an unknown dtype", name);
+    return invalid_model(LINFER_DETAILED("{} has shape {}, the configuration needs {}",
+                                         "{} has a shape the configuration does not give it"),
+                         name, w.shape, MessageArg(e.dims, e.rank));
+  if (uint8_t(w.dtype) > uint8_t(DType::I8)) return invalid_model("{} has an unknown dtype", name);
   if (w.dtype != DType::F32 &&
       !(is_kind_slot(slot) ? kind.slots[kind_slot_index(slot)].use != KindSlot::kF32 : weight_may_be_quantized(name)))
-    return message("{} must be f32 (only matrices may be f16 or int8)", name);
-  if (w.dtype == DType::I8 && !w.scales) return message("{} is int8 but has no scales", name);
+    return invalid_model("{} must be f32 (only matrices may be f16 or int8)", name);
+  if (w.dtype == DType::I8 && !w.scales) return invalid_model("{} is int8 but has no scales", name);
   // (Only the dense layers multiply their inputs by them; a bare-metal reader refuses them.)
   const bool dense = is_dense_slot(c, slot);
   if (!LINFER_BARE_METAL && w.input_scales && (!dense || w.dtype != DType::I8))
-    return message("{} carries input scales, which only int8 dense layer weights may", name);
+    return invalid_model("{} carries input scales, which only int8 dense layer weights may", name);
   if (!LINFER_BARE_METAL && w.f32_input_count && (!dense || w.dtype != DType::I8))
-    return message("{} keeps input channels in f32, which only int8 dense layer weights may", name);
-  return "";
+    return invalid_model("{} keeps input channels in f32, which only int8 dense layer weights may", name);
+  return {};
 }
 }  // namespace
 
-std::string validate_description(const EncoderDescription& d) {
+Status validate_description(const EncoderDescription& d) {
   const EncoderConfig& c = d.config;
   const FormatKind* kind = kind_of(c);
-  std::string err = validate_config(c, kind);
-  if (!err.empty()) return "invalid configuration: " + err;
+  Status err = validate_config(c, kind);
+  if (!err.ok()) return std::move(err).within("invalid configuration: ");
   if (d.layers.size() != c.num_layers)
-    return message(LINFER_DETAILED("the model has {} layers, the configuration says {}",
-                                   "the model's layers are not as many as the configuration says"),
-                   d.layers.size(), c.num_layers);
+    return invalid_model(LINFER_DETAILED("the model has {} layers, the configuration says {}",
+                                         "the model's layers are not as many as the configuration says"),
+                         d.layers.size(), c.num_layers);
   // A kind this build's format does not have (bare metal: the kinds left out) cannot be checked
   // further here: the runtime refuses the model as unsupported (model.cc `attention_kind_built`).
-  if (!kind) return "";
+  if (!kind) return {};
   // (A reader fills only the listed places: the check is for descriptions made in memory, which a
   // bare-metal build has none of.)
-  if (!LINFER_BARE_METAL && !(err = check_unlisted(d, *kind)).empty()) return err;
-  if (kind->check_layers && !(err = kind->check_layers(d)).empty()) return err;
+  if (!LINFER_BARE_METAL && !(err = check_unlisted(d, *kind)).ok()) return err;
+  if (kind->check_layers && !(err = kind->check_layers(d)).ok()) return err;
 
   // (A layer norm needs both its weight and its bias: a missing one is caught here.)
   for_each_slot(d, [&](Slot slot, uint32_t layer, const std::string& name, const WeightView& w) {
-    if (err.empty()) err = check_slot(d, *kind, slot, layer, name, w);
+    if (err.ok()) err = check_slot(d, *kind, slot, layer, name, w);
   });
-  if (!err.empty()) return err;
-  if (kind->check_values && !(err = kind->check_values(d)).empty()) return err;
+  if (!err.ok()) return err;
+  if (kind->check_values && !(err = kind->check_values(d)).ok()) return err;
 #if LINFER_BARE_METAL && !LINFER_TOKENIZERS
-  return "";  // (the tokenizer is not read: parse_lfm)
+  return {};  // (the tokenizer is not read: parse_lfm)
 #else
   return validate_tokenizer(d.tokenizer, c.vocab_size);
 #endif

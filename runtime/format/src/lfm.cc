@@ -204,32 +204,33 @@ struct Writer {
 
 }  // namespace
 
-std::string write_lfm(const EncoderDescription& d, const std::string& producer,
-                      const std::vector<std::pair<std::string, std::string>>& metadata, std::vector<uint8_t>* out,
-                      bool validate, uint32_t format_version) {
-  if (validate) {
-    std::string err = validate_description(d);
-    if (!err.empty()) return err;
-  }
+Status write_lfm(const EncoderDescription& d, const std::string& producer,
+                 const std::vector<std::pair<std::string, std::string>>& metadata, std::vector<uint8_t>* out,
+                 bool validate, uint32_t format_version) {
+  if (validate)
+    if (Status s = validate_description(d); !s.ok()) return s;
   if (format_version < 1 || format_version > kFormatVersion)
-    return "cannot write format version " + std::to_string(format_version);
-  std::string err;
+    return err::failure(LINFER_ERROR_INVALID_ARGUMENT, "cannot write format version {}", format_version);
+  Status refused;          // a weight the version asked for cannot hold
   std::string smoothed;    // the first weight with input scales: they need version 3
   std::string f32_inputs;  // the first weight with f32 input channels: they need version 5
   for_each_weight(d, [&](const std::string& name, const WeightView& w) {
     if (!w.present()) return;
     if (smoothed.empty() && w.input_scales) smoothed = name;
     if (f32_inputs.empty() && w.f32_input_count) f32_inputs = name;
-    if (err.empty() && format_version == 1 && w.layout != Layout::RowMajor)
-      err = name + " is in panel layout, which format version 1 cannot hold";
+    if (refused.ok() && format_version == 1 && w.layout != Layout::RowMajor)
+      refused = err::failure(LINFER_ERROR_INVALID_ARGUMENT, "{} is in panel layout, which format version 1 cannot hold",
+                             name);
   });
-  if (!err.empty()) return err;
+  if (!refused.ok()) return refused;
   if (!smoothed.empty() && format_version < 3)
-    return smoothed + " carries input scales, which format version " + std::to_string(format_version) +
-           " cannot hold (version 3 can)";
+    return err::failure(LINFER_ERROR_INVALID_ARGUMENT,
+                        "{} carries input scales, which format version {} cannot hold (version 3 can)", smoothed,
+                        format_version);
   if (!f32_inputs.empty() && format_version < 5)
-    return f32_inputs + " keeps input channels in f32, which format version " + std::to_string(format_version) +
-           " cannot hold (version 5 can)";
+    return err::failure(LINFER_ERROR_INVALID_ARGUMENT,
+                        "{} keeps input channels in f32, which format version {} cannot hold (version 5 can)",
+                        f32_inputs, format_version);
   // The oldest version that holds the description, of those at or below the one asked for, so
   // that older runtimes read what they can: 5 only for f32 input channels, else 4; asked for an
   // older one, 2 or 3 (input scales), or 1.
@@ -249,7 +250,8 @@ std::string write_lfm(const EncoderDescription& d, const std::string& producer,
   // (A kind newer than version 4 has fields or tensors versions 1 to 3 have no place for.)
   for (uint32_t i = 0; legacy && kind && i < kind->field_count + kind->slot_count; ++i)
     if (!(i < kind->field_count ? kind->fields[i].legacy_field : kind->slots[i - kind->field_count].legacy_field))
-      return message("{} attention needs format version 4, not {}", to_string(c.attention_kind), format_version);
+      return err::failure(LINFER_ERROR_INVALID_ARGUMENT, "{} attention needs format version 4, not {}",
+                          to_string(c.attention_kind), format_version);
   Writer w;
   auto& fbb = w.fbb;
   fbb.ForceDefaults(true);  // data_offset is patched after Finish, so it must be stored
@@ -359,10 +361,10 @@ std::string write_lfm(const EncoderDescription& d, const std::string& producer,
   out->assign(data_offset + w.data_size, 0);
   std::memcpy(out->data(), fbb.GetBufferPointer(), fbb.GetSize());
   if (!fbs::GetMutableModelFile(out->data())->mutate_data_offset(data_offset))
-    return "internal error: data_offset was not stored";
+    return err::internal_error("internal error: data_offset was not stored");
   for (size_t i = 0; i < w.blobs.size(); ++i)
     std::memcpy(out->data() + data_offset + w.blob_offsets[i], w.blobs[i]->data, w.blobs[i]->bytes());
-  return "";
+  return {};
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -457,8 +459,8 @@ SlotField kind_slot_field(const KindSlot& s, bool legacy) {
 }
 
 // Versions 1 to 3 have a place for every kind's tensors (fields of ModelFile and Attention): one
-// of another kind than `kind`, the model's, is refused ("": none).
-std::string other_kinds_tensor(const fbs::ModelFile* m, const FormatKind& kind) {
+// of another kind than `kind`, the model's, is refused.
+Status other_kinds_tensor(const fbs::ModelFile* m, const FormatKind& kind) {
   const flatbuffers::Table* tables[SlotField::kTables] = {};
   tables[SlotField::kModel] = as_table(m);
   for (const FormatKind* const* k = kFormatKinds; *k; ++k)
@@ -467,15 +469,15 @@ std::string other_kinds_tensor(const fbs::ModelFile* m, const FormatKind& kind) 
       if (!s.legacy_field) continue;
       const SlotField f = kind_slot_field(s, /*legacy=*/true);
       if (!s.in_layer && file_tensor(tables, f))
-        return message("{} is present but the configuration does not use it", s.name);
+        return invalid_model("{} is present but the configuration does not use it", s.name);
       for (uint32_t l = 0; s.in_layer && l < m->layers()->size(); ++l) {
         const fbs::Layer* fl = m->layers()->Get(l);
         tables[SlotField::kAttention] = fl ? as_table(fl->attention()) : nullptr;
         if (file_tensor(tables, f))
-          return message("{}.{} is present but the configuration does not use it", layer_name(l), s.name);
+          return invalid_model("{}.{} is present but the configuration does not use it", layer_name(l), s.name);
       }
     }
-  return "";
+  return {};
 }
 
 constexpr const char* kCorrupt = "model file is corrupt: the FlatBuffers verifier rejected it (truncated or damaged)";
@@ -676,8 +678,8 @@ struct Reader {
   // per offset, so a partial overlap or an alias with another dtype, size or scales would hand one
   // tensor a copy made for another (a heap overflow when it is smaller; found by fuzzing), and
   // allowing overlaps would let a small file describe far more distinct weight bytes than it has.
-  // Returns "" or the message, naming both tensors.
-  std::string check_aliasing(const EncoderDescription& d) {
+  // A failure names both tensors.
+  Status check_aliasing(const EncoderDescription& d) {
     std::vector<const Extent*> order;
     for (const Extent& e : extents) order.push_back(&e);
     // By offset and size, then in reading order (a heap sort: std::stable_sort's merging is 1.5 KB
@@ -702,26 +704,27 @@ struct Reader {
                                     !same(e->t->f32_inputs(), group->t->f32_inputs()) ||
                                     !same(e->t->f32_input_weights(), group->t->f32_input_weights()))) ||
             !same_scales)
-          return message(LINFER_DETAILED("{}: data [{}, +{}) overlaps {} [{}, +{}) without being the same {} "
-                                         "tensor (shared weights must have the same offset, size, dtype, layout "
-                                         "and scales)",
-                                         "{}: data overlaps {} without being the same tensor (shared weights must "
-                                         "have the same offset, size, dtype, layout and scales)"),
-                         slot_name(d, e->view), e->offset, e->size, slot_name(d, group->view), group->offset,
-                         group->size, to_string(g.dtype));
+          return invalid_model(
+              LINFER_DETAILED("{}: data [{}, +{}) overlaps {} [{}, +{}) without being the same {} "
+                              "tensor (shared weights must have the same offset, size, dtype, layout "
+                              "and scales)",
+                              "{}: data overlaps {} without being the same tensor (shared weights must "
+                              "have the same offset, size, dtype, layout and scales)"),
+              slot_name(d, e->view), e->offset, e->size, slot_name(d, group->view), group->offset, group->size,
+              to_string(g.dtype));
         continue;
       }
       group = e;
     }
-    return "";
+    return {};
   }
 };
 
 }  // namespace
 
-std::string parse_lfm(const uint8_t* data, size_t size, EncoderDescription* desc, LfmInfo* info) {
+Status parse_lfm(const uint8_t* data, size_t size, EncoderDescription* desc, LfmInfo* info) {
   if (size < 8)
-    return message(
+    return invalid_model(
         LINFER_DETAILED("file is too small to be a linfer model ({} bytes)", "file is too small to be a linfer model"),
         size);
   if (!fbs::ModelFileBufferHasIdentifier(data)) {
@@ -729,32 +732,32 @@ std::string parse_lfm(const uint8_t* data, size_t size, EncoderDescription* desc
     std::memcpy(id, data + 4, 4);
     for (char& ch : id)
       if (ch && (ch < 32 || ch > 126)) ch = '?';
-    return message("not a linfer model: file identifier is '{}', expected 'LFM1'", id);
+    return invalid_model("not a linfer model: file identifier is '{}', expected 'LFM1'", id);
   }
   // The Verifier bounds every table, vector and string read below to the buffer it is given.
   const size_t verify_size = size < FLATBUFFERS_MAX_BUFFER_SIZE ? size : FLATBUFFERS_MAX_BUFFER_SIZE - 1;
   flatbuffers::Verifier verifier(data, verify_size, /*max_depth=*/64, /*max_tables=*/1u << 20);
-  if (!fbs::VerifyModelFileBuffer(verifier)) return kCorrupt;
+  if (!fbs::VerifyModelFileBuffer(verifier)) return invalid_model(kCorrupt);
   const fbs::ModelFile* m = fbs::GetModelFile(data);
   // (A bare-metal runtime reads versions 1 to 4: version 5's f32 input channels, like input
   // scales, come from calibration, which a microcontroller's models are converted without.)
   constexpr uint32_t kNewestRead = LINFER_BARE_METAL ? 4 : kFormatVersion;
   if (m->format_version() < 1 || m->format_version() > kNewestRead)
-    return message(LINFER_DETAILED("unsupported format version {} (this runtime reads versions 1 to {})",
-                                   "unsupported format version (this runtime reads versions 1 to 4)"),
-                   m->format_version(), kNewestRead);
+    return invalid_model(LINFER_DETAILED("unsupported format version {} (this runtime reads versions 1 to {})",
+                                         "unsupported format version (this runtime reads versions 1 to 4)"),
+                         m->format_version(), kNewestRead);
   const uint64_t data_offset = m->data_offset(), data_size = m->data_size();
   if (data_offset % kDataAlignment != 0)
-    return message(
+    return invalid_model(
         LINFER_DETAILED("data section offset {} is not 64-byte aligned", "data section offset is not 64-byte aligned"),
         data_offset);
   if (data_offset > size || data_size > size - data_offset)
-    return message(LINFER_DETAILED("data section [{}, +{}) extends past the end of the file ({} bytes)",
-                                   "data section extends past the end of the file"),
-                   data_offset, data_size, size);
+    return invalid_model(LINFER_DETAILED("data section [{}, +{}) extends past the end of the file ({} bytes)",
+                                         "data section extends past the end of the file"),
+                         data_offset, data_size, size);
   const fbs::Config* c = m->config();
-  if (!c) return "model has no configuration table";
-  if (!m->layers()) return "model has no layers";
+  if (!c) return invalid_model("model has no configuration table");
+  if (!m->layers()) return invalid_model("model has no layers");
 
   EncoderDescription& d = *desc;  // (filled in place: moving a whole description in was 0.6 KB of code)
   EncoderConfig& cfg = d.config;
@@ -776,42 +779,42 @@ std::string parse_lfm(const uint8_t* data, size_t size, EncoderDescription* desc
       EncoderConfig other;
       set_attention_kind(other, (*k)->kind);
       read_fields(config_table, (*k)->fields, (*k)->field_count, true, &other);
-      std::string e;
-      if (kind && (*k)->check_config && !(e = (*k)->check_config(other, false)).empty())
-        return "invalid configuration: " + e;
+      if (kind && (*k)->check_config)
+        if (Status e = (*k)->check_config(other, false); !e.ok()) return std::move(e).within("invalid configuration: ");
     }
   } else if (kind && (kind_table = as_table(m->kind()))) {
-    if (!verify_kind_table(verifier, kind_table, *kind, /*layer=*/false)) return kCorrupt;
+    if (!verify_kind_table(verifier, kind_table, *kind, /*layer=*/false)) return invalid_model(kCorrupt);
     read_fields(kind_table, kind->fields, kind->field_count, false, &cfg);
   }
   if (m->layers()->size() != cfg.num_layers)
-    return message(LINFER_DETAILED("the model has {} layers, the configuration says {}",
-                                   "the model's layers are not as many as the configuration says"),
-                   m->layers()->size(), cfg.num_layers);
+    return invalid_model(LINFER_DETAILED("the model has {} layers, the configuration says {}",
+                                         "the model's layers are not as many as the configuration says"),
+                         m->layers()->size(), cfg.num_layers);
   if (cfg.num_layers > Limits::kMaxLayers)
-    return message(LINFER_DETAILED("invalid configuration: num_layers = {} is too large",
-                                   "invalid configuration: num_layers is too large"),
-                   cfg.num_layers);
+    return invalid_model(LINFER_DETAILED("invalid configuration: num_layers = {} is too large",
+                                         "invalid configuration: num_layers is too large"),
+                         cfg.num_layers);
 
 #if !defined(__cpp_exceptions)
   // Without exceptions nothing catches a failed allocation: the layers' count comes from the file.
   if (!heap_has_room(uint64_t(cfg.num_layers) * sizeof(LayerWeights)))
-    return message(LINFER_DETAILED("out of memory allocating {} bytes for the description of {} layers",
-                                   "out of memory allocating the description of the layers"),
-                   uint64_t(cfg.num_layers) * sizeof(LayerWeights), cfg.num_layers);
+    return err::failure(LINFER_ERROR_OUT_OF_MEMORY,
+                        LINFER_DETAILED("out of memory allocating {} bytes for the description of {} layers",
+                                        "out of memory allocating the description of the layers"),
+                        uint64_t(cfg.num_layers) * sizeof(LayerWeights), cfg.num_layers);
 #endif
   d.layers = std::vector<LayerWeights>(cfg.num_layers);  // (resize would compile a move of LayerWeights too)
   Reader r{m->format_version(), data + data_offset, data_size, nullptr, "", {}};
   // Every slot, in the slot list's order (the order of the reading's messages too).
   const flatbuffers::Table* tables[SlotField::kTables] = {as_table(m),         nullptr,    nullptr, nullptr,
                                                           as_table(m->head()), kind_table, nullptr};
-  std::string missing;  // a layer without its attention or feed-forward table, or with another kind's
+  Status missing;  // a layer without its attention or feed-forward table, or with another kind's
   for_each_slot(d, [&](Slot slot, uint32_t layer, const std::string&, WeightView& w) {
-    if (!r.err.empty() || !missing.empty()) return;
+    if (!r.err.empty() || !missing.ok()) return;
     if (slot == Slot::QWeight) {  // a layer's first slot: its tables
       const fbs::Layer* fl = m->layers()->Get(layer);
       if (!fl || !fl->attention() || !fl->feed_forward()) {
-        missing = message("{}.attention or feed_forward is missing", layer_name(layer));
+        missing = invalid_model("{}.attention or feed_forward is missing", layer_name(layer));
         return;
       }
       tables[SlotField::kLayer] = as_table(fl);
@@ -820,7 +823,7 @@ std::string parse_lfm(const uint8_t* data, size_t size, EncoderDescription* desc
       tables[SlotField::kKindLayer] = nullptr;
       if (const flatbuffers::Table* t = as_table(fl->attention()->kind()); !legacy && kind && t) {
         if (!verify_kind_table(verifier, t, *kind, /*layer=*/true)) {
-          missing = kCorrupt;
+          missing = invalid_model(kCorrupt);
           return;
         }
         tables[SlotField::kKindLayer] = t;
@@ -836,11 +839,11 @@ std::string parse_lfm(const uint8_t* data, size_t size, EncoderDescription* desc
     }
     r.tensor(file_tensor(tables, f), w);
   });
-  if (!missing.empty()) return missing;
-  if (!r.err.empty()) return slot_name(d, r.failed) + r.err;
+  if (!missing.ok()) return missing;
+  if (!r.err.empty()) return invalid_model(slot_name(d, r.failed) + r.err);
   if (legacy && kind)
-    if (std::string err = other_kinds_tensor(m, *kind); !err.empty()) return err;
-  if (std::string err = r.check_aliasing(d); !err.empty()) return err;
+    if (Status s = other_kinds_tensor(m, *kind); !s.ok()) return s;
+  if (Status s = r.check_aliasing(d); !s.ok()) return s;
   if (const fbs::Tokenizer* t = m->tokenizer()) {
     TokenizerView& v = d.tokenizer;
     v.present = true;
@@ -850,18 +853,18 @@ std::string parse_lfm(const uint8_t* data, size_t size, EncoderDescription* desc
     (void)t;
 #else
     v.kind = TokenizerKind(t->kind());
-    if (!t->piece_bytes() || !t->piece_ends()) return "tokenizer: no pieces";
+    if (!t->piece_bytes() || !t->piece_ends()) return invalid_model("tokenizer: no pieces");
     v.piece_bytes = t->piece_bytes()->data();
     v.piece_bytes_size = t->piece_bytes()->size();
     v.piece_ends = t->piece_ends()->data();
     v.num_pieces = t->piece_ends()->size();
     if (t->model_ids()) {
       if (t->model_ids()->size() != v.num_pieces)
-        return message("tokenizer: {} model ids for {} pieces", t->model_ids()->size(), v.num_pieces);
+        return invalid_model("tokenizer: {} model ids for {} pieces", t->model_ids()->size(), v.num_pieces);
       v.model_ids = t->model_ids()->data();
     }
     if (t->merges()) {
-      if (t->merges()->size() % 2) return "tokenizer: an odd number of merge ids";
+      if (t->merges()->size() % 2) return invalid_model("tokenizer: an odd number of merge ids");
       v.merges = t->merges()->data();
       v.num_merges = t->merges()->size() / 2;
     }
@@ -876,11 +879,12 @@ std::string parse_lfm(const uint8_t* data, size_t size, EncoderDescription* desc
     if (t->continuing_prefix()) v.continuing_prefix = t->continuing_prefix()->str();
     v.max_word_chars = t->max_word_chars();
     if (t->scores()) {
-      if (t->scores()->size() != v.num_pieces) return "tokenizer: the scores are not one per piece";
+      if (t->scores()->size() != v.num_pieces) return invalid_model("tokenizer: the scores are not one per piece");
       v.scores = t->scores()->data();
     }
     if (t->piece_types()) {
-      if (t->piece_types()->size() != v.num_pieces) return "tokenizer: the piece types are not one per piece";
+      if (t->piece_types()->size() != v.num_pieces)
+        return invalid_model("tokenizer: the piece types are not one per piece");
       v.piece_types = t->piece_types()->data();
     }
     if (t->charsmap()) {
@@ -896,15 +900,14 @@ std::string parse_lfm(const uint8_t* data, size_t size, EncoderDescription* desc
     v.prepend_scheme = t->prepend_scheme();
 #endif
   }
-  std::string err = validate_description(d);
-  if (!err.empty()) return err;
+  if (Status s = validate_description(d); !s.ok()) return s;
 
   if (info) {
     info->format_version = m->format_version();
     info->data_offset = data_offset;
     info->data_size = data_size;
   }
-  return "";
+  return {};
 }
 
 }  // namespace linfer

@@ -97,12 +97,12 @@ void* PanelStore::allocate(uint64_t n) {
   return p;
 }
 
-std::string pack_dense_weights(EncoderDescription* desc, PanelStore* store, bool move_tied_embedding,
+err::Status pack_dense_weights(EncoderDescription* desc, PanelStore* store, bool move_tied_embedding,
                                std::vector<std::pair<const void*, uint64_t>>* packed) {
   std::map<const void*, WeightView> done;  // original data -> its packed view
-  std::string err;
+  err::Status status;
   for_each_weight(*desc, [&](const std::string& name, WeightView& w) {
-    if (!err.empty() || !w.present() || !is_dense_weight(name) || w.layout != Layout::RowMajor || w.shape.size() != 2)
+    if (!status.ok() || !w.present() || !is_dense_weight(name) || w.layout != Layout::RowMajor || w.shape.size() != 2)
       return;
     auto it = done.find(w.data);
     if (it != done.end()) {
@@ -117,7 +117,7 @@ std::string pack_dense_weights(EncoderDescription* desc, PanelStore* store, bool
     const uint64_t bytes = panel_matrix_bytes(w.dtype, out, in, groups);
     void* data = store->allocate(bytes);
     if (!data) {
-      err = "out of memory allocating " + std::to_string(bytes) + " bytes for the packed " + name;
+      status = err::out_of_memory("the packed " + name, bytes);
       return;
     }
     pack_panels(w.dtype, w.data, out, in, groups, data);
@@ -125,8 +125,7 @@ std::string pack_dense_weights(EncoderDescription* desc, PanelStore* store, bool
     if (w.dtype == DType::I8) {
       int32_t* sums = static_cast<int32_t*>(store->allocate(uint64_t(out) * sizeof(int32_t)));
       if (!sums) {
-        err = "out of memory allocating " + std::to_string(uint64_t(out) * sizeof(int32_t)) +
-              " bytes for the row sums of " + name;
+        status = err::out_of_memory("the row sums of " + name, uint64_t(out) * sizeof(int32_t));
         return;
       }
       int8_row_sums(static_cast<const int8_t*>(w.data), out, in, sums);
@@ -136,11 +135,11 @@ std::string pack_dense_weights(EncoderDescription* desc, PanelStore* store, bool
     done.emplace(w.data, p);
     w = p;
   });
-  if (!err.empty() || !move_tied_embedding) return err;
+  if (!status.ok() || !move_tied_embedding) return status;
   WeightView& e = desc->token_embedding;
   auto it = done.find(e.data);
   if (e.present() && it != done.end() && it->second.panel_groups == 1 && e.shape == it->second.shape) e = it->second;
-  return err;
+  return status;
 }
 
 }  // namespace linfer

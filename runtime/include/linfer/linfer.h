@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "linfer/linfer_status.h"  /* linfer_status: LINFER_OK and the error codes */
 #include "linfer/linfer_version.h" /* LINFER_VERSION_MAJOR, _MINOR, _PATCH, _STRING */
 
 /* The library exports the C API only; everything else in it is hidden. */
@@ -23,17 +24,6 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-typedef enum linfer_status {
-  LINFER_OK = 0,
-  LINFER_ERROR_INVALID_ARGUMENT = 1, /* a null pointer, a bad option or a bad input */
-  LINFER_ERROR_IO = 2,               /* the file could not be opened, read or mapped */
-  LINFER_ERROR_INVALID_MODEL = 3,    /* the file is not a valid linfer model */
-  LINFER_ERROR_UNSUPPORTED = 4,      /* valid, but needs a feature this build lacks */
-  LINFER_ERROR_OUT_OF_MEMORY = 5,
-  LINFER_ERROR_BUFFER_TOO_SMALL = 6, /* a caller-supplied arena is smaller than needed */
-  LINFER_ERROR_INTERNAL = 7
-} linfer_status;
 
 typedef struct linfer_model linfer_model;
 typedef struct linfer_session linfer_session;

@@ -148,7 +148,7 @@ TEST_SUITE("bert") {
     CHECK(out.desc.config.head == HeadKind::Pooled);
     CHECK(out.desc.config.normalize_output);
     CHECK(out.desc.config.max_seq_len == 4);
-    CHECK(validate_description(out.desc) == "");
+    CHECK(validate_description(out.desc).ok());
     MappedModel classifier;
     LayoutCheckpoint cls = bert_classifier();
     REQUIRE(cls.map("bert", kBert, &classifier) == "");

@@ -262,7 +262,7 @@ std::string map_checkpoint(const std::string& layout_name, const Checkpoint& ck,
   if (err.empty()) err = b.error;
   if (err.empty()) err = b.check_all_used(layout->name);
   if (!err.empty()) return err;
-  return validate_description(out->desc);
+  return validate_description(out->desc).message();
 }
 
 }  // namespace linfer::convert

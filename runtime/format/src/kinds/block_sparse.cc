@@ -7,13 +7,13 @@
 namespace linfer {
 namespace {
 
-std::string check_config(const EncoderConfig& c, bool own) {
+Status check_config(const EncoderConfig& c, bool own) {
   const BlockSparseFields& f = block_sparse_fields(c);
   if (!own)
     return f.block_size == 0 && f.global_blocks == 0 && f.num_random_blocks == 0
-               ? ""
-               : "block_size, global_blocks and num_random_blocks apply to block sparse attention only";
-  std::string e;
+               ? Status()
+               : invalid_model("block_size, global_blocks and num_random_blocks apply to block sparse attention only");
+  Status e;
   if (out_of_range(&e, "block_size", f.block_size, 1, c.max_seq_len)) return e;
   if (out_of_range(&e, "global_blocks", f.global_blocks, 0, c.max_seq_len)) return e;
   out_of_range(&e, "num_random_blocks", f.num_random_blocks, 0, Limits::kMaxRandomBlocks);
@@ -44,7 +44,7 @@ Expect expected(const EncoderConfig& c, const LayerWeights*, const KindSlot&) {
 }
 
 // The random key blocks are block indices of the longest input (shape and f32 checked before).
-std::string check_values(const EncoderDescription& d) {
+Status check_values(const EncoderDescription& d) {
   const float blocks = float(block_sparse_blocks(d.config, d.config.max_seq_len));
   for (size_t i = 0; i < d.layers.size(); ++i) {
     const WeightView& w = d.layers[i].kind_tensors[BlockSparseTensors::kRandomBlocks];
@@ -53,12 +53,12 @@ std::string check_values(const EncoderDescription& d) {
     for (uint64_t j = 0; j < w.elements(); ++j)
       if (!(v[j] >= 0.0f && v[j] < blocks && v[j] == float(uint32_t(v[j]))))
         // (No floating point on bare metal: newlib-nano's printf has none.)
-        return message(LINFER_DETAILED("{}.attention.random_blocks holds {} at element {}, not a block index in "
-                                       "[0, {})",
-                                       "{}.attention.random_blocks holds a value that is not a block index"),
-                       layer_name(i), LINFER_DETAILED(std::to_string(v[j]), ""), j, uint32_t(blocks));
+        return invalid_model(LINFER_DETAILED("{}.attention.random_blocks holds {} at element {}, not a block index in "
+                                             "[0, {})",
+                                             "{}.attention.random_blocks holds a value that is not a block index"),
+                             layer_name(i), LINFER_DETAILED(std::to_string(v[j]), ""), j, uint32_t(blocks));
   }
-  return "";
+  return {};
 }
 
 #if !LINFER_BARE_METAL

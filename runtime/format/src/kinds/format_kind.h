@@ -144,20 +144,20 @@ struct FormatKind {
   // Its configuration fields: in range in a model of this kind (`own`); or, in a configuration
   // made of another kind that holds this kind's fields as well (a file of versions 1 to 3: lfm.cc
   // reads them into their defaults), unset. Null: it has none.
-  std::string (*check_config)(const EncoderConfig& c, bool own);
+  Status (*check_config)(const EncoderConfig& c, bool own);
   // Its tensors (those only it reads: its slots) and, in a model of this kind, the shape of each
   // (`layer`: the slot's layer, null for the model's own slots).
   const KindSlot* slots;
   uint32_t slot_count;
   Expect (*expected)(const EncoderConfig& c, const LayerWeights* layer, const KindSlot& slot);
-  // Optional (null: none). A slot whose shape is a bound, not one shape: sets *err ("" when fine)
-  // and returns true when it checked the slot.
+  // Optional (null: none). A slot whose shape is a bound, not one shape: sets *err (success when
+  // fine) and returns true when it checked the slot.
   bool (*check_slot)(const EncoderConfig& c, const KindSlot& slot, const std::string& name, const WeightView& w,
-                     std::string* err);
+                     Status* err);
   // Optional (null: none): checks of a model of this kind before its tensors' shapes, and of the
   // values of its tensors after them.
-  std::string (*check_layers)(const EncoderDescription& d);
-  std::string (*check_values)(const EncoderDescription& d);
+  Status (*check_layers)(const EncoderDescription& d);
+  Status (*check_values)(const EncoderDescription& d);
   // Optional (null: 1). The groups of rows the K and V weights' panels are packed in
   // (dense_panel_groups): heads whose keys and values the kind reads one head at a time.
   uint32_t (*kv_panel_groups)(const EncoderConfig& c);
@@ -180,6 +180,6 @@ const FormatKind* kind_of(const EncoderConfig& c);
 const KindSlot* kind_slot_named(const std::string& name);
 
 // Shared by the checks: sets *err and returns true when value is outside [lo, hi].
-bool out_of_range(std::string* err, const char* what, uint32_t value, uint32_t lo, uint32_t hi);
+bool out_of_range(Status* err, const char* what, uint32_t value, uint32_t lo, uint32_t hi);
 
 }  // namespace linfer

@@ -7,9 +7,10 @@
 namespace linfer {
 namespace {
 
-std::string check_config(const EncoderConfig& c, bool own) {
-  if (!own) return c.num_global_tokens == 0 ? "" : "num_global_tokens applies to givetake attention only";
-  std::string e;
+Status check_config(const EncoderConfig& c, bool own) {
+  if (!own)
+    return c.num_global_tokens == 0 ? Status() : invalid_model("num_global_tokens applies to givetake attention only");
+  Status e;
   out_of_range(&e, "num_global_tokens", c.num_global_tokens, 1, Limits::kMaxGlobalTokens);
   return e;
 }
@@ -36,20 +37,20 @@ Expect expected(const EncoderConfig& c, const LayerWeights*, const KindSlot& slo
 
 // The convolution, optional: [dim, kernel] (odd kernel) and [dim], f32. (Bounds, not one shape.)
 bool check_slot(const EncoderConfig& c, const KindSlot& slot, const std::string& name, const WeightView& w,
-                std::string* err) {
+                Status* err) {
   if (!slot.in_layer) return false;
   const uint32_t D = c.dim;
-  *err = "";
+  *err = {};
   if (!w.present()) return true;
   if (slot.index == T::kConvWeight &&
       (w.shape.size() != 2 || w.shape[0] != D || w.shape[1] % 2 == 0 || w.shape[1] > Limits::kMaxConvKernel))
-    *err = message(
+    *err = invalid_model(
         LINFER_DETAILED("{} has shape {}, expected [{}, odd kernel <= {}]", "{} is not [dim, odd kernel <= 1023]"),
         name, w.shape, D, Limits::kMaxConvKernel);
   else if (slot.index == T::kConvBias && (w.shape.size() != 1 || w.shape[0] != D))
-    *err = message(LINFER_DETAILED("{} has shape {}, expected [{}]", "{} is not [dim]"), name, w.shape, D);
+    *err = invalid_model(LINFER_DETAILED("{} has shape {}, expected [{}]", "{} is not [dim]"), name, w.shape, D);
   else if (w.dtype != DType::F32)
-    *err = message("{} must be f32", name);
+    *err = invalid_model("{} must be f32", name);
   return true;
 }
 

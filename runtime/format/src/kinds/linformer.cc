@@ -9,20 +9,22 @@ namespace {
 
 // (`own` false: a file of versions 1 to 3, whose Config held these fields whatever the kind; its
 // placement and sharing have defaults every such file carries, so they are checked then too.)
-std::string check_config(const EncoderConfig& c, bool own) {
+Status check_config(const EncoderConfig& c, bool own) {
   const LinformerFields& f = linformer_fields(c);
-  if (uint8_t(f.projection_placement) > uint8_t(ProjectionPlacement::Before)) return "unknown projection placement";
-  if (uint8_t(f.projection_sharing) > uint8_t(ProjectionSharing::Layerwise)) return "unknown projection sharing mode";
+  if (uint8_t(f.projection_placement) > uint8_t(ProjectionPlacement::Before))
+    return invalid_model("unknown projection placement");
+  if (uint8_t(f.projection_sharing) > uint8_t(ProjectionSharing::Layerwise))
+    return invalid_model("unknown projection sharing mode");
   if (!own)
     return f.proj_len == 0
-               ? ""
-               : message("proj_len applies to linformer attention only, not {}", to_string(c.attention_kind));
-  if (f.proj_len == 0) return "proj_len (k) must be at least 1";
+               ? Status()
+               : invalid_model("proj_len applies to linformer attention only, not {}", to_string(c.attention_kind));
+  if (f.proj_len == 0) return invalid_model("proj_len (k) must be at least 1");
   if (f.proj_len > c.max_seq_len)
-    return message(LINFER_DETAILED("proj_len k = {} exceeds max_seq_len n = {} (Linformer needs k <= n)",
-                                   "proj_len k exceeds max_seq_len n (Linformer needs k <= n)"),
-                   f.proj_len, c.max_seq_len);
-  return "";
+    return invalid_model(LINFER_DETAILED("proj_len k = {} exceeds max_seq_len n = {} (Linformer needs k <= n)",
+                                         "proj_len k exceeds max_seq_len n (Linformer needs k <= n)"),
+                         f.proj_len, c.max_seq_len);
+  return {};
 }
 
 constexpr LinformerFields kDefaults;

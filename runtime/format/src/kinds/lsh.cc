@@ -10,11 +10,13 @@
 namespace linfer {
 namespace {
 
-std::string check_config(const EncoderConfig& c, bool own) {
+Status check_config(const EncoderConfig& c, bool own) {
   const LshFields& f = lsh_fields(c);
   if (!own)
-    return f.bucket_size == 0 && f.num_hashes == 0 ? "" : "bucket_size and num_hashes apply to lsh attention only";
-  std::string e;
+    return f.bucket_size == 0 && f.num_hashes == 0
+               ? Status()
+               : invalid_model("bucket_size and num_hashes apply to lsh attention only");
+  Status e;
   if (out_of_range(&e, "bucket_size", f.bucket_size, 1, Limits::kMaxBucketSize)) return e;
   out_of_range(&e, "num_hashes", f.num_hashes, 1, Limits::kMaxHashes);
   return e;
@@ -41,16 +43,16 @@ Expect expected(const EncoderConfig& c, const LayerWeights*, const KindSlot&) {
 }
 
 // A non-finite rotation would hash every row into one bucket by NaN comparisons.
-std::string check_values(const EncoderDescription& d) {
+Status check_values(const EncoderDescription& d) {
   for (size_t i = 0; i < d.layers.size(); ++i) {
     const WeightView& rot = d.layers[i].kind_tensors[LshTensors::kRotations];
     for (uint64_t j = 0; rot.present() && j < rot.elements(); ++j)
       if (!std::isfinite(static_cast<const float*>(rot.data)[j]))
-        return message(LINFER_DETAILED("{}.attention.rotations holds a non-finite value at element {}",
-                                       "{}.attention.rotations holds a non-finite value"),
-                       layer_name(i), j);
+        return invalid_model(LINFER_DETAILED("{}.attention.rotations holds a non-finite value at element {}",
+                                             "{}.attention.rotations holds a non-finite value"),
+                             layer_name(i), j);
   }
-  return "";
+  return {};
 }
 
 }  // namespace

@@ -9,22 +9,22 @@
 namespace linfer {
 namespace {
 
-std::string check_config(const EncoderConfig& c, bool own) {
+Status check_config(const EncoderConfig& c, bool own) {
   const PerformerFields& f = performer_fields(c);
   if (!own)
     return f.num_features == 0 && f.key_stabiliser == KeyStabiliser::Prefix
-               ? ""
-               : "num_features and key_stabiliser apply to performer attention only";
-  std::string e;
+               ? Status()
+               : invalid_model("num_features and key_stabiliser apply to performer attention only");
+  Status e;
   if (out_of_range(&e, "num_features", f.num_features, 1, Limits::kMaxFeatures)) return e;
-  if (uint8_t(f.feature_map) > uint8_t(FeatureMap::Relu)) return "unknown feature map";
+  if (uint8_t(f.feature_map) > uint8_t(FeatureMap::Relu)) return invalid_model("unknown feature map");
   if (!std::isfinite(f.feature_eps) || f.feature_eps <= 0.0f || f.feature_eps > 1.0f)
-    return "feature_eps must be in (0, 1]";
-  if (uint8_t(f.key_stabiliser) > uint8_t(KeyStabiliser::Sequence)) return "unknown key stabiliser";
+    return invalid_model("feature_eps must be in (0, 1]");
+  if (uint8_t(f.key_stabiliser) > uint8_t(KeyStabiliser::Sequence)) return invalid_model("unknown key stabiliser");
   if (f.key_stabiliser == KeyStabiliser::Sequence &&
       (c.causal != CausalMode::Causal || f.feature_map != FeatureMap::Softmax))
-    return "key_stabiliser 'sequence' applies to causal performer attention with softmax features only";
-  return "";
+    return invalid_model("key_stabiliser 'sequence' applies to causal performer attention with softmax features only");
+  return {};
 }
 
 constexpr PerformerFields kDefaults;

@@ -7,13 +7,13 @@
 namespace linfer {
 namespace {
 
-std::string check_config(const EncoderConfig& c, bool own) {
+Status check_config(const EncoderConfig& c, bool own) {
   const SlidingWindowFields& f = sliding_window_fields(c);
   if (!own)
     return f.window_radius == 0 && f.global_positions == 0
-               ? ""
-               : "window_radius and global_positions apply to sliding window attention only";
-  std::string e;
+               ? Status()
+               : invalid_model("window_radius and global_positions apply to sliding window attention only");
+  Status e;
   if (out_of_range(&e, "window_radius", f.window_radius, 1, c.max_seq_len)) return e;
   out_of_range(&e, "global_positions", f.global_positions, 0, c.max_seq_len);
   return e;
@@ -49,16 +49,16 @@ Expect expected(const EncoderConfig& c, const LayerWeights* l, const KindSlot& s
   return e;
 }
 
-std::string check_layers(const EncoderDescription& d) {
+Status check_layers(const EncoderDescription& d) {
   for (size_t i = 0; i < d.layers.size(); ++i) {
     const LayerWeights& l = d.layers[i];
     const int globals = l.kind_tensors[T::kQGlobalWeight].present() + l.kind_tensors[T::kKGlobalWeight].present() +
                         l.kind_tensors[T::kVGlobalWeight].present();
     if (globals != 0 && globals != 3)
-      return message("{}.attention has some of q_global, k_global and v_global: a model has all three or none",
-                     layer_name(i));
+      return invalid_model("{}.attention has some of q_global, k_global and v_global: a model has all three or none",
+                           layer_name(i));
   }
-  return "";
+  return {};
 }
 
 }  // namespace

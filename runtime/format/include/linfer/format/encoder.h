@@ -140,8 +140,8 @@ struct KindFieldInfo {
 std::vector<KindFieldInfo> kind_field_infos(AttentionKind kind);
 // Sets field `i` of kind_field_infos(kind) to `value` (an enum's or a bool's value, a number, a
 // float's bits). In a model of another kind, a field of that kind's fields struct has no place:
-// returns why the model cannot have it unless `value` is its default ("": set, or the default).
-std::string set_kind_field(EncoderConfig& c, AttentionKind kind, size_t i, uint32_t value);
+// fails (LINFER_ERROR_INVALID_MODEL, why the model cannot have it) unless `value` is its default.
+err::Status set_kind_field(EncoderConfig& c, AttentionKind kind, size_t i, uint32_t value);
 // Gives the fields of c's kind that --config did not give (`given`: bit i for field i) the
 // converter's defaults where they are not the schema's (BigBird's global blocks, Performer's
 // epsilon by feature map).
@@ -235,9 +235,10 @@ struct Limits {
 };
 
 // Checks the configuration and that every tensor present has the shape the configuration implies,
-// that required tensors are present and that no unexpected tensor is. Returns "" when valid, else a
-// one-line message naming the problem. Used by the converter before writing and by the loader.
-std::string validate_description(const EncoderDescription& desc);
+// that required tensors are present and that no unexpected tensor is. A failure is
+// LINFER_ERROR_INVALID_MODEL with a one-line message naming the problem. Used by the converter
+// before writing and by the loader.
+err::Status validate_description(const EncoderDescription& desc);
 
 // True for the slots that may be stored as f16 or int8: matrices (linear weights, embeddings,
 // sequence projections, GiveTake tokens). Norms and biases are always f32.

@@ -33,8 +33,10 @@ struct LfmInfo {
 // The description must pass validate_description unless `validate` is false (tests use that to
 // make invalid files). format_version is the newest version the caller accepts: 1 refuses
 // panel-layout tensors, 1 and 2 refuse input scales, 1 to 4 refuse f32 input channels, 4 and 5 refuse a tensor of
-// another attention kind than the model's (unless not validating, a description holds none). Returns "" or a message.
-std::string write_lfm(const EncoderDescription& desc, const std::string& producer,
+// another attention kind than the model's (unless not validating, a description holds none).
+// Fails with LINFER_ERROR_INVALID_MODEL (the description), LINFER_ERROR_INVALID_ARGUMENT (a version
+// that cannot hold it) or LINFER_ERROR_INTERNAL.
+err::Status write_lfm(const EncoderDescription& desc, const std::string& producer,
                       const std::vector<std::pair<std::string, std::string>>& metadata, std::vector<uint8_t>* out,
                       bool validate = true, uint32_t format_version = kFormatVersion);
 
@@ -42,7 +44,8 @@ std::string write_lfm(const EncoderDescription& desc, const std::string& produce
 // meaning (validate_description). *desc must be empty (default-constructed): it is filled in place,
 // and after a failure holds part of the file's description, to be discarded. On success the views
 // in *desc point into `data`, which must be 64-byte aligned and outlive the description. Never
-// aborts; returns "" or a one-line message.
-std::string parse_lfm(const uint8_t* data, size_t size, EncoderDescription* desc, LfmInfo* info);
+// aborts; a failure is LINFER_ERROR_INVALID_MODEL with a one-line message (or, without
+// exceptions, LINFER_ERROR_OUT_OF_MEMORY when the layers' description does not fit the heap).
+err::Status parse_lfm(const uint8_t* data, size_t size, EncoderDescription* desc, LfmInfo* info);
 
 }  // namespace linfer

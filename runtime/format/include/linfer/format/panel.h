@@ -41,9 +41,9 @@ struct PanelStore {
 // one buffer share one packed buffer. A token embedding that is the same tensor as a dense weight
 // (a tied LM head) follows it into panel layout when move_tied_embedding (the converter: the file
 // then holds one copy; embedding lookups read panels); otherwise it stays row-major. `packed`,
-// if given, receives the (data, bytes) of each row-major original that was packed. Returns "" or
-// a message (out of memory).
-std::string pack_dense_weights(EncoderDescription* desc, PanelStore* store, bool move_tied_embedding,
+// if given, receives the (data, bytes) of each row-major original that was packed. Its only failure
+// is LINFER_ERROR_OUT_OF_MEMORY, naming the bytes.
+err::Status pack_dense_weights(EncoderDescription* desc, PanelStore* store, bool move_tied_embedding,
                                std::vector<std::pair<const void*, uint64_t>>* packed = nullptr);
 
 }  // namespace linfer

@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "linfer/types/status.h"
+
 namespace linfer {
 
 enum class TokenizerKind : uint8_t {
@@ -71,8 +73,9 @@ constexpr uint32_t kMaxTokenizerPieces = 1u << 24;
 
 // Checks a tokenizer against the model's vocabulary: offsets inside the blob, pieces non-empty
 // (and UTF-8 for WordPiece), every id in range (merges and unk below num_pieces; model ids, the
-// prefix and the suffix below vocab_size). Returns "" or a one-line message.
-std::string validate_tokenizer(const TokenizerView& t, uint32_t vocab_size);
+// prefix and the suffix below vocab_size). A failure is LINFER_ERROR_INVALID_MODEL, its message one
+// line.
+err::Status validate_tokenizer(const TokenizerView& t, uint32_t vocab_size);
 
 // Whether [s, s + n) is well-formed UTF-8 (no overlongs, surrogates or code points past U+10FFFF).
 bool valid_utf8(const uint8_t* s, size_t n);
