@@ -873,6 +873,43 @@ TEST_CASE("a tensor at a place its attention kind does not list is refused when 
                 err);
 }
 
+// Whether a tensor is a dense layer's weight, asked by name (the converter, panel packing) and by
+// slot (the loader and the checks): the same answer for every tensor of every kind's model.
+TEST_CASE("is_dense_weight and is_dense_slot agree on every tensor") {
+  for (AttentionKind kind :
+       {AttentionKind::Linformer, AttentionKind::FullSoftmax, AttentionKind::SlidingWindow, AttentionKind::GiveTake}) {
+    CAPTURE(to_string(kind));
+    EncoderConfig c = small_config();
+    set_attention_kind(c, kind);
+    if (kind == AttentionKind::SlidingWindow) sliding_window_fields(c).global_positions = 2;
+    if (kind == AttentionKind::GiveTake) c.num_global_tokens = 3;
+    c.head = HeadKind::LmLogits;
+    auto o = make_model(c);
+    if (kind == AttentionKind::SlidingWindow)  // the global rows' own projections (optional)
+      for (LayerWeights& l : o.desc.layers) {
+        using T = SlidingWindowTensors;
+        l.kind_tensors[T::kQGlobalWeight] = l.q.weight;
+        l.kind_tensors[T::kKGlobalWeight] = l.k.weight;
+        l.kind_tensors[T::kVGlobalWeight] = l.v.weight;
+      }
+    size_t dense = 0, kind_dense = 0, tensors = 0;
+    for_each_slot(o.desc, [&](Slot slot, uint32_t, const std::string& name, const WeightView& w) {
+      if (!w.present()) return;
+      CAPTURE(name);
+      ++tensors;
+      CHECK(is_dense_weight(name) == is_dense_slot(o.desc.config, slot));
+      dense += is_dense_slot(o.desc.config, slot);
+      kind_dense += is_kind_slot(slot) && is_dense_slot(o.desc.config, slot);
+    });
+    CHECK(dense >= 6 * o.desc.layers.size());  // Q, K, V, output, fc1, fc2 in each layer
+    CHECK(tensors > dense);
+    CHECK(kind_dense == (kind == AttentionKind::SlidingWindow ? 3 * o.desc.layers.size() : 0));
+  }
+  CHECK_FALSE(is_dense_weight("attention.q.weight"));  // a layer's slot without its layer
+  CHECK_FALSE(is_dense_weight("layers.0.head.out.weight"));
+  CHECK(is_dense_weight("layers.12.feed_forward.fc2.weight"));
+}
+
 TEST_CASE("catalogue of bad model files: clear errors from the C API") {
   const auto cases = catalogue();
   CHECK(cases.size() >= 20);
