@@ -32,6 +32,14 @@ struct GoldenCase {
   std::string kind = "linformer";  // attention kind, by its LINFER_ATTENTION_KINDS name
 };
 
+// A file's whole text ("" when it cannot be read).
+inline std::string file_text(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream text;
+  text << f.rdbuf();
+  return text.str();
+}
+
 // The kind of a case's checkpoint: its config.json's "attention_kind" where it names one, else
 // the layout's (the converter detects it), else Linformer.
 inline std::string golden_case_kind(const std::string& dir, const std::string& layout) {
@@ -39,10 +47,7 @@ inline std::string golden_case_kind(const std::string& dir, const std::string& l
   if (layout == "longformer") return "sliding_window";
   if (layout == "bigbird") return "block_sparse";
   if (layout == "reformer") return "lsh";
-  std::ifstream f(dir + "/config.json");
-  std::stringstream text;
-  text << f.rdbuf();
-  const std::string s = text.str(), key = "\"attention_kind\"";
+  const std::string s = file_text(dir + "/config.json"), key = "\"attention_kind\"";
   size_t at = s.find(key);
   if (at == std::string::npos) return "linformer";
   at = s.find('"', s.find(':', at) + 1);
@@ -163,10 +168,7 @@ inline ConvertedCase converted_golden(const GoldenCase& c, const std::string& ex
     if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
   ConvertedCase out{dir + "/" + key + ".lfm", ""};
   if (std::ifstream(out.lfm).good()) {
-    std::ifstream f(out.lfm + ".txt");
-    std::stringstream text;
-    text << f.rdbuf();
-    out.output = text.str();
+    out.output = file_text(out.lfm + ".txt");
     return out;
   }
   REQUIRE(std::system(("mkdir -p " + dir).c_str()) == 0);
