@@ -3,10 +3,17 @@
 // JavaScript package against onnxruntime-web's wasm backend on the suite's S model, f32 and int8.
 // read(name) gives a file of the work folder as a Uint8Array. Parity first, with the suite's
 // bounds against PyTorch (f32: max abs error <= 1e-3 of the largest |output|; int8: mean cosine per
-// row >= 0.99): a runtime that misses them is not timed. Then `rounds` rounds, each one run of
-// linfer and one of ONNX Runtime, alternating which goes first, after 3 warm-up runs each: wall
-// time of session.run() seen from JavaScript (ORT's run is a promise, linfer's a call). Returns
-// the table's rows (markdown) and whether every parity check passed.
+// row >= 0.99): a runtime that misses them is not timed. Then `rounds` rounds after 3 warm-up runs
+// each: wall time of session.run() seen from JavaScript (ORT's run is a promise, linfer's a call).
+// On one thread a round is one run of linfer and one of ONNX Runtime, alternating which goes
+// first. On more (`threads` > 1) a round is a block of each runtime, alternating which goes first:
+// a pause, one untimed run, then kBlockRuns timed runs back to back. A runtime's pool keeps its
+// threads spinning for a while after a run (onnxruntime-web's for milliseconds), and runs that
+// alternate one by one timed each runtime beside the other's spinning threads, on a machine with
+// no core to spare: measured on 2 cores, linfer's int8 at n = 128 took 41.2 ms right after ORT's
+// runs and 27.8 ms after a 100 ms pause, ORT's 30.1 and 36.9. In a block each runtime runs as an
+// application calling only it would, its own threads warm from its own last run. Returns the
+// table's rows (markdown) and whether every parity check passed.
 function readNpy(b) {  // float32 C-order .npy
   const dv = new DataView(b.buffer, b.byteOffset, b.byteLength);
   const v1 = b[6] === 1, start = (v1 ? 10 : 12) + (v1 ? dv.getUint16(8, true) : dv.getUint32(8, true));
@@ -26,9 +33,11 @@ function parity(out, ref, cols) {
   }
   return { rel: maxAbs / maxRef, cos: cosSum / rows };
 }
+const kBlockRuns = 3;
+const kBlockPauseMs = 200;  // longer than either pool spins before its threads sleep
 const median = (a) => { const s = [...a].sort((x, y) => x - y); return s[s.length >> 1]; };
 
-export async function compare({ linfer, ort, read, lengths, rounds, dtypes = ['f32', 'int8'], log = () => {} }) {
+export async function compare({ linfer, ort, read, lengths, rounds, threads = 1, dtypes = ['f32', 'int8'], log = () => {} }) {
   const rows = [];
   let failed = false;
   const text = async (name) => new TextDecoder().decode(await read(name));
@@ -56,10 +65,18 @@ export async function compare({ linfer, ort, read, lengths, rounds, dtypes = ['f
       }
       for (let i = 0; i < 3; ++i) { runLinfer(); await runOrt(); }
       const tl = [], to = [];
+      const timeLinfer = () => { const t0 = performance.now(); runLinfer(); tl.push(performance.now() - t0); };
+      const timeOrt = async () => { const t0 = performance.now(); await runOrt(); to.push(performance.now() - t0); };
+      const block = async (run, time) => {
+        await new Promise((resolve) => setTimeout(resolve, kBlockPauseMs));
+        await run();
+        for (let i = 0; i < kBlockRuns; ++i) await time();
+      };
       for (let r = 0; r < rounds; ++r) {
-        const timeLinfer = () => { const t0 = performance.now(); runLinfer(); tl.push(performance.now() - t0); };
-        const timeOrt = async () => { const t0 = performance.now(); await runOrt(); to.push(performance.now() - t0); };
-        if (r % 2) { await timeOrt(); timeLinfer(); } else { timeLinfer(); await timeOrt(); }
+        if (threads > 1) {
+          const linferBlock = () => block(runLinfer, timeLinfer), ortBlock = () => block(runOrt, timeOrt);
+          if (r % 2) { await ortBlock(); await linferBlock(); } else { await linferBlock(); await ortBlock(); }
+        } else if (r % 2) { await timeOrt(); timeLinfer(); } else { timeLinfer(); await timeOrt(); }
       }
       const ml = median(tl), mo = median(to);
       rows.push(`| ${dtype} | ${T} | ${ml.toFixed(2)} | ${mo.toFixed(2)} | ${(mo / ml).toFixed(2)}x | ${said(pl)}; ${said(po)} |`);

@@ -34,7 +34,7 @@ const expression = `(async () => {
   const { compare } = await import('/tools/bench/web/bench_core.mjs');
   const read = async (name) => new Uint8Array(await (await fetch(config.work + '/' + name)).arrayBuffer());
   const m = await linfer.moduleInfo();
-  const r = await compare({ linfer, ort, read, lengths: config.lengths, rounds: config.rounds, log: (row) => console.log(row) });
+  const r = await compare({ linfer, ort, read, lengths: config.lengths, rounds: config.rounds, threads: config.threads, log: (row) => console.log(row) });
   return { ...r, module: m, ort: ort.env.versions?.web || '', crossOriginIsolated };
 })()`;
 console.log(`# linfer wasm vs onnxruntime-web in headless Chromium (wasm backend, SIMD, ${config.threads} thread(s))`);

@@ -10,10 +10,11 @@
 //
 // Parity first, with the suite's bounds against PyTorch (suite.py: f32 max abs error <= 1e-3 of
 // the largest |output|; int8 mean cosine per row >= 0.99): a runtime that misses them is not timed.
-// Then R rounds, each one run of linfer and one of ONNX Runtime, alternating (which goes first
-// alternates too), after 3 warm-up runs each: wall time of session.run() seen from JavaScript for
-// both (ORT's run is a promise; linfer's is a call). Prints the medians and the ratio, and the
-// sizes of both runtimes' .wasm and JavaScript.
+// Then R rounds after 3 warm-up runs each (bench_core.mjs: on one thread a round is one run of
+// each, alternating which goes first; on more, a block of runs of each after a pause, so that
+// neither is timed beside the other's spinning threads): wall time of session.run() seen from
+// JavaScript for both. Prints the medians and the ratio, and the sizes of both runtimes' .wasm
+// and JavaScript.
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -63,7 +64,7 @@ console.log(`# linfer wasm (${wasmModule.file}, ${wasmModule.simd}, ${threads} t
   `${ort.env.versions?.web || ''} (wasm backend, SIMD, ${threads} thread(s)), Node ${process.version}`);
 console.log('| dtype | n | linfer ms | ORT ms | ORT / linfer | parity vs PyTorch (linfer; ORT) |');
 console.log('|---|---|---|---|---|---|');
-const { failed } = await compare({ linfer, ort, lengths, rounds, read: (name) => fs.readFileSync(path.join(work, name)),
+const { failed } = await compare({ linfer, ort, lengths, rounds, threads, read: (name) => fs.readFileSync(path.join(work, name)),
   log: (row) => console.log(row) });
 const ortWasm = path.join(ortDir, 'dist/ort-wasm-simd-threaded.wasm');
 const ortJs = [path.join(ortDir, 'dist/ort.wasm.min.mjs'), path.join(ortDir, 'dist/ort-wasm-simd-threaded.mjs')];
