@@ -9,7 +9,6 @@
 #include <utility>
 
 #include "attention/attention_kind.h"
-#include "linfer/format/kinds/give_take.h"
 #include "model_options.h"
 #include "weight_rows.h"
 
@@ -178,11 +177,9 @@ Status Inference::forward(size_t T) {
   add_positions(T);
   if (c.embedding_norm) layernorm_rows(buf_.residual, buf_.residual, T, d.embedding_norm);
 
-  // GiveTake carries its p learned tokens as rows [T, T + p) of the same buffers: norms, the
-  // feed-forward and the residuals treat them like sequence rows; only attention tells them apart.
+  // The rows the model adds (GiveTake's tokens) ride as rows [T, R) of the same buffers.
   const size_t R = T + c.num_global_tokens;
-  for (uint32_t i = 0; i < c.num_global_tokens; ++i)
-    widen_weight_row(d.kind_tensors[GiveTakeTensors::kGlobalTokens], i, D, 1.0f, buf_.residual + (T + i) * D);
+  if (c.num_global_tokens) attention_->write_added_rows(*this, buf_.residual + T * D);
   bool ok = true;
   const NormPlacement placement = norm_placement(c);
   const LayerRoute route = layer_route();

@@ -69,6 +69,12 @@ class AttentionModule {
   // A short note for the session's description, or "".
   virtual std::string describe() const { return ""; }
 
+  // Run time, before the first layer: the rows the model adds after the input's T rows
+  // (EncoderConfig::num_global_tokens of them, dim floats each, at `rows`; GiveTake's learned
+  // tokens). Norms, the feed-forward layers and the residuals treat them as sequence rows; only
+  // the module's attention tells them apart. None unless the kind has them.
+  virtual void write_added_rows(const LayerContext&, float* /*rows*/) const {}
+
   // The attention sublayer over T rows of `in` (T plus GiveTake's tokens), its output added to
   // `residual` (which may be `in`). False if an XNNPACK operator failed.
   virtual bool run(LayerContext& s, const AttentionLayer& layer, const float* in, size_t T, float* residual) = 0;

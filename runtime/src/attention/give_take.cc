@@ -26,6 +26,13 @@ struct ConvTaps final : AttentionModelData {
 
 class GiveTakeAttention final : public SoftmaxAttention {
  public:
+  // Its p learned tokens, widened from the model's stored type.
+  void write_added_rows(const LayerContext& s, float* rows) const override {
+    const EncoderDescription& d = s.model().desc;
+    const size_t D = d.config.dim;
+    for (uint32_t i = 0; i < d.config.num_global_tokens; ++i)
+      widen_weight_row(d.kind_tensors[GiveTakeTensors::kGlobalTokens], i, D, 1.0f, rows + i * D);
+  }
   bool run(LayerContext& s, const AttentionLayer& layer, const float* in, size_t T, float* residual) override;
 };
 
