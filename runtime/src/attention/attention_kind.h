@@ -115,6 +115,10 @@ struct AttentionKindInfo {
   uint64_t (*layer_flops)(const EncoderConfig& c, uint64_t T);
   // What the module makes of a model at load, for every session (null: nothing).
   Status (*prepare_model)(LoadedModel& m);
+  // The model options of this kind's models that a build may leave out (-DLINFER_MODEL_OPTIONS):
+  // LINFER_ERROR_UNSUPPORTED naming the first the model needs and this build left out
+  // (option_not_built, model_options.h); null: none. Checked at load by model_options_built.
+  Status (*options_built)(const EncoderDescription& d);
 };
 // The kind's entry, or null when this build has no module for it (-DLINFER_ATTENTION_KINDS).
 const AttentionKindInfo* attention_kind_info(AttentionKind kind);

@@ -127,6 +127,6 @@ uint64_t layer_flops(const EncoderConfig& c, uint64_t T) {
 
 extern const AttentionKindInfo kBlockSparseAttention = {
     AttentionKind::BlockSparse, [] { return std::unique_ptr<AttentionModule>(new BlockSparseAttention()); },
-    layer_flops, nullptr};
+    layer_flops, nullptr, nullptr};
 
 }  // namespace linfer::rt

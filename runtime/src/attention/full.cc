@@ -22,6 +22,6 @@ uint64_t layer_flops(const EncoderConfig& c, uint64_t T) {
 
 extern const AttentionKindInfo kFullSoftmaxAttention = {
     AttentionKind::FullSoftmax, [] { return std::unique_ptr<AttentionModule>(new FullAttention()); }, layer_flops,
-    nullptr};
+    nullptr, nullptr};
 
 }  // namespace linfer::rt

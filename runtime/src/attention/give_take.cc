@@ -140,6 +140,6 @@ Status prepare_conv_taps(LoadedModel& m) {
 
 extern const AttentionKindInfo kGiveTakeAttention = {
     AttentionKind::GiveTake, [] { return std::unique_ptr<AttentionModule>(new GiveTakeAttention()); }, layer_flops,
-    prepare_conv_taps};
+    prepare_conv_taps, nullptr};
 
 }  // namespace linfer::rt

@@ -39,6 +39,6 @@ uint64_t layer_flops(const EncoderConfig& c, uint64_t T) {
 
 extern const AttentionKindInfo kLinearEluAttention = {
     AttentionKind::LinearElu, [] { return std::unique_ptr<AttentionModule>(new LinearAttention()); }, layer_flops,
-    nullptr};
+    nullptr, nullptr};
 
 }  // namespace linfer::rt

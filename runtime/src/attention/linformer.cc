@@ -18,6 +18,40 @@ namespace {
 
 uint64_t align64(uint64_t bytes) { return (bytes + 63) / 64 * 64; }
 
+// Whether any projection E / F has this dtype.
+bool projections_of(const EncoderDescription& d, DType dtype) {
+  using T = LinformerTensors;
+  const WeightView& shared = d.kind_tensors[T::kSharedProj];
+  bool any = shared.present() && shared.dtype == dtype;
+  for (const LayerWeights& l : d.layers)
+    for (const WeightView* w : {&l.kind_tensors[T::kProjK], &l.kind_tensors[T::kProjV]})
+      any = any || (w->present() && w->dtype == dtype);
+  return any;
+}
+
+// Whether the sequence compression runs on the int8 dense kernel for inputs of up to max_len
+// rows: every projection E / F int8 (a file from the converter), at most 65,536 positions (the
+// x86 kernels' int32 sums of (q + 128) * w stay below 2^31) and int8 kernels built. Else the
+// projections are widened to f32 (float_projections).
+bool int8_compression(const EncoderDescription& d, uint64_t max_len) {
+  return projections_of(d, DType::I8) && !projections_of(d, DType::F16) && !projections_of(d, DType::F32) &&
+         max_len <= 65536 && kernels::dense_dtype_built(DType::I8);
+}
+
+// The distinct E (and F) per layer (linformer_projection_groups), as this build runs them.
+uint32_t projection_groups(const EncoderConfig& c) {
+  return kPerHeadProjectionsBuilt ? linformer_projection_groups(c) : 1;
+}
+
+// At load: the model options a Linformer may need that a build may leave out (-DLINFER_MODEL_OPTIONS).
+Status options_built(const EncoderDescription& d) {
+  if (!kFloatProjectionsBuilt && !int8_compression(d, d.config.max_seq_len))
+    return option_not_built("float_projections (Linformer projections not all int8, or n above 65536)");
+  if (!kPerHeadProjectionsBuilt && linformer_projection_groups(d.config) > 1)
+    return option_not_built("per_head_projections (Linformer projection sharing none)");
+  return {};
+}
+
 class LinformerAttention final : public SoftmaxAttention {
  public:
   bool has_row_pipeline(const EncoderConfig&) const override { return true; }
@@ -470,6 +504,6 @@ uint64_t layer_flops(const EncoderConfig& c, uint64_t T) {
 
 extern const AttentionKindInfo kLinformerAttention = {
     AttentionKind::Linformer, [] { return std::unique_ptr<AttentionModule>(new LinformerAttention()); }, layer_flops,
-    nullptr};
+    nullptr, options_built};
 
 }  // namespace linfer::rt

@@ -262,7 +262,8 @@ uint64_t layer_flops(const EncoderConfig& c, uint64_t T) {
 
 }  // namespace
 
-extern const AttentionKindInfo kLshAttention = {
-    AttentionKind::Lsh, [] { return std::unique_ptr<AttentionModule>(new LshAttention()); }, layer_flops, nullptr};
+extern const AttentionKindInfo kLshAttention = {AttentionKind::Lsh,
+                                                [] { return std::unique_ptr<AttentionModule>(new LshAttention()); },
+                                                layer_flops, nullptr, nullptr};
 
 }  // namespace linfer::rt

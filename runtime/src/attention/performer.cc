@@ -71,6 +71,6 @@ uint64_t layer_flops(const EncoderConfig& c, uint64_t T) {
 
 extern const AttentionKindInfo kPerformerAttention = {
     AttentionKind::Performer, [] { return std::unique_ptr<AttentionModule>(new PerformerAttention()); }, layer_flops,
-    nullptr};
+    nullptr, nullptr};
 
 }  // namespace linfer::rt

@@ -107,6 +107,6 @@ uint64_t layer_flops(const EncoderConfig& c, uint64_t T) {
 
 extern const AttentionKindInfo kSlidingWindowAttention = {
     AttentionKind::SlidingWindow, [] { return std::unique_ptr<AttentionModule>(new SlidingWindowAttention()); },
-    layer_flops, nullptr};
+    layer_flops, nullptr, nullptr};
 
 }  // namespace linfer::rt
