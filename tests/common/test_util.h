@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Helpers shared by the tests that start the command-line tools.
+// Helpers shared by the tests that start the command-line tools or read their files.
 #pragma once
 
 #include <doctest/doctest.h>
@@ -7,6 +7,9 @@
 
 #include <cstdio>
 #include <string>
+#include <utility>
+
+#include "linfer/types/status.h"
 
 namespace linfer::testing {
 
@@ -20,6 +23,13 @@ inline std::string run_command(const std::string& cmd, int* exit_code) {
   const int st = p ? pclose(p) : -1;
   *exit_code = st != -1 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
   return out;
+}
+
+// The value of a Result the test cannot go on without (its message shown when it failed).
+template <class T>
+T required(err::Result<T> result) {
+  REQUIRE_MESSAGE(result.ok(), result.status().message());
+  return std::move(result.value());
 }
 
 // Whether this build has the attention kind (-DLINFER_ATTENTION_KINDS, tests/CMakeLists.txt), by

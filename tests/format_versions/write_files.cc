@@ -115,9 +115,8 @@ bool write_case(const testing::VersionCase& vc, const std::string& dir) {
       return fail("no f32 input channels");
   }
   const DType dtype = vc.dtype == "int8" ? DType::I8 : vc.dtype == "f16" ? DType::F16 : DType::F32;
-  std::string err;
-  if (dtype != DType::F32 && !(err = convert::quantize_description(&o.desc, dtype, &quantized)).empty())
-    return fail(err);
+  if (dtype != DType::F32)
+    if (err::Status s = convert::quantize_description(&o.desc, dtype, &quantized); !s.ok()) return fail(s.message());
   if (vc.version > 1)
     if (err::Status s = pack_dense_weights(&o.desc, &panels, true); !s.ok()) return fail(s.message());
   std::vector<uint8_t> bytes;

@@ -16,7 +16,6 @@ namespace linfer::fuzz {
 // been produced (tensors may share one storage, so the sum is not bounded by the input). A tensor
 // that fails must say why; one that succeeds must have exactly its shape's element count.
 inline void convert_all(const convert::Checkpoint& ck, uint64_t budget) {
-  std::vector<float> out;
   for (const auto& [name, t] : ck.tensors) {
     uint64_t numel = 1;
     bool overflow = false;
@@ -27,13 +26,13 @@ inline void convert_all(const convert::Checkpoint& ck, uint64_t budget) {
         numel *= uint64_t(d);
     }
     if (overflow || numel > budget) continue;
-    std::string err;
-    if (convert::tensor_to_f32(ck, t, &out, &err)) {
-      if (out.size() != numel) abort();
+    err::Result<std::vector<float>> out = convert::tensor_to_f32(ck, t);
+    if (out.ok()) {
+      if (out.value().size() != numel) abort();
       budget -= numel;
       volatile float sink = 0.0f;
-      for (float f : out) sink = sink + f;
-    } else if (err.empty()) {
+      for (float f : out.value()) sink = sink + f;
+    } else if (out.status().message().empty()) {
       abort();
     }
   }

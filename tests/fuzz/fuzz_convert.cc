@@ -40,20 +40,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const uint8_t* ck_data = data + 2 + config_len;
   const size_t ck_size = size - 2 - config_len;
 
-  std::string err;
-  auto ck = linfer::convert::read_checkpoint_from_memory(ck_data, ck_size, &err);
-  if (!ck) return 0;
-  (void)linfer::convert::detect_layout(*ck);
+  auto read = linfer::convert::read_checkpoint_from_memory(ck_data, ck_size);
+  if (!read.ok()) return 0;
+  const linfer::convert::Checkpoint& ck = *read.value();
+  (void)linfer::convert::detect_layout(ck);
   for (const linfer::convert::Layout* layout_entry : linfer::convert::registered_layouts()) {
     const char* layout = layout_entry->name;  // every layout, the Hugging Face ones included
-    linfer::convert::MappedModel mapped;
-    err = linfer::convert::map_checkpoint(layout, *ck, config, &mapped);
-    if (!err.empty()) continue;
-    round_trip(mapped.desc);
+    auto mapped = linfer::convert::map_checkpoint(layout, ck, config);
+    if (!mapped.ok()) continue;
+    round_trip(mapped.value().desc);
     for (linfer::DType dtype : {linfer::DType::F16, linfer::DType::I8}) {
-      linfer::EncoderDescription desc = mapped.desc;
+      linfer::EncoderDescription desc = mapped.value().desc;
       linfer::convert::QuantizedStore store;
-      if (linfer::convert::quantize_description(&desc, dtype, &store).empty()) round_trip(desc);
+      if (linfer::convert::quantize_description(&desc, dtype, &store).ok()) round_trip(desc);
     }
   }
   return 0;

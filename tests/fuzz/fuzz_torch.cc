@@ -13,12 +13,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const bool zip = data[0] == 'P' && data[1] == 'K';
   const bool pickle = data[0] == 0x80;
   if (!zip && !pickle) return 0;
-  std::string err;
-  auto ck = linfer::convert::read_checkpoint_from_memory(data, size, &err);
-  if (!ck) {
-    if (err.empty()) abort();
+  auto read = linfer::convert::read_checkpoint_from_memory(data, size);
+  if (!read.ok()) {
+    if (read.status().message().empty()) abort();
     return 0;
   }
+  const std::unique_ptr<linfer::convert::Checkpoint>& ck = read.value();
   if (!ck->root) abort();  // torch files keep the unpickled object
   for (const auto& [k, v] : ck->metadata) (void)(k.size() + v.size());
   std::unordered_set<const linfer::convert::Value*> seen;

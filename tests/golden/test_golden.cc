@@ -30,6 +30,7 @@ using linfer::testing::converted_golden;
 using linfer::testing::golden_cases;
 using linfer::testing::golden_layout_cases;
 using linfer::testing::GoldenCase;
+using linfer::testing::required;
 using linfer::testing::run_command;
 
 // Relative error of `got` against `want`, scaled by the output's largest magnitude.
@@ -102,12 +103,13 @@ TEST_CASE("golden parity with PyTorch for every case, length and thread count") 
         for (int T : lengths) {
           CAPTURE(T);
           CAPTURE(threads);
-          std::vector<int32_t> ids;
-          REQUIRE(linfer::tools::read_token_ids(c.dir + "/ids_" + std::to_string(T) + ".txt", &ids).empty());
+          const std::vector<int32_t> ids =
+              required(linfer::tools::read_token_ids(c.dir + "/ids_" + std::to_string(T) + ".txt"));
           REQUIRE(int(ids.size()) == T);
-          std::vector<float> want;
-          std::vector<size_t> shape;
-          REQUIRE(linfer::tools::read_npy_f32(c.dir + "/out_" + std::to_string(T) + ".npy", &want, &shape).empty());
+          const linfer::tools::NpyArray expected =
+              required(linfer::tools::read_npy_f32(c.dir + "/out_" + std::to_string(T) + ".npy"));
+          const std::vector<float>& want = expected.data;
+          const std::vector<size_t>& shape = expected.shape;
           s = session.Run(ids);
           REQUIRE_MESSAGE(s.ok(), s.message());
           const linfer::OutputView o = session.output();
@@ -148,17 +150,15 @@ TEST_CASE("golden parity for the lucidrains, fairseq, tatp22, performer, reforme
     int lengths = 0;
     for (int T : lengths_of(c.dir)) {
       CAPTURE(T);
-      std::vector<float> want;
-      std::vector<size_t> shape;
-      REQUIRE(linfer::tools::read_npy_f32(c.dir + "/out_" + std::to_string(T) + ".npy", &want, &shape).empty());
+      const std::vector<float> want =
+          required(linfer::tools::read_npy_f32(c.dir + "/out_" + std::to_string(T) + ".npy")).data;
       if (c.embeddings) {
-        std::vector<float> emb;
-        std::vector<size_t> eshape;
-        REQUIRE(linfer::tools::read_npy_f32(c.dir + "/emb_" + std::to_string(T) + ".npy", &emb, &eshape).empty());
+        const std::vector<float> emb =
+            required(linfer::tools::read_npy_f32(c.dir + "/emb_" + std::to_string(T) + ".npy")).data;
         s = session.RunEmbeddings(emb.data(), size_t(T));
       } else {
-        std::vector<int32_t> ids;
-        REQUIRE(linfer::tools::read_token_ids(c.dir + "/ids_" + std::to_string(T) + ".txt", &ids).empty());
+        const std::vector<int32_t> ids =
+            required(linfer::tools::read_token_ids(c.dir + "/ids_" + std::to_string(T) + ".txt"));
         s = session.Run(ids);
       }
       REQUIRE_MESSAGE(s.ok(), s.message());
@@ -185,12 +185,11 @@ TEST_CASE("linfer-run --dump writes the same output as the API") {
                                     std::to_string(T) + ".txt --dump " + npy + " --threads 2",
                                 &code);
   REQUIRE_MESSAGE(code == 0, out);
-  std::vector<float> got, want;
-  std::vector<size_t> gs, ws;
-  REQUIRE(linfer::tools::read_npy_f32(npy, &got, &gs).empty());
-  REQUIRE(linfer::tools::read_npy_f32(dir + "/out_" + std::to_string(T) + ".npy", &want, &ws).empty());
-  CHECK(gs == ws);
-  CHECK(scaled_error(got.data(), want) <= 1e-4);
+  const linfer::tools::NpyArray got = required(linfer::tools::read_npy_f32(npy));
+  const linfer::tools::NpyArray want =
+      required(linfer::tools::read_npy_f32(dir + "/out_" + std::to_string(T) + ".npy"));
+  CHECK(got.shape == want.shape);
+  CHECK(scaled_error(got.data.data(), want.data) <= 1e-4);
   // Without --dump it prints a summary.
   out = run_command(std::string(LINFER_RUN_PATH) + " " + lfm + " --ids " + dir + "/ids_7.txt", &code);
   CHECK(code == 0);
@@ -213,11 +212,12 @@ TEST_CASE("causal linear and performer attention token by token equal the whole-
     linfer::Model model;
     REQUIRE(linfer::Model::Load(lfm, &model).ok());
     const int T = lengths_of(dir).back();
-    std::vector<int32_t> ids;
-    REQUIRE(linfer::tools::read_token_ids(dir + "/ids_" + std::to_string(T) + ".txt", &ids).empty());
-    std::vector<float> want;
-    std::vector<size_t> shape;
-    REQUIRE(linfer::tools::read_npy_f32(dir + "/out_" + std::to_string(T) + ".npy", &want, &shape).empty());
+    const std::vector<int32_t> ids =
+        required(linfer::tools::read_token_ids(dir + "/ids_" + std::to_string(T) + ".txt"));
+    const linfer::tools::NpyArray expected =
+        required(linfer::tools::read_npy_f32(dir + "/out_" + std::to_string(T) + ".npy"));
+    const std::vector<float>& want = expected.data;
+    const std::vector<size_t>& shape = expected.shape;
     linfer::Session session;
     REQUIRE(linfer::Session::Create(model, linfer::testing::path_options(), &session).ok());
     for (int pass = 0; pass < 2; ++pass) {  // the second pass checks that reset starts over

@@ -51,7 +51,7 @@ std::vector<uint8_t> valid_panels(DType dtype = DType::F32) {
   auto o = make_model(small_config());
   static convert::QuantizedStore quantized;
   static PanelStore store;
-  if (dtype != DType::F32) REQUIRE(convert::quantize_description(&o.desc, dtype, &quantized).empty());
+  if (dtype != DType::F32) REQUIRE(convert::quantize_description(&o.desc, dtype, &quantized).ok());
   REQUIRE(pack_dense_weights(&o.desc, &store, true).ok());
   return model_bytes(o.desc);
 }
@@ -61,7 +61,7 @@ std::vector<uint8_t> with_panels(std::function<void(EncoderDescription&)> f, DTy
   auto o = make_model(small_config());
   static convert::QuantizedStore quantized;
   static PanelStore store;
-  if (dtype != DType::F32) REQUIRE(convert::quantize_description(&o.desc, dtype, &quantized).empty());
+  if (dtype != DType::F32) REQUIRE(convert::quantize_description(&o.desc, dtype, &quantized).ok());
   REQUIRE(pack_dense_weights(&o.desc, &store, true).ok());
   f(o.desc);
   return model_bytes(o.desc, /*validate=*/false);

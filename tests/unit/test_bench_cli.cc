@@ -21,17 +21,9 @@ using linfer::testing::run_command;
 const std::string kGolden = std::string(LINFER_SOURCE_DIR) + "/tests/golden/c01_pre_headwise_after";
 const std::string kTmp = std::string(LINFER_TEST_TMP) + "/bench_cli";
 
-struct Npy {
-  std::vector<float> data;
-  std::vector<size_t> shape;
-};
+using Npy = linfer::tools::NpyArray;
 
-Npy load(const std::string& path) {
-  Npy n;
-  const std::string err = linfer::tools::read_npy_f32(path, &n.data, &n.shape);
-  REQUIRE_MESSAGE(err.empty(), err);
-  return n;
-}
+Npy load(const std::string& path) { return linfer::testing::required(linfer::tools::read_npy_f32(path)); }
 
 std::string bench(const std::string& args, int* code) {
   return run_command(std::string(LINFER_BENCH_PATH) + " " + args, code);

@@ -22,11 +22,7 @@ const std::string kTmp = std::string(LINFER_TEST_TMP) + "/convert_cli";
 
 using linfer::testing::run_command;
 
-std::vector<uint8_t> file(const std::string& path) {
-  std::vector<uint8_t> b;
-  REQUIRE(linfer::tools::read_file(path, &b).empty());
-  return b;
-}
+std::vector<uint8_t> file(const std::string& path) { return linfer::testing::required(linfer::tools::read_file(path)); }
 
 void write(const std::string& path, const std::vector<uint8_t>& bytes) {
   std::ofstream f(path, std::ios::binary);
@@ -361,6 +357,21 @@ TEST_CASE("linfer-convert usage errors exit 2") {
   out = run_command(std::string(LINFER_CONVERT_PATH) + " /nonexistent.pt -o " + kTmp + "/never.lfm", &code);
   CHECK(code == 1);
   CHECK(access((kTmp + "/never.lfm").c_str(), F_OK) != 0);
+}
+
+TEST_CASE("the tools' file helpers: a file that cannot be read is LINFER_ERROR_IO, bad contents a bad input") {
+  std::system(("mkdir -p " + kTmp).c_str());
+  const linfer::err::Status missing = linfer::tools::read_file(kTmp + "/nonexistent").status();
+  CHECK(missing.code() == LINFER_ERROR_IO);
+  CHECK(missing.message().rfind("cannot open '" + kTmp + "/nonexistent': ", 0) == 0);
+  const std::string ids = kTmp + "/bad_ids.txt";
+  std::ofstream(ids) << "1 2 x3\n";
+  const linfer::err::Status bad = linfer::tools::read_token_ids(ids).status();
+  CHECK(bad.code() == LINFER_ERROR_INVALID_ARGUMENT);
+  CHECK(bad.message() == "'" + ids + "': token 2 ('x3') is not an integer id");
+  CHECK(linfer::tools::read_npy_f32(ids).status().message() == "'" + ids + "' is not a .npy file");
+  CHECK(linfer::tools::write_file_atomic(kTmp + "/no/such/folder/x", "x", 1).code() == LINFER_ERROR_IO);
+  std::remove(ids.c_str());
 }
 
 TEST_CASE("a checkpoint beyond a 32-bit address space: one-line error, exit 1") {

@@ -146,8 +146,7 @@ TEST_CASE("golden models in f16 and int8: accuracy against the f32 model, file s
     longest.pop_back();
     for (const std::string& T : {longest, std::string("7")}) {
       CAPTURE(T);
-      std::vector<int32_t> ids;
-      REQUIRE(tools::read_token_ids(dir + "/ids_" + T + ".txt", &ids).empty());
+      const std::vector<int32_t> ids = testing::required(tools::read_token_ids(dir + "/ids_" + T + ".txt"));
       std::vector<float> outs[3];
       for (int i = 0; i < 3; ++i) outs[i] = run_model(lfms[i], ids);
       // f16: within 2.5e-3 absolute + 1e-3 relative to the output's scale (max |f32 output|), the
@@ -210,8 +209,7 @@ TEST_CASE("f16 golden models with fp16_arithmetic: close to f32 arithmetic where
     std::string T =
         run_command("ls " + dir + " | sed -n 's/^ids_\\([0-9]*\\)\\.txt$/\\1/p' | sort -n | tail -1", &code);
     T.pop_back();
-    std::vector<int32_t> ids;
-    REQUIRE(tools::read_token_ids(dir + "/ids_" + T + ".txt", &ids).empty());
+    const std::vector<int32_t> ids = testing::required(tools::read_token_ids(dir + "/ids_" + T + ".txt"));
     const std::string lfm = tmp + "/" + name + ".f16.lfm";
     const std::string out = run_command(
         std::string(LINFER_CONVERT_PATH) + " " + dir + "/" + file + " -o " + lfm + " --dtype f16" + cfg, &code);
@@ -281,7 +279,7 @@ TEST_CASE("int8 input scales: smoothed weights and the runtime's multiply give t
   convert::QuantizedStore store;
   CHECK(convert::smooth_dense_weights(&smoothed.desc, max_abs, 0.5f, &store) == expected);
   CHECK(expected == 2 * 4);  // q, k, v and fc1 of both layers
-  REQUIRE(convert::quantize_description(&smoothed.desc, DType::I8, &store).empty());
+  REQUIRE(convert::quantize_description(&smoothed.desc, DType::I8, &store).ok());
   PanelStore panels;
   REQUIRE(pack_dense_weights(&smoothed.desc, &panels, true).ok());
   const std::vector<uint8_t> bytes = linfer::testing::model_bytes(smoothed.desc);
@@ -329,7 +327,7 @@ TEST_CASE("int8 f32 input channels: the f32 products beside the int8 one, the ch
     convert::QuantizedStore store;
     std::vector<WeightView> fc2;
     for (LayerWeights& l : ref.desc.layers) fc2.push_back(l.fc2.weight);
-    REQUIRE(convert::quantize_description(&ref.desc, DType::I8, &store).empty());
+    REQUIRE(convert::quantize_description(&ref.desc, DType::I8, &store).ok());
     for (size_t i = 0; i < fc2.size(); ++i) ref.desc.layers[i].fc2.weight = fc2[i];
     PanelStore panels;
     REQUIRE(pack_dense_weights(&ref.desc, &panels, true).ok());
@@ -350,7 +348,7 @@ TEST_CASE("int8 f32 input channels: the f32 products beside the int8 one, the ch
       zeros.emplace_back(l.fc2.weight.elements(), 0.0f);  // (the int8 columns of f32 channels are zero)
       l.fc2.weight.data = zeros.back().data();
     }
-    REQUIRE(convert::quantize_description(&kept.desc, DType::I8, &store).empty());
+    REQUIRE(convert::quantize_description(&kept.desc, DType::I8, &store).ok());
     for (size_t i = 0; i < kept.desc.layers.size(); ++i) {
       WeightView& w = kept.desc.layers[i].fc2.weight;
       w.input_scales = scales[i].data();
@@ -425,7 +423,7 @@ TEST_CASE("int8 f32 input channels: the f32 products beside the int8 one, the ch
       // fc2 alone int8, so that its error is the whole error.
       std::map<std::string, WeightView> f32_views;
       for_each_weight(q.desc, [&](const std::string& name, const WeightView& w) { f32_views[name] = w; });
-      REQUIRE(convert::quantize_description(&q.desc, DType::I8, &store).empty());
+      REQUIRE(convert::quantize_description(&q.desc, DType::I8, &store).ok());
       for_each_weight(q.desc, [&](const std::string& name, WeightView& w) {
         if (!convert::is_feed_forward_output(name)) w = f32_views[name];
       });
@@ -453,7 +451,7 @@ TEST_CASE("int8 f32 input channels: the f32 products beside the int8 one, the ch
     auto q = make();
     convert::QuantizedStore store;
     convert::keep_f32_inputs(&q.desc, max_abs, 2, &store);
-    REQUIRE(convert::quantize_description(&q.desc, DType::I8, &store).empty());
+    REQUIRE(convert::quantize_description(&q.desc, DType::I8, &store).ok());
     const std::string err = write_lfm(q.desc, "t", {}, &v4, true, 4).message();
     CHECK(err.find("keeps input channels in f32, which format version 4 cannot hold (version 5 can)") !=
           std::string::npos);

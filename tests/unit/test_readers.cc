@@ -47,32 +47,32 @@ std::string slurp(const std::string& path) {
   return ss.str();
 }
 
-std::unique_ptr<Checkpoint> load_bytes(const std::string& bytes, std::string* error) {
-  return read_checkpoint_from_memory(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), error);
+using Loaded = linfer::err::Result<std::unique_ptr<Checkpoint>>;
+
+Loaded load_bytes(const std::string& bytes) {
+  return read_checkpoint_from_memory(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
 }
 
 std::unique_ptr<Checkpoint> must_load(const std::string& bytes) {
-  std::string error;
-  auto ck = load_bytes(bytes, &error);
-  INFO("error: " << error);
-  REQUIRE(ck != nullptr);
-  return ck;
+  Loaded ck = load_bytes(bytes);
+  INFO("error: " << ck.status().message());
+  REQUIRE(ck.ok());
+  return std::move(ck.value());
 }
 
 std::unique_ptr<Checkpoint> must_load_file(const std::string& name) {
-  std::string error;
-  auto ck = read_checkpoint(fixture(name), &error);
-  INFO("fixture " << name << ": " << error);
-  REQUIRE(ck != nullptr);
-  return ck;
+  Loaded ck = read_checkpoint(fixture(name));
+  INFO("fixture " << name << ": " << ck.status().message());
+  REQUIRE(ck.ok());
+  return std::move(ck.value());
 }
 
 // Loading must fail with a one-line message containing `words`.
 void expect_error(const std::string& bytes, const std::string& words) {
-  std::string error;
-  auto ck = load_bytes(bytes, &error);
+  Loaded ck = load_bytes(bytes);
+  const std::string& error = ck.status().message();
   INFO("expected an error containing \"" << words << "\", got: \"" << error << "\"");
-  CHECK(ck == nullptr);
+  CHECK(!ck.ok());
   CHECK(error.find(words) != std::string::npos);
   CHECK(error.find('\n') == std::string::npos);
 }
@@ -80,12 +80,14 @@ void expect_error(const std::string& bytes, const std::string& words) {
 std::vector<float> f32(const Checkpoint& ck, const std::string& name) {
   auto it = ck.tensors.find(name);
   REQUIRE_MESSAGE(it != ck.tensors.end(), "no tensor " << name);
-  std::vector<float> out;
-  std::string error;
-  INFO("tensor " << name << ": " << error);
-  REQUIRE(tensor_to_f32(ck, it->second, &out, &error));
-  return out;
+  linfer::err::Result<std::vector<float>> out = tensor_to_f32(ck, it->second);
+  INFO("tensor " << name << ": " << out.status().message());
+  REQUIRE(out.ok());
+  return out.value();
 }
+
+// tensor_to_f32's failure ("" when it succeeds).
+std::string f32_error(const Checkpoint& ck, const SourceTensor& t) { return tensor_to_f32(ck, t).status().message(); }
 
 // ---- byte builders ----------------------------------------------------------------------------
 
@@ -303,10 +305,7 @@ TEST_CASE("safetensors: valid file with several dtypes and metadata") {
   CHECK(f32(*ck, "s") == std::vector<float>{3});
   CHECK(ck->tensors.at("s").shape.empty());
   CHECK(ck->tensors.at("e").shape == std::vector<int64_t>{0, 5});
-  std::string error;
-  std::vector<float> out;
-  CHECK_FALSE(tensor_to_f32(*ck, ck->tensors.at("e"), &out, &error));
-  CHECK(error.find("only F32, F16, BF16 and F64") != std::string::npos);
+  CHECK(f32_error(*ck, ck->tensors.at("e")).find("only F32, F16, BF16 and F64") != std::string::npos);
 }
 
 TEST_CASE("safetensors: leading header whitespace and reading from a file") {
@@ -317,12 +316,11 @@ TEST_CASE("safetensors: leading header whitespace and reading from a file") {
   REQUIRE(fd >= 0);
   REQUIRE(write(fd, file.data(), file.size()) == ssize_t(file.size()));
   close(fd);
-  std::string error;
-  auto ck = read_checkpoint(path, &error);
+  Loaded ck = read_checkpoint(path);
   std::remove(path);
-  INFO(error);
-  REQUIRE(ck != nullptr);
-  CHECK(f32(*ck, "x") == std::vector<float>{1.0f});
+  INFO(ck.status().message());
+  REQUIRE(ck.ok());
+  CHECK(f32(*ck.value(), "x") == std::vector<float>{1.0f});
 }
 
 TEST_CASE("safetensors: corrupt files are refused with a message naming the problem") {
@@ -500,10 +498,7 @@ TEST_CASE("torch zip fixture: float16, bfloat16, float64, int64, 0-d and empty t
   int64_t values[3];
   std::memcpy(values, ls.data, 24);
   CHECK(values[2] == (int64_t(1) << 40));
-  std::vector<float> out;
-  std::string error;
-  CHECK_FALSE(tensor_to_f32(*ck, l, &out, &error));
-  CHECK(error.find("has dtype I64") != std::string::npos);
+  CHECK(f32_error(*ck, l).find("has dtype I64") != std::string::npos);
 }
 
 TEST_CASE("torch zip fixture: linfer_config next to the state_dict") {
@@ -560,18 +555,20 @@ TEST_CASE("torch zip fixture: dict of nn.Parameters (_rebuild_parameter)") {
 }
 
 TEST_CASE("torch zip fixtures that must be refused") {
-  std::string error;
   SUBCASE("malicious pickle naming posix.system") {
-    CHECK(read_checkpoint(fixture("malicious_system.pt"), &error) == nullptr);
-    CHECK(error == "checkpoint refers to forbidden global 'posix.system'");
+    const Loaded ck = read_checkpoint(fixture("malicious_system.pt"));
+    CHECK(ck.status().code() == LINFER_ERROR_INVALID_MODEL);
+    CHECK(ck.status().message() == "checkpoint refers to forbidden global 'posix.system'");
   }
   SUBCASE("TorchScript archive") {
-    CHECK(read_checkpoint(fixture("torchscript.pt"), &error) == nullptr);
-    CHECK(error.find("TorchScript") != std::string::npos);
+    const Loaded ck = read_checkpoint(fixture("torchscript.pt"));
+    CHECK(ck.status().code() == LINFER_ERROR_UNSUPPORTED);
+    CHECK(ck.status().message().find("TorchScript") != std::string::npos);
   }
   SUBCASE("missing file") {
-    CHECK(read_checkpoint(fixture("does_not_exist.pt"), &error) == nullptr);
-    CHECK(error.find("cannot open") != std::string::npos);
+    const Loaded ck = read_checkpoint(fixture("does_not_exist.pt"));
+    CHECK(ck.status().code() == LINFER_ERROR_IO);
+    CHECK(ck.status().message().find("cannot open") != std::string::npos);
   }
 }
 
@@ -893,43 +890,34 @@ TEST_CASE("unpickler: corrupt or hostile pickles are refused with a message") {
 TEST_CASE("tensor_to_f32 checks every view against its storage") {
   auto ck = must_load(pickle_zip(one_tensor_pickle(6, 0, {2, 3}, {3, 1})));
   SourceTensor t = ck->tensors.at("w");
-  std::vector<float> out;
-  std::string error;
-  SUBCASE("valid") {
-    CHECK(tensor_to_f32(*ck, t, &out, &error));
-    CHECK(out == std::vector<float>{1, 2, 3, 4, 5, 6});
-  }
+  SUBCASE("valid") { CHECK(f32(*ck, "w") == std::vector<float>{1, 2, 3, 4, 5, 6}); }
   SUBCASE("out of range") {
     t.storage_offset = 1;
-    CHECK_FALSE(tensor_to_f32(*ck, t, &out, &error));
-    CHECK(error.find("view reaches element 6") != std::string::npos);
+    CHECK(f32_error(*ck, t).find("view reaches element 6") != std::string::npos);
   }
   SUBCASE("offset overflow") {
     t.storage_offset = UINT64_MAX;
-    CHECK_FALSE(tensor_to_f32(*ck, t, &out, &error));
-    CHECK(error.find("overflows") != std::string::npos);
+    CHECK(f32_error(*ck, t).find("overflows") != std::string::npos);
   }
   SUBCASE("broadcast view of a huge size") {
     t.shape = {int64_t(1) << 40};
     t.strides = {0};
-    CHECK_FALSE(tensor_to_f32(*ck, t, &out, &error));
-    CHECK(error.find("broadcast") != std::string::npos);
+    CHECK(f32_error(*ck, t).find("broadcast") != std::string::npos);
   }
   SUBCASE("small broadcast is fine") {
     t.shape = {4};
     t.strides = {0};
-    CHECK(tensor_to_f32(*ck, t, &out, &error));
-    CHECK(out == std::vector<float>{1, 1, 1, 1});
+    linfer::err::Result<std::vector<float>> out = tensor_to_f32(*ck, t);
+    REQUIRE(out.ok());
+    CHECK(out.value() == std::vector<float>{1, 1, 1, 1});
   }
   SUBCASE("unknown storage") {
     t.storage_key = "nope";
-    CHECK_FALSE(tensor_to_f32(*ck, t, &out, &error));
-    CHECK(error.find("unknown storage 'nope'") != std::string::npos);
+    CHECK(f32_error(*ck, t).find("unknown storage 'nope'") != std::string::npos);
   }
   SUBCASE("dtype differs from the storage") {
     t.dtype = SourceDType::F16;
-    CHECK_FALSE(tensor_to_f32(*ck, t, &out, &error));
-    CHECK(error.find("its storage holds F32") != std::string::npos);
+    CHECK(f32_error(*ck, t).find("its storage holds F32") != std::string::npos);
   }
 }
 
@@ -1087,9 +1075,9 @@ TEST_CASE("torch legacy fixture: fairseq-like dict with argparse.Namespace and f
 }
 
 TEST_CASE("torch legacy fixture: a whole pickled nn.Module is refused") {
-  std::string error;
-  CHECK(read_checkpoint(fixture("legacy_module.pt"), &error) == nullptr);
-  CHECK(error ==
+  const Loaded ck = read_checkpoint(fixture("legacy_module.pt"));
+  CHECK(!ck.ok());
+  CHECK(ck.status().message() ==
         "legacy torch.save: checkpoint refers to forbidden global '__main__.Tiny' in a ('module', ...) "
         "persistent id: the file holds a whole nn.Module, not a state dict; save model.state_dict() instead");
 }
@@ -1351,10 +1339,10 @@ TEST_CASE("torch legacy: the real fixtures cut at every length are refused clean
   for (const char* name : {"legacy.pt", "legacy_shared.pt"}) {
     const std::string original = slurp(fixture(name));
     for (size_t len = 0; len < original.size(); ++len) {
-      std::string error;
-      auto ck = load_bytes(original.substr(0, len), &error);
+      const Loaded ck = load_bytes(original.substr(0, len));
+      const std::string& error = ck.status().message();
       INFO(name << " cut to " << len << " bytes");
-      CHECK(ck == nullptr);
+      CHECK(!ck.ok());
       CHECK(!error.empty());
       CHECK(error.find('\n') == std::string::npos);
     }
@@ -1384,20 +1372,16 @@ TEST_CASE("mutated fixtures never crash") {
       } else {  // overwrite a byte inside the pickle region (the first ~600 bytes)
         bytes[64 + rng() % 600 % (bytes.size() - 64)] = char(rng());
       }
-      std::string error;
-      auto ck = load_bytes(bytes, &error);
-      if (!ck) {
+      const Loaded read = load_bytes(bytes);
+      const std::string& error = read.status().message();
+      if (!read.ok()) {
         ++refused;
         CHECK(!error.empty());
         CHECK(error.find('\n') == std::string::npos);
         continue;
       }
       ++loaded;
-      for (const auto& [tname, t] : ck->tensors) {
-        std::vector<float> out;
-        std::string e;
-        tensor_to_f32(*ck, t, &out, &e);
-      }
+      for (const auto& [tname, t] : read.value()->tensors) (void)tensor_to_f32(*read.value(), t);
     }
   }
   CHECK(refused > 0);

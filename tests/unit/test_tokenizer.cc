@@ -10,6 +10,7 @@
 
 #include "linfer/linfer.hpp"
 #include "test_tokenizers.h"
+#include "test_util.h"
 #include "tool_util.h"
 
 using namespace linfer;
@@ -115,14 +116,10 @@ TEST_CASE("tokenize never fails, crashes or reads past its input on random and i
   auto sp = testing::sentencepiece_tokenizer();
   auto unigram = testing::unigram_tokenizer();
   // The fuzz corpus's SentencePiece model: nmt_nfkc's character map, byte fallback.
-  std::vector<uint8_t> seed, unigram_seed;
-  REQUIRE(linfer::tools::read_file(
-              std::string(LINFER_SOURCE_DIR) + "/tests/fuzz/corpus/fuzz_lfm/tokenizer_sentencepiece_f32.lfm", &seed)
-              .empty());
+  const std::string corpus = std::string(LINFER_SOURCE_DIR) + "/tests/fuzz/corpus/fuzz_lfm/";
+  const std::vector<uint8_t> seed = testing::required(tools::read_file(corpus + "tokenizer_sentencepiece_f32.lfm"));
   // and its Unigram tokenizer.json: the same character map, Hugging Face's pipeline, <mask>.
-  REQUIRE(linfer::tools::read_file(
-              std::string(LINFER_SOURCE_DIR) + "/tests/fuzz/corpus/fuzz_lfm/tokenizer_unigram_f32.lfm", &unigram_seed)
-              .empty());
+  const std::vector<uint8_t> unigram_seed = testing::required(tools::read_file(corpus + "tokenizer_unigram_f32.lfm"));
   Loaded models[] = {Loaded(testing::model_with_tokenizer(wp)),
                      Loaded(testing::model_with_tokenizer(bpe)),
                      Loaded(testing::model_with_tokenizer(sp)),

@@ -152,8 +152,9 @@ int main(int argc, char** argv) {
   std::vector<int32_t> given_ids;
   if (!ids_path.empty()) {
     if (!info.vocab_size) return fail("--ids: the model takes embeddings, not token ids");
-    const std::string err = linfer::tools::read_token_ids(ids_path, &given_ids);
-    if (!err.empty()) return fail(err);
+    linfer::err::Result<std::vector<int32_t>> read = linfer::tools::read_token_ids(ids_path);
+    if (!read.ok()) return fail(read.status().message());
+    given_ids = std::move(read.value());
     if (given_ids.empty()) return fail("--ids: '" + ids_path + "' has no token ids");
     if (seq_len == 0) {
       if (given_ids.size() > info.max_seq_len)
@@ -228,10 +229,9 @@ int main(int argc, char** argv) {
   if (!dump_path.empty()) {
     // The session's output is that of the last run, i.e. of the last timed run.
     const linfer::OutputView out = session.output();
-    std::vector<uint8_t> bytes;
-    std::string err = linfer::tools::npy_bytes(out.data, {out.rows, out.cols}, &bytes);
-    if (err.empty()) err = linfer::tools::write_file_atomic(dump_path, bytes.data(), bytes.size());
-    if (!err.empty()) return fail(err);
+    const std::vector<uint8_t> bytes = linfer::tools::npy_bytes(out.data, {out.rows, out.cols});
+    const linfer::err::Status written = linfer::tools::write_file_atomic(dump_path, bytes.data(), bytes.size());
+    if (!written.ok()) return fail(written.message());
   }
   std::printf("model: %s (%s, %u layers, dim %u, %u heads, ff %u, n=%u, k=%u, %s weights)\n", model_path.c_str(),
               info.attention_kind, info.num_layers, info.dim, info.num_heads, info.ff_dim, info.max_seq_len,

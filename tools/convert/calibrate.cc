@@ -36,50 +36,51 @@ struct Freer {
 
 }  // namespace
 
-std::string calibrate_dense_inputs(const EncoderDescription& desc, const std::vector<std::string>& lines,
-                                   std::map<std::string, std::vector<float>>* max_abs) {
-  if (!desc.tokenizer.present) return "--calibrate needs the model's tokenizer (--tokenizer)";
+err::Result<InputMaxima> calibrate_dense_inputs(const EncoderDescription& desc, const std::vector<std::string>& lines) {
+  if (!desc.tokenizer.present) return err::invalid_argument("--calibrate needs the model's tokenizer (--tokenizer)");
   // The f32 model as a version 2 file in memory, loaded in place: its dense weights are then the
   // file's bytes, which name the slots (parse_lfm of the same bytes).
   EncoderDescription packed = desc;
   PanelStore panels;
-  std::string err = pack_dense_weights(&packed, &panels, /*move_tied_embedding=*/true).message();
+  err::Status status = pack_dense_weights(&packed, &panels, /*move_tied_embedding=*/true);
   std::vector<uint8_t> bytes;
-  if (err.empty()) err = write_lfm(packed, "linfer-convert calibration", {}, &bytes).message();
-  if (!err.empty()) return "--calibrate: " + err;
+  if (status.ok()) status = write_lfm(packed, "linfer-convert calibration", {}, &bytes);
+  if (!status.ok()) return std::move(status).within("--calibrate: ");
   const size_t size = bytes.size();
   std::unique_ptr<uint8_t, Freer> file(static_cast<uint8_t*>(aligned_block(kDataAlignment, size)));
-  if (!file) return "--calibrate: out of memory for the f32 model";
+  if (!file) return err::Status(LINFER_ERROR_OUT_OF_MEMORY, "--calibrate: out of memory for the f32 model");
   std::memcpy(file.get(), bytes.data(), size);
   bytes = std::vector<uint8_t>();
   EncoderDescription view;
   LfmInfo info;
-  err = parse_lfm(file.get(), size, &view, &info).message();
-  if (!err.empty()) return "--calibrate: " + err;
+  if (err::Status s = parse_lfm(file.get(), size, &view, &info); !s.ok()) return std::move(s).within("--calibrate: ");
   Observed observed;
-  std::map<std::string, std::vector<float>> stats;
+  InputMaxima stats;
   for_each_weight(view, [&](const std::string& name, const WeightView& w) {
     if (!w.present() || !is_dense_weight(name) || w.shape.size() != 2) return;
     stats[name].assign(w.shape[1], 0.0f);
     observed.by_weight[w.data] = &stats[name];
   });
 
+  // (The C API's failures: its code, and its message after "--calibrate: ".)
+  auto failed = [](linfer_status code, const std::string& where) {
+    return err::failure(code, "--calibrate: {}{}", where, linfer_last_error());
+  };
   linfer_model* model = nullptr;
-  if (linfer_model_load_in_place(file.get(), size, &model) != LINFER_OK)
-    return std::string("--calibrate: ") + linfer_last_error();
+  if (linfer_status st = linfer_model_load_in_place(file.get(), size, &model); st != LINFER_OK) return failed(st, "");
   linfer_session_options options = linfer_session_options_default();
   options.num_threads = 1;  // (observe is not thread-safe)
   options.dense_path = LINFER_DENSE_AUTO;
   linfer_session* session = nullptr;
-  if (linfer_session_create(model, &options, &session) != LINFER_OK) {
-    err = std::string("--calibrate: ") + linfer_last_error();
+  if (linfer_status st = linfer_session_create(model, &options, &session); st != LINFER_OK) {
+    status = failed(st, "");
     linfer_model_free(model);
-    return err;
+    return status;
   }
   const size_t max_len = view.config.max_seq_len;
   std::vector<int32_t> ids;
   rt::set_dense_input_hook(session, {observe, &observed});
-  for (size_t i = 0; i < lines.size() && err.empty(); ++i) {
+  for (size_t i = 0; i < lines.size() && status.ok(); ++i) {
     size_t count = 0;
     linfer_status st = linfer_tokenize(model, lines[i].data(), lines[i].size(), nullptr, 0, &count);
     if (st == LINFER_OK) {
@@ -91,12 +92,12 @@ std::string calibrate_dense_inputs(const EncoderDescription& desc, const std::ve
       ids.resize(max_len);
     }
     if (st == LINFER_OK && !ids.empty()) st = linfer_session_run(session, ids.data(), ids.size());
-    if (st != LINFER_OK) err = "--calibrate: line " + std::to_string(i + 1) + ": " + linfer_last_error();
+    if (st != LINFER_OK) status = failed(st, err::message("line {}: ", i + 1));
   }
   linfer_session_free(session);
   linfer_model_free(model);
-  if (err.empty()) *max_abs = std::move(stats);
-  return err;
+  if (!status.ok()) return status;
+  return stats;
 }
 
 }  // namespace linfer::convert

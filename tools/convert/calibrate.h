@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "linfer/format/encoder.h"
+#include "linfer/types/status.h"
 #include "quantize.h"
 
 namespace linfer::convert {
@@ -16,8 +17,8 @@ namespace linfer::convert {
 // Per dense weight (slot name), the largest |x| of each input channel over the lines of text,
 // each tokenized by the description's tokenizer (cut to max_seq_len as linfer-embed cuts it) and
 // run through the f32 model by the runtime on one thread. desc: f32 weights and a tokenizer.
-// Returns "" or a message.
-std::string calibrate_dense_inputs(const EncoderDescription& desc, const std::vector<std::string>& lines,
-                                   std::map<std::string, std::vector<float>>* max_abs);
+// A failure's message starts "--calibrate: " (but for a missing tokenizer).
+using InputMaxima = std::map<std::string, std::vector<float>>;
+err::Result<InputMaxima> calibrate_dense_inputs(const EncoderDescription& desc, const std::vector<std::string>& lines);
 
 }  // namespace linfer::convert

@@ -16,44 +16,45 @@ namespace {
 
 using json = nlohmann::json;
 
+// Reads the keys it is asked for into the config; the first bad one is its status (later reads do nothing).
 struct Parser {
   const json& j;
-  std::string err;
+  err::Status status;
 
   bool has(const char* key) const { return j.contains(key); }
   void u32(const char* key, uint32_t* out, bool required) {
-    if (!err.empty()) return;
+    if (!status.ok()) return;
     if (!has(key)) {
-      if (required) err = "missing key '" + std::string(key) + "'";
+      if (required) status = err::invalid_model("missing key '{}'", key);
       return;
     }
     const json& v = j.at(key);
     if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() > int64_t(UINT32_MAX)) {
-      err = "'" + std::string(key) + "' must be a non-negative integer";
+      status = err::invalid_model("'{}' must be a non-negative integer", key);
       return;
     }
     *out = uint32_t(v.get<int64_t>());
   }
   void f32(const char* key, float* out) {
-    if (!err.empty() || !has(key)) return;
+    if (!status.ok() || !has(key)) return;
     const json& v = j.at(key);
     if (!v.is_number() || !std::isfinite(v.get<double>())) {
-      err = "'" + std::string(key) + "' must be a finite number";
+      status = err::invalid_model("'{}' must be a finite number", key);
       return;
     }
     *out = float(v.get<double>());
   }
   void boolean(const char* key, bool* out) {
-    if (!err.empty() || !has(key)) return;
+    if (!status.ok() || !has(key)) return;
     if (!j.at(key).is_boolean()) {
-      err = "'" + std::string(key) + "' must be true or false";
+      status = err::invalid_model("'{}' must be true or false", key);
       return;
     }
     *out = j.at(key).get<bool>();
   }
   template <class E>
   void choice(const char* key, E* out, const std::vector<std::pair<const char*, E>>& options) {
-    if (!err.empty() || !has(key)) return;
+    if (!status.ok() || !has(key)) return;
     const json& v = j.at(key);
     std::string names;
     if (v.is_string())
@@ -63,16 +64,16 @@ struct Parser {
           return;
         }
     for (const auto& [name, value] : options) names += std::string(names.empty() ? "" : ", ") + name;
-    err = "'" + std::string(key) + "' must be one of: " + names;
+    status = err::invalid_model("'{}' must be one of: {}", key, names);
   }
 };
 
 }  // namespace
 
-std::string parse_linfer_config(const std::string& text, EncoderConfig* out) {
+err::Result<EncoderConfig> parse_linfer_config(const std::string& text) {
   json j = parse_json(text);
-  if (j.is_discarded()) return "the configuration is not valid JSON";
-  if (!j.is_object()) return "the configuration must be a JSON object";
+  if (j.is_discarded()) return err::invalid_model("the configuration is not valid JSON");
+  if (!j.is_object()) return err::invalid_model("the configuration must be a JSON object");
   // Keys the reference writes that only decide which tensors exist (presence is read from the
   // checkpoint itself).
   static const std::set<std::string> kInformational = {"qkv_bias",    "proj_bias",      "head_transform",
@@ -114,10 +115,10 @@ std::string parse_linfer_config(const std::string& text, EncoderConfig* out) {
   }
   for (const auto& item : j.items())
     if (!kKnown.count(item.key()) && !kInformational.count(item.key()) && !kind_keys.count(item.key()))
-      return "unknown configuration key '" + item.key() + "'";
+      return err::invalid_model("unknown configuration key '{}'", item.key());
 
   EncoderConfig c;
-  Parser p{j, ""};
+  Parser p{j, {}};
   p.u32("vocab_size", &c.vocab_size, true);
   p.u32("dim", &c.dim, true);
   p.u32("num_layers", &c.num_layers, true);
@@ -137,7 +138,7 @@ std::string parse_linfer_config(const std::string& text, EncoderConfig* out) {
   // kind's refused unless its default (or, one of EncoderConfig's own, refused by the validation).
   uint32_t given = 0;
   for (const auto& [of, fields] : kind_fields)
-    for (size_t i = 0; i < fields.size() && p.err.empty(); ++i) {
+    for (size_t i = 0; i < fields.size() && p.status.ok(); ++i) {
       const KindFieldInfo& f = fields[i];
       if (!p.has(f.name)) continue;
       uint32_t value = 0;
@@ -156,9 +157,9 @@ std::string parse_linfer_config(const std::string& text, EncoderConfig* out) {
         for (uint32_t n = 0; f.choices[n]; ++n) options.push_back({f.choices[n], n});
         p.choice(f.name, &value, options);
       }
-      if (!p.err.empty()) break;
+      if (!p.status.ok()) break;
       if (of == c.attention_kind) given |= 1u << i;
-      p.err = set_kind_field(c, of, i, value).message();
+      p.status = set_kind_field(c, of, i, value);
     }
   apply_converter_defaults(c, given);
   p.choice("norm_placement", &c.norm_placement,
@@ -192,9 +193,8 @@ std::string parse_linfer_config(const std::string& text, EncoderConfig* out) {
   bool causal = false;
   p.boolean("causal", &causal);
   c.causal = causal ? CausalMode::Causal : CausalMode::Bidirectional;
-  if (!p.err.empty()) return p.err;
-  *out = c;
-  return "";
+  if (!p.status.ok()) return p.status;
+  return c;
 }
 
 }  // namespace linfer::convert

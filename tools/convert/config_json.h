@@ -7,6 +7,7 @@
 #include "linfer/format/encoder.h"
 
 namespace linfer::convert {
-// Returns "" or a one-line message naming the bad key or value. Unknown keys are refused.
-std::string parse_linfer_config(const std::string& json_text, EncoderConfig* out);
+// The configuration, or LINFER_ERROR_INVALID_MODEL naming the bad key or value. Unknown keys are
+// refused.
+err::Result<EncoderConfig> parse_linfer_config(const std::string& json_text);
 }  // namespace linfer::convert

@@ -12,6 +12,7 @@
 
 #include "checkpoint.h"
 #include "linfer/format/encoder.h"
+#include "linfer/types/status.h"
 
 namespace linfer::convert {
 
@@ -24,12 +25,16 @@ struct MappedModel {
 };
 
 // Guesses the layout from the key names: "linfer", "lucidrains", "fairseq", "tatp22", "performer", "reformer",
-// "longformer", "bigbird", "bert" or "". A Hugging Face config.json's model_type (config_json,
-// "" if none) decides first: BERT's and BigBird's key names are the same.
-std::string detect_layout(const Checkpoint& ck, const std::string& config_json = "");
+// "longformer", "bigbird" or "bert", or LINFER_ERROR_UNSUPPORTED when no layout owns a key. A Hugging
+// Face config.json's model_type (config_json, "" if none) decides first: BERT's and BigBird's key
+// names are the same.
+err::Result<std::string> detect_layout(const Checkpoint& ck, const std::string& config_json = "");
 
-// config_json: the --config file's text ("" if none). Returns "" or a one-line message.
-std::string map_checkpoint(const std::string& layout, const Checkpoint& ck, const std::string& config_json,
-                           MappedModel* out);
+// config_json: the --config file's text ("" if none). The model, or a one-line failure:
+// LINFER_ERROR_INVALID_ARGUMENT (the layout's name, --config missing or refused),
+// LINFER_ERROR_INVALID_MODEL (the checkpoint or its configuration), LINFER_ERROR_UNSUPPORTED (a
+// variant linfer does not run).
+err::Result<MappedModel> map_checkpoint(const std::string& layout, const Checkpoint& ck,
+                                        const std::string& config_json);
 
 }  // namespace linfer::convert

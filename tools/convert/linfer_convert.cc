@@ -38,6 +38,7 @@
 #include "linfer/format/lfm.h"
 #include "linfer/format/panel.h"
 #include "linfer/linfer_version.h"
+#include "linfer/types/status.h"
 #include "quantize.h"
 #include "sentence_transformers.h"
 #include "tokenizers/tokenizer_source.h"
@@ -45,8 +46,7 @@
 
 namespace {
 
-using linfer::convert::Checkpoint;
-using linfer::convert::SourceTensor;
+namespace err = linfer::err;
 
 constexpr const char* kUsage =
     "usage: linfer-convert CHECKPOINT -o MODEL.lfm [--config CONFIG.json] "
@@ -54,208 +54,250 @@ constexpr const char* kUsage =
     "[--pooling auto|none|cls|mean] [--normalize] [--calibrate TEXT_FILE [--smoothing-alpha A] "
     "[--int8-f32-channels N]]";
 
-int fail(const std::string& message, int code = 1) {
-  std::fprintf(stderr, "linfer-convert: %s\n", message.c_str());
-  if (code == 2) std::fprintf(stderr, "%s\n", kUsage);
-  return code;
+// The one place a failure is told: one line on stderr, and the usage after a bad command line
+// (exit 2; any other failure exits 1).
+int fail(const err::Status& status, int exit_code = 1) {
+  std::fprintf(stderr, "linfer-convert: %s\n", status.message().c_str());
+  if (exit_code == 2) std::fprintf(stderr, "%s\n", kUsage);
+  return exit_code;
 }
 
-int run(int argc, char** argv);
+struct Arguments {
+  bool help = false;
+  std::string input, output, config_path, layout = "auto", dtype = "f32", pooling = "auto";
+  // "" or 5: 4 or 5 (f32 input channels); 2 or 3: the oldest of them that holds the model (3 with
+  // input scales: lfm.h)
+  std::string version;
+  std::string calibration_path;
+  bool normalize = false;
+  double alpha = 0.5;
+  unsigned long f32_channels = 0;
+  std::vector<std::string> tokenizer_paths;
+};
+
+err::Result<Arguments> parse_arguments(int argc, char** argv);
+err::Status convert(const Arguments& args);
 
 }  // namespace
 
 // Every failure is one line and a non-zero exit, also when memory runs out on a hostile input.
 int main(int argc, char** argv) {
   try {
-    return run(argc, argv);
+    err::Result<Arguments> args = parse_arguments(argc, argv);
+    if (!args.ok()) return fail(args.status(), 2);
+    if (args.value().help) {
+      std::printf("%s\n", kUsage);
+      return 0;
+    }
+    const err::Status converted = convert(args.value());
+    return converted.ok() ? 0 : fail(converted);
   } catch (const std::bad_alloc&) {
-    return fail("out of memory");
+    return fail(err::Status(LINFER_ERROR_OUT_OF_MEMORY, "out of memory"));
   } catch (const std::exception& e) {
-    return fail(std::string("internal error: ") + e.what());
+    return fail(err::internal_error(std::string("internal error: ") + e.what()));
   }
 }
 
 namespace {
 
-int run(int argc, char** argv) {
-  // version "" or 5: 4 or 5 (f32 input channels); 2 or 3: the oldest of them that holds the model (3 with input
-  // scales: lfm.h)
-  std::string input, output, config_path, layout = "auto", dtype = "f32", version, pooling = "auto";
-  std::string calibration_path, alpha_text = "0.5", f32_channels_text;
-  bool normalize = false;
-  std::vector<std::string> tokenizer_paths;
+// The command line, checked (LINFER_ERROR_INVALID_ARGUMENT naming the bad argument).
+err::Result<Arguments> parse_arguments(int argc, char** argv) {
+  Arguments args;
+  std::string alpha_text = "0.5", f32_channels_text;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "-o" || a == "--output" || a == "--config" || a == "--layout" || a == "--dtype" ||
         a == "--format-version" || a == "--tokenizer" || a == "--pooling" || a == "--calibrate" ||
         a == "--smoothing-alpha" || a == "--int8-f32-channels") {
-      if (i + 1 >= argc) return fail(a + " needs a value", 2);
+      if (i + 1 >= argc) return err::failure(LINFER_ERROR_INVALID_ARGUMENT, "{} needs a value", a);
       const std::string v = argv[++i];
       if (a == "-o" || a == "--output")
-        output = v;
+        args.output = v;
       else if (a == "--config")
-        config_path = v;
+        args.config_path = v;
       else if (a == "--layout")
-        layout = v;
+        args.layout = v;
       else if (a == "--dtype")
-        dtype = v;
+        args.dtype = v;
       else if (a == "--tokenizer")
-        tokenizer_paths.push_back(v);
+        args.tokenizer_paths.push_back(v);
       else if (a == "--pooling")
-        pooling = v;
+        args.pooling = v;
       else if (a == "--calibrate")
-        calibration_path = v;
+        args.calibration_path = v;
       else if (a == "--smoothing-alpha")
         alpha_text = v;
       else if (a == "--int8-f32-channels")
         f32_channels_text = v;
       else
-        version = v;
+        args.version = v;
     } else if (a == "--normalize") {
-      normalize = true;
+      args.normalize = true;
     } else if (a == "-h" || a == "--help") {
-      std::printf("%s\n", kUsage);
-      return 0;
+      args.help = true;
+      return args;
     } else if (!a.empty() && a[0] == '-') {
-      return fail("unknown option '" + a + "'", 2);
-    } else if (input.empty()) {
-      input = a;
+      return err::failure(LINFER_ERROR_INVALID_ARGUMENT, "unknown option '{}'", a);
+    } else if (args.input.empty()) {
+      args.input = a;
     } else {
-      return fail("unexpected argument '" + a + "'", 2);
+      return err::failure(LINFER_ERROR_INVALID_ARGUMENT, "unexpected argument '{}'", a);
     }
   }
-  if (input.empty()) return fail("no checkpoint given", 2);
-  if (output.empty()) return fail("no output given (-o MODEL.lfm)", 2);
-  if (layout != "auto" && !linfer::convert::find_layout(layout))
-    return fail("unknown layout '" + layout +
-                    "' (auto, lucidrains, fairseq, tatp22, performer, reformer, longformer, bigbird, bert, linfer)",
-                2);
-  if (dtype != "f32" && dtype != "f16" && dtype != "int8")
-    return fail("unknown dtype '" + dtype + "' (f32, f16, int8)", 2);
-  if (pooling != "auto" && pooling != "none" && pooling != "cls" && pooling != "mean")
-    return fail("unknown pooling '" + pooling + "' (auto, none, cls, mean)", 2);
-  if (normalize && (pooling == "auto" || pooling == "none")) return fail("--normalize needs --pooling cls or mean", 2);
+  if (args.input.empty()) return err::invalid_argument("no checkpoint given");
+  if (args.output.empty()) return err::invalid_argument("no output given (-o MODEL.lfm)");
+  if (args.layout != "auto" && !linfer::convert::find_layout(args.layout))
+    return err::failure(
+        LINFER_ERROR_INVALID_ARGUMENT,
+        "unknown layout '{}' (auto, lucidrains, fairseq, tatp22, performer, reformer, longformer, bigbird, bert, linfer)",
+        args.layout);
+  if (args.dtype != "f32" && args.dtype != "f16" && args.dtype != "int8")
+    return err::failure(LINFER_ERROR_INVALID_ARGUMENT, "unknown dtype '{}' (f32, f16, int8)", args.dtype);
+  if (args.pooling != "auto" && args.pooling != "none" && args.pooling != "cls" && args.pooling != "mean")
+    return err::failure(LINFER_ERROR_INVALID_ARGUMENT, "unknown pooling '{}' (auto, none, cls, mean)", args.pooling);
+  if (args.normalize && (args.pooling == "auto" || args.pooling == "none"))
+    return err::invalid_argument("--normalize needs --pooling cls or mean");
+  const std::string& version = args.version;
   if (!version.empty() && version != "1" && version != "2" && version != "3" && version != "4" && version != "5")
-    return fail("unknown format version '" + version +
-                    "' (1: row-major, 2: dense layers in panels, 3: and int8 input scales, 4: and each attention "
-                    "kind's part in its own tables, 5: and int8 input channels kept in f32)",
-                2);
+    return err::failure(LINFER_ERROR_INVALID_ARGUMENT,
+                        "unknown format version '{}' (1: row-major, 2: dense layers in panels, 3: and int8 input "
+                        "scales, 4: and each attention kind's part in its own tables, 5: and int8 input channels kept "
+                        "in f32)",
+                        version);
   char* alpha_end = nullptr;
-  const double alpha = std::strtod(alpha_text.c_str(), &alpha_end);
-  if (alpha_text.empty() || *alpha_end != '\0' || !(alpha >= 0.0 && alpha <= 1.0))
-    return fail("--smoothing-alpha '" + alpha_text + "' is not a number from 0 to 1", 2);
-  if (!calibration_path.empty() && dtype != "int8") return fail("--calibrate is for --dtype int8", 2);
+  args.alpha = std::strtod(alpha_text.c_str(), &alpha_end);
+  if (alpha_text.empty() || *alpha_end != '\0' || !(args.alpha >= 0.0 && args.alpha <= 1.0))
+    return err::failure(LINFER_ERROR_INVALID_ARGUMENT, "--smoothing-alpha '{}' is not a number from 0 to 1",
+                        alpha_text);
+  if (!args.calibration_path.empty() && args.dtype != "int8")
+    return err::invalid_argument("--calibrate is for --dtype int8");
   // (By default 2, what all-MiniLM-L6-v2 needs for cosine >= 0.995 (docs/accuracy.md); none when an
   // older format version is asked for, which cannot hold them.)
-  unsigned long f32_channels = version.empty() || version == "5" ? 2 : 0;
+  args.f32_channels = version.empty() || version == "5" ? 2 : 0;
   if (!f32_channels_text.empty()) {
     char* end = nullptr;
-    f32_channels = std::strtoul(f32_channels_text.c_str(), &end, 10);
+    args.f32_channels = std::strtoul(f32_channels_text.c_str(), &end, 10);
     if (f32_channels_text[0] < '0' || f32_channels_text[0] > '9' || *end != '\0' ||
-        f32_channels > linfer::Limits::kMaxF32Inputs)
-      return fail("--int8-f32-channels '" + f32_channels_text + "' is not a number from 0 to " +
-                      std::to_string(linfer::Limits::kMaxF32Inputs),
-                  2);
-    if (calibration_path.empty()) return fail("--int8-f32-channels needs --calibrate", 2);
+        args.f32_channels > linfer::Limits::kMaxF32Inputs)
+      return err::failure(LINFER_ERROR_INVALID_ARGUMENT, "--int8-f32-channels '{}' is not a number from 0 to {}",
+                          f32_channels_text, linfer::Limits::kMaxF32Inputs);
+    if (args.calibration_path.empty()) return err::invalid_argument("--int8-f32-channels needs --calibrate");
   }
-  std::vector<std::string> calibration_lines;
-  if (!calibration_path.empty()) {  // (read first: a missing file fails before the conversion's work)
-    std::vector<uint8_t> bytes;
-    const std::string read_err = linfer::tools::read_file(calibration_path, &bytes);
-    if (!read_err.empty()) return fail("--calibrate: " + read_err);
-    std::string line;
-    for (uint8_t b : bytes) {
-      if (b != '\n') {
-        line += char(b);
-      } else {
-        if (!line.empty()) calibration_lines.push_back(line);
-        line.clear();
-      }
+  return args;
+}
+
+// The calibration file's non-empty lines (read before the conversion's work: a missing file
+// fails first).
+err::Result<std::vector<std::string>> read_calibration_lines(const std::string& path) {
+  err::Result<std::vector<uint8_t>> bytes = linfer::tools::read_file(path);
+  if (!bytes.ok()) return err::Status(bytes.status()).within("--calibrate: ");
+  std::vector<std::string> lines;
+  std::string line;
+  for (uint8_t b : bytes.value()) {
+    if (b != '\n') {
+      line += char(b);
+    } else {
+      if (!line.empty()) lines.push_back(line);
+      line.clear();
     }
-    if (!line.empty()) calibration_lines.push_back(line);
-    if (calibration_lines.empty()) return fail("--calibrate: " + calibration_path + " has no text");
+  }
+  if (!line.empty()) lines.push_back(line);
+  if (lines.empty()) return err::failure(LINFER_ERROR_INVALID_ARGUMENT, "--calibrate: {} has no text", path);
+  return lines;
+}
+
+// Converts, writes the model and prints its summary.
+err::Status convert(const Arguments& args) {
+  const std::string& input = args.input;
+  const std::string& version = args.version;
+  std::vector<std::string> calibration_lines;
+  if (!args.calibration_path.empty()) {
+    err::Result<std::vector<std::string>> lines = read_calibration_lines(args.calibration_path);
+    if (!lines.ok()) return lines.status();
+    calibration_lines = std::move(lines.value());
   }
 
-  std::string err;
-  std::unique_ptr<Checkpoint> ck = linfer::convert::read_checkpoint(input, &err);
-  if (!ck) return fail(input + ": " + err);
+  err::Result<std::unique_ptr<linfer::convert::Checkpoint>> read = linfer::convert::read_checkpoint(input);
+  if (!read.ok()) return err::Status(read.status()).within(input + ": ");
+  const linfer::convert::Checkpoint& ck = *read.value();
   std::string config_text;
-  if (!config_path.empty()) {
-    std::vector<uint8_t> bytes;
-    err = linfer::tools::read_file(config_path, &bytes);
-    if (!err.empty()) return fail(err);
-    config_text.assign(bytes.begin(), bytes.end());
+  if (!args.config_path.empty()) {
+    err::Result<std::vector<uint8_t>> bytes = linfer::tools::read_file(args.config_path);
+    if (!bytes.ok()) return bytes.status();
+    config_text.assign(bytes.value().begin(), bytes.value().end());
   }
+  std::string layout = args.layout;
   if (layout == "auto") {
-    layout = linfer::convert::detect_layout(*ck, config_text);
-    if (layout.empty()) return fail(input + ": cannot detect the layout from the key names; pass --layout");
+    err::Result<std::string> detected = linfer::convert::detect_layout(ck, config_text);
+    if (!detected.ok()) return err::Status(detected.status()).within(input + ": ");
+    layout = detected.value();
   }
-  linfer::convert::MappedModel conv;
-  err = linfer::convert::map_checkpoint(layout, *ck, config_text, &conv);
-  if (!err.empty()) return fail(input + " (" + layout + " layout): " + err);
+  err::Result<linfer::convert::MappedModel> mapped = linfer::convert::map_checkpoint(layout, ck, config_text);
+  if (!mapped.ok()) return err::Status(mapped.status()).within(input + " (" + layout + " layout): ");
+  linfer::convert::MappedModel& conv = mapped.value();
 
   // Pooling: sentence-transformers' files beside config.json, or --pooling.
   linfer::convert::SentencePooling pool;
-  if (pooling == "auto" && !config_path.empty()) {
-    const size_t slash = config_path.find_last_of('/');
-    err = linfer::convert::read_sentence_transformers(slash == std::string::npos ? "." : config_path.substr(0, slash),
-                                                      &pool);
-    if (!err.empty()) return fail(err);
-  } else if (pooling == "cls" || pooling == "mean") {
+  if (args.pooling == "auto" && !args.config_path.empty()) {
+    const size_t slash = args.config_path.find_last_of('/');
+    err::Result<linfer::convert::SentencePooling> found = linfer::convert::read_sentence_transformers(
+        slash == std::string::npos ? "." : args.config_path.substr(0, slash));
+    if (!found.ok()) return found.status();
+    pool = found.value();
+  } else if (args.pooling == "cls" || args.pooling == "mean") {
     pool.present = true;
-    pool.pooling = pooling == "cls" ? linfer::Pooling::First : linfer::Pooling::Mean;
-    pool.normalize = normalize;
-    pool.note = "--pooling " + pooling + (normalize ? " --normalize" : "");
+    pool.pooling = args.pooling == "cls" ? linfer::Pooling::First : linfer::Pooling::Mean;
+    pool.normalize = args.normalize;
+    pool.note = "--pooling " + args.pooling + (args.normalize ? " --normalize" : "");
   }
   if (pool.present) {
-    err = linfer::convert::apply_pooling(pool, &conv.desc);
-    if (!err.empty()) return fail(input + ": " + err);
+    if (err::Status s = linfer::convert::apply_pooling(pool, &conv.desc); !s.ok())
+      return std::move(s).within(input + ": ");
     conv.notes.push_back(pool.note);
   }
 
-  linfer::convert::TokenizerData tokenizer;
-  if (!tokenizer_paths.empty()) {
-    err = linfer::convert::read_tokenizer(tokenizer_paths, &tokenizer);
-    if (!err.empty()) return fail("--tokenizer: " + err);
+  linfer::convert::TokenizerData tokenizer;  // (what conv.desc.tokenizer points into)
+  if (!args.tokenizer_paths.empty()) {
+    err::Result<linfer::convert::TokenizerData> read_tokenizer = linfer::convert::read_tokenizer(args.tokenizer_paths);
+    if (!read_tokenizer.ok()) return err::Status(read_tokenizer.status()).within("--tokenizer: ");
+    tokenizer = std::move(read_tokenizer.value());
     conv.desc.tokenizer = tokenizer.view();
   }
 
   linfer::convert::QuantizedStore quantized;
   size_t smoothed = 0, kept_f32 = 0;
   if (!calibration_lines.empty()) {
-    std::map<std::string, std::vector<float>> max_abs;
-    err = linfer::convert::calibrate_dense_inputs(conv.desc, calibration_lines, &max_abs);
-    if (!err.empty()) return fail(err);
-    smoothed = linfer::convert::smooth_dense_weights(&conv.desc, max_abs, float(alpha), &quantized);
-    if (f32_channels)
-      kept_f32 = linfer::convert::keep_f32_inputs(&conv.desc, max_abs, uint32_t(f32_channels), &quantized);
+    err::Result<linfer::convert::InputMaxima> max_abs =
+        linfer::convert::calibrate_dense_inputs(conv.desc, calibration_lines);
+    if (!max_abs.ok()) return max_abs.status();
+    smoothed = linfer::convert::smooth_dense_weights(&conv.desc, max_abs.value(), float(args.alpha), &quantized);
+    if (args.f32_channels)
+      kept_f32 = linfer::convert::keep_f32_inputs(&conv.desc, max_abs.value(), uint32_t(args.f32_channels), &quantized);
   }
-  if (dtype != "f32") {
-    err = linfer::convert::quantize_description(&conv.desc, dtype == "f16" ? linfer::DType::F16 : linfer::DType::I8,
-                                                &quantized);
-    if (!err.empty()) return fail(err);
+  if (args.dtype != "f32") {
+    const linfer::DType dtype = args.dtype == "f16" ? linfer::DType::F16 : linfer::DType::I8;
+    if (err::Status s = linfer::convert::quantize_description(&conv.desc, dtype, &quantized); !s.ok()) return s;
   }
   // Version 2: the dense layers in the panel layout the kernels read, so that the runtime uses
   // the file's bytes in place (a tied LM head and its embedding stay one tensor).
   linfer::PanelStore panels;
-  if (version != "1") {
-    err = linfer::pack_dense_weights(&conv.desc, &panels, /*move_tied_embedding=*/true).message();
-    if (!err.empty()) return fail(err);
-  }
+  if (version != "1")
+    if (err::Status s = linfer::pack_dense_weights(&conv.desc, &panels, /*move_tied_embedding=*/true); !s.ok())
+      return s;
   std::vector<uint8_t> bytes;
-  err = linfer::write_lfm(conv.desc, "linfer-convert " LINFER_VERSION_STRING " (layout " + layout + ", " + dtype + ")",
-                          {{"source_format", ck->format}, {"source_layout", layout}}, &bytes,
-                          /*validate=*/true, version.empty() ? linfer::kFormatVersion : uint32_t(std::stoul(version)))
-            .message();
-  if (!err.empty()) return fail(err);
-  err = linfer::tools::write_file_atomic(output, bytes.data(), bytes.size());
-  if (!err.empty()) return fail(err);
+  if (err::Status s = linfer::write_lfm(
+          conv.desc, "linfer-convert " LINFER_VERSION_STRING " (layout " + layout + ", " + args.dtype + ")",
+          {{"source_format", ck.format}, {"source_layout", layout}}, &bytes,
+          /*validate=*/true, version.empty() ? linfer::kFormatVersion : uint32_t(std::stoul(version)));
+      !s.ok())
+    return s;
+  if (err::Status s = linfer::tools::write_file_atomic(args.output, bytes.data(), bytes.size()); !s.ok()) return s;
 
   const linfer::EncoderConfig& c = conv.desc.config;
   // (A model of another kind: k 0, the projections' defaults.)
   const linfer::LinformerFields lf =
       c.attention_kind == linfer::AttentionKind::Linformer ? linfer::linformer_fields(c) : linfer::LinformerFields();
-  std::printf("layout: %s (%s)\n", layout.c_str(), ck->format.c_str());
+  std::printf("layout: %s (%s)\n", layout.c_str(), ck.format.c_str());
   for (const std::string& note : conv.notes) std::printf("note: %s\n", note.c_str());
   std::printf("config: %s, %u layers, dim %u, %u heads x %u (kv heads %u), ff %u, n=%u, k=%u, vocab %u\n",
               linfer::to_string(c.attention_kind), c.num_layers, c.dim, c.num_heads, c.head_dim, c.kv_heads, c.ff_dim,
@@ -272,10 +314,10 @@ int run(int argc, char** argv) {
                 c.normalize_output ? ", L2-normalized" : "", c.max_seq_len);
   if (smoothed)
     std::printf("        int8 inputs smoothed in %zu dense layers (calibration: %zu lines of %s, alpha %g)\n", smoothed,
-                calibration_lines.size(), calibration_path.c_str(), alpha);
+                calibration_lines.size(), args.calibration_path.c_str(), args.alpha);
   if (kept_f32)
     std::printf("        int8 inputs: %lu channels of the largest calibrated |x| kept in f32 in %zu dense layers\n",
-                f32_channels, kept_f32);
+                args.f32_channels, kept_f32);
   if (c.rotary != linfer::Rotary::None) std::printf("        rotary positions %s\n", linfer::to_string(c.rotary));
   if (c.head == linfer::HeadKind::Classifier && c.classifier_activation != linfer::Activation::Tanh)
     std::printf("        classifier activation %s\n", linfer::to_string(c.classifier_activation));
@@ -324,13 +366,13 @@ int run(int argc, char** argv) {
                       : version == "1"                                    ? 1
                       : smoothed                                          ? 3
                                                                           : 2;
-  std::printf("wrote %s (%zu bytes, format version %d%s)\n", output.c_str(), bytes.size(), written,
+  std::printf("wrote %s (%zu bytes, format version %d%s)\n", args.output.c_str(), bytes.size(), written,
               written == 1   ? ": row-major"
               : written == 2 ? ": dense layers in panel layout"
               : written == 3 ? ": dense layers in panel layout, int8 input scales"
               : written == 5 ? ": dense layers in panel layout, int8 input channels kept in f32"
                              : ": dense layers in panel layout");
-  return 0;
+  return {};
 }
 
 }  // namespace

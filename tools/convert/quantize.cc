@@ -11,11 +11,11 @@
 
 namespace linfer::convert {
 
-std::string quantize_description(EncoderDescription* desc, DType dtype, QuantizedStore* store) {
+err::Status quantize_description(EncoderDescription* desc, DType dtype, QuantizedStore* store) {
   std::map<const void*, WeightView> done;  // shared tensors stay shared
-  std::string err;
+  err::Status status;
   for_each_weight(*desc, [&](const std::string& name, WeightView& w) {
-    if (!err.empty() || !w.present() || !weight_may_be_quantized(name) || w.dtype != DType::F32) return;
+    if (!status.ok() || !w.present() || !weight_may_be_quantized(name) || w.dtype != DType::F32) return;
     auto it = done.find(w.data);
     if (it != done.end()) {
       w = it->second;
@@ -29,7 +29,8 @@ std::string quantize_description(EncoderDescription* desc, DType dtype, Quantize
       uint16_t* dst = reinterpret_cast<uint16_t*>(bytes->data());
       for (uint64_t i = 0; i < n; ++i) {
         if (std::isfinite(src[i]) && std::fabs(src[i]) > 65504.0f) {
-          err = name + ": value " + std::to_string(src[i]) + " does not fit in f16";
+          status = err::failure(LINFER_ERROR_INVALID_ARGUMENT, "{}: value {} does not fit in f16", name,
+                                std::to_string(src[i]));
           return;
         }
         dst[i] = float_to_half(src[i]);
@@ -51,7 +52,7 @@ std::string quantize_description(EncoderDescription* desc, DType dtype, Quantize
     w.dtype = dtype;
     done[original.data] = w;
   });
-  return err;
+  return status;
 }
 
 bool reads_normalized_stream(const std::string& name) {

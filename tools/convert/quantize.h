@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "linfer/format/encoder.h"
+#include "linfer/types/status.h"
 
 namespace linfer::convert {
 
@@ -20,8 +21,9 @@ struct QuantizedStore {
 
 // Converts every slot that weight_may_be_quantized() in place to `dtype` (F16 or I8), keeping
 // tensors that shared memory shared. int8: linfer/types/int8.h, one scale per row.
-// Returns "" or a message (an f32 value too large for f16 is refused, naming the tensor).
-std::string quantize_description(EncoderDescription* desc, DType dtype, QuantizedStore* store);
+// An f32 value too large for f16 is refused, naming the tensor (LINFER_ERROR_INVALID_ARGUMENT: the
+// dtype asked for cannot hold the model).
+err::Status quantize_description(EncoderDescription* desc, DType dtype, QuantizedStore* store);
 
 // Whether the dense weight `name` reads the layer-normed residual stream (Q, K, V, the global
 // rows' projections, the first feed-forward layer), whose few outlier channels are what costs the

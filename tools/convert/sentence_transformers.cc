@@ -13,31 +13,30 @@ namespace {
 
 using json = nlohmann::json;
 
-// The file's JSON, or a message; missing: *found = false and no message.
-std::string read_json(const std::string& path, json* j, bool* found) {
+// The file's JSON (an object or a list), or a null value when the file is missing.
+err::Result<json> read_json(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
-  *found = bool(f);
-  if (!f) return "";
+  if (!f) return json();
   std::stringstream text;
   text << f.rdbuf();
-  *j = parse_json(text.str());
-  if (j->is_discarded() || (!j->is_object() && !j->is_array())) return path + " is not valid JSON";
-  return "";
+  json j = parse_json(text.str());
+  if (j.is_discarded() || (!j.is_object() && !j.is_array())) return err::invalid_model("{} is not valid JSON", path);
+  return j;
 }
 
 }  // namespace
 
-std::string read_sentence_transformers(const std::string& dir, SentencePooling* out) {
+err::Result<SentencePooling> read_sentence_transformers(const std::string& dir) {
   const std::string base = dir.empty() ? "" : dir + "/";
-  json modules;
-  bool found = false;
-  if (std::string e = read_json(base + "modules.json", &modules, &found); !e.empty()) return e;
-  if (!found) return "";
-  if (!modules.is_array()) return base + "modules.json is not a list of modules";
-  out->present = true;
+  SentencePooling out;
+  err::Result<json> modules = read_json(base + "modules.json");
+  if (!modules.ok()) return modules.status();
+  if (modules.value().is_null()) return out;
+  if (!modules.value().is_array()) return err::invalid_model("{}modules.json is not a list of modules", base);
+  out.present = true;
   std::string pooling_path;
   bool transformer = false;
-  for (const json& m : modules) {
+  for (const json& m : modules.value()) {
     const std::string type =
         m.is_object() && m.contains("type") && m["type"].is_string() ? m["type"].get<std::string>() : "";
     const std::string path =
@@ -47,47 +46,56 @@ std::string read_sentence_transformers(const std::string& dir, SentencePooling* 
     else if (type == "sentence_transformers.models.Pooling")
       pooling_path = path;
     else if (type == "sentence_transformers.models.Normalize")
-      out->normalize = true;
+      out.normalize = true;
     else
-      return base + "modules.json: module type '" + type + "' is not supported (Transformer, Pooling, Normalize)";
+      return err::failure(LINFER_ERROR_UNSUPPORTED,
+                          "{}modules.json: module type '{}' is not supported (Transformer, Pooling, Normalize)", base,
+                          type);
   }
-  if (!transformer) return base + "modules.json names no sentence_transformers.models.Transformer";
-  if (pooling_path.empty()) return base + "modules.json names no sentence_transformers.models.Pooling";
-  json pool;
+  if (!transformer) return err::invalid_model("{}modules.json names no sentence_transformers.models.Transformer", base);
+  if (pooling_path.empty())
+    return err::invalid_model("{}modules.json names no sentence_transformers.models.Pooling", base);
   const std::string pool_file = base + pooling_path + "/config.json";
-  if (std::string e = read_json(pool_file, &pool, &found); !e.empty()) return e;
-  if (!found) return "cannot read " + pool_file;
+  err::Result<json> read_pool = read_json(pool_file);
+  if (!read_pool.ok()) return read_pool.status();
+  const json& pool = read_pool.value();
+  if (pool.is_null()) return err::failure(LINFER_ERROR_IO, "cannot read {}", pool_file);
   auto on = [&](const char* key) { return pool.contains(key) && pool[key].is_boolean() && pool[key].get<bool>(); };
   for (const char* key : {"pooling_mode_max_tokens", "pooling_mode_mean_sqrt_len_tokens",
                           "pooling_mode_weightedmean_tokens", "pooling_mode_lasttoken"})
-    if (on(key)) return pool_file + ": " + key + " is not supported (pooling_mode_cls_token, pooling_mode_mean_tokens)";
+    if (on(key))
+      return err::failure(LINFER_ERROR_UNSUPPORTED,
+                          "{}: {} is not supported (pooling_mode_cls_token, pooling_mode_mean_tokens)", pool_file, key);
   if (on("pooling_mode_cls_token") == on("pooling_mode_mean_tokens"))
-    return pool_file + ": exactly one of pooling_mode_cls_token and pooling_mode_mean_tokens must be true";
-  out->pooling = on("pooling_mode_cls_token") ? Pooling::First : Pooling::Mean;
-  json sbert;
-  if (std::string e = read_json(base + "sentence_bert_config.json", &sbert, &found); !e.empty()) return e;
-  if (found && sbert.contains("max_seq_length") && sbert["max_seq_length"].is_number_integer()) {
-    const int64_t n = sbert["max_seq_length"].get<int64_t>();
+    return err::invalid_model("{}: exactly one of pooling_mode_cls_token and pooling_mode_mean_tokens must be true",
+                              pool_file);
+  out.pooling = on("pooling_mode_cls_token") ? Pooling::First : Pooling::Mean;
+  err::Result<json> sbert = read_json(base + "sentence_bert_config.json");
+  if (!sbert.ok()) return sbert.status();
+  const json& sb = sbert.value();
+  if (sb.is_object() && sb.contains("max_seq_length") && sb["max_seq_length"].is_number_integer()) {
+    const int64_t n = sb["max_seq_length"].get<int64_t>();
     if (n < 1 || n > int64_t(Limits::kMaxSeqLen))
-      return base + "sentence_bert_config.json: max_seq_length is out of range";
-    out->max_seq_length = uint32_t(n);
+      return err::invalid_model("{}sentence_bert_config.json: max_seq_length is out of range", base);
+    out.max_seq_length = uint32_t(n);
   }
-  out->note = std::string("sentence-transformers: ") + (out->pooling == Pooling::First ? "first-token (CLS)" : "mean") +
-              " pooling" + (out->normalize ? ", L2-normalized" : "") +
-              (out->max_seq_length ? ", inputs up to " + std::to_string(out->max_seq_length) + " tokens" : "");
-  return "";
+  out.note = std::string("sentence-transformers: ") + (out.pooling == Pooling::First ? "first-token (CLS)" : "mean") +
+             " pooling" + (out.normalize ? ", L2-normalized" : "") +
+             (out.max_seq_length ? ", inputs up to " + std::to_string(out.max_seq_length) + " tokens" : "");
+  return out;
 }
 
-std::string apply_pooling(const SentencePooling& p, EncoderDescription* desc) {
+err::Status apply_pooling(const SentencePooling& p, EncoderDescription* desc) {
   EncoderConfig& c = desc->config;
   if (c.head != HeadKind::None)
-    return std::string("pooling applies to a model whose output is its hidden states; this one has a ") +
-           to_string(c.head) + " head";
+    return err::failure(LINFER_ERROR_INVALID_ARGUMENT,
+                        "pooling applies to a model whose output is its hidden states; this one has a {} head",
+                        to_string(c.head));
   c.head = HeadKind::Pooled;
   c.pooling = p.pooling;
   c.normalize_output = p.normalize;
   if (p.max_seq_length && p.max_seq_length < c.max_seq_len) c.max_seq_len = p.max_seq_length;
-  return "";
+  return {};
 }
 
 }  // namespace linfer::convert

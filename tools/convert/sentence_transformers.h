@@ -7,6 +7,7 @@
 #include <string>
 
 #include "linfer/format/encoder.h"
+#include "linfer/types/status.h"
 
 namespace linfer::convert {
 
@@ -19,12 +20,12 @@ struct SentencePooling {
 };
 
 // Reads the sentence-transformers files in `dir` (the folder of config.json). No modules.json:
-// present stays false. A module or pooling mode linfer does not run is refused, naming the file
-// and the key. Returns "" or a message.
-std::string read_sentence_transformers(const std::string& dir, SentencePooling* out);
+// present is false. A module or pooling mode linfer does not run is refused
+// (LINFER_ERROR_UNSUPPORTED), naming the file and the key.
+err::Result<SentencePooling> read_sentence_transformers(const std::string& dir);
 
 // Makes the description's output the pooled vector (its head must be none: hidden states), and
-// caps max_seq_len at max_seq_length. Returns "" or a message.
-std::string apply_pooling(const SentencePooling& p, EncoderDescription* desc);
+// caps max_seq_len at max_seq_length.
+err::Status apply_pooling(const SentencePooling& p, EncoderDescription* desc);
 
 }  // namespace linfer::convert

@@ -67,20 +67,21 @@ int main(int argc, char** argv) {
   if (!s) return fail(model_path + ": " + s.message());
   // --text: the model's tokenizer when the file carries one, else the bytes as ids.
   std::vector<int32_t> ids;
-  std::string err;
   if (!ids_path.empty()) {
-    err = linfer::tools::read_token_ids(ids_path, &ids);
+    linfer::err::Result<std::vector<int32_t>> read = linfer::tools::read_token_ids(ids_path);
+    if (!read.ok()) return fail(read.status().message());
+    ids = std::move(read.value());
   } else if (model.has_tokenizer()) {
-    std::vector<uint8_t> text;
-    err = linfer::tools::read_file(text_path, &text);
-    if (err.empty()) {
-      s = model.Tokenize(std::string_view(reinterpret_cast<const char*>(text.data()), text.size()), &ids);
-      if (!s) return fail(text_path + ": " + s.message());
-    }
+    linfer::err::Result<std::vector<uint8_t>> text = linfer::tools::read_file(text_path);
+    if (!text.ok()) return fail(text.status().message());
+    const std::vector<uint8_t>& bytes = text.value();
+    s = model.Tokenize(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()), &ids);
+    if (!s) return fail(text_path + ": " + s.message());
   } else {
-    err = linfer::tools::read_text_bytes(text_path, &ids);
+    linfer::err::Result<std::vector<int32_t>> read = linfer::tools::read_text_bytes(text_path);
+    if (!read.ok()) return fail(read.status().message());
+    ids = std::move(read.value());
   }
-  if (!err.empty()) return fail(err);
   if (ids.empty()) return fail("the input has no tokens");
   const linfer_model_info info = model.info();
   if (ids.size() > info.max_seq_len)
@@ -100,11 +101,9 @@ int main(int argc, char** argv) {
   const linfer::OutputView out = session.output();
 
   if (!dump_path.empty()) {
-    std::vector<uint8_t> bytes;
-    linfer::tools::npy_bytes(out.data, {out.rows, out.cols}, &bytes);
-    err = linfer::tools::write_file_atomic(dump_path, bytes.data(), bytes.size());
-    if (!err.empty()) return fail(err);
-    return 0;
+    const std::vector<uint8_t> bytes = linfer::tools::npy_bytes(out.data, {out.rows, out.cols});
+    const linfer::err::Status written = linfer::tools::write_file_atomic(dump_path, bytes.data(), bytes.size());
+    return written.ok() ? 0 : fail(written.message());
   }
   const char* kind = info.head == LINFER_HEAD_LM_LOGITS    ? "logits"
                      : info.head == LINFER_HEAD_CLASSIFIER ? "class logits"

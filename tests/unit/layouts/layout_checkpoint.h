@@ -14,6 +14,7 @@
 #include "checkpoint.h"
 #include "layout.h"
 #include "layouts.h"
+#include "test_util.h"
 
 namespace linfer::testing {
 
@@ -79,9 +80,12 @@ class LayoutCheckpoint {
     ck.root = root;
   }
 
-  // map_checkpoint with `layout`: "" or its message.
-  std::string map(const std::string& layout, const std::string& config, MappedModel* out) const {
-    return convert::map_checkpoint(layout, ck, config, out);
+  // map_checkpoint with `layout`: its model in *out, or its failure.
+  err::Status map(const std::string& layout, const std::string& config, MappedModel* out) const {
+    err::Result<MappedModel> mapped = convert::map_checkpoint(layout, ck, config);
+    if (!mapped.ok()) return mapped.status();
+    *out = std::move(mapped.value());
+    return {};
   }
 
   Checkpoint ck;
@@ -121,13 +125,13 @@ inline void add_bert_encoder(LayoutCheckpoint& ck, const std::string& P, int64_t
 // What every layout test checks besides its own: the layout is detected from the key names alone,
 // and a tensor the mapper does not place is refused by name.
 inline void check_detect_and_unused(LayoutCheckpoint& ck, const std::string& layout, const std::string& config) {
-  CHECK(convert::detect_layout(ck.ck) == layout);
+  CHECK(required(convert::detect_layout(ck.ck)) == layout);
   const convert::Layout* l = convert::find_layout(layout);
   REQUIRE(l != nullptr);
   CHECK(l->detect(ck.ck) > 0);
   ck.add("stray.weight", {2});
   MappedModel out;
-  CHECK(ck.map(layout, config, &out) ==
+  CHECK(ck.map(layout, config, &out).message() ==
         "checkpoint tensor 'stray.weight' has no place in the " + layout + " layout with this configuration");
   ck.remove("stray.weight");
 }

@@ -26,7 +26,7 @@ TEST_SUITE("bigbird") {
     LayoutCheckpoint ck = bigbird_checkpoint();
     check_detect_and_unused(ck, "bigbird", kConfig);
     MappedModel out;
-    REQUIRE(ck.map("bigbird", kConfig, &out) == "");
+    REQUIRE(ck.map("bigbird", kConfig, &out).ok());
     const EncoderConfig& c = out.desc.config;
     CHECK(c.attention_kind == AttentionKind::BlockSparse);
     CHECK(block_sparse_fields(c).block_size == 1);
@@ -44,11 +44,12 @@ TEST_SUITE("bigbird") {
   TEST_CASE("bigbird layout: refusals") {
     LayoutCheckpoint ck = bigbird_checkpoint();
     MappedModel bert, no_config, missing;
-    CHECK(ck.map("bigbird", R"({"model_type": "bert"})", &bert) ==
+    CHECK(ck.map("bigbird", R"({"model_type": "bert"})", &bert).message() ==
           "--config: model_type 'bert' is not BigBird's (big_bird)");
-    CHECK(ck.map("bigbird", "", &no_config).rfind("BigBird checkpoints do not record heads", 0) == 0);
+    CHECK(ck.map("bigbird", "", &no_config).message().rfind("BigBird checkpoints do not record heads", 0) == 0);
     ck.remove("bert.encoder.layer.0.output.dense.bias");
-    CHECK(ck.map("bigbird", kConfig, &missing) == "tensor 'bert.encoder.layer.0.output.dense.bias' is missing");
+    CHECK(ck.map("bigbird", kConfig, &missing).message() ==
+          "tensor 'bert.encoder.layer.0.output.dense.bias' is missing");
   }
 }
 

@@ -38,7 +38,7 @@ TEST_SUITE("fairseq") {
     LayoutCheckpoint ck = fairseq_checkpoint();
     check_detect_and_unused(ck, "fairseq", "");
     MappedModel out;
-    REQUIRE(ck.map("fairseq", "", &out) == "");
+    REQUIRE(ck.map("fairseq", "", &out).ok());
     const EncoderConfig& c = out.desc.config;
     CHECK(c.num_layers == 1);
     CHECK(c.head_dim == 4);
@@ -58,13 +58,13 @@ TEST_SUITE("fairseq") {
   TEST_CASE("fairseq layout: refusals") {
     LayoutCheckpoint ck = fairseq_checkpoint();
     MappedModel with_config, missing, no_args;
-    CHECK(ck.map("fairseq", "{}", &with_config) ==
+    CHECK(ck.map("fairseq", "{}", &with_config).message() ==
           "fairseq checkpoints carry their own hyperparameters (args or cfg); --config is not used");
     ck.remove("encoder.sentence_encoder.layers.0.self_attn.compress_v.weight");
-    CHECK(ck.map("fairseq", "", &missing) ==
+    CHECK(ck.map("fairseq", "", &missing).message() ==
           "tensor 'encoder.sentence_encoder.layers.0.self_attn.compress_v.weight' is missing");
     ck.ck.root.reset();
-    CHECK(ck.map("fairseq", "", &no_args) == "the fairseq checkpoint has neither 'args' nor 'cfg.model'");
+    CHECK(ck.map("fairseq", "", &no_args).message() == "the fairseq checkpoint has neither 'args' nor 'cfg.model'");
   }
 }
 

@@ -17,9 +17,7 @@ const char* kConfig =
 
 // Every tensor a model of kConfig has, under its slot name (embeddings with ".weight").
 LayoutCheckpoint linfer_checkpoint() {
-  EncoderConfig c;
-  REQUIRE(convert::parse_linfer_config(kConfig, &c) == "");
-  OwnedDescription model = make_model(c);
+  OwnedDescription model = make_model(required(convert::parse_linfer_config(kConfig)));
   LayoutCheckpoint ck;
   for_each_weight(model.desc, [&](const std::string& slot, const WeightView& w) {
     if (!w.present()) return;
@@ -35,7 +33,7 @@ TEST_SUITE("linfer") {
     LayoutCheckpoint ck = linfer_checkpoint();
     check_detect_and_unused(ck, "linfer", "");
     MappedModel out;
-    REQUIRE(ck.map("linfer", "", &out) == "");
+    REQUIRE(ck.map("linfer", "", &out).ok());
     const EncoderConfig& c = out.desc.config;
     CHECK(c.dim == 8);
     CHECK(c.num_layers == 2);
@@ -47,22 +45,23 @@ TEST_SUITE("linfer") {
     CHECK(out.notes.empty());
     // --config wins over the metadata.
     MappedModel from_config;
-    CHECK(ck.map("linfer", kConfig, &from_config) == "");
+    CHECK(ck.map("linfer", kConfig, &from_config).ok());
   }
 
   TEST_CASE("linfer layout: refusals") {
     LayoutCheckpoint ck = linfer_checkpoint();
     ck.ck.metadata.clear();
     MappedModel out;
-    CHECK(ck.map("linfer", "", &out) == "the checkpoint carries no linfer_config; pass --config CONFIG.json");
+    CHECK(ck.map("linfer", "", &out).message() == "the checkpoint carries no linfer_config; pass --config CONFIG.json");
     MappedModel counts;
     CHECK(ck.map("linfer", R"({"vocab_size": 10, "dim": 8, "num_layers": 4000000000, "num_heads": 2, "head_dim": 4,
                                        "ff_dim": 16, "max_seq_len": 8, "proj_len": 4})",
-                 &counts) == "configuration: the configuration has 4000000000 layers (at most " +
-                                 std::to_string(Limits::kMaxLayers) + ")");
+                 &counts)
+              .message() == "configuration: the configuration has 4000000000 layers (at most " +
+                                std::to_string(Limits::kMaxLayers) + ")");
     ck.remove("layers.1.attention.q.weight");
     MappedModel missing;
-    const std::string err = ck.map("linfer", kConfig, &missing);
+    const std::string err = ck.map("linfer", kConfig, &missing).message();
     CHECK_MESSAGE(err.find("layers.1.attention.q.weight") != std::string::npos, err);
   }
 
@@ -70,35 +69,35 @@ TEST_SUITE("linfer") {
   TEST_CASE("linfer configuration: a kind's own fields") {
     const std::string base =
         R"({"vocab_size": 10, "dim": 8, "num_layers": 2, "num_heads": 2, "head_dim": 4, "ff_dim": 16, "max_seq_len": 8, )";
-    EncoderConfig c;
-    REQUIRE(convert::parse_linfer_config(base + R"("attention_kind": "lsh", "bucket_size": 2, "num_hashes": 3})", &c) ==
-            "");
+    EncoderConfig c =
+        required(convert::parse_linfer_config(base + R"("attention_kind": "lsh", "bucket_size": 2, "num_hashes": 3})"));
     CHECK(c.attention_kind == AttentionKind::Lsh);
     CHECK(lsh_fields(c).bucket_size == 2);
     CHECK(lsh_fields(c).num_hashes == 3);
     // The converter's defaults where they are not the schema's: BigBird's first and last block,
     // lucidrains' epsilon by feature map; and an enum by its values' names.
-    REQUIRE(convert::parse_linfer_config(base + R"("attention_kind": "block_sparse", "block_size": 4})", &c) == "");
+    c = required(convert::parse_linfer_config(base + R"("attention_kind": "block_sparse", "block_size": 4})"));
     CHECK(block_sparse_fields(c).block_size == 4);
     CHECK(block_sparse_fields(c).global_blocks == 1);
-    REQUIRE(convert::parse_linfer_config(base + R"("attention_kind": "block_sparse", "global_blocks": 0})", &c) == "");
+    c = required(convert::parse_linfer_config(base + R"("attention_kind": "block_sparse", "global_blocks": 0})"));
     CHECK(block_sparse_fields(c).global_blocks == 0);
-    REQUIRE(convert::parse_linfer_config(
-                base + R"("attention_kind": "performer", "num_features": 6, "feature_map": "relu"})", &c) == "");
+    c = required(convert::parse_linfer_config(
+        base + R"("attention_kind": "performer", "num_features": 6, "feature_map": "relu"})"));
     CHECK(performer_fields(c).num_features == 6);
     CHECK(performer_fields(c).feature_map == FeatureMap::Relu);
     CHECK(performer_fields(c).feature_eps == 1e-3f);
-    REQUIRE(convert::parse_linfer_config(base + R"("attention_kind": "performer", "feature_eps": 0.5})", &c) == "");
+    c = required(convert::parse_linfer_config(base + R"("attention_kind": "performer", "feature_eps": 0.5})"));
     CHECK(performer_fields(c).feature_eps == 0.5f);
-    REQUIRE(convert::parse_linfer_config(base + R"("proj_len": 4, "projection_sharing": "layerwise"})", &c) == "");
+    c = required(convert::parse_linfer_config(base + R"("proj_len": 4, "projection_sharing": "layerwise"})"));
     CHECK(linformer_fields(c).projection_sharing == ProjectionSharing::Layerwise);
     // Another kind's field: refused unless its default; a bad value by the field's type.
-    CHECK(convert::parse_linfer_config(base + R"("attention_kind": "full", "bucket_size": 4})", &c) ==
+    CHECK(convert::parse_linfer_config(base + R"("attention_kind": "full", "bucket_size": 4})").status().message() ==
           "bucket_size and num_hashes apply to lsh attention only");
-    CHECK(convert::parse_linfer_config(base + R"("attention_kind": "full", "bucket_size": 0})", &c) == "");
-    CHECK(convert::parse_linfer_config(base + R"("attention_kind": "performer", "feature_map": "elu"})", &c) ==
-          "'feature_map' must be one of: softmax, relu");
-    CHECK(convert::parse_linfer_config(base + R"("attention_kind": "lsh", "num_hashes": -1})", &c) ==
+    CHECK(convert::parse_linfer_config(base + R"("attention_kind": "full", "bucket_size": 0})").ok());
+    CHECK(convert::parse_linfer_config(base + R"("attention_kind": "performer", "feature_map": "elu"})")
+              .status()
+              .message() == "'feature_map' must be one of: softmax, relu");
+    CHECK(convert::parse_linfer_config(base + R"("attention_kind": "lsh", "num_hashes": -1})").status().message() ==
           "'num_hashes' must be a non-negative integer");
   }
 }

@@ -27,7 +27,7 @@ TEST_SUITE("longformer") {
     LayoutCheckpoint ck = longformer_checkpoint();
     check_detect_and_unused(ck, "longformer", kConfig);
     MappedModel out;
-    REQUIRE(ck.map("longformer", kConfig, &out) == "");
+    REQUIRE(ck.map("longformer", kConfig, &out).ok());
     const EncoderConfig& c = out.desc.config;
     CHECK(c.attention_kind == AttentionKind::SlidingWindow);
     CHECK(c.max_seq_len == 10);
@@ -46,11 +46,12 @@ TEST_SUITE("longformer") {
     MappedModel odd, relative, missing;
     CHECK(ck.map("longformer", R"({"hidden_size": 8, "num_hidden_layers": 1, "num_attention_heads": 2,
                                    "attention_window": 3})",
-                 &odd) == "--config: attention_window 3 must be even and positive");
-    CHECK(ck.map("longformer", R"({"position_embedding_type": "relative_key"})", &relative) ==
+                 &odd)
+              .message() == "--config: attention_window 3 must be even and positive");
+    CHECK(ck.map("longformer", R"({"position_embedding_type": "relative_key"})", &relative).message() ==
           "Longformer position_embedding_type 'relative_key' is not supported (absolute)");
     ck.remove("longformer.encoder.layer.0.attention.self.key_global.bias");
-    CHECK(ck.map("longformer", kConfig, &missing) ==
+    CHECK(ck.map("longformer", kConfig, &missing).message() ==
           "tensor 'longformer.encoder.layer.0.attention.self.key_global.bias' is missing");
   }
 }

@@ -35,7 +35,7 @@ TEST_SUITE("lucidrains") {
     LayoutCheckpoint ck = lucidrains_checkpoint();
     check_detect_and_unused(ck, "lucidrains", kConfig);
     MappedModel out;
-    REQUIRE(ck.map("lucidrains", kConfig, &out) == "");
+    REQUIRE(ck.map("lucidrains", kConfig, &out).ok());
     const EncoderConfig& c = out.desc.config;
     CHECK(c.head_dim == 4);
     CHECK(c.kv_heads == 2);
@@ -55,11 +55,22 @@ TEST_SUITE("lucidrains") {
   TEST_CASE("lucidrains layout: refusals") {
     LayoutCheckpoint ck = lucidrains_checkpoint();
     MappedModel no_config, unknown, missing;
-    CHECK(ck.map("lucidrains", "", &no_config).rfind("lucidrains checkpoints do not record the number of heads", 0) ==
-          0);
-    CHECK(ck.map("lucidrains", R"({"dim": 8, "bogus": 1})", &unknown) == "--config: unknown key 'bogus'");
+    CHECK(ck.map("lucidrains", "", &no_config)
+              .message()
+              .rfind("lucidrains checkpoints do not record the number of heads", 0) == 0);
+    CHECK(ck.map("lucidrains", R"({"dim": 8, "bogus": 1})", &unknown).message() == "--config: unknown key 'bogus'");
     ck.remove("linformer.net.layers.1.0.fn.proj_v");
-    CHECK(ck.map("lucidrains", kConfig, &missing) == "tensor 'linformer.net.layers.1.0.fn.proj_v' is missing");
+    CHECK(ck.map("lucidrains", kConfig, &missing).message() ==
+          "tensor 'linformer.net.layers.1.0.fn.proj_v' is missing");
+    // Each failure's kind: the command line, the checkpoint or its configuration, a variant linfer
+    // does not run.
+    CHECK(ck.map("lucidrains", "", &no_config).code() == LINFER_ERROR_INVALID_ARGUMENT);
+    CHECK(ck.map("lucidrains", R"({"dim": 8, "bogus": 1})", &unknown).code() == LINFER_ERROR_INVALID_MODEL);
+    CHECK(ck.map("lucidrains", kConfig, &missing).code() == LINFER_ERROR_INVALID_MODEL);
+    CHECK(ck.map("nonesuch", kConfig, &missing).code() == LINFER_ERROR_INVALID_ARGUMENT);
+    ck.add("linformer.net.layers.1.0.fn.proj_v", {8, 4});
+    ck.add("stray.weight", {2});
+    CHECK(ck.map("lucidrains", kConfig, &missing).code() == LINFER_ERROR_UNSUPPORTED);
   }
 }
 

@@ -34,7 +34,7 @@ TEST_SUITE("performer") {
     LayoutCheckpoint ck = performer_checkpoint();
     check_detect_and_unused(ck, "performer", kConfig);
     MappedModel out;
-    REQUIRE(ck.map("performer", kConfig, &out) == "");
+    REQUIRE(ck.map("performer", kConfig, &out).ok());
     const EncoderConfig& c = out.desc.config;
     CHECK(c.attention_kind == AttentionKind::Performer);
     CHECK(performer_fields(c).num_features == 6);
@@ -50,12 +50,13 @@ TEST_SUITE("performer") {
   TEST_CASE("performer layout: refusals") {
     LayoutCheckpoint ck = performer_checkpoint();
     MappedModel rezero, reversible, missing;
-    CHECK(ck.map("performer", R"({"use_rezero": true})", &rezero) ==
+    CHECK(ck.map("performer", R"({"use_rezero": true})", &rezero).message() ==
           "performer-pytorch use_rezero = true is not supported: refused");
-    CHECK(ck.map("performer", R"({"reversible": true})", &reversible) ==
+    CHECK(ck.map("performer", R"({"reversible": true})", &reversible).message() ==
           "--config says reversible = true but the checkpoint's layers are sequential");
     ck.remove("performer.net.layers.0.1.fn.fn.w2.bias");
-    CHECK(ck.map("performer", kConfig, &missing) == "tensor 'performer.net.layers.0.1.fn.fn.w2.bias' is missing");
+    CHECK(ck.map("performer", kConfig, &missing).message() ==
+          "tensor 'performer.net.layers.0.1.fn.fn.w2.bias' is missing");
   }
 }
 

@@ -31,7 +31,7 @@ TEST_SUITE("reformer") {
     LayoutCheckpoint ck = reformer_checkpoint();
     check_detect_and_unused(ck, "reformer", kConfig);
     MappedModel out;
-    REQUIRE(ck.map("reformer", kConfig, &out) == "");
+    REQUIRE(ck.map("reformer", kConfig, &out).ok());
     const EncoderConfig& c = out.desc.config;
     CHECK(c.attention_kind == AttentionKind::Lsh);
     CHECK(lsh_fields(c).bucket_size == 2);
@@ -50,11 +50,14 @@ TEST_SUITE("reformer") {
   TEST_CASE("reformer layout: refusals") {
     LayoutCheckpoint ck = reformer_checkpoint();
     MappedModel no_config, full, missing;
-    CHECK(ck.map("reformer", "", &no_config).rfind("reformer-pytorch checkpoints do not record bucket_size", 0) == 0);
-    CHECK(ck.map("reformer", R"({"use_full_attn": true})", &full) ==
+    CHECK(ck.map("reformer", "", &no_config)
+              .message()
+              .rfind("reformer-pytorch checkpoints do not record bucket_size", 0) == 0);
+    CHECK(ck.map("reformer", R"({"use_full_attn": true})", &full).message() ==
           "reformer-pytorch use_full_attn = true is not supported: refused");
     ck.remove("reformer.layers.blocks.0.f.net.fn.toqk.weight");
-    CHECK(ck.map("reformer", kConfig, &missing) == "tensor 'reformer.layers.blocks.0.f.net.fn.toqk.weight' is missing");
+    CHECK(ck.map("reformer", kConfig, &missing).message() ==
+          "tensor 'reformer.layers.blocks.0.f.net.fn.toqk.weight' is missing");
   }
 }
 

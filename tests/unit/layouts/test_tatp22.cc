@@ -34,7 +34,7 @@ TEST_SUITE("tatp22") {
     LayoutCheckpoint ck = tatp22_checkpoint();
     check_detect_and_unused(ck, "tatp22", kConfig);
     MappedModel out;
-    REQUIRE(ck.map("tatp22", kConfig, &out) == "");
+    REQUIRE(ck.map("tatp22", kConfig, &out).ok());
     const EncoderConfig& c = out.desc.config;
     CHECK(c.head_dim == 4);
     CHECK(linformer_fields(c).projection_sharing == ProjectionSharing::Headwise);
@@ -52,11 +52,12 @@ TEST_SUITE("tatp22") {
     MappedModel declared, method, missing;
     CHECK(ck.map("tatp22", R"({"num_tokens": 10, "input_size": 8, "channels": 8, "dim_k": 4, "dim_ff": 16,
                                "nhead": 2, "depth": 1, "parameter_sharing": "none"})",
-                 &declared) ==
+                 &declared)
+              .message() ==
           "--config says parameter_sharing 'none' but the checkpoint's storage sharing is 'headwise'");
-    CHECK(ck.map("tatp22", R"({"method": "no_params"})", &method).rfind("tatp22 method 'no_params'", 0) == 0);
+    CHECK(ck.map("tatp22", R"({"method": "no_params"})", &method).message().rfind("tatp22 method 'no_params'", 0) == 0);
     ck.remove("linformer.seq.0.fn.heads.1.F.weight");
-    CHECK(ck.map("tatp22", kConfig, &missing) == "tensor 'linformer.seq.0.fn.heads.1.F.weight' is missing");
+    CHECK(ck.map("tatp22", kConfig, &missing).message() == "tensor 'linformer.seq.0.fn.heads.1.F.weight' is missing");
   }
 }
 

@@ -18,7 +18,7 @@ enum class Family { Bert, Roberta, DistilBert };
 
 class BertMapper : public LayoutMapper {
  public:
-  std::string configure(const Checkpoint& ck, LibraryConfig& lc, MappedModel* out) override {
+  err::Status configure(const Checkpoint& ck, LibraryConfig& lc, MappedModel* out) override {
     type_ = lc.text("model_type", "");
     if (type_ == "bert")
       family_ = Family::Bert;
@@ -27,36 +27,41 @@ class BertMapper : public LayoutMapper {
     else if (type_ == "distilbert")
       family_ = Family::DistilBert;
     else if (type_.empty())
-      return "--config: model_type is missing (bert, roberta, xlm-roberta, camembert, distilbert)";
+      return err::invalid_model("--config: model_type is missing (bert, roberta, xlm-roberta, camembert, distilbert)");
     else
-      return "--config: model_type '" + type_ +
-             "' is not one of this layout's (bert, roberta, xlm-roberta, camembert, distilbert)";
+      return err::failure(LINFER_ERROR_UNSUPPORTED,
+                          "--config: model_type '{}' is not one of this layout's (bert, roberta, xlm-roberta, "
+                          "camembert, distilbert)",
+                          type_);
     // Variants linfer does not run are refused by the config key that asks for them.
     if (lc.text("position_embedding_type", "absolute") != "absolute")
-      return "--config: position_embedding_type '" + lc.text("position_embedding_type", "") +
-             "' is not supported (absolute)";
-    if (lc.flag("is_decoder", false)) return "--config: is_decoder is not supported (linfer runs the encoder)";
-    if (lc.flag("add_cross_attention", false)) return "--config: add_cross_attention is not supported";
+      return err::failure(LINFER_ERROR_UNSUPPORTED,
+                          "--config: position_embedding_type '{}' is not supported (absolute)",
+                          lc.text("position_embedding_type", ""));
+    if (lc.flag("is_decoder", false))
+      return err::unsupported("--config: is_decoder is not supported (linfer runs the encoder)");
+    if (lc.flag("add_cross_attention", false))
+      return err::unsupported("--config: add_cross_attention is not supported");
     if (lc.flag("sinusoidal_pos_embds", false) && family_ != Family::DistilBert)
-      return "--config: sinusoidal_pos_embds is not supported";
+      return err::unsupported("--config: sinusoidal_pos_embds is not supported");
     EncoderConfig& c = out->desc.config;
     set_attention_kind(c, AttentionKind::FullSoftmax);
     if (family_ == Family::DistilBert) return configure_distilbert(ck, lc, c);
 
     P_ = family_ == Family::Bert ? "bert." : "roberta.";
     if (!ck.tensors.count(P_ + "embeddings.word_embeddings.weight")) P_.clear();
-    if (const std::string e = hf_bert_config(ck, lc, P_, type_, "gelu", c, &tables_); !e.empty()) return e;
-    if (const std::string e = check_table_rows(lc, "type_vocab_size", tables_.types, "token_type_embeddings");
-        !e.empty())
-      return e;
-    if (const std::string e = check_table_rows(lc, "vocab_size", c.vocab_size, "word_embeddings"); !e.empty()) return e;
+    if (err::Status s = hf_bert_config(ck, lc, P_, type_, "gelu", c, &tables_); !s.ok()) return s;
+    if (err::Status s = check_table_rows(lc, "type_vocab_size", tables_.types, "token_type_embeddings"); !s.ok())
+      return s;
+    if (err::Status s = check_table_rows(lc, "vocab_size", c.vocab_size, "word_embeddings"); !s.ok()) return s;
     if (family_ == Family::Roberta) {
       // Positions count from pad + 1 (create_position_ids_from_input_ids, inputs without padding).
       pad_ = lc.u32("pad_token_id", 1);
-      if (!lc.error.empty()) return lc.error;
+      if (!lc.ok()) return lc.status();
       if (tables_.positions < uint64_t(pad_) + 2)
-        return "tensor '" + P_ + "embeddings.position_embeddings.weight' has " + str(tables_.positions) +
-               " rows, too few for pad_token_id " + str(pad_);
+        return err::invalid_model(
+            "tensor '{}embeddings.position_embeddings.weight' has {} rows, too few for pad_token_id {}", P_,
+            tables_.positions, pad_);
       c.max_seq_len = uint32_t(tables_.positions - pad_ - 1);
       c.position_offset = pad_ + 1;
       c.head_activation = Activation::GeluErf;  // RobertaLMHead applies gelu whatever hidden_act says
@@ -67,13 +72,13 @@ class BertMapper : public LayoutMapper {
     return check_table_rows(lc, "max_position_embeddings", tables_.positions, "position_embeddings");
   }
 
-  std::string map_tensors(const Checkpoint& ck, Builder& b, MappedModel* out) override {
+  err::Status map_tensors(const Checkpoint& ck, Builder& b, MappedModel* out) override {
     EncoderDescription& d = out->desc;
     EncoderConfig& c = d.config;
     const uint32_t D = c.dim, F = c.ff_dim;
     if (family_ == Family::DistilBert) return map_distilbert(ck, b, out);
     hf_bert_embeddings(b, P_, tables_, d);
-    for (uint32_t i = 0; i < c.num_layers && b.error.empty(); ++i)
+    for (uint32_t i = 0; i < c.num_layers && b.ok(); ++i)
       hf_bert_layer(b, P_ + "encoder.layer." + str(i) + ".", D, F, true, d.layers[i]);
     std::string head_note = "hidden states";
     const bool pooler = b.has(P_ + "pooler.dense.weight");
@@ -97,13 +102,13 @@ class BertMapper : public LayoutMapper {
       c.head = HeadKind::LmLogits;
       d.head.dense = b.linear("cls.predictions.transform.dense", D, D);
       d.head.norm = b.norm("cls.predictions.transform.LayerNorm", D);
-      if (const std::string e = hf_tied_decoder(b, "cls.predictions.", type_, d); !e.empty()) return e;
+      if (err::Status s = hf_tied_decoder(b, "cls.predictions.", type_, d); !s.ok()) return s;
       head_note = "masked-LM logits";
     } else if (family_ == Family::Roberta && b.has("lm_head.dense.weight")) {
       c.head = HeadKind::LmLogits;
       d.head.dense = b.linear("lm_head.dense", D, D);
       d.head.norm = b.norm("lm_head.layer_norm", D);
-      if (const std::string e = hf_tied_decoder(b, "lm_head.", type_, d); !e.empty()) return e;
+      if (err::Status s = hf_tied_decoder(b, "lm_head.", type_, d); !s.ok()) return s;
       head_note = "masked-LM logits";
     }
     if (c.head != HeadKind::Classifier || family_ != Family::Bert) {
@@ -114,19 +119,19 @@ class BertMapper : public LayoutMapper {
         type_ + ": post-norm, full attention, positions " +
         (family_ == Family::Roberta ? "offset " + str(pad_ + 1) + " (inputs without padding)" : std::string("from 0")) +
         ", token type 0 folded into the position table, " + head_note);
-    return "";
+    return {};
   }
 
  private:
   // A config.json size that the checkpoint's table must match: the tensor is named when they differ.
-  std::string check_table_rows(LibraryConfig& lc, const char* key, uint64_t rows, const char* table) {
-    if (!lc.present(key)) return "";
+  err::Status check_table_rows(LibraryConfig& lc, const char* key, uint64_t rows, const char* table) {
+    if (!lc.present(key)) return {};
     const uint32_t want = lc.u32(key, 0);
-    if (!lc.error.empty()) return lc.error;
+    if (!lc.ok()) return lc.status();
     if (want != rows)
-      return "tensor '" + P_ + "embeddings." + table + ".weight' has " + str(rows) + " rows, config.json's " + key +
-             " says " + str(want);
-    return "";
+      return err::invalid_model("tensor '{}embeddings.{}.weight' has {} rows, config.json's {} says {}", P_, table,
+                                rows, key, want);
+    return {};
   }
 
   static uint32_t rows_of(const Checkpoint& ck, const std::string& name) {
@@ -137,12 +142,13 @@ class BertMapper : public LayoutMapper {
   // DistilBERT: its own config names (dim, n_layers, n_heads, hidden_dim, activation), no token
   // types, transformer.layer.N.{attention.{q,k,v,out}_lin, sa_layer_norm, ffn.lin1, ffn.lin2,
   // output_layer_norm}.
-  std::string configure_distilbert(const Checkpoint& ck, LibraryConfig& lc, EncoderConfig& c) {
+  err::Status configure_distilbert(const Checkpoint& ck, LibraryConfig& lc, EncoderConfig& c) {
     P_ = ck.tensors.count("distilbert.embeddings.word_embeddings.weight") ? "distilbert." : "";
     const auto words = tensor_shape(ck, P_ + "embeddings.word_embeddings.weight");
     const auto positions = tensor_shape(ck, P_ + "embeddings.position_embeddings.weight");
-    if (words.size() != 2) return "tensor '" + P_ + "embeddings.word_embeddings.weight' is missing";
-    if (positions.size() != 2) return "tensor '" + P_ + "embeddings.position_embeddings.weight' is missing";
+    if (words.size() != 2) return err::invalid_model("tensor '{}embeddings.word_embeddings.weight' is missing", P_);
+    if (positions.size() != 2)
+      return err::invalid_model("tensor '{}embeddings.position_embeddings.weight' is missing", P_);
     tables_.positions = uint64_t(std::clamp<int64_t>(positions[0], 0, UINT32_MAX));
     c.vocab_size = uint32_t(std::clamp<int64_t>(words[0], 0, UINT32_MAX));
     c.dim = lc.u32("dim", 768);
@@ -159,18 +165,19 @@ class BertMapper : public LayoutMapper {
     else if (act == "relu")
       c.activation = Activation::Relu;
     else
-      return "--config: activation '" + act + "' is not supported (gelu, relu)";
-    if (!lc.error.empty()) return lc.error;
-    if (c.num_heads == 0 || c.dim % c.num_heads) return "--config: dim must be a multiple of n_heads";
+      return err::failure(LINFER_ERROR_UNSUPPORTED, "--config: activation '{}' is not supported (gelu, relu)", act);
+    if (!lc.ok()) return lc.status();
+    if (c.num_heads == 0 || c.dim % c.num_heads)
+      return err::invalid_model("--config: dim must be a multiple of n_heads");
     c.head_dim = c.dim / c.num_heads;
     c.kv_heads = c.num_heads;
     c.max_seq_len = uint32_t(tables_.positions);
-    if (const std::string e = check_counts(c); !e.empty()) return e;
-    if (const std::string e = check_table_rows(lc, "vocab_size", c.vocab_size, "word_embeddings"); !e.empty()) return e;
+    if (err::Status s = check_counts(c); !s.ok()) return s;
+    if (err::Status s = check_table_rows(lc, "vocab_size", c.vocab_size, "word_embeddings"); !s.ok()) return s;
     return check_table_rows(lc, "max_position_embeddings", tables_.positions, "position_embeddings");
   }
 
-  std::string map_distilbert(const Checkpoint& ck, Builder& b, MappedModel* out) {
+  err::Status map_distilbert(const Checkpoint& ck, Builder& b, MappedModel* out) {
     EncoderDescription& d = out->desc;
     EncoderConfig& c = d.config;
     const uint32_t D = c.dim, F = c.ff_dim;
@@ -178,7 +185,7 @@ class BertMapper : public LayoutMapper {
     d.position_embedding = b.load(P_ + "embeddings.position_embeddings.weight", {uint32_t(tables_.positions), D});
     d.embedding_norm = b.norm(P_ + "embeddings.LayerNorm", D);
     b.ignore(P_ + "embeddings.position_ids");
-    for (uint32_t i = 0; i < c.num_layers && b.error.empty(); ++i) {
+    for (uint32_t i = 0; i < c.num_layers && b.ok(); ++i) {
       LayerWeights& l = d.layers[i];
       const std::string p = P_ + "transformer.layer." + str(i) + ".";
       l.q = b.linear(p + "attention.q_lin", D, D);
@@ -202,7 +209,7 @@ class BertMapper : public LayoutMapper {
       head_note = "sequence classification (" + str(c.num_classes) + " classes, first token, dense + relu)";
     }
     out->notes.push_back("distilbert: post-norm, full attention, positions from 0, no token types, " + head_note);
-    return "";
+    return {};
   }
 
   Family family_ = Family::Bert;

@@ -13,18 +13,20 @@ namespace {
 
 class BigBirdMapper : public LayoutMapper {
  public:
-  std::string configure(const Checkpoint& ck, LibraryConfig& lc, MappedModel* out) override {
+  err::Status configure(const Checkpoint& ck, LibraryConfig& lc, MappedModel* out) override {
     if (const std::string type = lc.text("model_type", "big_bird"); type != "big_bird")
-      return "--config: model_type '" + type + "' is not BigBird's (big_bird)";
+      return err::invalid_model("--config: model_type '{}' is not BigBird's (big_bird)", type);
     if (lc.flag("is_decoder", false) || lc.flag("add_cross_attention", false))
-      return "--config: is_decoder / add_cross_attention (BigBirdForCausalLM, a decoder) are not supported: "
-             "linfer's BigBird is a bidirectional encoder";
+      return err::unsupported(
+          "--config: is_decoder / add_cross_attention (BigBirdForCausalLM, a decoder) are not supported: "
+          "linfer's BigBird is a bidirectional encoder");
     const std::string type = lc.text("attention_type", "block_sparse");
     if (type != "block_sparse" && type != "original_full")
-      return "--config: attention_type '" + type + "' is not supported (block_sparse, original_full)";
+      return err::failure(LINFER_ERROR_UNSUPPORTED,
+                          "--config: attention_type '{}' is not supported (block_sparse, original_full)", type);
     P_ = ck.tensors.count("bert.embeddings.word_embeddings.weight") ? "bert." : "";
     EncoderConfig& c = out->desc.config;
-    if (const std::string e = hf_bert_config(ck, lc, P_, "BigBird", "gelu_new", c, &tables_); !e.empty()) return e;
+    if (err::Status s = hf_bert_config(ck, lc, P_, "BigBird", "gelu_new", c, &tables_); !s.ok()) return s;
     // Positions count from 0 (the position_ids buffer), whatever pad_token_id is.
     c.max_seq_len = uint32_t(tables_.positions);
     c.position_offset = 0;
@@ -33,7 +35,7 @@ class BigBirdMapper : public LayoutMapper {
     qkv_bias_ = lc.flag("use_bias", true);
     const uint32_t block = lc.u32("block_size", 64);
     random_ = lc.u32("num_random_blocks", 3);
-    if (!lc.error.empty()) return lc.error;
+    if (!lc.ok()) return lc.status();
 
     // block_sparse: HF switches to full attention for inputs of at most (5 + 2 R) blocks, so a model
     // whose longest input is that short always runs full attention, and is converted as such.
@@ -43,15 +45,16 @@ class BigBirdMapper : public LayoutMapper {
                                               : "full attention (block_sparse, but no input is longer than the " +
                                                     str(size_t(5 + 2 * uint64_t(random_)) * block) +
                                                     " tokens up to which Hugging Face runs full attention)";
-    if (type == "block_sparse" && block == 0) return "--config: block_size must be at least 1";
+    if (type == "block_sparse" && block == 0) return err::invalid_model("--config: block_size must be at least 1");
     if (sparse_) {
       if (c.max_seq_len % block)
-        return "the " + str(c.max_seq_len) + " positions (max_position_embeddings) are not a multiple of block_size " +
-               str(block) +
-               ": Hugging Face pads inputs to a multiple of block_size, so its longest inputs would not run";
+        return err::invalid_model(
+            "the {} positions (max_position_embeddings) are not a multiple of block_size {}: Hugging Face pads inputs "
+            "to a multiple of block_size, so its longest inputs would not run",
+            c.max_seq_len, block);
       if (random_ > Limits::kMaxRandomBlocks)
-        return "--config: num_random_blocks " + str(random_) + " is more than linfer's " +
-               str(Limits::kMaxRandomBlocks);
+        return err::failure(LINFER_ERROR_UNSUPPORTED, "--config: num_random_blocks {} is more than linfer's {}",
+                            random_, Limits::kMaxRandomBlocks);
       set_attention_kind(c, AttentionKind::BlockSparse);
       block_sparse_fields(c).block_size = block;
       block_sparse_fields(c).global_blocks = 1;  // HF's first and last block
@@ -62,20 +65,20 @@ class BigBirdMapper : public LayoutMapper {
     } else {
       set_attention_kind(c, AttentionKind::FullSoftmax);
     }
-    return "";
+    return {};
   }
 
-  std::string map_tensors(const Checkpoint& ck, Builder& b, MappedModel* out) override {
+  err::Status map_tensors(const Checkpoint& ck, Builder& b, MappedModel* out) override {
     EncoderDescription& d = out->desc;
     EncoderConfig& c = d.config;
     const uint32_t D = c.dim, F = c.ff_dim;
     hf_bert_embeddings(b, P_, tables_, d);
-    for (uint32_t i = 0; i < c.num_layers && b.error.empty(); ++i)
+    for (uint32_t i = 0; i < c.num_layers && b.ok(); ++i)
       hf_bert_layer(b, P_ + "encoder.layer." + str(i) + ".", D, F, qkv_bias_, d.layers[i]);
     // The random blocks are drawn in training only: in eval mode every one is block 0 (transformers
     // >= 4.30), one table for every layer. (Its size is bounded by the position table's: the heads
     // and rows were checked against the checkpoint's tensors above.)
-    if (sparse_ && random_ && b.error.empty()) {
+    if (sparse_ && random_ && b.ok()) {
       const WeightView zeros = b.make({c.num_heads, uint32_t(longest_blocks_), random_},
                                       std::vector<float>(size_t(c.num_heads) * longest_blocks_ * random_, 0.0f));
       for (LayerWeights& l : d.layers) l.kind_tensors[BlockSparseTensors::kRandomBlocks] = zeros;
@@ -96,14 +99,14 @@ class BigBirdMapper : public LayoutMapper {
       c.head = HeadKind::LmLogits;
       d.head.dense = b.linear("cls.predictions.transform.dense", D, D);
       d.head.norm = b.norm("cls.predictions.transform.LayerNorm", D);
-      if (const std::string e = hf_tied_decoder(b, "cls.predictions.", "BigBird", d); !e.empty()) return e;
+      if (err::Status s = hf_tied_decoder(b, "cls.predictions.", "BigBird", d); !s.ok()) return s;
       head_note = "masked-LM logits";
     }
     for (const char* name : {"pooler.weight", "pooler.bias"}) b.ignore(P_ + name);
     if (b.has(P_ + "pooler.weight")) head_note += " (the pooler is dropped)";
     out->notes.push_back("BigBird: post-norm, positions from 0, token type 0 folded into the position table, " +
                          attention_note_ + ", " + head_note);
-    return "";
+    return {};
   }
 
  private:

@@ -25,18 +25,18 @@ const Value* fairseq_args(const Checkpoint& ck) {
 
 class FairseqMapper : public LayoutMapper {
  public:
-  std::string configure(const Checkpoint& ck, LibraryConfig&, MappedModel* out) override {
+  err::Status configure(const Checkpoint& ck, LibraryConfig&, MappedModel* out) override {
     const Value* args = fairseq_args(ck);
-    if (!args) return "the fairseq checkpoint has neither 'args' nor 'cfg.model'";
-    std::string err;
+    if (!args) return err::invalid_model("the fairseq checkpoint has neither 'args' nor 'cfg.model'");
+    err::Status bad;  // the first bad argument read
     auto number = [&](const char* key, double fallback, bool required) {
       const Value* v = args->get(key);
       double x = fallback;
       if (!v || v->is_none()) {
-        if (required && err.empty()) err = std::string("fairseq args: missing '") + key + "'";
+        if (required && bad.ok()) bad = err::invalid_model("fairseq args: missing '{}'", key);
         return fallback;
       }
-      if (!v->as_number(&x) && err.empty()) err = std::string("fairseq args: '") + key + "' is not a number";
+      if (!v->as_number(&x) && bad.ok()) bad = err::invalid_model("fairseq args: '{}' is not a number", key);
       return x;
     };
     auto text = [&](const char* key, const char* fallback) {
@@ -45,8 +45,8 @@ class FairseqMapper : public LayoutMapper {
     };
     auto u32 = [&](const char* key, double fallback, bool required) {
       const double x = number(key, fallback, required);
-      if ((x < 0 || x > 1e9 || x != std::floor(x)) && err.empty())
-        err = std::string("fairseq args: '") + key + "' is not a size";
+      if ((x < 0 || x > 1e9 || x != std::floor(x)) && bad.ok())
+        bad = err::invalid_model("fairseq args: '{}' is not a size", key);
       return uint32_t(x >= 0 && x <= 1e9 ? x : 0);
     };
     EncoderConfig& c = out->desc.config;
@@ -61,14 +61,17 @@ class FairseqMapper : public LayoutMapper {
     const bool normalize_before = number("encoder_normalize_before", 0, false) != 0;
     const bool no_scale = number("no_scale_embedding", 1, false) != 0;
     const std::string act = text("activation_fn", "gelu");
-    if (!err.empty()) return err;
-    if (compressed == 0) return "fairseq args: 'compressed' must be at least 1";
+    if (!bad.ok()) return bad;
+    if (compressed == 0) return err::invalid_model("fairseq args: 'compressed' must be at least 1");
     if (normalize_before)
-      return "fairseq args: encoder_normalize_before = True (a pre-norm Linformer) is not supported; "
-             "linformer_roberta is post-norm";
-    if (c.num_heads == 0 || c.dim % c.num_heads) return "fairseq args: embed dim not divisible by heads";
+      return err::unsupported(
+          "fairseq args: encoder_normalize_before = True (a pre-norm Linformer) is not supported; "
+          "linformer_roberta is post-norm");
+    if (c.num_heads == 0 || c.dim % c.num_heads)
+      return err::invalid_model("fairseq args: embed dim not divisible by heads");
     if (act != "gelu" && act != "relu" && act != "gelu_accurate")
-      return "fairseq args: activation_fn '" + act + "' is not supported (gelu, gelu_accurate, relu)";
+      return err::failure(LINFER_ERROR_UNSUPPORTED,
+                          "fairseq args: activation_fn '{}' is not supported (gelu, gelu_accurate, relu)", act);
     c.head_dim = c.dim / c.num_heads;
     c.kv_heads = c.num_heads;
     linformer_fields(c).proj_len = c.max_seq_len / compressed;
@@ -91,7 +94,7 @@ class FairseqMapper : public LayoutMapper {
     E_ = P_.substr(0, P_.find('.') + 1);  // "encoder." or "decoder."
     auto tok = ck.tensors.find(P_ + "embed_tokens.weight");
     if (tok == ck.tensors.end() || tok->second.shape.size() != 2)
-      return "tensor '" + P_ + "embed_tokens.weight' is missing";
+      return err::invalid_model("tensor '{}embed_tokens.weight' is missing", P_);
     c.vocab_size = uint32_t(std::max<int64_t>(0, tok->second.shape[0]));
 
     // The head: a classification head if there is exactly one, else the LM head.
@@ -104,24 +107,25 @@ class FairseqMapper : public LayoutMapper {
     if (heads.size() > 1) {
       std::string list;
       for (const std::string& h : heads) list += (list.empty() ? "" : ", ") + h;
-      return "the checkpoint has several classification heads (" + list + "); linfer models have one";
+      return err::failure(LINFER_ERROR_UNSUPPORTED,
+                          "the checkpoint has several classification heads ({}); linfer models have one", list);
     }
     cls_ = heads.empty() ? "" : "classification_heads." + *heads.begin() + ".";
     c.head = cls_.empty() ? HeadKind::LmLogits : HeadKind::Classifier;
     if (!cls_.empty()) {
       auto w = ck.tensors.find(cls_ + "out_proj.weight");
       if (w == ck.tensors.end() || w->second.shape.size() != 2)
-        return "tensor '" + cls_ + "out_proj.weight' is missing";
+        return err::invalid_model("tensor '{}out_proj.weight' is missing", cls_);
       c.num_classes = uint32_t(std::max<int64_t>(0, w->second.shape[0]));
       c.pooling = Pooling::First;
       out->notes.push_back("classification head '" + *heads.begin() + "' (the LM head is dropped)");
     }
     c.embedding_norm =
         ck.tensors.count(P_ + "layernorm_embedding.weight") || ck.tensors.count(P_ + "emb_layer_norm.weight");
-    return "";
+    return {};
   }
 
-  std::string map_tensors(const Checkpoint& ck, Builder& b, MappedModel* out) override {
+  err::Status map_tensors(const Checkpoint& ck, Builder& b, MappedModel* out) override {
     EncoderDescription& d = out->desc;
     const EncoderConfig& c = d.config;
     const std::string& P = P_;
@@ -133,7 +137,8 @@ class FairseqMapper : public LayoutMapper {
       const uint32_t rows = pos != ck.tensors.end() && pos->second.shape.size() == 2
                                 ? uint32_t(std::max<int64_t>(0, pos->second.shape[0]))
                                 : 0;
-      if (rows < n + 2) return "tensor '" + P + "embed_positions.weight' needs at least max_positions + 2 rows";
+      if (rows < n + 2)
+        return err::invalid_model("tensor '{}embed_positions.weight' needs at least max_positions + 2 rows", P);
       d.position_embedding = b.load(P + "embed_positions.weight", {rows, D});
     }
     if (c.embedding_norm) {
@@ -148,7 +153,7 @@ class FairseqMapper : public LayoutMapper {
     }
     b.ignore(E + "version");
     b.ignore(P + "version");
-    for (uint32_t i = 0; i < c.num_layers && b.error.empty(); ++i) {
+    for (uint32_t i = 0; i < c.num_layers && b.ok(); ++i) {
       LayerWeights& l = d.layers[i];
       const std::string p = P + "layers." + str(i) + ".";
       b.ignore(p + "version");
@@ -165,7 +170,8 @@ class FairseqMapper : public LayoutMapper {
           const std::string name = p + which + ".weight";
           if (!b.has(name)) continue;
           if (b.identity(name) != b.identity(P + "compress_layer.weight"))
-            return "'" + name + "' is not the shared compress_layer although shared_layer_kv_compressed is set";
+            return err::invalid_model(
+                "'{}' is not the shared compress_layer although shared_layer_kv_compressed is set", name);
           b.ignore(name);
           b.ignore(p + which + ".bias");
         }
@@ -198,7 +204,7 @@ class FairseqMapper : public LayoutMapper {
         "fairseq linformer_roberta: post-norm, positions offset 2 (inputs without padding), "
         "compression before k_proj/v_proj, k = " +
         str(k));
-    return "";
+    return {};
   }
 
  private:

@@ -12,14 +12,16 @@ std::vector<int64_t> tensor_shape(const Checkpoint& ck, const std::string& name)
   return it == ck.tensors.end() ? std::vector<int64_t>() : it->second.shape;
 }
 
-std::string hf_bert_config(const Checkpoint& ck, LibraryConfig& lc, const std::string& P, const std::string& model,
+err::Status hf_bert_config(const Checkpoint& ck, LibraryConfig& lc, const std::string& P, const std::string& model,
                            const char* default_act, EncoderConfig& c, HfTables* t) {
   const auto words = tensor_shape(ck, P + "embeddings.word_embeddings.weight");
   const auto positions = tensor_shape(ck, P + "embeddings.position_embeddings.weight");
   const auto types = tensor_shape(ck, P + "embeddings.token_type_embeddings.weight");
-  if (words.size() != 2) return "tensor '" + P + "embeddings.word_embeddings.weight' is missing";
-  if (positions.size() != 2) return "tensor '" + P + "embeddings.position_embeddings.weight' is missing";
-  if (types.size() != 2 || types[0] < 1) return "tensor '" + P + "embeddings.token_type_embeddings.weight' is missing";
+  if (words.size() != 2) return err::invalid_model("tensor '{}embeddings.word_embeddings.weight' is missing", P);
+  if (positions.size() != 2)
+    return err::invalid_model("tensor '{}embeddings.position_embeddings.weight' is missing", P);
+  if (types.size() != 2 || types[0] < 1)
+    return err::invalid_model("tensor '{}embeddings.token_type_embeddings.weight' is missing", P);
   t->positions = uint64_t(std::clamp<int64_t>(positions[0], 0, UINT32_MAX));
   t->types = uint32_t(std::clamp<int64_t>(types[0], 0, UINT32_MAX));
   c.vocab_size = uint32_t(std::clamp<int64_t>(words[0], 0, UINT32_MAX));
@@ -41,9 +43,11 @@ std::string hf_bert_config(const Checkpoint& ck, LibraryConfig& lc, const std::s
   else if (act == "relu")
     c.activation = Activation::Relu;
   else
-    return model + " hidden_act '" + act + "' is not supported (gelu, gelu_new, gelu_pytorch_tanh, relu)";
-  if (!lc.error.empty()) return lc.error;
-  if (c.num_heads == 0 || c.dim % c.num_heads) return "--config: hidden_size must be a multiple of num_attention_heads";
+    return err::failure(LINFER_ERROR_UNSUPPORTED,
+                        "{} hidden_act '{}' is not supported (gelu, gelu_new, gelu_pytorch_tanh, relu)", model, act);
+  if (!lc.ok()) return lc.status();
+  if (c.num_heads == 0 || c.dim % c.num_heads)
+    return err::invalid_model("--config: hidden_size must be a multiple of num_attention_heads");
   c.head_dim = c.dim / c.num_heads;
   c.kv_heads = c.num_heads;
   // Checked here too, not only after configure: the models' own checks that follow assume it.
@@ -55,7 +59,7 @@ void hf_bert_embeddings(Builder& b, const std::string& P, const HfTables& t, Enc
   d.token_embedding = b.load(P + "embeddings.word_embeddings.weight", {d.config.vocab_size, D});
   WeightView pos = b.load(P + "embeddings.position_embeddings.weight", {rows, D});
   WeightView type = b.load(P + "embeddings.token_type_embeddings.weight", {t.types, D});
-  if (!b.error.empty()) return;
+  if (!b.ok()) return;
   const float* p = static_cast<const float*>(pos.data);
   const float* t0 = static_cast<const float*>(type.data);
   std::vector<float> folded(p, p + size_t(rows) * D);
@@ -79,15 +83,16 @@ void hf_bert_layer(Builder& b, const std::string& p, uint32_t D, uint32_t F, boo
   l.feed_forward_norm = b.norm(p + "output.LayerNorm", D);
 }
 
-std::string hf_tied_decoder(Builder& b, const std::string& H, const std::string& model, EncoderDescription& d) {
+err::Status hf_tied_decoder(Builder& b, const std::string& H, const std::string& model, EncoderDescription& d) {
   const uint32_t V = d.config.vocab_size, D = d.config.dim;
   d.head.out.weight = b.has(H + "decoder.weight") ? b.load(H + "decoder.weight", {V, D}) : d.token_embedding;
   const bool both = b.has(H + "bias") && b.has(H + "decoder.bias");
   if (both && b.identity(H + "bias") != b.identity(H + "decoder.bias"))
-    return H + "bias and " + H + "decoder.bias are different tensors (they are one parameter in " + model + ")";
+    return err::invalid_model("{}bias and {}decoder.bias are different tensors (they are one parameter in {})", H, H,
+                              model);
   d.head.out.bias = b.load(b.has(H + "bias") ? H + "bias" : H + "decoder.bias", {V});
   if (both) b.ignore(H + "decoder.bias");
-  return "";
+  return {};
 }
 
 }  // namespace linfer::convert

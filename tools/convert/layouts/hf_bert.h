@@ -20,8 +20,8 @@ struct HfTables {
 
 // Reads what every BERT-family config.json says the same way (hidden_size, num_hidden_layers,
 // num_attention_heads, intermediate_size, layer_norm_eps, hidden_act with `default_act`) into c,
-// and the vocabulary and table sizes from the checkpoint. Returns "" or a message.
-std::string hf_bert_config(const Checkpoint& ck, LibraryConfig& lc, const std::string& P, const std::string& model,
+// and the vocabulary and table sizes from the checkpoint.
+err::Status hf_bert_config(const Checkpoint& ck, LibraryConfig& lc, const std::string& P, const std::string& model,
                            const char* default_act, EncoderConfig& c, HfTables* t);
 
 // The word embeddings; the position table with token type row 0 added to every row (token_type_ids
@@ -34,7 +34,7 @@ void hf_bert_layer(Builder& b, const std::string& p, uint32_t D, uint32_t F, boo
 
 // An LM head's output layer H + "decoder" (H: "lm_head." or "cls.predictions."): its weight is tied
 // to the word embeddings and its bias is H + "bias", one parameter under two names; a file may keep
-// either name or both. Returns "" or a message.
-std::string hf_tied_decoder(Builder& b, const std::string& H, const std::string& model, EncoderDescription& d);
+// either name or both.
+err::Status hf_tied_decoder(Builder& b, const std::string& H, const std::string& model, EncoderDescription& d);
 
 }  // namespace linfer::convert

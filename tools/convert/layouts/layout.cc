@@ -32,10 +32,10 @@ std::string Builder::identity(const std::string& name) const {
 }
 
 WeightView Builder::load(const std::string& name, const Shape& shape) {
-  if (!error.empty()) return {};
+  if (!ok()) return {};
   auto it = ck_.tensors.find(name);
   if (it == ck_.tensors.end()) {
-    error = "tensor '" + name + "' is missing";
+    status_ = err::invalid_model("tensor '{}' is missing", name);
     return {};
   }
   used_.insert(name);
@@ -43,7 +43,7 @@ WeightView Builder::load(const std::string& name, const Shape& shape) {
   Shape got;
   for (int64_t s : t.shape) got.push_back(s >= 0 && s <= int64_t(UINT32_MAX) ? uint32_t(s) : 0);
   if (got != shape) {
-    error = "tensor '" + name + "' has shape " + shape_to_string(got) + ", expected " + shape_to_string(shape);
+    status_ = err::invalid_model("tensor '{}' has shape {}, expected {}", name, got, shape);
     return {};
   }
   const std::string id = identity(name);
@@ -56,12 +56,12 @@ WeightView Builder::load(const std::string& name, const Shape& shape) {
     return w;
   }
   if (!charge(w.elements(), name)) return {};
-  auto data = std::make_unique<std::vector<float>>();
-  std::string err;
-  if (!tensor_to_f32(ck_, t, data.get(), &err)) {
-    error = "tensor '" + name + "': " + err;
+  err::Result<std::vector<float>> values = tensor_to_f32(ck_, t);
+  if (!values.ok()) {
+    status_ = err::Status(values.status()).within("tensor '" + name + "': ");
     return {};
   }
+  auto data = std::make_unique<std::vector<float>>(std::move(values.value()));
   w.data = data->data();
   out_->parameters += data->size();
   by_identity_[id] = {w.data, name};
@@ -97,7 +97,7 @@ WeightView Builder::stack(const std::vector<std::string>& names, const Shape& ea
   std::vector<float> all;
   for (const std::string& n : names) {
     WeightView w = load(n, each);
-    if (!error.empty()) return {};
+    if (!ok()) return {};
     const float* p = static_cast<const float*>(w.data);
     all.insert(all.end(), p, p + w.elements());
   }
@@ -111,7 +111,7 @@ WeightView Builder::stack(const std::vector<std::string>& names, const Shape& ea
 
 WeightView Builder::transpose(const std::string& name, uint32_t rows, uint32_t cols) {
   WeightView w = load(name, {rows, cols});
-  if (!error.empty()) return {};
+  if (!ok()) return {};
   const float* p = static_cast<const float*>(w.data);
   std::vector<float> t(size_t(rows) * cols);
   for (size_t r = 0; r < rows; ++r)
@@ -119,19 +119,21 @@ WeightView Builder::transpose(const std::string& name, uint32_t rows, uint32_t c
   return make({cols, rows}, std::move(t));
 }
 
-std::string Builder::check_all_used(const std::string& layout) const {
+err::Status Builder::check_all_used(const std::string& layout) const {
   for (const auto& [name, t] : ck_.tensors)
     if (!used_.count(name))
-      return "checkpoint tensor '" + name + "' has no place in the " + layout + " layout with this configuration";
-  return "";
+      return err::failure(LINFER_ERROR_UNSUPPORTED,
+                          "checkpoint tensor '{}' has no place in the {} layout with this configuration", name, layout);
+  return {};
 }
 
 bool Builder::charge(uint64_t elements, const std::string& what) {
   materialized_bytes_ += elements * sizeof(float);
   if (materialized_bytes_ <= budget_bytes_) return true;
-  error = what + ": the checkpoint's tensors would take more than " + std::to_string(budget_bytes_ >> 20) +
-          " MiB as f32, over 4 times its stored values (tensors overlapping the same storage many "
-          "times); refused";
+  status_ = err::invalid_model(
+      "{}: the checkpoint's tensors would take more than {} MiB as f32, over 4 times its stored values (tensors "
+      "overlapping the same storage many times); refused",
+      what, budget_bytes_ >> 20);
   return false;
 }
 
@@ -140,31 +142,30 @@ LibraryConfig::~LibraryConfig() = default;
 
 bool LibraryConfig::present(const char* key) const { return j_->contains(key) && !j_->at(key).is_null(); }
 
-bool LibraryConfig::parse(const std::string& text, const std::set<std::string>& known, const std::string& src) {
+err::Status LibraryConfig::parse(const std::string& text, const std::set<std::string>& known, const std::string& src) {
   source = src;
   raw = text;
   *j_ = parse_json(text);
   const json& j = *j_;
-  if (j.is_discarded() || !j.is_object()) {
-    error = source + " is not a JSON object";
-    return false;
-  }
+  if (j.is_discarded() || !j.is_object()) return status_ = err::invalid_model("{} is not a JSON object", source);
   for (const auto& item : j.items())
-    if (!known.empty() && !known.count(item.key())) {
-      error = source + ": unknown key '" + item.key() + "'";
-      return false;
-    }
-  return true;
+    if (!known.empty() && !known.count(item.key()))
+      return status_ = err::invalid_model("{}: unknown key '{}'", source, item.key());
+  return {};
+}
+
+void LibraryConfig::refuse(const char* key, const char* what) {
+  if (ok()) status_ = err::invalid_model("{}: '{}' {}", source, key, what);
 }
 
 uint32_t LibraryConfig::u32(const char* key, uint32_t fallback, bool required) {
   if (!present(key)) {
-    if (required && error.empty()) error = source + ": missing '" + key + "'";
+    if (required && ok()) status_ = err::invalid_model("{}: missing '{}'", source, key);
     return fallback;
   }
   const json& v = j_->at(key);
   if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() > int64_t(UINT32_MAX)) {
-    if (error.empty()) error = source + ": '" + key + "' must be a non-negative integer";
+    refuse(key, "must be a non-negative integer");
     return fallback;
   }
   return uint32_t(v.get<int64_t>());
@@ -173,7 +174,7 @@ uint32_t LibraryConfig::u32(const char* key, uint32_t fallback, bool required) {
 bool LibraryConfig::flag(const char* key, bool fallback) {
   if (!present(key)) return fallback;
   if (!j_->at(key).is_boolean()) {
-    if (error.empty()) error = source + ": '" + key + "' must be true or false";
+    refuse(key, "must be true or false");
     return fallback;
   }
   return j_->at(key).get<bool>();
@@ -182,7 +183,7 @@ bool LibraryConfig::flag(const char* key, bool fallback) {
 std::string LibraryConfig::text(const char* key, const std::string& fallback) {
   if (!present(key)) return fallback;
   if (!j_->at(key).is_string()) {
-    if (error.empty()) error = source + ": '" + key + "' must be a string";
+    refuse(key, "must be a string");
     return fallback;
   }
   return j_->at(key).get<std::string>();
@@ -190,14 +191,12 @@ std::string LibraryConfig::text(const char* key, const std::string& fallback) {
 
 // Without this bound, "num_layers": 4000000000 in a checkpoint's linfer_config made
 // layers.resize() throw std::bad_alloc out of linfer-convert (tests/fuzz/regressions/fuzz_convert).
-std::string check_counts(const EncoderConfig& c) {
+err::Status check_counts(const EncoderConfig& c) {
   if (c.num_layers > Limits::kMaxLayers)
-    return "the configuration has " + std::to_string(c.num_layers) + " layers (at most " +
-           std::to_string(Limits::kMaxLayers) + ")";
+    return err::invalid_model("the configuration has {} layers (at most {})", c.num_layers, Limits::kMaxLayers);
   if (c.num_heads > Limits::kMaxHeads)
-    return "the configuration has " + std::to_string(c.num_heads) + " heads (at most " +
-           std::to_string(Limits::kMaxHeads) + ")";
-  return "";
+    return err::invalid_model("the configuration has {} heads (at most {})", c.num_heads, Limits::kMaxHeads);
+  return {};
 }
 
 int Layout::detect(const Checkpoint& ck) const {
@@ -214,7 +213,7 @@ const Layout* find_layout(const std::string& name) {
 
 // A decisive layout with any key of its own wins (the first in registry order); otherwise the one
 // owning the most keys (ties: the first in registry order).
-std::string detect_layout(const Checkpoint& ck, const std::string& config_json) {
+err::Result<std::string> detect_layout(const Checkpoint& ck, const std::string& config_json) {
   if (!config_json.empty()) {
     const json j = parse_json(config_json);
     if (j.is_object() && j.contains("model_type") && j["model_type"].is_string()) {
@@ -222,47 +221,48 @@ std::string detect_layout(const Checkpoint& ck, const std::string& config_json) 
           {"bert", "bert"},       {"roberta", "bert"},     {"xlm-roberta", "bert"},     {"camembert", "bert"},
           {"distilbert", "bert"}, {"big_bird", "bigbird"}, {"longformer", "longformer"}};
       auto it = kByModelType.find(j["model_type"].get<std::string>());
-      if (it != kByModelType.end()) return it->second;
+      if (it != kByModelType.end()) return std::string(it->second);
     }
   }
   const Layout* best = nullptr;
   int best_count = 0;
   for (const Layout* layout : registered_layouts()) {
     const int count = layout->detect(ck);
-    if (layout->decisive && count > 0) return layout->name;
+    if (layout->decisive && count > 0) return std::string(layout->name);
     if (!layout->decisive && count > best_count) best = layout, best_count = count;
   }
-  return best ? best->name : "";
+  if (!best) return err::unsupported("cannot detect the layout from the key names; pass --layout");
+  return std::string(best->name);
 }
 
-std::string map_checkpoint(const std::string& layout_name, const Checkpoint& ck, const std::string& config_json,
-                           MappedModel* out) {
+err::Result<MappedModel> map_checkpoint(const std::string& layout_name, const Checkpoint& ck,
+                                        const std::string& config_json) {
   const Layout* layout = find_layout(layout_name);
-  if (!layout) return "unknown layout '" + layout_name + "'";
+  if (!layout) return err::failure(LINFER_ERROR_INVALID_ARGUMENT, "unknown layout '{}'", layout_name);
   LibraryConfig lc;
   lc.raw = config_json;
   switch (layout->config_use) {
     case ConfigUse::Library:
-      if (config_json.empty()) return layout->config_message;
-      if (!lc.parse(config_json, layout->config_keys, "--config")) return lc.error;
+      if (config_json.empty()) return err::invalid_argument(layout->config_message);
+      if (err::Status s = lc.parse(config_json, layout->config_keys, "--config"); !s.ok()) return s;
       break;
     case ConfigUse::Refused:
-      if (!config_json.empty()) return layout->config_message;
+      if (!config_json.empty()) return err::invalid_argument(layout->config_message);
       break;
     case ConfigUse::Optional:
       break;
   }
+  MappedModel out;
   std::unique_ptr<LayoutMapper> mapper = layout->make_mapper();
-  std::string err = mapper->configure(ck, lc, out);
-  if (err.empty()) err = check_counts(out->desc.config);
-  if (!err.empty()) return err;
-  out->desc.layers.resize(out->desc.config.num_layers);
-  Builder b(ck, out);
-  err = mapper->map_tensors(ck, b, out);
-  if (err.empty()) err = b.error;
-  if (err.empty()) err = b.check_all_used(layout->name);
-  if (!err.empty()) return err;
-  return validate_description(out->desc).message();
+  if (err::Status s = mapper->configure(ck, lc, &out); !s.ok()) return s;
+  if (err::Status s = check_counts(out.desc.config); !s.ok()) return s;
+  out.desc.layers.resize(out.desc.config.num_layers);
+  Builder b(ck, &out);
+  if (err::Status s = mapper->map_tensors(ck, b, &out); !s.ok()) return s;
+  if (!b.ok()) return b.status();
+  if (err::Status s = b.check_all_used(layout->name); !s.ok()) return s;
+  if (err::Status s = validate_description(out.desc); !s.ok()) return s;
+  return out;
 }
 
 }  // namespace linfer::convert

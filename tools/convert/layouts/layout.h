@@ -20,6 +20,7 @@
 #include "checkpoint.h"
 #include "layouts.h"
 #include "linfer/format/encoder.h"
+#include "linfer/types/status.h"
 
 namespace linfer::convert {
 
@@ -30,12 +31,15 @@ inline std::string str(size_t i) { return std::to_string(i); }
 
 // Fetches checkpoint tensors as f32 views with checked shapes, keeps one copy per storage view
 // (so tensors that alias in the checkpoint alias in the model) and records which keys were used.
+// The first fetch that fails (a missing tensor, a wrong shape) is its status; the fetches after it
+// return empty views, so that a mapper fetches a layer's tensors in a row and looks once.
 class Builder {
  public:
   Builder(const Checkpoint& ck, MappedModel* out);
 
   bool has(const std::string& name) const { return ck_.tensors.count(name) > 0; }
-  std::string error;
+  bool ok() const { return status_.ok(); }
+  const err::Status& status() const { return status_; }
 
   // The identity of the memory behind `name`: equal for tensors that are the same view.
   std::string identity(const std::string& name) const;
@@ -60,20 +64,23 @@ class Builder {
 
   // Every checkpoint tensor must have been used or ignored: anything else means a variant the
   // mapper does not understand, which must not be dropped silently.
-  std::string check_all_used(const std::string& layout) const;
+  err::Status check_all_used(const std::string& layout) const;
 
  private:
-  // Counts `elements` f32 values against the budget; false (and an error) past it.
+  // Counts `elements` f32 values against the budget; false (and the builder's status) past it.
   bool charge(uint64_t elements, const std::string& what);
 
   const Checkpoint& ck_;
+  err::Status status_;
   uint64_t budget_bytes_ = 0, materialized_bytes_ = 0;
   MappedModel* out_;
   std::set<std::string> used_;
   std::map<std::string, std::pair<const void*, std::string>> by_identity_;
 };
 
-// A library's constructor arguments from --config, refusing keys it does not know.
+// A library's constructor arguments from --config, refusing keys it does not know. The first key
+// read that is bad is its status (the readers then return their fallbacks), checked once after a
+// group of reads.
 // Only the forward declaration of nlohmann::json here: its full header costs seconds of compile time
 // in every file that includes it, and only the layouts that read structured values include it.
 struct LibraryConfig {
@@ -81,25 +88,30 @@ struct LibraryConfig {
   ~LibraryConfig();
   // The parsed object (an empty object until parse succeeds); needs <nlohmann/json.hpp>.
   const nlohmann::json& values() const { return *j_; }
-  std::string error;
+  bool ok() const { return status_.ok(); }
+  const err::Status& status() const { return status_; }
   std::string source;
   std::string raw;  // the text as given ("" if none)
 
   // known empty: every key is accepted (a Hugging Face config.json holds many that do not matter).
-  bool parse(const std::string& text, const std::set<std::string>& known, const std::string& src);
+  err::Status parse(const std::string& text, const std::set<std::string>& known, const std::string& src);
   bool present(const char* key) const;
   uint32_t u32(const char* key, uint32_t fallback, bool required = false);
   bool flag(const char* key, bool fallback);
   std::string text(const char* key, const std::string& fallback);
 
  private:
+  // The first bad key's failure (later ones keep it).
+  void refuse(const char* key, const char* what);
+
   std::unique_ptr<nlohmann::json> j_;
+  err::Status status_;
 };
 
 // Layer and head counts come from the checkpoint or --config and size the vectors and loops of the
 // mappers, so they are bounded before anything is allocated (validate_description checks the rest
-// at the end). Returns "" or a message.
-std::string check_counts(const EncoderConfig& c);
+// at the end).
+err::Status check_counts(const EncoderConfig& c);
 
 // One source library's mapping, in the two steps map_checkpoint runs around the shared ones.
 // Members carry what configure decided (key prefixes, options) on to map_tensors.
@@ -108,10 +120,10 @@ class LayoutMapper {
   virtual ~LayoutMapper() = default;
   // Fills out->desc.config (and notes) from the configuration and the checkpoint's key names.
   // lc is --config, parsed when the layout reads a library's constructor arguments.
-  virtual std::string configure(const Checkpoint& ck, LibraryConfig& lc, MappedModel* out) = 0;
+  virtual err::Status configure(const Checkpoint& ck, LibraryConfig& lc, MappedModel* out) = 0;
   // Then, with the counts checked and out->desc.layers sized: fetches every tensor through b.
-  // Returns "" or a message of its own; b.error and the every-tensor-used check come after.
-  virtual std::string map_tensors(const Checkpoint& ck, Builder& b, MappedModel* out) = 0;
+  // Fails with a failure of its own; b's status and the every-tensor-used check come after.
+  virtual err::Status map_tensors(const Checkpoint& ck, Builder& b, MappedModel* out) = 0;
 };
 
 // How a layout takes --config.
@@ -130,7 +142,8 @@ struct Layout {
   // owned key decides, before any count is compared (in registry order).
   bool decisive;
   ConfigUse config_use;
-  // Library: the message when --config is missing; Refused: the message when it is given.
+  // Library: the message when --config is missing; Refused: the message when it is given (both
+  // LINFER_ERROR_INVALID_ARGUMENT).
   const char* config_message;
   std::set<std::string> config_keys;
   std::unique_ptr<LayoutMapper> (*make_mapper)();

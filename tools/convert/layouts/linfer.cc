@@ -11,30 +11,30 @@ namespace {
 
 class LinferMapper : public LayoutMapper {
  public:
-  std::string configure(const Checkpoint& ck, LibraryConfig& lc, MappedModel* out) override {
+  err::Status configure(const Checkpoint& ck, LibraryConfig& lc, MappedModel* out) override {
     std::string text = lc.raw;
     if (text.empty()) {
       auto it = ck.metadata.find("linfer_config");
-      if (it == ck.metadata.end()) return "the checkpoint carries no linfer_config; pass --config CONFIG.json";
+      if (it == ck.metadata.end())
+        return err::invalid_argument("the checkpoint carries no linfer_config; pass --config CONFIG.json");
       text = it->second;
     }
-    EncoderConfig config;
-    std::string err = parse_linfer_config(text, &config);
-    if (!err.empty()) return "configuration: " + err;
-    if (!(err = check_counts(config)).empty()) return "configuration: " + err;
-    out->desc.config = config;
-    return "";
+    err::Result<EncoderConfig> config = parse_linfer_config(text);
+    if (!config.ok()) return err::Status(config.status()).within("configuration: ");
+    if (err::Status s = check_counts(config.value()); !s.ok()) return std::move(s).within("configuration: ");
+    out->desc.config = config.value();
+    return {};
   }
 
-  std::string map_tensors(const Checkpoint& ck, Builder& b, MappedModel* out) override {
+  err::Status map_tensors(const Checkpoint& ck, Builder& b, MappedModel* out) override {
     for_each_weight(out->desc, [&](const std::string& slot, WeightView& w) {
       const std::string key = slot == "token_embedding" || slot == "position_embedding" ? slot + ".weight" : slot;
-      if (!b.has(key) || !b.error.empty()) return;
+      if (!b.has(key) || !b.ok()) return;
       Shape shape;
       for (int64_t s : ck.tensors.at(key).shape) shape.push_back(uint32_t(std::max<int64_t>(0, s)));
       w = b.load(key, shape);  // shapes are checked against the configuration by validation
     });
-    return "";
+    return {};
   }
 };
 

@@ -14,19 +14,20 @@ namespace {
 
 class LongformerMapper : public LayoutMapper {
  public:
-  std::string configure(const Checkpoint& ck, LibraryConfig& lc, MappedModel* out) override {
+  err::Status configure(const Checkpoint& ck, LibraryConfig& lc, MappedModel* out) override {
     if (lc.text("position_embedding_type", "absolute") != "absolute")
-      return "Longformer position_embedding_type '" + lc.text("position_embedding_type", "") +
-             "' is not supported (absolute)";
+      return err::failure(LINFER_ERROR_UNSUPPORTED,
+                          "Longformer position_embedding_type '{}' is not supported (absolute)",
+                          lc.text("position_embedding_type", ""));
     P_ = ck.tensors.count("longformer.embeddings.word_embeddings.weight") ? "longformer." : "";
     EncoderConfig& c = out->desc.config;
     set_attention_kind(c, AttentionKind::SlidingWindow);
-    if (const std::string e = hf_bert_config(ck, lc, P_, "Longformer", "gelu", c, &tables_); !e.empty()) return e;
+    if (err::Status s = hf_bert_config(ck, lc, P_, "Longformer", "gelu", c, &tables_); !s.ok()) return s;
     pad_ = lc.u32("pad_token_id", 1);
     // Positions count from pad + 1 (create_position_ids_from_input_ids, inputs without padding).
     const uint64_t rows = tables_.positions;
     if (rows < uint64_t(pad_) + 2)
-      return "Longformer position table has " + std::to_string(rows) + " rows, too few for pad_token_id " + str(pad_);
+      return err::invalid_model("Longformer position table has {} rows, too few for pad_token_id {}", rows, pad_);
     c.max_seq_len = uint32_t(rows - pad_ - 1);
     c.position_offset = pad_ + 1;
     c.head_activation = Activation::GeluErf;  // LongformerLMHead applies gelu whatever hidden_act says
@@ -39,21 +40,23 @@ class LongformerMapper : public LayoutMapper {
       windows.assign(1, lc.values().at("attention_window").get<int64_t>());
     else if (lc.values().at("attention_window").is_array()) {
       for (const auto& w : lc.values().at("attention_window")) {
-        if (!w.is_number_integer()) return "--config: attention_window must hold integers";
+        if (!w.is_number_integer()) return err::invalid_model("--config: attention_window must hold integers");
         windows.push_back(w.get<int64_t>());
       }
       if (windows.size() != c.num_layers)
-        return "--config: attention_window has " + str(windows.size()) + " entries for " + str(c.num_layers) +
-               " layers";
+        return err::invalid_model("--config: attention_window has {} entries for {} layers", windows.size(),
+                                  c.num_layers);
     } else {
-      return "--config: attention_window must be an integer or a list of integers";
+      return err::invalid_model("--config: attention_window must be an integer or a list of integers");
     }
     for (int64_t w : windows) {
       if (w != windows[0])
-        return "--config: attention_window differs between layers (" + std::to_string(windows[0]) + " and " +
-               std::to_string(w) + "); linfer models have one window for every layer";
+        return err::failure(LINFER_ERROR_UNSUPPORTED,
+                            "--config: attention_window differs between layers ({} and {}); linfer models have one "
+                            "window for every layer",
+                            err::decimal(windows[0]), err::decimal(w));
       if (w <= 0 || w % 2 || w > 2 * int64_t(Limits::kMaxSeqLen))
-        return "--config: attention_window " + std::to_string(w) + " must be even and positive";
+        return err::invalid_model("--config: attention_window {} must be even and positive", err::decimal(w));
     }
     sliding_window_fields(c).window_radius =
         uint32_t(std::min<int64_t>(windows.empty() ? 0 : windows[0] / 2, c.max_seq_len));
@@ -63,19 +66,19 @@ class LongformerMapper : public LayoutMapper {
     // Global rows: the first global_positions (a linfer key: HF takes a global_attention_mask per
     // call); LongformerForSequenceClassification's default is the first token.
     sliding_window_fields(c).global_positions = lc.u32("global_positions", classifier_ ? 1 : 0);
-    if (!lc.error.empty()) return lc.error;
+    if (!lc.ok()) return lc.status();
     if (sliding_window_fields(c).global_positions > c.max_seq_len)
-      return "--config: global_positions " + str(sliding_window_fields(c).global_positions) + " is more than the " +
-             str(c.max_seq_len) + " positions";
-    return "";
+      return err::invalid_model("--config: global_positions {} is more than the {} positions",
+                                sliding_window_fields(c).global_positions, c.max_seq_len);
+    return {};
   }
 
-  std::string map_tensors(const Checkpoint& ck, Builder& b, MappedModel* out) override {
+  err::Status map_tensors(const Checkpoint& ck, Builder& b, MappedModel* out) override {
     EncoderDescription& d = out->desc;
     EncoderConfig& c = d.config;
     const uint32_t D = c.dim, F = c.ff_dim;
     hf_bert_embeddings(b, P_, tables_, d);
-    for (uint32_t i = 0; i < c.num_layers && b.error.empty(); ++i) {
+    for (uint32_t i = 0; i < c.num_layers && b.ok(); ++i) {
       LayerWeights& l = d.layers[i];
       const std::string p = P_ + "encoder.layer." + str(i) + ".";
       hf_bert_layer(b, p, D, F, true, l);
@@ -107,7 +110,7 @@ class LongformerMapper : public LayoutMapper {
       c.head = HeadKind::LmLogits;
       d.head.dense = b.linear("lm_head.dense", D, D);
       d.head.norm = b.norm("lm_head.layer_norm", D);
-      if (const std::string e = hf_tied_decoder(b, "lm_head.", "Longformer", d); !e.empty()) return e;
+      if (err::Status s = hf_tied_decoder(b, "lm_head.", "Longformer", d); !s.ok()) return s;
       head_note = "masked-LM logits";
     } else {
       for (const char* name : {"pooler.dense.weight", "pooler.dense.bias"}) b.ignore(P_ + name);
@@ -119,7 +122,7 @@ class LongformerMapper : public LayoutMapper {
         " (attention_window " + str(2 * sliding_window_fields(c).window_radius) + "), global positions " +
         str(sliding_window_fields(c).global_positions) +
         (sliding_window_fields(c).global_positions ? " with query/key/value_global" : "") + ", " + head_note);
-    return "";
+    return {};
   }
 
  private:

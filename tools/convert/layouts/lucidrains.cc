@@ -8,7 +8,7 @@ namespace {
 
 class LucidrainsMapper : public LayoutMapper {
  public:
-  std::string configure(const Checkpoint& ck, LibraryConfig& lc, MappedModel* out) override {
+  err::Status configure(const Checkpoint& ck, LibraryConfig& lc, MappedModel* out) override {
     lm_ = ck.tensors.count("token_emb.weight") > 0;
     EncoderConfig& c = out->desc.config;
     c.dim = lc.u32("dim", 0, true);
@@ -20,9 +20,9 @@ class LucidrainsMapper : public LayoutMapper {
     const bool one_kv_head = lc.flag("one_kv_head", false);
     share_kv_ = lc.flag("share_kv", false);
     reversible_ = lc.flag("reversible", false);
-    if (!lc.error.empty()) return lc.error;
+    if (!lc.ok()) return lc.status();
     if (c.num_heads == 0 || c.dim % c.num_heads != 0)
-      return "--config: dim must be divisible by heads (lucidrains asserts it)";
+      return err::invalid_model("--config: dim must be divisible by heads (lucidrains asserts it)");
     c.head_dim = lc.u32("dim_head", c.dim / c.num_heads);
     c.kv_heads = one_kv_head ? 1 : c.num_heads;
     c.ff_dim = 4 * c.dim;
@@ -35,10 +35,10 @@ class LucidrainsMapper : public LayoutMapper {
     out->notes.push_back(std::string(lm_ ? "LinformerLM" : "Linformer (takes embeddings)") +
                          (reversible_ ? ", reversible" : "") + (share_kv_ ? ", share_kv" : "") +
                          (one_kv_head ? ", one_kv_head" : ""));
-    return "";
+    return {};
   }
 
-  std::string map_tensors(const Checkpoint& ck, Builder& b, MappedModel* out) override {
+  err::Status map_tensors(const Checkpoint& ck, Builder& b, MappedModel* out) override {
     EncoderDescription& d = out->desc;
     const EncoderConfig& c = d.config;
     const uint32_t D = c.dim, HD = c.num_heads * c.head_dim, KV = c.kv_heads * c.head_dim, n = c.max_seq_len,
@@ -50,7 +50,7 @@ class LucidrainsMapper : public LayoutMapper {
       d.head.out.weight = b.load("to_logits.weight", {c.vocab_size, D});
       d.head.out.bias = b.load("to_logits.bias", {c.vocab_size});
     }
-    for (uint32_t i = 0; i < c.num_layers && b.error.empty(); ++i) {
+    for (uint32_t i = 0; i < c.num_layers && b.ok(); ++i) {
       LayerWeights& l = d.layers[i];
       const std::string a = reversible_ ? root + "blocks." + str(i) + ".f.net." : root + "layers." + str(i) + ".0.";
       const std::string f = reversible_ ? root + "blocks." + str(i) + ".g.net." : root + "layers." + str(i) + ".1.";
@@ -71,7 +71,7 @@ class LucidrainsMapper : public LayoutMapper {
       l.feed_forward_norm.weight = b.load(f + "norm.weight", {D});
       l.feed_forward_norm.bias = b.load(f + "norm.bias", {D});
     }
-    return "";
+    return {};
   }
 
  private:

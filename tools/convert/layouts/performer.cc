@@ -12,22 +12,23 @@ namespace {
 
 class PerformerMapper : public LayoutMapper {
  public:
-  std::string configure(const Checkpoint& ck, LibraryConfig& lc, MappedModel* out) override {
+  err::Status configure(const Checkpoint& ck, LibraryConfig& lc, MappedModel* out) override {
     // Options whose modules linfer does not have (each changes the forward pass).
     if (lc.present("local_attn_heads") && !(lc.values().at("local_attn_heads").is_number_integer() &&
                                             lc.values().at("local_attn_heads").get<int64_t>() == 0))
-      return "performer-pytorch local_attn_heads (local attention heads) are not supported: refused";
+      return err::unsupported("performer-pytorch local_attn_heads (local attention heads) are not supported: refused");
     for (const char* key : {"use_scalenorm", "use_rezero", "ff_glu", "shift_tokens", "cross_attend", "no_projection",
                             "axial_position_emb"})
-      if (lc.flag(key, false)) return std::string("performer-pytorch ") + key + " = true is not supported: refused";
-    if (!lc.error.empty()) return lc.error;
+      if (lc.flag(key, false))
+        return err::failure(LINFER_ERROR_UNSUPPORTED, "performer-pytorch {} = true is not supported: refused", key);
+    if (!lc.ok()) return lc.status();
 
     lm_ = ck.tensors.count("token_emb.weight") > 0;
     P_ = lm_ ? "performer." : "";
     reversible_ = ck.tensors.count(net_key(ck, "blocks.0.f.net.norm.weight")) > 0;
     if (lc.present("reversible") && lc.flag("reversible", false) != reversible_)
-      return std::string("--config says reversible = ") + (reversible_ ? "false" : "true") +
-             " but the checkpoint's layers are " + (reversible_ ? "reversible blocks" : "sequential");
+      return err::invalid_model("--config says reversible = {} but the checkpoint's layers are {}",
+                                reversible_ ? "false" : "true", reversible_ ? "reversible blocks" : "sequential");
 
     EncoderConfig& c = out->desc.config;
     set_attention_kind(c, AttentionKind::Performer);
@@ -62,8 +63,8 @@ class PerformerMapper : public LayoutMapper {
     } else {
       c.positions = PositionKind::None;  // Performer takes embeddings; positions are the caller's
     }
-    if (!lc.error.empty()) return lc.error;
-    if (c.num_heads == 0 || c.head_dim == 0) return "--config: heads and dim_head must be positive";
+    if (!lc.ok()) return lc.status();
+    if (c.num_heads == 0 || c.head_dim == 0) return err::invalid_model("--config: heads and dim_head must be positive");
     out->notes.push_back(
         std::string(lm_ ? "PerformerLM" : "Performer (takes embeddings)") +
         (c.causal == CausalMode::Causal ? ", causal" : "") + (relu ? ", relu features" : ", softmax features") +
@@ -77,10 +78,10 @@ class PerformerMapper : public LayoutMapper {
           "causal softmax features: keys stabilised by the maximum over the whole input, as "
           "upstream (key_stabiliser 'sequence'); whole-input runs only, no token-by-token runs");
     }
-    return "";
+    return {};
   }
 
-  std::string map_tensors(const Checkpoint& ck, Builder& b, MappedModel* out) override {
+  err::Status map_tensors(const Checkpoint& ck, Builder& b, MappedModel* out) override {
     EncoderDescription& d = out->desc;
     const EncoderConfig& c = d.config;
     const uint32_t D = c.dim, HD = c.num_heads * c.head_dim, n = c.max_seq_len, F = c.ff_dim;
@@ -101,7 +102,7 @@ class PerformerMapper : public LayoutMapper {
         d.head.out.bias = b.load("to_out.bias", {c.vocab_size});
       }
     }
-    for (uint32_t i = 0; i < c.num_layers && b.error.empty(); ++i) {
+    for (uint32_t i = 0; i < c.num_layers && b.ok(); ++i) {
       LayerWeights& l = d.layers[i];
       const std::string a = reversible_ ? "blocks." + str(i) + ".f.net." : "layers." + str(i) + ".0.";
       const std::string f = reversible_ ? "blocks." + str(i) + ".g.net." : "layers." + str(i) + ".1.";
@@ -128,7 +129,7 @@ class PerformerMapper : public LayoutMapper {
     // The second name of every layer tensor, and the redraw counter (no redraw at inference).
     for (const auto& [name, t] : ck.tensors)
       if (starts_with(name, P_ + "proj_updater.")) b.ignore(name);
-    return "";
+    return {};
   }
 
  private:

@@ -48,28 +48,31 @@ std::vector<float> reformer_sinusoids(const float* inv_freq, uint32_t n, uint32_
 
 class ReformerMapper : public LayoutMapper {
  public:
-  std::string configure(const Checkpoint& ck, LibraryConfig& lc, MappedModel* out) override {
+  err::Status configure(const Checkpoint& ck, LibraryConfig& lc, MappedModel* out) override {
     // Options whose modules or masks linfer does not have (each changes the forward pass).
     for (const char* key :
          {"use_full_attn", "ff_glu", "use_scale_norm", "use_rezero", "axial_position_emb", "random_rotations_per_head"})
-      if (lc.flag(key, false)) return std::string("reformer-pytorch ") + key + " = true is not supported: refused";
+      if (lc.flag(key, false))
+        return err::failure(LINFER_ERROR_UNSUPPORTED, "reformer-pytorch {} = true is not supported: refused", key);
     for (const char* key : {"lsh_attend_across_buckets", "lsh_allow_duplicate_attention"})
-      if (!lc.flag(key, true)) return std::string("reformer-pytorch ") + key + " = false is not supported: refused";
+      if (!lc.flag(key, true))
+        return err::failure(LINFER_ERROR_UNSUPPORTED, "reformer-pytorch {} = false is not supported: refused", key);
     for (const char* key : {"full_attn_thres", "num_mem_kv", "n_local_attn_heads"})
       if (lc.u32(key, 0) > 0)
-        return std::string("reformer-pytorch ") + key + " > 0 is not supported (" +
-               (std::string(key) == "full_attn_thres" ? "full attention for short inputs"
-                : std::string(key) == "num_mem_kv"    ? "memory key-values"
-                                                      : "local attention heads") +
-               "): refused";
+        return err::failure(LINFER_ERROR_UNSUPPORTED, "reformer-pytorch {} > 0 is not supported ({}): refused", key,
+                            std::string(key) == "full_attn_thres" ? "full attention for short inputs"
+                            : std::string(key) == "num_mem_kv"    ? "memory key-values"
+                                                                  : "local attention heads");
     if (lc.present("pkm_layers") && !(lc.values().at("pkm_layers").is_array() && lc.values().at("pkm_layers").empty()))
-      return "reformer-pytorch pkm_layers (product-key memory layers) are not supported: refused";
+      return err::unsupported("reformer-pytorch pkm_layers (product-key memory layers) are not supported: refused");
     const std::string act = lc.text("ff_activation", "gelu");
     if (act != "gelu" && act != "relu")
-      return "reformer-pytorch ff_activation '" + act +
-             "' is not supported (null or \"gelu\" for nn.GELU, \"relu\" for "
-             "nn.ReLU): refused";
-    if (!lc.error.empty()) return lc.error;
+      return err::failure(
+          LINFER_ERROR_UNSUPPORTED,
+          "reformer-pytorch ff_activation '{}' is not supported (null or \"gelu\" for nn.GELU, \"relu\" "
+          "for nn.ReLU): refused",
+          act);
+    if (!lc.ok()) return lc.status();
 
     lm_ = ck.tensors.count("token_emb.weight") > 0;
     P_ = lm_ ? "reformer.layers." : "layers.";
@@ -93,7 +96,8 @@ class ReformerMapper : public LayoutMapper {
     c.positions = PositionKind::None;
     seed_ = lc.u32("rotation_seed", 0);
     if (lc.present("emb_dim") && lc.u32("emb_dim", 0) != c.dim)
-      return "reformer-pytorch emb_dim != dim (the to_model_dim projection) is not supported: refused";
+      return err::unsupported(
+          "reformer-pytorch emb_dim != dim (the to_model_dim projection) is not supported: refused");
     bool embeddings_out = false;
     if (lm_) {
       c.vocab_size = lc.u32("num_tokens", 0, true);
@@ -108,15 +112,16 @@ class ReformerMapper : public LayoutMapper {
       else
         c.rotary = Rotary::AdjacentPairs;  // layer_pos_emb: rotary positions on qk after hashing
     }
-    if (!lc.error.empty()) return lc.error;
-    if (c.num_heads == 0 || c.head_dim == 0) return "--config: heads and dim_head must be positive";
+    if (!lc.ok()) return lc.status();
+    if (c.num_heads == 0 || c.head_dim == 0) return err::invalid_model("--config: heads and dim_head must be positive");
     if (lsh_fields(c).bucket_size == 0 || lsh_fields(c).bucket_size > Limits::kMaxBucketSize ||
         lsh_fields(c).num_hashes == 0 || lsh_fields(c).num_hashes > Limits::kMaxHashes)
-      return "--config: bucket_size " + str(lsh_fields(c).bucket_size) + " and n_hashes " +
-             str(lsh_fields(c).num_hashes) + " outside linfer's limits (1.." + str(Limits::kMaxBucketSize) + ", 1.." +
-             str(Limits::kMaxHashes) + "): refused";
+      return err::failure(LINFER_ERROR_UNSUPPORTED,
+                          "--config: bucket_size {} and n_hashes {} outside linfer's limits (1..{}, 1..{}): refused",
+                          lsh_fields(c).bucket_size, lsh_fields(c).num_hashes, Limits::kMaxBucketSize,
+                          Limits::kMaxHashes);
     if ((fixed_ && c.dim % 2) || (c.rotary != Rotary::None && c.head_dim % 2))
-      return "--config: fixed sinusoidal positions need an even dim (dim_head for the rotary ones)";
+      return err::invalid_model("--config: fixed sinusoidal positions need an even dim (dim_head for the rotary ones)");
     out->notes.push_back(std::string(lm_ ? "ReformerLM" : "Reformer (takes embeddings)") +
                          (c.causal == CausalMode::Causal ? ", causal" : "") + ", bucket_size " +
                          str(lsh_fields(c).bucket_size) + ", " + str(lsh_fields(c).num_hashes) + " hashes" +
@@ -131,10 +136,10 @@ class ReformerMapper : public LayoutMapper {
         "LSH rotations fixed at conversion (reformer-pytorch draws new ones at every forward "
         "pass): splitmix64 normals, rotation_seed " +
         str(seed_) + " + layer index");
-    return "";
+    return {};
   }
 
-  std::string map_tensors(const Checkpoint& ck, Builder& b, MappedModel* out) override {
+  err::Status map_tensors(const Checkpoint& ck, Builder& b, MappedModel* out) override {
     EncoderDescription& d = out->desc;
     const EncoderConfig& c = d.config;
     const uint32_t D = c.dim, HD = c.num_heads * c.head_dim, n = c.max_seq_len, F = c.ff_dim;
@@ -144,12 +149,11 @@ class ReformerMapper : public LayoutMapper {
         d.position_embedding = b.load("pos_emb.emb.weight", {n, D});
       } else if (fixed_) {
         WeightView f = b.load("pos_emb.inv_freq", {D / 2});
-        if (b.error.empty())
-          d.position_embedding = b.make({n, D}, reformer_sinusoids(static_cast<const float*>(f.data), n, D));
+        if (b.ok()) d.position_embedding = b.make({n, D}, reformer_sinusoids(static_cast<const float*>(f.data), n, D));
       }
       if (c.rotary != Rotary::None) {
         WeightView f = b.load("layer_pos_emb.inv_freq", {c.head_dim / 2});
-        if (b.error.empty())
+        if (b.ok())
           d.rotary_table =
               b.make({n, c.head_dim}, reformer_sinusoids(static_cast<const float*>(f.data), n, c.head_dim));
       }
@@ -158,14 +162,14 @@ class ReformerMapper : public LayoutMapper {
       if (c.head != HeadKind::None) {
         if (tied_) {  // MatrixMultiply(token_emb.weight, transpose, normalize): rows of E / max(|row|, 1e-12)
           const float* e = static_cast<const float*>(d.token_embedding.data);
-          std::vector<float> rows(e, e + (b.error.empty() ? size_t(c.vocab_size) * D : 0));
+          std::vector<float> rows(e, e + (b.ok() ? size_t(c.vocab_size) * D : 0));
           for (size_t r = 0; r < rows.size() / std::max<size_t>(D, 1); ++r) {
             double s = 0.0;
             for (uint32_t j = 0; j < D; ++j) s += double(rows[r * D + j]) * rows[r * D + j];
             const float norm = std::max(float(std::sqrt(s)), 1e-12f);
             for (uint32_t j = 0; j < D; ++j) rows[r * D + j] /= norm;
           }
-          if (b.error.empty()) d.head.out.weight = b.make({c.vocab_size, D}, std::move(rows));
+          if (b.ok()) d.head.out.weight = b.make({c.vocab_size, D}, std::move(rows));
           b.ignore("out.1.tensor");  // MatrixMultiply's reference to token_emb.weight (a second name)
         } else {
           d.head.out.weight = b.load("out.1.weight", {c.vocab_size, D});
@@ -183,7 +187,7 @@ class ReformerMapper : public LayoutMapper {
       twins.push_back(first ? b : a);
       return first ? a : b;
     };
-    for (uint32_t i = 0; i < c.num_layers && b.error.empty(); ++i) {
+    for (uint32_t i = 0; i < c.num_layers && b.ok(); ++i) {
       LayerWeights& l = d.layers[i];
       l.attention_norm.weight = b.load(block_key(i, "f", "norm.weight"), {D});
       l.attention_norm.bias = b.load(block_key(i, "f", "norm.bias"), {D});
@@ -203,7 +207,7 @@ class ReformerMapper : public LayoutMapper {
                  reformer_rotations(seed_, i, size_t(lsh_fields(c).num_hashes) * c.head_dim * half));
     }
     for (const std::string& name : twins) b.ignore(name);  // (absent names are harmless)
-    return "";
+    return {};
   }
 
  private:

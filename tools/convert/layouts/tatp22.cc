@@ -10,24 +10,29 @@ namespace {
 
 class Tatp22Mapper : public LayoutMapper {
  public:
-  std::string configure(const Checkpoint&, LibraryConfig& lc, MappedModel* out) override {
+  err::Status configure(const Checkpoint&, LibraryConfig& lc, MappedModel* out) override {
     const std::string method = lc.text("method", "learnable");
     if (method == "convolution")
-      return "tatp22 method 'convolution' projects with a strided convolution, which a Linformer E "
-             "matrix cannot represent: refused";
+      return err::unsupported(
+          "tatp22 method 'convolution' projects with a strided convolution, which a Linformer E "
+          "matrix cannot represent: refused");
     if (method == "no_params")
-      return "tatp22 method 'no_params' uses random projections that are not saved in the "
-             "checkpoint, so the model cannot be reproduced: refused";
-    if (method != "learnable") return "tatp22 method '" + method + "' is unknown";
+      return err::unsupported(
+          "tatp22 method 'no_params' uses random projections that are not saved in the "
+          "checkpoint, so the model cannot be reproduced: refused");
+    if (method != "learnable") return err::invalid_model("tatp22 method '{}' is unknown", method);
     if (lc.flag("causal", false) || lc.flag("decoder_mode", false))
-      return "a causal tatp22 Linformer masks the projected scores in a way linfer does not reproduce: refused";
+      return err::unsupported(
+          "a causal tatp22 Linformer masks the projected scores in a way linfer does not reproduce: refused");
     if (lc.flag("full_attention", false))
-      return "tatp22 full_attention = true is not supported yet (the E/F weights in the file are unused)";
-    if (lc.u32("k_reduce_by_layer", 0) != 0) return "tatp22 k_reduce_by_layer != 0 is not supported";
-    if (!lc.flag("include_ff", true)) return "tatp22 include_ff = false is not supported";
-    if (lc.flag("return_emb", false)) return "tatp22 return_emb = true is not supported";
+      return err::unsupported(
+          "tatp22 full_attention = true is not supported yet (the E/F weights in the file are unused)");
+    if (lc.u32("k_reduce_by_layer", 0) != 0) return err::unsupported("tatp22 k_reduce_by_layer != 0 is not supported");
+    if (!lc.flag("include_ff", true)) return err::unsupported("tatp22 include_ff = false is not supported");
+    if (lc.flag("return_emb", false)) return err::unsupported("tatp22 return_emb = true is not supported");
     for (const char* key : {"ff_intermediate", "w_o_intermediate_dim", "emb_dim"})
-      if (lc.present(key)) return std::string("tatp22 ") + key + " must be null (the default) for linfer";
+      if (lc.present(key))
+        return err::failure(LINFER_ERROR_UNSUPPORTED, "tatp22 {} must be null (the default) for linfer", key);
     EncoderConfig& c = out->desc.config;
     c.vocab_size = lc.u32("num_tokens", 0, true);
     c.max_seq_len = lc.u32("input_size", 0, true);
@@ -38,10 +43,10 @@ class Tatp22Mapper : public LayoutMapper {
     c.num_layers = lc.u32("depth", 2);
     const std::string act = lc.text("activation", "gelu");
     sharing_ = lc.text("parameter_sharing", "layerwise");
-    if (!lc.error.empty()) return lc.error;
-    if (c.num_heads == 0) return "--config: nhead must be at least 1";
+    if (!lc.ok()) return lc.status();
+    if (c.num_heads == 0) return err::invalid_model("--config: nhead must be at least 1");
     c.head_dim = lc.u32("dim_d", c.dim / c.num_heads);
-    if (act != "gelu" && act != "relu") return "--config: activation must be gelu or relu";
+    if (act != "gelu" && act != "relu") return err::unsupported("--config: activation must be gelu or relu");
     c.activation = act == "relu" ? Activation::Relu : Activation::GeluErf;
     c.kv_heads = c.num_heads;
     c.norm_placement = NormPlacement::Post;
@@ -49,10 +54,10 @@ class Tatp22Mapper : public LayoutMapper {
     c.sinusoidal_base = 100000.0f;
     linformer_fields(c).projection_placement = ProjectionPlacement::After;
     c.head = HeadKind::LmLogits;
-    return "";
+    return {};
   }
 
-  std::string map_tensors(const Checkpoint&, Builder& b, MappedModel* out) override {
+  err::Status map_tensors(const Checkpoint&, Builder& b, MappedModel* out) override {
     EncoderDescription& d = out->desc;
     EncoderConfig& c = d.config;
     const uint32_t D = c.dim, H = c.num_heads, dh = c.head_dim, n = c.max_seq_len, k = linformer_fields(c).proj_len;
@@ -64,7 +69,7 @@ class Tatp22Mapper : public LayoutMapper {
     for (uint32_t i = 0; i < c.num_layers; ++i)
       for (uint32_t h = 0; h < H; ++h)
         for (const char* which : {"E", "F"})
-          if (!b.has(proj(i, h, which))) return "tensor '" + proj(i, h, which) + "' is missing";
+          if (!b.has(proj(i, h, which))) return err::invalid_model("tensor '{}' is missing", proj(i, h, which));
 
     // Sharing shows only as storage aliasing: find which E/F weights are the same memory.
     const std::string first = b.identity(proj(0, 0, "E"));
@@ -87,7 +92,7 @@ class Tatp22Mapper : public LayoutMapper {
                                                             {"kv", ProjectionSharing::KeyValue},
                                                             {"layerwise", ProjectionSharing::Layerwise}};
     auto declared = modes.find(sharing_);
-    if (declared == modes.end()) return "--config: unknown parameter_sharing '" + sharing_ + "'";
+    if (declared == modes.end()) return err::invalid_model("--config: unknown parameter_sharing '{}'", sharing_);
     // Some modes cannot be told apart by aliasing: with one layer, layerwise is kv; with one head,
     // headwise is none. Then the declared mode is the same model.
     const bool equivalent =
@@ -95,8 +100,8 @@ class Tatp22Mapper : public LayoutMapper {
          declared->second == ProjectionSharing::KeyValue) ||
         (H == 1 && found == ProjectionSharing::Headwise && declared->second == ProjectionSharing::None);
     if (declared->second != found && !equivalent)
-      return "--config says parameter_sharing '" + sharing_ + "' but the checkpoint's storage sharing is '" +
-             to_string(found) + "'";
+      return err::invalid_model("--config says parameter_sharing '{}' but the checkpoint's storage sharing is '{}'",
+                                sharing_, to_string(found));
     linformer_fields(c).projection_sharing = declared->second;
     const char* found_name = to_string(found);
     out->notes.push_back(std::string("sharing detected from storage aliasing: ") + found_name);
@@ -112,7 +117,7 @@ class Tatp22Mapper : public LayoutMapper {
       d.kind_tensors[LinformerTensors::kSharedProj] = b.load(proj(0, 0, "E"), {k, n});
       d.kind_tensors[LinformerTensors::kSharedProjBias] = b.load(bias_name(0, 0, "E"), {k});
     }
-    for (uint32_t i = 0; i < c.num_layers && b.error.empty(); ++i) {
+    for (uint32_t i = 0; i < c.num_layers && b.ok(); ++i) {
       LayerWeights& l = d.layers[i];
       std::vector<std::string> q, kk, v, e, f, eb, fb;
       for (uint32_t h = 0; h < H; ++h) {
@@ -167,7 +172,7 @@ class Tatp22Mapper : public LayoutMapper {
         "tatp22: post-norm, sinusoidal positions (base 100000), E/F with bias after "
         "to_k/to_v; inputs shorter than input_size use the first T columns of E and F "
         "(upstream accepts only full-length inputs)");
-    return "";
+    return {};
   }
 
  private:

@@ -256,30 +256,29 @@ void parse_any(Checkpoint* ck) {
     return;
   }
   if (n >= 8 && std::memcmp(d, "PYTORCH1", 8) == 0)
-    fail("PyTorch preview archive format (PYTORCH1 magic) is not supported");
+    refuse("PyTorch preview archive format (PYTORCH1 magic) is not supported");
   if (is_legacy_torch(d, n)) {
     parse_torch_legacy(d, n, ck);
     return;
   }
   if (n >= 512 && std::memcmp(d + 257, "ustar", 5) == 0)
-    fail(
+    refuse(
         "tar archive: the tar-based torch.save format of early PyTorch releases is not supported; "
         "load it with torch and save it again with torch.save");
   parse_safetensors(d, n, ck);
 }
 
-std::unique_ptr<Checkpoint> finish(std::unique_ptr<Checkpoint> ck, std::string* error) {
+err::Result<std::unique_ptr<Checkpoint>> finish(std::unique_ptr<Checkpoint> ck) {
   try {
     parse_any(ck.get());
     return ck;
   } catch (const ReaderError& e) {
-    if (error) *error = e.what();
+    return err::Status(e.code, e.what());
   } catch (const std::bad_alloc&) {
-    if (error) *error = "out of memory while reading the checkpoint";
-  } catch (const std::exception& e) {
-    if (error) *error = std::string("cannot read the checkpoint: ") + e.what();
+    return err::Status(LINFER_ERROR_OUT_OF_MEMORY, "out of memory while reading the checkpoint");
+  } catch (const std::exception& e) {  // (a library's exception on a file the checks let through)
+    return err::invalid_model(std::string("cannot read the checkpoint: ") + e.what());
   }
-  return nullptr;
 }
 
 struct Mapping {
@@ -293,24 +292,25 @@ struct Mapping {
 }  // namespace
 }  // namespace detail
 
-std::unique_ptr<Checkpoint> read_checkpoint_from_memory(const uint8_t* data, size_t size, std::string* error) {
+err::Result<std::unique_ptr<Checkpoint>> read_checkpoint_from_memory(const uint8_t* data, size_t size) {
   try {
     auto buffer = std::make_shared<std::vector<uint8_t>>(data, data + size);
     auto ck = std::make_unique<Checkpoint>();
     ck->file_data = buffer->data();
     ck->file_size = buffer->size();
     ck->bytes_owner = buffer;
-    return detail::finish(std::move(ck), error);
+    return detail::finish(std::move(ck));
   } catch (const std::bad_alloc&) {
-    if (error) *error = "out of memory while copying the checkpoint";
-    return nullptr;
+    return err::Status(LINFER_ERROR_OUT_OF_MEMORY, "out of memory while copying the checkpoint");
   }
 }
 
-std::unique_ptr<Checkpoint> read_checkpoint(const std::string& path, std::string* error) {
+err::Result<std::unique_ptr<Checkpoint>> read_checkpoint(const std::string& path) {
   auto sys_error = [&](const char* what) {
-    if (error) *error = std::string("cannot ") + what + " " + detail::quote(path) + ": " + std::strerror(errno);
-    return nullptr;
+    return err::failure(LINFER_ERROR_IO, "cannot {} {}: {}", what, detail::quote(path), std::strerror(errno));
+  };
+  auto too_large = [&] {
+    return err::failure(LINFER_ERROR_IO, "{} is too large for a 32-bit process to map", detail::quote(path));
   };
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return sys_error("open");
@@ -319,29 +319,23 @@ std::unique_ptr<Checkpoint> read_checkpoint(const std::string& path, std::string
     int saved = errno;
     ::close(fd);
     errno = saved;
-    if (saved == EOVERFLOW) {  // 2 GiB or more, on a 32-bit system whose off_t is 32 bits
-      if (error) *error = detail::quote(path) + " is too large for a 32-bit process to map";
-      return nullptr;
-    }
+    if (saved == EOVERFLOW) return too_large();  // 2 GiB or more, on a 32-bit system whose off_t is 32 bits
     return sys_error("stat");
   }
   if (!S_ISREG(st.st_mode)) {
     ::close(fd);
-    if (error) *error = detail::quote(path) + " is not a regular file";
-    return nullptr;
+    return err::failure(LINFER_ERROR_IO, "{} is not a regular file", detail::quote(path));
   }
   if (uint64_t(st.st_size) > uint64_t(PTRDIFF_MAX)) {  // not cut short to size_t (64-bit off_t)
     ::close(fd);
-    if (error) *error = detail::quote(path) + " is too large for a 32-bit process to map";
-    return nullptr;
+    return too_large();
   }
   try {
     auto ck = std::make_unique<Checkpoint>();
     size_t size = size_t(st.st_size);
     if (size == 0) {
       ::close(fd);
-      if (error) *error = detail::quote(path) + " is empty";
-      return nullptr;
+      return err::invalid_model("{} is empty", detail::quote(path));
     }
     void* addr = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
     if (addr != MAP_FAILED) {
@@ -369,11 +363,10 @@ std::unique_ptr<Checkpoint> read_checkpoint(const std::string& path, std::string
     }
     ck->file_size = size;
     ::close(fd);
-    return detail::finish(std::move(ck), error);
+    return detail::finish(std::move(ck));
   } catch (const std::bad_alloc&) {
     ::close(fd);
-    if (error) *error = "out of memory while reading " + detail::quote(path);
-    return nullptr;
+    return err::failure(LINFER_ERROR_OUT_OF_MEMORY, "out of memory while reading {}", detail::quote(path));
   }
 }
 
@@ -411,8 +404,7 @@ float load_as_f32(SourceDType dtype, const uint8_t* p) {
 
 }  // namespace
 
-bool tensor_to_f32(const Checkpoint& checkpoint, const SourceTensor& tensor, std::vector<float>* out,
-                   std::string* error) {
+err::Result<std::vector<float>> tensor_to_f32(const Checkpoint& checkpoint, const SourceTensor& tensor) {
   using namespace detail;
   const std::string what = "tensor " + quote(tensor.name);
   try {
@@ -438,8 +430,8 @@ bool tensor_to_f32(const Checkpoint& checkpoint, const SourceTensor& tensor, std
     if (numel > storage_numel && numel > (uint64_t(1) << 16))
       fail(what + " expands " + std::to_string(storage_numel) + " stored elements into " + std::to_string(numel) +
            " (broadcast views are not supported)");
-    out->assign(size_t(numel), 0.0f);
-    if (numel == 0) return true;
+    std::vector<float> out(size_t(numel), 0.0f);
+    if (numel == 0) return out;
     const uint8_t* base = storage.data;
     const size_t rank = tensor.shape.size();
     // Row-major contiguous?
@@ -449,11 +441,11 @@ bool tensor_to_f32(const Checkpoint& checkpoint, const SourceTensor& tensor, std
       if (tensor.shape[i] != 1 && tensor.strides[i] != expect) contiguous = false;
       expect *= tensor.shape[i];
     }
-    float* dst = out->data();
+    float* dst = out.data();
     if (contiguous) {
       const uint8_t* p = base + tensor.storage_offset * item;
       for (uint64_t i = 0; i < numel; ++i) dst[i] = load_as_f32(tensor.dtype, p + i * item);
-      return true;
+      return out;
     }
     int64_t index[kMaxRank] = {0};
     uint64_t offset = tensor.storage_offset;  // every index visited is <= the checked maximum
@@ -468,13 +460,12 @@ bool tensor_to_f32(const Checkpoint& checkpoint, const SourceTensor& tensor, std
         index[d] = 0;
       }
     }
-    return true;
+    return out;
   } catch (const ReaderError& e) {
-    if (error) *error = e.what();
+    return err::Status(e.code, e.what());
   } catch (const std::bad_alloc&) {
-    if (error) *error = what + " does not fit in memory";
+    return err::failure(LINFER_ERROR_OUT_OF_MEMORY, "{} does not fit in memory", what);
   }
-  return false;
 }
 
 }  // namespace linfer::convert

@@ -5,8 +5,9 @@
 // (PyTorch < 1.6 or _use_new_zipfile_serialization=False) without executing anything: the pickles
 // of a torch file are interpreted by a restricted stack machine that only knows the
 // opcodes a state dict needs and a short allow-list of globals, and keeps everything as data.
-// Every offset, size and count is checked against the input; on bad input the readers return an
-// error message, they never crash, abort or allocate more than a small multiple of the input size.
+// Every offset, size and count is checked against the input; on bad input the readers return a
+// failure with a one-line message (linfer/types/status.h), they never crash, abort or allocate more
+// than a small multiple of the input size.
 #pragma once
 
 #include <cstddef>
@@ -16,6 +17,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "linfer/types/status.h"
 
 namespace linfer::convert {
 
@@ -127,17 +130,17 @@ struct Checkpoint {
   uint64_t file_size = 0;
 };
 
-// Opens any supported file. On failure returns nullptr and sets *error (if non-null) to one line
-// naming the problem.
-std::unique_ptr<Checkpoint> read_checkpoint(const std::string& path, std::string* error);
+// Opens any supported file, or fails with one line naming the problem: LINFER_ERROR_IO (the file
+// cannot be opened, read or mapped), LINFER_ERROR_INVALID_MODEL (its contents),
+// LINFER_ERROR_UNSUPPORTED (a format or variant the readers do not read), LINFER_ERROR_OUT_OF_MEMORY.
+err::Result<std::unique_ptr<Checkpoint>> read_checkpoint(const std::string& path);
 // Same, from bytes in memory (they are copied).
-std::unique_ptr<Checkpoint> read_checkpoint_from_memory(const uint8_t* data, size_t size, std::string* error);
+err::Result<std::unique_ptr<Checkpoint>> read_checkpoint_from_memory(const uint8_t* data, size_t size);
 
 // Contiguous row-major float32 copy of `tensor` (F32, F16, BF16 or F64 data), honouring its
-// storage offset and strides, with every element index checked against the storage. Returns false
-// and sets *error on an unknown storage, a dtype mismatch or unsupported dtype, an out-of-range
-// view, or a view that would expand a small storage into a huge output (stride-0 broadcast).
-bool tensor_to_f32(const Checkpoint& checkpoint, const SourceTensor& tensor, std::vector<float>* out,
-                   std::string* error);
+// storage offset and strides, with every element index checked against the storage. Fails on an
+// unknown storage, a dtype mismatch or unsupported dtype, an out-of-range view, or a view that
+// would expand a small storage into a huge output (stride-0 broadcast).
+err::Result<std::vector<float>> tensor_to_f32(const Checkpoint& checkpoint, const SourceTensor& tensor);
 
 }  // namespace linfer::convert

@@ -20,12 +20,16 @@
 
 namespace linfer::convert::detail {
 
-// Thrown inside the readers; the public entry points turn it into the error string.
+// Thrown inside the readers; the public entry points turn it into their Status.
 struct ReaderError : std::runtime_error {
-  explicit ReaderError(const std::string& message) : std::runtime_error(message) {}
+  ReaderError(linfer_status status_code, const std::string& message) : std::runtime_error(message), code(status_code) {}
+  linfer_status code;
 };
 
-[[noreturn]] inline void fail(const std::string& message) { throw ReaderError(message); }
+// A malformed checkpoint (LINFER_ERROR_INVALID_MODEL).
+[[noreturn]] inline void fail(const std::string& message) { throw ReaderError(LINFER_ERROR_INVALID_MODEL, message); }
+// A format or a variant of one that the readers do not read (LINFER_ERROR_UNSUPPORTED).
+[[noreturn]] inline void refuse(const std::string& message) { throw ReaderError(LINFER_ERROR_UNSUPPORTED, message); }
 
 // 'text' with quotes, non-printable bytes escaped and long strings cut, safe inside a one-line
 // message.

@@ -80,7 +80,7 @@ Entry parse_entry(const std::string& name, const json& info) {
   for (const auto& d : kDtypes)
     if (dname == d.name) found = &d;
   if (!found) fail(what + " has unknown dtype " + quote(dname));
-  if (!found->supported) fail(what + " has dtype " + quote(dname) + ", which is not supported");
+  if (!found->supported) refuse(what + " has dtype " + quote(dname) + ", which is not supported");
   e.dtype = found->dtype;
 
   auto sh = info.find("shape");

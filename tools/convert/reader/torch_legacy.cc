@@ -123,7 +123,7 @@ class LegacyReader {
     const Value* little = info->get("little_endian");
     if (!little || little->kind != Value::Kind::Bool) fail("sys_info has no boolean 'little_endian'");
     if (!little->boolean)
-      fail(
+      refuse(
           "the file was written on a big-endian machine (sys_info little_endian is False); "
           "big-endian files are not supported");
     const Value* sizes = info->get("type_sizes");
@@ -237,7 +237,7 @@ void parse_torch_legacy(const uint8_t* data, uint64_t size, Checkpoint* out) {
   try {
     LegacyReader(data, size, out).run();
   } catch (const ReaderError& e) {
-    fail(std::string("legacy torch.save: ") + e.what());
+    throw ReaderError(e.code, std::string("legacy torch.save: ") + e.what());
   }
 }
 

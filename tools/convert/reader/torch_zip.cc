@@ -54,7 +54,7 @@ std::vector<ZipRecord> read_zip(const uint8_t* d, uint64_t n) {
   if (eocd >= kZip64LocatorSize && load_u32(d + eocd - kZip64LocatorSize) == kZip64LocatorSig) {
     const uint8_t* loc = d + eocd - kZip64LocatorSize;
     uint64_t z64 = load_u64(loc + 8);
-    if (load_u32(loc + 4) != 0 || load_u32(loc + 16) > 1) fail("zip: multi-disk archives are not supported");
+    if (load_u32(loc + 4) != 0 || load_u32(loc + 16) > 1) refuse("zip: multi-disk archives are not supported");
     if (!in_range(z64, kZip64EocdSize, eocd - kZip64LocatorSize))
       fail("zip: ZIP64 end-of-central-directory offset " + std::to_string(z64) + " is out of range");
     const uint8_t* r = d + z64;
@@ -66,7 +66,7 @@ std::vector<ZipRecord> read_zip(const uint8_t* d, uint64_t n) {
     cd_size = load_u64(r + 40);
     cd_offset = load_u64(r + 48);
   }
-  if (disk != 0 || cd_disk != 0 || entries_on_disk != entries) fail("zip: multi-disk archives are not supported");
+  if (disk != 0 || cd_disk != 0 || entries_on_disk != entries) refuse("zip: multi-disk archives are not supported");
   if (!in_range(cd_offset, cd_size, n))
     fail("zip: central directory (offset " + std::to_string(cd_offset) + ", " + std::to_string(cd_size) +
          " bytes) lies outside the file (" + std::to_string(n) + " bytes)");
@@ -122,7 +122,7 @@ std::vector<ZipRecord> read_zip(const uint8_t* d, uint64_t n) {
     }
     pos += kCentralSize + name_len + extra_len + comment_len;
 
-    if (disk_start != 0) fail("zip: multi-disk archives are not supported");
+    if (disk_start != 0) refuse("zip: multi-disk archives are not supported");
     if (flags & 0x1) fail(what + " is encrypted");
     if (method == 0 && csize != usize) fail(what + " is stored but its compressed and uncompressed sizes differ");
 
@@ -191,7 +191,7 @@ void parse_torch_zip(const uint8_t* data, uint64_t size, Checkpoint* out) {
   };
 
   if (find("constants.pkl"))
-    fail(
+    refuse(
         "TorchScript archive (it has constants.pkl) is not supported; save the model's state_dict() "
         "with torch.save instead");
   for (const ZipRecord& r : records)
@@ -221,7 +221,7 @@ void parse_torch_zip(const uint8_t* data, uint64_t size, Checkpoint* out) {
   }
   if (const ZipRecord* bo = find("byteorder")) {
     std::string_view v = text_of(bo);
-    if (v == "big") fail("big-endian torch.save archives are not supported");
+    if (v == "big") refuse("big-endian torch.save archives are not supported");
     if (v != "little") fail("torch.save archive has an unknown byteorder record " + quote(v));
   }
 

@@ -431,8 +431,8 @@ class Unpickler {
     if (location->kind != Kind::String) fail(bad + ": bad location");
     if (numel->kind != Kind::Int || numel->integer < 0) fail(bad + ": bad element count");
     if (legacy && pid->items[5]->kind != Kind::None)
-      fail("persistent id" + at() + " of storage " + quote(key->text) + " has view_metadata (a " +
-           pid->items[5]->kind_name() + "): legacy storage views are not supported");
+      refuse("persistent id" + at() + " of storage " + quote(key->text) + " has view_metadata (a " +
+             pid->items[5]->kind_name() + "): legacy storage views are not supported");
     StorageRequest req{key->text, location->text, global_info(cls).dtype, uint64_t(numel->integer)};
     resolve_(req);
     Value* s = make(Kind::Storage);

@@ -10,26 +10,27 @@
 
 namespace linfer::convert {
 
-std::string read_bert_vocab(const std::string& vocab_txt, TokenizerData* out) {
+err::Result<TokenizerData> read_bert_vocab(const std::string& vocab_txt) {
+  TokenizerData out;
   std::istringstream lines(vocab_txt);
   std::string line;
   while (std::getline(lines, line)) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.empty()) return "line " + std::to_string(out->pieces.size() + 1) + " is empty";
-    out->pieces.push_back(line);
+    if (line.empty()) return err::invalid_model("line {} is empty", out.pieces.size() + 1);
+    out.pieces.push_back(line);
   }
-  TokenizerView& s = out->settings;
+  TokenizerView& s = out.settings;
   s.kind = TokenizerKind::WordPiece;
   s.lowercase = s.strip_accents = true;
   s.continuing_prefix = "##";
-  const int32_t unk = out->find("[UNK]"), cls = out->find("[CLS]"), sep = out->find("[SEP]");
-  if (unk < 0 || cls < 0 || sep < 0) return "a BERT vocabulary needs [UNK], [CLS] and [SEP]";
+  const int32_t unk = out.find("[UNK]"), cls = out.find("[CLS]"), sep = out.find("[SEP]");
+  if (unk < 0 || cls < 0 || sep < 0) return err::invalid_model("a BERT vocabulary needs [UNK], [CLS] and [SEP]");
   s.unk_id = unk;
   s.prefix = {uint32_t(cls)};
   s.suffix = {uint32_t(sep)};
   for (const char* special : {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"})
-    if (const int32_t id = out->find(special); id >= 0) s.added.push_back(uint32_t(id));
-  return "";
+    if (const int32_t id = out.find(special); id >= 0) s.added.push_back(uint32_t(id));
+  return out;
 }
 
 }  // namespace linfer::convert

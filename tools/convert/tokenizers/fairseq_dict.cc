@@ -9,7 +9,7 @@
 
 namespace linfer::convert {
 
-std::string apply_fairseq_dict(const std::string& dict_txt, TokenizerData* out) {
+err::Status apply_fairseq_dict(const std::string& dict_txt, TokenizerData* out) {
   constexpr uint32_t kBos = 0, kEos = 2, kUnk = 3, kFirst = 4;
   out->model_ids.assign(out->pieces.size(), kUnk);
   std::istringstream lines(dict_txt);
@@ -19,18 +19,18 @@ std::string apply_fairseq_dict(const std::string& dict_txt, TokenizerData* out) 
     std::istringstream fields(line);
     std::string token, count, flag;
     if (!(fields >> token >> count) || ((fields >> flag) && flag != "#fairseq:overwrite"))
-      return "dict.txt line " + std::to_string(index - kFirst + 1) + " is not 'TOKEN COUNT'";
+      return err::invalid_model("dict.txt line {} is not 'TOKEN COUNT'", index - kFirst + 1);
     if (token.find_first_not_of("0123456789") != std::string::npos || token.size() > 9) continue;  // madeupword, <mask>
     const unsigned long id = std::stoul(token);
     if (id >= out->pieces.size())
-      return "dict.txt line " + std::to_string(index - kFirst + 1) + " names BPE id " + token + " of " +
-             std::to_string(out->pieces.size());
+      return err::invalid_model("dict.txt line {} names BPE id {} of {}", index - kFirst + 1, token,
+                                out->pieces.size());
     if (out->model_ids[id] == kUnk) out->model_ids[id] = index;
   }
   out->settings.prefix = {kBos};
   out->settings.suffix = {kEos};
   out->settings.added.clear();
-  return "";
+  return {};
 }
 
 }  // namespace linfer::convert

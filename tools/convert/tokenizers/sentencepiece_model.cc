@@ -10,11 +10,12 @@
 namespace linfer::convert {
 namespace {
 
-// One protobuf message's fields, in order; each call to next() reads one.
+// One protobuf message's fields, in order; each call to next() reads one, until the end or the
+// first malformed field (its status).
 struct Fields {
   const uint8_t* p;
   const uint8_t* end;
-  std::string err;
+  err::Status status;
   uint32_t field = 0, wire = 0;
   uint64_t number = 0;             // varint, or the 32/64 bits of a fixed field
   const uint8_t* bytes = nullptr;  // a length-delimited field
@@ -23,15 +24,15 @@ struct Fields {
   bool varint(uint64_t* v) {
     *v = 0;
     for (int shift = 0; shift < 64; shift += 7) {
-      if (p == end) return (err = "truncated varint"), false;
+      if (p == end) return malformed("truncated varint");
       const uint8_t b = *p++;
       *v |= uint64_t(b & 0x7F) << shift;
       if (!(b & 0x80)) return true;
     }
-    return (err = "varint longer than 10 bytes"), false;
+    return malformed("varint longer than 10 bytes");
   }
   bool next() {
-    if (p == end || !err.empty()) return false;
+    if (p == end || !status.ok()) return false;
     uint64_t key;
     if (!varint(&key)) return false;
     field = uint32_t(key >> 3), wire = uint32_t(key & 7);
@@ -41,7 +42,7 @@ struct Fields {
       case 1:
       case 5: {
         const size_t k = wire == 1 ? 8 : 4;
-        if (size_t(end - p) < k) return (err = "truncated fixed field"), false;
+        if (size_t(end - p) < k) return malformed("truncated fixed field");
         number = 0;
         std::memcpy(&number, p, k);
         p += k;
@@ -50,31 +51,37 @@ struct Fields {
       case 2: {
         uint64_t n;
         if (!varint(&n)) return false;
-        if (n > uint64_t(end - p)) return (err = "a field's length runs past the end"), false;
+        if (n > uint64_t(end - p)) return malformed("a field's length runs past the end");
         bytes = p, size = size_t(n);
         p += n;
         return true;
       }
       default:
-        return (err = "unknown wire type " + std::to_string(wire)), false;
+        status = err::invalid_model("unknown wire type {}", wire);
+        return false;
     }
+  }
+  bool malformed(const char* what) {
+    status = err::invalid_model(what);
+    return false;
   }
   std::string text() const { return std::string(reinterpret_cast<const char*>(bytes), size); }
 };
 
 }  // namespace
 
-std::string read_sentencepiece_model(const std::string& data, TokenizerData* out) {
+err::Result<TokenizerData> read_sentencepiece_model(const std::string& data) {
   const uint8_t* begin = reinterpret_cast<const uint8_t*>(data.data());
-  Fields model{begin, begin + data.size(), ""};
+  Fields model{begin, begin + data.size(), {}};
+  TokenizerData out;
   uint64_t model_type = 1;  // UNIGRAM
   bool byte_fallback = false, escape_whitespaces = true, split_by_whitespace = true, suffix = false;
   std::string normalizer_name;
-  TokenizerView& s = out->settings;
+  TokenizerView& s = out.settings;
   while (model.next()) {
     if (model.wire != 2) continue;
     if (model.field == 1) {  // SentencePiece
-      Fields piece{model.bytes, model.bytes + model.size, ""};
+      Fields piece{model.bytes, model.bytes + model.size, {}};
       std::string text;
       float score = 0;
       uint64_t type = 1;
@@ -86,19 +93,20 @@ std::string read_sentencepiece_model(const std::string& data, TokenizerData* out
         else if (piece.field == 3 && piece.wire == 0)
           type = piece.number;
       }
-      if (!piece.err.empty()) return "piece " + std::to_string(out->pieces.size()) + ": " + piece.err;
-      if (type < 1 || type > 6) return "piece '" + text + "' has unknown type " + std::to_string(type);
+      if (!piece.status.ok()) return std::move(piece.status).within(err::message("piece {}: ", out.pieces.size()));
+      if (type < 1 || type > 6) return err::invalid_model("piece '{}' has unknown type {}", text, type);
       if (type == 4 || type == 5)
-        return std::string(type == 4 ? "user-defined" : "unused") + " piece '" + text + "' is not supported";
+        return err::failure(LINFER_ERROR_UNSUPPORTED, "{} piece '{}' is not supported",
+                            type == 4 ? "user-defined" : "unused", text);
       if (type == 2) {
-        if (s.unk_id >= 0) return "two unknown pieces";
-        s.unk_id = int32_t(out->pieces.size());
+        if (s.unk_id >= 0) return err::invalid_model("two unknown pieces");
+        s.unk_id = int32_t(out.pieces.size());
       }
-      out->pieces.push_back(text);
-      out->scores.push_back(score);
-      out->types.push_back(uint8_t(type));
+      out.pieces.push_back(text);
+      out.scores.push_back(score);
+      out.types.push_back(uint8_t(type));
     } else if (model.field == 2) {  // TrainerSpec
-      Fields spec{model.bytes, model.bytes + model.size, ""};
+      Fields spec{model.bytes, model.bytes + model.size, {}};
       while (spec.next()) {
         if (spec.wire != 0) continue;
         if (spec.field == 3)
@@ -110,14 +118,14 @@ std::string read_sentencepiece_model(const std::string& data, TokenizerData* out
         else if (spec.field == 35)
           byte_fallback = spec.number != 0;
       }
-      if (!spec.err.empty()) return "trainer spec: " + spec.err;
+      if (!spec.status.ok()) return std::move(spec.status).within("trainer spec: ");
     } else if (model.field == 3) {  // NormalizerSpec
-      Fields spec{model.bytes, model.bytes + model.size, ""};
+      Fields spec{model.bytes, model.bytes + model.size, {}};
       while (spec.next()) {
         if (spec.field == 1 && spec.wire == 2)
           normalizer_name = spec.text();
         else if (spec.field == 2 && spec.wire == 2)
-          out->charsmap = spec.text();
+          out.charsmap = spec.text();
         else if (spec.wire == 0 && spec.field == 3)
           s.add_dummy_prefix = spec.number != 0;
         else if (spec.wire == 0 && spec.field == 4)
@@ -125,30 +133,31 @@ std::string read_sentencepiece_model(const std::string& data, TokenizerData* out
         else if (spec.wire == 0 && spec.field == 5)
           escape_whitespaces = spec.number != 0;
       }
-      if (!spec.err.empty()) return "normalizer spec: " + spec.err;
+      if (!spec.status.ok()) return std::move(spec.status).within("normalizer spec: ");
     }
   }
-  if (!model.err.empty()) return "not a SentencePiece model: " + model.err;
-  if (out->pieces.empty()) return "not a SentencePiece model: no pieces";
+  if (!model.status.ok()) return std::move(model.status).within("not a SentencePiece model: ");
+  if (out.pieces.empty()) return err::invalid_model("not a SentencePiece model: no pieces");
   if (model_type == 1)
     s.kind = TokenizerKind::SentencePieceUnigram;
   else if (model_type == 2)
     s.kind = TokenizerKind::SentencePieceBpe;
   else
-    return std::string("model type ") +
-           (model_type == 3   ? "WORD"
-            : model_type == 4 ? "CHAR"
-                              : "?") +
-           " is not supported";
-  if (s.unk_id < 0) return "no unknown piece";
-  if (!escape_whitespaces) return "escape_whitespaces = false is not supported";
-  if (suffix) return "treat_whitespace_as_suffix = true is not supported";
-  if (!split_by_whitespace) return "split_by_whitespace = false is not supported (pieces may span words)";
+    return err::failure(LINFER_ERROR_UNSUPPORTED, "model type {} is not supported",
+                        model_type == 3   ? "WORD"
+                        : model_type == 4 ? "CHAR"
+                                          : "?");
+  if (s.unk_id < 0) return err::unsupported("no unknown piece");
+  if (!escape_whitespaces) return err::unsupported("escape_whitespaces = false is not supported");
+  if (suffix) return err::unsupported("treat_whitespace_as_suffix = true is not supported");
+  if (!split_by_whitespace)
+    return err::unsupported("split_by_whitespace = false is not supported (pieces may span words)");
   if (normalizer_name.rfind("nmt_", 0) != 0 && normalizer_name != "nfkc" && normalizer_name != "identity" &&
-      !normalizer_name.empty() && out->charsmap.empty())
-    return "normalizer '" + normalizer_name + "' without a precompiled character map is not supported";
+      !normalizer_name.empty() && out.charsmap.empty())
+    return err::failure(LINFER_ERROR_UNSUPPORTED,
+                        "normalizer '{}' without a precompiled character map is not supported", normalizer_name);
   s.byte_fallback = byte_fallback;
-  return "";
+  return out;
 }
 
 }  // namespace linfer::convert

@@ -7,10 +7,12 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "linfer/format/tokenizer.h"
+#include "linfer/types/status.h"
 
 namespace linfer::convert {
 
@@ -32,22 +34,25 @@ struct TokenizerData {
   int32_t find(const std::string& piece) const;
 };
 
-// Reads the files (their kinds told apart by name and content) into *out. Returns "" or a
-// message naming what cannot be reproduced exactly.
-std::string read_tokenizer(const std::vector<std::string>& paths, TokenizerData* out);
+// Reads the files (their kinds told apart by name and content), or fails naming what cannot be
+// reproduced exactly (LINFER_ERROR_UNSUPPORTED), what is malformed (LINFER_ERROR_INVALID_MODEL),
+// a file that cannot be read (LINFER_ERROR_IO) or files that do not go together
+// (LINFER_ERROR_INVALID_ARGUMENT).
+err::Result<TokenizerData> read_tokenizer(const std::vector<std::string>& paths);
 
 // Per source; `text` is the file's contents.
-std::string read_hf_tokenizer_json(const std::string& text, TokenizerData* out);
-std::string read_gpt2_files(const std::string& encoder_json, const std::string& vocab_bpe, TokenizerData* out);
-std::string read_bert_vocab(const std::string& vocab_txt, TokenizerData* out);
-std::string read_sentencepiece_model(const std::string& data, TokenizerData* out);
+err::Result<TokenizerData> read_hf_tokenizer_json(const std::string& text);
+err::Result<TokenizerData> read_gpt2_files(const std::string& encoder_json, const std::string& vocab_bpe);
+err::Result<TokenizerData> read_bert_vocab(const std::string& vocab_txt);
+err::Result<TokenizerData> read_sentencepiece_model(const std::string& data);
 // Maps the pieces read so far (GPT-2's) to the model's ids through fairseq's dict.txt.
-std::string apply_fairseq_dict(const std::string& dict_txt, TokenizerData* out);
+err::Status apply_fairseq_dict(const std::string& dict_txt, TokenizerData* out);
 
-// GPT-2's byte-to-unicode map undone: the bytes a byte-level piece stands for, or "" when the
-// piece has a character outside the map.
-std::string byte_level_bytes(const std::string& piece);
-// The ids of the pieces by their text (merges "a b" -> ids), for the BPE readers.
-std::string merges_from_strings(const std::vector<std::pair<std::string, std::string>>& pairs, TokenizerData* out);
+// GPT-2's byte-to-unicode map undone: the bytes a byte-level piece stands for, or none when the
+// piece is empty or has a character outside the map.
+std::optional<std::string> byte_level_bytes(const std::string& piece);
+// The ids of the pieces by their text (merges "a b" -> ids) appended to out->merges, for the BPE
+// readers.
+err::Status merges_from_strings(const std::vector<std::pair<std::string, std::string>>& pairs, TokenizerData* out);
 
 }  // namespace linfer::convert

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // The one error vocabulary of the layers below the C API (the kernels, the format and the
-// runtime; the converter takes the format's failures through it): a Status (a linfer_status code,
-// linfer/linfer_status.h, and the message of the place that failed) and Result<T> (a value, or
-// the Status of why there is none). The C API (runtime/src/c_api.cc) hands the code and the
-// message to its caller as they are: an allocation that fails stays LINFER_ERROR_OUT_OF_MEMORY,
-// a bad model LINFER_ERROR_INVALID_MODEL, a feature the build left out LINFER_ERROR_UNSUPPORTED.
+// runtime) and of the converter (tools/convert, whose main prints a failure as its one line): a
+// Status (a linfer_status code, linfer/linfer_status.h, and the message of the place that failed)
+// and Result<T> (a value, or the Status of why there is none). The C API (runtime/src/c_api.cc)
+// hands the code and the message to its caller as they are: an allocation that fails stays
+// LINFER_ERROR_OUT_OF_MEMORY, a bad model LINFER_ERROR_INVALID_MODEL, a feature the build left out
+// LINFER_ERROR_UNSUPPORTED.
 //
 // The format's and the kernels' messages are formatted by one function out of line, message()
 // ("{}" for each argument; the failures that take a text and arguments use it): concatenating
