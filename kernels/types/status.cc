@@ -10,12 +10,28 @@ Status Status::within(const std::string& context) && {
   return std::move(*this);
 }
 
-std::string decimal_signed(long long v) { return std::to_string(v); }
-std::string decimal_unsigned(unsigned long long v) { return std::to_string(v); }
+namespace {
+
+// A number in decimal (std::to_string's code, inlined at each call, was larger).
+void append_decimal(std::string* out, uint64_t v) {
+  char digits[20];
+  size_t n = 0;
+  do digits[n++] = char('0' + v % 10);
+  while (v /= 10);
+  while (n) *out += digits[--n];
+}
+
+// Whether a terse message (LINFER_TERSE_ERRORS) prints the argument: its strings and kept numbers.
+bool terse_prints(const MessageArg& a) { return a.kind == MessageArg::kText || a.kept; }
+
+}  // namespace
 
 void append_shape(std::string* out, const uint32_t* dims, size_t rank) {
   *out += '[';
-  for (size_t i = 0; i < rank; ++i) *out += (i ? "," : "") + decimal(dims[i]);
+  for (size_t i = 0; i < rank; ++i) {
+    if (i) *out += ',';
+    append_decimal(out, dims[i]);
+  }
   *out += ']';
 }
 
@@ -28,18 +44,18 @@ std::string format_message(const char* text, const MessageArg* args, size_t coun
       continue;
     }
     ++p;
-    if (LINFER_TERSE_ERRORS)  // (a terse text takes only the strings)
-      while (next < count && args[next].kind != MessageArg::kText) ++next;
+    if (LINFER_TERSE_ERRORS)  // (a terse text takes only the strings and the kept numbers)
+      while (next < count && !terse_prints(args[next])) ++next;
     if (next == count) continue;
     const MessageArg& a = args[next++];
-    if (a.kind == MessageArg::kText)
+    if (a.kind == MessageArg::kText) {
       out += a.text;
-    else if (LINFER_TERSE_ERRORS)
-      continue;
-    else if (a.kind == MessageArg::kNumber)
-      out += decimal(a.number);
-    else
+    } else if (a.kind == MessageArg::kNumber) {
+      if (a.negative) out += '-';
+      append_decimal(&out, a.number);
+    } else {
       append_shape(&out, a.shape.dims, a.shape.rank);
+    }
   }
   return out;
 }
@@ -58,7 +74,7 @@ Status internal_error(std::string message) { return {LINFER_ERROR_INTERNAL, std:
 Status invalid_model(const char* text) { return {LINFER_ERROR_INVALID_MODEL, text}; }
 
 Status out_of_memory(const std::string& what, uint64_t bytes) {
-  return {LINFER_ERROR_OUT_OF_MEMORY, "out of memory allocating " + decimal(bytes) + " bytes for " + what};
+  return failure(LINFER_ERROR_OUT_OF_MEMORY, "out of memory allocating {} bytes for {}", kept(bytes), what);
 }
 
 }  // namespace linfer::err

@@ -57,9 +57,9 @@ linfer_status guarded(const char* entry_point, Fn&& body) {
   try {
     return body();
   } catch (const std::bad_alloc&) {
-    return fail(LINFER_ERROR_OUT_OF_MEMORY, std::string("out of memory in ") + entry_point);
+    return fail(linfer::rt::failure(LINFER_ERROR_OUT_OF_MEMORY, "out of memory in {}", entry_point));
   } catch (const std::exception& e) {
-    return fail(LINFER_ERROR_INTERNAL, std::string("internal error: ") + e.what());
+    return fail(linfer::rt::internal_error("internal error: {}", e.what()));
   } catch (...) {
     return fail(LINFER_ERROR_INTERNAL, "internal error");
   }
@@ -72,8 +72,7 @@ template <class Fn>
 linfer_status tokenizer_call(const char* entry_point, const linfer_model* model, bool arguments_ok,
                              const char* arguments, size_t capacity, size_t* out_size, const char* units, Fn&& call) {
   return guarded(entry_point, [&] {
-    if (!model || !out_size || !arguments_ok)
-      return fail(LINFER_ERROR_INVALID_ARGUMENT, std::string(arguments) + " is null");
+    if (!model || !out_size || !arguments_ok) return fail(linfer::rt::invalid_argument("{} is null", arguments));
     *out_size = 0;
     if (!LINFER_TOKENIZERS && model->impl->desc.tokenizer.present)
       return fail(LINFER_ERROR_UNSUPPORTED, "this build has no tokenizers (-DLINFER_TOKENIZERS=OFF)");
@@ -84,8 +83,8 @@ linfer_status tokenizer_call(const char* entry_point, const linfer_model* model,
     (void)call;
 #endif
     if (capacity && *out_size > capacity)
-      return fail(LINFER_ERROR_BUFFER_TOO_SMALL, "the text has " + linfer::rt::decimal(*out_size) + " " + units +
-                                                     ", the buffer room for " + linfer::rt::decimal(capacity));
+      return fail(linfer::rt::failure(LINFER_ERROR_BUFFER_TOO_SMALL, "the text has {} {}, the buffer room for {}",
+                                      linfer::rt::kept(*out_size), units, linfer::rt::kept(capacity)));
     return ok();
   });
 }
@@ -177,8 +176,8 @@ linfer_status linfer_model_get_info(const linfer_model* model, linfer_model_info
   if (!model || !out) return fail(LINFER_ERROR_INVALID_ARGUMENT, "model or out_info is null");
   constexpr size_t kFirstVersion = offsetof(linfer_model_info, format_version);
   if (out->struct_size < kFirstVersion)
-    return fail(LINFER_ERROR_INVALID_ARGUMENT, "out_info->struct_size is " + linfer::rt::decimal(out->struct_size) +
-                                                   ": set it to sizeof(linfer_model_info)");
+    return fail(linfer::rt::invalid_argument("out_info->struct_size is {}: set it to sizeof(linfer_model_info)",
+                                             linfer::rt::kept(out->struct_size)));
   const linfer::rt::LoadedModel& m = *model->impl;
   const linfer::EncoderConfig& c = m.desc.config;
   linfer_model_info info{};
@@ -236,16 +235,16 @@ linfer_status read_options(const linfer_session_options* in, linfer_session_opti
   if (!in) return LINFER_OK;
   constexpr size_t kFirstVersion = offsetof(linfer_session_options, dense_path);
   if (in->struct_size < kFirstVersion)
-    return fail(LINFER_ERROR_INVALID_ARGUMENT, "options.struct_size is " + linfer::rt::decimal(in->struct_size) +
-                                                   ": start from linfer_session_options_default()");
+    return fail(linfer::rt::invalid_argument("options.struct_size is {}: start from linfer_session_options_default()",
+                                             linfer::rt::kept(in->struct_size)));
   const size_t known = std::min(in->struct_size, sizeof(linfer_session_options));
   std::memcpy(out, in, known);
   out->struct_size = sizeof(linfer_session_options);
   const unsigned char* extra = reinterpret_cast<const unsigned char*>(in) + known;
   for (size_t i = 0; i < in->struct_size - known; ++i)
     if (extra[i])
-      return fail(LINFER_ERROR_UNSUPPORTED,
-                  "the options set a field this library (linfer " + std::string(linfer_version()) + ") does not know");
+      return fail(
+          linfer::rt::unsupported("the options set a field this library (linfer {}) does not know", linfer_version()));
   return LINFER_OK;
 }
 }  // namespace

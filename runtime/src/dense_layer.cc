@@ -28,7 +28,7 @@ Status DenseLayer::prepare(const ExecutionPlan& plan, const WeightView& weight, 
     const size_t elements = size_t(group_rows) * in_;
     std::unique_ptr<float[]> rows(new (std::nothrow) float[elements]);
     if (!rows)
-      return out_of_memory("the f32 rows of a " + decimal(in_) + "x" + decimal(out_) + " XNNPACK dense layer",
+      return out_of_memory(message("the f32 rows of a {}x{} XNNPACK dense layer", kept(in_), kept(out_)),
                            uint64_t(elements) * sizeof(float));
     for (uint32_t r = 0; r < group_rows; ++r)
       read_row_f32(weight, group * group_rows + r, rows.get() + size_t(r) * in_);

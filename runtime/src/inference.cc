@@ -41,8 +41,8 @@ Status Inference::step(int32_t id) {
     return invalid_argument(
         "token-by-token runs give one row per token; a classifier or a pooled head pools the whole input");
   if (step_position_ >= plan_.max_len)
-    return invalid_argument("the session has taken " + decimal(step_position_) +
-                            " tokens, its maximum length; reset the state to start over");
+    return invalid_argument("the session has taken {} tokens, its maximum length; reset the state to start over",
+                            kept(step_position_));
   if (step_position_ == 0) attention_->start_sequence();  // a fresh sequence
   stepping_ = true;
   Status s = run_ids(&id, 1);

@@ -34,11 +34,11 @@ kernels::DenseActivation dense_activation(Activation a) {
 
 // (The run entry points' refusals: out of line here, compiled for size, not inlined into them.)
 Status input_length_error(size_t length, size_t max_len) {
-  return invalid_argument("input length " + decimal(length) + " is outside [1, " + decimal(max_len) + "]");
+  return invalid_argument("input length {} is outside [1, {}]", kept(length), kept(max_len));
 }
 Status token_id_error(int32_t id, size_t position, uint32_t vocab_size) {
-  return invalid_argument("token id " + decimal(id) + " at position " + decimal(position) +
-                          " is outside the vocabulary [0, " + decimal(vocab_size) + ")");
+  return invalid_argument("token id {} at position {} is outside the vocabulary [0, {})", kept(id), kept(position),
+                          kept(vocab_size));
 }
 
 Inference::~Inference() {
@@ -78,8 +78,8 @@ Status Inference::prepare(const linfer_session_options& options) {
   uint8_t* base;
   if (options.arena) {
     if (options.arena_size < p.arena_bytes)
-      return {LINFER_ERROR_BUFFER_TOO_SMALL, "the arena is too small: " + decimal(options.arena_size) +
-                                                 " bytes given, " + decimal(p.arena_bytes) + " needed"};
+      return failure(LINFER_ERROR_BUFFER_TOO_SMALL, "the arena is too small: {} bytes given, {} needed",
+                     kept(options.arena_size), kept(p.arena_bytes));
     base = static_cast<uint8_t*>(options.arena);
   } else {
     owned_arena_ = aligned_block(64, p.arena_bytes);
@@ -110,8 +110,10 @@ Status Inference::prepare(const linfer_session_options& options) {
   if (sinusoidal_positions(c)) {  // computed once, kept for every run
 #if LINFER_BARE_METAL             // (without libm's pow, sin and cos; Highway's Sin and Cos hold to 39,000)
     if (double(p.max_len) + c.position_offset > kernels::kSinusoidMaxPosition)
-      return unsupported("sinusoidal positions up to " + decimal(uint64_t(p.max_len) + c.position_offset) +
-                         ": a bare-metal build computes them up to 39000; make the session's max_seq_len smaller");
+      return unsupported(
+          "sinusoidal positions up to {}: a bare-metal build computes them up to 39000; make the session's max_seq_len "
+          "smaller",
+          kept(uint64_t(p.max_len) + c.position_offset));
     kernels::sinusoids_f32_hwy(buf_.sinusoids, p.max_len, c.dim, c.position_offset, c.sinusoidal_base);
 #else
     kernels::sinusoids_f32_ref(buf_.sinusoids, p.max_len, c.dim, c.position_offset, c.sinusoidal_base);
@@ -127,7 +129,7 @@ Status Inference::prepare(const linfer_session_options& options) {
       workers_.xnn_pool = pthreadpool_create(p.threads);
       workers_.xnn_flags = p.yield_workers ? PTHREADPOOL_FLAG_YIELD_WORKERS : 0;
       if (!workers_.xnn_pool)  // (pthreadpool does not say whether memory or a thread failed)
-        return internal_error("could not create a pool of " + decimal(p.threads) + " threads");
+        return internal_error("could not create a pool of {} threads", kept(p.threads));
     }
   }
 #endif
@@ -151,7 +153,7 @@ Status Inference::prepare_layers() {
                   kernels::DenseActivation act = kernels::DenseActivation::None, bool with_bias = true) {
     if (err.ok()) err = op.prepare(plan_, l.weight, group, with_bias ? l.bias : WeightView(), act, yield);
   };
-  err = allocating("the dense layers of " + decimal(c.num_layers) + " layers",
+  err = allocating(message("the dense layers of {} layers", kept(c.num_layers)),
                    uint64_t(c.num_layers) * sizeof(LayerOps), [&] { layer_ops_.resize(c.num_layers); });
   for (uint32_t i = 0; i < c.num_layers && err.ok(); ++i) {
     const LayerWeights& w = model_->desc.layers[i];
@@ -175,12 +177,12 @@ std::string Inference::describe() const {
   const char* names[3] = {"f32", "f16", "int8"};
   for (size_t t = 0; t < 3; ++t)
     if (plan_.dense_kernel[t])
-      s += std::string(" ") + names[t] + " " +
-           (plan_.xnnpack && t != size_t(DType::I8) ? "xnnpack_f32 (per-session packed copy)"
-                                                    : plan_.dense_kernel[t]->name);
-  s += std::string("; other kernels: highway ") + kernels::hwy_kernel_target(plan_.max_isa);
-  s += "; row pipeline: " + (plan_.row_pipeline ? "on, " + decimal(plan_.row_block) + " rows" : std::string("off"));
-  s += "; threads: " + decimal(plan_.threads) + (plan_.yield_workers ? " (yielding)" : "");
+      s += message(" {} {}", names[t],
+                   plan_.xnnpack && t != size_t(DType::I8) ? "xnnpack_f32 (per-session packed copy)"
+                                                           : plan_.dense_kernel[t]->name);
+  s += message("; other kernels: highway {}; row pipeline: ", kernels::hwy_kernel_target(plan_.max_isa));
+  s += plan_.row_pipeline ? message("on, {} rows", kept(plan_.row_block)) : "off";
+  s += message("; threads: {}{}", kept(plan_.threads), plan_.yield_workers ? " (yielding)" : "");
   return s;
 }
 

@@ -67,19 +67,20 @@ Status finish_load(LoadedModel* m) {
   std::string unbuilt, row_major;
   for_each_slot(m->desc, [&](Slot slot, uint32_t, const std::string& name, const WeightView& w) {
     if (!w.present() || !is_dense_slot(m->desc.config, slot)) return;
-    if (unbuilt.empty() && !kernels::dense_dtype_built(w.dtype)) unbuilt = name + " is " + to_string(w.dtype);
+    if (unbuilt.empty() && !kernels::dense_dtype_built(w.dtype))
+      unbuilt = message("{} is {}", name, to_string(w.dtype));
     if (row_major.empty() && w.layout == Layout::RowMajor) row_major = name;
   });
   if (!unbuilt.empty())
-    return unsupported(unbuilt + ": this build's dense layers take " LINFER_DENSE_DTYPES
-                                 " weights only (LINFER_DTYPES)");
+    return unsupported("{}: this build's dense layers take " LINFER_DENSE_DTYPES " weights only (LINFER_DTYPES)",
+                       unbuilt);
 #if LINFER_BARE_METAL
   if (!row_major.empty())
-    return unsupported((m->format_version == 1
-                            ? "format version 1 files need repacking (" + row_major + " is row-major)"
-                            : row_major + " is row-major") +
-                       ": a bare-metal build reads dense weights in place, in panels; convert the model with "
-                       "linfer-convert (format version 2)");
+    return unsupported(
+        "{}{} is row-major{}: a bare-metal build reads dense weights in place, in panels; convert the "
+        "model with linfer-convert (format version 2)",
+        m->format_version == 1 ? "format version 1 files need repacking (" : "", row_major,
+        m->format_version == 1 ? ")" : "");
 #else
   // Version 1: every dense weight row-major in the file. Packed once, for every session; the
   // originals' pages are released unless another slot still reads them (a tied embedding).
@@ -102,37 +103,42 @@ Status finish_load(LoadedModel* m) {
 }
 
 #if !LINFER_BARE_METAL
-Status io_error(std::string message) { return {LINFER_ERROR_IO, std::move(message)}; }
+template <class... Args>
+Status io_error(const char* text, const Args&... args) {
+  return failure(LINFER_ERROR_IO, text, args...);
+}
 #endif
 
 }  // namespace
 
 Result<std::unique_ptr<LoadedModel>> load_model_file(const std::string& path) {
 #if LINFER_BARE_METAL
-  return unsupported("this build has no file system (bare metal): load '" + path +
-                     "' from memory with linfer_model_load_in_place or linfer_model_load_from_memory");
+  return unsupported(
+      "this build has no file system (bare metal): load '{}' from memory with linfer_model_load_in_place or "
+      "linfer_model_load_from_memory",
+      path);
 #else
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return io_error("cannot open '" + path + "': " + std::strerror(errno));
+  if (fd < 0) return io_error("cannot open '{}': {}", path, std::strerror(errno));
   struct stat st;
   if (fstat(fd, &st) != 0) {
     const int err = errno;
     close(fd);
     // EOVERFLOW: 2 GiB or more, on a 32-bit system whose off_t is 32 bits (Debian armhf).
-    return io_error(err == EOVERFLOW ? "'" + path + "' is too large for a 32-bit process to map"
-                                     : "cannot stat '" + path + "': " + std::strerror(err));
+    return io_error(err == EOVERFLOW ? "'{}' is too large for a 32-bit process to map" : "cannot stat '{}': {}", path,
+                    std::strerror(err));
   }
   if (!S_ISREG(st.st_mode)) {
     close(fd);
-    return io_error("'" + path + "' is not a regular file");
+    return io_error("'{}' is not a regular file", path);
   }
   if (uint64_t(st.st_size) > uint64_t(PTRDIFF_MAX)) {  // not cut short to size_t (64-bit off_t)
     close(fd);
-    return io_error("'" + path + "' is too large for a 32-bit process to map");
+    return io_error("'{}' is too large for a 32-bit process to map", path);
   }
   if (size_t(st.st_size) < 8) {
     close(fd);
-    return invalid_model("file is too small to be a linfer model (" + decimal(st.st_size) + " bytes)");
+    return invalid_model("file is too small to be a linfer model ({} bytes)", kept(st.st_size));
   }
   std::unique_ptr<LoadedModel> m(new (std::nothrow) LoadedModel());
   if (!m) {
@@ -143,7 +149,7 @@ Result<std::unique_ptr<LoadedModel>> load_model_file(const std::string& path) {
   void* p = mmap(nullptr, m->size, PROT_READ, MAP_PRIVATE, fd, 0);
   const int map_error = errno;
   close(fd);
-  if (p == MAP_FAILED) return io_error("cannot map '" + path + "': " + std::strerror(map_error));
+  if (p == MAP_FAILED) return io_error("cannot map '{}': {}", path, std::strerror(map_error));
   m->mapped = p;
   m->mapped_size = m->size;
   if (Status s = finish_load(m.get()); !s.ok()) return s;
@@ -168,8 +174,8 @@ Result<std::unique_ptr<LoadedModel>> load_model_in_place(const void* data, size_
   if (!data) return invalid_argument("model data is null");
   // The format's weights are 64-byte aligned within the file: in place, the file must be too.
   if (uintptr_t(data) % kDataAlignment != 0)
-    return invalid_argument("model data at " + decimal(uintptr_t(data)) + " is not " + decimal(kDataAlignment) +
-                            "-byte aligned (needed to read it in place)");
+    return invalid_argument("model data at {} is not {}-byte aligned (needed to read it in place)",
+                            kept(uintptr_t(data)), kept(kDataAlignment));
   std::unique_ptr<LoadedModel> m(new (std::nothrow) LoadedModel());
   if (!m) return out_of_memory("a model", sizeof(LoadedModel));
   m->in_place = static_cast<const uint8_t*>(data);

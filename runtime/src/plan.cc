@@ -24,22 +24,21 @@ namespace {
 // Options out of range: LINFER_ERROR_INVALID_ARGUMENT.
 Status options_out_of_range(const EncoderConfig& c, const linfer_session_options& o) {
   if (o.max_seq_len > c.max_seq_len)
-    return invalid_argument("max_seq_len " + decimal(o.max_seq_len) +
-                            " exceeds the model's n = " + decimal(c.max_seq_len));
-  if (o.num_threads > 256) return invalid_argument("num_threads " + decimal(o.num_threads) + " exceeds 256");
+    return invalid_argument("max_seq_len {} exceeds the model's n = {}", kept(o.max_seq_len), kept(c.max_seq_len));
+  if (o.num_threads > 256) return invalid_argument("num_threads {} exceeds 256", kept(o.num_threads));
   if (o.arena && o.arena_size == 0) return invalid_argument("an arena pointer was given with arena_size 0");
   const int dense_path = raw_value(o.dense_path), row_pipeline = raw_value(o.row_pipeline);
   const int thread_wait = raw_value(o.thread_wait), max_isa = raw_value(o.max_isa);
   if (dense_path != LINFER_DENSE_AUTO && dense_path != LINFER_DENSE_XNNPACK)
-    return invalid_argument("dense_path " + decimal(dense_path) + " is not a linfer_dense_path");
+    return invalid_argument("dense_path {} is not a linfer_dense_path", kept(dense_path));
   if (row_pipeline != LINFER_PIPELINE_AUTO && row_pipeline != LINFER_PIPELINE_OFF && row_pipeline != LINFER_PIPELINE_ON)
-    return invalid_argument("row_pipeline " + decimal(row_pipeline) + " is not a linfer_row_pipeline");
+    return invalid_argument("row_pipeline {} is not a linfer_row_pipeline", kept(row_pipeline));
   if (thread_wait != LINFER_WAIT_AUTO && thread_wait != LINFER_WAIT_SPIN && thread_wait != LINFER_WAIT_YIELD)
-    return invalid_argument("thread_wait " + decimal(thread_wait) + " is not a linfer_thread_wait");
+    return invalid_argument("thread_wait {} is not a linfer_thread_wait", kept(thread_wait));
   if (o.pipeline_block_rows > 4096)
-    return invalid_argument("pipeline_block_rows " + decimal(o.pipeline_block_rows) + " exceeds 4096");
+    return invalid_argument("pipeline_block_rows {} exceeds 4096", kept(o.pipeline_block_rows));
   if (max_isa < int(LINFER_ISA_AUTO) || max_isa > int(LINFER_ISA_X86_AMX))
-    return invalid_argument("max_isa " + decimal(max_isa) + " is not a linfer_isa");
+    return invalid_argument("max_isa {} is not a linfer_isa", kept(max_isa));
   return {};
 }
 
@@ -54,13 +53,14 @@ Status left_out_of_build(const linfer_session_options& o) {
 #if LINFER_BARE_METAL
   // (The kernels' list has the core's own only: kernels/dense/dense_select.cc.)
   if (raw_value(o.max_isa) != LINFER_ISA_AUTO)
-    return unsupported("max_isa " + decimal(raw_value(o.max_isa)) +
-                       ": a bare-metal build has its core's kernels only; leave it LINFER_ISA_AUTO");
+    return unsupported("max_isa {}: a bare-metal build has its core's kernels only; leave it LINFER_ISA_AUTO",
+                       kept(raw_value(o.max_isa)));
 #endif
 #if !LINFER_THREADS
   if (o.num_threads > 1)
-    return unsupported("num_threads " + decimal(o.num_threads) +
-                       ": this build runs on the calling thread only (configure with -DLINFER_THREADS=ON)");
+    return unsupported(
+        "num_threads {}: this build runs on the calling thread only (configure with -DLINFER_THREADS=ON)",
+        kept(o.num_threads));
 #endif
   (void)o;
   return {};
@@ -246,9 +246,8 @@ Result<ExecutionPlan> make_execution_plan(const LoadedModel& model, const linfer
   // Planned in 64 bits, used as size_t: a 32-bit build must refuse what it cannot address, or
   // posix_memalign would get the size cut short and run() would write past the arena.
   if (p->arena_bytes > uint64_t(PTRDIFF_MAX))
-    return Status(LINFER_ERROR_OUT_OF_MEMORY, "the arena would need " + decimal(p->arena_bytes) +
-                                                  " bytes, more than a " + decimal(8 * sizeof(void*)) +
-                                                  "-bit process can address");
+    return failure(LINFER_ERROR_OUT_OF_MEMORY, "the arena would need {} bytes, more than a {}-bit process can address",
+                   kept(p->arena_bytes), kept(8 * sizeof(void*)));
   return plan;
 }
 

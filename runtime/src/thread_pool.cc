@@ -54,23 +54,24 @@ ThreadPool::~ThreadPool() {
 
 Status ThreadPool::start(size_t threads, bool yield) {
   yield_ = yield;
-  Status s = allocating("a pool of " + decimal(threads) + " threads", (threads - 1) * sizeof(std::thread),
+  Status s = allocating(message("a pool of {} threads", kept(threads)), (threads - 1) * sizeof(std::thread),
                         [&] { workers_.reserve(threads - 1); });
   if (!s.ok()) return s;
 #if defined(__EMSCRIPTEN_PTHREADS__)
   // emscripten's pthread_create allocates a thread's stack (5 MB) and state before it asks for a
   // worker, and keeps them when none is free: a refused session leaked them. So count first.
   if (const size_t free = size_t(linfer_free_workers()); free < threads - 1)
-    return internal_error("could not start a thread of a pool of " + decimal(threads) + ": it needs " +
-                          decimal(threads - 1) + " of the module's workers and " + decimal(free) +
-                          " are free (a session on N threads holds N - 1 until it is disposed)");
+    return internal_error(
+        "could not start a thread of a pool of {}: it needs {} of the module's workers and {} are free (a session on "
+        "N threads holds N - 1 until it is disposed)",
+        kept(threads), kept(threads - 1), kept(free));
 #endif
   try {
     for (size_t i = 0; i + 1 < threads; ++i) workers_.emplace_back(&ThreadPool::work, this, i);
   } catch (const std::system_error& e) {
-    return internal_error("could not start a thread of a pool of " + decimal(threads) + ": " + e.what());
+    return internal_error("could not start a thread of a pool of {}: {}", kept(threads), e.what());
   } catch (const std::bad_alloc&) {  // a thread's own state
-    return {LINFER_ERROR_OUT_OF_MEMORY, "out of memory starting a thread of a pool of " + decimal(threads)};
+    return failure(LINFER_ERROR_OUT_OF_MEMORY, "out of memory starting a thread of a pool of {}", kept(threads));
   }
   return {};
 }

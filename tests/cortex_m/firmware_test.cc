@@ -424,7 +424,19 @@ int main() {
   // Bad input: a status and a message, every time.
   size_t count = 0;
   int32_t bad_ids[2] = {65, int32_t(info.vocab_size)};
-  check(run_ids(session, bad_ids, 2, &count) == LINFER_ERROR_INVALID_ARGUMENT, "an id out of the vocabulary");
+  // (The runtime's messages keep their numbers on bare metal, negative ones too: kept().)
+  char want_message[96];
+  std::snprintf(want_message, sizeof want_message, "token id %u at position 1 is outside the vocabulary [0, %u)",
+                unsigned(info.vocab_size), unsigned(info.vocab_size));
+  check(run_ids(session, bad_ids, 2, &count) == LINFER_ERROR_INVALID_ARGUMENT &&
+            std::strcmp(linfer_last_error(), want_message) == 0,
+        "an id out of the vocabulary, named with its position");
+  const int32_t negative_id[1] = {-3};
+  std::snprintf(want_message, sizeof want_message, "token id -3 at position 0 is outside the vocabulary [0, %u)",
+                unsigned(info.vocab_size));
+  check(run_ids(session, negative_id, 1, &count) == LINFER_ERROR_INVALID_ARGUMENT &&
+            std::strcmp(linfer_last_error(), want_message) == 0,
+        "a negative id, named");
   static uint8_t long_text[kMaxLen + 1];
   std::memset(long_text, 'a', sizeof long_text);
   check(run_bytes(session, long_text, kMaxLen + 1, &count) == LINFER_ERROR_INVALID_ARGUMENT,

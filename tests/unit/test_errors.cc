@@ -164,6 +164,14 @@ TEST_CASE("Status and Result: a code and the message of the place that failed") 
   CHECK(formatted.message() == "w has shape [2,3], needs 4 rows");
   CHECK(err::invalid_model("no {} here").message() == "no {} here");  // (no arguments: the text as it is)
   CHECK(err::failure(LINFER_ERROR_INVALID_ARGUMENT, "version {}", 9).message() == "version 9");
+  // Signed numbers, and the extremes of each kind; kept() prints the same here (it matters on bare
+  // metal, LINFER_TERSE_ERRORS, where only kept numbers are printed: tests/cortex_m).
+  CHECK(err::message("{} {} {} {}", -1, 0, int8_t(-128), uint8_t(255)) == "-1 0 -128 255");
+  CHECK(err::message("{} {}", INT64_MIN, UINT64_MAX) == "-9223372036854775808 18446744073709551615");
+  CHECK(err::message("{}, {}", err::kept(-42), err::kept(size_t(7))) == "-42, 7");
+  CHECK(err::invalid_argument("option {} is {}", "x", err::kept(-5)).message() == "option x is -5");
+  CHECK(err::unsupported("{} bytes", err::kept(3)).code() == LINFER_ERROR_UNSUPPORTED);
+  CHECK(err::internal_error("pool of {}", err::kept(2)).message() == "pool of 2");
   CHECK(err::Status(err::invalid_model("bad")).within("file: ").message() == "file: bad");
   CHECK(err::Status().within("file: ").message().empty());
 }

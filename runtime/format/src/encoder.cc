@@ -181,7 +181,7 @@ void apply_converter_defaults(EncoderConfig& c, uint32_t given) {
 }
 #endif
 
-std::string layer_name(size_t i) { return "layers." + err::decimal(i); }
+std::string layer_name(size_t i) { return message("layers.{}", kept(i)); }
 
 std::string shape_to_string(const std::vector<uint32_t>& shape) {
   std::string s;

@@ -15,8 +15,8 @@ namespace linfer {
 
 // (The format's files include this header only: they name the vocabulary unqualified. Not in a
 // public header: linfer::Status is the C++ wrapper's, linfer.hpp.)
-using err::decimal;
 using err::invalid_model;
+using err::kept;
 using err::message;
 using err::MessageArg;
 using err::Status;

@@ -117,7 +117,7 @@ err::Status pack_dense_weights(EncoderDescription* desc, PanelStore* store, bool
     const uint64_t bytes = panel_matrix_bytes(w.dtype, out, in, groups);
     void* data = store->allocate(bytes);
     if (!data) {
-      status = err::out_of_memory("the packed " + name, bytes);
+      status = err::out_of_memory(err::message("the packed {}", name), bytes);
       return;
     }
     pack_panels(w.dtype, w.data, out, in, groups, data);
@@ -125,7 +125,7 @@ err::Status pack_dense_weights(EncoderDescription* desc, PanelStore* store, bool
     if (w.dtype == DType::I8) {
       int32_t* sums = static_cast<int32_t*>(store->allocate(uint64_t(out) * sizeof(int32_t)));
       if (!sums) {
-        status = err::out_of_memory("the row sums of " + name, uint64_t(out) * sizeof(int32_t));
+        status = err::out_of_memory(err::message("the row sums of {}", name), uint64_t(out) * sizeof(int32_t));
         return;
       }
       int8_row_sums(static_cast<const int8_t*>(w.data), out, in, sums);

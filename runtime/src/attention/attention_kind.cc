@@ -9,7 +9,7 @@ namespace linfer::rt {
 Status AttentionModule::prepare_kv_layers(const LayerContext& s, bool with_keys, bool bias_in_layer) {
   const EncoderConfig& c = s.config();
   const ExecutionPlan& plan = s.plan();
-  Status err = allocating("the attention's dense layers of " + decimal(c.num_layers) + " layers",
+  Status err = allocating(message("the attention's dense layers of {} layers", kept(c.num_layers)),
                           uint64_t(c.num_layers) * sizeof(KvLayers), [&] { kv_.resize(c.num_layers); });
   for (uint32_t i = 0; i < c.num_layers && err.ok(); ++i) {
     const LayerWeights& w = s.model().desc.layers[i];
@@ -18,8 +18,8 @@ Status AttentionModule::prepare_kv_layers(const LayerContext& s, bool with_keys,
       const LinearWeights& lw = kv == 0 ? w.k : w.v;
       std::vector<DenseLayer>& list = kv == 0 ? kv_[i].k : kv_[i].v;
       if (err.ok())
-        err = allocating("the dense layers of layer " + decimal(i) + "'s " + (kv == 0 ? "K" : "V") + " projection (" +
-                             decimal(lw.weight.panel_groups) + " groups)",
+        err = allocating(message("the dense layers of layer {}'s {} projection ({} groups)", kept(i),
+                                 kv == 0 ? "K" : "V", kept(lw.weight.panel_groups)),
                          uint64_t(lw.weight.panel_groups) * sizeof(DenseLayer),
                          [&] { list.resize(lw.weight.panel_groups); });
       for (uint32_t g = 0; g < lw.weight.panel_groups && err.ok(); ++g)

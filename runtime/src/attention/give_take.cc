@@ -127,7 +127,7 @@ Status prepare_conv_taps(LoadedModel& m) {
     const size_t K = cw.shape[1];
     const float* src = static_cast<const float*>(cw.data);
     std::vector<float>& taps = conv->layers[i];
-    s = allocating("the convolution taps of layer " + decimal(i), uint64_t(K) * D * sizeof(float),
+    s = allocating(message("the convolution taps of layer {}", kept(i)), uint64_t(K) * D * sizeof(float),
                    [&] { taps.resize(K * D); });
     if (!s.ok()) return s;
     for (size_t ch = 0; ch < D; ++ch)

@@ -20,9 +20,9 @@ const AttentionKindInfo* attention_kind_info(AttentionKind kind) {
 
 Status attention_kind_built(AttentionKind kind) {
   if (attention_kind_info(kind)) return {};
-  const std::string name = to_string(kind);
-  return unsupported("attention kind '" + name + "' is not in this build (configure with " +
-                     "-DLINFER_ATTENTION_KINDS including " + name + ")");
+  const char* name = to_string(kind);
+  return unsupported("attention kind '{}' is not in this build (configure with -DLINFER_ATTENTION_KINDS including {})",
+                     name, name);
 }
 
 }  // namespace linfer::rt

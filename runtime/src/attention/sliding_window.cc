@@ -43,7 +43,7 @@ Status SlidingWindowAttention::prepare_layers(const LayerContext& s) {
   Status err = prepare_kv_layers(s, true, true);
   const EncoderConfig& c = s.config();
   if (err.ok())
-    err = allocating("the global projections of " + decimal(c.num_layers) + " layers",
+    err = allocating(message("the global projections of {} layers", kept(c.num_layers)),
                      uint64_t(c.num_layers) * sizeof(GlobalLayers), [&] { global_.resize(c.num_layers); });
   const ExecutionPlan& plan = s.plan();
   for (uint32_t i = 0; i < c.num_layers && err.ok(); ++i) {

@@ -81,8 +81,9 @@ Status Tokenizer::bpe_word(const uint8_t* s, size_t n, IdSink* sink) const {
     const uint8_t* bytes = replaced ? kReplacementBytes : s + i;
     const size_t k = replaced ? 3 : len;
     if (count + k > kMaxWordBytes)
-      return unsupported("a word of more than " + std::to_string(kMaxWordBytes) +
-                         " bytes is longer than byte-level BPE tokenizes (no space or punctuation in it)");
+      return unsupported(
+          "a word of more than {} bytes is longer than byte-level BPE tokenizes (no space or punctuation in it)",
+          kept(kMaxWordBytes));
     for (size_t b = 0; b < k; ++b) id[count++] = uint32_t(byte_ids_[bytes[b]]);
     i += len;
   }

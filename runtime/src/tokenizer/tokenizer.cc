@@ -36,8 +36,7 @@ Status PieceTable::build(const TokenizerView& t) {
     return s;
   for (uint32_t id = 0; id < t.num_pieces; ++id) {
     const std::string_view p = t.piece(id);
-    if (find(p.data(), p.size()) >= 0)
-      return invalid_model("tokenizer: piece " + std::to_string(id) + " repeats an earlier piece");
+    if (find(p.data(), p.size()) >= 0) return invalid_model("tokenizer: piece {} repeats an earlier piece", kept(id));
     size_t i = hash_bytes(p.data(), p.size()) & (size - 1);
     while (slots_[i]) i = (i + 1) & (size - 1);
     slots_[i] = id + 1;
@@ -105,8 +104,7 @@ Status MergeTable::build(const TokenizerView& t, const PieceTable& pieces) {
         !s.ok())
       return s;
     const int32_t result = pieces.find(joined.data(), joined.size());
-    if (result < 0)
-      return invalid_model("tokenizer: merge " + std::to_string(rank) + " makes a piece that is not in the vocabulary");
+    if (result < 0) return invalid_model("tokenizer: merge {} makes a piece that is not in the vocabulary", kept(rank));
     if (find(left, right)) continue;  // a repeated merge keeps its first rank
     size_t i = hash_pair(left, right) & (size - 1);
     while (slots_[i].rank != UINT32_MAX) i = (i + 1) & (size - 1);
@@ -132,8 +130,7 @@ Result<std::unique_ptr<Tokenizer>> Tokenizer::build(const TokenizerView& view) {
     for (int b = 0; b < 256; ++b) {
       const char c = char(b);
       t->byte_ids_[b] = t->pieces_.find(&c, 1);
-      if (t->byte_ids_[b] < 0)
-        return invalid_model("tokenizer: byte-level BPE has no piece for byte " + std::to_string(b));
+      if (t->byte_ids_[b] < 0) return invalid_model("tokenizer: byte-level BPE has no piece for byte {}", kept(b));
     }
   }
   if (view.sentencepiece())
@@ -215,8 +212,8 @@ Status Tokenizer::build_sentencepiece() {
     if (t_.charsmap_size < 4) return invalid_model("tokenizer: the character map is shorter than its header");
     std::memcpy(&trie_bytes, t_.charsmap, 4);
     if (trie_bytes < 4 || trie_bytes % 4 || trie_bytes > t_.charsmap_size - 4)
-      return invalid_model("tokenizer: the character map's trie of " + std::to_string(trie_bytes) +
-                           " bytes does not fit its " + std::to_string(t_.charsmap_size) + " bytes");
+      return invalid_model("tokenizer: the character map's trie of {} bytes does not fit its {} bytes",
+                           kept(trie_bytes), kept(t_.charsmap_size));
     trie_units_ = t_.charsmap + 4;
     trie_size_ = trie_bytes / 4;
     normalized_ = reinterpret_cast<const char*>(t_.charsmap + 4 + trie_bytes);
@@ -236,8 +233,9 @@ Status Tokenizer::build_sentencepiece() {
     if (t_.piece_types[id] != uint8_t(PieceType::Normal)) continue;
     const std::string_view p = t_.piece(id);
     if (p.find("\xE2\x96\x81", 1) != std::string_view::npos)
-      return invalid_model("tokenizer: piece " + std::to_string(id) +
-                           " has U+2581 after its first character (linfer cuts SentencePiece text at whitespace)");
+      return invalid_model(
+          "tokenizer: piece {} has U+2581 after its first character (linfer cuts SentencePiece text at whitespace)",
+          kept(id));
     min_score_ = any ? std::min(min_score_, t_.scores[id]) : t_.scores[id];
     max_piece_bytes_ = std::max(max_piece_bytes_, p.size());
     any = true;
@@ -256,10 +254,10 @@ Status Tokenizer::build_sentencepiece() {
     unicode::decode(reinterpret_cast<const uint8_t*>(p.data()), p.size(), &cp);
     if (p.size() > kMaxNormalizedAdded || unicode::is_whitespace(cp) || p.find(' ') != std::string_view::npos ||
         !unigram_keeps(p))
-      return invalid_model("tokenizer: added piece " + std::to_string(t_.added[k]) +
-                           " is matched in the normalized text but is longer than " +
-                           std::to_string(kMaxNormalizedAdded) +
-                           " bytes, holds a space or is changed by the normalizer");
+      return invalid_model(
+          "tokenizer: added piece {} is matched in the normalized text but is longer than {} bytes, holds a space or is "
+          "changed by the normalizer",
+          kept(t_.added[k]), kept(kMaxNormalizedAdded));
   }
   if (t_.byte_fallback)
     for (int b = 0; b < 256; ++b) {
@@ -291,14 +289,11 @@ Status Tokenizer::detokenize(const int32_t* ids, size_t count, char* out, size_t
   bool first = true;
   for (size_t i = 0; i < count; ++i) {
     const int32_t model_id = ids[i];
-    if (model_id < 0 || size_t(model_id) >= special_.size())
-      return invalid_argument("id " + std::to_string(model_id) + " at position " + std::to_string(i) +
-                              " is not a piece of the tokenizer");
-    const int32_t id = tokenizer_id_.empty() ? model_id : tokenizer_id_[model_id];
-    if (special_[model_id]) continue;
+    const bool in_model = model_id >= 0 && size_t(model_id) < special_.size();
+    if (in_model && special_[model_id]) continue;
+    const int32_t id = !in_model ? -1 : tokenizer_id_.empty() ? model_id : tokenizer_id_[model_id];
     if (id < 0 || uint32_t(id) >= t_.num_pieces)
-      return invalid_argument("id " + std::to_string(model_id) + " at position " + std::to_string(i) +
-                              " is not a piece of the tokenizer");
+      return invalid_argument("id {} at position {} is not a piece of the tokenizer", kept(model_id), kept(i));
     std::string_view p = t_.piece(uint32_t(id));
     if (t_.sentencepiece()) {
       // SentencePiece's decoder: "▁" is a space (the text's first one left out), byte pieces
@@ -339,8 +334,8 @@ Status Tokenizer::detokenize(const int32_t* ids, size_t count, char* out, size_t
 void Tokenizer::WordBuffer::put(const char* p, size_t k, Status* status, const char* what) {
   if (length + k > kMaxWordBytes) {
     if (status->ok())
-      *status = unsupported("a word of more than " + std::to_string(kMaxWordBytes) + " bytes is longer than " + what +
-                            " (no space in it)");
+      *status =
+          unsupported("a word of more than {} bytes is longer than {} (no space in it)", kept(kMaxWordBytes), what);
     return;
   }
   std::memcpy(bytes + length, p, k);

@@ -274,8 +274,8 @@ Status Tokenizer::unigram(const uint8_t* s, size_t n, bool at_text_start, IdSink
       const uint8_t flags = t_.added_flags[best_k];
       if (flags & kAddedLstrip) {
         if (held_overflow && status.ok())
-          status = unsupported("more than " + std::to_string(sizeof held) +
-                               " bytes of whitespace before an added piece that takes them (lstrip)");
+          status = unsupported("more than {} bytes of whitespace before an added piece that takes them (lstrip)",
+                               kept(sizeof held));
         held_len = 0;
         held_overflow = false;
       } else {

@@ -7,13 +7,14 @@
 // LINFER_ERROR_OUT_OF_MEMORY, a bad model LINFER_ERROR_INVALID_MODEL, a feature the build left out
 // LINFER_ERROR_UNSUPPORTED.
 //
-// The format's and the kernels' messages are formatted by one function out of line, message()
-// ("{}" for each argument; the failures that take a text and arguments use it): concatenating
-// std::strings in place was most of a microcontroller's code for them. On bare metal
-// (LINFER_TERSE_ERRORS) its numbers and shapes are left out: a message names the field or tensor
-// and what is wrong, LINFER_DETAILED(full, terse) picks each check's shorter text, and no number
-// is formatted. Elsewhere every message keeps its details. (Numbers are unsigned: the runtime's
-// messages, which may print negative ones and keep them on bare metal, use decimal().)
+// Every message is formatted by one function out of line, message() ("{}" for each argument: a
+// text, an integer, signed or not, or a shape; the failures that take a text and arguments use
+// it): concatenating std::strings in place was most of a microcontroller's code for them. On bare
+// metal (LINFER_TERSE_ERRORS) a number or a shape is left out unless wrapped in kept(): the
+// format's checks name the field or tensor and what is wrong, LINFER_DETAILED(full, terse) picking
+// each check's shorter text, while the runtime's messages keep their numbers (kept(v)), values the
+// caller gave or must see to act on them (a session option, an input's length, an arena's size).
+// Elsewhere every message keeps its details.
 //
 // A successful Status holds an empty string and allocates nothing, so run() returns one too.
 // (Namespace linfer::err, not linfer: linfer::Status is the C++ wrapper's, linfer.hpp.)
@@ -59,23 +60,33 @@ class [[nodiscard]] Status {
   linfer_status code_ = LINFER_OK;
 };
 
-// An integer in decimal for a message: std::to_string out of line (inlined at each of the
-// messages' calls, it cost a microcontroller build about 150 bytes each).
-std::string decimal_signed(long long v);
-std::string decimal_unsigned(unsigned long long v);
+// An integer of a message: its magnitude and sign.
+struct MessageNumber {
+  uint64_t magnitude;
+  bool negative;
+};
 template <class Int>
-std::string decimal(Int v) {
-  static_assert(std::is_integral_v<Int>, "decimal: integers only");
+MessageNumber message_number(Int v) {
+  static_assert(std::is_integral_v<Int>, "a message's numbers are integers");
   if constexpr (std::is_signed_v<Int>)
-    return decimal_signed(v);
-  else
-    return decimal_unsigned(v);
+    if (v < 0) return {0 - uint64_t(v), true};
+  return {uint64_t(v), false};
+}
+// A number that the message keeps on bare metal too (LINFER_TERSE_ERRORS): message("{}", kept(v)).
+struct KeptNumber {
+  MessageNumber value;
+};
+template <class Int>
+KeptNumber kept(Int v) {
+  return {message_number(v)};
 }
 
-// One argument of a message: a string, a number or a shape. (With LINFER_TERSE_ERRORS a number's or
-// a shape's value is not kept: it is never printed.)
+// One argument of a message: a string, a number or a shape. (With LINFER_TERSE_ERRORS a number's,
+// unless kept(), or a shape's value is not kept: it is never printed.)
 struct MessageArg {
   enum Kind : uint8_t { kText, kNumber, kShape } kind;
+  bool kept = false;      // a number printed on bare metal too
+  bool negative = false;  // a number's sign (`number` holds its magnitude)
   union {
     const char* text;
     uint64_t number;
@@ -89,16 +100,23 @@ struct MessageArg {
   MessageArg(const std::string& s) : kind(kText), text(s.c_str()) {}
   template <class T, std::enable_if_t<std::is_integral_v<T>, int> = 0>
   MessageArg(T v) : kind(kNumber) {
-    if (!LINFER_TERSE_ERRORS) number = uint64_t(v);
+    if (!LINFER_TERSE_ERRORS) set_number(message_number(v));
   }
+  MessageArg(KeptNumber v) : kind(kNumber), kept(true) { set_number(v.value); }
   MessageArg(const std::vector<uint32_t>& s) : MessageArg(s.data(), uint32_t(s.size())) {}
   MessageArg(const uint32_t* dims, uint32_t rank) : kind(kShape) {
     if (!LINFER_TERSE_ERRORS) shape = {dims, rank};
   }
+
+ private:
+  void set_number(MessageNumber v) {
+    number = v.magnitude;
+    negative = v.negative;
+  }
 };
 
-// `text` with each "{}" replaced by the next argument (strings only when LINFER_TERSE_ERRORS: a
-// terse text's "{}" take the string arguments, in order).
+// `text` with each "{}" replaced by the next argument (strings and kept numbers only when
+// LINFER_TERSE_ERRORS: a terse text's "{}" take those arguments, in order).
 std::string format_message(const char* text, const MessageArg* args, size_t count);
 // The same as a failure with `code`; (invalid_model_message: LINFER_ERROR_INVALID_MODEL, the
 // format's checks' code, without an argument more at each of them).
@@ -120,15 +138,27 @@ Status invalid_model(std::string message);
 Status unsupported(std::string message);
 Status internal_error(std::string message);
 Status invalid_model(const char* text);
+template <class... Args>
+Status failure(linfer_status code, const char* text, const Args&... args) {
+  const MessageArg list[sizeof...(Args) + 1] = {MessageArg(args)...};
+  return format_status(code, text, list, sizeof...(Args));
+}
 template <class A, class... Args>
 Status invalid_model(const char* text, const A& a, const Args&... args) {
   const MessageArg list[] = {MessageArg(a), MessageArg(args)...};
   return invalid_model_message(text, list, sizeof...(Args) + 1);
 }
-template <class... Args>
-Status failure(linfer_status code, const char* text, const Args&... args) {
-  const MessageArg list[sizeof...(Args) + 1] = {MessageArg(args)...};
-  return format_status(code, text, list, sizeof...(Args));
+template <class A, class... Args>
+Status invalid_argument(const char* text, const A& a, const Args&... args) {
+  return failure(LINFER_ERROR_INVALID_ARGUMENT, text, a, args...);
+}
+template <class A, class... Args>
+Status unsupported(const char* text, const A& a, const Args&... args) {
+  return failure(LINFER_ERROR_UNSUPPORTED, text, a, args...);
+}
+template <class A, class... Args>
+Status internal_error(const char* text, const A& a, const Args&... args) {
+  return failure(LINFER_ERROR_INTERNAL, text, a, args...);
 }
 
 // An allocation of `bytes` bytes for `what` failed: "out of memory allocating <bytes> bytes for
