@@ -48,6 +48,10 @@ TEST_SUITE("longformer") {
                                    "attention_window": 3})",
                  &odd)
               .message() == "--config: attention_window 3 must be even and positive");
+    CHECK(ck.map("longformer", R"({"hidden_size": 8, "num_hidden_layers": 1, "num_attention_heads": 2,
+                                   "attention_window": -4})",
+                 &odd)
+              .message() == "--config: attention_window -4 must be even and positive");
     CHECK(ck.map("longformer", R"({"position_embedding_type": "relative_key"})", &relative).message() ==
           "Longformer position_embedding_type 'relative_key' is not supported (absolute)");
     ck.remove("longformer.encoder.layer.0.attention.self.key_global.bias");

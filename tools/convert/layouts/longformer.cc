@@ -54,9 +54,9 @@ class LongformerMapper : public LayoutMapper {
         return err::failure(LINFER_ERROR_UNSUPPORTED,
                             "--config: attention_window differs between layers ({} and {}); linfer models have one "
                             "window for every layer",
-                            err::decimal(windows[0]), err::decimal(w));
+                            windows[0], w);
       if (w <= 0 || w % 2 || w > 2 * int64_t(Limits::kMaxSeqLen))
-        return err::invalid_model("--config: attention_window {} must be even and positive", err::decimal(w));
+        return err::invalid_model("--config: attention_window {} must be even and positive", w);
     }
     sliding_window_fields(c).window_radius =
         uint32_t(std::min<int64_t>(windows.empty() ? 0 : windows[0] / 2, c.max_seq_len));
