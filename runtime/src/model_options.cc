@@ -29,8 +29,8 @@ Status model_options_built(const EncoderDescription& d) {
 }
 
 Status option_not_built(const char* option) {
-  return unsupported(std::string("model option ") + option +
-                     " is not in this build (configure with -DLINFER_MODEL_OPTIONS including it)");
+  return unsupported("model option {} is not in this build (configure with -DLINFER_MODEL_OPTIONS including it)",
+                     option);
 }
 
 }  // namespace linfer::rt
