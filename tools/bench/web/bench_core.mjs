@@ -34,7 +34,7 @@ function parity(out, ref, cols) {
   return { rel: maxAbs / maxRef, cos: cosSum / rows };
 }
 const kBlockRuns = 3;
-const kBlockPauseMs = 200;  // longer than either pool spins before its threads sleep
+const kBlockPauseMs = 200;  // twice the pause measured to free a run of the other pool's spinning
 const median = (a) => { const s = [...a].sort((x, y) => x - y); return s[s.length >> 1]; };
 
 export async function compare({ linfer, ort, read, lengths, rounds, threads = 1, dtypes = ['f32', 'int8'], log = () => {} }) {
