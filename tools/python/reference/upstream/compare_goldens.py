@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """compare_goldens.py NEW_DIR OLD_DIR: compares a regenerated golden folder (tests/golden,
 tests/golden_kinds or tests/golden_layouts) with the committed one, case by case:
-- the case lists (cases.txt / cases.tsv), config.json and the inputs (ids_T.txt / emb_T.npy)
-  must be identical;
+- the case lists (cases.txt / cases.tsv), config.json, case.json (tests/golden_kinds' case
+  specifications) and the inputs (ids_T.txt / emb_T.npy) must be identical;
 - a checkpoint identical byte for byte is reported so; otherwise it must hold the same tensor
   names in the same order, with the same dtypes and shapes, and the values are reported (equal,
   or which differ);
@@ -43,7 +43,7 @@ def compare_case(new, old, name):
         return ["files differ: %s" % sorted(set(files_new) ^ set(files_old))], notes
     for f in files_new:
         a, b = os.path.join(new, f), os.path.join(old, f)
-        if f == "config.json" or f.startswith("ids_"):
+        if f in ("config.json", "case.json") or f.startswith("ids_"):
             if open(a, "rb").read() != open(b, "rb").read():
                 problems.append(f + " differs")
         elif f.startswith("emb_"):
