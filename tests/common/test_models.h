@@ -11,9 +11,6 @@
 
 #include "linfer/format/encoder.h"
 #include "linfer/format/kinds/linformer.h"
-#include "linfer/format/kinds/lsh.h"
-#include "linfer/format/kinds/block_sparse.h"
-#include "linfer/format/kinds/give_take.h"
 #include "linfer/format/lfm.h"
 
 namespace linfer::testing {
@@ -56,70 +53,38 @@ inline EncoderConfig huge_arena_config() {
   return c;
 }
 
-// Fills every tensor the configuration needs (and every optional bias) with N(0, 0.2) values;
-// layer norm weights are near 1.
+// Fills every tensor the configuration needs, as the format gives their shapes (slot_shape; an
+// attention kind's: its format file), and the optional bias of every dense layer filled, with
+// N(0, 0.2) values; layer norm weights are near 1, indices (BigBird's random blocks) uniform in
+// their range. Optional tensors of their own (a head's transform, Longformer's global
+// projections, GiveTake's convolution) are left to the tests that want them.
 inline OwnedDescription make_model(const EncoderConfig& c, uint32_t seed = 1) {
   OwnedDescription o;
   o.desc.config = c;
   o.desc.layers.resize(c.num_layers);
   std::mt19937 rng(seed);
   std::normal_distribution<float> nd(0.0f, 0.2f);
-  auto fill = [&](WeightView& w, std::vector<uint32_t> shape, float base = 0.0f) {
-    w.shape = std::move(shape);
+  auto ends_with = [](const std::string& s, const char* end) {
+    const size_t n = std::char_traits<char>::length(end);
+    return s.size() >= n && s.compare(s.size() - n, n, end) == 0;
+  };
+  bool weight_filled = false;  // the slot before: a dense layer's weight, before its bias
+  for_each_slot(o.desc, [&](Slot slot, uint32_t layer, const std::string& name, WeightView& w) {
+    const SlotShape shape = slot_shape(o.desc, slot, layer);
+    const bool fill =
+        !shape.dims.empty() && (!shape.optional || (!is_kind_slot(slot) && ends_with(name, ".bias") && weight_filled));
+    weight_filled = fill;
+    if (!fill) return;
+    w.shape = shape.dims;
     w.dtype = DType::F32;
     auto v = std::make_unique<std::vector<float>>(w.elements());
+    const float base = ends_with(name, "norm.weight") ? 1.0f : 0.0f;
     for (float& x : *v) x = base + nd(rng);
+    if (shape.index_bound)
+      for (float& x : *v) x = float(std::uniform_int_distribution<uint32_t>(0, shape.index_bound - 1)(rng));
     w.data = v->data();
     o.store.push_back(std::move(v));
-  };
-  const uint32_t D = c.dim, HD = c.num_heads * c.head_dim, KV = c.kv_heads * c.head_dim;
-  auto norm = [&](NormWeights& n) {
-    fill(n.weight, {D}, 1.0f);
-    fill(n.bias, {D});
-  };
-  auto linear = [&](LinearWeights& l, uint32_t out, uint32_t in) {
-    fill(l.weight, {out, in});
-    fill(l.bias, {out});
-  };
-  if (c.vocab_size) fill(o.desc.token_embedding, {c.vocab_size, D});
-  if (c.positions == PositionKind::Learned) fill(o.desc.position_embedding, {c.position_offset + c.max_seq_len, D});
-  if (c.embedding_norm) norm(o.desc.embedding_norm);
-  if (c.attention_kind == AttentionKind::GiveTake)
-    fill(o.desc.kind_tensors[GiveTakeTensors::kGlobalTokens], {c.num_global_tokens, D});
-  const bool linformer = c.attention_kind == AttentionKind::Linformer;
-  const LinformerFields lf = linformer ? linformer_fields(c) : LinformerFields();
-  const bool per_head = lf.projection_sharing == ProjectionSharing::None;
-  const std::vector<uint32_t> proj = per_head ? std::vector<uint32_t>{c.num_heads, lf.proj_len, c.max_seq_len}
-                                              : std::vector<uint32_t>{lf.proj_len, c.max_seq_len};
-  if (linformer && lf.projection_sharing == ProjectionSharing::Layerwise)
-    fill(o.desc.kind_tensors[LinformerTensors::kSharedProj], {lf.proj_len, c.max_seq_len});
-  for (LayerWeights& l : o.desc.layers) {
-    linear(l.q, HD, D);
-    if (c.attention_kind != AttentionKind::Lsh) linear(l.k, KV, D);  // (Lsh: the queries are the keys)
-    linear(l.v, KV, D);
-    linear(l.out, D, HD);
-    if (linformer && lf.projection_sharing != ProjectionSharing::Layerwise)
-      fill(l.kind_tensors[LinformerTensors::kProjK], proj);
-    if (linformer && linformer_has_separate_proj_v(c)) fill(l.kind_tensors[LinformerTensors::kProjV], proj);
-    if (c.attention_kind == AttentionKind::BlockSparse &&
-        block_sparse_fields(c).num_random_blocks > 0) {  // block indices
-      const uint32_t blocks = uint32_t(block_sparse_blocks(c, c.max_seq_len));
-      WeightView& random = l.kind_tensors[BlockSparseTensors::kRandomBlocks];
-      fill(random, {c.num_heads, blocks, block_sparse_fields(c).num_random_blocks});
-      float* v = const_cast<float*>(static_cast<const float*>(random.data));
-      for (uint64_t j = 0; j < random.elements(); ++j)
-        v[j] = float(std::uniform_int_distribution<uint32_t>(0, blocks - 1)(rng));
-    }
-    if (c.attention_kind == AttentionKind::Lsh)
-      fill(l.kind_tensors[LshTensors::kRotations],
-           {lsh_fields(c).num_hashes, c.head_dim, uint32_t(lsh_half_buckets(c, c.max_seq_len))});
-    norm(l.attention_norm);
-    linear(l.fc1, c.ff_dim, D);
-    linear(l.fc2, D, c.ff_dim);
-    norm(l.feed_forward_norm);
-  }
-  if (c.final_norm) norm(o.desc.final_norm);
-  if (c.head != HeadKind::None) linear(o.desc.head.out, c.output_channels(), D);
+  });
   return o;
 }
 

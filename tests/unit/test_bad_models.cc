@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "linfer/linfer.h"
+#include "linfer/format/kinds/give_take.h"
 #include "linfer/format/kinds/lsh.h"
 #include "linfer/format/kinds/block_sparse.h"
 #include "linfer/format/kinds/sliding_window.h"
@@ -871,6 +872,28 @@ TEST_CASE("a tensor at a place its attention kind does not list is refused when 
   CHECK_MESSAGE(err.find("layers.1 holds a tensor at 5 of its attention kind's, which linformer attention does not "
                          "have") != std::string::npos,
                 err);
+}
+
+// A feature only some kinds have names those kinds, as the table of kinds gives them.
+TEST_CASE("causal mode and rotary positions on a kind without them name the kinds that have them") {
+  auto load_error = [](const std::vector<uint8_t>& b) {
+    linfer_model* m = nullptr;
+    CHECK(linfer_model_load_from_memory(b.data(), b.size(), &m) == LINFER_ERROR_INVALID_MODEL);
+    return std::string(linfer_last_error());
+  };
+  const std::string causal = load_error(with_config([](fb::Config* c) { c->mutate_causal(fb::CausalMode::Causal); }));
+  const std::string rotary =
+      load_error(with_config([](fb::Config* c) { c->mutate_rotary(fb::Rotary::AdjacentPairs); }));
+  using testing::kind_built;
+  if (kind_built("full") && kind_built("linear_elu") && kind_built("performer") && kind_built("lsh")) {
+    CHECK(causal.find("causal mode is only defined for linear_elu, performer and lsh attention, not linformer") !=
+          std::string::npos);
+    CHECK(rotary.find("rotary positions are only defined for full, linear_elu, performer and lsh attention, not "
+                      "linformer") != std::string::npos);
+  } else {
+    CHECK(causal.find("causal mode is") != std::string::npos);
+    CHECK(rotary.find("rotary positions are") != std::string::npos);
+  }
 }
 
 // Whether a tensor is a dense layer's weight, asked by name (the converter, panel packing) and by

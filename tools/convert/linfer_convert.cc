@@ -18,6 +18,7 @@
 // leaves a partial model behind.
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <new>
@@ -26,11 +27,6 @@
 #include <vector>
 
 #include "calibrate.h"
-#include "linfer/format/kinds/linformer.h"
-#include "linfer/format/kinds/lsh.h"
-#include "linfer/format/kinds/block_sparse.h"
-#include "linfer/format/kinds/sliding_window.h"
-#include "linfer/format/kinds/performer.h"
 #include "checkpoint.h"
 #include "layout.h"
 #include "layouts.h"
@@ -207,6 +203,37 @@ err::Result<std::vector<std::string>> read_calibration_lines(const std::string& 
 }
 
 // Converts, writes the model and prints its summary.
+// The model's attention kind's own fields as --config names them ("bucket_size 4, num_hashes 2").
+std::string kind_fields_text(const linfer::EncoderConfig& c) {
+  const std::vector<linfer::KindFieldInfo> fields = linfer::kind_field_infos(c.attention_kind);
+  std::string text;
+  for (size_t i = 0; i < fields.size(); ++i) {
+    const uint32_t v = linfer::kind_field_value(c, i);
+    float f;
+    std::memcpy(&f, &v, sizeof f);
+    char value[32];
+    switch (fields[i].type) {
+      case linfer::KindFieldInfo::kEnum: {  // (validated: a value of the list)
+        uint32_t n = 0;
+        while (fields[i].choices[n] && n < v) ++n;
+        std::snprintf(value, sizeof value, "%s", fields[i].choices[n] ? fields[i].choices[n] : "?");
+        break;
+      }
+      case linfer::KindFieldInfo::kBool:
+        std::snprintf(value, sizeof value, "%s", v ? "true" : "false");
+        break;
+      case linfer::KindFieldInfo::kNumber:
+        std::snprintf(value, sizeof value, "%u", v);
+        break;
+      case linfer::KindFieldInfo::kFloat:
+        std::snprintf(value, sizeof value, "%g", double(f));
+        break;
+    }
+    text += (i ? ", " : "") + std::string(fields[i].name) + " " + value;
+  }
+  return text;
+}
+
 err::Status convert(const Arguments& args) {
   const std::string& input = args.input;
   const std::string& version = args.version;
@@ -294,21 +321,16 @@ err::Status convert(const Arguments& args) {
   if (err::Status s = linfer::tools::write_file_atomic(args.output, bytes.data(), bytes.size()); !s.ok()) return s;
 
   const linfer::EncoderConfig& c = conv.desc.config;
-  // (A model of another kind: k 0, the projections' defaults.)
-  const linfer::LinformerFields lf =
-      c.attention_kind == linfer::AttentionKind::Linformer ? linfer::linformer_fields(c) : linfer::LinformerFields();
   std::printf("layout: %s (%s)\n", layout.c_str(), ck.format.c_str());
   for (const std::string& note : conv.notes) std::printf("note: %s\n", note.c_str());
-  std::printf("config: %s, %u layers, dim %u, %u heads x %u (kv heads %u), ff %u, n=%u, k=%u, vocab %u\n",
+  std::printf("config: %s, %u layers, dim %u, %u heads x %u (kv heads %u), ff %u, n=%u, vocab %u\n",
               linfer::to_string(c.attention_kind), c.num_layers, c.dim, c.num_heads, c.head_dim, c.kv_heads, c.ff_dim,
-              c.max_seq_len, lf.proj_len, c.vocab_size);
-  const std::string projection = c.attention_kind == linfer::AttentionKind::Linformer
-                                     ? std::string(", projection ") + linfer::to_string(lf.projection_placement) +
-                                           " / sharing " + linfer::to_string(lf.projection_sharing)
-                                     : std::string();
-  std::printf("        norm %s, positions %s%s, activation %s, head %s\n", linfer::to_string(c.norm_placement),
-              linfer::to_string(c.positions), projection.c_str(), linfer::to_string(c.activation),
-              linfer::to_string(c.head));
+              c.max_seq_len, c.vocab_size);
+  std::printf("        norm %s, positions %s, activation %s, head %s%s\n", linfer::to_string(c.norm_placement),
+              linfer::to_string(c.positions), linfer::to_string(c.activation), linfer::to_string(c.head),
+              c.causal == linfer::CausalMode::Causal ? ", causal" : "");
+  if (const std::string fields = kind_fields_text(c); !fields.empty())
+    std::printf("        %s: %s\n", linfer::to_string(c.attention_kind), fields.c_str());
   if (c.head == linfer::HeadKind::Pooled)
     std::printf("        output: the %s-pooled vector%s, inputs up to %u tokens\n", linfer::to_string(c.pooling),
                 c.normalize_output ? ", L2-normalized" : "", c.max_seq_len);
@@ -323,27 +345,6 @@ err::Status convert(const Arguments& args) {
     std::printf("        classifier activation %s\n", linfer::to_string(c.classifier_activation));
   if (c.reversible_merge != linfer::ReversibleMerge::Sum)
     std::printf("        reversible halves merged by their %s\n", linfer::to_string(c.reversible_merge));
-  if (c.attention_kind == linfer::AttentionKind::Performer)
-    std::printf("        performer: %u %s features, eps %g%s\n", performer_fields(c).num_features,
-                linfer::to_string(performer_fields(c).feature_map), double(performer_fields(c).feature_eps),
-                performer_fields(c).key_stabiliser == linfer::KeyStabiliser::Sequence
-                    ? ", keys stabilised over the whole input"
-                    : "");
-  if (c.attention_kind == linfer::AttentionKind::SlidingWindow)
-    std::printf("        sliding window: radius %u (window %u), %u global positions%s\n",
-                sliding_window_fields(c).window_radius, 2 * sliding_window_fields(c).window_radius + 1,
-                sliding_window_fields(c).global_positions,
-                conv.desc.layers[0].kind_tensors[linfer::SlidingWindowTensors::kQGlobalWeight].present()
-                    ? ", own global projections"
-                    : "");
-  if (c.attention_kind == linfer::AttentionKind::BlockSparse)
-    std::printf("        block sparse: blocks of %u rows, %u global at each end, %u random per block\n",
-                block_sparse_fields(c).block_size, block_sparse_fields(c).global_blocks,
-                block_sparse_fields(c).num_random_blocks);
-  if (c.attention_kind == linfer::AttentionKind::Lsh)
-    std::printf("        lsh: chunks of %u rows, %u hashing rounds, shared queries and keys%s\n",
-                lsh_fields(c).bucket_size, lsh_fields(c).num_hashes,
-                c.causal == linfer::CausalMode::Causal ? ", causal" : "");
   std::map<std::string, uint64_t> bytes_by_dtype;
   std::map<const void*, bool> counted;
   uint64_t f32_column_bytes = 0;  // int8 layers' input channels kept in f32 (not in w.bytes())

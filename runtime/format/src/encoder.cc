@@ -175,6 +175,16 @@ Status set_kind_field(EncoderConfig& c, AttentionKind kind, size_t i, uint32_t v
   return k->check_config(other, false);
 }
 
+uint32_t kind_field_value(const EncoderConfig& c, size_t i) {
+  const FormatKind* k = kind_of(c);
+  if (!k || i >= k->field_count) return 0;
+  const ConfigField& f = k->fields[i];
+  const uint8_t* at = reinterpret_cast<const uint8_t*>(&c) + f.offset;
+  uint32_t value = *at;
+  if (f.size() == 4) std::memcpy(&value, at, 4);
+  return value;
+}
+
 void apply_converter_defaults(EncoderConfig& c, uint32_t given) {
   const FormatKind* k = kind_of(c);
   if (k && k->converter_defaults) k->converter_defaults(c, given);
@@ -196,6 +206,21 @@ bool out_of_range(Status* err, const char* what, uint32_t value, uint32_t lo, ui
 }
 
 namespace {
+
+// A feature only some kinds have ("causal mode is"), asked of a model of `kind`: the kinds that
+// have it, as this build's table of kinds says.
+Status not_defined_for(const char* feature, bool FormatKind::*has, AttentionKind kind) {
+#if !LINFER_TERSE_ERRORS
+  std::vector<const char*> names;
+  for (const FormatKind* const* k = kFormatKinds; *k; ++k)
+    if ((*k)->*has) names.push_back(to_string((*k)->kind));
+  std::string kinds;
+  for (size_t i = 0; i < names.size(); ++i)
+    kinds += std::string(i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + names[i];
+  if (!names.empty()) return invalid_model("{} only defined for {} attention, not {}", feature, kinds, to_string(kind));
+#endif
+  return invalid_model("{} not defined for {} attention", feature, to_string(kind));
+}
 
 // The configuration's checks; `kind` is the model's kind's format file (null: not in this build's
 // format, whose fields are not checked).
@@ -231,8 +256,7 @@ Status validate_config(const EncoderConfig& c, const FormatKind* kind) {
     if ((*k)->check_config && (*k == kind || !(*k)->defaults) && !(e = (*k)->check_config(c, *k == kind)).ok())
       return e;
   if (kind && c.causal != CausalMode::Bidirectional && !kind->causal)
-    return invalid_model("causal mode is only defined for linear_elu, performer and lsh attention, not {}",
-                         to_string(c.attention_kind));
+    return not_defined_for("causal mode is", &FormatKind::causal, c.attention_kind);
   if (out_of_range(&e, "vocab_size", c.vocab_size, 0, Limits::kMaxVocab)) return e;
   if (c.head == HeadKind::LmLogits && c.vocab_size == 0) return invalid_model("an LM head needs vocab_size > 0");
   if (c.head == HeadKind::Classifier && out_of_range(&e, "num_classes", c.num_classes, 1, Limits::kMaxClasses))
@@ -252,9 +276,7 @@ Status validate_config(const EncoderConfig& c, const FormatKind* kind) {
   }
   if (c.rotary != Rotary::None) {
     // (Queries and keys of every position exist before the attention math only for some kinds.)
-    if (kind && !kind->rotary)
-      return invalid_model("rotary positions are defined for full, linear, performer and lsh attention, not {}",
-                           to_string(c.attention_kind));
+    if (kind && !kind->rotary) return not_defined_for("rotary positions are", &FormatKind::rotary, c.attention_kind);
     if (c.head_dim % 2) return invalid_model("rotary positions need an even head_dim");
   }
   if (uint64_t(c.position_offset) + c.max_seq_len > Limits::kMaxPositionRows)
@@ -490,6 +512,13 @@ Status check_unlisted(const EncoderDescription& d, const FormatKind& kind) {
   return {};
 }
 
+// The shape the configuration gives a slot (not the position embedding's, a bound).
+Expect expected_of(const EncoderDescription& d, const FormatKind& kind, Slot slot, uint32_t layer) {
+  if (!is_kind_slot(slot)) return expected_shape(d.config, kind, slot);
+  const KindSlot& s = kind.slots[kind_slot_index(slot)];
+  return kind.expected(d.config, s.in_layer ? &d.layers[layer] : nullptr, s);
+}
+
 bool same_shape(const std::vector<uint32_t>& shape, const Expect& e) {
   return shape.size() == e.rank && std::equal(shape.begin(), shape.end(), e.dims);
 }
@@ -514,14 +543,10 @@ Status check_slot(const EncoderDescription& d, const FormatKind& kind, Slot slot
     if (w.shape[0] > Limits::kMaxPositionRows) return invalid_model("position_embedding has too many rows");
     return {};
   }
-  Expect e;
-  if (is_kind_slot(slot)) {  // the kind's: its shape, or what its format file says
-    const KindSlot& s = kind.slots[kind_slot_index(slot)];
-    if (kind.check_slot && kind.check_slot(c, s, name, w, &err)) return err;
-    e = kind.expected(c, s.in_layer ? &d.layers[layer] : nullptr, s);
-  } else {
-    e = expected_shape(c, kind, slot);
-  }
+  if (is_kind_slot(slot) && kind.check_slot &&
+      kind.check_slot(c, kind.slots[kind_slot_index(slot)], name, w, &err))  // a bound: its format file's
+    return err;
+  const Expect e = expected_of(d, kind, slot, layer);
   if (e.rank == 0)
     return w.present() ? invalid_model("{} is present but the configuration does not use it", name) : Status();
   if (!w.present()) return e.optional ? Status() : invalid_model("{} is missing", name);
@@ -543,6 +568,44 @@ Status check_slot(const EncoderDescription& d, const FormatKind& kind, Slot slot
   return {};
 }
 }  // namespace
+
+Status check_index_values(const EncoderDescription& d) {
+  const FormatKind& kind = *kind_of(d.config);
+  for (uint32_t i = 0; i < kind.slot_count; ++i) {
+    const KindSlot& s = kind.slots[i];
+    for (size_t l = 0; l < (s.in_layer ? d.layers.size() : 1); ++l) {
+      const WeightView& w = (s.in_layer ? d.layers[l].kind_tensors : d.kind_tensors)[s.index];
+      const uint32_t bound = kind.expected(d.config, s.in_layer ? &d.layers[l] : nullptr, s).index_bound;
+      for (uint64_t j = 0; bound && w.present() && j < w.elements(); ++j)
+        if (const float v = static_cast<const float*>(w.data)[j];
+            !(v >= 0.0f && v < float(bound) && v == float(uint32_t(v))))
+          // (No floating point on bare metal: newlib-nano's printf has none.)
+          return invalid_model(LINFER_DETAILED("{}{}{} holds {} at element {}, not an index in [0, {})",
+                                               "{}{}{} holds a value that is not an index in range"),
+                               s.in_layer ? layer_name(l) : std::string(), s.in_layer ? "." : "", s.name,
+                               LINFER_DETAILED(std::to_string(v), ""), j, bound);
+    }
+  }
+  return {};
+}
+
+#if !LINFER_BARE_METAL
+SlotShape slot_shape(const EncoderDescription& d, Slot slot, uint32_t layer) {
+  SlotShape shape;
+  const EncoderConfig& c = d.config;
+  const FormatKind* kind = kind_of(c);
+  if (!kind || (is_kind_slot(slot) && kind_slot_index(slot) >= kind->slot_count)) return shape;
+  if (slot == Slot::PositionEmbedding) {  // a bound: the rows of the longest input at its offset
+    if (c.positions == PositionKind::Learned) shape.dims = {c.position_offset + c.max_seq_len, c.dim};
+    return shape;
+  }
+  const Expect e = expected_of(d, *kind, slot, layer);
+  shape.dims.assign(e.dims, e.dims + e.rank);
+  shape.optional = e.optional;
+  shape.index_bound = e.index_bound;
+  return shape;
+}
+#endif
 
 Status validate_description(const EncoderDescription& d) {
   const EncoderConfig& c = d.config;

@@ -94,7 +94,7 @@ class AttentionModule {
 
  protected:
   // K and V dense layers over the layer input, one per group of the weight's panels (per-head
-  // projections) or one: most kinds have them (LSH has no K: its queries are its keys).
+  // projections) or one: most kinds have them (a kind whose queries are its keys has no K).
   struct KvLayers {
     std::vector<DenseLayer> k, v;
   };

@@ -31,7 +31,8 @@ constexpr KindSlot kSlots[] = {LINFER_LAYER_SLOT("random_blocks", BlockSparseTen
                                                  VT_RANDOM_BLOCKS, kTensor, kF32)};
 static_assert(kind_slots_fit(kSlots), "kind_tensors holds every tensor");
 
-// [heads, blocks of the longest input, random blocks per query block], when there are any.
+// [heads, blocks of the longest input, random blocks per query block], when there are any: block
+// indices of the longest input.
 Expect expected(const EncoderConfig& c, const LayerWeights*, const KindSlot&) {
   Expect e;
   const uint32_t random = block_sparse_fields(c).num_random_blocks;
@@ -40,25 +41,8 @@ Expect expected(const EncoderConfig& c, const LayerWeights*, const KindSlot&) {
   e.dims[1] = uint32_t(block_sparse_blocks(c, c.max_seq_len));
   e.dims[2] = random;
   e.rank = 3;
+  e.index_bound = e.dims[1];
   return e;
-}
-
-// The random key blocks are block indices of the longest input (shape and f32 checked before).
-Status check_values(const EncoderDescription& d) {
-  const float blocks = float(block_sparse_blocks(d.config, d.config.max_seq_len));
-  for (size_t i = 0; i < d.layers.size(); ++i) {
-    const WeightView& w = d.layers[i].kind_tensors[BlockSparseTensors::kRandomBlocks];
-    if (!w.present()) continue;
-    const float* v = static_cast<const float*>(w.data);
-    for (uint64_t j = 0; j < w.elements(); ++j)
-      if (!(v[j] >= 0.0f && v[j] < blocks && v[j] == float(uint32_t(v[j]))))
-        // (No floating point on bare metal: newlib-nano's printf has none.)
-        return invalid_model(LINFER_DETAILED("{}.attention.random_blocks holds {} at element {}, not a block index in "
-                                             "[0, {})",
-                                             "{}.attention.random_blocks holds a value that is not a block index"),
-                             layer_name(i), LINFER_DETAILED(std::to_string(v[j]), ""), j, uint32_t(blocks));
-  }
-  return {};
 }
 
 #if !LINFER_BARE_METAL
@@ -85,7 +69,7 @@ extern const FormatKind kBlockSparseFormat = {
     /*expected=*/expected,
     /*check_slot=*/nullptr,
     /*check_layers=*/nullptr,
-    /*check_values=*/check_values,
+    /*check_values=*/check_index_values,
     /*kv_panel_groups=*/nullptr LINFER_CONVERTER_DEFAULTS(converter_defaults),
 };
 

@@ -121,11 +121,13 @@ constexpr bool kind_slots_fit(const KindSlot (&slots)[N]) {
 }
 
 // The shape the configuration gives a slot; rank 0: the slot must be absent. `optional` slots may
-// be absent.
+// be absent. `index_bound` > 0: an f32 slot of indices, whole numbers in [0, index_bound) (block
+// indices), which the kind's check_values checks value by value with check_index_values.
 struct Expect {
   uint32_t dims[3] = {};
   uint32_t rank = 0;
   bool optional = false;
+  uint32_t index_bound = 0;
 };
 
 struct FormatKind {
@@ -178,6 +180,10 @@ const FormatKind* kind_of(const EncoderConfig& c);
 // The tensor of a kind of this build named `name` (a whole slot name, "layers.0.attention.proj_k"),
 // or null.
 const KindSlot* kind_slot_named(const std::string& name);
+
+// A kind's check_values for its tensors of indices (Expect::index_bound; shapes and f32 checked
+// before): every value a whole number in range, since a run looks up rows with them.
+Status check_index_values(const EncoderDescription& d);
 
 // Shared by the checks: sets *err and returns true when value is outside [lo, hi].
 bool out_of_range(Status* err, const char* what, uint32_t value, uint32_t lo, uint32_t hi);

@@ -142,6 +142,9 @@ std::vector<KindFieldInfo> kind_field_infos(AttentionKind kind);
 // float's bits). In a model of another kind, a field of that kind's fields struct has no place:
 // fails (LINFER_ERROR_INVALID_MODEL, why the model cannot have it) unless `value` is its default.
 err::Status set_kind_field(EncoderConfig& c, AttentionKind kind, size_t i, uint32_t value);
+// Field `i` of kind_field_infos(c.attention_kind), in set_kind_field's form (0 when c's kind has
+// no field i).
+uint32_t kind_field_value(const EncoderConfig& c, size_t i);
 // Gives the fields of c's kind that --config did not give (`given`: bit i for field i) the
 // converter's defaults where they are not the schema's (BigBird's global blocks, Performer's
 // epsilon by feature map).
@@ -352,4 +355,20 @@ void for_each_slot(const EncoderDescription& desc, Fn&& fn) {
 }
 
 std::string shape_to_string(const std::vector<uint32_t>& shape);
+
+#if !LINFER_BARE_METAL
+// The shape the configuration of `desc` gives a slot (of layer `layer`), for whoever builds a
+// model in memory: `dims` empty when the configuration does not use the slot, `optional` when it
+// may be absent; the learned position embedding's least shape (it may have more rows).
+// `index_bound` > 0: the slot holds indices, whole numbers in [0, index_bound) (block indices).
+// The attention kind's slots as its format file says: the other slots of a layer decide some
+// (Longformer's global projections are there when q_global.weight is), so they are asked in
+// visiting order (for_each_slot).
+struct SlotShape {
+  std::vector<uint32_t> dims;
+  bool optional = false;
+  uint32_t index_bound = 0;
+};
+SlotShape slot_shape(const EncoderDescription& desc, Slot slot, uint32_t layer);
+#endif
 }  // namespace linfer
