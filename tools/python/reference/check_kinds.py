@@ -424,7 +424,9 @@ def numpy_forward(cfg, sd, ids):
             return attn_block_sparse(cfg, sd, a, s), None
         if kind == "lsh":
             return attn_lsh(cfg, sd, a, s), None
-        return attn_givetake(cfg, sd, a, s, t)
+        if kind == "givetake":
+            return attn_givetake(cfg, sd, a, s, t)
+        raise ValueError("check_kinds.py has no independent forward of %s attention" % kind)
 
     xs = embed(cfg, sd, ids)
     xt = sd["global_tokens"].copy() if gt else None
