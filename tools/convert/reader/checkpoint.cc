@@ -149,6 +149,10 @@ const char* Value::kind_name() const {
 
 namespace detail {
 
+void throw_reader_error(linfer_status code, const char* text, const err::MessageArg* args, size_t count) {
+  throw ReaderError{err::format_status(code, text, args, count)};
+}
+
 std::string quote(std::string_view text) {
   constexpr size_t kMax = 160;
   std::string out = "'";
@@ -209,40 +213,36 @@ uint64_t checked_numel(const std::string& what, const std::vector<int64_t>& shap
   uint64_t numel = 1;
   bool zero = false;
   for (int64_t d : shape) {
-    if (d < 0) fail(what + " has a negative dimension (" + std::to_string(d) + ")");
+    if (d < 0) fail("{} has a negative dimension ({})", what, d);
     if (d == 0) zero = true;
   }
   if (zero) return 0;
   for (int64_t d : shape)
     if (!mul_u64(numel, uint64_t(d), &numel) || numel > uint64_t(INT64_MAX))
-      fail(what + " has too many elements (shape product overflows)");
+      fail("{} has too many elements (shape product overflows)", what);
   return numel;
 }
 
 void check_view(const std::string& what, const std::vector<int64_t>& shape, const std::vector<int64_t>& strides,
                 uint64_t offset, uint64_t storage_numel) {
-  if (shape.size() > size_t(kMaxRank))
-    fail(what + " has rank " + std::to_string(shape.size()) + " (more than " + std::to_string(kMaxRank) + ")");
-  if (shape.size() != strides.size())
-    fail(what + " has " + std::to_string(shape.size()) + " sizes but " + std::to_string(strides.size()) + " strides");
+  if (shape.size() > size_t(kMaxRank)) fail("{} has rank {} (more than {})", what, shape.size(), kMaxRank);
+  if (shape.size() != strides.size()) fail("{} has {} sizes but {} strides", what, shape.size(), strides.size());
   for (int64_t s : strides)
-    if (s < 0) fail(what + " has a negative stride (" + std::to_string(s) + ")");
+    if (s < 0) fail("{} has a negative stride ({})", what, s);
   uint64_t numel = checked_numel(what, shape);
   if (numel == 0) {
     if (offset > storage_numel)
-      fail(what + " starts at element " + std::to_string(offset) + " past the end of its storage (" +
-           std::to_string(storage_numel) + " elements)");
+      fail("{} starts at element {} past the end of its storage ({} elements)", what, offset, storage_numel);
     return;
   }
   uint64_t last = offset;
   for (size_t i = 0; i < shape.size(); ++i) {
     uint64_t step;
     if (!mul_u64(uint64_t(shape[i] - 1), uint64_t(strides[i]), &step) || !add_u64(last, step, &last))
-      fail(what + " view extent overflows");
+      fail("{} view extent overflows", what);
   }
   if (last >= storage_numel)
-    fail(what + " view reaches element " + std::to_string(last) + " but its storage has only " +
-         std::to_string(storage_numel) + " elements");
+    fail("{} view reaches element {} but its storage has only {} elements", what, last, storage_numel);
 }
 
 namespace {
@@ -272,12 +272,12 @@ err::Result<std::unique_ptr<Checkpoint>> finish(std::unique_ptr<Checkpoint> ck) 
   try {
     parse_any(ck.get());
     return ck;
-  } catch (const ReaderError& e) {
-    return err::Status(e.code, e.what());
+  } catch (ReaderError& e) {
+    return std::move(e.status);
   } catch (const std::bad_alloc&) {
     return err::Status(LINFER_ERROR_OUT_OF_MEMORY, "out of memory while reading the checkpoint");
   } catch (const std::exception& e) {  // (a library's exception on a file the checks let through)
-    return err::invalid_model(std::string("cannot read the checkpoint: ") + e.what());
+    return err::invalid_model("cannot read the checkpoint: {}", e.what());
   }
 }
 
@@ -406,13 +406,13 @@ float load_as_f32(SourceDType dtype, const uint8_t* p) {
 
 err::Result<std::vector<float>> tensor_to_f32(const Checkpoint& checkpoint, const SourceTensor& tensor) {
   using namespace detail;
-  const std::string what = "tensor " + quote(tensor.name);
+  const std::string what = err::message("tensor {}", quote(tensor.name));
   try {
     auto it = checkpoint.storages.find(tensor.storage_key);
-    if (it == checkpoint.storages.end()) fail(what + " refers to unknown storage " + quote(tensor.storage_key));
+    if (it == checkpoint.storages.end()) fail("{} refers to unknown storage {}", what, quote(tensor.storage_key));
     const Storage& storage = it->second;
     if (storage.dtype != tensor.dtype)
-      fail(what + " has dtype " + dtype_name(tensor.dtype) + " but its storage holds " + dtype_name(storage.dtype));
+      fail("{} has dtype {} but its storage holds {}", what, dtype_name(tensor.dtype), dtype_name(storage.dtype));
     switch (tensor.dtype) {
       case SourceDType::F32:
       case SourceDType::F16:
@@ -420,16 +420,15 @@ err::Result<std::vector<float>> tensor_to_f32(const Checkpoint& checkpoint, cons
       case SourceDType::F64:
         break;
       default:
-        fail(what + " has dtype " + dtype_name(tensor.dtype) +
-             "; only F32, F16, BF16 and F64 tensors can be read as float32");
+        fail("{} has dtype {}; only F32, F16, BF16 and F64 tensors can be read as float32", what,
+             dtype_name(tensor.dtype));
     }
     const uint64_t item = dtype_size(tensor.dtype);
     const uint64_t storage_numel = storage.bytes / item;
     check_view(what, tensor.shape, tensor.strides, tensor.storage_offset, storage_numel);
     const uint64_t numel = checked_numel(what, tensor.shape);
     if (numel > storage_numel && numel > (uint64_t(1) << 16))
-      fail(what + " expands " + std::to_string(storage_numel) + " stored elements into " + std::to_string(numel) +
-           " (broadcast views are not supported)");
+      fail("{} expands {} stored elements into {} (broadcast views are not supported)", what, storage_numel, numel);
     std::vector<float> out(size_t(numel), 0.0f);
     if (numel == 0) return out;
     const uint8_t* base = storage.data;
@@ -461,8 +460,8 @@ err::Result<std::vector<float>> tensor_to_f32(const Checkpoint& checkpoint, cons
       }
     }
     return out;
-  } catch (const ReaderError& e) {
-    return err::Status(e.code, e.what());
+  } catch (ReaderError& e) {
+    return std::move(e.status);
   } catch (const std::bad_alloc&) {
     return err::failure(LINFER_ERROR_OUT_OF_MEMORY, "{} does not fit in memory", what);
   }

@@ -7,7 +7,6 @@
 #include <deque>
 #include <functional>
 #include <map>
-#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,16 +19,28 @@
 
 namespace linfer::convert::detail {
 
-// Thrown inside the readers; the public entry points turn it into their Status.
-struct ReaderError : std::runtime_error {
-  ReaderError(linfer_status status_code, const std::string& message) : std::runtime_error(message), code(status_code) {}
-  linfer_status code;
+// A failure thrown inside the readers, a check deep in a parse leaving every level at once; the
+// public entry points return its Status.
+struct ReaderError {
+  err::Status status;
 };
 
-// A malformed checkpoint (LINFER_ERROR_INVALID_MODEL).
-[[noreturn]] inline void fail(const std::string& message) { throw ReaderError(LINFER_ERROR_INVALID_MODEL, message); }
+// Throws the ReaderError of `code` and err::message(text, args): out of line, so that each check
+// adds only its arguments and a call.
+[[noreturn]] void throw_reader_error(linfer_status code, const char* text, const err::MessageArg* args, size_t count);
+
+// A malformed checkpoint (LINFER_ERROR_INVALID_MODEL): fail("{} is truncated", what).
+template <class... Args>
+[[noreturn]] void fail(const char* text, const Args&... args) {
+  const err::MessageArg list[sizeof...(Args) + 1] = {err::MessageArg(args)...};
+  throw_reader_error(LINFER_ERROR_INVALID_MODEL, text, list, sizeof...(Args));
+}
 // A format or a variant of one that the readers do not read (LINFER_ERROR_UNSUPPORTED).
-[[noreturn]] inline void refuse(const std::string& message) { throw ReaderError(LINFER_ERROR_UNSUPPORTED, message); }
+template <class... Args>
+[[noreturn]] void refuse(const char* text, const Args&... args) {
+  const err::MessageArg list[sizeof...(Args) + 1] = {err::MessageArg(args)...};
+  throw_reader_error(LINFER_ERROR_UNSUPPORTED, text, list, sizeof...(Args));
+}
 
 // 'text' with quotes, non-printable bytes escaped and long strings cut, safe inside a one-line
 // message.

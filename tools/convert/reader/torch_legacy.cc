@@ -47,15 +47,14 @@ uint64_t read_magic_pickle(const uint8_t* d, uint64_t n) {
   const uint8_t proto = d[1];
   if (proto >= 4 && n >= pos + 9 && d[pos] == 0x95) {
     if (load_u64(d + pos + 1) != sizeof kMagicLong1 + 1)
-      fail("the magic-number pickle has a FRAME of " + std::to_string(load_u64(d + pos + 1)) + " bytes (expected 13)");
+      fail("the magic-number pickle has a FRAME of {} bytes (expected 13)", load_u64(d + pos + 1));
     pos += 9;
   }
   if (found != pos)
-    fail("the file must start with the magic-number pickle, but the magic number is at offset " +
-         std::to_string(found) + " instead of " + std::to_string(pos));
+    fail("the file must start with the magic-number pickle, but the magic number is at offset {} instead of {}", found,
+         pos);
   pos += sizeof kMagicLong1;
-  if (pos >= n || d[pos] != '.')
-    fail("the magic-number pickle does not end with STOP at offset " + std::to_string(pos));
+  if (pos >= n || d[pos] != '.') fail("the magic-number pickle does not end with STOP at offset {}", pos);
   return pos + 1;
 }
 
@@ -76,11 +75,9 @@ class LegacyReader {
 
     const Value* version = next("protocol-version pickle", nullptr);
     if (version->kind != Value::Kind::Int)
-      fail(std::string("the protocol version is a ") + version->kind_name() + ", not " +
-           std::to_string(kLegacyProtocolVersion));
+      fail("the protocol version is a {}, not {}", version->kind_name(), kLegacyProtocolVersion);
     if (version->integer != kLegacyProtocolVersion)
-      fail("invalid protocol version " + std::to_string(version->integer) + " (expected " +
-           std::to_string(kLegacyProtocolVersion) + ")");
+      fail("invalid protocol version {} (expected {})", version->integer, kLegacyProtocolVersion);
 
     check_sys_info(next("sys_info pickle", nullptr));
 
@@ -101,7 +98,7 @@ class LegacyReader {
  private:
   // Unpickles the pickle at pos_ and moves pos_ past its STOP.
   Value* next(const char* what, const StorageResolver* resolve) {
-    if (pos_ >= n_) fail(std::string("the file ends before the ") + what + " (offset " + std::to_string(pos_) + ")");
+    if (pos_ >= n_) fail("the file ends before the {} (offset {})", what, pos_);
     static const StorageResolver no_storages = [](const StorageRequest&) {};
     UnpickleOptions options;
     options.persistent_ids =
@@ -116,10 +113,10 @@ class LegacyReader {
   }
 
   void check_sys_info(const Value* info) {
-    if (info->kind != Value::Kind::Dict) fail(std::string("sys_info is a ") + info->kind_name() + ", not a dict");
+    if (info->kind != Value::Kind::Dict) fail("sys_info is a {}, not a dict", info->kind_name());
     const Value* version = info->get("protocol_version");
     if (!version || version->kind != Value::Kind::Int || version->integer != kLegacyProtocolVersion)
-      fail("sys_info 'protocol_version' is not " + std::to_string(kLegacyProtocolVersion));
+      fail("sys_info 'protocol_version' is not {}", kLegacyProtocolVersion);
     const Value* little = info->get("little_endian");
     if (!little || little->kind != Value::Kind::Bool) fail("sys_info has no boolean 'little_endian'");
     if (!little->boolean)
@@ -136,24 +133,24 @@ class LegacyReader {
     };
     for (const Expected& e : {Expected{"short", 2, 2}, Expected{"int", 4, 4}, Expected{"long", 4, 8}}) {
       const Value* v = sizes->get(e.name);
-      if (!v || v->kind != Value::Kind::Int || (v->integer != e.a && v->integer != e.b))
-        fail(std::string("sys_info type_sizes '") + e.name + "' is " +
-             (v ? (v->kind == Value::Kind::Int ? std::to_string(v->integer) : std::string("a ") + v->kind_name())
-                : std::string("missing")) +
-             " (expected " + std::to_string(e.a) + (e.b != e.a ? " or " + std::to_string(e.b) : std::string()) + ")");
+      if (v && v->kind == Value::Kind::Int && (v->integer == e.a || v->integer == e.b)) continue;
+      const std::string found = !v                            ? "missing"
+                                : v->kind == Value::Kind::Int ? err::message("{}", v->integer)
+                                                              : err::message("a {}", v->kind_name());
+      if (e.a != e.b) fail("sys_info type_sizes '{}' is {} (expected {} or {})", e.name, found, e.a, e.b);
+      fail("sys_info type_sizes '{}' is {} (expected {})", e.name, found, e.a);
     }
   }
 
   // A storage persistent id in the object pickle (called once per reference).
   void reference(const StorageRequest& req) {
-    const std::string what = "storage " + quote(req.key);
     uint64_t bytes;
     if (!mul_u64(req.numel, dtype_size(req.dtype), &bytes))
-      fail(what + " element count " + std::to_string(req.numel) + " is too large");
+      fail("storage {} element count {} is too large", quote(req.key), req.numel);
     auto it = referenced_.find(req.key);
     if (it != referenced_.end()) {
       if (it->second.dtype != req.dtype || it->second.numel != req.numel)
-        fail(what + " is referenced with two different dtypes or sizes");
+        fail("storage {} is referenced with two different dtypes or sizes", quote(req.key));
       return;
     }
     referenced_.emplace(req.key, Referenced{req.dtype, req.numel, bytes});
@@ -162,42 +159,39 @@ class LegacyReader {
 
   void check_keys(const Value* keys, uint64_t at) {
     if (keys->kind != Value::Kind::List)
-      fail(std::string("the storage key list at offset ") + std::to_string(at) + " is a " + keys->kind_name() +
-           ", not a list");
+      fail("the storage key list at offset {} is a {}, not a list", at, keys->kind_name());
     std::unordered_set<std::string_view> seen;
     for (const Value* k : keys->items) {
-      if (k->kind != Value::Kind::String)
-        fail(std::string("the storage key list holds a ") + k->kind_name() + ", not a string");
-      if (!seen.insert(k->text).second) fail("storage key " + quote(k->text) + " appears twice in the key list");
+      if (k->kind != Value::Kind::String) fail("the storage key list holds a {}, not a string", k->kind_name());
+      if (!seen.insert(k->text).second) fail("storage key {} appears twice in the key list", quote(k->text));
       if (!referenced_.count(k->text))
-        fail("storage key " + quote(k->text) +
-             " in the key list is not used by the object pickle (torch.load refuses this too, and the "
-             "record's element size is unknown)");
+        fail(
+            "storage key {} in the key list is not used by the object pickle (torch.load refuses this too, and "
+            "the record's element size is unknown)",
+            quote(k->text));
     }
     if (seen.size() != referenced_.size()) {
       for (const std::string& key : reference_order_)  // name the first missing one in pickle order
         if (!seen.count(key))
-          fail("storage " + quote(key) + " used by the object pickle is missing from the storage key list (" +
-               std::to_string(referenced_.size() - seen.size()) + " missing)");
+          fail("storage {} used by the object pickle is missing from the storage key list ({} missing)", quote(key),
+               referenced_.size() - seen.size());
     }
   }
 
   void read_records(const Value* keys) {
     for (const Value* k : keys->items) {
       const Referenced& ref = referenced_.at(k->text);
-      const std::string what = "storage " + quote(k->text) + " record at offset " + std::to_string(pos_);
+      const std::string what = err::message("storage {} record at offset {}", quote(k->text), pos_);
       if (n_ - pos_ < 8)
-        fail(what + " is truncated: it needs an 8-byte element count but the file has " + std::to_string(n_ - pos_) +
-             " bytes left");
+        fail("{} is truncated: it needs an 8-byte element count but the file has {} bytes left", what, n_ - pos_);
       const int64_t count = int64_t(load_u64(d_ + pos_));
-      if (count < 0) fail(what + " has a negative element count (" + std::to_string(count) + ")");
+      if (count < 0) fail("{} has a negative element count ({})", what, count);
       if (uint64_t(count) != ref.numel)
-        fail(what + " holds " + std::to_string(count) + " elements but the object pickle says " +
-             std::to_string(ref.numel));
+        fail("{} holds {} elements but the object pickle says {}", what, count, ref.numel);
       const uint64_t start = pos_ + 8;
       if (ref.bytes > n_ - start)
-        fail(what + " needs " + std::to_string(ref.bytes) + " bytes (" + std::to_string(ref.numel) + " x " +
-             dtype_name(ref.dtype) + ") but the file has only " + std::to_string(n_ - start) + " bytes left");
+        fail("{} needs {} bytes ({} x {}) but the file has only {} bytes left", what, ref.bytes, ref.numel,
+             dtype_name(ref.dtype), n_ - start);
       Storage s;
       s.key = k->text;
       s.dtype = ref.dtype;
@@ -214,8 +208,10 @@ class LegacyReader {
     bool zeros = rest <= kMaxTrailingZeros;
     for (uint64_t i = pos_; zeros && i < n_; ++i) zeros = d_[i] == 0;
     if (!zeros)
-      fail(std::to_string(rest) + " trailing bytes after the last storage record at offset " + std::to_string(pos_) +
-           " (at most " + std::to_string(kMaxTrailingZeros) + " zero bytes of padding are accepted)");
+      fail(
+          "{} trailing bytes after the last storage record at offset {} (at most {} zero bytes of padding are "
+          "accepted)",
+          rest, pos_, kMaxTrailingZeros);
   }
 
   const uint8_t* d_;
@@ -236,8 +232,8 @@ bool is_legacy_torch(const uint8_t* d, uint64_t n) {
 void parse_torch_legacy(const uint8_t* data, uint64_t size, Checkpoint* out) {
   try {
     LegacyReader(data, size, out).run();
-  } catch (const ReaderError& e) {
-    throw ReaderError(e.code, std::string("legacy torch.save: ") + e.what());
+  } catch (ReaderError& e) {
+    throw ReaderError{std::move(e.status).within("legacy torch.save: ")};
   }
 }
 

@@ -56,7 +56,7 @@ std::vector<ZipRecord> read_zip(const uint8_t* d, uint64_t n) {
     uint64_t z64 = load_u64(loc + 8);
     if (load_u32(loc + 4) != 0 || load_u32(loc + 16) > 1) refuse("zip: multi-disk archives are not supported");
     if (!in_range(z64, kZip64EocdSize, eocd - kZip64LocatorSize))
-      fail("zip: ZIP64 end-of-central-directory offset " + std::to_string(z64) + " is out of range");
+      fail("zip: ZIP64 end-of-central-directory offset {} is out of range", z64);
     const uint8_t* r = d + z64;
     if (load_u32(r) != kZip64EocdSig) fail("zip: bad ZIP64 end-of-central-directory signature");
     disk = load_u32(r + 16);
@@ -68,11 +68,9 @@ std::vector<ZipRecord> read_zip(const uint8_t* d, uint64_t n) {
   }
   if (disk != 0 || cd_disk != 0 || entries_on_disk != entries) refuse("zip: multi-disk archives are not supported");
   if (!in_range(cd_offset, cd_size, n))
-    fail("zip: central directory (offset " + std::to_string(cd_offset) + ", " + std::to_string(cd_size) +
-         " bytes) lies outside the file (" + std::to_string(n) + " bytes)");
+    fail("zip: central directory (offset {}, {} bytes) lies outside the file ({} bytes)", cd_offset, cd_size, n);
   if (entries > cd_size / kCentralSize)
-    fail("zip: central directory of " + std::to_string(cd_size) + " bytes cannot hold " + std::to_string(entries) +
-         " entries");
+    fail("zip: central directory of {} bytes cannot hold {} entries", cd_size, entries);
 
   std::vector<ZipRecord> records;
   records.reserve(size_t(entries));
@@ -80,33 +78,32 @@ std::vector<ZipRecord> read_zip(const uint8_t* d, uint64_t n) {
   const uint64_t cd_end = cd_offset + cd_size;
   uint64_t pos = cd_offset;
   for (uint64_t i = 0; i < entries; ++i) {
-    if (!in_range(pos, kCentralSize, cd_end))
-      fail("zip: central directory entry " + std::to_string(i) + " is truncated");
+    if (!in_range(pos, kCentralSize, cd_end)) fail("zip: central directory entry {} is truncated", i);
     const uint8_t* c = d + pos;
-    if (load_u32(c) != kCentralSig) fail("zip: bad central directory signature at entry " + std::to_string(i));
+    if (load_u32(c) != kCentralSig) fail("zip: bad central directory signature at entry {}", i);
     const uint16_t flags = load_u16(c + 8), method = load_u16(c + 10);
     uint64_t csize = load_u32(c + 20), usize = load_u32(c + 24);
     const uint64_t name_len = load_u16(c + 28), extra_len = load_u16(c + 30), comment_len = load_u16(c + 32);
     uint64_t disk_start = load_u16(c + 34);
     uint64_t local = load_u32(c + 42);
     if (!in_range(pos + kCentralSize, name_len + extra_len + comment_len, cd_end))
-      fail("zip: central directory entry " + std::to_string(i) + " is truncated");
+      fail("zip: central directory entry {} is truncated", i);
     ZipRecord rec;
     rec.name.assign(reinterpret_cast<const char*>(c + kCentralSize), size_t(name_len));
-    const std::string what = "zip record " + quote(rec.name);
+    const std::string what = err::message("zip record {}", quote(rec.name));
 
     // ZIP64 extended information: the fields whose 32-bit value is saturated, in this order.
     const uint8_t* extra = c + kCentralSize + name_len;
     for (uint64_t at = 0; at < extra_len;) {
-      if (extra_len - at < 4) fail(what + " has a malformed extra field");
+      if (extra_len - at < 4) fail("{} has a malformed extra field", what);
       const uint16_t id = load_u16(extra + at), len = load_u16(extra + at + 2);
       at += 4;
-      if (len > extra_len - at) fail(what + " has a malformed extra field");
+      if (len > extra_len - at) fail("{} has a malformed extra field", what);
       if (id == 0x0001) {
         const uint8_t* z = extra + at;
         uint64_t zi = 0;
         auto take64 = [&](uint64_t* field) {
-          if (len - zi < 8) fail(what + " has a truncated ZIP64 extra field");
+          if (len - zi < 8) fail("{} has a truncated ZIP64 extra field", what);
           *field = load_u64(z + zi);
           zi += 8;
         };
@@ -114,7 +111,7 @@ std::vector<ZipRecord> read_zip(const uint8_t* d, uint64_t n) {
         if (csize == 0xffffffffu) take64(&csize);
         if (local == 0xffffffffu) take64(&local);
         if (disk_start == 0xffffu) {
-          if (len - zi < 4) fail(what + " has a truncated ZIP64 extra field");
+          if (len - zi < 4) fail("{} has a truncated ZIP64 extra field", what);
           disk_start = load_u32(z + zi);
         }
       }
@@ -123,27 +120,24 @@ std::vector<ZipRecord> read_zip(const uint8_t* d, uint64_t n) {
     pos += kCentralSize + name_len + extra_len + comment_len;
 
     if (disk_start != 0) refuse("zip: multi-disk archives are not supported");
-    if (flags & 0x1) fail(what + " is encrypted");
-    if (method == 0 && csize != usize) fail(what + " is stored but its compressed and uncompressed sizes differ");
+    if (flags & 0x1) fail("{} is encrypted", what);
+    if (method == 0 && csize != usize) fail("{} is stored but its compressed and uncompressed sizes differ", what);
 
-    if (!in_range(local, kLocalSize, n))
-      fail(what + ": local header offset " + std::to_string(local) + " is out of range");
+    if (!in_range(local, kLocalSize, n)) fail("{}: local header offset {} is out of range", what, local);
     const uint8_t* l = d + local;
-    if (load_u32(l) != kLocalSig) fail(what + ": bad local header signature");
+    if (load_u32(l) != kLocalSig) fail("{}: bad local header signature", what);
     const uint64_t lname = load_u16(l + 26), lextra = load_u16(l + 28);
-    if (!in_range(local + kLocalSize, lname + lextra, n)) fail(what + ": local header runs past the end of the file");
-    if (std::string_view(reinterpret_cast<const char*>(l + kLocalSize), size_t(lname)) != rec.name)
-      fail(what + ": local header name " +
-           quote(std::string_view(reinterpret_cast<const char*>(l + kLocalSize), size_t(lname))) +
-           " does not match the central directory");
-    if (load_u16(l + 8) != method) fail(what + ": local header compression method differs from the central directory");
+    if (!in_range(local + kLocalSize, lname + lextra, n)) fail("{}: local header runs past the end of the file", what);
+    const std::string_view local_name(reinterpret_cast<const char*>(l + kLocalSize), size_t(lname));
+    if (local_name != rec.name)
+      fail("{}: local header name {} does not match the central directory", what, quote(local_name));
+    if (load_u16(l + 8) != method) fail("{}: local header compression method differs from the central directory", what);
     rec.offset = local + kLocalSize + lname + lextra;
     rec.size = csize;
     rec.method = method;
     if (!in_range(rec.offset, rec.size, n))
-      fail(what + " (" + std::to_string(rec.size) + " bytes at offset " + std::to_string(rec.offset) +
-           ") runs past the end of the file");
-    if (!seen.emplace(rec.name, records.size()).second) fail("zip: duplicate record " + quote(rec.name));
+      fail("{} ({} bytes at offset {}) runs past the end of the file", what, rec.size, rec.offset);
+    if (!seen.emplace(rec.name, records.size()).second) fail("zip: duplicate record {}", quote(rec.name));
     records.push_back(std::move(rec));
   }
   return records;
@@ -158,10 +152,11 @@ bool is_tensor_dict(const Value* v) {
 
 // Why `v` is not a dict of tensors, for the error message.
 std::string not_tensor_dict_reason(const Value* v) {
-  if (v->kind != Value::Kind::Dict) return std::string("is a ") + v->kind_name();
+  if (v->kind != Value::Kind::Dict) return err::message("is a {}", v->kind_name());
   for (const auto& [k, val] : v->entries) {
-    if (k->kind != Value::Kind::String) return std::string("has a key of type ") + k->kind_name();
-    if (val->kind != Value::Kind::Tensor) return "has entry " + quote(k->text) + " of type " + val->kind_name();
+    if (k->kind != Value::Kind::String) return err::message("has a key of type {}", k->kind_name());
+    if (val->kind != Value::Kind::Tensor)
+      return err::message("has entry {} of type {}", quote(k->text), val->kind_name());
   }
   return "is a dict of tensors";
 }
@@ -174,12 +169,15 @@ void parse_torch_zip(const uint8_t* data, uint64_t size, Checkpoint* out) {
   const std::string& first = records.front().name;
   const size_t slash = first.find('/');
   if (slash == std::string::npos || slash == 0)
-    fail("zip record " + quote(first) + " is not inside a folder; not a torch.save archive");
+    fail("zip record {} is not inside a folder; not a torch.save archive", quote(first));
+  // The archive's folder, "archive/". (A record's name is joined with it as bytes, quote(prefix +
+  // name), before it goes into a message: it may hold a NUL, which quote() escapes and err::message,
+  // reading a C string, would end at.)
   const std::string prefix = first.substr(0, slash + 1);
   std::unordered_map<std::string, const ZipRecord*> by_name;
   for (const ZipRecord& r : records) {
     if (r.name.compare(0, prefix.size(), prefix) != 0)
-      fail("zip record " + quote(r.name) + " is outside the archive folder " + quote(prefix));
+      fail("zip record {} is outside the archive folder {}", quote(r.name), quote(prefix));
     by_name.emplace(r.name.substr(prefix.size()), &r);
   }
   auto find = [&](const std::string& name) -> const ZipRecord* {
@@ -196,10 +194,12 @@ void parse_torch_zip(const uint8_t* data, uint64_t size, Checkpoint* out) {
         "with torch.save instead");
   for (const ZipRecord& r : records)
     if (r.method != 0)
-      fail("zip record " + quote(r.name) + " is compressed (method " + std::to_string(r.method) +
-           "); only stored (uncompressed) records are supported, as torch.save writes them");
+      fail(
+          "zip record {} is compressed (method {}); only stored (uncompressed) records are supported, as torch.save "
+          "writes them",
+          quote(r.name), r.method);
   const ZipRecord* pkl = find("data.pkl");
-  if (!pkl) fail("not a torch.save archive: no record " + quote(prefix + "data.pkl"));
+  if (!pkl) fail("not a torch.save archive: no record {}", quote(prefix + "data.pkl"));
 
   const ZipRecord* version = find(".data/version");
   if (!version) version = find("version");
@@ -214,31 +214,30 @@ void parse_torch_zip(const uint8_t* data, uint64_t size, Checkpoint* out) {
       else
         number = number * 10 + uint64_t(c - '0');
     }
-    if (!ok || number == 0) fail("torch.save archive has a bad version record " + quote(v));
+    if (!ok || number == 0) fail("torch.save archive has a bad version record {}", quote(v));
     if (number > kMaxSupportedVersion)
-      fail("torch.save archive format version " + std::to_string(number) + " is newer than supported (" +
-           std::to_string(kMaxSupportedVersion) + ")");
+      fail("torch.save archive format version {} is newer than supported ({})", number, kMaxSupportedVersion);
   }
   if (const ZipRecord* bo = find("byteorder")) {
     std::string_view v = text_of(bo);
     if (v == "big") refuse("big-endian torch.save archives are not supported");
-    if (v != "little") fail("torch.save archive has an unknown byteorder record " + quote(v));
+    if (v != "little") fail("torch.save archive has an unknown byteorder record {}", quote(v));
   }
 
   StorageResolver resolve = [&](const StorageRequest& req) {
-    const std::string what = "storage " + quote(req.key);
+    const std::string key = quote(req.key);
     const ZipRecord* rec = find("data/" + req.key);
-    if (!rec) fail(what + " has no data record " + quote(prefix + "data/" + req.key));
+    if (!rec) fail("storage {} has no data record {}", key, quote(prefix + "data/" + req.key));
     uint64_t bytes;
     if (!mul_u64(req.numel, dtype_size(req.dtype), &bytes))
-      fail(what + " element count " + std::to_string(req.numel) + " is too large");
+      fail("storage {} element count {} is too large", key, req.numel);
     if (bytes > rec->size)
-      fail(what + " needs " + std::to_string(bytes) + " bytes (" + std::to_string(req.numel) + " x " +
-           dtype_name(req.dtype) + ") but its data record has only " + std::to_string(rec->size));
+      fail("storage {} needs {} bytes ({} x {}) but its data record has only {}", key, bytes, req.numel,
+           dtype_name(req.dtype), rec->size);
     auto it = out->storages.find(req.key);
     if (it != out->storages.end()) {
       if (it->second.dtype != req.dtype || it->second.bytes != bytes)
-        fail(what + " is referenced with two different dtypes or sizes");
+        fail("storage {} is referenced with two different dtypes or sizes", key);
       return;
     }
     Storage s;
@@ -269,18 +268,16 @@ void select_state_dict(const Value* root, Checkpoint* out) {
         state_dict = v;
         break;
       }
-      if (v && why.empty()) why = "its " + quote(key) + " entry " + not_tensor_dict_reason(v);
+      if (v && why.empty()) why = err::message("its {} entry {}", quote(key), not_tensor_dict_reason(v));
     }
     if (!state_dict && why.empty())
-      why = "the top-level dict " + not_tensor_dict_reason(root) + " and has no 'state_dict' or 'model' entry";
+      why =
+          err::message("the top-level dict {} and has no 'state_dict' or 'model' entry", not_tensor_dict_reason(root));
   } else {
-    why = std::string("the pickled object is a ") + root->kind_name();
+    why = err::message("the pickled object is a {}", root->kind_name());
   }
   if (!state_dict)
-    fail(
-        "no state dict in the checkpoint (expected a dict of tensors, or one under 'state_dict' or "
-        "'model'): " +
-        why);
+    fail("no state dict in the checkpoint (expected a dict of tensors, or one under 'state_dict' or 'model'): {}", why);
 
   if (root->kind == Value::Kind::Dict)
     for (const auto& [k, v] : root->entries)

@@ -211,8 +211,12 @@ std::string hex_byte(uint8_t b) {
 
 std::string op_label(uint8_t op) {
   const char* name = op_name(op);
-  return name ? std::string(name) : "opcode " + hex_byte(op);
+  return name ? std::string(name) : err::message("opcode {}", hex_byte(op));
 }
+
+// 'module.name', quoted. (Joined as bytes before quote(): a name from the pickle may hold a NUL,
+// which quote() escapes and err::message, reading a C string, would end at.)
+std::string quoted_global(const std::string& module, const std::string& name) { return quote(module + "." + name); }
 
 // Per-dict key index used while unpickling so that SETITEM replaces an existing key as Python
 // does. Strings are interned, so string keys compare by pointer.
@@ -229,15 +233,13 @@ class Unpickler {
 
   Value* run(size_t* consumed) {
     while (true) {
-      if (pos_ >= n_) fail(std::string("pickle stream ended without STOP (truncated ") + options_.what + "?)");
+      if (pos_ >= n_) fail("pickle stream ended without STOP (truncated {}?)", options_.what);
       op_pos_ = pos_;
       op_ = p_[pos_++];
       if (op_ == STOP) {
         Value* result = pop();
-        if (!stack_.empty() || !marks_.empty())
-          fail("pickle stream ends with " + std::to_string(stack_.size()) + " extra stack items");
-        if (!options_.stop_at_stop && pos_ != n_)
-          fail("pickle stream has " + std::to_string(n_ - pos_) + " trailing bytes after STOP");
+        if (!stack_.empty() || !marks_.empty()) fail("pickle stream ends with {} extra stack items", stack_.size());
+        if (!options_.stop_at_stop && pos_ != n_) fail("pickle stream has {} trailing bytes after STOP", n_ - pos_);
         if (consumed) *consumed = pos_;
         return result;
       }
@@ -248,8 +250,7 @@ class Unpickler {
  private:
   // ---- input
   const uint8_t* take(uint64_t k) {
-    if (k > n_ - pos_)
-      fail("truncated pickle stream: " + op_label(op_) + at() + " needs " + std::to_string(k) + " more bytes");
+    if (k > n_ - pos_) fail("truncated pickle stream: {} needs {} more bytes", where(), k);
     const uint8_t* r = p_ + pos_;
     pos_ += size_t(k);
     return r;
@@ -261,22 +262,22 @@ class Unpickler {
   std::string line() {
     size_t start = pos_;
     while (pos_ < n_ && p_[pos_] != '\n') {
-      if (pos_ - start >= kMaxGlobalName) fail("GLOBAL name" + at() + " is too long");
+      if (pos_ - start >= kMaxGlobalName) fail("GLOBAL name at offset {} is too long", op_offset());
       ++pos_;
     }
-    if (pos_ >= n_) fail("truncated pickle stream: GLOBAL" + at());
+    if (pos_ >= n_) fail("truncated pickle stream: GLOBAL at offset {}", op_offset());
     std::string s(reinterpret_cast<const char*>(p_ + start), pos_ - start);
     ++pos_;
     return s;
   }
 
-  std::string at() const { return " at offset " + std::to_string(options_.base_offset + op_pos_); }
-  std::string where() const { return op_label(op_) + at(); }
+  // The file offset of the opcode being run, and "<opcode> at offset <that>".
+  uint64_t op_offset() const { return options_.base_offset + op_pos_; }
+  std::string where() const { return err::message("{} at offset {}", op_label(op_), op_offset()); }
 
   // ---- values
   Value* make(Kind kind) {
-    if (arena_->values.size() >= kMaxValues)
-      fail("pickle creates more than " + std::to_string(kMaxValues) + " objects");
+    if (arena_->values.size() >= kMaxValues) fail("pickle creates more than {} objects", kMaxValues);
     arena_->values.emplace_back();
     Value* v = &arena_->values.back();
     v->kind = kind;
@@ -286,7 +287,7 @@ class Unpickler {
     std::string_view text(reinterpret_cast<const char*>(s), size_t(len));
     if (!bytes) {
       size_t bad = find_invalid_utf8(text, /*allow_surrogates=*/true);
-      if (bad != std::string_view::npos) fail("invalid UTF-8 in string of " + where());
+      if (bad != std::string_view::npos) fail("invalid UTF-8 in string of {}", where());
       auto it = interned_.find(text);
       if (it != interned_.end()) return it->second;
     }
@@ -304,21 +305,21 @@ class Unpickler {
   // ---- stack; items below the innermost MARK are not reachable (as in pickle.py's metastack)
   size_t floor() const { return marks_.empty() ? 0 : marks_.back(); }
   void push(Value* v) {
-    if (stack_.size() >= kMaxStack) fail("pickle stack deeper than " + std::to_string(kMaxStack) + at());
+    if (stack_.size() >= kMaxStack) fail("pickle stack deeper than {} at offset {}", kMaxStack, op_offset());
     stack_.push_back(v);
   }
   Value* pop() {
-    if (stack_.size() <= floor()) fail("pickle stack underflow in " + where());
+    if (stack_.size() <= floor()) fail("pickle stack underflow in {}", where());
     Value* v = stack_.back();
     stack_.pop_back();
     return v;
   }
   Value* top() {
-    if (stack_.size() <= floor()) fail("pickle stack underflow in " + where());
+    if (stack_.size() <= floor()) fail("pickle stack underflow in {}", where());
     return stack_.back();
   }
   std::vector<Value*> pop_mark() {
-    if (marks_.empty()) fail(where() + " without a MARK");
+    if (marks_.empty()) fail("{} without a MARK", where());
     size_t m = marks_.back();
     marks_.pop_back();
     std::vector<Value*> items(stack_.begin() + std::ptrdiff_t(m), stack_.end());
@@ -334,12 +335,12 @@ class Unpickler {
       it->second = v;
       return;
     }
-    if (memo_.size() >= kMaxMemo) fail("pickle memo has more than " + std::to_string(kMaxMemo) + " entries");
+    if (memo_.size() >= kMaxMemo) fail("pickle memo has more than {} entries", kMaxMemo);
     memo_.emplace(index, v);
   }
   Value* memo_get(uint64_t index) {
     auto it = memo_.find(index);
-    if (it == memo_.end()) fail("pickle memo key " + std::to_string(index) + " is not defined (" + where() + ")");
+    if (it == memo_.end()) fail("pickle memo key {} is not defined ({})", index, where());
     return it->second;
   }
 
@@ -350,11 +351,11 @@ class Unpickler {
     return t;
   }
   Value* expect_list(Value* v) {
-    if (v->kind != Kind::List) fail(where() + " on a " + v->kind_name() + " (only lists can be appended to)");
+    if (v->kind != Kind::List) fail("{} on a {} (only lists can be appended to)", where(), v->kind_name());
     return v;
   }
   Value* expect_dict(Value* v) {
-    if (v->kind != Kind::Dict) fail(where() + " on a " + v->kind_name() + " (only dicts can take items)");
+    if (v->kind != Kind::Dict) fail("{} on a {} (only dicts can take items)", where(), v->kind_name());
     return v;
   }
   void set_item(Value* dict, const Value* key, const Value* value) {
@@ -367,7 +368,7 @@ class Unpickler {
       int64_t k = key->kind == Kind::Int ? key->integer : int64_t(key->boolean);
       position = index.ints.emplace(k, position).first->second;
     } else if (key->kind == Kind::List || key->kind == Kind::Dict) {
-      fail(std::string("unhashable dict key of type ") + key->kind_name() + " in " + where());
+      fail("unhashable dict key of type {} in {}", key->kind_name(), where());
     } else {
       indexed = false;  // other keys (None, float, bytes, tuple...) are kept without deduplication
     }
@@ -391,10 +392,11 @@ class Unpickler {
       // persistent id, so the first forbidden global sits right after MARK 'module'.
       if (options_.persistent_ids == UnpickleOptions::PersistentIds::Legacy && !marks_.empty() &&
           stack_.size() == marks_.back() + 1 && stack_.back()->kind == Kind::String && stack_.back()->text == "module")
-        fail("checkpoint refers to forbidden global " + quote(module + "." + name) +
-             " in a ('module', ...) persistent id: the file holds a whole nn.Module, not a state dict; "
-             "save model.state_dict() instead");
-      fail("checkpoint refers to forbidden global " + quote(module + "." + name));
+        fail(
+            "checkpoint refers to forbidden global {} in a ('module', ...) persistent id: the file holds a whole "
+            "nn.Module, not a state dict; save model.state_dict() instead",
+            quoted_global(module, name));
+      fail("checkpoint refers to forbidden global {}", quoted_global(module, name));
     }
     Value* g = make(Kind::Global);
     g->module = module;
@@ -406,33 +408,36 @@ class Unpickler {
   Value* persistent_load(Value* pid) {
     using Ids = UnpickleOptions::PersistentIds;
     if (options_.persistent_ids == Ids::Forbidden)
-      fail(std::string("persistent id") + at() + " in the " + options_.what +
-           " (only the object pickle may refer to storages)");
+      fail("persistent id at offset {} in the {} (only the object pickle may refer to storages)", op_offset(),
+           options_.what);
     const bool legacy = options_.persistent_ids == Ids::Legacy;
     const size_t fields = legacy ? 6 : 5;
-    const std::string bad = "persistent id" + at() + " is not ('storage', StorageClass, key, location, numel" +
-                            (legacy ? ", view_metadata)" : ")");
+    const std::string bad =
+        err::message("persistent id at offset {} is not ('storage', StorageClass, key, location, numel{})", op_offset(),
+                     legacy ? ", view_metadata" : "");
     if (legacy && pid->kind == Kind::Tuple && !pid->items.empty() && pid->items[0]->kind == Kind::String &&
         pid->items[0]->text == "module")
-      fail("persistent id" + at() +
-           " is a pickled module class ('module', ...): the file holds a whole "
-           "nn.Module, not a state dict; save model.state_dict() instead");
-    if (pid->kind != Kind::Tuple || pid->items.size() != fields) fail(bad);
+      fail(
+          "persistent id at offset {} is a pickled module class ('module', ...): the file holds a whole nn.Module, "
+          "not a state dict; save model.state_dict() instead",
+          op_offset());
+    if (pid->kind != Kind::Tuple || pid->items.size() != fields) fail("{}", bad);
     const Value* tag = pid->items[0];
     const Value* cls = pid->items[1];
     const Value* key = pid->items[2];
     const Value* location = pid->items[3];
     const Value* numel = pid->items[4];
-    if (tag->kind != Kind::String || tag->text != "storage") fail(bad);
-    if (cls->kind != Kind::Global || global_info(cls).id != GlobalId::Storage)
-      fail(bad + ": the storage class is a " + cls->kind_name() +
-           (cls->kind == Kind::Global ? " " + quote(cls->module + "." + cls->name) : std::string()));
-    if (key->kind != Kind::String || key->text.empty()) fail(bad + ": bad storage key");
-    if (location->kind != Kind::String) fail(bad + ": bad location");
-    if (numel->kind != Kind::Int || numel->integer < 0) fail(bad + ": bad element count");
+    if (tag->kind != Kind::String || tag->text != "storage") fail("{}", bad);
+    if (cls->kind == Kind::Global && global_info(cls).id != GlobalId::Storage)
+      fail("{}: the storage class is a global {}", bad, quoted_global(cls->module, cls->name));
+    if (cls->kind != Kind::Global) fail("{}: the storage class is a {}", bad, cls->kind_name());
+    if (key->kind != Kind::String || key->text.empty()) fail("{}: bad storage key", bad);
+    if (location->kind != Kind::String) fail("{}: bad location", bad);
+    if (numel->kind != Kind::Int || numel->integer < 0) fail("{}: bad element count", bad);
     if (legacy && pid->items[5]->kind != Kind::None)
-      refuse("persistent id" + at() + " of storage " + quote(key->text) + " has view_metadata (a " +
-             pid->items[5]->kind_name() + "): legacy storage views are not supported");
+      refuse(
+          "persistent id at offset {} of storage {} has view_metadata (a {}): legacy storage views are not supported",
+          op_offset(), quote(key->text), pid->items[5]->kind_name());
     StorageRequest req{key->text, location->text, global_info(cls).dtype, uint64_t(numel->integer)};
     resolve_(req);
     Value* s = make(Kind::Storage);
@@ -453,29 +458,28 @@ class Unpickler {
   }
 
   Value* rebuild_tensor(const Value* args) {
-    const std::string what = "_rebuild_tensor_v2" + at();
+    const std::string what = err::message("_rebuild_tensor_v2 at offset {}", op_offset());
     if (args->items.size() != 6 && args->items.size() != 7)
-      fail(what + " takes 6 or 7 arguments, got " + std::to_string(args->items.size()));
+      fail("{} takes 6 or 7 arguments, got {}", what, args->items.size());
     const Value* storage = args->items[0];
     const Value* offset = args->items[1];
-    if (storage->kind != Kind::Storage) fail(what + ": argument 1 is a " + storage->kind_name() + ", not a storage");
-    if (offset->kind != Kind::Int || offset->integer < 0) fail(what + ": bad storage offset");
+    if (storage->kind != Kind::Storage) fail("{}: argument 1 is a {}, not a storage", what, storage->kind_name());
+    if (offset->kind != Kind::Int || offset->integer < 0) fail("{}: bad storage offset", what);
     auto t = std::make_shared<SourceTensor>();
     if (args->items[2]->kind == Kind::Tuple && args->items[2]->items.size() > size_t(kMaxRank))
-      fail(what + ": tensor rank " + std::to_string(args->items[2]->items.size()) + " is more than " +
-           std::to_string(kMaxRank));
-    if (!get_int_tuple(args->items[2], &t->shape)) fail(what + ": size is not a tuple of ints");
-    if (!get_int_tuple(args->items[3], &t->strides)) fail(what + ": stride is not a tuple of ints");
-    if (args->items[4]->kind != Kind::Bool) fail(what + ": requires_grad is not a bool");
+      fail("{}: tensor rank {} is more than {}", what, args->items[2]->items.size(), kMaxRank);
+    if (!get_int_tuple(args->items[2], &t->shape)) fail("{}: size is not a tuple of ints", what);
+    if (!get_int_tuple(args->items[3], &t->strides)) fail("{}: stride is not a tuple of ints", what);
+    if (args->items[4]->kind != Kind::Bool) fail("{}: requires_grad is not a bool", what);
     for (size_t i = 5; i < args->items.size(); ++i) {
       Kind k = args->items[i]->kind;
-      if (k != Kind::Dict && k != Kind::None) fail(what + ": argument " + std::to_string(i + 1) + " is not a dict");
+      if (k != Kind::Dict && k != Kind::None) fail("{}: argument {} is not a dict", what, i + 1);
     }
     t->dtype = storage->dtype;
     t->storage_offset = uint64_t(offset->integer);
     t->storage_key = storage->text;
-    check_view("tensor" + at() + " (storage " + quote(storage->text) + ")", t->shape, t->strides, t->storage_offset,
-               uint64_t(storage->integer));
+    check_view(err::message("tensor at offset {} (storage {})", op_offset(), quote(storage->text)), t->shape,
+               t->strides, t->storage_offset, uint64_t(storage->integer));
     Value* v = make(Kind::Tensor);
     v->tensor = std::move(t);
     return v;
@@ -484,11 +488,11 @@ class Unpickler {
   Value* call(Value* callable, Value* args, bool newobj) {
     const char* how = newobj ? "NEWOBJ" : "REDUCE";
     if (callable->kind != Kind::Global)
-      fail(std::string(how) + at() + " calls a " + callable->kind_name() + ", not an allowed global");
+      fail("{} at offset {} calls a {}, not an allowed global", how, op_offset(), callable->kind_name());
     if (args->kind != Kind::Tuple)
-      fail(std::string(how) + at() + ": arguments are a " + args->kind_name() + ", not a tuple");
+      fail("{} at offset {}: arguments are a {}, not a tuple", how, op_offset(), args->kind_name());
     const GlobalInfo& info = global_info(callable);
-    const std::string name = quote(callable->module + "." + callable->name);
+    const std::string name = quoted_global(callable->module, callable->name);
     switch (info.id) {
       case GlobalId::OrderedDict: {
         Value* d = make(Kind::Dict);
@@ -496,15 +500,16 @@ class Unpickler {
         const Value* pairs = args->items[0];
         if (args->items.size() == 1 && (pairs->kind == Kind::List || pairs->kind == Kind::Tuple)) {
           for (const Value* p : pairs->items) {
-            if (p->kind != Kind::Tuple || p->items.size() != 2) fail(name + at() + ": items are not pairs");
+            if (p->kind != Kind::Tuple || p->items.size() != 2)
+              fail("{} at offset {}: items are not pairs", name, op_offset());
             set_item(d, p->items[0], p->items[1]);
           }
           return d;
         }
-        fail(name + at() + ": unsupported arguments");
+        fail("{} at offset {}: unsupported arguments", name, op_offset());
       }
       case GlobalId::Namespace: {
-        if (!args->items.empty()) fail(name + at() + " takes no positional arguments");
+        if (!args->items.empty()) fail("{} at offset {} takes no positional arguments", name, op_offset());
         Value* o = make(Kind::Opaque);
         o->module = callable->module;
         o->name = callable->name;
@@ -517,18 +522,18 @@ class Unpickler {
         if (newobj) break;
         if (args->items.size() != 3 || args->items[0]->kind != Kind::Tensor || args->items[1]->kind != Kind::Bool ||
             (args->items[2]->kind != Kind::Dict && args->items[2]->kind != Kind::None))
-          fail(name + at() + " expects (tensor, requires_grad, hooks)");
+          fail("{} at offset {} expects (tensor, requires_grad, hooks)", name, op_offset());
         return const_cast<Value*>(args->items[0]);
       }
       case GlobalId::Storage:
         break;
     }
-    fail(std::string(how) + at() + " of " + name + " is not allowed");
+    fail("{} at offset {} of {} is not allowed", how, op_offset(), name);
   }
 
   void build(Value* obj, Value* state) {
     if (obj->kind == Kind::Opaque || obj->kind == Kind::Dict) {
-      if (obj->state) fail("BUILD" + at() + " sets the state of an object twice");
+      if (obj->state) fail("BUILD at offset {} sets the state of an object twice", op_offset());
       if (obj->kind == Kind::Opaque) {
         // __setstate__-less objects take a dict, or (dict, slotstate) with either part None.
         bool ok = state->kind == Kind::Dict || state->kind == Kind::None;
@@ -536,29 +541,29 @@ class Unpickler {
           ok = (state->items[0]->kind == Kind::Dict || state->items[0]->kind == Kind::None) &&
                (state->items[1]->kind == Kind::Dict || state->items[1]->kind == Kind::None);
         if (!ok)
-          fail("BUILD" + at() + ": state of " + quote(obj->module + "." + obj->name) + " is a " + state->kind_name());
+          fail("BUILD at offset {}: state of {} is a {}", op_offset(), quoted_global(obj->module, obj->name),
+               state->kind_name());
         if (state->kind == Kind::Tuple) state = const_cast<Value*>(state->items[0]);  // slot state is dropped
         if (state->kind == Kind::None) return;
       } else if (state->kind != Kind::Dict) {
-        fail("BUILD" + at() + ": dict attributes are a " + state->kind_name() + ", not a dict");
+        fail("BUILD at offset {}: dict attributes are a {}, not a dict", op_offset(), state->kind_name());
       }
       obj->state = state;
       return;
     }
-    fail("BUILD" + at() + " on a " + obj->kind_name() + " is not allowed");
+    fail("BUILD at offset {} on a {} is not allowed", op_offset(), obj->kind_name());
   }
 
   void step() {
     switch (op_) {
       case PROTO: {
         uint8_t v = u8();
-        if (v > 5) fail("unsupported pickle protocol " + std::to_string(v));
+        if (v > 5) fail("unsupported pickle protocol {}", v);
         break;
       }
       case FRAME: {
         uint64_t len = u64();
-        if (len > n_ - pos_)
-          fail("truncated pickle stream: FRAME" + at() + " announces " + std::to_string(len) + " bytes");
+        if (len > n_ - pos_) fail("truncated pickle stream: FRAME at offset {} announces {} bytes", op_offset(), len);
         break;
       }
       case GLOBAL: {
@@ -571,9 +576,9 @@ class Unpickler {
         Value* name = pop();
         Value* module = pop();
         if (name->kind != Kind::String || module->kind != Kind::String)
-          fail("STACK_GLOBAL" + at() + " needs two strings");
+          fail("STACK_GLOBAL at offset {} needs two strings", op_offset());
         if (module->text.size() > kMaxGlobalName || name->text.size() > kMaxGlobalName)
-          fail("STACK_GLOBAL name" + at() + " is too long");
+          fail("STACK_GLOBAL name at offset {} is too long", op_offset());
         push(make_global(module->text, name->text));
         break;
       }
@@ -593,7 +598,7 @@ class Unpickler {
         push(memo_get(u32()));
         break;
       case MARK:
-        if (marks_.size() >= kMaxMarks) fail("pickle MARKs nested deeper than " + std::to_string(kMaxMarks) + at());
+        if (marks_.size() >= kMaxMarks) fail("pickle MARKs nested deeper than {} at offset {}", kMaxMarks, op_offset());
         marks_.push_back(stack_.size());
         break;
       case POP:
@@ -635,7 +640,7 @@ class Unpickler {
       }
       case DICT: {
         std::vector<Value*> items = pop_mark();
-        if (items.size() % 2) fail("DICT" + at() + " has an odd number of items");
+        if (items.size() % 2) fail("DICT at offset {} has an odd number of items", op_offset());
         Value* d = make(Kind::Dict);
         for (size_t i = 0; i < items.size(); i += 2) set_item(d, items[i], items[i + 1]);
         push(d);
@@ -660,7 +665,7 @@ class Unpickler {
       }
       case SETITEMS: {
         std::vector<Value*> items = pop_mark();
-        if (items.size() % 2) fail("SETITEMS" + at() + " has an odd number of items");
+        if (items.size() % 2) fail("SETITEMS at offset {} has an odd number of items", op_offset());
         Value* d = expect_dict(top());
         for (size_t i = 0; i < items.size(); i += 2) set_item(d, items[i], items[i + 1]);
         break;
@@ -697,7 +702,7 @@ class Unpickler {
       case LONG1:
       case LONG4: {
         uint64_t len = op_ == LONG1 ? u8() : u32();
-        if (len > 8) fail("integer of " + std::to_string(len) + " bytes in " + where() + " is too large");
+        if (len > 8) fail("integer of {} bytes in {} is too large", len, where());
         const uint8_t* b = take(len);
         uint64_t x = 0;
         for (uint64_t i = 0; i < len; ++i) x |= uint64_t(b[i]) << (8 * i);
@@ -724,8 +729,7 @@ class Unpickler {
                        : (op_ == BINUNICODE || op_ == BINBYTES)           ? u32()
                                                                           : u64();
         if (len > kMaxPickleString)
-          fail("string of " + std::to_string(len) + " bytes in " + where() + " exceeds the " +
-               std::to_string(kMaxPickleString >> 20) + " MiB limit");
+          fail("string of {} bytes in {} exceeds the {} MiB limit", len, where(), kMaxPickleString >> 20);
         bool bytes = op_ == BINBYTES || op_ == SHORT_BINBYTES || op_ == BINBYTES8;
         push(make_string(take(len), len, bytes));
         break;
@@ -741,9 +745,9 @@ class Unpickler {
         break;
       }
       default: {
-        const char* name = op_name(op_);
-        fail(std::string("unsupported pickle opcode ") + hex_byte(op_) +
-             (name ? std::string(" (") + name + ")" : std::string()) + at());
+        if (const char* name = op_name(op_))
+          fail("unsupported pickle opcode {} ({}) at offset {}", hex_byte(op_), name, op_offset());
+        fail("unsupported pickle opcode {} at offset {}", hex_byte(op_), op_offset());
       }
     }
   }
