@@ -145,10 +145,10 @@ bool DenseLayer::run(const Workers& workers, const QuantizedRows& qrows, size_t 
   }
 #endif
   if (rows >= 8 * workers.threads) {  // rows split across threads, each quantizing its own (int8)
-    // Shares start at multiples of kRowQuantum, so that every row lands in the same register tile
-    // whatever the thread count: the NEON kernels add the partial sums of a short tile in another
-    // order, and outputs must not depend on the number of threads.
-    workers.ranges(rows, kRowQuantum, [&](size_t b, size_t e, size_t) {
+    // Chunks start at multiples of kRowQuantum, so that every row lands in the same register tile
+    // whatever the split: the NEON kernels add the partial sums of a short tile in another order,
+    // and outputs must not depend on the number of threads. At least kMinChunkRows rows a chunk.
+    workers.balanced_ranges(rows, kRowQuantum, kMinChunkRows / kRowQuantum, [&](size_t b, size_t e, size_t) {
       run_rows(qrows, x + b * in_, e - b, y + b * out_, accumulate, b);
     });
   } else {  // too few rows to go round: output channels split, int8 rows quantized once first

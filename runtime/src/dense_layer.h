@@ -35,6 +35,11 @@ struct QuantizedRows {
 // f32 tile of 5 rows: wasm builds have no threads, and its outputs do not depend on the tile
 // height (each is the same chain of float multiplies and adds).
 constexpr size_t kRowQuantum = 24;
+// The fewest rows of a chunk when a layer's rows are cut into more chunks than threads: the kernel
+// passes the weights once per chunk (as once per row block within one: 128 rows of 512 f32
+// inputs on AVX-512), so chunks of fewer rows would read the weights more often than one
+// thread's share does.
+constexpr size_t kMinChunkRows = 4 * kRowQuantum;
 
 // Sets the calibration hook of a session (plan.h DenseInputHook) or, with an empty hook, clears
 // it; only between runs. Unset, the hook costs a load and a branch per dense layer run. Not part

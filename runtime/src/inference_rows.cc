@@ -9,12 +9,12 @@
 namespace linfer::rt {
 
 // First, over all rows: the attention input (norm), then the keys (compression, K', V'), which
-// need every row. Then each thread takes a contiguous share of the rows and runs them, a block at
-// a time, through Q, attention, the output projection and residual, the norm, the feed-forward
-// and its residual: one parallel region instead of one per operator, and a block's intermediate
-// rows stay in the core's cache. Every dense layer is on the own kernels (the plan checks), which
-// any thread can run on any rows; a thread quantizes the int8 inputs of its blocks into rows of
-// its own (qrow below), so threads never share scratch bytes.
+// need every row. Then the rows are cut into chunks that the threads take as they finish one, and
+// each chunk runs, a block at a time, through Q, attention, the output projection and residual,
+// the norm, the feed-forward and its residual: one parallel region instead of one per operator,
+// and a block's intermediate rows stay in the core's cache. Every dense layer is on the own
+// kernels (the plan checks), which any thread can run on any rows; a thread quantizes the int8
+// inputs of its blocks into rows of its own (qrow below), so threads never share scratch bytes.
 bool Inference::layer_rows(size_t layer, const LayerWeights& w, LayerOps& ops, size_t T) {
   const EncoderConfig& c = cfg_;
   const size_t D = c.dim, HD = size_t(c.num_heads) * c.head_dim, F = c.ff_dim, B = plan_.row_block;
@@ -32,30 +32,34 @@ bool Inference::layer_rows(size_t layer, const LayerWeights& w, LayerOps& ops, s
   auto layernorm_block = [&](const float* from, float* to, size_t n, const NormWeights& norm) {
     kernels::layernorm_f32_hwy(from, D, to, D, n, D, f32_data(norm.weight), f32_data(norm.bias), c.norm_eps);
   };
-  // Shares split at multiples of kRowQuantum, not of B: a block of B rows larger than T / threads
-  // (AMX's) must not leave a thread without rows; every block still starts on the one grid. (A
-  // caller's pipeline_block_rows that kRowQuantum does not divide keeps shares of whole blocks.)
+  // The rows in chunks of whole blocks where there are at least 2 blocks per thread (up to
+  // kChunksPerThread per thread: a chunk that ended in a part of a block would pass every layer's
+  // weights for a few rows); else one share per thread, split at multiples of kRowQuantum, not of
+  // B: a block of B rows larger than T / threads (AMX's) must not leave a thread without rows.
+  // Every block starts on the one grid either way. (A caller's pipeline_block_rows that kRowQuantum
+  // does not divide keeps shares of whole blocks.)
   const size_t share_quantum = B % kRowQuantum == 0 ? kRowQuantum : B;
-  workers_.ranges(T, share_quantum, [&](size_t begin, size_t end, size_t chunk) {
-    float* q = buf_.row_blocks + chunk * B * (2 * HD + F);
+  // The int8 rows (QuantizedRows, which holds min(T, threads * B) rows or more): a run of at most
+  // threads * B rows quantizes each block into its own rows, a longer one into its thread's B rows.
+  const bool own_qrows = T <= workers_.threads * B;
+  auto run_chunk = [&](size_t begin, size_t end, size_t worker) {
+    float* q = buf_.row_blocks + worker * B * (2 * HD + F);
     float* attn = q + B * HD;
     float* ff = attn + B * HD;
-    // Where this thread's int8 rows go (QuantizedRows, which holds min(T, threads * B) rows): at
-    // min(begin, chunk * B), which keeps each thread's min(B, share) rows apart from the next's.
-    const size_t qrow = std::min(begin, chunk * B);
-    // Profile: the first share's split (the shares are equal); clock reads only when profiling.
-    const bool timing = plan_.profiling && chunk == 0;
+    // Profile: the calling thread's split (its chunks are a share of the whole); clock reads only
+    // when profiling.
+    const bool timing = plan_.profiling && worker == 0;
     auto t = timing ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
     auto mark = [&](linfer_op_kind kind) {
       if (timing) t = lap(kind, t);
     };
     for (size_t r0 = begin; r0 < end; r0 += B) {
-      const size_t n = std::min(B, end - r0);
+      const size_t n = std::min(B, end - r0), qrow = own_qrows ? r0 : worker * B;
       float* x = buf_.residual + r0 * D;
       ops.q.run_rows(qrows, in + r0 * D, n, q, false, qrow);
       rotate_rows(q, r0, n, c.num_heads);
       mark(LINFER_OP_DENSE);
-      attention.attend_rows(*this, q, attn, n, r0, chunk);
+      attention.attend_rows(*this, q, attn, n, r0, worker);
       mark(LINFER_OP_ATTENTION);
       ops.out.run_rows(qrows, attn, n, x, true, qrow);
       mark(LINFER_OP_DENSE);
@@ -75,7 +79,11 @@ bool Inference::layer_rows(size_t layer, const LayerWeights& w, LayerOps& ops, s
         mark(LINFER_OP_NORM);
       }
     }
-  });
+  };
+  if ((T + B - 1) / B >= 2 * workers_.threads)
+    workers_.balanced_ranges(T, B, 1, run_chunk);
+  else
+    workers_.ranges(T, share_quantum, run_chunk);
   return true;
 }
 

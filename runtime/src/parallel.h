@@ -3,6 +3,7 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 
@@ -56,8 +57,10 @@ struct Workers {
   size_t threads = 1;
   kernels::Isa isa = kernels::Isa::Generic;  // the session's cap, for the Highway kernels
 
-  // Runs fn(chunk) for chunk in [0, chunks), in one parallel region. Each chunk first sets its
-  // thread's Highway cap: a worker may last have run another session's chunk.
+  // Runs fn(chunk, worker) for chunk in [0, count), in one parallel region, each thread taking
+  // the next chunk as it finishes one. worker < threads indexes per-thread scratch: no two chunks
+  // that run at the same time have the same one. Each chunk first sets its thread's Highway cap:
+  // a worker may last have run another session's chunk.
   template <class Fn>
   void chunks(size_t count, Fn& fn) const {
     struct Context {
@@ -68,10 +71,10 @@ struct Workers {
 #if LINFER_THREADS
     if (pool && count > 1) {
       pool->run(
-          [](void* p, size_t i) {
+          [](void* p, size_t i, size_t worker) {
             Context& c = *static_cast<Context*>(p);
             kernels::set_hwy_cap(c.isa);
-            c.fn(i);
+            c.fn(i, worker);
           },
           &ctx, count);
       return;
@@ -79,39 +82,69 @@ struct Workers {
 #endif
 #if LINFER_WITH_XNNPACK
     if (xnn_pool && count > 1) {
+      // This pthreadpool tells a task no thread index: it runs one task per slot (at most
+      // `threads`, one call each, so no two running at once share a slot), and each slot's task
+      // takes the chunks as linfer's pool does.
       struct Synced {
         Context& c;
         RegionSync sync;
-      } synced{ctx, {}};
+        std::atomic<size_t> next;
+        size_t count;
+      } synced{ctx, {}, {0}, count};
       synced.sync.before();
       pthreadpool_parallelize_1d(
           xnn_pool,
-          [](void* p, size_t i) {
+          [](void* p, size_t slot) {
             Synced& s = *static_cast<Synced*>(p);
             s.sync.chunk_begin();
             kernels::set_hwy_cap(s.c.isa);
-            s.c.fn(i);
+            for (size_t i = s.next.fetch_add(1, std::memory_order_relaxed); i < s.count;
+                 i = s.next.fetch_add(1, std::memory_order_relaxed))
+              s.c.fn(i, slot);
             s.sync.chunk_end();
           },
-          &synced, count, xnn_flags);
+          &synced, std::min(count, threads), xnn_flags);
       synced.sync.after();
       return;
     }
 #endif
-    for (size_t i = 0; i < count; ++i) fn(i);
+    for (size_t i = 0; i < count; ++i) fn(i, size_t(0));
   }
 
   // Splits [0, items) into at most `threads` contiguous ranges, multiples of `quantum` where
-  // possible, and calls fn(begin, end, chunk) for each, in one parallel region. chunk < threads:
-  // it indexes per-thread scratch.
+  // possible, and calls fn(begin, end, worker) for each, in one parallel region: for passes too
+  // short to gain from a finer split (norms, adds).
   template <class Fn>
   void ranges(size_t items, size_t quantum, Fn&& fn) const {
     const size_t units = (items + quantum - 1) / quantum;
-    const size_t n = units < threads ? (units ? units : 1) : threads;
-    auto body = [&](size_t c) {
+    split(items, quantum, units, std::min(units, threads), fn);
+  }
+
+  // As ranges, but in up to kChunksPerThread ranges per thread, each of at least min_units
+  // quanta where there are enough (never fewer ranges than ranges() makes): for the regions that
+  // are most of a run's time (dense layers' rows, attention's items), so that a thread that
+  // starts late or loses its core for a while is made up for by the others taking its chunks.
+  template <class Fn>
+  void balanced_ranges(size_t items, size_t quantum, size_t min_units, Fn&& fn) const {
+    const size_t units = (items + quantum - 1) / quantum;
+    const size_t most = threads > 1 ? std::min(threads * kChunksPerThread, units / min_units) : 1;
+    split(items, quantum, units, std::max(most, std::min(units, threads)), fn);
+  }
+
+  // Chunks per thread of balanced_ranges: a thread's delay costs the region at most about a
+  // quarter of a share once the others have taken its chunks, where one range per thread made
+  // every region wait for all of it. More chunks would cost more than they save: a dense kernel
+  // passes its weights once per chunk, which min_units bounds from below.
+  static constexpr size_t kChunksPerThread = 4;
+
+ private:
+  template <class Fn>
+  void split(size_t items, size_t quantum, size_t units, size_t n, Fn& fn) const {
+    if (n == 0) n = 1;
+    auto body = [&](size_t c, size_t worker) {
       const size_t b = std::min(items, c * units / n * quantum);
       const size_t e = std::min(items, (c + 1) * units / n * quantum);
-      if (b < e) fn(b, e, c);
+      if (b < e) fn(b, e, worker);
     };
     chunks(n, body);
   }

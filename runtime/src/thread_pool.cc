@@ -67,7 +67,7 @@ Status ThreadPool::start(size_t threads, bool yield) {
         kept(threads), kept(threads - 1), kept(free));
 #endif
   try {
-    for (size_t i = 0; i + 1 < threads; ++i) workers_.emplace_back(&ThreadPool::work, this, i);
+    for (size_t i = 1; i < threads; ++i) workers_.emplace_back(&ThreadPool::work, this, i);  // (0: the caller)
   } catch (const std::system_error& e) {
     return internal_error("could not start a thread of a pool of {}: {}", kept(threads), e.what());
   } catch (const std::bad_alloc&) {  // a thread's own state
@@ -76,10 +76,10 @@ Status ThreadPool::start(size_t threads, bool yield) {
   return {};
 }
 
-void ThreadPool::run_chunks() {
+void ThreadPool::run_chunks(size_t worker) {
   for (size_t i = next_.fetch_add(1, std::memory_order_relaxed); i < count_;
        i = next_.fetch_add(1, std::memory_order_relaxed))
-    task_(context_, i);
+    task_(context_, i, worker);
 }
 
 void ThreadPool::run(Task task, void* context, size_t count) {
@@ -97,7 +97,7 @@ void ThreadPool::run(Task task, void* context, size_t count) {
     }
     wake_.notify_all();
   }
-  run_chunks();
+  run_chunks(0);
   const auto spin_start = std::chrono::steady_clock::now();
   for (uint32_t spin = 0; !yield_ && keep_spinning(spin_start, spin); ++spin) {
     if (busy_.load(std::memory_order_acquire) == 0) return;
@@ -109,7 +109,7 @@ void ThreadPool::run(Task task, void* context, size_t count) {
   done_.wait(lock, [&] { return busy_.load(std::memory_order_acquire) == 0; });
 }
 
-void ThreadPool::work(size_t) {
+void ThreadPool::work(size_t worker) {
   uint64_t seen = 0;
   for (;;) {
     uint32_t spin = 0;
@@ -130,7 +130,7 @@ void ThreadPool::work(size_t) {
     }
     if (stop_.load(std::memory_order_relaxed)) return;
     seen = generation_.load(std::memory_order_acquire);
-    run_chunks();
+    run_chunks(worker);
     if (busy_.fetch_sub(1, std::memory_order_acq_rel) == 1) {  // the chunks' writes, released to run()
       {
         std::lock_guard<std::mutex> lock(mutex_);

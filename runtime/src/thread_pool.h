@@ -21,7 +21,10 @@ namespace linfer::rt {
 
 class ThreadPool {
  public:
-  using Task = void (*)(void* context, size_t chunk);
+  // chunk: which of the region's chunks; worker: which of the pool's threads runs it, from 0 (the
+  // caller of run()) to threads() - 1, the same thread for the same index in every region: what
+  // indexes per-thread scratch, so that a region may have more chunks than threads.
+  using Task = void (*)(void* context, size_t chunk, size_t worker);
 
   ThreadPool() = default;
   ThreadPool(const ThreadPool&) = delete;
@@ -33,14 +36,15 @@ class ThreadPool {
   Status start(size_t threads, bool yield);
   size_t threads() const { return workers_.size() + 1; }
 
-  // Runs task(context, i) for every i in [0, count) on the calling thread and the workers, and
-  // returns when all have finished. Everything written before the call is visible to the chunks,
+  // Runs task(context, i, worker) for every i in [0, count) on the calling thread (worker 0) and
+  // the workers (1 .. threads() - 1), each taking the next chunk as it finishes one, and returns
+  // when all have finished. Everything written before the call is visible to the chunks,
   // and everything the chunks wrote is visible after it.
   void run(Task task, void* context, size_t count);
 
  private:
   void work(size_t worker);
-  void run_chunks();
+  void run_chunks(size_t worker);
 
   std::vector<std::thread> workers_;
   bool yield_ = false;

@@ -8,11 +8,13 @@
 // Also run under ThreadSanitizer in CI (scripts/test.sh).
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <random>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "golden_cases.h"
@@ -71,12 +73,12 @@ size_t differences(const std::vector<float>& a, const std::vector<float>& b) {
 // 3 splits the rows unevenly across several threads, which is what a kernel that depends on the
 // split gets wrong; the native and ThreadSanitizer runs check 1, 2, 3 and 4.
 #if defined(LINFER_TEST_EMULATED)
-const uint32_t kThreadCounts[] = {1, 3};
+const std::vector<uint32_t> kThreadCounts = {1, 3};
 #else
-const uint32_t kThreadCounts[] = {1, 2, 3, 4};
+const std::vector<uint32_t> kThreadCounts = {1, 2, 3, 4};
 #endif
 
-void check_deterministic(const Model& model) {
+void check_deterministic(const Model& model, const std::vector<uint32_t>& thread_counts) {
   const linfer_model_info info = model.info();
   const uint32_t n = info.max_seq_len;
   const std::vector<uint32_t> lengths = {n, n / 2 + 1};
@@ -98,7 +100,7 @@ void check_deterministic(const Model& model) {
       if (!plans.insert(s.describe()).second) continue;
     }
     std::vector<std::vector<float>> reference;
-    for (uint32_t threads : kThreadCounts) {
+    for (uint32_t threads : thread_counts) {
       CAPTURE(threads);
       SessionOptions opt = linfer::testing::with_path(SessionOptions(), v.path);
       opt.num_threads = threads;
@@ -132,7 +134,7 @@ TEST_CASE("every golden model gives bit-identical outputs across runs and thread
       Model model;
       const linfer::Status s = Model::Load(lfm, &model);
       REQUIRE_MESSAGE(s.ok(), s.message());
-      check_deterministic(model);
+      check_deterministic(model, kThreadCounts);
       ++models;
     }
   }
@@ -179,7 +181,47 @@ TEST_CASE("larger models with dim, attention width and feed-forward width all di
       const std::vector<uint8_t> bytes = testing::model_bytes(owned.desc);
       Model model;
       REQUIRE(Model::LoadFromMemory(bytes.data(), bytes.size(), &model).ok());
-      check_deterministic(model);
+      check_deterministic(model, kThreadCounts);
+    }
+  }
+}
+
+// Dense layers and attention split into more chunks than threads once there are enough rows
+// (parallel.h balanced_ranges: several chunks of at least 4 x 24 rows per thread), which the
+// models above, of at most 260 rows, do not reach. An odd length of about 1000 rows (every
+// thread count cuts it into chunks of different sizes) and one more thread than the machine's
+// cores (a thread that waits for a core while the others take its chunks).
+TEST_CASE("long odd inputs split into more chunks than threads, with more threads than cores") {
+  using namespace linfer;
+  const uint32_t cores = std::max(1u, std::thread::hardware_concurrency());
+#if defined(LINFER_TEST_EMULATED)
+  const std::vector<uint32_t> thread_counts = {1, 3};
+#else
+  const std::vector<uint32_t> thread_counts = {1, 2, 3, std::max(4u, cores + 1)};
+#endif
+  for (AttentionKind kind : {AttentionKind::Linformer, AttentionKind::FullSoftmax}) {
+    if (testing::skip_unless_built(testing::kind_name(kind), "in-memory model")) continue;
+    EncoderConfig c = testing::small_config();
+    set_attention_kind(c, kind);
+    c.vocab_size = 97;
+    c.dim = 40;
+    c.num_heads = 2;
+    c.head_dim = 24;
+    c.kv_heads = 2;
+    c.ff_dim = 136;
+    c.max_seq_len = 997;  // and 499, check_deterministic's second length
+    if (kind == AttentionKind::Linformer) linformer_fields(c).proj_len = 20;
+    c.head = HeadKind::LmLogits;
+    for (DType dtype : {DType::F32, DType::I8}) {
+      CAPTURE(to_string(kind));
+      CAPTURE(to_string(dtype));
+      auto owned = testing::make_model(c, 23);
+      convert::QuantizedStore store;
+      if (dtype != DType::F32) REQUIRE(convert::quantize_description(&owned.desc, dtype, &store).ok());
+      const std::vector<uint8_t> bytes = testing::model_bytes(owned.desc);
+      Model model;
+      REQUIRE(Model::LoadFromMemory(bytes.data(), bytes.size(), &model).ok());
+      check_deterministic(model, thread_counts);
     }
   }
 }

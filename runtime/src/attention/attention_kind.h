@@ -80,8 +80,8 @@ class AttentionModule {
   virtual bool run(LayerContext& s, const AttentionLayer& layer, const float* in, size_t T, float* residual) = 0;
 
   // Row pipeline (when has_row_pipeline): what needs every row (the keys), then one block of
-  // `rows` query rows at q (rows [first_row, ...) of the run) into attn, every head, on thread
-  // `chunk`.
+  // `rows` query rows at q (rows [first_row, ...) of the run) into attn, every head, on worker
+  // `worker` (Workers::chunks: its scratch).
   virtual bool prepare_rows(LayerContext&, const AttentionLayer&, const float*, size_t) { return false; }
   virtual void attend_rows(LayerContext&, const float*, float*, size_t, size_t, size_t) {}
 

@@ -85,8 +85,8 @@ bool BlockSparseAttention::run(LayerContext& s, const AttentionLayer& layer, con
       R ? f32_data(layer.w.kind_tensors[BlockSparseTensors::kRandomBlocks]) : nullptr;  // [heads, table_blocks, R]
   float* const q = s.queries();
   float* const attn = s.attention_out();
-  s.workers().ranges(c.num_heads * blocks, 1, [&](size_t begin, size_t end, size_t chunk) {
-    float* scratch = scratch_ + chunk * scratch_stride_;
+  s.workers().balanced_ranges(c.num_heads * blocks, 1, 1, [&](size_t begin, size_t end, size_t worker) {
+    float* scratch = scratch_ + worker * scratch_stride_;
     uint32_t spans[2 * kMaxBlockSparseSpans];
     for (size_t item = begin; item < end; ++item) {
       const size_t h = item / blocks, i = item % blocks, r0 = i * b, rows = std::min(T, r0 + b) - r0;

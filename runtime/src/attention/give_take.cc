@@ -60,8 +60,8 @@ bool GiveTakeAttention::run(LayerContext& s, const AttentionLayer& layer, const 
   const size_t heads_per_kv = H / kvh;
   auto run_heads = [&](size_t rows, size_t keys, auto args_for_head) {
     const size_t block = 32, blocks = (rows + block - 1) / block;
-    s.workers().ranges(H * blocks, 1, [&](size_t b, size_t e, size_t chunk) {
-      float* scratch = scratch_ + chunk * scratch_stride_;
+    s.workers().balanced_ranges(H * blocks, 1, 1, [&](size_t b, size_t e, size_t worker) {
+      float* scratch = scratch_ + worker * scratch_stride_;
       for (size_t item = b; item < e; ++item) {
         const size_t h = item / blocks, r0 = (item % blocks) * block;
         kernels::AttentionHeadArgs a = args_for_head(h);

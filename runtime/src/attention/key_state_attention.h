@@ -82,8 +82,8 @@ class KeyStateAttention : public AttentionModule {
       // The state is kept per layer so that step() can continue where the last call stopped.
       float* carried = carried_state_ + layer * kvh * state_floats;
       const bool stepping = s.stepping();
-      s.workers().ranges(kvh, 1, [&](size_t b, size_t e, size_t chunk) {
-        float* scratch = scratch_ + chunk * scratch_stride_;
+      s.workers().balanced_ranges(kvh, 1, 1, [&](size_t b, size_t e, size_t worker) {
+        float* scratch = scratch_ + worker * scratch_stride_;
         for (size_t h = b; h < e; ++h) {
           float* S = carried + h * state_floats;
           if (!stepping) kind_.reset(S);
@@ -96,16 +96,16 @@ class KeyStateAttention : public AttentionModule {
       });
       return;
     }
-    s.workers().ranges(kvh, 1, [&](size_t b, size_t e, size_t chunk) {
+    s.workers().balanced_ranges(kvh, 1, 1, [&](size_t b, size_t e, size_t worker) {
       for (size_t h = b; h < e; ++h) {
         float* S = key_state_ + h * state_floats;
         kind_.reset(S);
-        add_keys(S, 0, T, h, scratch_ + chunk * scratch_stride_);
+        add_keys(S, 0, T, h, scratch_ + worker * scratch_stride_);
       }
     });
     const size_t block = 32, blocks = (T + block - 1) / block;
-    s.workers().ranges(H * blocks, 1, [&](size_t b, size_t e, size_t chunk) {
-      float* scratch = scratch_ + chunk * scratch_stride_;
+    s.workers().balanced_ranges(H * blocks, 1, 1, [&](size_t b, size_t e, size_t worker) {
+      float* scratch = scratch_ + worker * scratch_stride_;
       for (size_t item = b; item < e; ++item) {
         const size_t h = item / blocks, r0 = (item % blocks) * block;
         apply(key_state_ + (h / heads_per_kv) * state_floats, r0, std::min(block, T - r0), h, scratch);

@@ -75,7 +75,7 @@ class LinformerAttention final : public SoftmaxAttention {
  private:
   size_t make_keys(LayerContext& s, const AttentionLayer& layer, const float* in, size_t T) override;
   void head_keys_ready(size_t s, size_t keys, const float* v, size_t v_stride) override;
-  void attention_rows(LayerContext& s, size_t h, size_t keys, const float* q, float* o, size_t rows, size_t chunk,
+  void attention_rows(LayerContext& s, size_t h, size_t keys, const float* q, float* o, size_t rows, size_t worker,
                       KeyWindow window, size_t first_row) override;
 
   bool linformer_kv(LayerContext& s, const AttentionLayer& layer, const float* in, size_t T);
@@ -85,7 +85,7 @@ class LinformerAttention final : public SoftmaxAttention {
                              const WeightView* const proj[2], const bool need_sum[2]);
   // comp rows [row_begin, row_end) = E[rows, :T] in, `cols` columns (in: T rows, `cols` apart).
   void compress(const LayerContext& s, const WeightView& E, const float* in, size_t cols, size_t T, float* comp,
-                size_t row_begin, size_t row_end, float* rowsum, size_t chunk);
+                size_t row_begin, size_t row_end, float* rowsum, size_t worker);
   // The compression of `projections` inputs on the int8 kernel (E[kv], kv = 0 K, 1 V, each of
   // in's `cols` columns; rowsum[kv] null or where their row sums go).
   void compress_int8(const LayerContext& s, const WeightView* const E[2], size_t projections, const float* in,
@@ -213,12 +213,16 @@ void LinformerAttention::bind(const Arena& arena) {
   projection_rows_ = arena.at<int8_t>(projection_rows_buf_);
 }
 
+// The fewest kProjRowsPerStep steps of a compression chunk when its rows are cut into more chunks
+// than threads: each chunk's product reads all of the input (T x D), so 32 rows at least.
+constexpr size_t kCompressChunkSteps = 8;
+
 // comp rows [row_begin, row_end) = E[rows, :T] in, for rows of the stacked [G*k x n] projection E
 // (rowsum: their sums over the first T columns, when asked). An f32 E is read in place; f16 and
-// int8 rows are widened kProjRowsPerStep at a time into the thread's scratch (chunk), a cost of
+// int8 rows are widened kProjRowsPerStep at a time into the thread's scratch (worker), a cost of
 // one conversion per multiply-add row of D.
 void LinformerAttention::compress(const LayerContext& s, const WeightView& E, const float* in, size_t D, size_t T,
-                                  float* comp, size_t row_begin, size_t row_end, float* rowsum, size_t chunk) {
+                                  float* comp, size_t row_begin, size_t row_end, float* rowsum, size_t worker) {
   const size_t n = s.config().max_seq_len;
   if (E.dtype == DType::F32) {
     kernels::gemm_f32_hwy(row_end - row_begin, D, T, f32_data(E) + row_begin * n, n, in, D, comp + row_begin * D, D);
@@ -226,7 +230,7 @@ void LinformerAttention::compress(const LayerContext& s, const WeightView& E, co
       for (size_t r = row_begin; r < row_end; ++r) rowsum[r] = kernels::sum_f32_hwy(f32_data(E) + r * n, T);
     return;
   }
-  float* rows = widened_rows_ + chunk * kProjRowsPerStep * n;
+  float* rows = widened_rows_ + worker * kProjRowsPerStep * n;
   for (size_t r0 = row_begin; r0 < row_end; r0 += kProjRowsPerStep) {
     const size_t m = std::min(kProjRowsPerStep, row_end - r0);
     for (size_t i = 0; i < m; ++i) widen_weight_row(E, uint32_t(r0 + i), T, 1.0f, rows + i * T);
@@ -248,7 +252,7 @@ void LinformerAttention::compress_int8(const LayerContext& s, const WeightView* 
   const size_t rows = projection_groups(c) * linformer_fields(c).proj_len, stride = comp_q_stride_;
   const kernels::DenseKernel& kernel = *int8_kernel_;
   const size_t panels = panel_count(uint32_t(D)), row_items = (projections * rows + 15) / 16;
-  auto prepare = [&](size_t item) {
+  auto prepare = [&](size_t item, size_t) {
     if (item < panels) {
       kernels::pack_columns_int8_hwy(in, D, T, D, item * 16, std::min(D, item * 16 + 16), column_panels_,
                                      column_scales_, column_sums_);
@@ -266,7 +270,7 @@ void LinformerAttention::compress_int8(const LayerContext& s, const WeightView* 
   };
   s.workers().chunks(panels + row_items, prepare);
   const kernels::DenseWeights x_columns{DType::I8, T, D, column_panels_, column_scales_, column_sums_, nullptr};
-  s.workers().ranges(projections * rows, kRowQuantum, [&](size_t b, size_t e, size_t) {
+  auto products = [&](size_t b, size_t e, size_t) {
     for (size_t kv = 0; kv < projections; ++kv) {
       const size_t lo = std::max(b, kv * rows), hi = std::min(e, (kv + 1) * rows);
       if (lo >= hi) continue;
@@ -274,7 +278,8 @@ void LinformerAttention::compress_int8(const LayerContext& s, const WeightView* 
                                       E[kv]->scales + (lo - kv * rows)};
       kernel.run(x_columns, input, hi - lo, comp[kv] + (lo - kv * rows) * D, D, 0, D, {});
     }
-  });
+  };
+  s.workers().balanced_ranges(projections * rows, kRowQuantum, kMinChunkRows / kRowQuantum, products);
 }
 
 // Multiply-adds of one layer's K' and V' made compression first and projection first, for T
@@ -322,8 +327,8 @@ bool LinformerAttention::project_then_compress(LayerContext& s, const AttentionL
       float* const rowsum[2] = {sums, nullptr};
       compress_int8(s, E, 1, projected[kv], KV, T, comp, rowsum);
     } else {
-      s.workers().ranges(k, kProjRowsPerStep, [&](size_t b, size_t e, size_t chunk) {
-        compress(s, *proj[kv], projected[kv], KV, T, dst[kv], b, e, sums, chunk);
+      s.workers().balanced_ranges(k, kProjRowsPerStep, kCompressChunkSteps, [&](size_t b, size_t e, size_t worker) {
+        compress(s, *proj[kv], projected[kv], KV, T, dst[kv], b, e, sums, worker);
       });
     }
     s.lap(LINFER_OP_COMPRESS, t);
@@ -373,14 +378,15 @@ bool LinformerAttention::linformer_kv(LayerContext& s, const AttentionLayer& lay
       float* const sums[2] = {need_sum[0] ? row_sums_ : nullptr, need_sum[1] ? row_sums_ + rows : nullptr};
       compress_int8(s, proj, separate_v ? 2 : 1, in, D, T, comp, sums);
     } else {
-      s.workers().ranges((separate_v ? 2 : 1) * rows, kProjRowsPerStep, [&](size_t b, size_t e, size_t chunk) {
+      auto compress_rows = [&](size_t b, size_t e, size_t worker) {
         for (int kv = 0; kv < 2; ++kv) {
           const size_t lo = std::max(b, kv * rows), hi = std::min(e, (kv + 1) * rows);
           if (lo >= hi) continue;
           compress(s, *proj[kv], in, D, T, kv == 0 ? compressed_k_ : compressed_v_, lo - kv * rows, hi - kv * rows,
-                   need_sum[kv] ? row_sums_ + kv * rows : nullptr, chunk);
+                   need_sum[kv] ? row_sums_ + kv * rows : nullptr, worker);
         }
-      });
+      };
+      s.workers().balanced_ranges((separate_v ? 2 : 1) * rows, kProjRowsPerStep, kCompressChunkSteps, compress_rows);
     }
     s.lap(LINFER_OP_COMPRESS, t);
     // K' and V' = comp W^T, per group.
@@ -457,9 +463,9 @@ void LinformerAttention::head_keys_ready(size_t s, size_t keys, const float* v, 
 }
 
 void LinformerAttention::attention_rows(LayerContext& s, size_t h, size_t keys, const float* q, float* o, size_t rows,
-                                        size_t chunk, KeyWindow window, size_t first_row) {
+                                        size_t worker, KeyWindow window, size_t first_row) {
   if (float_path()) {
-    SoftmaxAttention::attention_rows(s, h, keys, q, o, rows, chunk, window, first_row);
+    SoftmaxAttention::attention_rows(s, h, keys, q, o, rows, worker, window, first_row);
     return;
   }
   // int8: scores = Q K'^T on the int8 kernel (Q's rows quantized as any dense input), then P V'
@@ -467,7 +473,7 @@ void LinformerAttention::attention_rows(LayerContext& s, size_t h, size_t keys, 
   // is its scale's 127).
   const size_t dh = head_dim_, HD = s.config().num_heads * dh;
   const size_t B = attn_block_, qs = attn_q_stride_;
-  uint8_t* base = attention_int8_ + chunk * attn_int8_stride_;
+  uint8_t* base = attention_int8_ + worker * attn_int8_stride_;
   float* scores = reinterpret_cast<float*>(base);
   int8_t* qrows = reinterpret_cast<int8_t*>(base + attn_q_offset_);
   float* qscales = reinterpret_cast<float*>(base + attn_scales_offset_);

@@ -58,13 +58,13 @@ class LshAttention final : public AttentionModule {
   }
 
  private:
-  void lsh_sort(const LayerContext& s, const WeightView& rotations, size_t T, size_t h, size_t round, size_t chunk);
+  void lsh_sort(const LayerContext& s, const WeightView& rotations, size_t T, size_t h, size_t round, size_t worker);
   // The two chunks a thread's scratch holds (rows gathered), to reuse the chunk before the next.
   struct LshSlots {
     size_t head = SIZE_MAX, chunk[2] = {SIZE_MAX, SIZE_MAX};
   };
-  void lsh_chunk(const LayerContext& s, size_t T, size_t h, size_t round, size_t c, size_t chunk, LshSlots& slots);
-  void lsh_gather(const LayerContext& s, size_t T, size_t h, size_t global_chunk, size_t chunk, size_t slot);
+  void lsh_chunk(const LayerContext& s, size_t T, size_t h, size_t round, size_t c, size_t worker, LshSlots& slots);
+  void lsh_gather(const LayerContext& s, size_t T, size_t h, size_t global_chunk, size_t worker, size_t slot);
 
   size_t scratch_stride_ = 0, max_len_ = 0;
   ArenaBuffer values_buf_, scratch_buf_, sorted_rows_buf_, round_max_sum_buf_, bucket_index_buf_;
@@ -101,17 +101,18 @@ bool LshAttention::run(LayerContext& s, const AttentionLayer& layer, const float
                chunks = lsh_chunks(c, T);
   if (!s.run_dense(layer.q, T, in, s.queries()) || !s.run_dense(kv_[layer.index].v[0], T, in, values_)) return false;
   auto t = s.now();
-  s.workers().ranges(H * rounds, 1, [&](size_t b, size_t e, size_t chunk) {
+  s.workers().balanced_ranges(H * rounds, 1, 1, [&](size_t b, size_t e, size_t worker) {
     for (size_t item = b; item < e; ++item)
-      lsh_sort(s, layer.w.kind_tensors[LshTensors::kRotations], T, item / rounds, item % rounds, chunk);
+      lsh_sort(s, layer.w.kind_tensors[LshTensors::kRotations], T, item / rounds, item % rounds, worker);
   });
   s.lap(LINFER_OP_ATTENTION, t);
   s.rotate(s.queries(), T, H);
   t = s.now();
   for (size_t r = 0; r < rounds; ++r)
-    s.workers().ranges(H * chunks, 1, [&](size_t b, size_t e, size_t chunk) {
-      LshSlots slots;  // a thread's items are consecutive chunks: each one's rows serve the next
-      for (size_t item = b; item < e; ++item) lsh_chunk(s, T, item / chunks, r, item % chunks, chunk, slots);
+    // A range's items are consecutive chunks: each one's rows serve the next (so two at least).
+    s.workers().balanced_ranges(H * chunks, 1, 2, [&](size_t b, size_t e, size_t worker) {
+      LshSlots slots;
+      for (size_t item = b; item < e; ++item) lsh_chunk(s, T, item / chunks, r, item % chunks, worker, slots);
     });
   const float* sum = round_max_sum_ + H * max_len_;
   float* const attn = s.attention_out();
@@ -129,12 +130,12 @@ bool LshAttention::run(LayerContext& s, const AttentionLayer& layer, const float
 // Head h, round `round`: buckets of the T rows, then the rows sorted by (bucket, position) into
 // sorted_rows_ (a counting sort: ascending positions within a bucket).
 void LshAttention::lsh_sort(const LayerContext& s, const WeightView& rotations, size_t T, size_t h, size_t round,
-                            size_t chunk) {
+                            size_t worker) {
   const EncoderConfig& c = s.config();
   const size_t dh = c.head_dim, HD = size_t(c.num_heads) * dh, half = lsh_half_buckets(c, T),
                table_half = lsh_half_buckets(c, c.max_seq_len), n = max_len_;
-  float* rotated = scratch_ + chunk * scratch_stride_;  // [kLshHashRows x half]
-  uint32_t* bucket = bucket_index_ + chunk * lsh_index_words(c, n);
+  float* rotated = scratch_ + worker * scratch_stride_;  // [kLshHashRows x half]
+  uint32_t* bucket = bucket_index_ + worker * lsh_index_words(c, n);
   uint32_t* start = bucket + n;                                    // 2 half + 1 bucket starts
   const float* R = f32_data(rotations) + round * dh * table_half;  // [dh x table_half]
   const float* q = s.queries();
@@ -159,19 +160,19 @@ void LshAttention::lsh_sort(const LayerContext& s, const WeightView& rotations, 
   for (size_t i = 0; i < T; ++i) sorted[start[bucket[i]]++] = uint32_t(i);
 }
 
-// Gathers the rows of global chunk g (round g / chunks) of head h into slot `slot` of thread
-// `chunk`'s scratch: their queries, keys normalised as F.normalize does (x / max(|x|, 1e-12))
+// Gathers the rows of global chunk g (round g / chunks) of head h into slot `slot` of worker
+// `worker`'s scratch: their queries, keys normalised as F.normalize does (x / max(|x|, 1e-12))
 // and transposed, values, positions.
-void LshAttention::lsh_gather(const LayerContext& s, size_t T, size_t h, size_t g, size_t chunk, size_t slot) {
+void LshAttention::lsh_gather(const LayerContext& s, size_t T, size_t h, size_t g, size_t worker, size_t slot) {
   const EncoderConfig& c = s.config();
   const size_t dh = c.head_dim, HD = size_t(c.num_heads) * dh, n = max_len_, b = lsh_fields(c).bucket_size,
                chunks = lsh_chunks(c, T), first = (g % chunks) * b, rows = std::min(b, T - first),
                vh = c.kv_heads == 1 ? 0 : h, v_stride = size_t(c.kv_heads) * dh;
   const uint32_t* sorted = sorted_rows_ + (h * lsh_fields(c).num_hashes + g / chunks) * n + first;
-  float* q = scratch_ + chunk * scratch_stride_ + slot * lsh_slot_floats(c);
+  float* q = scratch_ + worker * scratch_stride_ + slot * lsh_slot_floats(c);
   float* kt = q + b * dh;  // [dh x rows]
   float* v = kt + b * dh;
-  uint32_t* pos = bucket_index_ + chunk * lsh_index_words(c, n) + n + 2 * lsh_half_buckets(c, n) + 1 + slot * b;
+  uint32_t* pos = bucket_index_ + worker * lsh_index_words(c, n) + n + 2 * lsh_half_buckets(c, n) + 1 + slot * b;
   const float* queries = s.queries();
   for (size_t i = 0; i < rows; ++i) {
     const uint32_t p = sorted[i];
@@ -188,7 +189,7 @@ void LshAttention::lsh_gather(const LayerContext& s, size_t T, size_t h, size_t 
 
 // Head h, round `round`, chunk c of it: the chunk's rows against its own and the previous chunk's
 // keys (lsh_chunk_f32_hwy), merged into the attention output and the head's running max and sum.
-void LshAttention::lsh_chunk(const LayerContext& s, size_t T, size_t h, size_t round, size_t c, size_t chunk,
+void LshAttention::lsh_chunk(const LayerContext& s, size_t T, size_t h, size_t round, size_t c, size_t worker,
                              LshSlots& slots) {
   const EncoderConfig& cfg = s.config();
   const size_t dh = cfg.head_dim, HD = size_t(cfg.num_heads) * dh, n = max_len_, b = lsh_fields(cfg).bucket_size,
@@ -199,17 +200,17 @@ void LshAttention::lsh_chunk(const LayerContext& s, size_t T, size_t h, size_t r
   size_t own_slot = slots.chunk[0] == own ? 0 : slots.chunk[1] == own ? 1 : SIZE_MAX;
   if (own_slot == SIZE_MAX) {
     own_slot = slots.chunk[0] == prev ? 1 : 0;
-    lsh_gather(s, T, h, own, chunk, own_slot);
+    lsh_gather(s, T, h, own, worker, own_slot);
     slots.chunk[own_slot] = own;
   }
   size_t prev_slot = slots.chunk[0] == prev ? 0 : slots.chunk[1] == prev ? 1 : SIZE_MAX;
   if (prev_slot == SIZE_MAX) {
     prev_slot = 1 - own_slot;
-    lsh_gather(s, T, h, prev, chunk, prev_slot);
+    lsh_gather(s, T, h, prev, worker, prev_slot);
     slots.chunk[prev_slot] = prev;
   }
-  float* scratch = scratch_ + chunk * scratch_stride_;
-  const uint32_t* positions = bucket_index_ + chunk * lsh_index_words(cfg, n) + n + 2 * lsh_half_buckets(cfg, n) + 1;
+  float* scratch = scratch_ + worker * scratch_stride_;
+  const uint32_t* positions = bucket_index_ + worker * lsh_index_words(cfg, n) + n + 2 * lsh_half_buckets(cfg, n) + 1;
   auto keys_of = [&](size_t slot, size_t g) {
     const float* q = scratch + slot * lsh_slot_floats(cfg);
     return kernels::LshKeys{q + b * dh, q + 2 * b * dh, positions + slot * b, std::min(b, T - (g % chunks) * b)};

@@ -57,9 +57,9 @@ bool SoftmaxAttention::prepare_rows(LayerContext& s, const AttentionLayer& layer
 }
 
 void SoftmaxAttention::attend_rows(LayerContext& s, const float* q, float* attn, size_t rows, size_t first_row,
-                                   size_t chunk) {
+                                   size_t worker) {
   for (size_t h = 0; h < s.config().num_heads; ++h)
-    attention_rows(s, h, row_keys_, q, attn, rows, chunk, row_window_, first_row);
+    attention_rows(s, h, row_keys_, q, attn, rows, worker, row_window_, first_row);
 }
 
 void SoftmaxAttention::attention_items(LayerContext& s, size_t keys, size_t row_begin, size_t row_end,
@@ -69,10 +69,10 @@ void SoftmaxAttention::attention_items(LayerContext& s, size_t keys, size_t row_
                HD = size_t(c.num_heads) * c.head_dim;
   float* const q = s.queries();
   float* const attn = s.attention_out();
-  s.workers().ranges(c.num_heads * blocks, 1, [&](size_t b, size_t e, size_t chunk) {
+  s.workers().balanced_ranges(c.num_heads * blocks, 1, 1, [&](size_t b, size_t e, size_t worker) {
     for (size_t item = b; item < e; ++item) {
       const size_t h = item / blocks, r0 = row_begin + (item % blocks) * block, n = std::min(block, row_end - r0);
-      attention_rows(s, h, keys, q + r0 * HD, attn + r0 * HD, n, chunk, window, r0);
+      attention_rows(s, h, keys, q + r0 * HD, attn + r0 * HD, n, worker, window, r0);
     }
   });
 }
@@ -132,13 +132,13 @@ kernels::AttentionHeadArgs SoftmaxAttention::attention_head_args(const LayerCont
 }
 
 void SoftmaxAttention::attention_rows(LayerContext& s, size_t h, size_t keys, const float* q, float* o, size_t rows,
-                                      size_t chunk, KeyWindow window, size_t first_row) {
+                                      size_t worker, KeyWindow window, size_t first_row) {
   kernels::AttentionHeadArgs a = attention_head_args(s, h, keys, q, o);
   a.windowed = window.radius > 0;
   a.window_radius = window.radius;
   a.global_keys = window.global_keys;
   a.first_row = first_row;
-  kernels::attention_f32_hwy(a, 0, rows, scratch_ + chunk * scratch_stride_);
+  kernels::attention_f32_hwy(a, 0, rows, scratch_ + worker * scratch_stride_);
 }
 
 }  // namespace linfer::rt

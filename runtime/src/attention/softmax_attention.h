@@ -20,7 +20,7 @@ class SoftmaxAttention : public AttentionModule {
   Status prepare_layers(const LayerContext& s) override { return prepare_kv_layers(s, true, true); }
   void bind(const Arena& arena) override;
   bool prepare_rows(LayerContext& s, const AttentionLayer& layer, const float* in, size_t T) override;
-  void attend_rows(LayerContext& s, const float* q, float* attn, size_t rows, size_t first_row, size_t chunk) override;
+  void attend_rows(LayerContext& s, const float* q, float* attn, size_t rows, size_t first_row, size_t worker) override;
 
  protected:
   // The keys a query row sees: every key (radius 0), or (sliding window) the keys within radius
@@ -53,10 +53,10 @@ class SoftmaxAttention : public AttentionModule {
   // The distinct K/V head (make_keys' s) that query head h reads.
   size_t kv_head(const EncoderConfig& c, size_t h) const;
   // Softmax attention of head h for `rows` query rows of q into o (both row stride heads x
-  // head_dim, pointing at row 0 of the block) on the f32 kernel; chunk: the thread's scratch. A
+  // head_dim, pointing at row 0 of the block) on the f32 kernel; worker: the thread's scratch. A
   // window needs the block's first row.
   virtual void attention_rows(LayerContext& s, size_t h, size_t keys, const float* q, float* o, size_t rows,
-                              size_t chunk, KeyWindow window = {}, size_t first_row = 0);
+                              size_t worker, KeyWindow window = {}, size_t first_row = 0);
 
   bool per_head_ = false;      // a K/V head per query head (Linformer's per-head projections)
   KeyWindow row_window_ = {};  // the row pipeline's window (sliding window without global rows)
