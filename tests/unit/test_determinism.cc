@@ -122,6 +122,18 @@ void check_deterministic(const Model& model, const std::vector<uint32_t>& thread
   }
 }
 
+// check_deterministic on make_model(c, seed) in `dtype`, loaded from memory.
+void check_deterministic_in_memory(const linfer::EncoderConfig& c, uint32_t seed, linfer::DType dtype,
+                                   const std::vector<uint32_t>& thread_counts) {
+  auto owned = linfer::testing::make_model(c, seed);
+  linfer::convert::QuantizedStore store;
+  if (dtype != linfer::DType::F32) REQUIRE(linfer::convert::quantize_description(&owned.desc, dtype, &store).ok());
+  const std::vector<uint8_t> bytes = linfer::testing::model_bytes(owned.desc);
+  Model model;
+  REQUIRE(Model::LoadFromMemory(bytes.data(), bytes.size(), &model).ok());
+  check_deterministic(model, thread_counts);
+}
+
 }  // namespace
 
 TEST_CASE("every golden model gives bit-identical outputs across runs and thread counts") {
@@ -175,13 +187,7 @@ TEST_CASE("larger models with dim, attention width and feed-forward width all di
     for (DType dtype : {DType::F32, DType::F16, DType::I8}) {
       CAPTURE(to_string(k.kind));
       CAPTURE(to_string(dtype));
-      auto owned = testing::make_model(c, 21);
-      convert::QuantizedStore store;
-      if (dtype != DType::F32) REQUIRE(convert::quantize_description(&owned.desc, dtype, &store).ok());
-      const std::vector<uint8_t> bytes = testing::model_bytes(owned.desc);
-      Model model;
-      REQUIRE(Model::LoadFromMemory(bytes.data(), bytes.size(), &model).ok());
-      check_deterministic(model, kThreadCounts);
+      check_deterministic_in_memory(c, 21, dtype, kThreadCounts);
     }
   }
 }
@@ -216,13 +222,7 @@ TEST_CASE("long odd inputs split into more chunks than threads, with more thread
     for (DType dtype : {DType::F32, DType::I8}) {
       CAPTURE(to_string(kind));
       CAPTURE(to_string(dtype));
-      auto owned = testing::make_model(c, 23);
-      convert::QuantizedStore store;
-      if (dtype != DType::F32) REQUIRE(convert::quantize_description(&owned.desc, dtype, &store).ok());
-      const std::vector<uint8_t> bytes = testing::model_bytes(owned.desc);
-      Model model;
-      REQUIRE(Model::LoadFromMemory(bytes.data(), bytes.size(), &model).ok());
-      check_deterministic(model, thread_counts);
+      check_deterministic_in_memory(c, 23, dtype, thread_counts);
     }
   }
 }
