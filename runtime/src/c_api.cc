@@ -8,7 +8,6 @@
 #include <string>
 
 #include "linfer/linfer.h"
-#include "linfer/format/kinds/linformer.h"
 #include "c_enum.h"
 #include "model.h"
 #include "dense_layer.h"
@@ -189,7 +188,7 @@ linfer_status linfer_model_get_info(const linfer_model* model, linfer_model_info
   info.head_dim = c.head_dim;
   info.ff_dim = c.ff_dim;
   info.max_seq_len = c.max_seq_len;
-  info.proj_len = c.attention_kind == linfer::AttentionKind::Linformer ? linfer::linformer_fields(c).proj_len : 0;
+  info.proj_len = linfer::projected_key_count(c);
   info.head = linfer_head_kind(c.head);
   info.output_channels = c.output_channels();
   linfer::rt::WeightCounts counts;

@@ -177,7 +177,7 @@ Status Inference::forward(size_t T) {
   add_positions(T);
   if (c.embedding_norm) layernorm_rows(buf_.residual, buf_.residual, T, d.embedding_norm);
 
-  // The rows the model adds (GiveTake's tokens) ride as rows [T, R) of the same buffers.
+  // The rows the model adds (a kind's learned tokens) ride as rows [T, R) of the same buffers.
   const size_t R = T + c.num_global_tokens;
   if (c.num_global_tokens) attention_->write_added_rows(*this, buf_.residual + T * D);
   bool ok = true;
@@ -211,7 +211,7 @@ Status Inference::forward(size_t T) {
   }
   if (ok && placement == NormPlacement::Reversible) {
     add_rows(buf_.residual, buf_.residual2, T, D);
-    if (c.reversible_merge == ReversibleMerge::Mean)  // (y1 + y2) / 2, as reformer-pytorch
+    if (c.reversible_merge == ReversibleMerge::Mean)  // (y1 + y2) / 2
       kernels::scale_f32_hwy(buf_.residual, T * D, 0.5f, buf_.residual);
   }
   if (ok && c.final_norm) layernorm_rows(buf_.residual, buf_.residual, T, d.final_norm);

@@ -69,7 +69,7 @@ class LayerContext {
   ExecutionPlan plan_;
   Workers workers_;
   SublayerBuffers sub_;
-  // Token-by-token runs (kinds that keep a state, e.g. causal linear attention): tokens fed so
+  // Token-by-token runs (causal models of kinds that keep a state): tokens fed so
   // far, and whether the current forward pass continues from the module's carried state instead
   // of starting over.
   size_t step_position_ = 0;

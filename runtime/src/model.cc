@@ -95,7 +95,7 @@ Status finish_load(LoadedModel* m) {
     if (!still_read.count(data)) release_pages(*m, data, n);
 #endif
 
-  // What the kind's module makes of the model once, for every session (GiveTake's convolution taps).
+  // What the kind's module makes of the model once, for every session (AttentionModelData).
   const AttentionKindInfo& kind = *attention_kind_info(m->desc.config.attention_kind);  // (built: above)
   if (kind.prepare_model)
     if (Status s = kind.prepare_model(*m); !s.ok()) return s;

@@ -24,7 +24,7 @@
 namespace linfer::rt {
 
 // What an attention kind's module makes of a model once, at load, for every session (its own
-// subclass: GiveTake's convolution taps), and the bytes it holds.
+// subclass, e.g. weights rearranged for its kernels), and the bytes it holds.
 struct AttentionModelData {
   virtual ~AttentionModelData() = default;
   virtual uint64_t bytes() const = 0;

@@ -98,8 +98,8 @@ kernels::Isa isa_cap(linfer_isa isa) {
 }
 
 // Whether the layers run as one row pipeline (Inference::layer_rows): a kind whose module has it
-// (AttentionModule::has_row_pipeline: Linformer, full, or a sliding window without global rows:
-// every row's output needs only its own query and the keys computed before the blocks) with every dense layer on the
+// (AttentionModule::has_row_pipeline: every row's output needs only its own query and the keys
+// computed before the blocks) with every dense layer on the
 // own kernels, which any thread can run on any rows, and (automatic choice) a layer's Q, output and feed-forward
 // weights small enough (8 MiB) to stay in the last-level cache while every block of rows passes through all of them.
 // Measured (2 threads, f32): S (2.5 MiB per layer) runs 0-2% faster at n = 512, 3% at 2048, 6-9% at 8192, with an arena
@@ -199,7 +199,7 @@ Result<ExecutionPlan> make_execution_plan(const LoadedModel& model, const linfer
   p->row_block = row_block(c, o, kernel_min_rows);
 
   // The arena: buffers placed by lifetime (greedy, largest first).
-  const uint64_t T = p->max_len, R = T + c.num_global_tokens;  // GiveTake's tokens ride as rows
+  const uint64_t T = p->max_len, R = T + c.num_global_tokens;  // the added rows ride as rows
   const uint64_t D = c.dim, HD = uint64_t(c.num_heads) * c.head_dim, threads = p->threads;
   ArenaLayout& arena = p->arena;
   SessionBuffers& b = p->buffers;
@@ -207,8 +207,8 @@ Result<ExecutionPlan> make_execution_plan(const LoadedModel& model, const linfer
   if (norm_placement(c) == NormPlacement::Reversible) b.residual2 = arena.floats(R * D, kStepEmbed, kStepFeedForward);
   b.normed = arena.floats(R * D, kStepEmbed, kStepHead);
   if (!p->row_pipeline) {  // (the row pipeline has per-thread blocks of rows instead, below)
-    // The sublayer's output before its residual add (XNNPACK has no accumulate; GiveTake's
-    // convolution still reads the input after the output projection).
+    // The sublayer's output before its residual add (XNNPACK has no accumulate; a module may
+    // still read the input after the output projection).
     b.sublayer_out = arena.floats(R * D, kStepKeyInputs, kStepFeedForward);
     b.queries = arena.floats(R * HD, kStepKeyInputs, kStepAttention);
     b.attention_out = arena.floats(R * HD, kStepKeyInputs, kStepAttention);

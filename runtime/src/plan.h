@@ -21,8 +21,8 @@ namespace linfer::rt {
 class AttentionModule;  // attention/attention_kind.h
 
 // Steps of a run, for buffer lifetimes. The attention sublayer takes three: what its keys are made
-// from (Linformer's compression E X of all rows), the keys and values (Linformer's K', V' and their
-// int8 panels), then the rows attending (with the row pipeline, each block from Q through the
+// from (e.g. a sequence projection's E X of all rows), the keys and values (and their int8
+// panels), then the rows attending (with the row pipeline, each block from Q through the
 // feed-forward). A buffer of the whole sublayer lives from kStepKeyInputs to kStepAttention; one
 // of a single step can share bytes with another step's.
 enum ArenaStep : int {

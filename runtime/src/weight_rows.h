@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Rows of weights that stay f16 or int8 in memory (embeddings, positions, GiveTake tokens, the
-// projections E and F), widened to f32 where a run uses them.
+// Rows of weights that stay f16 or int8 in memory (embeddings, positions, a kind's matrices),
+// widened to f32 where a run uses them.
 #pragma once
 
 #include <cstddef>

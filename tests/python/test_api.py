@@ -587,7 +587,7 @@ class OptionsTest(unittest.TestCase):
         s = self.model.session()
         with self.assertRaises(linfer.InvalidArgumentError) as cm:
             s.step(1)
-        self.assertEqual(str(cm.exception), "token-by-token runs need a causal linear-attention or performer model")
+        self.assertEqual(str(cm.exception), "token-by-token runs need a causal model of linear_elu or performer attention")
 
     def test_nothing_before_the_first_run(self):
         s = self.model.session()

@@ -47,6 +47,9 @@ TEST_CASE("files of format versions 1 to 5 load and give the outputs they gave w
     CHECK(info.format_version == vc.version);
     CHECK(std::string(info.attention_kind) == vc.kind);
     CHECK(std::string(info.weight_dtype) == vc.dtype);
+    // k: the keys a sequence projection makes (the Linformer's), 0 for the kinds that have none.
+    CHECK((info.proj_len > 0) == (vc.kind == "linformer"));
+    CHECK(info.proj_len <= info.max_seq_len);
     // The CPU's best kernels, and the portable ones (as another CPU would run it).
     for (linfer_isa isa : {linfer_isa(0), LINFER_ISA_GENERIC}) {
       CAPTURE(int(isa));

@@ -380,6 +380,11 @@ uint32_t dense_panel_groups(const EncoderConfig& c, const std::string& slot) {
                                                                                           : 1;
 }
 
+uint32_t projected_key_count(const EncoderConfig& c) {
+  const FormatKind* kind = kind_of(c);
+  return kind && kind->projected_keys ? kind->projected_keys(c) : 0;
+}
+
 bool weight_may_be_quantized(const std::string& slot) {
   if (is_dense_weight(slot) || slot == "token_embedding" || slot == "position_embedding") return true;
   const KindSlot* k = kind_slot_named(slot);

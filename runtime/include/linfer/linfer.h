@@ -175,10 +175,11 @@ LINFER_API void linfer_session_free(linfer_session* session);
 LINFER_API linfer_status linfer_session_run(linfer_session* session, const int32_t* token_ids, size_t length);
 /* Runs the model on token embeddings [length x dim] (row-major); positions are added by the model. */
 LINFER_API linfer_status linfer_session_run_embeddings(linfer_session* session, const float* embeddings, size_t length);
-/* Causal models (linear elu+1 attention with causal mode): run one token at a time. The session
- * carries each layer's attention state (S and z), so memory stays constant however many tokens
- * are fed; output is the one new row. linfer_session_run or linfer_session_reset_state start
- * over. Fails with LINFER_ERROR_INVALID_ARGUMENT for other models or past max_seq_len tokens. */
+/* Causal models of the kinds that keep an attention state (linear_elu; performer, unless its key
+ * stabiliser spans the input): run one token at a time. The session carries each layer's
+ * attention state, so memory stays constant however many tokens are fed; output is the one new
+ * row. linfer_session_run or linfer_session_reset_state start over. Fails with
+ * LINFER_ERROR_INVALID_ARGUMENT for other models or past max_seq_len tokens. */
 LINFER_API linfer_status linfer_session_step(linfer_session* session, int32_t token_id);
 LINFER_API void linfer_session_reset_state(linfer_session* session);
 

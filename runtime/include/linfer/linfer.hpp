@@ -142,7 +142,7 @@ class Session {
     return Status::FromLast(linfer_session_run(session_.get(), ids, length));
   }
   Status Run(const std::vector<int32_t>& ids) { return Run(ids.data(), ids.size()); }
-  // Causal linear-attention models: one token at a time with carried state (see linfer.h).
+  // Causal models of the kinds that keep an attention state: one token at a time (see linfer.h).
   Status Step(int32_t token_id) { return Status::FromLast(linfer_session_step(session_.get(), token_id)); }
   void ResetState() { linfer_session_reset_state(session_.get()); }
   Status RunEmbeddings(const float* embeddings, size_t length) {

@@ -43,6 +43,10 @@ struct AttentionPlanning {
   ArenaLayout& arena;
 };
 
+// The refusal of a token-by-token run on a model that cannot take them, naming the kinds of this
+// build whose causal models can (AttentionKindInfo::steps).
+Status steps_not_defined();
+
 class AttentionModule {
  public:
   virtual ~AttentionModule() = default;
@@ -55,7 +59,7 @@ class AttentionModule {
   // the plan's dense kernels and row pipeline are chosen.
   virtual Status plan(AttentionPlanning& p) = 0;
   // Most rows a dense layer of this kind runs on, for the int8 layers' quantized rows (the
-  // session's rows: T plus GiveTake's tokens).
+  // session's rows: T plus the added rows).
   virtual uint64_t dense_rows(const EncoderConfig&, uint64_t rows) const { return rows; }
   // Most rows the dense layers that make its keys run on (prepare_rows, before the row
   // pipeline's blocks): all of them, but for a kind that makes its keys from fewer rows.
@@ -70,12 +74,12 @@ class AttentionModule {
   virtual std::string describe() const { return ""; }
 
   // Run time, before the first layer: the rows the model adds after the input's T rows
-  // (EncoderConfig::num_global_tokens of them, dim floats each, at `rows`; GiveTake's learned
+  // (EncoderConfig::num_global_tokens of them, dim floats each, at `rows`: a kind's learned
   // tokens). Norms, the feed-forward layers and the residuals treat them as sequence rows; only
   // the module's attention tells them apart. None unless the kind has them.
   virtual void write_added_rows(const LayerContext&, float* /*rows*/) const {}
 
-  // The attention sublayer over T rows of `in` (T plus GiveTake's tokens), its output added to
+  // The attention sublayer over T rows of `in` (T plus the added rows), its output added to
   // `residual` (which may be `in`). False if an XNNPACK operator failed.
   virtual bool run(LayerContext& s, const AttentionLayer& layer, const float* in, size_t T, float* residual) = 0;
 
@@ -87,9 +91,7 @@ class AttentionModule {
 
   // Token-by-token runs: "" when this model can take them, else why not (invalid argument);
   // start_sequence: a fresh sequence begins (its carried state empties).
-  virtual Status can_step(const EncoderConfig&) const {
-    return invalid_argument("token-by-token runs need a causal linear-attention or performer model");
-  }
+  virtual Status can_step(const EncoderConfig&) const { return steps_not_defined(); }
   virtual void start_sequence() {}
 
  protected:
@@ -100,7 +102,8 @@ class AttentionModule {
   };
   std::vector<KvLayers> kv_;
   // kv_ for every layer: K (unless with_keys is false) and V, with their biases unless
-  // bias_in_layer is false (Linformer with the projection after the linear: the bias goes through E).
+  // bias_in_layer is false (a kind that projects the sequence after the linear layer: the bias
+  // goes through the projection).
   Status prepare_kv_layers(const LayerContext& s, bool with_keys, bool bias_in_layer);
   size_t kv_packed_bytes() const;
 };
@@ -119,6 +122,9 @@ struct AttentionKindInfo {
   // LINFER_ERROR_UNSUPPORTED naming the first the model needs and this build left out
   // (option_not_built, model_options.h); null: none. Checked at load by model_options_built.
   Status (*options_built)(const EncoderDescription& d);
+  // Its causal models take token-by-token runs (can_step); last, with a default: a kind without them
+  // leaves it out.
+  bool steps = false;
 };
 // The kind's entry, or null when this build has no module for it (-DLINFER_ATTENTION_KINDS).
 const AttentionKindInfo* attention_kind_info(AttentionKind kind);

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-// What linear attention (elu+1) and the Performer share: Q, K and V of every row, a key state per
-// kv head built from the keys and values, each query row read against it. Bidirectional: the
+// What the kinds with a key state share (softmax's exp replaced by a feature map, so that the
+// keys sum into a state): Q, K and V of every row, a key state per kv head built from the keys
+// and values, each query row read against it. Bidirectional: the
 // state of all T keys, then (head, block of rows) items across threads. Causal: row i adds its
 // key to the state and then reads it, so it sees rows j <= i only; the state is kept per layer so
 // that token-by-token runs continue where the last call stopped. Kind supplies the state's size,
-// its reset, add_keys and apply (linear.cc, performer.cc), chosen at compile time.
+// its reset, add_keys and apply (each such kind's module), chosen at compile time.
 #pragma once
 
 #include <algorithm>

@@ -38,7 +38,11 @@ uint64_t layer_flops(const EncoderConfig& c, uint64_t T) {
 }  // namespace
 
 extern const AttentionKindInfo kLinearEluAttention = {
-    AttentionKind::LinearElu, [] { return std::unique_ptr<AttentionModule>(new LinearAttention()); }, layer_flops,
-    nullptr, nullptr};
+    AttentionKind::LinearElu,
+    [] { return std::unique_ptr<AttentionModule>(new LinearAttention()); },
+    layer_flops,
+    nullptr,
+    nullptr,
+    /*steps=*/true};
 
 }  // namespace linfer::rt

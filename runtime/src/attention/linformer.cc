@@ -13,6 +13,12 @@
 #include "model_options.h"
 #include "weight_rows.h"
 
+// Without int8 dense kernels every projection is widened to f32: a build that leaves out both
+// could load no Linformer model.
+#if !LINFER_DENSE_INT8 && !LINFER_OPTION_FLOAT_PROJECTIONS
+#error "-DLINFER_MODEL_OPTIONS: the Linformer without int8 dense kernels needs float_projections"
+#endif
+
 namespace linfer::rt {
 namespace {
 

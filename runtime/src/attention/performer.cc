@@ -70,7 +70,11 @@ uint64_t layer_flops(const EncoderConfig& c, uint64_t T) {
 }  // namespace
 
 extern const AttentionKindInfo kPerformerAttention = {
-    AttentionKind::Performer, [] { return std::unique_ptr<AttentionModule>(new PerformerAttention()); }, layer_flops,
-    nullptr, nullptr};
+    AttentionKind::Performer,
+    [] { return std::unique_ptr<AttentionModule>(new PerformerAttention()); },
+    layer_flops,
+    nullptr,
+    nullptr,
+    /*steps=*/true};
 
 }  // namespace linfer::rt

@@ -11,11 +11,27 @@ namespace linfer::rt {
 
 LINFER_ATTENTION_KINDS_DECLARED
 
+namespace {
+const AttentionKindInfo* const kBuilt[] = {LINFER_ATTENTION_KINDS_BUILT};
+}  // namespace
+
 const AttentionKindInfo* attention_kind_info(AttentionKind kind) {
-  static const AttentionKindInfo* const kinds[] = {LINFER_ATTENTION_KINDS_BUILT};
-  for (const AttentionKindInfo* info : kinds)
+  for (const AttentionKindInfo* info : kBuilt)
     if (info->kind == kind) return info;
   return nullptr;
+}
+
+Status steps_not_defined() {
+#if !LINFER_TERSE_ERRORS
+  std::string kinds;
+  for (const AttentionKindInfo* info : kBuilt)
+    if (info->steps) kinds += std::string(kinds.empty() ? "" : " or ") + to_string(info->kind);
+  if (kinds.empty())
+    return invalid_argument("token-by-token runs are not defined for the attention kinds of this build");
+  return invalid_argument("token-by-token runs need a causal model of {} attention", kinds);
+#else
+  return invalid_argument("token-by-token runs are not defined for this model");
+#endif
 }
 
 Status attention_kind_built(AttentionKind kind) {

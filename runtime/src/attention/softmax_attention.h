@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// What the softmax kinds share (Linformer, full, sliding window, block sparse): keys and values
-// of every row (or the Linformer's k compressed rows) per distinct K/V head, the keys transposed
-// per head so that the scores vectorise over the keys, and the f32 attention kernel over blocks
+// What the softmax kinds share: keys and values of every row (or of the k rows a sequence
+// projection compresses them to) per distinct K/V head, the keys transposed per head so that
+// the scores vectorise over the keys, and the f32 attention kernel over blocks
 // of query rows, with a window where the kind has one. Each kind's module derives from it.
 #pragma once
 
@@ -14,8 +14,9 @@ namespace linfer::rt {
 
 class SoftmaxAttention : public AttentionModule {
  public:
-  // Keys of every row (T plus GiveTake's tokens) per kv head, their transposes, the scratch over
-  // them; K and V dense layers with their biases. (Linformer plans and prepares its own.)
+  // Keys of every row (T plus the added rows) per kv head, their transposes, the scratch over
+  // them; K and V dense layers with their biases. (A kind with a sequence projection plans and
+  // prepares its own.)
   Status plan(AttentionPlanning& p) override;
   Status prepare_layers(const LayerContext& s) override { return prepare_kv_layers(s, true, true); }
   void bind(const Arena& arena) override;
@@ -23,8 +24,8 @@ class SoftmaxAttention : public AttentionModule {
   void attend_rows(LayerContext& s, const float* q, float* attn, size_t rows, size_t first_row, size_t worker) override;
 
  protected:
-  // The keys a query row sees: every key (radius 0), or (sliding window) the keys within radius
-  // of the row's position and the first global_keys.
+  // The keys a query row sees: every key (radius 0), or (a window) the keys within radius of the
+  // row's position and the first global_keys.
   struct KeyWindow {
     size_t radius, global_keys;  // (no member initializers: `= {}` below value-initializes to 0)
   };
@@ -43,7 +44,7 @@ class SoftmaxAttention : public AttentionModule {
   // keys_ transposed per distinct head into keys_t_ (and head_keys_ready for each head).
   void prepare_keys(LayerContext& s, size_t keys);
   virtual void head_keys_ready(size_t /*s*/, size_t /*keys*/, const float* /*v*/, size_t /*v_stride*/) {}
-  // Q (rotated), the keys, every head over every key, the output projection: Linformer and full.
+  // Q (rotated), the keys, every head over every key, the output projection.
   bool run_softmax(LayerContext& s, const AttentionLayer& layer, const float* in, size_t T, float* residual);
   // Softmax attention of every head for query rows [row_begin, row_end) of the session's queries
   // into its attention output, (head, block of rows) items across threads.
@@ -58,8 +59,8 @@ class SoftmaxAttention : public AttentionModule {
   virtual void attention_rows(LayerContext& s, size_t h, size_t keys, const float* q, float* o, size_t rows,
                               size_t worker, KeyWindow window = {}, size_t first_row = 0);
 
-  bool per_head_ = false;      // a K/V head per query head (Linformer's per-head projections)
-  KeyWindow row_window_ = {};  // the row pipeline's window (sliding window without global rows)
+  bool per_head_ = false;      // a K/V head per query head (per-head sequence projections)
+  KeyWindow row_window_ = {};  // the row pipeline's window (a window without global rows)
   size_t scratch_stride_ = 0;  // floats of scratch per thread
   size_t row_keys_ = 0;        // the row pipeline's keys in this layer (prepare_rows)
   ArenaBuffer keys_buf_, values_buf_, keys_t_buf_, scratch_buf_;

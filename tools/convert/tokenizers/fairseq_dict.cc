@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// fairseq's dict.txt beside GPT-2's files (RoBERTa, RoBERTa-Linformer): each line "TOKEN COUNT
+// fairseq's dict.txt beside GPT-2's files (fairseq's RoBERTa models): each line "TOKEN COUNT
 // [#fairseq:overwrite]", TOKEN a GPT-2 BPE id in decimal; the model's id of line i is 4 + i, after
 // <s> 0, <pad> 1, </s> 2, <unk> 3. A BPE id the dict lacks becomes <unk>, and the text is wrapped
 // in <s> ... </s>, as fairseq's RoBERTa hub encode() does; <|endoftext|> is not special there.

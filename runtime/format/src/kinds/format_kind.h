@@ -168,6 +168,9 @@ struct FormatKind {
   // (config_json.cc): for the fields not given (`given`: a bit per field, by index in `fields`).
   void (*converter_defaults)(EncoderConfig& c, uint32_t given);
 #endif
+  // Optional (null: 0). The fixed number of keys and values the kind projects the sequence to
+  // (projected_key_count). Last, with a default: a kind without it leaves it out.
+  uint32_t (*projected_keys)(const EncoderConfig& c) = nullptr;
 };
 
 // The kind's format file, or null for a kind this build's format does not have (bare metal: only

@@ -94,6 +94,7 @@ extern const FormatKind kLinformerFormat = {
     /*check_layers=*/nullptr,
     /*check_values=*/nullptr,
     /*kv_panel_groups=*/kv_panel_groups LINFER_CONVERTER_DEFAULTS(nullptr),
+    /*projected_keys=*/[](const EncoderConfig& c) { return linformer_fields(c).proj_len; },
 };
 
 }  // namespace linfer

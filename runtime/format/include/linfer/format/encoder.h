@@ -72,7 +72,8 @@ struct EncoderConfig {
   uint32_t kv_heads = 0;
   uint32_t ff_dim = 0;
   uint32_t max_seq_len = 0;
-  uint32_t num_global_tokens = 0;  // rows the model adds to every input (GiveTake's tokens): the session plans them
+  uint32_t num_global_tokens =
+      0;  // rows the model adds to every input (a kind's learned tokens): the session plans them
   NormPlacement norm_placement = NormPlacement::Pre;
   bool embedding_norm = false;
   bool final_norm = false;
@@ -146,8 +147,8 @@ err::Status set_kind_field(EncoderConfig& c, AttentionKind kind, size_t i, uint3
 // no field i).
 uint32_t kind_field_value(const EncoderConfig& c, size_t i);
 // Gives the fields of c's kind that --config did not give (`given`: bit i for field i) the
-// converter's defaults where they are not the schema's (BigBird's global blocks, Performer's
-// epsilon by feature map).
+// converter's defaults where they are not the schema's (the kind's format file's
+// converter_defaults: a default that follows a checkpoint's conventions or another field).
 void apply_converter_defaults(EncoderConfig& c, uint32_t given);
 
 // A weight tensor: shape[0] = output channels for linear layers. Its bytes are in C order, or
@@ -244,16 +245,18 @@ struct Limits {
 err::Status validate_description(const EncoderDescription& desc);
 
 // True for the slots that may be stored as f16 or int8: matrices (linear weights, embeddings,
-// sequence projections, GiveTake tokens). Norms and biases are always f32.
+// and a kind's slots its format file marks as matrices). Norms and biases are always f32.
 bool weight_may_be_quantized(const std::string& slot);
-// (A kind's matrices may be too: its format file says which.)
 // True for the weight of a dense layer (Q, K, V, output, feed-forward, head layers): the slots
 // that version 2 files store in panel layout and the dense kernels read.
 bool is_dense_weight(const std::string& slot);
-// Groups of rows a dense slot is packed in (panel.h): the K and V weights of per-head Linformer
-// projections (sharing none, kv_heads > 1) are read one head at a time, so each head's rows are
-// packed as a group of their own; every other slot is one group.
+// Groups of rows a dense slot is packed in (panel.h): the K and V weights of a kind that reads
+// them one head at a time (its format file's kv_panel_groups) have each head's rows packed as a
+// group of their own; every other slot is one group.
 uint32_t dense_panel_groups(const EncoderConfig& c, const std::string& slot);
+// The fixed number of keys and values every query attends to when c's kind projects the sequence
+// to one length whatever the input's (linfer_model_info::proj_len, k); 0 for a kind that does not.
+uint32_t projected_key_count(const EncoderConfig& c);
 
 }  // namespace linfer
 
@@ -362,7 +365,7 @@ std::string shape_to_string(const std::vector<uint32_t>& shape);
 // may be absent; the learned position embedding's least shape (it may have more rows).
 // `index_bound` > 0: the slot holds indices, whole numbers in [0, index_bound) (block indices).
 // The attention kind's slots as its format file says: the other slots of a layer decide some
-// (Longformer's global projections are there when q_global.weight is), so they are asked in
+// (optional tensors that come as a set: all of them or none), so they are asked in
 // visiting order (for_each_slot).
 struct SlotShape {
   std::vector<uint32_t> dims;
