@@ -10,7 +10,8 @@ For every case in cases.txt it
   2. checks the tensor names and shapes against the docs/converter.md table, derived here from the
      config without using linfer_ref;
   3. recomputes every out_<T>.npy with a plain-numpy float64 forward written from
-     docs/converter.md (per-head / per-row loops, no torch) and requires agreement within 1e-6
+     docs/converter.md (per-head / per-row loops, no torch; the attention: numpy_attention of
+     kinds/linformer.py) and requires agreement within 1e-6
      (relative to max(1, |ref|));
   4. loads the same tensors into linfer_ref.LinferEncoder (strict key match), runs it in float64
      and requires agreement with the numpy forward within 1e-9.
@@ -26,7 +27,10 @@ sys.dont_write_bytecode = True  # keep the source tree clean
 
 import numpy as np
 
-import safetensors_file
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import safetensors_file  # noqa: E402
+from check_common import Stats, act, layer_norm, linear  # noqa: E402  (act, layer_norm, linear: also check_kinds.py's)
+from kinds import linformer  # noqa: E402  (its numpy forward)
 
 DEFAULTS = {
     "attention_kind": "linformer", "norm_placement": "pre", "embedding_norm": False,
@@ -123,94 +127,6 @@ def expected_shapes(cfg, extra):
 
 # ------------------------------------------------------------------------------ numpy forward
 
-_erf = np.vectorize(math.erf)
-
-
-def act(name, x):
-    if name == "gelu":
-        return 0.5 * x * (1.0 + _erf(x / math.sqrt(2.0)))
-    if name == "gelu_tanh":
-        return 0.5 * x * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x ** 3)))
-    if name == "relu":
-        return np.maximum(x, 0.0)
-    if name == "tanh":
-        return np.tanh(x)
-    raise ValueError(name)
-
-
-def layer_norm(x, w, b, eps):
-    out = np.empty_like(x)
-    for t in range(x.shape[0]):
-        mu = x[t].sum() / x.shape[1]
-        var = ((x[t] - mu) ** 2).sum() / x.shape[1]
-        out[t] = (x[t] - mu) / math.sqrt(var + eps) * w + b
-    return out
-
-
-def linear(W, sd, prefix, x):
-    y = x @ W[prefix + ".weight"].T
-    if prefix + ".bias" in sd:
-        y = y + sd[prefix + ".bias"]
-    return y
-
-
-class Stats:
-    entropy_sum = 0.0
-    rows = 0
-
-
-def attention(cfg, sd, p, X):
-    """Linformer attention of docs/converter.md, written head by head."""
-    T, dim = X.shape
-    H, hd, kvh, k = cfg["num_heads"], cfg["head_dim"], cfg["kv_heads"], cfg["proj_len"]
-    sharing = cfg["projection_sharing"]
-    a = p + "attention."
-
-    def proj(h, which):  # (E or F) for head h, and its bias, first T columns
-        if sharing == "layerwise":
-            M, b = sd["shared_proj"], sd.get("shared_proj_bias")
-        elif sharing == "kv":
-            M, b = sd[a + "proj_k"], sd.get(a + "proj_k_bias")
-        else:
-            M, b = sd[a + "proj_" + which], sd.get(a + "proj_%s_bias" % which)
-        if sharing == "none":
-            M = M[h]
-            b = None if b is None else b[h]
-        return M[:, :T], (np.zeros(k) if b is None else b)
-
-    Wq = sd[a + "q.weight"]
-    bq = sd.get(a + "q.bias", np.zeros(Wq.shape[0]))
-    heads = []
-    for h in range(H):
-        g = h if kvh == H else 0  # kv head read by head h
-        rows = slice(h * hd, (h + 1) * hd)
-        krows = slice(g * hd, (g + 1) * hd)
-        Qh = X @ Wq[rows].T + bq[rows]  # [T, hd]
-        mats = {}
-        for which, lin in (("k", "k"), ("v", "v")):
-            W = sd[a + lin + ".weight"][krows]  # [hd, dim]
-            bvec = sd.get(a + lin + ".bias", np.zeros(kvh * hd))[krows]
-            E, pb = proj(h, which)  # [k, T], [k]
-            if cfg["projection_placement"] == "after":
-                Y = X @ W.T + bvec  # [T, hd]
-                P = E @ Y
-            else:
-                P = (E @ X) @ W.T + np.outer(np.ones(k), bvec)
-            P = P + np.outer(pb, np.ones(hd))
-            mats[which] = P  # [k, hd]
-        out_h = np.zeros((T, hd))
-        for t in range(T):
-            s = np.array([Qh[t] @ mats["k"][j] for j in range(k)]) / math.sqrt(hd)
-            e = np.exp(s - s.max())
-            w = e / e.sum()
-            Stats.entropy_sum += float(-(w * np.log(w)).sum()) / math.log(k)
-            Stats.rows += 1
-            out_h[t] = w @ mats["v"]
-        heads.append(out_h)
-    cat = np.concatenate(heads, axis=1)
-    return linear(sd, sd, a + "out", cat)
-
-
 def feed_forward(cfg, sd, p, X):
     h = act(cfg["activation"], linear(sd, sd, p + "feed_forward.fc1", X))
     return linear(sd, sd, p + "feed_forward.fc2", h)
@@ -245,7 +161,7 @@ def numpy_forward(cfg, sd, ids):
         x1, x2 = x, x
         for i in range(L):
             p = "layers.%d." % i
-            y1 = x1 + attention(cfg, sd, p, ln(p + "attention_norm", x2))
+            y1 = x1 + linformer.numpy_attention(cfg, sd, p + "attention.", ln(p + "attention_norm", x2))
             y2 = x2 + feed_forward(cfg, sd, p, ln(p + "feed_forward_norm", y1))
             x1, x2 = y1, y2
         x = x1 + x2
@@ -255,10 +171,10 @@ def numpy_forward(cfg, sd, ids):
         for i in range(L):
             p = "layers.%d." % i
             if cfg["norm_placement"] == "pre":
-                x = x + attention(cfg, sd, p, ln(p + "attention_norm", x))
+                x = x + linformer.numpy_attention(cfg, sd, p + "attention.", ln(p + "attention_norm", x))
                 x = x + feed_forward(cfg, sd, p, ln(p + "feed_forward_norm", x))
             else:
-                x = ln(p + "attention_norm", x + attention(cfg, sd, p, x))
+                x = ln(p + "attention_norm", x + linformer.numpy_attention(cfg, sd, p + "attention.", x))
                 x = ln(p + "feed_forward_norm", x + feed_forward(cfg, sd, p, x))
     if cfg["final_norm"]:
         x = ln("final_norm", x)
@@ -305,7 +221,6 @@ def check_case(root, name, ckpt):
         sorted(set(got.items()) - set(want.items())), sorted(set(want.items()) - set(got.items())))
 
     import torch
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import linfer_ref as lr
 
     model = lr.LinferEncoder(file_config).double().eval()
