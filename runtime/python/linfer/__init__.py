@@ -499,8 +499,9 @@ class Session(_Closable):
             return self._result(h, _capi.lib.linfer_session_output, copy)
 
     def step(self, token_id, copy=True):
-        """Causal linear-attention models: feeds one token, carrying each layer's attention state,
-        and returns the new output row, float32 [1, C]. run() or reset_state() start over."""
+        """Causal models of the kinds that keep an attention state (linear_elu; performer, unless
+        its key stabiliser spans the input): feeds one token, carrying each layer's attention
+        state, and returns the new output row, float32 [1, C]. run() or reset_state() start over."""
         if isinstance(token_id, np.ndarray) and token_id.ndim == 0:
             token_id = token_id[()]
         if isinstance(token_id, bool) or not isinstance(token_id, numbers.Integral):
