@@ -2,6 +2,7 @@
 // Performer (FAVOR+, Choromanski et al. 2021, as performer-pytorch computes it): random features of
 // Q and K (kernels.h favor_*) in place of the softmax, a favor state per kv head
 // (key_state_attention.h), bidirectional or causal.
+#include "attention/favor.h"  // kernels/attention/: its kernels
 #include "attention/key_state_attention.h"
 #include "linfer/format/kinds/performer.h"
 #include "weight_rows.h"
