@@ -4,7 +4,8 @@
 #   LINFER_ATTENTION_KIND_<name>_ENUM      the schema's enum value
 #   LINFER_ATTENTION_KIND_<name>_FORMAT    its format file in runtime/format/src/kinds/
 #   LINFER_ATTENTION_KIND_<name>_MODULE    its module in runtime/src/attention/
-#   LINFER_ATTENTION_KIND_<name>_KERNELS   the kernels only it uses, in kernels/ (may be empty)
+#   LINFER_ATTENTION_KIND_<name>_KERNELS   the kernel files only it uses, in kernels/: headers and
+#                                          sources (may be empty)
 # and writes into ${LINFER_GENERATED_DIR} attention_kind_names.inc, the names for the format
 # library, attention_kind_tables.inc, the checks (lfm.cc) that the schema's AttentionKind gives
 # each kind its line's place, and (in format_public/linfer/format/, on the format library's public

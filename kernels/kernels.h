@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// linfer kernels: the one header of kernels/. The tree is laid out by operation (elementwise/,
-// gemm/, attention/, conv/, dense/), the file names say data type and instruction set:
+// linfer kernels: the header of kernels/'s shared kernels. The tree is laid out by operation
+// (elementwise/, gemm/, attention/, conv/, dense/), the file names say data type and instruction
+// set:
 //   <op>_ref.cc            portable scalar references, the oracles of the tests
 //   <op>_hwy.cc            Highway kernels, compiled for AVX-512, AVX2, SSE4, NEON and scalar and
 //                          dispatched at run time (functions named ..._hwy)
@@ -11,6 +12,10 @@
 // Every fast kernel has a reference with the same contract; tests/unit/test_kernels.cc compares
 // each pair over odd sizes on every instruction set the CPU has. Kernels are single-threaded over
 // the range they are given; the runtime splits work across its thread pool.
+// The kernels that serve one attention kind only (its line of the table of kinds,
+// schema/attention_kinds.txt, names their files) are built with that kind alone: each family is
+// declared in a header of its own beside its sources (attention/<family>.h) and paired in a test
+// file of its own (tests/unit/kernels/test_<family>_kernels.cc).
 #pragma once
 
 #include <cstddef>
@@ -18,7 +23,7 @@
 #include <cstring>
 #include <string>
 
-#include "linfer/types/enums.h"  // DType, FeatureMap
+#include "linfer/types/enums.h"  // DType
 #include "linfer/types/status.h"
 
 #if LINFER_WITH_XNNPACK
@@ -77,8 +82,8 @@ void mean_rows_f32_ref(const float* x, size_t rows, size_t cols, size_t stride, 
 void mean_rows_f32_hwy(const float* x, size_t rows, size_t cols, size_t stride, float* out);
 
 // y[r][c] += s[r] * b[c] + p[r] for rows r < rows, c < cols (row stride y_stride); s and b, or
-// p, may be null (that term is then 0). The Linformer's biases through the projection: a K/V bias
-// b seen through E adds rowsum(E)[r] * b, a bias of E itself adds p[r] to every channel.
+// p, may be null (that term is then 0). Biases seen through a compression of the sequence E X: a
+// K/V bias b seen through E adds rowsum(E)[r] * b, a bias of E itself adds p[r] to every channel.
 void add_rank1_f32_ref(float* y, size_t y_stride, size_t rows, size_t cols, const float* s, const float* b,
                        const float* p);
 void add_rank1_f32_hwy(float* y, size_t y_stride, size_t rows, size_t cols, const float* s, const float* b,
@@ -124,10 +129,10 @@ constexpr double kSinusoidMaxPosition = 39000;
 const char* hwy_kernel_target();
 
 // ---------------------------------------------------------------------------------------------
-// Matrix product (gemm/): the Linformer's sequence compression E X.
+// Matrix product (gemm/): e.g. a compression of the sequence, E X.
 
 // C[M x N] = A[M x K] * B[K x N] (accumulate: C += A B); row strides lda, ldb, ldc (in floats).
-// Also the Performer's feature projections and products (favor_hwy.cc).
+// The fast one is also the register-blocked product other kernels build on.
 void gemm_f32_ref(size_t M, size_t N, size_t K, const float* A, size_t lda, const float* B, size_t ldb, float* C,
                   size_t ldc, bool accumulate = false);
 void gemm_f32_hwy(size_t M, size_t N, size_t K, const float* A, size_t lda, const float* B, size_t ldb, float* C,
@@ -153,7 +158,7 @@ void pack_columns_int8_hwy(const float* x, size_t x_stride, size_t rows, size_t 
 // rows [row_begin, row_end). kt is K transposed ([head_dim x keys], row stride kt_stride) so that
 // scores vectorise over keys. The fast kernel walks the keys in blocks of kAttentionKeyBlock with
 // an online softmax, so its scratch does not grow with the number of keys: the same kernel runs
-// the Linformer's k compressed keys (one block) and full attention over all T keys.
+// over a few keys (k compressed ones: one block) and over all T keys of a long input.
 struct AttentionHeadArgs {
   const float* q;  // [rows x head_dim], row stride q_stride
   size_t q_stride;
@@ -166,17 +171,18 @@ struct AttentionHeadArgs {
   size_t head_dim;
   size_t keys;
   float scale;
-  // Sliding window (Longformer): when windowed, query row r (sequence position first_row + r)
-  // sees the keys j with |first_row + r - j| <= window_radius and the keys [0, global_keys), each
+  // Windowed: query row r (sequence position first_row + r) sees the keys within window_radius
+  // of its position, |first_row + r - j| <= window_radius, and the keys [0, global_keys), each
   // once. Every row must see at least one key. The fast kernel computes only the keys of the
   // rows' windows: O(window) per row, whatever the number of keys.
   bool windowed = false;
   size_t window_radius = 0;
   size_t global_keys = 0;
   size_t first_row = 0;
-  // Key spans (BigBird's block-sparse attention; not with windowed): when key_span_count > 0,
-  // every row of the call sees the keys of the spans [key_spans[2s], key_spans[2s + 1]) instead
-  // of all keys, and a key listed in n spans counts n times in the softmax. Spans are not empty.
+  // Key spans (not with windowed): a block of query rows sees a list of blocks of keys. When
+  // key_span_count > 0, every row of the call sees the keys of the spans [key_spans[2s],
+  // key_spans[2s + 1]) instead of all keys, and a key listed in n spans counts n times in the
+  // softmax. Spans are not empty.
   const uint32_t* key_spans = nullptr;
   size_t key_span_count = 0;
 };
@@ -186,33 +192,6 @@ constexpr size_t kAttentionMaxRows = 8;  // rows the fast kernel takes at a time
 size_t attention_f32_scratch_floats(size_t keys, size_t head_dim);
 void attention_f32_ref(const AttentionHeadArgs& args, size_t row_begin, size_t row_end, float* scratch);
 void attention_f32_hwy(const AttentionHeadArgs& args, size_t row_begin, size_t row_end, float* scratch);
-
-// Reformer's LSH attention (lucidrains' reformer-pytorch), one chunk of one head in one hashing
-// round: `rows` queries against two groups of keys that the caller gathered (the chunk's own
-// sorted rows, then the chunk before's). s_ij = scale q_i . k_j, except -FLT_MAX where causal and
-// k_pos[j] > q_pos[i], and self_score where k_pos[j] == q_pos[i] (a row attends to itself only
-// when nothing else is left); lse_i = log sum_j exp(s_ij), o_i = sum_j exp(s_ij - lse_i) v_j. A
-// key in both groups counts twice.
-struct LshKeys {
-  const float* kt;      // [d x count]: the (normalised) keys transposed
-  const float* v;       // [count x d]
-  const uint32_t* pos;  // their sequence positions
-  size_t count;
-};
-struct LshChunkArgs {
-  const float* q;         // [rows x d]
-  const uint32_t* q_pos;  // sequence positions of the queries, [rows]
-  LshKeys keys[2];
-  size_t rows, d;
-  float scale, self_score;
-  bool causal;
-  float* o;    // [rows x d]
-  float* lse;  // [rows]
-};
-// Floats of scratch either kernel needs per call: the scores of both key groups.
-inline size_t lsh_chunk_scratch_floats(size_t rows, size_t keys) { return rows * keys; }
-void lsh_chunk_f32_ref(const LshChunkArgs& args, float* scratch);
-void lsh_chunk_f32_hwy(const LshChunkArgs& args, float* scratch);
 
 // The forms in which the int8 dense kernels read their quantized input rows (DenseKernel's
 // q_bytes, q_unsigned and q_pairs): q as int8 (Arm, generic), q + 128 as uint8 (x86 VNNI), q as
@@ -251,8 +230,8 @@ inline void swap_middle_pairs(int16_t* row, size_t padded) {
   }
 }
 
-// The probabilities of the int8 Linformer attention, quantized for the int8 dense kernel that
-// multiplies them by V', in two passes over the scores and without writing them back: with
+// The probabilities of an int8 attention over compressed keys, quantized for the int8 dense
+// kernel that multiplies them by V', in two passes over the scores and without writing them back: with
 // m_r = max_j x[r][j] and e_j = exp(scale * (x[r][j] - m_r)) (scale > 0), q[r][j] =
 // round(127 * e_j) (the row's largest probability is 127, as the kernels' own quantizer would
 // make it) and scales[r] = 1 / (127 * sum_j e_j), so p_j = q_j * scales[r]. Rows r < rows of
@@ -263,70 +242,6 @@ void softmax_quantize_rows_ref(const float* x, size_t stride, size_t rows, size_
                                int8_t* q, size_t q_stride, float* scales);
 void softmax_quantize_rows_hwy(const float* x, size_t stride, size_t rows, size_t n, float scale, Int8Form form,
                                int8_t* q, size_t q_stride, float* scales);
-
-// Linear attention with phi(x) = elu(x) + 1 (Katharopoulos et al. 2020), one head of head_dim d.
-// State: S = sum_j phi(k_j) v_j^T ([d x d], row-major) and z = sum_j phi(k_j) ([d]).
-// state: adds rows [0, rows) of k and v to (S, z).
-void linear_attention_state_f32_ref(const float* k, size_t k_stride, const float* v, size_t v_stride, size_t rows,
-                                    size_t d, float* S, float* z);
-void linear_attention_state_f32_hwy(const float* k, size_t k_stride, const float* v, size_t v_stride, size_t rows,
-                                    size_t d, float* S, float* z);
-// apply: o_i = phi(q_i)^T S / (phi(q_i) . z) for rows [0, rows). scratch: d floats.
-void linear_attention_apply_f32_ref(const float* q, size_t q_stride, size_t rows, size_t d, const float* S,
-                                    const float* z, float* o, size_t o_stride, float* scratch);
-void linear_attention_apply_f32_hwy(const float* q, size_t q_stride, size_t rows, size_t d, const float* S,
-                                    const float* z, float* o, size_t o_stride, float* scratch);
-
-// Performer attention (FAVOR+, Choromanski et al. 2021, computed as lucidrains' performer-pytorch
-// does), one head. m random features of a d-vector x from the projection W ([m x d], stored
-// transposed: wt = [d x m], so that the features vectorise), a = c W x with c = d^-1/4:
-//   positive (softmax) features: phi(x)_f = r (exp(a_f - c^2 |x|^2 / 2 - s) + eps), r = m^-1/2, s
-//     the stabiliser: a query's own max_f a_f; for keys the largest a_f of all keys taken so far
-//     (bidirectional: every key; causal row i: keys 0..i);
-//   relu features: phi(x)_f = max(a_f, 0) + eps.
-// o_i = sum_j (phi(q_i) . phi(k_j)) v_j / (phi(q_i) . (sum_j phi(k_j) + den_eps)).
-// Because phi(k) = r (e + eps) is affine in e = exp(a - s) (or relu(a)), the key state keeps the
-// e-part and the eps-part apart: P = sum_j e_j v_j^T, zp = sum_j e_j, vsum = sum_j v_j, count, s.
-// A larger s found later rescales P and zp by exp(s_old - s_new), so keys are added in any number
-// of calls (row blocks, or one token at a time) and give what one pass with the final s gives.
-struct FavorParams {
-  const float* wt;  // [d x m]
-  size_t d;         // head_dim
-  size_t m;         // features
-  FeatureMap map;
-  float eps;      // added to every feature
-  float den_eps;  // added to each feature of the key sum in the denominator (lucidrains causal: 1e-6)
-};
-// The key state: P [m x dv], zp [m] (right after P: rescaled together), vsum [dv], count, s;
-// favor_state is the one layout expression (float* and const float* states).
-template <class T>
-struct FavorState {
-  T *P, *zp, *vsum, *count, *s;
-};
-template <class T>
-FavorState<T> favor_state(T* state, size_t m, size_t dv) {
-  T* zp = state + m * dv;
-  return {state, zp, zp + m, zp + m + dv, zp + m + dv + 1};
-}
-inline size_t favor_state_floats(size_t m, size_t dv) { return m * dv + m + dv + 2; }  // through s
-void favor_state_reset(float* state, size_t m, size_t dv);
-// Scratch floats the fast kernels need per call (the references allocate their own).
-size_t favor_scratch_floats(size_t m);
-// Adds keys k and values v (rows [0, rows), row strides k_stride / v_stride; dv values) to state.
-void favor_state_add_f32_ref(const FavorParams& p, const float* k, size_t k_stride, const float* v, size_t v_stride,
-                             size_t rows, size_t dv, float* state, float* scratch);
-void favor_state_add_f32_hwy(const FavorParams& p, const float* k, size_t k_stride, const float* v, size_t v_stride,
-                             size_t rows, size_t dv, float* state, float* scratch);
-// The largest projection c w_f . k over rows [0, rows) of k and every feature f: a causal
-// state preset to it (FavorState::s) never rescales, so that every row sees the stabiliser of the
-// whole input (KeyStabiliser::Sequence).
-float favor_key_max_f32_ref(const FavorParams& p, const float* k, size_t k_stride, size_t rows);
-float favor_key_max_f32_hwy(const FavorParams& p, const float* k, size_t k_stride, size_t rows, float* scratch);
-// o_i for query rows [0, rows) against the keys in state.
-void favor_apply_f32_ref(const FavorParams& p, const float* q, size_t q_stride, size_t rows, size_t dv,
-                         const float* state, float* o, size_t o_stride, float* scratch);
-void favor_apply_f32_hwy(const FavorParams& p, const float* q, size_t q_stride, size_t rows, size_t dv,
-                         const float* state, float* o, size_t o_stride, float* scratch);
 
 // ---------------------------------------------------------------------------------------------
 // Depthwise convolution (conv/)

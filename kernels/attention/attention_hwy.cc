@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Attention cores with Highway: softmax attention over blocks of keys (online softmax) and
-// linear (elu+1) attention state and apply.
+// Attention cores with Highway: softmax attention over blocks of keys (online softmax), and the
+// int8 attention's quantized probabilities.
 // Compiled for every target Highway knows (AVX-512, AVX2, SSE4, NEON, scalar); HWY_DYNAMIC_DISPATCH
 // picks the best one for the running CPU. Remainders that do not fill a vector run as scalar code
 // with the same arithmetic order, or through the vector code on a padded copy where scalar code
@@ -90,8 +90,8 @@ LINFER_ATTENTION_TILE void WeightedValuesTile(float* const* acc_row, const float
 }
 
 // Attention for R (1..4) rows at a time, over the keys in blocks of kKeyBlock with an online
-// softmax (running max and sum per row), so any number of keys works in O(block) scratch: the
-// Linformer's k compressed keys are one block, full attention's T keys are many. Each K'^T or V'
+// softmax (running max and sum per row), so any number of keys works in O(block) scratch: k
+// compressed keys are one block, all T keys of a long input are many. Each K'^T or V'
 // vector loaded feeds R rows, and 4 vectors per row keep 4R accumulators in flight.
 template <size_t R, size_t NV>
 void AttentionRows(const AttentionHeadArgs& a, size_t r0, float* scratch) {
@@ -325,69 +325,6 @@ void SoftmaxQuantizeRows(const float* x, size_t stride, size_t rows, size_t n, f
   }
 }
 
-// phi(x) = elu(x) + 1 = x + 1 for x > 0, exp(x) otherwise; into dst[0, d).
-void Phi(const float* x, size_t d_len, float* dst) {
-  const D d;
-  const size_t L = hn::Lanes(d);
-  size_t i = 0;
-  for (; i + L <= d_len; i += L) {
-    const auto v = hn::LoadU(d, x + i);
-    const auto pos = hn::Add(v, hn::Set(d, 1.0f));
-    const auto neg = hn::Exp(d, hn::Min(v, hn::Zero(d)));
-    hn::StoreU(hn::IfThenElse(hn::Gt(v, hn::Zero(d)), pos, neg), d, dst + i);
-  }
-  for (; i < d_len; ++i) dst[i] = x[i] > 0.0f ? x[i] + 1.0f : std::exp(x[i]);
-}
-
-// S[a][:] += phi(k_j)[a] * v_j[:], z += phi(k_j); vectorised over the columns of S.
-void LinearAttentionState(const float* k, size_t k_stride, const float* v, size_t v_stride, size_t rows, size_t dd,
-                          float* S, float* z) {
-  const D d;
-  const size_t L = hn::Lanes(d);
-  float pk[1024];
-  for (size_t j = 0; j < rows; ++j) {
-    const float* vj = v + j * v_stride;
-    for (size_t a0 = 0; a0 < dd; a0 += 1024) {
-      const size_t na = std::min<size_t>(1024, dd - a0);
-      Phi(k + j * k_stride + a0, na, pk);
-      for (size_t a = 0; a < na; ++a) {
-        z[a0 + a] += pk[a];
-        float* row = S + (a0 + a) * dd;
-        const auto p = hn::Set(d, pk[a]);
-        size_t b = 0;
-        for (; b + L <= dd; b += L) hn::StoreU(hn::MulAdd(p, hn::LoadU(d, vj + b), hn::LoadU(d, row + b)), d, row + b);
-        for (; b < dd; ++b) row[b] += pk[a] * vj[b];
-      }
-    }
-  }
-}
-
-// o_i = phi(q_i)^T S / (phi(q_i) . z): rows of S weighted by phi(q_i), vectorised over columns.
-void LinearAttentionApply(const float* q, size_t q_stride, size_t rows, size_t dd, const float* S, const float* z,
-                          float* o, size_t o_stride, float* scratch) {
-  const D d;
-  const size_t L = hn::Lanes(d);
-  for (size_t i = 0; i < rows; ++i) {
-    float* pq = scratch;
-    Phi(q + i * q_stride, dd, pq);
-    float den = 0.0f;
-    for (size_t a = 0; a < dd; ++a) den += pq[a] * z[a];
-    const float inv = 1.0f / den;
-    float* oi = o + i * o_stride;
-    size_t b = 0;
-    for (; b + L <= dd; b += L) {
-      auto acc = hn::Zero(d);
-      for (size_t a = 0; a < dd; ++a) acc = hn::MulAdd(hn::Set(d, pq[a]), hn::LoadU(d, S + a * dd + b), acc);
-      hn::StoreU(hn::Mul(acc, hn::Set(d, inv)), d, oi + b);
-    }
-    for (; b < dd; ++b) {
-      float acc = 0.0f;
-      for (size_t a = 0; a < dd; ++a) acc += pq[a] * S[a * dd + b];
-      oi[b] = acc * inv;
-    }
-  }
-}
-
 }  // namespace HWY_NAMESPACE
 }  // namespace linfer::kernels
 HWY_AFTER_NAMESPACE();
@@ -395,8 +332,6 @@ HWY_AFTER_NAMESPACE();
 #if HWY_ONCE
 namespace linfer::kernels {
 HWY_EXPORT(Attention);
-HWY_EXPORT(LinearAttentionState);
-HWY_EXPORT(LinearAttentionApply);
 HWY_EXPORT(SoftmaxQuantizeRows);
 
 void softmax_quantize_rows_hwy(const float* x, size_t stride, size_t rows, size_t n, float scale, Int8Form form,
@@ -406,14 +341,6 @@ void softmax_quantize_rows_hwy(const float* x, size_t stride, size_t rows, size_
 
 void attention_f32_hwy(const AttentionHeadArgs& args, size_t row_begin, size_t row_end, float* scratch) {
   HWY_DYNAMIC_DISPATCH(Attention)(args, row_begin, row_end, scratch);
-}
-void linear_attention_state_f32_hwy(const float* k, size_t k_stride, const float* v, size_t v_stride, size_t rows,
-                                    size_t d, float* S, float* z) {
-  HWY_DYNAMIC_DISPATCH(LinearAttentionState)(k, k_stride, v, v_stride, rows, d, S, z);
-}
-void linear_attention_apply_f32_hwy(const float* q, size_t q_stride, size_t rows, size_t d, const float* S,
-                                    const float* z, float* o, size_t o_stride, float* scratch) {
-  HWY_DYNAMIC_DISPATCH(LinearAttentionApply)(q, q_stride, rows, d, S, z, o, o_stride, scratch);
 }
 }  // namespace linfer::kernels
 #endif

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Performer (FAVOR+) attention with Highway (kernels.h): features vectorised over the m
+// Performer (FAVOR+) attention with Highway (favor.h): features vectorised over the m
 // projections (wt is [d x m]), the state update and the output over the value channels.
 #include "hwy_targets.h"  // before Highway: see there
 #undef HWY_TARGET_INCLUDE
@@ -11,7 +11,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "kernels.h"
+#include "attention/favor.h"
+#include "kernels.h"  // gemm_f32_hwy
 
 HWY_BEFORE_NAMESPACE();
 namespace linfer::kernels {

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-// Performer (FAVOR+) attention: the state layout and the scalar references (kernels.h).
+// Performer (FAVOR+) attention: the state layout and the scalar references (favor.h).
 // The references follow the formula key by key (a running stabiliser, rescaling the state when it
 // grows), accumulating the projections and the output sums in double.
 #include <algorithm>
 #include <cmath>
 #include <vector>
 
-#include "kernels.h"
+#include "attention/favor.h"
 
 namespace linfer::kernels {
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Reformer's LSH attention, one chunk, with Highway (kernels.h): the scores and P V on the
+// Reformer's LSH attention, one chunk, with Highway (lsh.h): the scores and P V on the
 // register-blocked matrix product, the masks and the softmax rows vectorised over the keys.
 #include "hwy_targets.h"  // before Highway: see there
 #undef HWY_TARGET_INCLUDE
@@ -11,7 +11,8 @@
 #include <cfloat>
 #include <cmath>
 
-#include "kernels.h"
+#include "attention/lsh.h"
+#include "kernels.h"  // gemm_f32_hwy
 
 HWY_BEFORE_NAMESPACE();
 namespace linfer::kernels {

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-// Reformer's LSH attention, one chunk: the scalar reference (kernels.h), in double.
+// Reformer's LSH attention, one chunk: the scalar reference (lsh.h), in double.
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
 #include <vector>
 
-#include "kernels.h"
+#include "attention/lsh.h"
 
 namespace linfer::kernels {
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Depthwise 1-D convolution over the sequence with Highway (GiveTake's locality branch).
+// Depthwise 1-D convolution over the sequence with Highway (a locality branch: each position mixed
+// with its neighbours', channel by channel).
 // Compiled for every target Highway knows (AVX-512, AVX2, SSE4, NEON, scalar); HWY_DYNAMIC_DISPATCH
 // picks the best one for the running CPU. Remainders that do not fill a vector run as scalar code
 // with the same arithmetic order, or through the vector code on a padded copy where scalar code

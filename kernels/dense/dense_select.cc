@@ -286,7 +286,7 @@ const DenseKernel& dense_kernel_ref(DType dtype) {
 #endif
 // A data type left out of the build (LINFER_DTYPES) has no kernels: its list is never named, so
 // the linker drops them. select_dense_kernel gives it a stand-in that writes zeros, never run: the
-// loader refuses such models (runtime/src/model.cc), and the Linformer's int8 compression is off.
+// loader refuses such models (runtime/src/model.cc), and an int8 compression of the sequence is off.
 namespace {
 LINFER_DENSE_RUN(run_left_out) {
   for (size_t r = 0; r < rows; ++r)

@@ -14,10 +14,12 @@
 #endif
 
 #include "kernels.h"
+#include "kernels/kernel_tests.h"
 #include "linfer/format/panel.h"
 #include "linfer/types/half.h"
 
 using namespace linfer::kernels;
+using namespace linfer::testing;
 using linfer::DType;
 
 namespace {
@@ -30,29 +32,6 @@ T* aligned64(std::vector<T>& storage, size_t count) {
   return reinterpret_cast<T*>(reinterpret_cast<uint8_t*>(storage.data()) + skip);
 }
 
-std::vector<float> random_vec(size_t n, uint32_t seed, float scale = 1.0f) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> nd(0.0f, scale);
-  std::vector<float> v(n);
-  for (float& x : v) x = nd(rng);
-  return v;
-}
-// max |a-b| / max(1, max |b|)
-double rel_err(const std::vector<float>& a, const std::vector<float>& b) {
-  double diff = 0, scale = 1;
-  for (size_t i = 0; i < a.size(); ++i) {
-    diff = std::max(diff, double(std::fabs(a[i] - b[i])));
-    scale = std::max(scale, double(std::fabs(b[i])));
-  }
-  return diff / scale;
-}
-const size_t kOddSizes[] = {1, 3, 7, 15, 16, 17, 31, 33, 63, 65, 100, 257};
-// Caps for the Highway kernels (the CPU's best first); a target the CPU lacks falls back to its best.
-#if defined(__x86_64__)
-const Isa kHwyCaps[] = {best_isa(), Isa::X86Avx2, Isa::X86Sse4, Isa::Generic};
-#else
-const Isa kHwyCaps[] = {best_isa(), Isa::Generic};
-#endif
 #if defined(__arm__) || defined(__x86_64__)
 // Highway's portable target: SCALAR, or EMU128 where the compiler builds it (clang; GCC's is
 // marked broken).
@@ -577,7 +556,7 @@ TEST_CASE("dense_f16_neonfp16: tiles beyond the f16 range are computed again in 
     }
 }
 
-// The compression of int8 models (runtime/src/attention/linformer.cc, compress_int8): X's columns packed as
+// A compression of the sequence, E X, in int8 models (on the int8 dense kernels): X's columns packed as
 // int8 weights (fast packer = reference, byte for byte, in one call or panel by panel), E's int8
 // rows copied into each kernel's input form, and each kernel's product equal to the reference's
 // bit for bit, and to E X in f32 within the quantization's error.
@@ -771,7 +750,7 @@ TEST_CASE("attention_f32: fast matches reference") {
     }
 }
 
-TEST_CASE("attention_f32 sliding window: fast matches reference on every Highway target") {
+TEST_CASE("attention_f32 windowed: fast matches reference on every Highway target") {
   // Windows within one key block and across several, global keys inside and outside the rows'
   // windows, row blocks starting mid-sequence (first_row), and the window clipped at both ends.
   struct Case {
@@ -830,7 +809,7 @@ TEST_CASE("attention_f32 sliding window: fast matches reference on every Highway
   set_hwy_cap(best_isa());
 }
 
-TEST_CASE("attention_f32 key spans (block sparse): fast matches reference on every Highway target") {
+TEST_CASE("attention_f32 key spans: fast matches reference on every Highway target") {
   // Spans of one key, spans crossing key blocks of the online softmax, spans out of order, and
   // spans listed twice (their keys count twice in the softmax, as in the reference).
   struct Case {
@@ -899,64 +878,6 @@ TEST_CASE("attention_f32 key spans (block sparse): fast matches reference on eve
   set_hwy_cap(best_isa());
 }
 
-#if LINFER_TEST_KIND_LSH  // (the LSH kernels are built with the lsh kind)
-TEST_CASE("lsh_chunk_f32: fast matches reference on every Highway target") {
-  // A chunk against its own rows and the chunk before's: the row itself among the keys (once, or
-  // twice when both groups hold it), causal masks, a row whose only key is itself, group sizes
-  // that are not a multiple of the vector width, an empty second group.
-  struct Case {
-    size_t rows, back;
-    bool causal;
-  };
-  const Case cases[] = {{1, 1, false}, {1, 1, true},   {4, 4, true},    {7, 6, false},
-                        {3, 0, true},  {64, 64, true}, {64, 64, false}, {50, 64, true}};
-  for (Isa cap : kHwyCaps)
-    for (const Case& c : cases)
-      for (size_t dh : {5, 32}) {
-        set_hwy_cap(cap);
-        CAPTURE(to_string(cap));
-        CAPTURE(c.rows);
-        CAPTURE(c.back);
-        CAPTURE(c.causal);
-        CAPTURE(dh);
-        auto q = random_vec(c.rows * dh, uint32_t(c.rows + dh), 2.0f);
-        auto kt_own = random_vec(dh * c.rows, uint32_t(c.rows * dh + 1));
-        auto kt_back = random_vec(dh * c.back + 1, uint32_t(c.back * dh + 2));
-        auto v_own = random_vec(c.rows * dh, uint32_t(c.rows + 7));
-        auto v_back = random_vec(c.back * dh + 1, uint32_t(c.back + 9));
-        // Queries at positions 3 r + 1 (their own keys the same); the chunk before at 3 j, with
-        // row 0's position among them too when there is room (its key twice).
-        std::vector<uint32_t> q_pos(c.rows), back_pos(c.back + 1);
-        for (size_t r = 0; r < c.rows; ++r) q_pos[r] = uint32_t(3 * r + 1);
-        for (size_t j = 0; j < c.back; ++j) back_pos[j] = uint32_t(3 * j);
-        if (c.back > 1) back_pos[1] = q_pos[0];
-        std::vector<float> o_ref(c.rows * dh), o_fast(c.rows * dh), lse_ref(c.rows), lse_fast(c.rows);
-        std::vector<float> scratch(lsh_chunk_scratch_floats(c.rows, c.rows + c.back));
-        LshChunkArgs a{q.data(),
-                       q_pos.data(),
-                       {{kt_own.data(), v_own.data(), q_pos.data(), c.rows},
-                        {kt_back.data(), v_back.data(), back_pos.data(), c.back}},
-                       c.rows,
-                       dh,
-                       1.0f / std::sqrt(float(dh)),
-                       -5e4f,
-                       c.causal,
-                       o_ref.data(),
-                       lse_ref.data()};
-        lsh_chunk_f32_ref(a, scratch.data());
-        a.o = o_fast.data();
-        a.lse = lse_fast.data();
-        lsh_chunk_f32_hwy(a, scratch.data());
-        CHECK(rel_err(o_fast, o_ref) < 1e-5);
-        CHECK(rel_err(lse_fast, lse_ref) < 1e-5);
-        if (c.causal && c.rows == 1 && c.back == 1) {  // the row itself and one earlier key: not -5e4
-          CHECK(lse_ref[0] > -1e4f);
-        }
-      }
-  set_hwy_cap(best_isa());
-}
-#endif
-
 TEST_CASE("softmax_quantize_rows: fast matches reference in every form, within half a step of the softmax") {
   const Int8Form forms[] = {Int8Form::S8, Int8Form::U8Offset, Int8Form::S16, Int8Form::S16Pairs, Int8Form::SplitU7};
   for (Isa cap : kHwyCaps)
@@ -1019,88 +940,6 @@ TEST_CASE("softmax_quantize_rows: fast matches reference in every form, within h
         }
   set_hwy_cap(best_isa());
 }
-
-TEST_CASE("linear attention (elu+1): fast state and apply match the reference") {
-  for (size_t d : {1, 3, 16, 17, 64})
-    for (size_t rows : {1, 5, 40}) {
-      CAPTURE(d);
-      CAPTURE(rows);
-      const size_t ks = d + 3, vs = d + 1, qs = 2 * d, os = d + 2;
-      auto k = random_vec(rows * ks, uint32_t(d * 31 + rows), 1.5f);
-      auto v = random_vec(rows * vs, uint32_t(d + rows), 1.0f);
-      auto q = random_vec(rows * qs, uint32_t(d * 7 + rows), 1.5f);
-      std::vector<float> S1(d * d, 0.5f), z1(d, 0.25f), S2 = S1, z2 = z1;  // non-zero start: a carried state
-      linear_attention_state_f32_ref(k.data(), ks, v.data(), vs, rows, d, S1.data(), z1.data());
-      linear_attention_state_f32_hwy(k.data(), ks, v.data(), vs, rows, d, S2.data(), z2.data());
-      CHECK(rel_err(S2, S1) < 1e-5);
-      CHECK(rel_err(z2, z1) < 1e-5);
-      std::vector<float> o1(rows * os, 0.0f), o2(rows * os, 0.0f), scratch(d);
-      linear_attention_apply_f32_ref(q.data(), qs, rows, d, S1.data(), z1.data(), o1.data(), os, scratch.data());
-      linear_attention_apply_f32_hwy(q.data(), qs, rows, d, S1.data(), z1.data(), o2.data(), os, scratch.data());
-      CHECK(rel_err(o2, o1) < 1e-5);
-    }
-}
-
-#if LINFER_TEST_KIND_PERFORMER  // (the FAVOR+ kernels are built with the performer kind)
-TEST_CASE("performer (FAVOR+): fast state and apply match the reference on every Highway target") {
-  for (Isa cap : kHwyCaps)
-    for (linfer::FeatureMap map : {linfer::FeatureMap::Softmax, linfer::FeatureMap::Relu})
-      for (size_t d : {1, 8, 17, 64})
-        for (size_t m : {1, 7, 16, 37, 266})
-          for (size_t rows : {1, 5, 40}) {
-            set_hwy_cap(cap);
-            CAPTURE(to_string(cap));
-            CAPTURE(int(map));
-            CAPTURE(d);
-            CAPTURE(m);
-            CAPTURE(rows);
-            const size_t ks = d + 3, vs = d + 1, qs = 2 * d, os = d + 2;
-            auto wt = random_vec(d * m, uint32_t(d * 13 + m), 1.0f);
-            auto k = random_vec(rows * ks, uint32_t(d * 31 + rows), 1.5f);
-            // Later keys larger, so that the stabiliser grows after the first block of 16.
-            for (size_t j = 16; j < rows; ++j)
-              for (size_t a = 0; a < d; ++a) k[j * ks + a] *= 2.0f;
-            auto v = random_vec(rows * vs, uint32_t(d + rows), 1.0f);
-            auto q = random_vec(rows * qs, uint32_t(d * 7 + rows), 1.5f);
-            const FavorParams p{
-                wt.data(), d, m, map, map == linfer::FeatureMap::Softmax ? 1e-4f : 1e-3f, rows == 5 ? 1e-6f : 0.0f};
-            const size_t n = favor_state_floats(m, d);
-            std::vector<float> s1(n), s2(n), s3(n), scratch(favor_scratch_floats(m));
-            favor_state_reset(s1.data(), m, d);
-            favor_state_reset(s2.data(), m, d);
-            favor_state_reset(s3.data(), m, d);
-            favor_state_add_f32_ref(p, k.data(), ks, v.data(), vs, rows, d, s1.data(), nullptr);
-            favor_state_add_f32_hwy(p, k.data(), ks, v.data(), vs, rows, d, s2.data(), scratch.data());
-            CHECK(rel_err(s2, s1) < 1e-5);
-            // Keys added one at a time (a causal run) give the state of one call.
-            for (size_t j = 0; j < rows; ++j)
-              favor_state_add_f32_hwy(p, k.data() + j * ks, ks, v.data() + j * vs, vs, 1, d, s3.data(), scratch.data());
-            CHECK(rel_err(s3, s2) < 1e-5);
-            // The whole input's key maximum, preset as the stabiliser: adding the keys never
-            // rescales, so s stays that value and the state equals the one-call state.
-            const float top_ref = favor_key_max_f32_ref(p, k.data(), ks, rows);
-            const float top = favor_key_max_f32_hwy(p, k.data(), ks, rows, scratch.data());
-            CHECK(std::fabs(top - top_ref) <= 1e-5f * std::max(1.0f, std::fabs(top_ref)));
-            if (map == linfer::FeatureMap::Softmax) {
-              CHECK(top == *favor_state(s2.data(), m, d).s);
-              std::vector<float> s4(n);
-              favor_state_reset(s4.data(), m, d);
-              *favor_state(s4.data(), m, d).s = top;
-              for (size_t j = 0; j < rows; ++j)
-                favor_state_add_f32_hwy(p, k.data() + j * ks, ks, v.data() + j * vs, vs, 1, d, s4.data(),
-                                        scratch.data());
-              CHECK(*favor_state(s4.data(), m, d).s == top);
-              CHECK(rel_err(s4, s2) < 1e-5);
-            }
-            std::vector<float> o1(rows * os, 0.0f), o2(rows * os, 0.0f);
-            favor_apply_f32_ref(p, q.data(), qs, rows, d, s1.data(), o1.data(), os, nullptr);
-            favor_apply_f32_hwy(p, q.data(), qs, rows, d, s1.data(), o2.data(), os, scratch.data());
-            CHECK(rel_err(o2, o1) < 1e-5);
-            for (float x : o2) CHECK(std::isfinite(x));
-          }
-  set_hwy_cap(best_isa());  // back to what the CPU has
-}
-#endif
 
 TEST_CASE("conv_depthwise_add_f32: fast matches reference, including the edges") {
   for (size_t T : {1, 2, 5, 33})

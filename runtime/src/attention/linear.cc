@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "attention/key_state_attention.h"
+#include "attention/linear_attention.h"  // kernels/attention/: its kernels
 
 namespace linfer::rt {
 namespace {

@@ -14,6 +14,7 @@
 #include <cstring>
 
 #include "attention/attention_kind.h"
+#include "attention/lsh.h"  // kernels/attention/: its kernels
 #include "linfer/format/kinds/lsh.h"
 #include "weight_rows.h"
 

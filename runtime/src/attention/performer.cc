@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Performer (FAVOR+, Choromanski et al. 2021, as performer-pytorch computes it): random features of
-// Q and K (kernels.h favor_*) in place of the softmax, a favor state per kv head
+// Q and K (kernels/attention/favor.h) in place of the softmax, a favor state per kv head
 // (key_state_attention.h), bidirectional or causal.
+#include "attention/favor.h"  // kernels/attention/: its kernels
 #include "attention/key_state_attention.h"
 #include "linfer/format/kinds/performer.h"
 #include "weight_rows.h"
@@ -10,7 +11,7 @@ namespace linfer::rt {
 namespace {
 
 // Causal Performer: added to each feature of the key sum in the denominator, as lucidrains'
-// causal_linear_attention does (kernels.h FavorParams::den_eps).
+// causal_linear_attention does (favor.h FavorParams::den_eps).
 constexpr float kFavorCausalDenEps = 1e-6f;
 
 struct Favor {

@@ -9,7 +9,9 @@
 namespace linfer {
 
 enum class DType : uint8_t { F32 = 0, F16 = 1, I8 = 2 };
-enum class FeatureMap : uint8_t { Softmax = 0, Relu = 1 };  // Performer (kernels.h: FAVOR+)
+// The feature map of a random-feature attention: positive exp features (which estimate softmax's
+// weights) or relu features. Also the format's (a model's field).
+enum class FeatureMap : uint8_t { Softmax = 0, Relu = 1 };
 
 constexpr size_t dtype_size(DType t) { return t == DType::F32 ? 4 : t == DType::F16 ? 2 : 1; }
 
