@@ -29,7 +29,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import safetensors_file  # noqa: E402
-from check_common import Stats, act, layer_norm, linear  # noqa: E402  (act, layer_norm, linear: also check_kinds.py's)
+from check_common import Stats, act, head, layer_norm, linear  # noqa: E402  (act, layer_norm, linear: also check_kinds.py's)
 from kinds import linformer  # noqa: E402  (its numpy forward)
 
 DEFAULTS = {
@@ -176,20 +176,7 @@ def numpy_forward(cfg, sd, ids):
             else:
                 x = ln(p + "attention_norm", x + linformer.numpy_attention(cfg, sd, p + "attention.", x))
                 x = ln(p + "feed_forward_norm", x + feed_forward(cfg, sd, p, x))
-    if cfg["final_norm"]:
-        x = ln("final_norm", x)
-    if cfg["head"] == "lm":
-        if "head.dense.weight" in sd:
-            x = act(cfg["head_activation"], linear(sd, sd, "head.dense", x))
-        if "head.norm.weight" in sd:
-            x = ln("head.norm", x)
-        x = linear(sd, sd, "head.out", x)
-    elif cfg["head"] == "classifier":
-        x = x[:1] if cfg["pooling"] == "first" else x.mean(axis=0, keepdims=True)
-        if "head.dense.weight" in sd:
-            x = act(cfg.get("classifier_activation", "tanh"), linear(sd, sd, "head.dense", x))
-        x = linear(sd, sd, "head.out", x)
-    return x
+    return head(cfg, sd, x)  # the final norm and the head
 
 
 # ------------------------------------------------------------------------------ driver
