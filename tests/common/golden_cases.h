@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The golden checkpoints of tests/golden (Linformer options), tests/golden_kinds (full, linear,
-// GiveTake) and tests/golden_layouts (lucidrains, fairseq, tatp22, performer, longformer, bigbird), and how each is
+// The golden checkpoints of tests/golden (the first kind's options), tests/golden_kinds (every
+// kind's cases) and tests/golden_layouts (one folder per converter layout), and how each is
 // converted.
 #pragma once
 

@@ -33,8 +33,8 @@ T required(err::Result<T> result) {
 }
 
 // Whether this build has the attention kind (-DLINFER_ATTENTION_KINDS, tests/CMakeLists.txt), by
-// the converter's names: linformer, full, linear_elu, givetake, performer, sliding_window,
-// block_sparse, lsh. Tests skip the cases and models of the others by name.
+// its name in the table of kinds (schema/attention_kinds.txt). Tests skip the cases and models of
+// the others by name.
 inline bool kind_built(const std::string& kind) {
   const std::string built = std::string(",") + LINFER_TEST_ATTENTION_KINDS + ",";
   return built.find("," + kind + ",") != std::string::npos;

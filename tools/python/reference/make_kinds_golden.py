@@ -1,7 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Writes the golden fixtures of the non-linformer attention kinds (full, linear_elu, givetake,
-performer, sliding_window, block_sparse, lsh) under tests/golden_kinds/
-(deterministic, about two seconds).
+"""Writes the golden fixtures of the attention kinds' own cases under tests/golden_kinds/
+(deterministic, about two seconds; the first kind of the table has the cases of tests/golden).
 
     /usr/bin/python3 tools/python/reference/make_kinds_golden.py [OUT_DIR] [--case NAME]...
 

@@ -24,7 +24,7 @@ and where it has them
   model_tensors(cfg)    the encoder's tensors of this kind (not of a layer), an OrderedDict of
                         name -> nn.Parameter, registered in that order.
   ADDED_ROWS            the name of the model tensor whose rows every input gets below its T
-                        sequence rows (GiveTake's global tokens): they go through every layer with
+                        sequence rows (learned global tokens): they go through every layer with
                         the sequence and are dropped after the last one.
   init_value(name, noise, embed_std, proj_std)
                         the random value linfer_ref.init_random gives its parameter `name` (noise:
@@ -48,7 +48,7 @@ and where it has them
                         a causal model's output computed token by token, carrying only its state.
   CAUSAL_PREFIX = False a causal model's rows still depend on later rows (no prefix check).
   numpy_case_start(), numpy_case_verdict() -> (ok, text)
-                        a check of its own over one case's runs (LSH: the hashes' margin).
+                        a check of its own over one case's runs (e.g. a margin of its hashes).
   numpy_extra_check(name, case_dir, config, sd) -> bool or None
                         a further check of a case (None: not for this case).
 """
