@@ -46,4 +46,14 @@ inline bool skip_unless_built(const std::string& kind, const std::string& what) 
   return true;
 }
 
+// The refusal of a token-by-token run on a model that cannot take them: it names the kinds of this
+// build whose causal models step, linear_elu's and performer's.
+inline std::string step_refusal() {
+  std::string kinds;
+  for (const char* kind : {"linear_elu", "performer"})
+    if (kind_built(kind)) kinds += std::string(kinds.empty() ? "" : " or ") + kind;
+  if (kinds.empty()) return "token-by-token runs are not defined for the attention kinds of this build";
+  return "token-by-token runs need a causal model of " + kinds + " attention";
+}
+
 }  // namespace linfer::testing
