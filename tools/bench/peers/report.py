@@ -47,33 +47,25 @@ advantage over them: the cells compare kernels and graph overheads, and the dens
 of the work (linfer, S f32 at n = 512, one thread, `linfer-bench S_f32.lfm --seq-len 512 --threads 1
 --profile`: dense 80%, the compression 7%, attention 11%; M: dense 86%).
 
-- **int8 on M** (LiteRT's dynamic-range int8 at 0.61-0.81x, ONNX Runtime at 0.66-1.04x): linfer's
-  VNNI kernel loses on M's 3072-wide layers. `linfer-kernel-bench --rows 512 --kernel
-  dense_int8_avx512vnni` on this machine (VNNI peak 543-606 GOP/s): q/out 467-518 GOP/s, feed-forward
-  1 369-437, feed-forward 2 (3072 inputs) 239-305. Its row blocks were sized in bytes (24 KiB of
-  quantized rows, for L1), which at 3072 inputs is one 6-row tile: every pass of the weights, from
-  L3, served 6 rows. With at least 30 rows per block feed-forward 2 runs at 434-453 GOP/s, and M int8
-  at n = 512 on one thread took 306-329 ms against 345-407 ms before (three alternating runs each,
-  `linfer-bench M_int8.lfm --seq-len 512 --threads 1 --runs 3`), still behind LiteRT's 196 ms in
-  the table. **Both peers ran AMX here**, the CPU's int8 tile multiply (amx_int8 above: up to 8
-  times VNNI's multiply-adds per cycle): ONNX Runtime's hottest instructions are AMX `tdpbusd` tile
-  products (`perf record -e cpu-clock` of its M int8 run, the addresses disassembled with objdump),
-  and both processes ask the kernel for AMX's tile state (`strace -f -e trace=arch_prctl`:
-  `ARCH_REQ_XCOMP_PERM, XFEATURE_XTILE_DATA`). linfer's int8 in this table is its VNNI kernel: the
-  grid has not been run with linfer's AMX kernel (`dense_int8_amx`, chosen where the CPU and the
-  OS allow it); docs/performance.md, "int8 on AMX", has M's int8 cells measured with it beside
-  these two peers. Besides AMX, what remains is blocking of the kind XNNPACK's int8 GEMM does (the inputs in K blocks
-  with the weights' block kept in L2 across many rows), which the f32 kernel now does for layers
-  of more than 1024 inputs (feed-forward 2 of M: 84-117 GFLOP/s before, 99-150 after, in the same
-  alternating runs).
-- **f32** (LiteRT and ExecuTorch, both XNNPACK, and ONNX Runtime within 1.25x in most cells, ahead
-  in a few): in isolation linfer's f32 kernel runs S's layers at 94-98% of the FMA peak and M's at
-  71-92% (the same command with `dense_f32_avx512`), but inside the model its dense layers reach
-  about 100 GFLOP/s of the 160 peak (S and M, one thread, the profiles above): every layer's
-  weights come from L3 or memory (S: 23 MB, M: 398 MB), and this machine's speed varies by up to 1.5x from one second to the next (the FMA peak
-  read 158-170 GFLOP/s between runs). The XNNPACK peers run the same kind of register-tiled GEMM; at
-  equal dense speed the ceiling of the ratio is set by the 14-20% of linfer's time outside the dense
-  layers.
+- **int8**: ONNX Runtime and LiteRT run AMX on this CPU (amx_int8 above: ONNX Runtime's hottest
+  instructions are `tdpbusd` tile products, and both processes ask the kernel for AMX's tile state,
+  `strace -f -e trace=arch_prctl`: `ARCH_REQ_XCOMP_PERM, XFEATURE_XTILE_DATA`), and so does linfer
+  (`dense_int8_amx`, chosen where the CPU and the OS allow it; VNNI elsewhere; docs/performance.md,
+  "int8 on AMX"). The cells still within 1.25x: LiteRT's dynamic-range int8 on S at n = 128 and
+  512, one thread (S's layers are 256 wide: less work per layer against the same per-layer steps,
+  quantizing the rows and the epilogue; not profiled yet), and M at n = 128 on two threads, where
+  linfer's second thread gains nothing (its 2-thread time is not below its 1-thread time in this
+  run, nor in docs/performance.md's AMX cells): not explained yet.
+- **f32** (ONNX Runtime and the XNNPACK peers within 1.25x in some cells, ahead in a few): in
+  isolation linfer's f32 kernel runs M's layers at 80-87% of the FMA peak (`linfer-kernel-bench
+  --rows 128 --kernel dense_f32_avx512`), but inside the model M's dense layers reach about half
+  of that at n = 128 (`linfer-bench M_f32.lfm --seq-len 128 --threads 1 --profile`): M's 398 MB
+  of weights stream from memory, and the f32 kernel's row blocks (256 KiB of input rows: 84 rows
+  of a 768-input layer) read those layers' weights twice at n = 128. A block sized from the core's
+  L2 would read them once; this machine's speed varies by up to 1.5x from one second to the next,
+  too much to measure the 5-10% that may be worth. The XNNPACK peers run the same kind of
+  register-tiled GEMM; at equal dense speed the ceiling of the ratio is set by the 14-20% of
+  linfer's time outside the dense layers.
 
 These are measured readings, not yet a per-op profile of each peer.
 """
