@@ -75,6 +75,11 @@ def head_proj(cfg, sd, a, which, X, h, first=0):
     return R
 
 
+def feed_forward(cfg, sd, p, X):
+    """The feed-forward sublayer of the layer whose tensors start with p."""
+    return linear(sd, sd, p + "feed_forward.fc2", act(cfg["activation"], linear(sd, sd, p + "feed_forward.fc1", X)))
+
+
 def embed(cfg, sd, ids):
     T, dim, off = len(ids), cfg["dim"], cfg["position_offset"]
     x = np.stack([cfg["embedding_scale"] * sd["token_embedding.weight"][i] for i in ids])

@@ -36,7 +36,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import check_ref as cr  # noqa: E402  (readers)
 import kinds  # noqa: E402
-from check_common import Stats, act, embed, head, layer_norm, linear  # noqa: E402
+from check_common import Stats, embed, feed_forward, head, layer_norm  # noqa: E402
 
 DEFAULTS = dict(cr.DEFAULTS, causal=False)
 
@@ -107,9 +107,6 @@ def numpy_forward(cfg, sd, ids):
     def ln(name, v):
         return layer_norm(v, sd[name + ".weight"], sd[name + ".bias"], eps)
 
-    def ff(p, v):
-        return linear(sd, sd, p + "feed_forward.fc2", act(cfg["activation"], linear(sd, sd, p + "feed_forward.fc1", v)))
-
     def attn(p, s, t):  # -> (sequence output, added rows' output or None)
         if gt:
             return kind.numpy_attention(cfg, sd, p + "attention.", s, t)
@@ -125,11 +122,11 @@ def numpy_forward(cfg, sd, ids):
             p = "layers.%d." % i
             As, At = attn(p, ln(p + "attention_norm", s2), ln(p + "attention_norm", t2) if gt else None)
             s1n = s1 + As
-            s2 = s2 + ff(p, ln(p + "feed_forward_norm", s1n))
+            s2 = s2 + feed_forward(cfg, sd, p, ln(p + "feed_forward_norm", s1n))
             s1 = s1n
             if gt:
                 t1n = t1 + At
-                t2 = t2 + ff(p, ln(p + "feed_forward_norm", t1n))
+                t2 = t2 + feed_forward(cfg, sd, p, ln(p + "feed_forward_norm", t1n))
                 t1 = t1n
         xs = (s1 + s2) * (0.5 if cfg.get("reversible_merge", "sum") == "mean" else 1.0)
     else:
@@ -138,17 +135,17 @@ def numpy_forward(cfg, sd, ids):
             if place == "pre":
                 As, At = attn(p, ln(p + "attention_norm", xs), ln(p + "attention_norm", xt) if gt else None)
                 xs = xs + As
-                xs = xs + ff(p, ln(p + "feed_forward_norm", xs))
+                xs = xs + feed_forward(cfg, sd, p, ln(p + "feed_forward_norm", xs))
                 if gt:
                     xt = xt + At
-                    xt = xt + ff(p, ln(p + "feed_forward_norm", xt))
+                    xt = xt + feed_forward(cfg, sd, p, ln(p + "feed_forward_norm", xt))
             else:
                 As, At = attn(p, xs, xt)
                 xs = ln(p + "attention_norm", xs + As)
-                xs = ln(p + "feed_forward_norm", xs + ff(p, xs))
+                xs = ln(p + "feed_forward_norm", xs + feed_forward(cfg, sd, p, xs))
                 if gt:
                     xt = ln(p + "attention_norm", xt + At)
-                    xt = ln(p + "feed_forward_norm", xt + ff(p, xt))
+                    xt = ln(p + "feed_forward_norm", xt + feed_forward(cfg, sd, p, xt))
     return head(cfg, sd, xs)
 
 

@@ -19,7 +19,6 @@ It also prints the mean attention entropy so degenerate (saturated or uniform) f
 """
 
 import json
-import math
 import os
 import sys
 
@@ -29,7 +28,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import safetensors_file  # noqa: E402
-from check_common import Stats, act, head, layer_norm, linear  # noqa: E402  (act, layer_norm, linear: also check_kinds.py's)
+from check_common import Stats, embed, feed_forward, head, layer_norm  # noqa: E402
 from kinds import linformer  # noqa: E402  (its numpy forward)
 
 DEFAULTS = {
@@ -127,35 +126,13 @@ def expected_shapes(cfg, extra):
 
 # ------------------------------------------------------------------------------ numpy forward
 
-def feed_forward(cfg, sd, p, X):
-    h = act(cfg["activation"], linear(sd, sd, p + "feed_forward.fc1", X))
-    return linear(sd, sd, p + "feed_forward.fc2", h)
-
-
 def numpy_forward(cfg, sd, ids):
-    T = len(ids)
-    dim, eps = cfg["dim"], float(cfg["norm_eps"])
-    off = cfg["position_offset"]
-    x = np.stack([cfg["embedding_scale"] * sd["token_embedding.weight"][i] for i in ids])
-    if cfg["positions"] == "learned":
-        x = x + sd["position_embedding.weight"][off : off + T]
-    elif cfg["positions"] == "sinusoidal":
-        pe = np.zeros((T, dim))
-        base = float(cfg["sinusoidal_base"])
-        for t in range(T):
-            pos = t + off
-            for i in range(dim):
-                if i < dim // 2:
-                    pe[t, i] = math.sin(pos * base ** (-2.0 * i / dim))
-                else:
-                    pe[t, i] = math.cos(pos * base ** (-2.0 * (i - dim // 2) / dim))
-        x = x + pe
+    eps = float(cfg["norm_eps"])
+    x = embed(cfg, sd, ids)
 
     def ln(name, v):
         return layer_norm(v, sd[name + ".weight"], sd[name + ".bias"], eps)
 
-    if cfg["embedding_norm"]:
-        x = ln("embedding_norm", x)
     L = cfg["num_layers"]
     if cfg["norm_placement"] == "reversible":
         x1, x2 = x, x

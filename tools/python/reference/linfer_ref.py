@@ -98,12 +98,7 @@ _NOT_USED = {
 }
 
 
-def _attention_kinds():
-    """The kinds' names, in the schema's order: the one table of kinds, schema/attention_kinds.txt."""
-    return kinds.NAMES
-
-
-ATTENTION_KINDS = _attention_kinds()
+ATTENTION_KINDS = kinds.NAMES  # the table of kinds' names, in the schema's order
 ROTARY_KINDS = ("none", "adjacent_pairs")
 ACTIVATIONS = ("gelu", "gelu_tanh", "relu", "tanh")
 
