@@ -181,7 +181,13 @@ std::string Inference::describe() const {
                    plan_.xnnpack && t != size_t(DType::I8) ? "xnnpack_f32 (per-session packed copy)"
                                                            : plan_.dense_kernel[t]->name);
   s += message("; other kernels: highway {}; row pipeline: ", kernels::hwy_kernel_target(plan_.max_isa));
-  s += plan_.row_pipeline ? message("on, {} rows", kept(plan_.row_block)) : "off";
+  if (!plan_.row_pipeline)
+    s += "off";
+  else if (plan_.short_run_rows == plan_.row_block)
+    s += message("on, {} rows", kept(plan_.row_block));
+  else  // (a short run: one block per thread)
+    s += message("on, {} rows, or one block of up to {} rows per thread", kept(plan_.row_block),
+                 kept(plan_.short_run_rows));
   s += message("; threads: {}{}", kept(plan_.threads), plan_.yield_workers ? " (yielding)" : "");
   return s;
 }

@@ -32,20 +32,24 @@ bool Inference::layer_rows(size_t layer, const LayerWeights& w, LayerOps& ops, s
   auto layernorm_block = [&](const float* from, float* to, size_t n, const NormWeights& norm) {
     kernels::layernorm_f32_hwy(from, D, to, D, n, D, f32_data(norm.weight), f32_data(norm.bias), c.norm_eps);
   };
-  // The rows in chunks of whole blocks where there are at least 2 blocks per thread (up to
+  // A short run (at most short_run_rows rows per thread) makes one share per thread, each share
+  // one block: every layer's weights pass once per thread. A longer one passes in blocks of B
+  // rows: in chunks of whole blocks where there are at least 2 blocks per thread (up to
   // kChunksPerThread per thread: a chunk that ended in a part of a block would pass every layer's
-  // weights for a few rows); else one share per thread, split at multiples of kRowQuantum, not of
-  // B: a block of B rows larger than T / threads (AMX's) must not leave a thread without rows.
-  // Every block starts on the one grid either way. (A caller's pipeline_block_rows that kRowQuantum
-  // does not divide keeps shares of whole blocks.)
-  const size_t share_quantum = B % kRowQuantum == 0 ? kRowQuantum : B;
-  // The int8 rows (QuantizedRows, which holds min(T, threads * B) rows or more): a run of at most
-  // threads * B rows quantizes each block into its own rows, a longer one into its thread's B rows.
-  const bool own_qrows = T <= workers_.threads * B;
+  // weights for a few rows), else in one share per thread. Shares split at multiples of
+  // kRowQuantum, not of B: a block of B rows larger than T / threads (AMX's) must not leave a
+  // thread without rows. (A caller's pipeline_block_rows, which is also short_run_rows, keeps
+  // shares of whole blocks where kRowQuantum does not divide it.)
+  const size_t share_quantum = B % kRowQuantum == 0 ? kRowQuantum : B, held = plan_.short_run_rows;
+  const bool short_run = T <= workers_.threads * held;
+  const size_t block = short_run ? held : B;
+  // The int8 rows (QuantizedRows, which holds min(T, threads * held) rows or more): a short run
+  // quantizes each block into its own rows, a longer one into its thread's first B rows.
+  const bool own_qrows = short_run;
   auto run_chunk = [&](size_t begin, size_t end, size_t worker) {
-    float* q = buf_.row_blocks + worker * B * (2 * HD + F);
-    float* attn = q + B * HD;
-    float* ff = attn + B * HD;
+    float* q = buf_.row_blocks + worker * held * (2 * HD + F);
+    float* attn = q + block * HD;
+    float* ff = attn + block * HD;
     // Profile: the calling thread's split (its chunks are a share of the whole); clock reads only
     // when profiling.
     const bool timing = plan_.profiling && worker == 0;
@@ -53,8 +57,8 @@ bool Inference::layer_rows(size_t layer, const LayerWeights& w, LayerOps& ops, s
     auto mark = [&](linfer_op_kind kind) {
       if (timing) t = lap(kind, t);
     };
-    for (size_t r0 = begin; r0 < end; r0 += B) {
-      const size_t n = std::min(B, end - r0), qrow = own_qrows ? r0 : worker * B;
+    for (size_t r0 = begin; r0 < end; r0 += block) {
+      const size_t n = std::min(block, end - r0), qrow = own_qrows ? r0 : worker * B;
       float* x = buf_.residual + r0 * D;
       ops.q.run_rows(qrows, in + r0 * D, n, q, false, qrow);
       rotate_rows(q, r0, n, c.num_heads);
@@ -80,7 +84,7 @@ bool Inference::layer_rows(size_t layer, const LayerWeights& w, LayerOps& ops, s
       }
     }
   };
-  if ((T + B - 1) / B >= 2 * workers_.threads)
+  if (!short_run && (T + B - 1) / B >= 2 * workers_.threads)
     workers_.balanced_ranges(T, B, 1, run_chunk);
   else
     workers_.ranges(T, share_quantum, run_chunk);

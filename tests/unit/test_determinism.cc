@@ -226,3 +226,52 @@ TEST_CASE("long odd inputs split into more chunks than threads, with more thread
     }
   }
 }
+
+// The row pipeline runs a short input as one block per thread (up to 264 rows per thread; the
+// session's max_seq_len over its threads, if less) and a longer one in blocks sized for the cache
+// (here 96 rows): on both sides of that line (264 rows on 1 thread, 528 on 2), in f32 and int8,
+// the outputs are those of the operator path, bit for bit.
+TEST_CASE("row pipeline: short runs in one block per thread, longer ones in blocks, as the operators") {
+  using namespace linfer;
+  for (AttentionKind kind : {AttentionKind::Linformer, AttentionKind::FullSoftmax}) {
+    if (testing::skip_unless_built(testing::kind_name(kind), "in-memory model")) continue;
+    EncoderConfig c = testing::small_config();
+    set_attention_kind(c, kind);
+    c.vocab_size = 97;
+    c.dim = 40;
+    c.num_heads = 2;
+    c.head_dim = 24;
+    c.kv_heads = 2;
+    c.ff_dim = 136;
+    c.max_seq_len = 560;
+    if (kind == AttentionKind::Linformer) linformer_fields(c).proj_len = 20;
+    for (DType dtype : {DType::F32, DType::I8}) {
+      CAPTURE(testing::kind_name(kind));
+      CAPTURE(std::string(to_string(dtype)));
+      auto owned = testing::make_model(c, 29);
+      convert::QuantizedStore store;
+      if (dtype != DType::F32) REQUIRE(convert::quantize_description(&owned.desc, dtype, &store).ok());
+      const std::vector<uint8_t> bytes = testing::model_bytes(owned.desc);
+      Model model;
+      REQUIRE(Model::LoadFromMemory(bytes.data(), bytes.size(), &model).ok());
+      for (uint32_t threads : {1u, 2u}) {
+        CAPTURE(threads);
+        SessionOptions rows_opt, operators_opt;
+        rows_opt.num_threads = operators_opt.num_threads = threads;
+        operators_opt.row_pipeline = LINFER_PIPELINE_OFF;
+        Session rows, operators;
+        REQUIRE(Session::Create(model, rows_opt, &rows).ok());
+        REQUIRE(Session::Create(model, operators_opt, &operators).ok());
+        CHECK_MESSAGE(rows.describe().find("row pipeline: on, 96 rows, or one block of up to 264 rows per thread") !=
+                          std::string::npos,
+                      rows.describe());
+        const uint32_t line = 264 * threads;
+        for (uint32_t T : {1u, 50u, line, line + 1, 560u}) {
+          CAPTURE(T);
+          const Input in = make_input(model.info(), T, T);
+          CHECK(run(rows, in, T) == run(operators, in, T));
+        }
+      }
+    }
+  }
+}
