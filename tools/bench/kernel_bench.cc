@@ -7,13 +7,14 @@
 // Every kernel of every instruction set the CPU has, except the portable ones (the fallback for
 // CPUs below AVX2 and NEON, 20-100x slower here), which --kernel NAME selects.
 //
-// x86: measures the FMA peak (vfmadd231ps on 512- and 256-bit vectors) and the VNNI peak
-// (vpdpbusd, 512- and 256-bit) with 12 independent accumulator chains. Then times each dense
+// x86: measures the FMA peak (vfmadd231ps on 512- and 256-bit vectors), the VNNI peak
+// (vpdpbusd, 512- and 256-bit) and AVX2's two int8 forms without VNNI (vpmaddwd + vpaddd, and
+// vpmaddubsw + vpmaddwd + vpaddd) with 12 independent accumulator chains. Then times each dense
 // kernel (dense_<dtype>_<isa>, activation quantization included for int8) on the dense shapes of
 // the benchmark models S and M, weights in the panel layout, and prints GFLOP/s (int8: GOP/s,
 // the same multiply-adds counted) and the fraction of its peak (f32/f16 kernels: the FMA peak of
 // their vector width; int8: the VNNI peak of their width; the AVX2 int8 kernel without VNNI:
-// the 256-bit FMA peak). On other CPUs it prints the speeds only. docs/performance.md quotes it.
+// the vpmaddwd + vpaddd peak). On other CPUs it prints the speeds only. docs/performance.md quotes it.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -83,6 +84,27 @@ __attribute__((target("avx2,avxvnni"))) inline __m256i dpbusd_vex(__m256i acc, _
 }
 LINFER_PEAK(vnni256_peak, "avx2,avxvnni", __m256i, _mm256_set1_epi32(1), _mm256_set1_epi32(0x01010101),
             _mm256_set1_epi32(0x02020202), dpbusd_vex(a[j], x, y), "x", 32)
+// int8 on AVX2 without VNNI, two ways: vpmaddwd + vpaddd, 16 exact multiply-adds of int16 values
+// (the dense_int8_avx2 kernel's pair), and vpmaddubsw + vpmaddwd by ones + vpaddd, 32
+// multiply-adds of u8 x s8 whose pairs are summed in 16 bits with saturation (ONNX Runtime's AVX2
+// int8 kernels use it; inexact where two products of a pair add up past 32767). Volatile asm, as
+// in the kernels: the products of loop-invariant operands are not merged across the 12 chains.
+__attribute__((target("avx2"))) inline __m256i madd_add(__m256i acc, __m256i a, __m256i b) {
+  __m256i t;
+  __asm__ volatile("vpmaddwd %3, %2, %1\n\tvpaddd %1, %0, %0" : "+x"(acc), "=&x"(t) : "x"(a), "x"(b));
+  return acc;
+}
+__attribute__((target("avx2"))) inline __m256i maddubs_add(__m256i acc, __m256i a, __m256i ones) {
+  __m256i t;
+  __asm__ volatile("vpmaddubsw %2, %2, %1\n\tvpmaddwd %3, %1, %1\n\tvpaddd %1, %0, %0"
+                   : "+x"(acc), "=&x"(t)
+                   : "x"(a), "x"(ones));
+  return acc;
+}
+LINFER_PEAK(madd256_peak, "avx2", __m256i, _mm256_set1_epi32(1), _mm256_set1_epi16(3), _mm256_set1_epi16(5),
+            madd_add(a[j], x, y), "x", 16)
+LINFER_PEAK(maddubs256_peak, "avx2", __m256i, _mm256_set1_epi32(1), _mm256_set1_epi8(3), _mm256_set1_epi16(1),
+            maddubs_add(a[j], x, y), "x", 32)
 
 #undef LINFER_PEAK
 
@@ -159,6 +181,7 @@ double best_time(int reps, Fn fn) {
 // one thread for `seconds`, on the instruction sets this file has a measurement for.
 struct Peaks {
   double fma512 = 0, fma256 = 0, vnni512 = 0, vnni256 = 0, amx = 0;  // x86-64
+  double madd256 = 0, maddubs256 = 0;                                // x86-64 AVX2 int8 without VNNI
   double mul_add = 0, dot_add = 0;                                   // wasm SIMD128
 };
 
@@ -170,9 +193,12 @@ Peaks measure_peaks(double seconds) {
   if (linfer::kernels::cpu_has(Isa::X86Avx512Vnni)) p.vnni512 = vnni512_peak(seconds);
   if (linfer::kernels::cpu_has(Isa::X86AvxVnni)) p.vnni256 = vnni256_peak(seconds);
   if (linfer::kernels::cpu_has(Isa::X86Amx)) p.amx = amx_peak(seconds);
+  if (linfer::kernels::cpu_has(Isa::X86Avx2)) p.madd256 = madd256_peak(seconds);
+  if (linfer::kernels::cpu_has(Isa::X86Avx2)) p.maddubs256 = maddubs256_peak(seconds);
   std::printf(
-      "one thread; peaks (GFLOP/s, int8 GOP/s): FMA zmm %.1f, FMA ymm %.1f, VNNI zmm %.1f, VNNI ymm %.1f, AMX %.1f\n",
-      p.fma512, p.fma256, p.vnni512, p.vnni256, p.amx);
+      "one thread; peaks (GFLOP/s, int8 GOP/s): FMA zmm %.1f, FMA ymm %.1f, VNNI zmm %.1f, VNNI ymm %.1f, AMX %.1f, "
+      "vpmaddwd+vpaddd ymm %.1f, vpmaddubsw+vpmaddwd+vpaddd ymm %.1f\n",
+      p.fma512, p.fma256, p.vnni512, p.vnni256, p.amx, p.madd256, p.maddubs256);
 #endif
 #if defined(__wasm_simd128__)
   p.mul_add =
@@ -233,10 +259,9 @@ int main(int argc, char** argv) {
         return peaks.amx;
       case Isa::X86AvxVnni:
         return peaks.vnni256;
-      // int8 on AVX2 is a vpmaddwd + vpaddd pair per 16 multiply-adds, sharing ports: no one
-      // instruction's peak to hold it against (compare it with the f32 kernel's GFLOP/s).
+      // int8 on AVX2: the vpmaddwd + vpaddd pair of its inner loop.
       case Isa::X86Avx2:
-        return k.dtype == DType::I8 ? 0.0 : peaks.fma256;
+        return k.dtype == DType::I8 ? peaks.madd256 : peaks.fma256;
       case Isa::WasmSimd128:
         return k.dtype == DType::I8 ? peaks.dot_add : peaks.mul_add;
       default:

@@ -10,7 +10,8 @@ onnxruntime and numpy, so any ONNX Runtime can time the exported file, e.g. the 
       build-hf/venv/bin/pip install --no-deps onnxruntime==1.16.3 onnx==1.15.0 coloredlogs==15.0.1 \\
         humanfriendly==10.0 flatbuffers==23.5.26 protobuf==4.25.3 && \\
       $PY tools/bench/minilm_ort.py --export-only
-    build-peers/venv/bin/python tools/bench/minilm_ort.py [--rounds 10] [--runs 5] [--bin build/bin]
+    build-peers/venv/bin/python tools/bench/minilm_ort.py [--rounds 10] [--runs 5] [--bin build/bin] \\
+        [--in-process] [--ort-exact]
 
 (build-peers/venv: `bash tools/bench/peers/run.sh` makes it, with ONNX Runtime 1.31.1.) Each cell
 runs --rounds rounds of --runs linfer runs (a linfer-bench process) and --runs ONNX Runtime runs
@@ -18,6 +19,13 @@ runs --rounds rounds of --runs linfer runs (a linfer-bench process) and --runs O
 medians, its ratio the median of the rounds' ratios: this host's speed moves by up to 2x within
 minutes, and a ratio is only as good as the two times it divides are close in time. The FMA peak
 of one core (linfer-kernel-bench) is read before and after, for the ceiling of a ratio.
+
+--in-process runs the one-thread cells with linfer in the same process (the build tree's Python
+package, --bin/../runtime), one linfer run and one ONNX Runtime run after the other, --rounds x
+--runs pairs; a cell's ratio is the median of the pairs' ratios. (Not on more threads: each
+runtime's spinning workers would hold the cores the other one needs.) --ort-exact sets ONNX
+Runtime's session option session.x64quantprecision: on x86 without VNNI its int8 kernels then use
+an exact form instead of vpmaddubsw, whose 16-bit pair sums saturate (docs/performance.md).
 """
 import argparse
 import os
@@ -61,10 +69,12 @@ def export():
 
 
 class OrtCell:
-    def __init__(self, path, n, threads):
+    def __init__(self, path, n, threads, exact=False):
         so = ort.SessionOptions()
         so.intra_op_num_threads = threads
         so.inter_op_num_threads = 1
+        if exact:
+            so.add_session_config_entry("session.x64quantprecision", "1")
         self.session = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
         rng = np.random.default_rng(0)
         self.feed = {"input_ids": rng.integers(1000, 30000, size=(1, n), dtype=np.int64),
@@ -88,6 +98,26 @@ def linfer_time(binary, model, n, threads, runs):
     return float(re.search(r"latency_ms: median ([0-9.]+)", out).group(1))
 
 
+def in_process_cell(linfer, cell, model, n, pairs):
+    """linfer's and ONNX Runtime's times of `pairs` runs, one after the other (who goes first
+    alternating), in this process: linfer through its Python binding on the same ids."""
+    session = linfer.Model(model).session(max_seq_len=n, num_threads=1)
+    ids = cell.feed["input_ids"][0].astype(np.int32)
+    for _ in range(3):
+        session.run(ids, copy=False)
+    lt, ot = [], []
+    for i in range(pairs):
+        for who in ("linfer", "ort") if i % 2 else ("ort", "linfer"):
+            t0 = time.perf_counter()
+            if who == "ort":
+                cell.session.run(None, cell.feed)
+            else:
+                session.run(ids, copy=False)
+            (ot if who == "ort" else lt).append(1000 * (time.perf_counter() - t0))
+    session.close()
+    return lt, ot
+
+
 def fma_peak(bin_dir):
     out = subprocess.run([os.path.join(bin_dir, "linfer-kernel-bench"), "--kernel", "none", "--seconds", "0.2"],
                          capture_output=True, text=True).stdout
@@ -102,24 +132,37 @@ def main():
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--bin", default="build/bin")
     ap.add_argument("--export-only", action="store_true")
+    ap.add_argument("--in-process", action="store_true")
+    ap.add_argument("--ort-exact", action="store_true")
     args = ap.parse_args()
     onnx = export()
     if args.export_only:
         return
+    linfer = None
+    if args.in_process:
+        sys.path.insert(0, os.path.join(args.bin, "..", "runtime"))
+        import linfer
+    how = (f"{args.rounds * args.runs} alternating runs per cell, linfer in this process" if args.in_process
+           else f"{args.rounds} rounds of {args.runs} runs per cell")
+    exact = "; ONNX Runtime with session.x64quantprecision = 1" if args.ort_exact else ""
     print(f"onnxruntime {ort.__version__}; load average at start {os.getloadavg()[0]:.1f}; one core's peak at start: "
-          f"{fma_peak(args.bin)} GFLOP/s; {args.rounds} rounds of {args.runs} runs per cell\n")
-    print("| dtype | n | threads | linfer ms | ONNX Runtime ms | ORT / linfer (median of rounds) |")
+          f"{fma_peak(args.bin)} GFLOP/s; {how}{exact}\n")
+    median_of = "runs" if args.in_process else "rounds"
+    print(f"| dtype | n | threads | linfer ms | ONNX Runtime ms | ORT / linfer (median of {median_of}) |")
     print("|---|---|---|---|---|---|")
     bench = os.path.join(args.bin, "linfer-bench")
     for dtype in ("f32", "int8"):
         for n in (128, 256):
-            for threads in (1, 2):
-                cell = OrtCell(onnx[dtype], n, threads)
+            for threads in (1,) if args.in_process else (1, 2):
+                cell = OrtCell(onnx[dtype], n, threads, args.ort_exact)
+                model = f"build-hf/minilm-{dtype}.lfm"
                 lt, ot = [], []
-                for r in range(args.rounds):
+                if args.in_process:
+                    lt, ot = in_process_cell(linfer, cell, model, n, args.rounds * args.runs)
+                for r in range(0 if args.in_process else args.rounds):
                     if r % 2:
                         ot.append(cell.time(args.runs))
-                    lt.append(linfer_time(bench, f"build-hf/minilm-{dtype}.lfm", n, threads, args.runs))
+                    lt.append(linfer_time(bench, model, n, threads, args.runs))
                     if not r % 2:
                         ot.append(cell.time(args.runs))
                 ratio = statistics.median(o / l for o, l in zip(ot, lt))
