@@ -134,6 +134,22 @@ void check_deterministic_in_memory(const linfer::EncoderConfig& c, uint32_t seed
   check_deterministic(model, thread_counts);
 }
 
+// A model of `kind` whose dim (40), attention width (48) and feed-forward width (136) all differ,
+// for runs of up to max_seq_len rows.
+linfer::EncoderConfig uneven_config(linfer::AttentionKind kind, uint32_t max_seq_len) {
+  linfer::EncoderConfig c = linfer::testing::small_config();
+  set_attention_kind(c, kind);
+  c.vocab_size = 97;
+  c.dim = 40;
+  c.num_heads = 2;
+  c.head_dim = 24;
+  c.kv_heads = 2;
+  c.ff_dim = 136;
+  c.max_seq_len = max_seq_len;
+  if (kind == linfer::AttentionKind::Linformer) linformer_fields(c).proj_len = 20;
+  return c;
+}
+
 }  // namespace
 
 TEST_CASE("every golden model gives bit-identical outputs across runs and thread counts") {
@@ -168,20 +184,9 @@ TEST_CASE("larger models with dim, attention width and feed-forward width all di
                         Kind{AttentionKind::LinearElu, CausalMode::Causal, ProjectionSharing::Headwise},
                         Kind{AttentionKind::GiveTake, CausalMode::Bidirectional, ProjectionSharing::Headwise}}) {
     if (testing::skip_unless_built(testing::kind_name(k.kind), "in-memory model")) continue;
-    EncoderConfig c = testing::small_config();
-    set_attention_kind(c, k.kind);
+    EncoderConfig c = uneven_config(k.kind, 260);
     c.causal = k.causal;
-    c.vocab_size = 97;
-    c.dim = 40;
-    c.num_heads = 2;
-    c.head_dim = 24;  // attention width 48
-    c.kv_heads = 2;
-    c.ff_dim = 136;
-    c.max_seq_len = 260;
-    if (k.kind == AttentionKind::Linformer) {
-      linformer_fields(c).projection_sharing = k.sharing;
-      linformer_fields(c).proj_len = 20;
-    }
+    if (k.kind == AttentionKind::Linformer) linformer_fields(c).projection_sharing = k.sharing;
     c.num_global_tokens = k.kind == AttentionKind::GiveTake ? 5 : 0;
     c.head = HeadKind::LmLogits;
     for (DType dtype : {DType::F32, DType::F16, DType::I8}) {
@@ -208,16 +213,7 @@ TEST_CASE("long odd inputs split into more chunks than threads, with more thread
 #endif
   for (AttentionKind kind : {AttentionKind::Linformer, AttentionKind::FullSoftmax}) {
     if (testing::skip_unless_built(testing::kind_name(kind), "in-memory model")) continue;
-    EncoderConfig c = testing::small_config();
-    set_attention_kind(c, kind);
-    c.vocab_size = 97;
-    c.dim = 40;
-    c.num_heads = 2;
-    c.head_dim = 24;
-    c.kv_heads = 2;
-    c.ff_dim = 136;
-    c.max_seq_len = 401;  // and 201, check_deterministic's second length
-    if (kind == AttentionKind::Linformer) linformer_fields(c).proj_len = 20;
+    EncoderConfig c = uneven_config(kind, 401);  // and 201, check_deterministic's second length
     c.head = HeadKind::LmLogits;
     for (DType dtype : {DType::F32, DType::I8}) {
       CAPTURE(to_string(kind));
@@ -235,16 +231,7 @@ TEST_CASE("row pipeline: short runs in one block per thread, longer ones in bloc
   using namespace linfer;
   for (AttentionKind kind : {AttentionKind::Linformer, AttentionKind::FullSoftmax}) {
     if (testing::skip_unless_built(testing::kind_name(kind), "in-memory model")) continue;
-    EncoderConfig c = testing::small_config();
-    set_attention_kind(c, kind);
-    c.vocab_size = 97;
-    c.dim = 40;
-    c.num_heads = 2;
-    c.head_dim = 24;
-    c.kv_heads = 2;
-    c.ff_dim = 136;
-    c.max_seq_len = 560;
-    if (kind == AttentionKind::Linformer) linformer_fields(c).proj_len = 20;
+    const EncoderConfig c = uneven_config(kind, 560);
     for (DType dtype : {DType::F32, DType::I8}) {
       CAPTURE(testing::kind_name(kind));
       CAPTURE(std::string(to_string(dtype)));
