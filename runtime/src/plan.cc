@@ -133,10 +133,10 @@ size_t row_block(const EncoderConfig& c, const linfer_session_options& o, size_t
 // A short run's rows pass as one block per thread (Inference::layer_rows), up to this many per
 // thread: blocks of row_block rows pass every layer's weights once per block, from L3 or memory,
 // where a short run's intermediate rows gain little from staying in L2. Measured on all-MiniLM-L6-v2
-// (f32, AMD EPYC with AVX2, against ONNX Runtime in the same process, run by run): blocks of 48
-// rows 0.84x ONNX Runtime at n = 128 on one thread, 0.59x on two; one block per thread 0.92x and
-// 1.03x; at n = 256 on one thread 0.87x and 0.95x. Above a few hundred rows per thread the blocks
-// break even and then win (S: 3% faster at n = 2048, 6-9% at 8192). A multiple of kRowQuantum.
+// (f32, one thread, AMD EPYC with AVX2, against ONNX Runtime in the same process, run by run):
+// blocks of 48 rows 0.84x ONNX Runtime at n = 128, one block 0.99x; n = 256 0.87x and 0.95x (two
+// threads: within the noise). Above a few hundred rows per thread the blocks break even and
+// then win (S: 3% faster at n = 2048, 6-9% at 8192). A multiple of kRowQuantum.
 constexpr size_t kShortRunRows = 264;
 
 // The rows a thread's block region holds: a short run's whole share (its max_len over the
