@@ -45,7 +45,6 @@ bool Inference::layer_rows(size_t layer, const LayerWeights& w, LayerOps& ops, s
   const size_t block = short_run ? held : B;
   // The int8 rows (QuantizedRows, which holds min(T, threads * held) rows or more): a short run
   // quantizes each block into its own rows, a longer one into its thread's first B rows.
-  const bool own_qrows = short_run;
   auto run_chunk = [&](size_t begin, size_t end, size_t worker) {
     float* q = buf_.row_blocks + worker * held * (2 * HD + F);
     float* attn = q + block * HD;
@@ -58,7 +57,7 @@ bool Inference::layer_rows(size_t layer, const LayerWeights& w, LayerOps& ops, s
       if (timing) t = lap(kind, t);
     };
     for (size_t r0 = begin; r0 < end; r0 += block) {
-      const size_t n = std::min(block, end - r0), qrow = own_qrows ? r0 : worker * B;
+      const size_t n = std::min(block, end - r0), qrow = short_run ? r0 : worker * B;
       float* x = buf_.residual + r0 * D;
       ops.q.run_rows(qrows, in + r0 * D, n, q, false, qrow);
       rotate_rows(q, r0, n, c.num_heads);

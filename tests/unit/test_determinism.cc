@@ -122,16 +122,21 @@ void check_deterministic(const Model& model, const std::vector<uint32_t>& thread
   }
 }
 
-// check_deterministic on make_model(c, seed) in `dtype`, loaded from memory.
-void check_deterministic_in_memory(const linfer::EncoderConfig& c, uint32_t seed, linfer::DType dtype,
-                                   const std::vector<uint32_t>& thread_counts) {
+// make_model(c, seed) in `dtype`, loaded from memory (which the model copies).
+Model in_memory_model(const linfer::EncoderConfig& c, uint32_t seed, linfer::DType dtype) {
   auto owned = linfer::testing::make_model(c, seed);
   linfer::convert::QuantizedStore store;
   if (dtype != linfer::DType::F32) REQUIRE(linfer::convert::quantize_description(&owned.desc, dtype, &store).ok());
   const std::vector<uint8_t> bytes = linfer::testing::model_bytes(owned.desc);
   Model model;
   REQUIRE(Model::LoadFromMemory(bytes.data(), bytes.size(), &model).ok());
-  check_deterministic(model, thread_counts);
+  return model;
+}
+
+// check_deterministic on make_model(c, seed) in `dtype`, loaded from memory.
+void check_deterministic_in_memory(const linfer::EncoderConfig& c, uint32_t seed, linfer::DType dtype,
+                                   const std::vector<uint32_t>& thread_counts) {
+  check_deterministic(in_memory_model(c, seed, dtype), thread_counts);
 }
 
 // A model of `kind` whose dim (40), attention width (48) and feed-forward width (136) all differ,
@@ -235,12 +240,7 @@ TEST_CASE("row pipeline: short runs in one block per thread, longer ones in bloc
     for (DType dtype : {DType::F32, DType::I8}) {
       CAPTURE(testing::kind_name(kind));
       CAPTURE(std::string(to_string(dtype)));
-      auto owned = testing::make_model(c, 29);
-      convert::QuantizedStore store;
-      if (dtype != DType::F32) REQUIRE(convert::quantize_description(&owned.desc, dtype, &store).ok());
-      const std::vector<uint8_t> bytes = testing::model_bytes(owned.desc);
-      Model model;
-      REQUIRE(Model::LoadFromMemory(bytes.data(), bytes.size(), &model).ok());
+      const Model model = in_memory_model(c, 29, dtype);
       for (uint32_t threads : {1u, 2u}) {
         CAPTURE(threads);
         SessionOptions rows_opt, operators_opt;

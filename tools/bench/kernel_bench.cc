@@ -193,8 +193,10 @@ Peaks measure_peaks(double seconds) {
   if (linfer::kernels::cpu_has(Isa::X86Avx512Vnni)) p.vnni512 = vnni512_peak(seconds);
   if (linfer::kernels::cpu_has(Isa::X86AvxVnni)) p.vnni256 = vnni256_peak(seconds);
   if (linfer::kernels::cpu_has(Isa::X86Amx)) p.amx = amx_peak(seconds);
-  if (linfer::kernels::cpu_has(Isa::X86Avx2)) p.madd256 = madd256_peak(seconds);
-  if (linfer::kernels::cpu_has(Isa::X86Avx2)) p.maddubs256 = maddubs256_peak(seconds);
+  if (linfer::kernels::cpu_has(Isa::X86Avx2)) {
+    p.madd256 = madd256_peak(seconds);
+    p.maddubs256 = maddubs256_peak(seconds);
+  }
   std::printf(
       "one thread; peaks (GFLOP/s, int8 GOP/s): FMA zmm %.1f, FMA ymm %.1f, VNNI zmm %.1f, VNNI ymm %.1f, AMX %.1f, "
       "vpmaddwd+vpaddd ymm %.1f, vpmaddubsw+vpmaddwd+vpaddd ymm %.1f\n",

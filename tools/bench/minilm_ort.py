@@ -98,10 +98,24 @@ def linfer_time(binary, model, n, threads, runs):
     return float(re.search(r"latency_ms: median ([0-9.]+)", out).group(1))
 
 
+def rounds_cell(bench, cell, model, n, threads, rounds, runs):
+    """linfer's and ONNX Runtime's medians of `rounds` rounds of `runs` runs each, who goes
+    first alternating: linfer as a linfer-bench process per round."""
+    lt, ot = [], []
+    for r in range(rounds):
+        if r % 2:
+            ot.append(cell.time(runs))
+        lt.append(linfer_time(bench, model, n, threads, runs))
+        if not r % 2:
+            ot.append(cell.time(runs))
+    return lt, ot
+
+
 def in_process_cell(linfer, cell, model, n, pairs):
     """linfer's and ONNX Runtime's times of `pairs` runs, one after the other (who goes first
     alternating), in this process: linfer through its Python binding on the same ids."""
-    session = linfer.Model(model).session(max_seq_len=n, num_threads=1)
+    lfm = linfer.Model(model)
+    session = lfm.session(max_seq_len=n, num_threads=1)
     ids = cell.feed["input_ids"][0].astype(np.int32)
     for _ in range(3):
         session.run(ids, copy=False)
@@ -115,6 +129,7 @@ def in_process_cell(linfer, cell, model, n, pairs):
                 session.run(ids, copy=False)
             (ot if who == "ort" else lt).append(1000 * (time.perf_counter() - t0))
     session.close()
+    lfm.close()
     return lt, ot
 
 
@@ -139,7 +154,7 @@ def main():
     if args.export_only:
         return
     linfer = None
-    if args.in_process:
+    if args.in_process:  # the build tree's package, which finds the build's library
         sys.path.insert(0, os.path.join(args.bin, "..", "runtime"))
         import linfer
     how = (f"{args.rounds * args.runs} alternating runs per cell, linfer in this process" if args.in_process
@@ -156,15 +171,10 @@ def main():
             for threads in (1,) if args.in_process else (1, 2):
                 cell = OrtCell(onnx[dtype], n, threads, args.ort_exact)
                 model = f"build-hf/minilm-{dtype}.lfm"
-                lt, ot = [], []
                 if args.in_process:
                     lt, ot = in_process_cell(linfer, cell, model, n, args.rounds * args.runs)
-                for r in range(0 if args.in_process else args.rounds):
-                    if r % 2:
-                        ot.append(cell.time(args.runs))
-                    lt.append(linfer_time(bench, model, n, threads, args.runs))
-                    if not r % 2:
-                        ot.append(cell.time(args.runs))
+                else:
+                    lt, ot = rounds_cell(bench, cell, model, n, threads, args.rounds, args.runs)
                 ratio = statistics.median(o / l for o, l in zip(ot, lt))
                 print(f"| {dtype} | {n} | {threads} | {statistics.median(lt):.2f} | {statistics.median(ot):.2f} | "
                       f"{ratio:.2f}x |", flush=True)
