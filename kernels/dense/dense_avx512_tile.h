@@ -124,17 +124,6 @@ LINFER_AVX512 inline void fma_tile_6x4(const float* const (&a)[6], const typenam
 #undef LINFER_STORE_ROW
 }
 
-// Rows of x per block: 256 KiB of them (of the block's inputs, a K block of each row) stay in L2
-// while every 64-channel strip of the weights passes (measured: 24 KiB blocks, sized for L1,
-// stream the weights from L3 too often on M's 768 x 3072 layers: 8% slower there, no faster on S).
-constexpr size_t kFloatRowBlockBytes = 256 * 1024;
-// Inputs per K block. A layer of more than 2 kFloatKBlock inputs sums them in blocks of about this
-// many (1024: one block measured faster; 3072: 6 blocks, 14-28% faster), adding each
-// block's partial sums to y: its x block then keeps kFloatRowBlockBytes / (4 kFloatKBlock) rows
-// (128) instead of a few (21 rows of M's 3072-input layer), so each weight read from L3 serves
-// that many rows, and a strip's K block (128 KiB) stays in L2 while the rows pass.
-constexpr size_t kFloatKBlock = 512;
-
 // Rows [r, r + R) x output channels [n0, n_stop) (at most 64) of an f32 / f16 kernel, over inputs
 // [k0, k0 + kn). The first K block (k0 = 0) adds the bias and, if e.accumulate, y; later ones add
 // y (the partial sums so far); the last (last_block) applies ReLU.
@@ -167,27 +156,18 @@ LINFER_AVX512 void float_tile(const DenseWeights& w, const DenseInput& in, size_
   }
 }
 
-// The whole f32 / f16 kernel (DenseKernel::run). ReLU with accumulate keeps K whole: ReLU applies
-// to the layer's sum before the residual is added, and a K block's store mixes the two.
+// The whole f32 / f16 kernel (DenseKernel::run): blocks of 256 KiB of rows' inputs (measured: 24
+// KiB blocks, sized for L1, stream the weights from L3 too often on M's 768 x 3072 layers: 8% slower
+// there, no faster on S), K blocks above 1024 inputs (1024: one block measured faster; M's 3072: 6
+// blocks, 14-28% faster).
 template <class Weights>
 void run_float(const DenseWeights& w, const DenseInput& in, size_t rows, float* y, size_t y_stride, size_t n_begin,
                size_t n_end, DenseEpilogue e) {
-  const size_t K = w.in;
-  const bool split = K > 2 * kFloatKBlock && !(e.accumulate && e.activation == DenseActivation::Relu);
-  const size_t blocks = split ? (K + kFloatKBlock - 1) / kFloatKBlock : 1;
-  const size_t kc = (K + blocks - 1) / blocks;  // equal blocks, the last one shorter by < blocks
-  const size_t row_block = std::max(kRows, kFloatRowBlockBytes / (kc * sizeof(float)) / kRows * kRows);
-  for (size_t r0 = 0; r0 < rows; r0 += row_block) {
-    const size_t r_end = std::min(rows, r0 + row_block);
-    for (size_t k0 = 0; k0 < K; k0 += kc) {
-      const size_t kn = std::min(kc, K - k0);
-      for (size_t n = n_begin; n < n_end; n += kChannels)
-        for (size_t r = r0; r < r_end; r += kRows)
-          float_tile<Weights>(w, in, r, std::min(kRows, r_end - r), y, y_stride, n, std::min(n_end, n + kChannels), k0,
-                              kn, k0 + kn == K, e);
-    }
-    gelu_rows(r_end - r0, y + r0 * y_stride, y_stride, n_begin, n_end, e);  // while the block is in cache
-  }
+  for_each_k_block_tile<kRows, kChannels, 256 * 1024, 1024>(
+      w.in, rows, n_begin, n_end, y, y_stride, e,
+      [&](size_t r, size_t R, size_t n, size_t n_stop, size_t k0, size_t kn, bool last_block) {
+        float_tile<Weights>(w, in, r, R, y, y_stride, n, n_stop, k0, kn, last_block, e);
+      });
 }
 
 }  // namespace linfer::kernels::dense::avx512

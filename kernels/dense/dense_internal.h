@@ -74,6 +74,37 @@ LINFER_PORTABLE_SIZE inline void gelu_rows(size_t rows, float* y, size_t y_strid
     for (size_t r = 0; r < rows; ++r) activation_f32_hwy(y + r * y_stride + n_begin, n_end - n_begin, e.activation);
 }
 
+// The walk of the x86 f32 / f16 kernels (dense_avx2_tile.h, dense_avx512_tile.h): rows in blocks
+// of kRowBlockBytes of inputs (of a K block of each row), each block meeting every strip of
+// kStrip channels; a layer of more than kSplitAbove inputs sums them in K blocks of about 512,
+// adding each block's partial sums to y, so that a block still holds a few hundred rows and each
+// weight read from L3 serves that many (whole rows of M's 3072-input layer: 21 rows in 256 KiB).
+// ReLU with accumulate keeps K whole: ReLU applies to the layer's sum before the residual is
+// added, and a K block's store mixes the two. The blocks depend on the layer only, so a row's
+// sums are the same whichever rows a thread is given.
+// tile(r, R, n, n_stop, k0, kn, last_block) computes rows [r, r + R) x channels [n, n_stop) over
+// inputs [k0, k0 + kn): the first K block (k0 = 0) adds the bias and, if e.accumulate, y; later
+// ones add y (the partial sums so far); the last applies ReLU.
+template <size_t kTileRows, size_t kStrip, size_t kRowBlockBytes, size_t kSplitAbove, class Tile>
+void for_each_k_block_tile(size_t K, size_t rows, size_t n_begin, size_t n_end, float* y, size_t y_stride,
+                           DenseEpilogue e, Tile&& tile) {
+  constexpr size_t kKBlock = 512;
+  const bool split = K > kSplitAbove && !(e.accumulate && e.activation == DenseActivation::Relu);
+  const size_t blocks = split ? (K + kKBlock - 1) / kKBlock : 1;
+  const size_t kc = (K + blocks - 1) / blocks;  // equal blocks, the last one shorter by < blocks
+  const size_t row_block = std::max(kTileRows, kRowBlockBytes / (kc * sizeof(float)) / kTileRows * kTileRows);
+  for (size_t r0 = 0; r0 < rows; r0 += row_block) {
+    const size_t r_end = std::min(rows, r0 + row_block);
+    for (size_t k0 = 0; k0 < K; k0 += kc) {
+      const size_t kn = std::min(kc, K - k0);
+      for (size_t n = n_begin; n < n_end; n += kStrip)
+        for (size_t r = r0; r < r_end; r += kTileRows)
+          tile(r, std::min(kTileRows, r_end - r), n, std::min(n_end, n + kStrip), k0, kn, k0 + kn == K);
+    }
+    gelu_rows(r_end - r0, y + r0 * y_stride, y_stride, n_begin, n_end, e);  // while the block is in cache
+  }
+}
+
 // The panel walk of the 2-row x 2-channel int8 kernels (dense_int8_dsp.cc, dense_int8_mve.cc):
 // each pair of channels of each panel meets the rows two at a time (a single last row is read
 // twice and kept once); Tile().groups(w, x0, x1, groups) sums rows x0, x1 (in the kernel's

@@ -2,7 +2,7 @@
 // linfer-kernel-bench: single-thread speed of every dense kernel this CPU runs, against the peak
 // of the instruction it is built on.
 //
-//   linfer-kernel-bench [--rows N] [--seconds S] [--kernel NAME]
+//   linfer-kernel-bench [--rows N] [--seconds S] [--kernel NAME] [--cold]
 //
 // Every kernel of every instruction set the CPU has, except the portable ones (the fallback for
 // CPUs below AVX2 and NEON, 20-100x slower here), which --kernel NAME selects.
@@ -15,6 +15,9 @@
 // the same multiply-adds counted) and the fraction of its peak (f32/f16 kernels: the FMA peak of
 // their vector width; int8: the VNNI peak of their width; the AVX2 int8 kernel without VNNI:
 // the vpmaddwd + vpaddd peak). On other CPUs it prints the speeds only. docs/performance.md quotes it.
+// --cold: the weights in as many copies as fill 64 MiB, more than a last-level cache, each call
+// on the next one, as a model's layers come to a kernel (from L3 or memory); otherwise one copy
+// stays in cache from call to call.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -226,6 +229,8 @@ int main(int argc, char** argv) {
   size_t rows = 1024;
   double seconds = 1.0;
   std::string only;
+  bool cold = false;
+  const char* usage = "usage: linfer-kernel-bench [--rows N] [--seconds S] [--kernel NAME] [--cold]\n";
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if ((a == "--rows" || a == "--seconds") && i + 1 < argc) {
@@ -241,11 +246,13 @@ int main(int argc, char** argv) {
         seconds = v;
     } else if (a == "--kernel" && i + 1 < argc) {
       only = argv[++i];
+    } else if (a == "--cold") {
+      cold = true;
     } else if (a == "-h" || a == "--help") {
-      std::printf("usage: linfer-kernel-bench [--rows N] [--seconds S] [--kernel NAME]\n");
+      std::printf("%s", usage);
       return 0;
     } else {
-      std::fprintf(stderr, "usage: linfer-kernel-bench [--rows N] [--seconds S] [--kernel NAME]\n");
+      std::fprintf(stderr, "%s", usage);
       return 2;
     }
   }
@@ -298,29 +305,35 @@ int main(int argc, char** argv) {
           } else
             raw[i] = uint8_t(int8_t(std::lround(std::max(-127.0f, std::min(127.0f, v * 2000)))));
         }
-        void* panels = nullptr;
-        if (posix_memalign(&panels, 64, linfer::panel_matrix_bytes(dtype, uint32_t(s.out), uint32_t(s.in), 1)) != 0) {
-          std::fprintf(stderr, "linfer-kernel-bench: out of memory\n");
-          return 1;
+        const size_t bytes = linfer::panel_matrix_bytes(dtype, uint32_t(s.out), uint32_t(s.in), 1);
+        const size_t copies = cold ? std::max<size_t>(1, (size_t(64) << 20) / bytes) : 1;
+        std::vector<void*> panels(copies, nullptr);
+        for (void*& p : panels) {
+          if (posix_memalign(&p, 64, bytes) != 0) {
+            std::fprintf(stderr, "linfer-kernel-bench: out of memory\n");
+            return 1;
+          }
+          linfer::pack_panels(dtype, raw.data(), uint32_t(s.out), uint32_t(s.in), 1, p);
         }
-        linfer::pack_panels(dtype, raw.data(), uint32_t(s.out), uint32_t(s.in), 1, panels);
         std::vector<float> scales(s.out, 0.01f), x(rows * s.in), y(rows * s.out);
         std::vector<int32_t> sums(s.out);
         if (dtype == DType::I8)
           linfer::int8_row_sums(reinterpret_cast<const int8_t*>(raw.data()), uint32_t(s.out), uint32_t(s.in),
                                 sums.data());
         for (float& v : x) v = nd(rng);
-        linfer::kernels::DenseWeights w{dtype, s.in, s.out, panels, scales.data(), sums.data(), nullptr};
+        linfer::kernels::DenseWeights w{dtype, s.in, s.out, panels[0], scales.data(), sums.data(), nullptr};
         const size_t q_stride = linfer::int8_padded_inputs(uint32_t(s.in)) * std::max<size_t>(k.q_bytes, 1);
         std::vector<int8_t> q(rows * q_stride);
         std::vector<float> qs(rows);
         const linfer::kernels::DenseInput input{x.data(), s.in, q.data(), q_stride, qs.data()};
         const double macs = double(rows) * s.in * s.out;
-        const double t = best_time(5, [&] {
+        size_t call = 0;
+        const double t = best_time(cold ? 15 : 5, [&] {
+          w.panels = panels[call++ % copies];
           if (k.quantize) k.quantize(x.data(), s.in, rows, s.in, q.data(), q_stride, qs.data());
           k.run(w, input, rows, y.data(), s.out, 0, s.out, {s.act, s.accumulate});
         });
-        free(panels);
+        for (void* p : panels) free(p);
         char shape[64];
         std::snprintf(shape, sizeof shape, "%s %zux%zux%zu", s.what, rows, s.in, s.out);
         const char* epi = s.act == DenseActivation::GeluErf ? "gelu" : s.accumulate ? "accumulate" : "-";
