@@ -179,6 +179,13 @@ err::Result<Arguments> parse_arguments(int argc, char** argv) {
                           f32_channels_text, linfer::Limits::kMaxF32Inputs);
     if (args.calibration_path.empty()) return err::invalid_argument("--int8-f32-channels needs --calibrate");
   }
+  // Every feed-forward output layer keeps its channels (keep_f32_inputs): refused here, before the
+  // calibration's work (half a minute for all-MiniLM-L6-v2), rather than by the writer after it.
+  if (args.f32_channels && !version.empty() && version != "5")
+    return err::failure(LINFER_ERROR_INVALID_ARGUMENT,
+                        "--int8-f32-channels {} keeps input channels in f32, which format version {} cannot hold "
+                        "(version 5 can)",
+                        args.f32_channels, version);
   return args;
 }
 
