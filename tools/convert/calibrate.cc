@@ -7,11 +7,13 @@
 #include <cstring>
 #include <memory>
 #if LINFER_CALIBRATE_THREADS
-#include <system_error>
 #include <thread>
 #endif
 
 #include "dense_layer.h"  // (the runtime's calibration hook: rt::set_dense_input_hook)
+#if LINFER_CALIBRATE_THREADS
+#include "thread_pool.h"
+#endif
 #include "linfer/format/lfm.h"
 #include "linfer/format/panel.h"
 #include "linfer/linfer.h"
@@ -121,20 +123,19 @@ err::Result<InputMaxima> calibrate_dense_inputs(const EncoderDescription& desc, 
     }
     linfer_session_free(session);
   };
-  size_t on_threads = 0;  // workers 1 .. on_threads run on threads of their own, the others here
+  // Worker w's lines as chunk w of one region of the runtime's thread pool; on one thread when the
+  // build has no threads or the system refuses one.
+  bool ran = false;
 #if LINFER_CALIBRATE_THREADS
-  std::vector<std::thread> threads;
-  try {
-    for (size_t w = 1; w < work.size(); ++w) threads.emplace_back(run_lines, w);
-  } catch (const std::system_error&) {  // no more threads: the rest run here, one after another
+  rt::ThreadPool pool;
+  if (work.size() > 1 && pool.start(work.size(), /*yield=*/false).ok()) {
+    auto run_chunk = [](void* context, size_t chunk, size_t) { (*static_cast<decltype(run_lines)*>(context))(chunk); };
+    pool.run(run_chunk, &run_lines, work.size());
+    ran = true;
   }
-  on_threads = threads.size();
 #endif
-  run_lines(0);
-  for (size_t w = 1 + on_threads; w < work.size(); ++w) run_lines(w);
-#if LINFER_CALIBRATE_THREADS
-  for (std::thread& t : threads) t.join();
-#endif
+  if (!ran)
+    for (size_t w = 0; w < work.size(); ++w) run_lines(w);
   linfer_model_free(model);
   // The first failing line's error, as one worker over all the lines would give.
   const Worker* first_failure = nullptr;
@@ -145,7 +146,7 @@ err::Result<InputMaxima> calibrate_dense_inputs(const EncoderDescription& desc, 
   InputMaxima stats = std::move(work[0].stats);
   for (size_t w = 1; w < work.size(); ++w)
     for (auto& [name, maxima] : stats) {
-      const std::vector<float>& other = work[w].stats[name];
+      const std::vector<float>& other = work[w].stats.at(name);
       for (size_t j = 0; j < maxima.size(); ++j) maxima[j] = std::max(maxima[j], other[j]);
     }
   return stats;
