@@ -19,7 +19,7 @@ bash scripts/cross-sysroot.sh arm64 build-arm64/sysroot
 bash scripts/cross-sysroot.sh --python arm64 build-arm64/python-sysroot
 cmake -S . -B build-arm64 -DCMAKE_TOOLCHAIN_FILE=cmake/toolchains/aarch64-linux-gnu.cmake \
   -DLINFER_ARM64_SYSROOT=build-arm64/sysroot -DLINFER_PYTHON_SYSROOT=build-arm64/python-sysroot \
-  -DCMAKE_BUILD_TYPE=Release -DLINFER_WARNINGS_AS_ERRORS=ON > /dev/null
+  -DCMAKE_BUILD_TYPE=Release -DLINFER_WARNINGS_AS_ERRORS=ON "$unity_build" > /dev/null
 cmake --build build-arm64 -j"$(nproc)"
 # qemu-user takes the CPU model from QEMU_CPU. qemu-user 7.2 can deadlock a forked child before it
 # execs (seen once in a test's popen of linfer-convert: the child asleep on a futex, the test

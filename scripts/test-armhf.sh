@@ -18,7 +18,7 @@ bash scripts/need-packages.sh g++-arm-linux-gnueabihf qemu-user ninja-build
 bash scripts/cross-sysroot.sh --python armhf build-armhf/python-sysroot
 cmake -S . -B build-armhf -DCMAKE_TOOLCHAIN_FILE=cmake/toolchains/arm-linux-gnueabihf.cmake \
   -DLINFER_WITH_XNNPACK=OFF -DLINFER_PYTHON_SYSROOT=build-armhf/python-sysroot \
-  -DCMAKE_BUILD_TYPE=Release -DLINFER_WARNINGS_AS_ERRORS=ON > /dev/null
+  -DCMAKE_BUILD_TYPE=Release -DLINFER_WARNINGS_AS_ERRORS=ON "$unity_build" > /dev/null
 cmake --build build-armhf -j"$(nproc)"
 echo "test-armhf.sh: built in $((SECONDS - start)) s"
 # qemu-user takes the CPU model from QEMU_CPU; a test that hangs in the emulator is stopped and

@@ -51,7 +51,7 @@ dir=build-min-linformer
 # Its tools must load its own library, not the installed minimal one the loop above put first in
 # LD_LIBRARY_PATH (a single-threaded build: linfer-run --threads 2 was refused).
 export LD_LIBRARY_PATH=$original_ld_path
-cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release -DLINFER_ATTENTION_KINDS=linformer -DLINFER_WARNINGS_AS_ERRORS=ON > /dev/null
+cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release -DLINFER_ATTENTION_KINDS=linformer -DLINFER_WARNINGS_AS_ERRORS=ON "$unity_build" > /dev/null
 cmake --build "$dir" -j"$(nproc)" --target test_golden test_runtime > /dev/null
 (cd "$dir" && ctest -j"$(nproc)" --output-on-failure -R '^(test_golden|test_runtime)$')
 if out=$(cmake -S . -B "$dir/unknown-kind" "-DLINFER_ATTENTION_KINDS=linformer;favor" 2>&1) ||

@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 source scripts/generator.sh
 bash scripts/need-packages.sh g++-riscv64-linux-gnu qemu-user ninja-build
 cmake -S . -B build-riscv64 -DCMAKE_TOOLCHAIN_FILE=cmake/toolchains/riscv64-linux-gnu.cmake \
-  -DCMAKE_BUILD_TYPE=Release -DLINFER_WARNINGS_AS_ERRORS=ON > /dev/null
+  -DCMAKE_BUILD_TYPE=Release -DLINFER_WARNINGS_AS_ERRORS=ON "$unity_build" > /dev/null
 cmake --build build-riscv64 -j"$(nproc)"
 # As on arm64 (scripts/test-arm64.sh): a test that hangs in the emulator is stopped and run again.
 # Two tests are left to the native run, where the same portable kernels run in seconds

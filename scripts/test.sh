@@ -86,13 +86,13 @@ asan_flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O
 tsan_flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG"
             "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG")
 bash scripts/build.sh build-asan "${asan_flags[@]}" -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
-  -DLINFER_FUZZ=ON -DLINFER_WARNINGS_AS_ERRORS=ON
+  -DLINFER_FUZZ=ON -DLINFER_WARNINGS_AS_ERRORS=ON "$unity_build"
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j2 -LE fuzz)
 bash tests/fuzz/smoke.sh build-asan 20
 
 step "ThreadSanitizer: concurrent sessions on one model, determinism across thread counts"
 # The models come from step 1's converter: the converter has no threads to check.
-cmake -S . -B build-tsan "${tsan_flags[@]}" -DLINFER_TSAN=ON -DLINFER_WARNINGS_AS_ERRORS=ON \
+cmake -S . -B build-tsan "${tsan_flags[@]}" -DLINFER_TSAN=ON -DLINFER_WARNINGS_AS_ERRORS=ON "$unity_build" \
   "-DLINFER_TEST_CONVERTER=$PWD/build/bin/linfer-convert" > /dev/null
 cmake --build build-tsan -j"$(nproc)" --target test_concurrency test_determinism linfer-run
 (cd build-tsan && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -R 'test_concurrency|test_determinism')

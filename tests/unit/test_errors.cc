@@ -48,7 +48,7 @@ constexpr bool kSanitized = false;
 constexpr bool kSanitized = false;
 #endif
 
-Model load(const std::vector<uint8_t>& bytes) {
+Model load_model(const std::vector<uint8_t>& bytes) {
   Model m;
   Status s = Model::LoadFromMemory(bytes.data(), bytes.size(), &m);
   REQUIRE_MESSAGE(s.ok(), s.message());
@@ -207,7 +207,7 @@ TEST_CASE("every kind of failure reaches the C API with its code and its message
   CHECK(raw == nullptr);
 
   auto o = make_model(small_config());
-  Model m = load(model_bytes(o.desc));
+  Model m = load_model(model_bytes(o.desc));
   linfer_session* s = nullptr;
   // LINFER_ERROR_INVALID_ARGUMENT: options out of range, from the plan.
   linfer_session_options opt = linfer_session_options_default();
@@ -260,7 +260,7 @@ TEST_CASE("out of memory: an arena that cannot be allocated is LINFER_ERROR_OUT_
   if (testing::skip_unless_built("full", "a full-attention model")) return;
   // A small file whose arena needs more than 4 GiB; the child may grow by 1 GiB only.
   auto o = make_model(linfer::testing::huge_arena_config());
-  Model m = load(model_bytes(o.desc));
+  Model m = load_model(model_bytes(o.desc));
   size_t bytes = 0;
   const Status planned = Session::ArenaSize(m, SessionOptions(), &bytes);
   if (!planned.ok()) {  // 32-bit: refused by the plan, before any allocation
@@ -299,7 +299,7 @@ TEST_CASE("out of memory while preparing the dense layers keeps its code (was LI
   cfg.ff_dim = 8192;
   cfg.num_layers = 1;
   auto o = make_model(cfg);
-  Model m = load(model_bytes(o.desc));
+  Model m = load_model(model_bytes(o.desc));
   linfer_session_options opt = linfer_session_options_default();
   opt.dense_path = LINFER_DENSE_XNNPACK;
   opt.max_seq_len = 8;

@@ -103,7 +103,7 @@ bool BlockSparseAttention::run(LayerContext& s, const AttentionLayer& layer, con
   return s.run_dense(layer.out, T, s.attention_out(), residual, true);
 }
 
-uint64_t layer_flops(const EncoderConfig& c, uint64_t T) {
+uint64_t block_sparse_layer_flops(const EncoderConfig& c, uint64_t T) {
   const uint64_t D = c.dim, HD = uint64_t(c.num_heads) * c.head_dim, KV = uint64_t(c.kv_heads) * c.head_dim;
   // Keys each query block sees (random blocks counted as if every one existed), times its rows.
   uint64_t seen = 0;
@@ -127,6 +127,6 @@ uint64_t layer_flops(const EncoderConfig& c, uint64_t T) {
 
 extern const AttentionKindInfo kBlockSparseAttention = {
     AttentionKind::BlockSparse, [] { return std::unique_ptr<AttentionModule>(new BlockSparseAttention()); },
-    layer_flops, nullptr, nullptr};
+    block_sparse_layer_flops, nullptr, nullptr};
 
 }  // namespace linfer::rt

@@ -13,7 +13,7 @@ class FullAttention final : public SoftmaxAttention {
   }
 };
 
-uint64_t layer_flops(const EncoderConfig& c, uint64_t T) {
+uint64_t full_layer_flops(const EncoderConfig& c, uint64_t T) {
   const uint64_t D = c.dim, HD = uint64_t(c.num_heads) * c.head_dim, KV = uint64_t(c.kv_heads) * c.head_dim;
   return 2 * 2 * T * D * KV + 2 * 2 * T * T * HD;  // K, V; scores, P V
 }
@@ -21,7 +21,7 @@ uint64_t layer_flops(const EncoderConfig& c, uint64_t T) {
 }  // namespace
 
 extern const AttentionKindInfo kFullSoftmaxAttention = {
-    AttentionKind::FullSoftmax, [] { return std::unique_ptr<AttentionModule>(new FullAttention()); }, layer_flops,
+    AttentionKind::FullSoftmax, [] { return std::unique_ptr<AttentionModule>(new FullAttention()); }, full_layer_flops,
     nullptr, nullptr};
 
 }  // namespace linfer::rt

@@ -104,7 +104,7 @@ bool GiveTakeAttention::run(LayerContext& s, const AttentionLayer& layer, const 
   return true;
 }
 
-uint64_t layer_flops(const EncoderConfig& c, uint64_t T) {
+uint64_t give_take_layer_flops(const EncoderConfig& c, uint64_t T) {
   const uint64_t D = c.dim, HD = uint64_t(c.num_heads) * c.head_dim, KV = uint64_t(c.kv_heads) * c.head_dim,
                  p = c.num_global_tokens, R = T + p;
   return 2 * R * D * KV + 2 * T * D * KV  // K (sequence and tokens), V
@@ -139,7 +139,7 @@ Status prepare_conv_taps(LoadedModel& m) {
 }  // namespace
 
 extern const AttentionKindInfo kGiveTakeAttention = {
-    AttentionKind::GiveTake, [] { return std::unique_ptr<AttentionModule>(new GiveTakeAttention()); }, layer_flops,
-    prepare_conv_taps, nullptr};
+    AttentionKind::GiveTake, [] { return std::unique_ptr<AttentionModule>(new GiveTakeAttention()); },
+    give_take_layer_flops, prepare_conv_taps, nullptr};
 
 }  // namespace linfer::rt

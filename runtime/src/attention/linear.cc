@@ -31,7 +31,7 @@ struct LinearElu {
 
 class LinearAttention final : public KeyStateAttention<LinearElu> {};
 
-uint64_t layer_flops(const EncoderConfig& c, uint64_t T) {
+uint64_t linear_layer_flops(const EncoderConfig& c, uint64_t T) {
   const uint64_t D = c.dim, HD = uint64_t(c.num_heads) * c.head_dim, dh = c.head_dim, KV = uint64_t(c.kv_heads) * dh;
   return 2 * 2 * T * D * KV + 2 * T * dh * KV + 2 * T * dh * HD;  // K, V; state; apply
 }
@@ -41,7 +41,7 @@ uint64_t layer_flops(const EncoderConfig& c, uint64_t T) {
 extern const AttentionKindInfo kLinearEluAttention = {
     AttentionKind::LinearElu,
     [] { return std::unique_ptr<AttentionModule>(new LinearAttention()); },
-    layer_flops,
+    linear_layer_flops,
     nullptr,
     nullptr,
     /*steps=*/true};

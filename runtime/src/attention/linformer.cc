@@ -497,7 +497,7 @@ void LinformerAttention::attention_rows(LayerContext& s, size_t h, size_t keys, 
   }
 }
 
-uint64_t layer_flops(const EncoderConfig& c, uint64_t T) {
+uint64_t linformer_layer_flops(const EncoderConfig& c, uint64_t T) {
   const uint64_t D = c.dim, HD = uint64_t(c.num_heads) * c.head_dim, k = linformer_fields(c).proj_len,
                  G = projection_groups(c), KV = uint64_t(c.kv_heads) * c.head_dim;
   const uint64_t kv_width = G == 1 ? KV : HD;
@@ -515,7 +515,7 @@ uint64_t layer_flops(const EncoderConfig& c, uint64_t T) {
 }  // namespace
 
 extern const AttentionKindInfo kLinformerAttention = {
-    AttentionKind::Linformer, [] { return std::unique_ptr<AttentionModule>(new LinformerAttention()); }, layer_flops,
-    nullptr, options_built};
+    AttentionKind::Linformer, [] { return std::unique_ptr<AttentionModule>(new LinformerAttention()); },
+    linformer_layer_flops, nullptr, options_built};
 
 }  // namespace linfer::rt

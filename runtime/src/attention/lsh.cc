@@ -252,7 +252,7 @@ void LshAttention::lsh_chunk(const LayerContext& s, size_t T, size_t h, size_t r
   }
 }
 
-uint64_t layer_flops(const EncoderConfig& c, uint64_t T) {
+uint64_t lsh_layer_flops(const EncoderConfig& c, uint64_t T) {
   // V (the queries are the keys); per round the hash (T rows against the half-bucket rotation
   // columns: y = x R, -y is free) and each row against its chunk and the one before (scores, P V).
   const uint64_t D = c.dim, HD = uint64_t(c.num_heads) * c.head_dim, dh = c.head_dim, KV = uint64_t(c.kv_heads) * dh;
@@ -266,6 +266,6 @@ uint64_t layer_flops(const EncoderConfig& c, uint64_t T) {
 
 extern const AttentionKindInfo kLshAttention = {AttentionKind::Lsh,
                                                 [] { return std::unique_ptr<AttentionModule>(new LshAttention()); },
-                                                layer_flops, nullptr, nullptr};
+                                                lsh_layer_flops, nullptr, nullptr};
 
 }  // namespace linfer::rt

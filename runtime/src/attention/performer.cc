@@ -62,7 +62,7 @@ struct Favor {
 
 class PerformerAttention final : public KeyStateAttention<Favor> {};
 
-uint64_t layer_flops(const EncoderConfig& c, uint64_t T) {
+uint64_t performer_layer_flops(const EncoderConfig& c, uint64_t T) {
   const uint64_t D = c.dim, HD = uint64_t(c.num_heads) * c.head_dim, KV = uint64_t(c.kv_heads) * c.head_dim;
   const uint64_t m = performer_fields(c).num_features;  // features of K and Q, state, apply
   return 2 * 2 * T * D * KV + 2 * T * m * KV + 2 * T * m * HD + 2 * T * m * KV + 2 * T * m * HD;
@@ -73,7 +73,7 @@ uint64_t layer_flops(const EncoderConfig& c, uint64_t T) {
 extern const AttentionKindInfo kPerformerAttention = {
     AttentionKind::Performer,
     [] { return std::unique_ptr<AttentionModule>(new PerformerAttention()); },
-    layer_flops,
+    performer_layer_flops,
     nullptr,
     nullptr,
     /*steps=*/true};

@@ -90,7 +90,7 @@ bool SlidingWindowAttention::run(LayerContext& s, const AttentionLayer& layer, c
   return s.run_dense(layer.out, T, s.attention_out(), residual, true);
 }
 
-uint64_t layer_flops(const EncoderConfig& c, uint64_t T) {
+uint64_t sliding_window_layer_flops(const EncoderConfig& c, uint64_t T) {
   const uint64_t D = c.dim, HD = uint64_t(c.num_heads) * c.head_dim, KV = uint64_t(c.kv_heads) * c.head_dim;
   // Keys a non-global row sees (its window within the input, and the global rows), summed.
   const uint64_t g = std::min<uint64_t>(sliding_window_fields(c).global_positions, T),
@@ -107,6 +107,6 @@ uint64_t layer_flops(const EncoderConfig& c, uint64_t T) {
 
 extern const AttentionKindInfo kSlidingWindowAttention = {
     AttentionKind::SlidingWindow, [] { return std::unique_ptr<AttentionModule>(new SlidingWindowAttention()); },
-    layer_flops, nullptr, nullptr};
+    sliding_window_layer_flops, nullptr, nullptr};
 
 }  // namespace linfer::rt

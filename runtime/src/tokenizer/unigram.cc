@@ -29,8 +29,8 @@ void call_sink(void* f, const char* p, size_t len, uint32_t cp) {
   (*static_cast<F*>(f))(p, len, cp);
 }
 
-constexpr char kSpace[] = "\xE2\x96\x81";  // U+2581, Metaspace's replacement
-constexpr double kUnknownPenalty = 10.0;
+constexpr char kMetaspace[] = "\xE2\x96\x81";  // U+2581, Metaspace's replacement
+constexpr double kUnknownScorePenalty = 10.0;
 
 // UAX #29's Grapheme_Cluster_Break classes, with Extended_Pictographic as a class of its own.
 enum Gcb : uint8_t { Other, CR, LF, Control, Extend, ZWJ, RI, Prepend, SpacingMark, L, V, T, LV, LVT, ExtPict };
@@ -198,11 +198,11 @@ Status Tokenizer::unigram(const uint8_t* s, size_t n, bool at_text_start, IdSink
     if (!started) {
       started = true;
       const bool prepend = t_.prepend_scheme == 0 || (t_.prepend_scheme == 1 && first_split);
-      if (prepend && !space) put(kSpace, 3);
+      if (prepend && !space) put(kMetaspace, 3);
     }
     if (space) {
       end_word();
-      put(kSpace, 3);
+      put(kMetaspace, 3);
     } else {
       put(p, len);
     }
@@ -302,7 +302,7 @@ Status Tokenizer::unigram(const uint8_t* s, size_t n, bool at_text_start, IdSink
   size_t produced = 0, spaces = 0;
   auto flush_spaces = [&] {  // Replace(" {2,}"): a run of spaces as one " " or "▁"
     if (spaces > 1 && t_.space_runs == 2)
-      forward(kSpace, 3, 0x2581);
+      forward(kMetaspace, 3, 0x2581);
     else if (spaces)
       forward(" ", 1, ' ');
     spaces = 0;
@@ -348,7 +348,7 @@ void Tokenizer::unigram_word(const char* w, size_t n, IdSink* sink) const {
   Node best[kMaxWordBytes + 1];
   for (size_t i = 1; i <= n; ++i) best[i].start = -1;
   best[0] = {0.0, 0, -1};
-  const double unknown_score = double(min_score_) - kUnknownPenalty;
+  const double unknown_score = double(min_score_) - kUnknownScorePenalty;
   for (size_t start = 0; start < n;) {
     uint32_t cp;
     const size_t char_len = unicode::decode(reinterpret_cast<const uint8_t*>(w + start), n - start, &cp);

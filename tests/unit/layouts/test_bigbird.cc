@@ -6,7 +6,7 @@
 namespace linfer::testing {
 namespace {
 
-const char* kConfig = R"({"hidden_size": 8, "num_hidden_layers": 1, "num_attention_heads": 2,
+const char* kBigbirdConfig = R"({"hidden_size": 8, "num_hidden_layers": 1, "num_attention_heads": 2,
                           "intermediate_size": 16, "block_size": 1, "num_random_blocks": 1})";
 
 // A BigBirdForSequenceClassification of 3 classes over 8 positions (blocks of 1: 8 blocks, more
@@ -24,9 +24,9 @@ LayoutCheckpoint bigbird_checkpoint() {
 TEST_SUITE("bigbird") {
   TEST_CASE("bigbird layout: detected and mapped, block sparse with a classifier") {
     LayoutCheckpoint ck = bigbird_checkpoint();
-    check_detect_and_unused(ck, "bigbird", kConfig);
+    check_detect_and_unused(ck, "bigbird", kBigbirdConfig);
     MappedModel out;
-    REQUIRE(ck.map("bigbird", kConfig, &out).ok());
+    REQUIRE(ck.map("bigbird", kBigbirdConfig, &out).ok());
     const EncoderConfig& c = out.desc.config;
     CHECK(c.attention_kind == AttentionKind::BlockSparse);
     CHECK(block_sparse_fields(c).block_size == 1);
@@ -48,7 +48,7 @@ TEST_SUITE("bigbird") {
           "--config: model_type 'bert' is not BigBird's (big_bird)");
     CHECK(ck.map("bigbird", "", &no_config).message().rfind("BigBird checkpoints do not record heads", 0) == 0);
     ck.remove("bert.encoder.layer.0.output.dense.bias");
-    CHECK(ck.map("bigbird", kConfig, &missing).message() ==
+    CHECK(ck.map("bigbird", kBigbirdConfig, &missing).message() ==
           "tensor 'bert.encoder.layer.0.output.dense.bias' is missing");
   }
 }

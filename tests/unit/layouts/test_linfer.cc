@@ -11,20 +11,20 @@
 namespace linfer::testing {
 namespace {
 
-const char* kConfig =
+const char* kLinferConfig =
     R"({"vocab_size": 10, "dim": 8, "num_layers": 2, "num_heads": 2, "head_dim": 4, "ff_dim": 16,
         "max_seq_len": 8, "proj_len": 4})";
 
-// Every tensor a model of kConfig has, under its slot name (embeddings with ".weight").
+// Every tensor a model of kLinferConfig has, under its slot name (embeddings with ".weight").
 LayoutCheckpoint linfer_checkpoint() {
-  OwnedDescription model = make_model(required(convert::parse_linfer_config(kConfig)));
+  OwnedDescription model = make_model(required(convert::parse_linfer_config(kLinferConfig)));
   LayoutCheckpoint ck;
   for_each_weight(model.desc, [&](const std::string& slot, const WeightView& w) {
     if (!w.present()) return;
     std::vector<int64_t> shape(w.shape.begin(), w.shape.end());
     ck.add(slot == "token_embedding" || slot == "position_embedding" ? slot + ".weight" : slot, shape);
   });
-  ck.ck.metadata["linfer_config"] = kConfig;
+  ck.ck.metadata["linfer_config"] = kLinferConfig;
   return ck;
 }
 
@@ -45,7 +45,7 @@ TEST_SUITE("linfer") {
     CHECK(out.notes.empty());
     // --config wins over the metadata.
     MappedModel from_config;
-    CHECK(ck.map("linfer", kConfig, &from_config).ok());
+    CHECK(ck.map("linfer", kLinferConfig, &from_config).ok());
   }
 
   TEST_CASE("linfer layout: refusals") {
@@ -61,7 +61,7 @@ TEST_SUITE("linfer") {
                                 std::to_string(Limits::kMaxLayers) + ")");
     ck.remove("layers.1.attention.q.weight");
     MappedModel missing;
-    const std::string err = ck.map("linfer", kConfig, &missing).message();
+    const std::string err = ck.map("linfer", kLinferConfig, &missing).message();
     CHECK_MESSAGE(err.find("layers.1.attention.q.weight") != std::string::npos, err);
   }
 

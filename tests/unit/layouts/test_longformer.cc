@@ -6,7 +6,7 @@
 namespace linfer::testing {
 namespace {
 
-const char* kConfig = R"({"hidden_size": 8, "num_hidden_layers": 1, "num_attention_heads": 2,
+const char* kLongformerConfig = R"({"hidden_size": 8, "num_hidden_layers": 1, "num_attention_heads": 2,
                           "intermediate_size": 16, "attention_window": 4, "global_positions": 1})";
 
 // A LongformerForMaskedLM: 12 position rows (pad_token_id 1: 10 positions), one layer with global
@@ -25,9 +25,9 @@ LayoutCheckpoint longformer_checkpoint() {
 TEST_SUITE("longformer") {
   TEST_CASE("longformer layout: detected and mapped, the decoder tied") {
     LayoutCheckpoint ck = longformer_checkpoint();
-    check_detect_and_unused(ck, "longformer", kConfig);
+    check_detect_and_unused(ck, "longformer", kLongformerConfig);
     MappedModel out;
-    REQUIRE(ck.map("longformer", kConfig, &out).ok());
+    REQUIRE(ck.map("longformer", kLongformerConfig, &out).ok());
     const EncoderConfig& c = out.desc.config;
     CHECK(c.attention_kind == AttentionKind::SlidingWindow);
     CHECK(c.max_seq_len == 10);
@@ -55,7 +55,7 @@ TEST_SUITE("longformer") {
     CHECK(ck.map("longformer", R"({"position_embedding_type": "relative_key"})", &relative).message() ==
           "Longformer position_embedding_type 'relative_key' is not supported (absolute)");
     ck.remove("longformer.encoder.layer.0.attention.self.key_global.bias");
-    CHECK(ck.map("longformer", kConfig, &missing).message() ==
+    CHECK(ck.map("longformer", kLongformerConfig, &missing).message() ==
           "tensor 'longformer.encoder.layer.0.attention.self.key_global.bias' is missing");
   }
 }

@@ -6,9 +6,9 @@
 namespace linfer::testing {
 namespace {
 
-const char* kConfig = R"({"num_tokens": 10, "dim": 8, "seq_len": 8, "depth": 2, "k": 4, "heads": 2})";
+const char* kLucidrainsConfig = R"({"num_tokens": 10, "dim": 8, "seq_len": 8, "depth": 2, "k": 4, "heads": 2})";
 
-// A LinformerLM of kConfig: dim 8, 2 heads of 4, n 8, k 4, ff 32.
+// A LinformerLM of kLucidrainsConfig: dim 8, 2 heads of 4, n 8, k 4, ff 32.
 LayoutCheckpoint lucidrains_checkpoint() {
   LayoutCheckpoint ck;
   ck.add("token_emb.weight", {10, 8});
@@ -33,9 +33,9 @@ LayoutCheckpoint lucidrains_checkpoint() {
 TEST_SUITE("lucidrains") {
   TEST_CASE("lucidrains layout: LinformerLM detected and mapped") {
     LayoutCheckpoint ck = lucidrains_checkpoint();
-    check_detect_and_unused(ck, "lucidrains", kConfig);
+    check_detect_and_unused(ck, "lucidrains", kLucidrainsConfig);
     MappedModel out;
-    REQUIRE(ck.map("lucidrains", kConfig, &out).ok());
+    REQUIRE(ck.map("lucidrains", kLucidrainsConfig, &out).ok());
     const EncoderConfig& c = out.desc.config;
     CHECK(c.head_dim == 4);
     CHECK(c.kv_heads == 2);
@@ -60,17 +60,17 @@ TEST_SUITE("lucidrains") {
               .rfind("lucidrains checkpoints do not record the number of heads", 0) == 0);
     CHECK(ck.map("lucidrains", R"({"dim": 8, "bogus": 1})", &unknown).message() == "--config: unknown key 'bogus'");
     ck.remove("linformer.net.layers.1.0.fn.proj_v");
-    CHECK(ck.map("lucidrains", kConfig, &missing).message() ==
+    CHECK(ck.map("lucidrains", kLucidrainsConfig, &missing).message() ==
           "tensor 'linformer.net.layers.1.0.fn.proj_v' is missing");
     // Each failure's kind: the command line, the checkpoint or its configuration, a variant linfer
     // does not run.
     CHECK(ck.map("lucidrains", "", &no_config).code() == LINFER_ERROR_INVALID_ARGUMENT);
     CHECK(ck.map("lucidrains", R"({"dim": 8, "bogus": 1})", &unknown).code() == LINFER_ERROR_INVALID_MODEL);
-    CHECK(ck.map("lucidrains", kConfig, &missing).code() == LINFER_ERROR_INVALID_MODEL);
-    CHECK(ck.map("nonesuch", kConfig, &missing).code() == LINFER_ERROR_INVALID_ARGUMENT);
+    CHECK(ck.map("lucidrains", kLucidrainsConfig, &missing).code() == LINFER_ERROR_INVALID_MODEL);
+    CHECK(ck.map("nonesuch", kLucidrainsConfig, &missing).code() == LINFER_ERROR_INVALID_ARGUMENT);
     ck.add("linformer.net.layers.1.0.fn.proj_v", {8, 4});
     ck.add("stray.weight", {2});
-    CHECK(ck.map("lucidrains", kConfig, &missing).code() == LINFER_ERROR_UNSUPPORTED);
+    CHECK(ck.map("lucidrains", kLucidrainsConfig, &missing).code() == LINFER_ERROR_UNSUPPORTED);
   }
 }
 

@@ -6,10 +6,10 @@
 namespace linfer::testing {
 namespace {
 
-const char* kConfig = R"({"num_tokens": 10, "max_seq_len": 8, "dim": 8, "depth": 1, "heads": 2, "dim_head": 4,
+const char* kPerformerConfig = R"({"num_tokens": 10, "max_seq_len": 8, "dim": 8, "depth": 1, "heads": 2, "dim_head": 4,
                           "nb_features": 6, "rotary_position_emb": false})";
 
-// A PerformerLM of kConfig with learned positions; the projection updater's second names too.
+// A PerformerLM of kPerformerConfig with learned positions; the projection updater's second names too.
 LayoutCheckpoint performer_checkpoint() {
   LayoutCheckpoint ck;
   ck.add("token_emb.weight", {10, 8});
@@ -32,9 +32,9 @@ LayoutCheckpoint performer_checkpoint() {
 TEST_SUITE("performer") {
   TEST_CASE("performer layout: detected (over lucidrains' token_emb) and mapped") {
     LayoutCheckpoint ck = performer_checkpoint();
-    check_detect_and_unused(ck, "performer", kConfig);
+    check_detect_and_unused(ck, "performer", kPerformerConfig);
     MappedModel out;
-    REQUIRE(ck.map("performer", kConfig, &out).ok());
+    REQUIRE(ck.map("performer", kPerformerConfig, &out).ok());
     const EncoderConfig& c = out.desc.config;
     CHECK(c.attention_kind == AttentionKind::Performer);
     CHECK(performer_fields(c).num_features == 6);
@@ -55,7 +55,7 @@ TEST_SUITE("performer") {
     CHECK(ck.map("performer", R"({"reversible": true})", &reversible).message() ==
           "--config says reversible = true but the checkpoint's layers are sequential");
     ck.remove("performer.net.layers.0.1.fn.fn.w2.bias");
-    CHECK(ck.map("performer", kConfig, &missing).message() ==
+    CHECK(ck.map("performer", kPerformerConfig, &missing).message() ==
           "tensor 'performer.net.layers.0.1.fn.fn.w2.bias' is missing");
   }
 }

@@ -6,10 +6,10 @@
 namespace linfer::testing {
 namespace {
 
-const char* kConfig = R"({"num_tokens": 10, "dim": 8, "depth": 1, "max_seq_len": 8, "heads": 2, "dim_head": 4,
+const char* kReformerConfig = R"({"num_tokens": 10, "dim": 8, "depth": 1, "max_seq_len": 8, "heads": 2, "dim_head": 4,
                           "bucket_size": 2, "n_hashes": 1, "absolute_position_emb": true})";
 
-// A ReformerLM of kConfig with absolute positions.
+// A ReformerLM of kReformerConfig with absolute positions.
 LayoutCheckpoint reformer_checkpoint() {
   LayoutCheckpoint ck;
   ck.add("token_emb.weight", {10, 8});
@@ -29,9 +29,9 @@ LayoutCheckpoint reformer_checkpoint() {
 TEST_SUITE("reformer") {
   TEST_CASE("reformer layout: detected (over lucidrains' token_emb) and mapped, rotations drawn") {
     LayoutCheckpoint ck = reformer_checkpoint();
-    check_detect_and_unused(ck, "reformer", kConfig);
+    check_detect_and_unused(ck, "reformer", kReformerConfig);
     MappedModel out;
-    REQUIRE(ck.map("reformer", kConfig, &out).ok());
+    REQUIRE(ck.map("reformer", kReformerConfig, &out).ok());
     const EncoderConfig& c = out.desc.config;
     CHECK(c.attention_kind == AttentionKind::Lsh);
     CHECK(lsh_fields(c).bucket_size == 2);
@@ -56,7 +56,7 @@ TEST_SUITE("reformer") {
     CHECK(ck.map("reformer", R"({"use_full_attn": true})", &full).message() ==
           "reformer-pytorch use_full_attn = true is not supported: refused");
     ck.remove("reformer.layers.blocks.0.f.net.fn.toqk.weight");
-    CHECK(ck.map("reformer", kConfig, &missing).message() ==
+    CHECK(ck.map("reformer", kReformerConfig, &missing).message() ==
           "tensor 'reformer.layers.blocks.0.f.net.fn.toqk.weight' is missing");
   }
 }

@@ -6,10 +6,10 @@
 namespace linfer::testing {
 namespace {
 
-const char* kConfig = R"({"num_tokens": 10, "input_size": 8, "channels": 8, "dim_k": 4, "dim_ff": 16,
+const char* kTatp22Config = R"({"num_tokens": 10, "input_size": 8, "channels": 8, "dim_k": 4, "dim_ff": 16,
                           "nhead": 2, "depth": 1, "parameter_sharing": "headwise"})";
 
-// A LinformerLM of kConfig whose heads share one E and one F (headwise: head 1's are head 0's).
+// A LinformerLM of kTatp22Config whose heads share one E and one F (headwise: head 1's are head 0's).
 LayoutCheckpoint tatp22_checkpoint() {
   LayoutCheckpoint ck;
   ck.add("to_token_emb.weight", {10, 8});
@@ -32,9 +32,9 @@ LayoutCheckpoint tatp22_checkpoint() {
 TEST_SUITE("tatp22") {
   TEST_CASE("tatp22 layout: detected and mapped, headwise sharing from the storages") {
     LayoutCheckpoint ck = tatp22_checkpoint();
-    check_detect_and_unused(ck, "tatp22", kConfig);
+    check_detect_and_unused(ck, "tatp22", kTatp22Config);
     MappedModel out;
-    REQUIRE(ck.map("tatp22", kConfig, &out).ok());
+    REQUIRE(ck.map("tatp22", kTatp22Config, &out).ok());
     const EncoderConfig& c = out.desc.config;
     CHECK(c.head_dim == 4);
     CHECK(linformer_fields(c).projection_sharing == ProjectionSharing::Headwise);
@@ -57,7 +57,8 @@ TEST_SUITE("tatp22") {
           "--config says parameter_sharing 'none' but the checkpoint's storage sharing is 'headwise'");
     CHECK(ck.map("tatp22", R"({"method": "no_params"})", &method).message().rfind("tatp22 method 'no_params'", 0) == 0);
     ck.remove("linformer.seq.0.fn.heads.1.F.weight");
-    CHECK(ck.map("tatp22", kConfig, &missing).message() == "tensor 'linformer.seq.0.fn.heads.1.F.weight' is missing");
+    CHECK(ck.map("tatp22", kTatp22Config, &missing).message() ==
+          "tensor 'linformer.seq.0.fn.heads.1.F.weight' is missing");
   }
 }
 

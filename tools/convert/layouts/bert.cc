@@ -220,7 +220,7 @@ class BertMapper : public LayoutMapper {
 
 // Keys only this layout has: DistilBERT's module names, RoBERTa's prefix, BERT's pooler and
 // heads. (A bare BertModel's keys are BigBird's too: config.json's model_type decides, layout.cc.)
-bool owns_key(const std::string& name) {
+bool bert_owns_key(const std::string& name) {
   return name.find(".attention.q_lin.weight") != std::string::npos || starts_with(name, "roberta.encoder.") ||
          name.find("pooler.dense.weight") != std::string::npos || starts_with(name, "cls.predictions.");
 }
@@ -229,7 +229,7 @@ bool owns_key(const std::string& name) {
 
 extern const Layout kBertLayout = {
     "bert",
-    owns_key,
+    bert_owns_key,
     false,
     ConfigUse::Library,
     "Hugging Face checkpoints do not record heads or layer_norm_eps: pass --config config.json "

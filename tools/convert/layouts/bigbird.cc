@@ -119,7 +119,7 @@ class BigBirdMapper : public LayoutMapper {
 };
 
 // BERT's names without Longformer's global projections (BigBird keeps BERT's module tree).
-bool owns_key(const std::string& name) {
+bool bigbird_owns_key(const std::string& name) {
   return (starts_with(name, "bert.encoder.layer.") || starts_with(name, "encoder.layer.")) &&
          name.find(".attention.self.query.weight") != std::string::npos;
 }
@@ -127,7 +127,7 @@ bool owns_key(const std::string& name) {
 }  // namespace
 
 extern const Layout kBigBirdLayout = {"bigbird",
-                                      owns_key,
+                                      bigbird_owns_key,
                                       true,
                                       ConfigUse::Library,
                                       "BigBird checkpoints do not record heads, block_size or num_random_blocks: pass "

@@ -213,7 +213,7 @@ class FairseqMapper : public LayoutMapper {
   bool shared_kv_ = false, layerwise_ = false;
 };
 
-bool owns_key(const std::string& name) {
+bool fairseq_owns_key(const std::string& name) {
   return starts_with(name, "encoder.sentence_encoder.") || starts_with(name, "decoder.sentence_encoder.");
 }
 
@@ -221,7 +221,7 @@ bool owns_key(const std::string& name) {
 
 extern const Layout kFairseqLayout = {
     "fairseq",
-    owns_key,
+    fairseq_owns_key,
     false,
     ConfigUse::Refused,
     "fairseq checkpoints carry their own hyperparameters (args or cfg); --config is not used",

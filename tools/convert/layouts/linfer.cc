@@ -38,11 +38,13 @@ class LinferMapper : public LayoutMapper {
   }
 };
 
-bool owns_key(const std::string& name) { return starts_with(name, "layers.") || name == "token_embedding.weight"; }
+bool linfer_owns_key(const std::string& name) {
+  return starts_with(name, "layers.") || name == "token_embedding.weight";
+}
 
 }  // namespace
 
-extern const Layout kLinferLayout = {
-    "linfer", owns_key, false, ConfigUse::Optional, nullptr, {}, make_mapper<LinferMapper>};
+extern const Layout kLinferLayout = {"linfer", linfer_owns_key,          false, ConfigUse::Optional, nullptr,
+                                     {},       make_mapper<LinferMapper>};
 
 }  // namespace linfer::convert

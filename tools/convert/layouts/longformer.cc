@@ -132,13 +132,15 @@ class LongformerMapper : public LayoutMapper {
   bool classifier_ = false, lm_ = false;
 };
 
-bool owns_key(const std::string& name) { return name.find("attention.self.query_global.weight") != std::string::npos; }
+bool longformer_owns_key(const std::string& name) {
+  return name.find("attention.self.query_global.weight") != std::string::npos;
+}
 
 }  // namespace
 
 extern const Layout kLongformerLayout = {
     "longformer",
-    owns_key,
+    longformer_owns_key,
     true,
     ConfigUse::Library,
     "Longformer checkpoints do not record heads, attention_window or layer_norm_eps: pass "

@@ -78,7 +78,7 @@ class LucidrainsMapper : public LayoutMapper {
   bool lm_ = false, share_kv_ = false, reversible_ = false;
 };
 
-bool owns_key(const std::string& name) {
+bool lucidrains_owns_key(const std::string& name) {
   return starts_with(name, "linformer.net.") || starts_with(name, "net.layers.") || starts_with(name, "net.blocks.") ||
          name == "token_emb.weight";
 }
@@ -87,7 +87,7 @@ bool owns_key(const std::string& name) {
 
 extern const Layout kLucidrainsLayout = {
     "lucidrains",
-    owns_key,
+    lucidrains_owns_key,
     false,
     ConfigUse::Library,
     "lucidrains checkpoints do not record the number of heads: pass --config CONFIG.json "

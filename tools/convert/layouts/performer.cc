@@ -144,7 +144,7 @@ class PerformerMapper : public LayoutMapper {
   std::string P_;  // "performer." (PerformerLM) or ""
 };
 
-bool owns_key(const std::string& name) {
+bool performer_owns_key(const std::string& name) {
   return name.find("fast_attention.projection_matrix") != std::string::npos || starts_with(name, "performer.net.") ||
          starts_with(name, "performer.proj_updater.");
 }
@@ -153,7 +153,7 @@ bool owns_key(const std::string& name) {
 
 extern const Layout kPerformerLayout = {
     "performer",
-    owns_key,
+    performer_owns_key,
     true,
     ConfigUse::Library,
     "performer-pytorch checkpoints do not record causal or generalized_attention: pass "

@@ -216,7 +216,7 @@ class ReformerMapper : public LayoutMapper {
   std::string P_;      // "reformer.layers." (ReformerLM) or "layers."
 };
 
-bool owns_key(const std::string& name) {
+bool reformer_owns_key(const std::string& name) {
   return name.find(".fn.toqk.weight") != std::string::npos;  // LSHSelfAttention's shared qk
 }
 
@@ -224,7 +224,7 @@ bool owns_key(const std::string& name) {
 
 extern const Layout kReformerLayout = {
     "reformer",
-    owns_key,
+    reformer_owns_key,
     true,
     ConfigUse::Library,
     "reformer-pytorch checkpoints do not record bucket_size, n_hashes or causal: pass --config "

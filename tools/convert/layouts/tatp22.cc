@@ -179,13 +179,15 @@ class Tatp22Mapper : public LayoutMapper {
   std::string sharing_;  // parameter_sharing as --config declares it
 };
 
-bool owns_key(const std::string& name) { return starts_with(name, "linformer.seq.") || name == "to_token_emb.weight"; }
+bool tatp22_owns_key(const std::string& name) {
+  return starts_with(name, "linformer.seq.") || name == "to_token_emb.weight";
+}
 
 }  // namespace
 
 extern const Layout kTatp22Layout = {
     "tatp22",
-    owns_key,
+    tatp22_owns_key,
     false,
     ConfigUse::Library,
     "tatp22 checkpoints do not record the activation, causal or full_attention settings: "
