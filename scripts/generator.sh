@@ -7,7 +7,7 @@ if [ -z "${CMAKE_GENERATOR:-}" ] && command -v ninja > /dev/null; then
 fi
 # The builds that exist only to be tested (the sanitizers', the cross builds run under qemu, the
 # Linformer-only one) compile in unity mode: CMake joins up to 8 sources of a target into one
-# translation unit, so each batch parses the common headers once (about a quarter less compile
+# translation unit, so each batch parses the common headers once (about a fifth less compile
 # time). The Release build compiles file by file, as a user's does, so a source that forgot an
 # include still fails there; the kernels always compile file by file (kernels/CMakeLists.txt).
 unity_build=-DCMAKE_UNITY_BUILD=ON
