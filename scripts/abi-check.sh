@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# abi-check.sh [--update]: checks the C ABI of liblinfer.so (x86-64) against the recorded baseline
-# abi/<SONAME>.abi with abidiff (Debian's abigail-tools). The library is built with debug
-# information in build-abi/ (Debug, the library alone), and abidw records what its exported
-# functions take and return: the functions of linfer.h, its structs, enums and typedefs, and the
+# abi-check.sh [--update] [BUILD]: checks the C ABI of liblinfer.so (x86-64) against the recorded
+# baseline abi/<SONAME>.abi with abidiff (Debian's abigail-tools). The library is BUILD's, a build
+# configured with -DLINFER_C_API_DEBUG_INFO=ON (debug information for c_api.cc, which defines every
+# exported function; the suite's Release build), or else one built here in build-abi/ (Debug, the
+# library alone), and abidw records what its exported functions take and return: the functions of linfer.h, its structs, enums and typedefs, and the
 # status codes of linfer_status.h, which it includes from the lowest layer's headers
 # (--exported-interfaces-only; the runtime's internal types stay out).
 #
@@ -20,19 +21,25 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/generator.sh
 update=0
-case "${1:-}" in
-  --update) update=1 ;;
-  "") ;;
-  *) echo "usage: bash scripts/abi-check.sh [--update]" >&2; exit 2 ;;
-esac
+[ "${1:-}" = --update ] && update=1 && shift
+dir=${1:-}
+if [ $# -gt 1 ] || [[ $dir == -* ]]; then
+  echo "usage: bash scripts/abi-check.sh [--update] [BUILD]" >&2
+  exit 2
+fi
 bash scripts/need-packages.sh abigail-tools binutils
-dir=build-abi
-# The ABI does not depend on which instruction sets the kernels are compiled for: Highway compiles
-# only the baseline one here (HWY_COMPILE_ONLY_STATIC, as on a microcontroller): a fifth less
-# compile time.
-cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Debug -DLINFER_BUILD_TESTS=OFF -DLINFER_BUILD_TOOLS=OFF \
-  -DLINFER_WITH_XNNPACK=OFF -DLINFER_WARNINGS_AS_ERRORS=ON -DCMAKE_CXX_FLAGS=-DHWY_COMPILE_ONLY_STATIC=1 > /dev/null
-cmake --build "$dir" -j"$(nproc)" --target linfer > /dev/null
+if [ -n "$dir" ]; then
+  grep -q "^LINFER_C_API_DEBUG_INFO:BOOL=ON$" "$dir/CMakeCache.txt" 2> /dev/null ||
+    { echo "abi-check: $dir is not a build configured with -DLINFER_C_API_DEBUG_INFO=ON" >&2; exit 2; }
+else
+  dir=build-abi
+  # The ABI does not depend on which instruction sets the kernels are compiled for: Highway
+  # compiles only the baseline one here (HWY_COMPILE_ONLY_STATIC, as on a microcontroller): a
+  # fifth less compile time.
+  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Debug -DLINFER_BUILD_TESTS=OFF -DLINFER_BUILD_TOOLS=OFF \
+    -DLINFER_WITH_XNNPACK=OFF -DLINFER_WARNINGS_AS_ERRORS=ON -DCMAKE_CXX_FLAGS=-DHWY_COMPILE_ONLY_STATIC=1 > /dev/null
+  cmake --build "$dir" -j"$(nproc)" --target linfer > /dev/null
+fi
 lib=$(readlink -f "$dir/runtime/liblinfer.so")
 soname=$(readelf -d "$lib" | sed -n 's/.*Library soname: \[\(.*\)\]/\1/p')
 [ -n "$soname" ] || { echo "abi-check: $lib has no SONAME" >&2; exit 1; }
