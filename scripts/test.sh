@@ -67,12 +67,12 @@ trap '[ -z "$background_pid" ] || kill -- -"$background_pid" 2> /dev/null || kil
 step "Release build and tests"
 bash scripts/spdx.sh --check
 bash scripts/format.sh --check
-bash scripts/build.sh build -DLINFER_WARNINGS_AS_ERRORS=ON
+bash scripts/build.sh build -DLINFER_WARNINGS_AS_ERRORS=ON -DLINFER_C_API_DEBUG_INFO=ON
 (cd build && ctest --output-on-failure -j2)
 # The tokenizers' tests (node and python), then the Java and Rust bindings' (Maven, Cargo): one
 # core, beside test-minilm.sh's conversions and embeddings on the other.
 in_background bash -c 'bash scripts/test-tokenizers.sh build/bin && bash scripts/test-bindings.sh build'
-bash scripts/abi-check.sh
+bash scripts/abi-check.sh build
 bash scripts/test-minilm.sh build/bin
 background_done "the tokenizers' or the bindings' tests (scripts/test-tokenizers.sh, test-bindings.sh)"
 
