@@ -15,9 +15,12 @@ original_ld_path=${LD_LIBRARY_PATH:-}
 for kind in shared static; do
   dir=build-min-$kind prefix=$PWD/build-min-$kind/install
   shared=$([ $kind = shared ] && echo ON || echo OFF)
+  # The static library's sources are the shared one's, compiled file by file there (a source that
+  # forgot an include fails there): here in unity batches.
+  unity=$([ $kind = static ] && echo "$unity_build" || echo -DCMAKE_UNITY_BUILD=OFF)
   rm -rf "$prefix" "$dir/consumer" "$dir/consumer-pc"
   cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release -DLINFER_WITH_XNNPACK=OFF -DLINFER_THREADS=OFF \
-    -DLINFER_BUILD_TOOLS=OFF -DLINFER_BUILD_TESTS=OFF -DBUILD_SHARED_LIBS=$shared -DLINFER_WARNINGS_AS_ERRORS=ON > /dev/null
+    -DLINFER_BUILD_TOOLS=OFF -DLINFER_BUILD_TESTS=OFF -DBUILD_SHARED_LIBS=$shared -DLINFER_WARNINGS_AS_ERRORS=ON "$unity" > /dev/null
   cmake --build "$dir" -j"$(nproc)" > /dev/null
   cmake --install "$dir" --prefix "$prefix" > /dev/null
   if [ $kind = shared ]; then
