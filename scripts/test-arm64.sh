@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # Cross-builds linfer for aarch64 (Raspberry Pi 4/5, 64-bit) and runs the test suite under
-# qemu-aarch64, three times: the whole suite but test_kernels on a Cortex-A72 (Raspberry Pi 4:
-# ARMv8.0, no dot product, no fp16 arithmetic), then on a Cortex-A76 (the Raspberry Pi 5's core:
-# dot product, fp16 arithmetic; no SVE or i8mm, which qemu's "max" would add) the model tests
-# whose code paths depend on those features (int8 and f16 models), then test_kernels on qemu's
-# "max" without SVE and SME: dot product, fp16 and the int8 matrix multiply (i8mm, SMMLA) of phone
-# cores, so every Arm kernel (dense_int8_neondot and dense_int8_i8mm too) against its reference.
+# qemu-aarch64 on three CPU models: a Cortex-A72 (Raspberry Pi 4: ARMv8.0, no dot product, no
+# fp16 arithmetic) runs the whole suite but the kernel tests; a Cortex-A76 (the Raspberry Pi 5's
+# core: dot product, fp16 arithmetic; no SVE or i8mm, which qemu's "max" would add) the test whose
+# code paths depend on those features (f16 and int8 models); qemu's "max" without SVE and SME
+# (dot product, fp16 and the int8 matrix multiply, i8mm, SMMLA, of phone cores) test_kernels, so
+# every Arm kernel (dense_int8_neondot and dense_int8_i8mm too) against its reference.
 # Installs the cross compiler and qemu-user from Debian, and the arm64 libraries into a sysroot
 # folder (scripts/cross-sysroot.sh).
 set -euo pipefail
@@ -26,13 +26,7 @@ cmake --build build-arm64 -j"$(nproc)"
 # waiting on it forever), an emulator fault that native runs never show: a test that hangs is
 # stopped after 600 s (the slowest, test_determinism, takes about 250 s) and run once more.
 QEMU_CTEST=(--output-on-failure -j2 --timeout 600 --repeat until-pass:2)
-# test_kernels runs once, on "max" below: it tests every kernel the CPU has, the Pi 4's
-# (dense_*_neon) among them; here the models show the Pi 4 selects them.
-(cd build-arm64 && QEMU_CPU=cortex-a72 ctest "${QEMU_CTEST[@]}" -E '^test_kernels')
-# The Pi 5's core runs the models (its dot-product kernel is the one selected there); the kernel
-# tests run on "max" without SVE and SME, which has the dot product, fp16 arithmetic and i8mm:
-# test_kernels runs every kernel the CPU has against the references, so dense_int8_neondot and
-# dense_int8_i8mm both (one test_kernels run under qemu instead of one per CPU model; as three
-# tests, test_kernels and its dense f32 and f16 cases, on both cores: about 45 s, not 86).
-(cd build-arm64 && QEMU_CPU=cortex-a76 ctest "${QEMU_CTEST[@]}" -R '^(test_quantization|test_golden)$')
-(cd build-arm64 && QEMU_CPU='max,sve=off,sme=off' ctest "${QEMU_CTEST[@]}" -R '^test_kernels')
+# The Cortex-A72 is the default: the kernel tests and test_quantization_cortex_a76 set their own
+# CPU model (tests/CMakeLists.txt), so that one ctest runs all three and keeps both cores busy to
+# the end.
+(cd build-arm64 && QEMU_CPU=cortex-a72 ctest "${QEMU_CTEST[@]}")

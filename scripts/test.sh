@@ -95,7 +95,7 @@ step "ThreadSanitizer: concurrent sessions on one model, determinism across thre
 cmake -S . -B build-tsan "${tsan_flags[@]}" -DLINFER_TSAN=ON -DLINFER_WARNINGS_AS_ERRORS=ON "$unity_build" \
   "-DLINFER_TEST_CONVERTER=$PWD/build/bin/linfer-convert" > /dev/null
 cmake --build build-tsan -j"$(nproc)" --target test_concurrency test_determinism linfer-run
-(cd build-tsan && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -R 'test_concurrency|test_determinism')
+(cd build-tsan && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -j2 -R 'test_concurrency|test_determinism')
 
 step "aarch64 cross build, tests under qemu-aarch64"
 bash scripts/test-arm64.sh
