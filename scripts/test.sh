@@ -33,8 +33,8 @@
 #  12. the Java tests again on aarch64 against step 4's library, with Debian's arm64 JDK under
 #      qemu-aarch64 (scripts/test-bindings-arm64.sh)
 # Work that keeps one core busy for long (Node, Python, Maven, emulated Pythons and JVMs,
-# qemu-system) runs beside other such work: the bindings beside step 1's last tests, steps 8 and 9
-# beside step 7, step 12 beside the tests of steps 10 and 11.
+# qemu-system) runs beside other such work: the bindings beside step 1's last tests, step 8 beside
+# step 7, step 12 beside the tests of steps 10 and 11.
 # Every build sets -DLINFER_WARNINGS_AS_ERRORS=ON: a compiler warning in linfer's sources fails it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -107,13 +107,15 @@ step "riscv64 cross build, tests under qemu-riscv64"
 bash scripts/test-riscv64.sh
 
 step "WebAssembly builds (relaxed SIMD, SIMD128, threads): kernel tests, the JavaScript package, the page"
-# The Cortex-M firmware's builds and its two boards under qemu-system-arm (one core), then the
-# minimal builds, run beside the WebAssembly tests, most of which (Node, Chromium) keep one core
-# busy: run after them, the minimal builds left about 75 core-seconds of that step idle.
-in_background env LINFER_HOST_BUILD=build bash -c 'bash scripts/test-cortex-m.sh && bash scripts/test-minimal-builds.sh'
+# The Cortex-M firmware's builds and its two boards under qemu-system-arm (one core) run beside the
+# WebAssembly tests, most of which (Node, Chromium) keep one core busy.
+in_background env LINFER_HOST_BUILD=build bash scripts/test-cortex-m.sh
 LINFER_NATIVE_BIN=build/bin bash scripts/test-wasm.sh
-step "Bare-metal Cortex-M4 and Cortex-M55: the test firmware under qemu-system-arm; minimal builds: no XNNPACK, no threads, no tools; shared and static (run beside the step above)"
-background_done "the Cortex-M tests or the minimal builds (scripts/test-cortex-m.sh, test-minimal-builds.sh)"
+step "Bare-metal Cortex-M4 and Cortex-M55: the test firmware under qemu-system-arm (run beside the step above)"
+background_done "the Cortex-M tests (scripts/test-cortex-m.sh)"
+
+step "Minimal builds: no XNNPACK, no threads, no tools; shared and static"
+bash scripts/test-minimal-builds.sh
 
 step "Debian packages and Python wheels: made from the Release and cross builds"
 bash scripts/package.sh
