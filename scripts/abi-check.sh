@@ -2,11 +2,12 @@
 # SPDX-License-Identifier: Apache-2.0
 # abi-check.sh [--update] [BUILD]: checks the C ABI of liblinfer.so (x86-64) against the recorded
 # baseline abi/<SONAME>.abi with abidiff (Debian's abigail-tools). The library is BUILD's, a build
-# configured with -DLINFER_C_API_DEBUG_INFO=ON (debug information for c_api.cc, which defines every
-# exported function; the suite's Release build), or else one built here in build-abi/ (Debug, the
-# library alone), and abidw records what its exported functions take and return: the functions of linfer.h, its structs, enums and typedefs, and the
-# status codes of linfer_status.h, which it includes from the lowest layer's headers
-# (--exported-interfaces-only; the runtime's internal types stay out).
+# configured with -DLINFER_C_API_DEBUG_INFO=ON (debug information for c_api.cc, which defines
+# every exported function; the suite's Release build), or else one built here in build-abi/
+# (Debug, the library alone). abidw records what its exported functions take and return: the
+# functions of linfer.h, its structs, enums and typedefs, and the status codes of linfer_status.h,
+# which it includes from the lowest layer's headers (--exported-interfaces-only; the runtime's
+# internal types stay out).
 #
 # Fails when a function of the baseline is gone or changed, or a public struct, enum or typedef
 # changed incompatibly (a field moved, resized or removed; an enumerator's value changed).
