@@ -17,6 +17,7 @@ cmake --build build-riscv64 -j"$(nproc)"
 # (test_golden_generic, test_quantization_generic: the session's max_isa caps every kernel to the
 # portable code riscv64 runs): examples_langid (50 processes of the classifier, 7 minutes under
 # qemu-riscv64) and test_determinism (every thread count and path, 10 minutes); they run under
-# qemu for the NEON kernels they are there for, the first on aarch64 and armv7, the second on aarch64.
+# qemu for the NEON kernels they are there for, the first on aarch64 and armv7, the second on
+# aarch64.
 (cd build-riscv64 && ctest --output-on-failure -j2 --timeout 900 --repeat until-pass:2 \
   -E '^(examples_langid|test_determinism.*)$')
