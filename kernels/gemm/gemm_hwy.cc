@@ -25,81 +25,89 @@ namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 using D = hn::ScalableTag<float>;
 
-// C = A B. Register block: 4 rows of A by kCols vectors of B's columns; the K loop streams rows
-// of B and broadcasts elements of A. K is split into panels so the B panel stays in L2.
-// WebAssembly takes 2 vectors: 16 accumulators spill in V8, which allocates 15 of x86-64's 16
-// vector registers to v128 (and MulAdd is a multiply and an add there, one more temporary).
-#if HWY_TARGET == HWY_WASM
-constexpr size_t kCols = 2;
+// C = A B, in register tiles of TR rows of A by NV vectors of B's columns: the K loop broadcasts
+// elements of A and streams rows of B; K is split into panels so the B panel stays in L2. Each
+// output is one chain of fused multiply-adds in the order of t whatever the tile (the rows and
+// columns left over included), so the tiles are a choice of speed only.
+// The tile fits the target's vector registers. x86 below AVX-512 has 16: 6 x 2 (12 accumulators,
+// 2 vectors of B, a broadcast), rows left over in a tile of 4; 4 x 4 needed 21 and spilled
+// (E X of 256 x 768 x 128, one thread, AMD EPYC Zen 3, AVX2: 21-25 -> 42-58 GFLOP/s; the
+// suite's M f32 compression at n = 128 36-41 -> 28-32 ms per run). Elsewhere 4 x 4 (AVX-512
+// and aarch64 have 32 registers), but WebAssembly takes 4 x 2: 16 accumulators spill in V8,
+// which allocates 15 of x86-64's 16 vector registers to v128 (and MulAdd is a multiply and an
+// add there, one more temporary).
+#if HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3
+constexpr size_t kTileRows = 6, kCols = 2;
+#elif HWY_TARGET == HWY_WASM
+constexpr size_t kTileRows = 4, kCols = 2;
 #else
-constexpr size_t kCols = 4;
+constexpr size_t kTileRows = 4, kCols = 4;
 #endif
-void Gemm(size_t M, size_t N, size_t K, const float* A, size_t lda, const float* B, size_t ldb, float* C, size_t ldc,
-          bool accumulate) {
+
+// Rows [0, R) (R <= TR: the missing rows repeat the last and are not stored) by NV vectors of
+// columns, over t in [k0, k1). A, B and C point at the tile's first row and column.
+template <size_t TR, size_t NV>
+HWY_INLINE void GemmTile(size_t R, const float* A, size_t lda, const float* B, size_t ldb, float* C, size_t ldc,
+                         size_t k0, size_t k1, bool first) {
   const D d;
   const size_t L = hn::Lanes(d);
+  using V = decltype(hn::Zero(d));
+  const float* a_rows[TR];
+  size_t a_offsets[TR];
+  for (size_t r = 0; r < TR; ++r) a_offsets[r] = std::min(r, R - 1) * lda, a_rows[r] = A + a_offsets[r];
+  V acc[TR][NV];
+  for (size_t r = 0; r < TR; ++r)
+    for (size_t c = 0; c < NV; ++c)
+      acc[r][c] = first ? hn::Zero(d) : hn::LoadU(d, C + std::min(r, R - 1) * ldc + c * L);
+  size_t t = k0;
+  if constexpr (kHasMulAddLane) {  // 4 steps of t: each row's 4 scalars in one load
+    for (; t + 4 <= k1; t += 4) MulAdd4Steps(d, acc, a_rows, t, B + t * ldb, ldb);
+  }
+  // Pointers walk the loop, not t: wasm has no scaled-index addressing, and V8 computed each
+  // address from t with instructions of their own (WebAssembly: 1.12x).
+  const float* b = B + t * ldb;
+  for (const float *a = A + t, *a_end = A + k1; a != a_end; ++a, b += ldb) {
+    V bv[NV];
+    for (size_t c = 0; c < NV; ++c) bv[c] = hn::LoadU(d, b + c * L);
+    for (size_t r = 0; r < TR; ++r) {
+      const V av = hn::Set(d, a[a_offsets[r]]);
+      for (size_t c = 0; c < NV; ++c) acc[r][c] = hn::MulAdd(av, bv[c], acc[r][c]);
+    }
+  }
+  for (size_t r = 0; r < R; ++r)
+    for (size_t c = 0; c < NV; ++c) hn::StoreU(acc[r][c], d, C + r * ldc + c * L);
+}
+
+// Rows [0, R) of C (R <= TR) over t in [k0, k1), the columns that fill a vector.
+template <size_t TR>
+void GemmRows(size_t R, size_t N, const float* A, size_t lda, const float* B, size_t ldb, float* C, size_t ldc,
+              size_t k0, size_t k1, bool first) {
+  const size_t L = hn::Lanes(D());
+  size_t j = 0;
+  for (; j + kCols * L <= N; j += kCols * L) GemmTile<TR, kCols>(R, A, lda, B + j, ldb, C + j, ldc, k0, k1, first);
+  for (; j + L <= N; j += L) GemmTile<TR, 1>(R, A, lda, B + j, ldb, C + j, ldc, k0, k1, first);
+}
+
+void Gemm(size_t M, size_t N, size_t K, const float* A, size_t lda, const float* B, size_t ldb, float* C, size_t ldc,
+          bool accumulate) {
+  const size_t L = hn::Lanes(D());
   constexpr size_t kPanel = 256;
   for (size_t k0 = 0; k0 < K; k0 += kPanel) {
     const size_t k1 = K - k0 < kPanel ? K : k0 + kPanel;
     const bool first = k0 == 0 && !accumulate;
-    size_t i = 0;
-    for (; i + 4 <= M; i += 4) {
-      const float* a0 = A + i * lda;
-      size_t j = 0;
-      for (; j + kCols * L <= N; j += kCols * L) {
-        decltype(hn::Zero(d)) acc[4][kCols];
-        for (size_t r = 0; r < 4; ++r)
-          for (size_t c = 0; c < kCols; ++c)
-            acc[r][c] = first ? hn::Zero(d) : hn::LoadU(d, C + (i + r) * ldc + j + c * L);
-        size_t t = k0;
-        if constexpr (kHasMulAddLane) {  // 4 steps of t: each row's 4 scalars in one load
-          const float* const a_rows[4] = {a0, a0 + lda, a0 + 2 * lda, a0 + 3 * lda};
-          for (; t + 4 <= k1; t += 4) MulAdd4Steps(d, acc, a_rows, t, B + t * ldb + j, ldb);
-        }
-        // Pointers walk the loop, not t: wasm has no scaled-index addressing, and V8 computed
-        // each address from t with instructions of their own (WebAssembly: 1.12x).
-        const float* b = B + t * ldb + j;
-        for (const float *a = a0 + t, *a_end = a0 + k1; a != a_end; ++a, b += ldb) {
-          decltype(hn::Zero(d)) bv[kCols];
-          for (size_t c = 0; c < kCols; ++c) bv[c] = hn::LoadU(d, b + c * L);
-          for (size_t r = 0; r < 4; ++r) {
-            const auto av = hn::Set(d, a[r * lda]);
-            for (size_t c = 0; c < kCols; ++c) acc[r][c] = hn::MulAdd(av, bv[c], acc[r][c]);
-          }
-        }
-        for (size_t r = 0; r < 4; ++r)
-          for (size_t c = 0; c < kCols; ++c) hn::StoreU(acc[r][c], d, C + (i + r) * ldc + j + c * L);
-      }
-      for (; j + L <= N; j += L) {
-        decltype(hn::Zero(d)) acc[4];
-        for (size_t r = 0; r < 4; ++r) acc[r] = first ? hn::Zero(d) : hn::LoadU(d, C + (i + r) * ldc + j);
-        for (size_t t = k0; t < k1; ++t) {
-          const auto b0 = hn::LoadU(d, B + t * ldb + j);
-          for (size_t r = 0; r < 4; ++r) acc[r] = hn::MulAdd(hn::Set(d, a0[r * lda + t]), b0, acc[r]);
-        }
-        for (size_t r = 0; r < 4; ++r) hn::StoreU(acc[r], d, C + (i + r) * ldc + j);
-      }
-      for (; j < N; ++j)
-        for (size_t r = 0; r < 4; ++r) {
-          float s = first ? 0.0f : C[(i + r) * ldc + j];
-          for (size_t t = k0; t < k1; ++t) s += a0[r * lda + t] * B[t * ldb + j];
-          C[(i + r) * ldc + j] = s;
-        }
+    for (size_t i = 0; i < M; i += kTileRows) {
+      const size_t R = std::min(kTileRows, M - i);
+      if (R <= 4)  // (a whole tile where kTileRows is 4)
+        GemmRows<4>(R, N, A + i * lda, lda, B, ldb, C + i * ldc, ldc, k0, k1, first);
+      else
+        GemmRows<kTileRows>(R, N, A + i * lda, lda, B, ldb, C + i * ldc, ldc, k0, k1, first);
     }
-    for (; i < M; ++i) {
-      const float* a = A + i * lda;
-      size_t j = 0;
-      for (; j + L <= N; j += L) {
-        auto acc = first ? hn::Zero(d) : hn::LoadU(d, C + i * ldc + j);
-        for (size_t t = k0; t < k1; ++t) acc = hn::MulAdd(hn::Set(d, a[t]), hn::LoadU(d, B + t * ldb + j), acc);
-        hn::StoreU(acc, d, C + i * ldc + j);
-      }
-      for (; j < N; ++j) {
+    for (size_t j = N - N % L; j < N; ++j)
+      for (size_t i = 0; i < M; ++i) {
         float s = first ? 0.0f : C[i * ldc + j];
-        for (size_t t = k0; t < k1; ++t) s += a[t] * B[t * ldb + j];
+        for (size_t t = k0; t < k1; ++t) s += A[i * lda + t] * B[t * ldb + j];
         C[i * ldc + j] = s;
       }
-    }
   }
   if (K == 0)
     for (size_t i = 0; i < M; ++i)
