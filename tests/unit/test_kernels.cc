@@ -264,15 +264,15 @@ const DenseEpilogue kEpilogues[] = {{DenseActivation::None, false},    {DenseAct
 // double accumulation), int8 bit for bit (exact integer sums, the same dequantization) except
 // after GELU (the fast GELU is a 3.5e-7 approximation).
 namespace {
-// The reference's output with epilogue e from its output without one (`sums`, bias included;
-// channels [0, go) of each row, the rest as in y0): dense_ref.cc's store, activation then the
-// accumulate, on the same float. Exact: check_dense_kernels compares it with the reference run
-// with e on its small cases.
+// The reference's output over channels [n_begin, n_end) with epilogue e, from its output without
+// one (`sums`, bias included; the other channels as in y0): dense_ref.cc's store, activation
+// then the accumulate, on the same float. Exact: the tests below compare it with the reference
+// run with e on their small cases.
 std::vector<float> with_epilogue(const std::vector<float>& sums, const std::vector<float>& y0, size_t rows,
-                                 size_t y_stride, size_t go, DenseEpilogue e) {
+                                 size_t y_stride, size_t n_begin, size_t n_end, DenseEpilogue e) {
   std::vector<float> y = y0;
   for (size_t r = 0; r < rows; ++r)
-    for (size_t o = 0; o < go; ++o) {
+    for (size_t o = n_begin; o < n_end; ++o) {
       float v = sums[r * y_stride + o];
       activation_f32_ref(&v, 1, e.activation);
       y[r * y_stride + o] = e.accumulate ? y0[r * y_stride + o] + v : v;
@@ -333,7 +333,7 @@ void check_dense_kernels(DType dtype) {
           std::vector<float> sums = y0;
           ref.run(w_ref, input_ref, rows, sums.data(), y_stride, 0, go, DenseEpilogue{DenseActivation::None, false});
           for (const DenseEpilogue e : kEpilogues) {
-            wants.push_back(with_epilogue(sums, y0, rows, y_stride, go, e));
+            wants.push_back(with_epilogue(sums, y0, rows, y_stride, 0, go, e));
             if (rows * out * in <= 9 * 33 * 64) {  // the shortcut against the reference itself
               std::vector<float> full = y0;
               ref.run(w_ref, input_ref, rows, full.data(), y_stride, 0, go, e);
@@ -487,18 +487,25 @@ TEST_CASE("dense_f16_neonfp16: fp16 arithmetic within the f16 rounding bound of 
           for (size_t o = 0; o < out; ++o)
             bound[r * y_stride + o] = fp16_sum_bound(x.data() + r * x_stride, p.w.data() + o * in, in);
         const auto y0 = random_vec(rows * y_stride, 11);
-        for (bool with_bias : {true, false})
+        for (bool with_bias : {true, false}) {
+          const DenseWeights w = p.view(DType::F16, out, in, 1, 0, with_bias);
+          std::vector<float> sums = y0;  // the reference once per case and bias (with_epilogue)
+          ref.run(w, input, rows, sums.data(), y_stride, 0, out, DenseEpilogue{DenseActivation::None, false});
           for (const DenseEpilogue e : kEpilogues) {
             CAPTURE(int(e.activation));
             CAPTURE(e.accumulate);
             CAPTURE(with_bias);
-            const DenseWeights w = p.view(DType::F16, out, in, 1, 0, with_bias);
             const double slope =
                 e.activation == DenseActivation::GeluErf || e.activation == DenseActivation::GeluTanh ? 1.13 : 1.0;
             for (size_t n_begin : {size_t(0), size_t(16)}) {
               if (n_begin >= out) continue;
-              std::vector<float> want = y0, got = y0;
-              ref.run(w, input, rows, want.data(), y_stride, n_begin, out, e);
+              const std::vector<float> want = with_epilogue(sums, y0, rows, y_stride, n_begin, out, e);
+              if (rows * out * in <= 9 * 33 * 64) {  // the shortcut against the reference itself
+                std::vector<float> full = y0;
+                ref.run(w, input, rows, full.data(), y_stride, n_begin, out, e);
+                CHECK(full == want);
+              }
+              std::vector<float> got = y0;
               kernel->run(w, input, rows, got.data(), y_stride, n_begin, out, e);
               double scale = 1;
               for (float v : want) scale = std::max(scale, double(std::fabs(v)));
@@ -519,6 +526,7 @@ TEST_CASE("dense_f16_neonfp16: fp16 arithmetic within the f16 rounding bound of 
               ++checked;
             }
           }
+        }
       }
   MESSAGE(std::string(kernel->name) << ": " << checked << " cases, " << beyond_f32 << " of " << values
                                     << " values beyond the f32 kernels' 1e-5");
