@@ -29,13 +29,14 @@ using D = hn::ScalableTag<float>;
 // elements of A and streams rows of B; K is split into panels so the B panel stays in L2. Each
 // output is one chain of fused multiply-adds in the order of t whatever the tile (the rows and
 // columns left over included), so the tiles are a choice of speed only.
-// The tile fits the target's vector registers. x86 below AVX-512 has 16: 6 x 2 (12 accumulators,
-// 2 vectors of B, a broadcast), rows left over in a tile of 4; 4 x 4 needed 21 and spilled
-// (E X of 256 x 768 x 128, one thread, AMD EPYC Zen 3, AVX2: 21-25 -> 42-58 GFLOP/s; the
-// suite's M f32 compression at n = 128 36-41 -> 28-32 ms per run). Elsewhere 4 x 4 (AVX-512
-// and aarch64 have 32 registers), but WebAssembly takes 4 x 2: 16 accumulators spill in V8,
-// which allocates 15 of x86-64's 16 vector registers to v128 (and MulAdd is a multiply and an
-// add there, one more temporary).
+// The tile fits the target's vector registers. x86 below AVX-512 has 16: 6 x 2 (12
+// accumulators, 2 vectors of B, a broadcast; up to 4 rows left over in a tile of 4). 4 x 4
+// needed 21 and spilled: E X of 256 x 768 x 128 on one thread of an AMD EPYC (Zen 3, AVX2)
+// 21-25 -> 42-58 GFLOP/s, the suite's M f32 compression at n = 128 36-41 -> 28-32 ms per run.
+// Elsewhere 4 x 4 (AVX-512 and aarch64 have 32 registers; on 32-bit Arm GCC 12 stores the
+// accumulators to the stack every step with either tile, seen in objdump), but WebAssembly takes
+// 4 x 2: 16 accumulators spill in V8, which allocates 15 of x86-64's 16 vector registers to
+// v128 (and MulAdd is a multiply and an add there, one more temporary).
 #if HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3
 constexpr size_t kTileRows = 6, kCols = 2;
 #elif HWY_TARGET == HWY_WASM
