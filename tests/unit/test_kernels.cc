@@ -266,9 +266,10 @@ const DenseEpilogue kEpilogues[] = {{DenseActivation::None, false},    {DenseAct
 namespace {
 // The reference's output over channels [n_begin, n_end) with epilogue e, from its output without
 // one (`sums`, bias included; the other channels as in y0): dense_ref.cc's store, activation
-// then the accumulate, on the same float. Exact: the tests below compare it with the reference
-// run with e on their small cases.
-std::vector<float> with_epilogue(const std::vector<float>& sums, const std::vector<float>& y0, size_t rows,
+// then the accumulate, on the same float. Exact: on cases of up to 9 x 33 x 64 multiply-adds
+// (`in` inputs) it is checked against the reference run with e.
+std::vector<float> with_epilogue(const DenseKernel& ref, const DenseWeights& w, const DenseInput& input, size_t in,
+                                 const std::vector<float>& sums, const std::vector<float>& y0, size_t rows,
                                  size_t y_stride, size_t n_begin, size_t n_end, DenseEpilogue e) {
   std::vector<float> y = y0;
   for (size_t r = 0; r < rows; ++r)
@@ -277,6 +278,11 @@ std::vector<float> with_epilogue(const std::vector<float>& sums, const std::vect
       activation_f32_ref(&v, 1, e.activation);
       y[r * y_stride + o] = e.accumulate ? y0[r * y_stride + o] + v : v;
     }
+  if (rows * n_end * in <= 9 * 33 * 64) {
+    std::vector<float> full = y0;
+    ref.run(w, input, rows, full.data(), y_stride, n_begin, n_end, e);
+    CHECK(full == y);
+  }
   return y;
 }
 
@@ -333,12 +339,7 @@ void check_dense_kernels(DType dtype) {
           std::vector<float> sums = y0;
           ref.run(w_ref, input_ref, rows, sums.data(), y_stride, 0, go, DenseEpilogue{DenseActivation::None, false});
           for (const DenseEpilogue e : kEpilogues) {
-            wants.push_back(with_epilogue(sums, y0, rows, y_stride, 0, go, e));
-            if (rows * out * in <= 9 * 33 * 64) {  // the shortcut against the reference itself
-              std::vector<float> full = y0;
-              ref.run(w_ref, input_ref, rows, full.data(), y_stride, 0, go, e);
-              CHECK(full == wants.back());
-            }
+            wants.push_back(with_epilogue(ref, w_ref, input_ref, in, sums, y0, rows, y_stride, 0, go, e));
           }
         }
         for (size_t ki = 0; ki < kernels.size(); ++ki) {
@@ -499,12 +500,8 @@ TEST_CASE("dense_f16_neonfp16: fp16 arithmetic within the f16 rounding bound of 
                 e.activation == DenseActivation::GeluErf || e.activation == DenseActivation::GeluTanh ? 1.13 : 1.0;
             for (size_t n_begin : {size_t(0), size_t(16)}) {
               if (n_begin >= out) continue;
-              const std::vector<float> want = with_epilogue(sums, y0, rows, y_stride, n_begin, out, e);
-              if (rows * out * in <= 9 * 33 * 64) {  // the shortcut against the reference itself
-                std::vector<float> full = y0;
-                ref.run(w, input, rows, full.data(), y_stride, n_begin, out, e);
-                CHECK(full == want);
-              }
+              const std::vector<float> want =
+                  with_epilogue(ref, w, input, in, sums, y0, rows, y_stride, n_begin, out, e);
               std::vector<float> got = y0;
               kernel->run(w, input, rows, got.data(), y_stride, n_begin, out, e);
               double scale = 1;
