@@ -25,6 +25,46 @@ namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 using D = hn::ScalableTag<float>;
 
+// 2^t for t <= 0: 2^floor(t) from the exponent bits times a polynomial for 2^f on [0, 1)
+// (least-squares fits weighted toward minimax), in about half of hn::Exp's instructions (its
+// range reduction and its checks are for any input). kDegree 4: a relative error of 2.7e-6,
+// enough for probabilities that are rounded to 1/127 of the row's largest next (measured: the
+// fused softmax 4.8% -> 3.3% of an M int8 run). kDegree 6: 7.7e-8 as evaluated in float, what
+// hn::Exp gives, for the f32 attention. t below -126 counts as -126 (2^-126 is below any
+// probability that survives the rounding; the f32 attention zeroes it).
+template <int kDegree, class V>
+HWY_INLINE V Exp2NonPositive(V t) {
+  static_assert(kDegree == 4 || kDegree == 6, "fitted for degrees 4 and 6");
+  const D d;
+  const hn::RebindToSigned<D> di;
+  t = hn::Max(t, hn::Set(d, -126.0f));
+  const auto whole = hn::Floor(t), f = hn::Sub(t, whole);
+  V p;
+  if constexpr (kDegree == 4) {
+    p = hn::MulAdd(hn::Set(d, 0.013533986f), f, hn::Set(d, 0.052011565f));
+    p = hn::MulAdd(p, f, hn::Set(d, 0.24144289f));
+    p = hn::MulAdd(p, f, hn::Set(d, 0.69300374f));
+    p = hn::MulAdd(p, f, hn::Set(d, 1.0000026f));
+  } else {
+    p = hn::MulAdd(hn::Set(d, 0.00021703422f), f, hn::Set(d, 0.00124397979f));
+    p = hn::MulAdd(p, f, hn::Set(d, 0.00967876893f));
+    p = hn::MulAdd(p, f, hn::Set(d, 0.0554834157f));
+    p = hn::MulAdd(p, f, hn::Set(d, 0.2402298f));
+    p = hn::MulAdd(p, f, hn::Set(d, 0.693147004f));
+    p = hn::MulAdd(p, f, hn::Set(d, 1.0f));
+  }
+  // (whole is an integer in [-126, 0]: NearestInt converts it as ConvertTo does. Highway's scalar
+  // ConvertTo checks its range in double, which an FPU without double precision (a Cortex-M4's)
+  // leaves to libgcc: 1.2 KB of code and 2% more instructions per inference there.)
+#if LINFER_HWY_NO_SIMD && defined(__ARM_FP) && !(__ARM_FP & 8)
+  const auto whole_int = hn::NearestInt(whole);
+#else
+  const auto whole_int = hn::ConvertTo(di, whole);
+#endif
+  const auto two_to_whole = hn::BitCast(d, hn::ShiftLeft<23>(hn::Add(whole_int, hn::Set(di, 127))));
+  return hn::Mul(p, two_to_whole);
+}
+
 // The two products of AttentionRows as functions of their own, kept out of line on WebAssembly:
 // inside the large AttentionRows, V8's register allocator kept the accumulators on the stack
 // (a load and a store per multiply-add); on their own they stay in registers. (Binaryen's link
@@ -115,6 +155,7 @@ void AttentionRows(const AttentionHeadArgs& a, size_t r0, float* scratch) {
     for (size_t c = 0; c < dh; ++c) acc_row[r][c] = 0.0f;
   }
   const auto vscale = hn::Set(d, a.scale);
+  const auto vlog2e = hn::Set(d, 1.44269504f), vmin_exponent = hn::Set(d, -126.0f);
   // The keys to walk: all of them; or (windowed) the global keys, then the span of the R rows'
   // windows past them, where each row masks the keys outside its own window; or (key spans) the
   // listed spans, a key listed twice walked twice.
@@ -178,7 +219,9 @@ void AttentionRows(const AttentionHeadArgs& a, size_t r0, float* scratch) {
         const auto vm = hn::Set(d, m_new);
         auto vsum = hn::Zero(d);
         for (j = 0; j + L <= nb; j += L) {
-          const auto e = hn::Exp(d, hn::Sub(hn::LoadU(d, sr + j), vm));
+          // e^(s - m) = 2^t; a key masked out (-inf), or below 2^-126, gives 0.
+          const auto t = hn::Mul(hn::Sub(hn::LoadU(d, sr + j), vm), vlog2e);
+          const auto e = hn::IfThenElseZero(hn::Gt(t, vmin_exponent), Exp2NonPositive<6>(t));
           vsum = hn::Add(vsum, e);
           hn::StoreU(e, d, sr + j);
         }
@@ -232,39 +275,23 @@ constexpr size_t kAttnRows = 8;
 static_assert(kAttnRows <= kAttentionMaxRows, "scratch is sized for kAttentionMaxRows");
 constexpr size_t kAttnVectors = 2;
 
+// A tile of one row walks all of K'^T and V' for 2 accumulators (their FMA latency bounds it):
+// it costs far more per row than a tile of 4 or 6. So on AVX2 the tiles of 6 leave no 2 or 3
+// rows behind where two tiles of 4 can take them with one tile of 6 fewer: the row blocks of 32
+// (kAttentionRowBlock) go as 6 x 4 + 4 x 2, not 6 x 5 + 1 + 1 (AMD EPYC Zen 3, one process
+// alternating the two: all-MiniLM-L6-v2's heads at n = 128 and 256, 6.5-8.6% less time). Each
+// row's arithmetic is the same in a tile of any size, so the outputs are too.
 void Attention(const AttentionHeadArgs& a, size_t row_begin, size_t row_end, float* scratch) {
-  size_t r = row_begin;
-  for (; r + kAttnRows <= row_end; r += kAttnRows) AttentionRows<kAttnRows, kAttnVectors>(a, r, scratch);
+  const size_t rows = row_end - row_begin;
+  size_t fours = 0;
   if constexpr (kAttnRows == 6)  // (AVX2)
-    for (; r + 4 <= row_end; r += 4) AttentionRows<4, kAttnVectors>(a, r, scratch);
+    fours = rows % 6 >= 4 ? 1 : rows >= 8 && rows % 6 >= 2 ? 2 : 0;
+  const size_t full_end = row_begin + (rows - 4 * fours) / kAttnRows * kAttnRows;
+  size_t r = row_begin;
+  for (; r < full_end; r += kAttnRows) AttentionRows<kAttnRows, kAttnVectors>(a, r, scratch);
+  if constexpr (kAttnRows == 6)
+    for (size_t i = 0; i < fours; ++i, r += 4) AttentionRows<4, kAttnVectors>(a, r, scratch);
   for (; r < row_end; ++r) AttentionRows<1, kAttnVectors>(a, r, scratch);
-}
-
-// 2^t for t <= 0, to a relative error of 2.7e-6: 2^floor(t) from the exponent bits times a
-// degree-4 polynomial for 2^f on [0, 1) (a minimax-weighted least-squares fit). Enough for
-// probabilities that are rounded to 1/127 of the row's largest next, and cheaper than hn::Exp
-// (measured: the fused softmax 4.8% -> 3.3% of an M int8 run). t below -126 counts as -126
-// (2^-126 is below any probability that survives the rounding).
-template <class V>
-HWY_INLINE V Exp2NonPositive(V t) {
-  const D d;
-  const hn::RebindToSigned<D> di;
-  t = hn::Max(t, hn::Set(d, -126.0f));
-  const auto whole = hn::Floor(t), f = hn::Sub(t, whole);
-  auto p = hn::MulAdd(hn::Set(d, 0.013533986f), f, hn::Set(d, 0.052011565f));
-  p = hn::MulAdd(p, f, hn::Set(d, 0.24144289f));
-  p = hn::MulAdd(p, f, hn::Set(d, 0.69300374f));
-  p = hn::MulAdd(p, f, hn::Set(d, 1.0000026f));
-  // (whole is an integer in [-126, 0]: NearestInt converts it as ConvertTo does. Highway's scalar
-  // ConvertTo checks its range in double, which an FPU without double precision (a Cortex-M4's)
-  // leaves to libgcc: 1.2 KB of code and 2% more instructions per inference there.)
-#if LINFER_HWY_NO_SIMD && defined(__ARM_FP) && !(__ARM_FP & 8)
-  const auto whole_int = hn::NearestInt(whole);
-#else
-  const auto whole_int = hn::ConvertTo(di, whole);
-#endif
-  const auto two_to_whole = hn::BitCast(d, hn::ShiftLeft<23>(hn::Add(whole_int, hn::Set(di, 127))));
-  return hn::Mul(p, two_to_whole);
 }
 
 // Softmax rows quantized for an int8 kernel (kernels.h): the maximum, then one pass that takes
@@ -295,7 +322,7 @@ void SoftmaxQuantizeRows(const float* x, size_t stride, size_t rows, size_t n, f
     // 127 e rounded to nearest even, at most 127; a NaN score gives 0 (on x86 through Max, which
     // returns its second operand then; on Arm through the conversion).
     auto quantize = [&](auto scores) {
-      const auto e = Exp2NonPositive(hn::Mul(hn::Sub(scores, vm), vscale));
+      const auto e = Exp2NonPositive<4>(hn::Mul(hn::Sub(scores, vm), vscale));
       vsum = hn::Add(vsum, e);
       return hn::NearestInt(hn::Min(hn::Max(hn::Mul(e, v127), zero), v127));
     };
