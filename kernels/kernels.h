@@ -99,10 +99,9 @@ void convert_int8_to_f32_ref(const int8_t* x, size_t n, float scale, float* y);
 void convert_int8_to_f32_hwy(const int8_t* x, size_t n, float scale, float* y);
 
 // dst[c][r] = src[r][c] for r < rows, c < cols (row strides in floats). Data movement only: the
-// fast version is portable C++ walking cache-sized blocks.
+// fast version walks cache-sized blocks in 4 x 4 tiles of vectors.
 void transpose_f32_ref(const float* src, size_t src_stride, size_t rows, size_t cols, float* dst, size_t dst_stride);
-void transpose_f32_generic(const float* src, size_t src_stride, size_t rows, size_t cols, float* dst,
-                           size_t dst_stride);
+void transpose_f32_hwy(const float* src, size_t src_stride, size_t rows, size_t cols, float* dst, size_t dst_stride);
 
 // Rotary positions, adjacent pairs: in each of `heads` head_dim-wide heads of each row, elements
 // (2i, 2i+1) = (a, b) become (a cos - b sin, b cos + a sin) with row r's angles from

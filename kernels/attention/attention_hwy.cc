@@ -10,13 +10,13 @@
 #define HWY_TARGET_INCLUDE "attention/attention_hwy.cc"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 #include <hwy/highway.h>
-#include <hwy/contrib/math/math-inl.h>
 
 #include <algorithm>
 #include <cmath>
 
 #include "kernels.h"
 #include "linfer/types/panel_layout.h"
+#include "attention/exp2-inl.h"
 #include "mul_add_lane-inl.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -24,46 +24,6 @@ namespace linfer::kernels {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 using D = hn::ScalableTag<float>;
-
-// 2^t for t <= 0: 2^floor(t) from the exponent bits times a polynomial for 2^f on [0, 1)
-// (least-squares fits weighted toward minimax), in about half of hn::Exp's instructions (its
-// range reduction and its checks are for any input). kDegree 4: a relative error of 2.7e-6,
-// enough for probabilities that are rounded to 1/127 of the row's largest next (measured: the
-// fused softmax 4.8% -> 3.3% of an M int8 run). kDegree 6: 7.7e-8 as evaluated in float, what
-// hn::Exp gives, for the f32 attention. t below -126 counts as -126 (2^-126 is below any
-// probability that survives the rounding; the f32 attention zeroes it).
-template <int kDegree, class V>
-HWY_INLINE V Exp2NonPositive(V t) {
-  static_assert(kDegree == 4 || kDegree == 6, "fitted for degrees 4 and 6");
-  const D d;
-  const hn::RebindToSigned<D> di;
-  t = hn::Max(t, hn::Set(d, -126.0f));
-  const auto whole = hn::Floor(t), f = hn::Sub(t, whole);
-  V p;
-  if constexpr (kDegree == 4) {
-    p = hn::MulAdd(hn::Set(d, 0.013533986f), f, hn::Set(d, 0.052011565f));
-    p = hn::MulAdd(p, f, hn::Set(d, 0.24144289f));
-    p = hn::MulAdd(p, f, hn::Set(d, 0.69300374f));
-    p = hn::MulAdd(p, f, hn::Set(d, 1.0000026f));
-  } else {
-    p = hn::MulAdd(hn::Set(d, 0.00021703422f), f, hn::Set(d, 0.00124397979f));
-    p = hn::MulAdd(p, f, hn::Set(d, 0.00967876893f));
-    p = hn::MulAdd(p, f, hn::Set(d, 0.0554834157f));
-    p = hn::MulAdd(p, f, hn::Set(d, 0.2402298f));
-    p = hn::MulAdd(p, f, hn::Set(d, 0.693147004f));
-    p = hn::MulAdd(p, f, hn::Set(d, 1.0f));
-  }
-  // (whole is an integer in [-126, 0]: NearestInt converts it as ConvertTo does. Highway's scalar
-  // ConvertTo checks its range in double, which an FPU without double precision (a Cortex-M4's)
-  // leaves to libgcc: 1.2 KB of code and 2% more instructions per inference there.)
-#if LINFER_HWY_NO_SIMD && defined(__ARM_FP) && !(__ARM_FP & 8)
-  const auto whole_int = hn::NearestInt(whole);
-#else
-  const auto whole_int = hn::ConvertTo(di, whole);
-#endif
-  const auto two_to_whole = hn::BitCast(d, hn::ShiftLeft<23>(hn::Add(whole_int, hn::Set(di, 127))));
-  return hn::Mul(p, two_to_whole);
-}
 
 // The two products of AttentionRows as functions of their own, kept out of line on WebAssembly:
 // inside the large AttentionRows, V8's register allocator kept the accumulators on the stack
@@ -155,7 +115,6 @@ void AttentionRows(const AttentionHeadArgs& a, size_t r0, float* scratch) {
     for (size_t c = 0; c < dh; ++c) acc_row[r][c] = 0.0f;
   }
   const auto vscale = hn::Set(d, a.scale);
-  const auto vlog2e = hn::Set(d, 1.44269504f), vmin_exponent = hn::Set(d, -126.0f);
   // The keys to walk: all of them; or (windowed) the global keys, then the span of the R rows'
   // windows past them, where each row masks the keys outside its own window; or (key spans) the
   // listed spans, a key listed twice walked twice.
@@ -219,9 +178,7 @@ void AttentionRows(const AttentionHeadArgs& a, size_t r0, float* scratch) {
         const auto vm = hn::Set(d, m_new);
         auto vsum = hn::Zero(d);
         for (j = 0; j + L <= nb; j += L) {
-          // e^(s - m) = 2^t; a key masked out (-inf), or below 2^-126, gives 0.
-          const auto t = hn::Mul(hn::Sub(hn::LoadU(d, sr + j), vm), vlog2e);
-          const auto e = hn::IfThenElseZero(hn::Gt(t, vmin_exponent), Exp2NonPositive<6>(t));
+          const auto e = ExpNonPositive(hn::Sub(hn::LoadU(d, sr + j), vm));
           vsum = hn::Add(vsum, e);
           hn::StoreU(e, d, sr + j);
         }

@@ -101,7 +101,7 @@ void FavorStateAdd(const FavorParams& p, const float* k, size_t k_stride, const 
     // e [n x m], transposed to [m x n], then P += e^T V and zp += e^T 1 as matrix products.
     float* et = tops + kBlock;
     for (size_t j = 0; j < n; ++j) Features(p.map, scratch + j * m, m, half_sq[j] + *s);
-    transpose_f32_generic(scratch, m, n, m, et, kBlock);
+    transpose_f32_hwy(scratch, m, n, m, et, kBlock);
     gemm_f32_hwy(m, dv, n, et, kBlock, v + j0 * v_stride, v_stride, P, dv, /*accumulate=*/true);
     for (size_t f = 0; f < m; ++f)
       for (size_t j = 0; j < n; ++j) zp[f] += et[f * kBlock + j];

@@ -6,11 +6,11 @@
 #define HWY_TARGET_INCLUDE "attention/lsh_hwy.cc"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 #include <hwy/highway.h>
-#include <hwy/contrib/math/math-inl.h>
 
 #include <cfloat>
 #include <cmath>
 
+#include "attention/exp2-inl.h"
 #include "attention/lsh.h"
 #include "kernels.h"  // gemm_f32_hwy
 
@@ -47,7 +47,7 @@ void LshChunk(const LshChunkArgs& a, float* s) {
     const auto vm = hn::Set(d, m);
     auto vsum = hn::Zero(d);
     for (j = 0; j + L <= n; j += L) {
-      const auto e = hn::Exp(d, hn::Sub(hn::LoadU(d, si + j), vm));
+      const auto e = ExpNonPositive(hn::Sub(hn::LoadU(d, si + j), vm));
       vsum = hn::Add(vsum, e);
       hn::StoreU(e, d, si + j);
     }

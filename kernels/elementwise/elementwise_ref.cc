@@ -123,17 +123,6 @@ void transpose_f32_ref(const float* src, size_t src_stride, size_t rows, size_t 
     for (size_t c = 0; c < cols; ++c) dst[c * dst_stride + r] = src[r * src_stride + c];
 }
 
-void transpose_f32_generic(const float* src, size_t src_stride, size_t rows, size_t cols, float* dst,
-                           size_t dst_stride) {
-  constexpr size_t kBlock = 16;  // 16 x 16 floats: both sides' lines stay in L1
-  for (size_t r0 = 0; r0 < rows; r0 += kBlock)
-    for (size_t c0 = 0; c0 < cols; c0 += kBlock) {
-      const size_t r1 = std::min(rows, r0 + kBlock), c1 = std::min(cols, c0 + kBlock);
-      for (size_t c = c0; c < c1; ++c)
-        for (size_t r = r0; r < r1; ++r) dst[c * dst_stride + r] = src[r * src_stride + c];
-    }
-}
-
 void rotate_pairs_f32(float* x, size_t x_stride, size_t rows, size_t heads, size_t head_dim, const float* table,
                       size_t table_stride) {
   const size_t half = head_dim / 2;

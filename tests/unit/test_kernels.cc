@@ -112,6 +112,26 @@ TEST_CASE("mul_channels: each row times the per-channel factors, bit for bit the
   }
 }
 
+TEST_CASE("transpose_f32: fast equals reference on every Highway target") {
+  // Shapes within one 16 x 16 block and across several, with tiles of 4 and the edges beside and
+  // below them; strides wider than the rows, and the gaps left untouched.
+  const size_t shapes[][2] = {{1, 1}, {3, 5}, {4, 4}, {7, 9}, {16, 64}, {17, 33}, {64, 256}, {130, 64}, {257, 7}};
+  for (Isa cap : kHwyCaps) {
+    set_hwy_cap(cap);
+    for (const auto& shape : shapes) {
+      const size_t rows = shape[0], cols = shape[1], src_stride = cols + 3, dst_stride = rows + 5;
+      const auto src = random_vec(rows * src_stride, uint32_t(rows * 31 + cols));
+      std::vector<float> ref(cols * dst_stride, -1.0f), fast = ref;
+      transpose_f32_ref(src.data(), src_stride, rows, cols, ref.data(), dst_stride);
+      transpose_f32_hwy(src.data(), src_stride, rows, cols, fast.data(), dst_stride);
+      CHECK_MESSAGE(fast == ref, hwy_kernel_target() << " rows " << rows << " cols " << cols);
+      CHECK(ref[(cols - 1) * dst_stride + rows - 1] == src[(rows - 1) * src_stride + cols - 1]);
+      CHECK(ref[rows] == -1.0f);  // (the gap after the first output row)
+    }
+  }
+  set_hwy_cap(best_isa());
+}
+
 TEST_CASE("gelu: extreme inputs stay finite and saturate") {
   std::vector<float> x = {-100.0f, -20.0f, -5.0f, 0.0f, 5.0f, 20.0f, 100.0f, 1e30f, -1e30f};
   for (auto fast : {gelu_erf_f32_hwy, gelu_tanh_f32_hwy}) {

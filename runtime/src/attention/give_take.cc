@@ -52,8 +52,8 @@ bool GiveTakeAttention::run(LayerContext& s, const AttentionLayer& layer, const 
   float* kt_tok = keys_t_ + kvh * dh * T;
   s.workers().ranges(kvh, 1, [&](size_t b, size_t e, size_t) {
     for (size_t h = b; h < e; ++h) {
-      kernels::transpose_f32_generic(keys_ + h * dh, KV, T, dh, kt_seq + h * dh * T, T);
-      kernels::transpose_f32_generic(keys_ + T * KV + h * dh, KV, p, dh, kt_tok + h * dh * p, p);
+      kernels::transpose_f32_hwy(keys_ + h * dh, KV, T, dh, kt_seq + h * dh * T, T);
+      kernels::transpose_f32_hwy(keys_ + T * KV + h * dh, KV, p, dh, kt_tok + h * dh * p, p);
     }
   });
   const float scale = 1.0f / std::sqrt(float(dh));

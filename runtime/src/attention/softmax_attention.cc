@@ -97,7 +97,7 @@ void SoftmaxAttention::prepare_keys(LayerContext& s, size_t keys) {
   s.workers().ranges(S, 1, [&](size_t b, size_t e, size_t) {
     for (size_t h = b; h < e; ++h) {
       const size_t head_offset = per_head ? h * keys * dh : h * dh;  // of head h in K and V
-      kernels::transpose_f32_generic(keys_ + head_offset, kp_stride, keys, dh, keys_t_ + h * dh * keys, keys);
+      kernels::transpose_f32_hwy(keys_ + head_offset, kp_stride, keys, dh, keys_t_ + h * dh * keys, keys);
       head_keys_ready(h, keys, values_ + head_offset, kp_stride);
     }
   });
