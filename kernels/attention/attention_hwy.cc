@@ -236,7 +236,7 @@ constexpr size_t kAttnVectors = 2;
 // it costs far more per row than a tile of 4 or 6. So on AVX2 the tiles of 6 leave no 2 or 3
 // rows behind where two tiles of 4 can take them with one tile of 6 fewer: the row blocks of 32
 // (kAttentionRowBlock) go as 6 x 4 + 4 x 2, not 6 x 5 + 1 + 1 (AMD EPYC Zen 3, one process
-// alternating the two: all-MiniLM-L6-v2's heads at n = 128 and 256, 6.5-8.6% less time). Each
+// alternating the two: all-MiniLM-L6-v2's heads at n = 128 and 256, 1.07-1.09x as fast). Each
 // row's arithmetic is the same in a tile of any size, so the outputs are too.
 void Attention(const AttentionHeadArgs& a, size_t row_begin, size_t row_end, float* scratch) {
   const size_t rows = row_end - row_begin;
