@@ -81,6 +81,17 @@ LINFER_VNNI void tile(const DenseWeights& w, const int8_t* qx, size_t q_stride, 
   }
 }
 
+// 16 inputs times 1 / scale, as int8.h quantizes them, stored as q + 128. As in the reference: a
+// NaN product (NaN or infinite input) quantizes to 0, an infinite one (a row of subnormals, whose
+// 1 / scale overflows) to +-127. Clamped in float, then cvtps rounds to nearest even as nearbyint
+// does.
+LINFER_VNNI inline __m128i quantize16(__m512 x, __m512 inv_scale) {
+  const __m512 p = _mm512_mul_ps(x, inv_scale);
+  const __m512 clamped = _mm512_min_ps(_mm512_max_ps(p, _mm512_set1_ps(-127.0f)), _mm512_set1_ps(127.0f));
+  const __m512i q = _mm512_maskz_cvtps_epi32(_mm512_cmp_ps_mask(p, p, _CMP_ORD_Q), clamped);
+  return _mm512_cvtepi32_epi8(_mm512_add_epi32(q, _mm512_set1_epi32(128)));
+}
+
 }  // namespace
 
 LINFER_DENSE_RUN(run_int8_avx512vnni) {
@@ -109,17 +120,13 @@ LINFER_VNNI LINFER_DENSE_QUANTIZE(quantize_u8_avx512) {
     const float amax = _mm512_reduce_max_ps(vmax);
     const float scale = amax / 127.0f;
     const __m512 vinv = _mm512_set1_ps(amax > 0.0f ? 1.0f / scale : 0.0f);
-    const __m512 lo = _mm512_set1_ps(-127.0f), hi = _mm512_set1_ps(127.0f);
-    const __m512i off = _mm512_set1_epi32(128);
-    for (i = 0; i < k; i += 16) {
+    // (A masked narrowing store, vpmovdb to memory, was a third of this function's time on an
+    // AMD EPYC: the whole vectors narrow in a register and store plainly.)
+    for (i = 0; i + 16 <= k; i += 16)
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(qr + i), quantize16(_mm512_loadu_ps(xr + i), vinv));
+    if (i < k) {
       const __mmask16 m = avx512::first_lanes(k - i);
-      // As in the reference: a NaN product (NaN or infinite input) quantizes to 0, an infinite
-      // one (a row of subnormals, whose 1 / scale overflows) to +-127. Clamped in float, then
-      // cvtps rounds to nearest even as nearbyint does.
-      const __m512 p = _mm512_mul_ps(_mm512_maskz_loadu_ps(m, xr + i), vinv);
-      const __m512 clamped = _mm512_min_ps(_mm512_max_ps(p, lo), hi);
-      const __m512i v = _mm512_add_epi32(_mm512_maskz_cvtps_epi32(_mm512_cmp_ps_mask(p, p, _CMP_ORD_Q), clamped), off);
-      _mm_mask_storeu_epi8(qr + i, m, _mm512_cvtepi32_epi8(v));
+      _mm_mask_storeu_epi8(qr + i, m, quantize16(_mm512_maskz_loadu_ps(m, xr + i), vinv));
     }
     for (i = k; i < padded; ++i) qr[i] = 128;
     scales[r] = amax > 0.0f ? scale : 0.0f;
