@@ -86,6 +86,7 @@ int64_t detect_targets() {
   switch (max) {
     case Isa::X86Avx512:
     case Isa::X86Avx512Vnni:
+    case Isa::X86Avx512Bf16:
     case Isa::X86Amx:
       allowed |= HWY_AVX3 | HWY_AVX3_DL;
       [[fallthrough]];

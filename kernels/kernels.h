@@ -191,6 +191,42 @@ constexpr size_t kAttentionMaxRows = 8;  // rows the fast kernel takes at a time
 size_t attention_f32_scratch_floats(size_t keys, size_t head_dim);
 void attention_f32_ref(const AttentionHeadArgs& args, size_t row_begin, size_t row_end, float* scratch);
 void attention_f32_hwy(const AttentionHeadArgs& args, size_t row_begin, size_t row_end, float* scratch);
+// x[i] = e^(x[i] - shift) for i < n, and their sum: the softmax's exponent of attention_f32_hwy
+// (shift at least every x[i]: the row's maximum), for kernels that keep the rest of a softmax.
+float exp_shifted_sum_f32_hwy(float* x, size_t n, float shift);
+
+// Softmax attention whose weighted sum of the values runs in bf16 ("bf16 values"), for the int8
+// models' full attention on x86 CPUs with AVX-512 BF16 (cpu_has(Isa::X86Avx512Bf16)): the scores
+// and the softmax f32, the probabilities and the values (centered on their mean per channel,
+// which is added back in f32) rounded to bf16 (8 significant bits, to nearest even), their
+// products summed in f32. vdpbf16ps does 32 multiply-adds where an f32 FMA does 16; on AMD Zen 4
+// both issue one per cycle. The values are packed once per head; head_dim a multiple of 32.
+struct AttentionBf16Args {
+  const float* q;  // [rows x head_dim], row stride q_stride
+  size_t q_stride;
+  const float* kt;  // [head_dim x kt_stride]: K transposed, zero from keys to the padded keys
+  size_t kt_stride;
+  const uint32_t* vp;   // attention_bf16_pack_values
+  const float* v_mean;  // its means
+  float* o;             // [rows x head_dim], row stride o_stride
+  size_t o_stride;
+  size_t head_dim;
+  size_t keys;
+  float scale;
+};
+// Keys padded to a multiple of 32 (the kernel's tile): kt_stride at least this.
+inline size_t attention_bf16_padded_keys(size_t keys) { return (keys + 31) / 32 * 32; }
+// v_mean[c] = the mean of v[j][c] over the keys, and vp[j][c] = the bf16 pair (v[2j][c] -
+// v_mean[c], v[2j + 1][c] - v_mean[c]), the first in the low half, for j < padded keys / 2 (the
+// pairs past the keys 0) and c < head_dim.
+void attention_bf16_pack_values(const float* v, size_t v_stride, size_t keys, size_t head_dim, uint32_t* vp,
+                                float* v_mean);
+inline size_t attention_bf16_value_words(size_t keys, size_t head_dim) {
+  return attention_bf16_padded_keys(keys) / 2 * head_dim;
+}
+size_t attention_bf16_scratch_floats(size_t keys, size_t head_dim);
+void attention_bf16_ref(const AttentionBf16Args& args, size_t row_begin, size_t row_end, float* scratch);
+void attention_bf16_avx512(const AttentionBf16Args& args, size_t row_begin, size_t row_end, float* scratch);
 
 // The forms in which the int8 dense kernels read their quantized input rows (DenseKernel's
 // q_bytes, q_unsigned and q_pairs): q as int8 (Arm, generic), q + 128 as uint8 (x86 VNNI), q as
@@ -265,13 +301,15 @@ enum class Isa : uint8_t {
   X86AvxVnni,  // + AVX-VNNI (vpdpbusd on 256-bit vectors)
   X86Avx512,   // AVX-512 F, BW, DQ, VL
   X86Avx512Vnni,
-  X86Amx,       // + AMX int8 tiles (TDPBUSD; Sapphire Rapids and later), when the OS grants their state
-  ArmDsp,       // 32-bit Arm's DSP extension (SMLAD): Cortex-M4/M7/M33/M55, every ARMv7-A core
-  ArmMve,       // Helium, the M-profile vector extension (VMLADAVA): Cortex-M55, M85 (bare metal only)
-  ArmNeon,      // ARMv8.0 Advanced SIMD (Cortex-A72: Raspberry Pi 4); 32-bit Arm: NEON + VFPv4
-  ArmNeonDot,   // + dot product (SDOT; Cortex-A76: Raspberry Pi 5)
-  ArmNeonI8mm,  // + int8 matrix multiply (SMMLA, FEAT_I8MM; phones: Cortex-A510/A710/X2 and later)
-  WasmSimd128,  // WebAssembly SIMD128: the baseline of the wasm build (no run-time detection there)
+  X86Avx512Bf16,  // + AVX-512 BF16 (vdpbf16ps: the int8 models' attention values; AMD Zen 4, Intel
+                  // Cooper Lake, Sapphire Rapids and later)
+  X86Amx,         // + AMX int8 tiles (TDPBUSD; Sapphire Rapids and later), when the OS grants their state
+  ArmDsp,         // 32-bit Arm's DSP extension (SMLAD): Cortex-M4/M7/M33/M55, every ARMv7-A core
+  ArmMve,         // Helium, the M-profile vector extension (VMLADAVA): Cortex-M55, M85 (bare metal only)
+  ArmNeon,        // ARMv8.0 Advanced SIMD (Cortex-A72: Raspberry Pi 4); 32-bit Arm: NEON + VFPv4
+  ArmNeonDot,     // + dot product (SDOT; Cortex-A76: Raspberry Pi 5)
+  ArmNeonI8mm,    // + int8 matrix multiply (SMMLA, FEAT_I8MM; phones: Cortex-A510/A710/X2 and later)
+  WasmSimd128,    // WebAssembly SIMD128: the baseline of the wasm build (no run-time detection there)
 };
 const char* to_string(Isa isa);
 bool cpu_has(Isa isa);

@@ -89,6 +89,28 @@ LINFER_ATTENTION_TILE void WeightedValuesTile(float* const* acc_row, const float
     for (size_t i = 0; i < NV; ++i) hn::StoreU(acc[r][i], d, acc_row[r] + c + i * L);
 }
 
+// x[j] = e^(x[j] - shift) for j < n, returning their sum (exp_shifted_sum_f32_hwy).
+HWY_INLINE float ExpShiftedSum(float* x, size_t n, float shift) {
+  const D d;
+  const size_t L = hn::Lanes(d);
+  const auto vshift = hn::Set(d, shift);
+  auto vsum = hn::Zero(d);
+  size_t j = 0;
+  for (; j + L <= n; j += L) {
+    const auto e = ExpNonPositive(hn::Sub(hn::LoadU(d, x + j), vshift));
+    vsum = hn::Add(vsum, e);
+    hn::StoreU(e, d, x + j);
+  }
+  float sum = hn::GetLane(hn::SumOfLanes(d, vsum));
+  for (; j < n; ++j) {
+    x[j] = std::exp(x[j] - shift);
+    sum += x[j];
+  }
+  return sum;
+}
+
+float ExpShiftedSumExported(float* x, size_t n, float shift) { return ExpShiftedSum(x, n, shift); }
+
 // Attention for R (1..4) rows at a time, over the keys in blocks of kKeyBlock with an online
 // softmax (running max and sum per row), so any number of keys works in O(block) scratch: k
 // compressed keys are one block, all T keys of a long input are many. Each K'^T or V'
@@ -175,19 +197,7 @@ void AttentionRows(const AttentionHeadArgs& a, size_t r0, float* scratch) {
         const float m_new = block_max > m[r] ? block_max : m[r];
         correction[r] = std::exp(m[r] - m_new);  // 0 on the first block (m = -inf)
         m[r] = m_new;
-        const auto vm = hn::Set(d, m_new);
-        auto vsum = hn::Zero(d);
-        for (j = 0; j + L <= nb; j += L) {
-          const auto e = ExpNonPositive(hn::Sub(hn::LoadU(d, sr + j), vm));
-          vsum = hn::Add(vsum, e);
-          hn::StoreU(e, d, sr + j);
-        }
-        float sum = hn::GetLane(hn::SumOfLanes(d, vsum));
-        for (; j < nb; ++j) {
-          sr[j] = std::exp(sr[j] - m_new);
-          sum += sr[j];
-        }
-        l[r] = l[r] * correction[r] + sum;
+        l[r] = l[r] * correction[r] + ExpShiftedSum(sr, nb, m_new);
       }
       // acc[r] = acc[r] * correction + p[r] @ v[j0 : j0 + nb], vectorised over head_dim.
       const float* vb = a.v + j0 * a.v_stride;
@@ -322,6 +332,11 @@ HWY_AFTER_NAMESPACE();
 namespace linfer::kernels {
 HWY_EXPORT(Attention);
 HWY_EXPORT(SoftmaxQuantizeRows);
+HWY_EXPORT(ExpShiftedSumExported);
+
+float exp_shifted_sum_f32_hwy(float* x, size_t n, float shift) {
+  return HWY_DYNAMIC_DISPATCH(ExpShiftedSumExported)(x, n, shift);
+}
 
 void softmax_quantize_rows_hwy(const float* x, size_t stride, size_t rows, size_t n, float scale, Int8Form form,
                                int8_t* q, size_t q_stride, float* scales) {

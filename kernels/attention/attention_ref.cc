@@ -4,6 +4,7 @@
 // accumulate in double where that makes the oracle tighter than the code under test.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <vector>
 
 #include "kernels.h"
@@ -51,6 +52,58 @@ void attention_f32_ref(const AttentionHeadArgs& a, size_t row_begin, size_t row_
       double acc = 0;
       for (size_t j = 0; j < a.keys; ++j) acc += double(p[j]) * a.v[j * a.v_stride + d];
       o[d] = float(acc / sum);
+    }
+  }
+}
+
+size_t attention_bf16_scratch_floats(size_t keys, size_t head_dim) {
+  // Per row of a tile of kAttentionMaxRows: the scores, their bf16 pairs, the accumulator
+  // (attention_bf16_avx512.cc).
+  const size_t block = std::min(attention_bf16_padded_keys(keys), kAttentionKeyBlock);
+  return kAttentionMaxRows * (block + block / 2 + head_dim);
+}
+
+namespace {
+// Half h (0: low) of a bf16 pair word as a float (bf16 is the top half of an f32).
+float bf16_half(uint32_t w, int h) {
+  const uint32_t bits = h ? w & 0xffff0000u : w << 16;
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+// x rounded to bf16, to nearest even (finite x).
+float bf16_round(float x) {
+  uint32_t bits;
+  std::memcpy(&bits, &x, 4);
+  bits = (bits + 0x7fffu + ((bits >> 16) & 1u)) & 0xffff0000u;
+  std::memcpy(&x, &bits, 4);
+  return x;
+}
+}  // namespace
+
+// The plain formula on the packed values: the scores and the softmax in double, the
+// probabilities rounded to bf16 as the kernel rounds them, their exact products with the values
+// summed in double, the mean added back.
+void attention_bf16_ref(const AttentionBf16Args& a, size_t row_begin, size_t row_end, float*) {
+  const size_t dh = a.head_dim;
+  std::vector<double> e(a.keys);
+  for (size_t r = row_begin; r < row_end; ++r) {
+    const float* q = a.q + r * a.q_stride;
+    double max_score = -INFINITY;
+    for (size_t j = 0; j < a.keys; ++j) {
+      double s = 0;
+      for (size_t t = 0; t < dh; ++t) s += double(q[t]) * a.kt[t * a.kt_stride + j];
+      e[j] = s * a.scale;
+      max_score = std::max(max_score, e[j]);
+    }
+    double sum = 0;
+    for (size_t j = 0; j < a.keys; ++j) sum += (e[j] = std::exp(e[j] - max_score));
+    float* o = a.o + r * a.o_stride;
+    for (size_t c = 0; c < dh; ++c) {
+      double acc = 0;
+      for (size_t j = 0; j < a.keys; ++j)
+        acc += double(bf16_round(float(e[j]))) * bf16_half(a.vp[(j / 2) * dh + c], int(j % 2));
+      o[c] = float(acc / sum) + a.v_mean[c];
     }
   }
 }

@@ -29,6 +29,8 @@ const char* to_string(Isa isa) {
       return "avx512";
     case Isa::X86Avx512Vnni:
       return "avx512vnni";
+    case Isa::X86Avx512Bf16:
+      return "avx512bf16";
     case Isa::X86Amx:
       return "amx";
     case Isa::ArmDsp:
@@ -59,7 +61,7 @@ namespace {
 // 14 knows neither "f16c" nor "avxvnni" there). A feature counts only when the OS saves the
 // registers it uses (XCR0).
 struct X86Features {
-  bool sse4 = false, avx2 = false, avxvnni = false, avx512 = false, avx512vnni = false, amx = false;
+  bool sse4 = false, avx2 = false, avxvnni = false, avx512 = false, avx512vnni = false, avx512bf16 = false, amx = false;
   X86Features() {
     unsigned a, b, c, d;
     if (!__get_cpuid(1, &a, &b, &c, &d)) return;
@@ -77,15 +79,17 @@ struct X86Features {
     const bool amx_tile = d & (1u << 24), amx_int8 = d & (1u << 25);
     const bool tile_state = (xcr0_lo & 0x60000) == 0x60000;  // XTILECFG and XTILEDATA
     const unsigned max_subleaf = a;
-    bool vnni256 = false;
+    bool vnni256 = false, bf16_512 = false;
     if (max_subleaf >= 1) {
       __cpuid_count(7, 1, a, b, c, d);
       vnni256 = a & (1u << 4);
+      bf16_512 = a & (1u << 5);
     }
     avx2 = has_avx2 && fma && f16c;
     avxvnni = avx2 && vnni256;
     avx512 = avx2 && zmm_state && f && dq && bw && vl;
     avx512vnni = avx512 && vnni512;
+    avx512bf16 = avx512vnni && bf16_512;
     amx = avx512vnni && amx_tile && amx_int8 && tile_state && dense::amx_permitted();
   }
 };
@@ -109,6 +113,8 @@ bool cpu_has(Isa isa) {
       return avx512;
     case Isa::X86Avx512Vnni:
       return avx512vnni;
+    case Isa::X86Avx512Bf16:
+      return x86.avx512bf16;
     case Isa::X86Amx:
       return x86.amx;
     default:
@@ -168,8 +174,9 @@ bool isa_within(Isa isa, Isa max) {
 }
 
 Isa best_isa() {
-  for (Isa isa : {Isa::X86Amx, Isa::X86Avx512Vnni, Isa::X86Avx512, Isa::X86AvxVnni, Isa::X86Avx2, Isa::X86Sse4,
-                  Isa::ArmNeonI8mm, Isa::ArmNeonDot, Isa::ArmNeon, Isa::ArmMve, Isa::ArmDsp, Isa::WasmSimd128})
+  for (Isa isa :
+       {Isa::X86Amx, Isa::X86Avx512Bf16, Isa::X86Avx512Vnni, Isa::X86Avx512, Isa::X86AvxVnni, Isa::X86Avx2,
+        Isa::X86Sse4, Isa::ArmNeonI8mm, Isa::ArmNeonDot, Isa::ArmNeon, Isa::ArmMve, Isa::ArmDsp, Isa::WasmSimd128})
     if (cpu_has(isa)) return isa;
   return Isa::Generic;
 }

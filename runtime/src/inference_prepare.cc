@@ -189,6 +189,8 @@ std::string Inference::describe() const {
     s += message("on, {} rows, or one block of up to {} rows per thread", kept(plan_.row_block),
                  kept(plan_.short_run_rows));
   s += message("; threads: {}{}", kept(plan_.threads), plan_.yield_workers ? " (yielding)" : "");
+  const std::string attention = attention_->describe();
+  if (!attention.empty()) s += "; attention: " + attention;
   return s;
 }
 

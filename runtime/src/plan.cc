@@ -37,7 +37,7 @@ Status options_out_of_range(const EncoderConfig& c, const linfer_session_options
     return invalid_argument("thread_wait {} is not a linfer_thread_wait", kept(thread_wait));
   if (o.pipeline_block_rows > 4096)
     return invalid_argument("pipeline_block_rows {} exceeds 4096", kept(o.pipeline_block_rows));
-  if (max_isa < int(LINFER_ISA_AUTO) || max_isa > int(LINFER_ISA_X86_AMX))
+  if (max_isa < int(LINFER_ISA_AUTO) || max_isa > int(LINFER_ISA_X86_AVX512_BF16))
     return invalid_argument("max_isa {} is not a linfer_isa", kept(max_isa));
   return {};
 }
@@ -85,6 +85,8 @@ kernels::Isa isa_cap(linfer_isa isa) {
       return Isa::X86Avx512;
     case LINFER_ISA_X86_AVX512_VNNI:
       return Isa::X86Avx512Vnni;
+    case LINFER_ISA_X86_AVX512_BF16:
+      return Isa::X86Avx512Bf16;
     case LINFER_ISA_X86_AMX:
       return Isa::X86Amx;
     case LINFER_ISA_ARM_NEON:

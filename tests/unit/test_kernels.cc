@@ -805,6 +805,93 @@ TEST_CASE("attention_f32: fast matches reference") {
     }
 }
 
+TEST_CASE("attention_bf16: packed values, fast equals reference, and within bf16's rounding of f32") {
+#if defined(__x86_64__)
+  if (!cpu_has(Isa::X86Avx512Bf16)) {
+    MESSAGE("no AVX-512 BF16 on this CPU: the bf16 values' kernel is not tested here");
+    return;
+  }
+  auto bf16_bits = [](float x) {  // to nearest even
+    uint32_t b;
+    std::memcpy(&b, &x, 4);
+    return (b + 0x7fffu + ((b >> 16) & 1u)) >> 16;
+  };
+  // Up to 300 keys: two key blocks of the online softmax; keys not a multiple of 32 (padding).
+  for (size_t keys : {1, 2, 5, 31, 32, 33, 100, 256, 300})
+    for (size_t dh : {32, 64}) {
+      const size_t rows = 13, q_stride = dh + 3, v_stride = dh + 16, o_stride = dh + 5;
+      const size_t padded = attention_bf16_padded_keys(keys);
+      auto q = random_vec(rows * q_stride, uint32_t(keys + dh), 2.0f);
+      auto kt = random_vec(dh * padded, uint32_t(keys * dh), 2.0f);
+      for (size_t t = 0; t < dh; ++t) std::fill(kt.begin() + t * padded + keys, kt.begin() + (t + 1) * padded, 0.0f);
+      auto v = random_vec(keys * v_stride, 5);
+      for (size_t j = 0; j < keys; ++j)
+        for (size_t c = 0; c < dh; ++c) v[j * v_stride + c] += 3.0f + 0.1f * float(c);  // an offset to center
+      std::vector<uint32_t> vp(attention_bf16_value_words(keys, dh), 0xdeadbeefu);
+      std::vector<float> mean(dh);
+      attention_bf16_pack_values(v.data(), v_stride, keys, dh, vp.data(), mean.data());
+      double spread = 0;
+      for (size_t c = 0; c < dh; ++c) {
+        double m = 0;
+        for (size_t j = 0; j < keys; ++j) m += v[j * v_stride + c];
+        m /= double(keys);
+        CHECK_MESSAGE(std::fabs(mean[c] - m) <= 1e-5 * (std::fabs(m) + 1), "keys " << keys << " channel " << c);
+        for (size_t j = 0; j < padded; ++j) {
+          const uint32_t want = j < keys ? bf16_bits(v[j * v_stride + c] - mean[c]) : 0u;
+          const uint32_t got = (vp[(j / 2) * dh + c] >> (16 * (j % 2))) & 0xffffu;
+          if (got != want) FAIL_CHECK("packed value of key " << j << " channel " << c << " keys " << keys);
+          if (j < keys) spread = std::max(spread, double(std::fabs(v[j * v_stride + c] - mean[c])));
+        }
+      }
+      std::vector<float> ref(rows * o_stride, 0.0f), fast(rows * o_stride, 0.0f), exact(rows * o_stride, 0.0f);
+      std::vector<float> scratch(
+          std::max(attention_bf16_scratch_floats(keys, dh), attention_f32_scratch_floats(keys, dh)));
+      AttentionBf16Args a{q.data(),
+                          q_stride,
+                          kt.data(),
+                          padded,
+                          vp.data(),
+                          mean.data(),
+                          nullptr,
+                          o_stride,
+                          dh,
+                          keys,
+                          1.0f / std::sqrt(float(dh))};
+      a.o = ref.data();
+      attention_bf16_ref(a, 0, rows, scratch.data());
+      a.o = fast.data();
+      attention_bf16_avx512(a, 2, rows, scratch.data());  // a sub-range, rows 0-1 untouched
+      attention_bf16_avx512(a, 0, 2, scratch.data());
+      // Within one block of keys the two differ by the sums' rounding (and the kernel's exponent,
+      // within 1e-7 of exp, rounding a probability to the neighbouring bf16, rarely); over
+      // several blocks each block's probabilities are rounded before the rescaling, which moves
+      // an output by at most 2^-8 of the values' spread. (Measured: 7e-7 and 4e-4 of it.)
+      double diff = 0, off = 0;
+      AttentionHeadArgs f{q.data(),
+                          q_stride,
+                          kt.data(),
+                          padded,
+                          v.data(),
+                          v_stride,
+                          exact.data(),
+                          o_stride,
+                          dh,
+                          keys,
+                          1.0f / std::sqrt(float(dh))};
+      attention_f32_ref(f, 0, rows, scratch.data());
+      for (size_t i = 0; i < fast.size(); ++i) {
+        diff = std::max(diff, double(std::fabs(fast[i] - ref[i])));
+        off = std::max(off, double(std::fabs(fast[i] - exact[i])));
+      }
+      CHECK_MESSAGE(diff <= spread * (keys <= kAttentionKeyBlock ? 1e-5 : 1.0 / 256),
+                    "keys " << keys << " dh " << dh << ": " << diff << " of " << spread);
+      // Against exact f32 attention: the probabilities' and the values' bf16 rounding, each
+      // within 2^-9 of what it rounds.
+      CHECK_MESSAGE(off <= spread / 128, "keys " << keys << " dh " << dh << ": " << off << " of " << spread);
+    }
+#endif
+}
+
 TEST_CASE("attention_f32 windowed: fast matches reference on every Highway target") {
   // Windows within one key block and across several, global keys inside and outside the rows'
   // windows, row blocks starting mid-sequence (first_row), and the window clipped at both ends.

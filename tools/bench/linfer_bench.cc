@@ -36,7 +36,7 @@ const char kUsage[] =
     "usage: linfer-bench MODEL.lfm [--seq-len N] [--threads N] [--runs N] [--warmup N] [--profile]\n"
     "                    [--dense auto|xnnpack] [--pipeline auto|on|off] [--pipeline-rows N] [--max-isa ISA]\n"
     "                    [--fp16-arithmetic] [--sessions N] [--ids FILE] [--dump OUT.npy]\n"
-    "                    (ISA: generic sse4 avx2 avxvnni avx512 avx512vnni amx neon neondot neoni8mm)\n";
+    "                    (ISA: generic sse4 avx2 avxvnni avx512 avx512vnni avx512bf16 amx neon neondot neoni8mm)\n";
 
 int fail(const std::string& m, int code = 1) {
   std::fprintf(stderr, "linfer-bench: %s\n", m.c_str());
@@ -108,7 +108,7 @@ int main(int argc, char** argv) {
       // The cap holds for the dense and the Highway kernels (attention, compression, norms) alike.
       // In linfer_isa's order: names[k] is the value k.
       const char* names[] = {"auto", "generic", "avx2", "avxvnni",  "avx512", "avx512vnni",
-                             "neon", "neondot", "sse4", "neoni8mm", "amx"};
+                             "neon", "neondot", "sse4", "neoni8mm", "amx",    "avx512bf16"};
       const size_t count = sizeof names / sizeof names[0];
       size_t k = 0;
       while (k < count && v != names[k]) ++k;

@@ -96,11 +96,13 @@ typedef enum linfer_isa {
   LINFER_ISA_X86_AVXVNNI = 3, /* + AVX-VNNI */
   LINFER_ISA_X86_AVX512 = 4,  /* AVX-512 F, BW, DQ, VL */
   LINFER_ISA_X86_AVX512_VNNI = 5,
-  LINFER_ISA_ARM_NEON = 6,      /* ARMv8.0 (Raspberry Pi 4); 32-bit Arm: NEON with VFPv4 */
-  LINFER_ISA_ARM_NEON_DOT = 7,  /* + dot product (Raspberry Pi 5) */
-  LINFER_ISA_X86_SSE4 = 8,      /* SSE4.2: the Highway kernels' SSE4 target, portable dense layers */
-  LINFER_ISA_ARM_NEON_I8MM = 9, /* + int8 matrix multiply (SMMLA; phones' Cortex-A510/A710/X2 on) */
-  LINFER_ISA_X86_AMX = 10       /* + AMX int8 tiles (Sapphire Rapids and later) */
+  LINFER_ISA_ARM_NEON = 6,        /* ARMv8.0 (Raspberry Pi 4); 32-bit Arm: NEON with VFPv4 */
+  LINFER_ISA_ARM_NEON_DOT = 7,    /* + dot product (Raspberry Pi 5) */
+  LINFER_ISA_X86_SSE4 = 8,        /* SSE4.2: the Highway kernels' SSE4 target, portable dense layers */
+  LINFER_ISA_ARM_NEON_I8MM = 9,   /* + int8 matrix multiply (SMMLA; phones' Cortex-A510/A710/X2 on) */
+  LINFER_ISA_X86_AMX = 10,        /* + AMX int8 tiles (Sapphire Rapids and later) */
+  LINFER_ISA_X86_AVX512_BF16 = 11 /* + AVX-512 BF16: the int8 models' attention values in bf16 (AMD Zen 4);
+                                     in the caps' order between AVX512_VNNI and AMX */
 } linfer_isa;
 
 /* Session options. Start from linfer_session_options_default(), which sets struct_size, then

@@ -8,6 +8,7 @@ namespace {
 class FullAttention final : public SoftmaxAttention {
  public:
   bool has_row_pipeline(const EncoderConfig&) const override { return true; }
+  bool takes_bf16() const override { return true; }
   bool run(LayerContext& s, const AttentionLayer& layer, const float* in, size_t T, float* residual) override {
     return run_softmax(s, layer, in, T, residual);
   }

@@ -6,11 +6,35 @@
 
 namespace linfer::rt {
 
+namespace {
+// The weighted sum of the values in bf16 (kernels.h, "bf16 values"): for an int8 model (its Q, K
+// and V layers int8; all-MiniLM-L6-v2's int8 embeddings stay as close to sentence-transformers'
+// as with f32 attention: docs/accuracy.md) on a CPU with AVX-512 BF16 under the session's cap,
+// head_dim a multiple of 32 (the kernel's tile).
+bool bf16_attention(const AttentionPlanning& p) {
+  const EncoderDescription& d = p.model.desc;
+  if (d.config.head_dim % 32 != 0 || d.layers.empty() || !kernels::cpu_has(kernels::Isa::X86Avx512Bf16) ||
+      !kernels::isa_within(kernels::Isa::X86Avx512Bf16, p.plan.max_isa))
+    return false;
+  for (const LayerWeights& l : d.layers)
+    for (const LinearWeights* w : {&l.q, &l.k, &l.v})
+      if (w->weight.dtype != DType::I8) return false;
+  return true;
+}
+}  // namespace
+
 Status SoftmaxAttention::plan(AttentionPlanning& p) {
   const EncoderConfig& c = p.model.desc.config;
   const uint64_t R = p.plan.max_len + c.num_global_tokens;
-  request_keys(p, R, c.kv_heads);
-  request_scratch(p, scratch_floats(R, c));
+  bf16_ = takes_bf16() && bf16_attention(p);
+  // (bf16: K^T's rows padded to the kernel's multiple of 32 keys, and V packed per head.)
+  request_keys(p, bf16_ ? kernels::attention_bf16_padded_keys(R) : R, c.kv_heads);
+  if (bf16_) {
+    packed_stride_ = kernels::attention_bf16_value_words(R, c.head_dim) + c.head_dim;
+    packed_buf_ = p.arena.floats(c.kv_heads * packed_stride_, kStepKeyInputs, kStepAttention);
+  }
+  request_scratch(p, bf16_ ? std::max(scratch_floats(R, c), kernels::attention_bf16_scratch_floats(R, c.head_dim))
+                           : scratch_floats(R, c));
   return {};
 }
 
@@ -35,6 +59,7 @@ void SoftmaxAttention::bind(const Arena& arena) {
   keys_ = arena.at(keys_buf_);
   values_ = arena.at(values_buf_);
   keys_t_ = arena.at(keys_t_buf_);
+  packed_ = reinterpret_cast<uint32_t*>(arena.at(packed_buf_));
   scratch_ = arena.at(scratch_buf_);
 }
 
@@ -97,6 +122,18 @@ void SoftmaxAttention::prepare_keys(LayerContext& s, size_t keys) {
   s.workers().ranges(S, 1, [&](size_t b, size_t e, size_t) {
     for (size_t h = b; h < e; ++h) {
       const size_t head_offset = per_head ? h * keys * dh : h * dh;  // of head h in K and V
+#if defined(__x86_64__)
+      if (bf16_) {  // K^T with zeros to the padded keys; V packed, its means after it
+        const size_t padded = kernels::attention_bf16_padded_keys(keys);
+        float* kt = keys_t_ + h * dh * padded;
+        kernels::transpose_f32_hwy(keys_ + head_offset, kp_stride, keys, dh, kt, padded);
+        for (size_t t = 0; t < dh; ++t) std::fill(kt + t * padded + keys, kt + (t + 1) * padded, 0.0f);
+        uint32_t* vp = packed_ + h * packed_stride_;
+        kernels::attention_bf16_pack_values(values_ + head_offset, kp_stride, keys, dh, vp,
+                                            reinterpret_cast<float*>(vp + packed_stride_ - dh));
+        continue;
+      }
+#endif
       kernels::transpose_f32_hwy(keys_ + head_offset, kp_stride, keys, dh, keys_t_ + h * dh * keys, keys);
       head_keys_ready(h, keys, values_ + head_offset, kp_stride);
     }
@@ -133,6 +170,27 @@ kernels::AttentionHeadArgs SoftmaxAttention::attention_head_args(const LayerCont
 
 void SoftmaxAttention::attention_rows(LayerContext& s, size_t h, size_t keys, const float* q, float* o, size_t rows,
                                       size_t worker, KeyWindow window, size_t first_row) {
+#if defined(__x86_64__)
+  if (bf16_ && window.radius == 0) {  // (a kind that takes bf16 has no key spans)
+    const EncoderConfig& c = s.config();
+    const size_t dh = c.head_dim, HD = c.num_heads * dh, kv = kv_head(c, h),
+                 padded = kernels::attention_bf16_padded_keys(keys);
+    const uint32_t* vp = packed_ + kv * packed_stride_;
+    const kernels::AttentionBf16Args a{q + h * dh,
+                                       HD,
+                                       keys_t_ + kv * dh * padded,
+                                       padded,
+                                       vp,
+                                       reinterpret_cast<const float*>(vp + packed_stride_ - dh),
+                                       o + h * dh,
+                                       HD,
+                                       dh,
+                                       keys,
+                                       1.0f / std::sqrt(float(dh))};
+    kernels::attention_bf16_avx512(a, 0, rows, scratch_ + worker * scratch_stride_);
+    return;
+  }
+#endif
   kernels::AttentionHeadArgs a = attention_head_args(s, h, keys, q, o);
   a.windowed = window.radius > 0;
   a.window_radius = window.radius;

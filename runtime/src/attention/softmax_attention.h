@@ -22,6 +22,7 @@ class SoftmaxAttention : public AttentionModule {
   void bind(const Arena& arena) override;
   bool prepare_rows(LayerContext& s, const AttentionLayer& layer, const float* in, size_t T) override;
   void attend_rows(LayerContext& s, const float* q, float* attn, size_t rows, size_t first_row, size_t worker) override;
+  std::string describe() const override { return bf16_ ? "bf16 values (attention_bf16_avx512)" : ""; }
 
  protected:
   // The keys a query row sees: every key (radius 0), or (a window) the keys within radius of the
@@ -59,7 +60,12 @@ class SoftmaxAttention : public AttentionModule {
   virtual void attention_rows(LayerContext& s, size_t h, size_t keys, const float* q, float* o, size_t rows,
                               size_t worker, KeyWindow window = {}, size_t first_row = 0);
 
+  // Whether this kind takes the bf16 values' kernel where it applies (bf16_attention in
+  // softmax_attention.cc): the full kind's, whose rows have no window and no key spans.
+  virtual bool takes_bf16() const { return false; }
+
   bool per_head_ = false;      // a K/V head per query head (per-head sequence projections)
+  bool bf16_ = false;          // V packed as bf16 pairs, K^T padded: the bf16 values' kernel
   KeyWindow row_window_ = {};  // the row pipeline's window (a window without global rows)
   size_t scratch_stride_ = 0;  // floats of scratch per thread
   size_t row_keys_ = 0;        // the row pipeline's keys in this layer (prepare_rows)
@@ -68,6 +74,9 @@ class SoftmaxAttention : public AttentionModule {
   float* values_ = nullptr;   // V (or V'), the same layout
   float* keys_t_ = nullptr;   // per distinct head, its keys transposed [head_dim x keys]
   float* scratch_ = nullptr;  // per thread, scratch_stride_ floats
+  ArenaBuffer packed_buf_;
+  uint32_t* packed_ = nullptr;  // bf16 values: per distinct head, packed_stride_ words
+  size_t packed_stride_ = 0;    // words per head: V's bf16 pairs, then its means
 };
 
 }  // namespace linfer::rt
