@@ -570,7 +570,7 @@ class OptionsTest(unittest.TestCase):
             ({"row_pipeline": None}, "row_pipeline must be one of 'auto', 'off', 'on', got None"),
             ({"max_isa": "sse"}, "max_isa must be one of 'auto', 'generic', 'avx2', 'avxvnni', "
                                  "'avx512', 'avx512_vnni', 'neon', 'neon_dot', 'sse4', 'neon_i8mm', "
-                                 "'amx', got 'sse'"),
+                                 "'amx', 'avx512_bf16', got 'sse'"),
             ({"num_threads": 1000}, "num_threads 1000 exceeds 256"),
             ({"max_seq_len": n + 1}, "max_seq_len %d exceeds the model's n = %d" % (n + 1, n)),
             ({"dense_path": 7}, "dense_path 7 is not a linfer_dense_path"),

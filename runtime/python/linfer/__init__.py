@@ -386,8 +386,8 @@ class Session(_Closable):
       pipeline_block_rows  rows per row-pipeline block; 0: chosen for the cache
       thread_wait          'auto', 'spin' or 'yield'
       max_isa              'auto', 'generic', 'sse4', 'avx2', 'avxvnni', 'avx512', 'avx512_vnni',
-                           'amx', 'neon', 'neon_dot', 'neon_i8mm': the highest instruction set the kernels
-                           may use
+                           'avx512_bf16', 'amx', 'neon', 'neon_dot', 'neon_i8mm': the highest
+                           instruction set the kernels may use
       fp16_arithmetic      True: f16 layers use fp16 multiply-adds and f16 sums where the CPU has
                            them (ARMv8.2 FP16, Raspberry Pi 5), about 0.5% from the f32 result;
                            ignored elsewhere (f32/int8 layers, CPUs without it, max_isa below

@@ -28,7 +28,7 @@ DENSE_PATHS = {"auto": 0, "xnnpack": 1}
 ROW_PIPELINES = {"auto": 0, "off": 1, "on": 2}
 THREAD_WAITS = {"auto": 0, "spin": 1, "yield": 2}
 ISAS = {"auto": 0, "generic": 1, "avx2": 2, "avxvnni": 3, "avx512": 4, "avx512_vnni": 5,
-        "neon": 6, "neon_dot": 7, "sse4": 8, "neon_i8mm": 9, "amx": 10}
+        "neon": 6, "neon_dot": 7, "sse4": 8, "neon_i8mm": 9, "amx": 10, "avx512_bf16": 11}
 OP_KIND_COUNT = 7
 
 
