@@ -124,10 +124,13 @@ struct Workers {
   // quanta where there are enough (never fewer ranges than ranges() makes): for the regions that
   // are most of a run's time (dense layers' rows, attention's items), so that a thread that
   // starts late or loses its core for a while is made up for by the others taking its chunks.
+  // The number of chunks is a multiple of the threads: 5 chunks of M's 512 rows on 2 threads left
+  // one thread a third chunk while the other waited (M f32 at n = 512, 2 threads, AMD EPYC Zen 4:
+  // 498 -> 462 ms with 4).
   template <class Fn>
   void balanced_ranges(size_t items, size_t quantum, size_t min_units, Fn&& fn) const {
     const size_t units = (items + quantum - 1) / quantum;
-    const size_t most = threads > 1 ? std::min(threads * kChunksPerThread, units / min_units) : 1;
+    const size_t most = threads > 1 ? std::min(threads * kChunksPerThread, units / min_units) / threads * threads : 1;
     split(items, quantum, units, std::max(most, std::min(units, threads)), fn);
   }
 
