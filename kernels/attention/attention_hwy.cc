@@ -89,26 +89,6 @@ LINFER_ATTENTION_TILE void WeightedValuesTile(float* const* acc_row, const float
     for (size_t i = 0; i < NV; ++i) hn::StoreU(acc[r][i], d, acc_row[r] + c + i * L);
 }
 
-// x[j] = e^(x[j] - shift) for j < n, returning their sum (exp_shifted_sum_f32_hwy).
-HWY_INLINE float ExpShiftedSum(float* x, size_t n, float shift) {
-  const D d;
-  const size_t L = hn::Lanes(d);
-  const auto vshift = hn::Set(d, shift);
-  auto vsum = hn::Zero(d);
-  size_t j = 0;
-  for (; j + L <= n; j += L) {
-    const auto e = ExpNonPositive(hn::Sub(hn::LoadU(d, x + j), vshift));
-    vsum = hn::Add(vsum, e);
-    hn::StoreU(e, d, x + j);
-  }
-  float sum = hn::GetLane(hn::SumOfLanes(d, vsum));
-  for (; j < n; ++j) {
-    x[j] = std::exp(x[j] - shift);
-    sum += x[j];
-  }
-  return sum;
-}
-
 float ExpShiftedSumExported(float* x, size_t n, float shift) { return ExpShiftedSum(x, n, shift); }
 
 // Attention for R (1..4) rows at a time, over the keys in blocks of kKeyBlock with an online

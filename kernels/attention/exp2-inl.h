@@ -13,6 +13,8 @@
 
 #include <hwy/highway.h>
 
+#include <cmath>
+
 HWY_BEFORE_NAMESPACE();
 namespace linfer::kernels {
 namespace HWY_NAMESPACE {
@@ -64,6 +66,29 @@ HWY_INLINE V ExpNonPositive(V x) {
   const hn::DFromV<V> d;
   const V t = hn::Mul(x, hn::Set(d, 1.44269504f));  // log2(e)
   return hn::IfThenElseZero(hn::Gt(t, hn::Set(d, -126.0f)), Exp2NonPositive<6>(t));
+}
+
+// x[j] = e^(x[j] - shift) for j < n (shift at least every x[j]: a row's maximum), returning
+// their sum: the softmax rows of the attention core and of LSH (exp_shifted_sum_f32_hwy exports
+// it). The tail past the last whole vector takes std::exp.
+HWY_INLINE float ExpShiftedSum(float* x, size_t n, float shift) {
+  namespace hn = hwy::HWY_NAMESPACE;
+  const hn::ScalableTag<float> d;
+  const size_t L = hn::Lanes(d);
+  const auto vshift = hn::Set(d, shift);
+  auto vsum = hn::Zero(d);
+  size_t j = 0;
+  for (; j + L <= n; j += L) {
+    const auto e = ExpNonPositive(hn::Sub(hn::LoadU(d, x + j), vshift));
+    vsum = hn::Add(vsum, e);
+    hn::StoreU(e, d, x + j);
+  }
+  float sum = hn::GetLane(hn::SumOfLanes(d, vsum));
+  for (; j < n; ++j) {
+    x[j] = std::exp(x[j] - shift);
+    sum += x[j];
+  }
+  return sum;
 }
 
 }  // namespace HWY_NAMESPACE

@@ -44,18 +44,7 @@ void LshChunk(const LshChunkArgs& a, float* s) {
     for (j = 0; j + L <= n; j += L) vmax = hn::Max(vmax, hn::LoadU(d, si + j));
     float m = hn::GetLane(hn::MaxOfLanes(d, vmax));
     for (; j < n; ++j) m = si[j] > m ? si[j] : m;
-    const auto vm = hn::Set(d, m);
-    auto vsum = hn::Zero(d);
-    for (j = 0; j + L <= n; j += L) {
-      const auto e = ExpNonPositive(hn::Sub(hn::LoadU(d, si + j), vm));
-      vsum = hn::Add(vsum, e);
-      hn::StoreU(e, d, si + j);
-    }
-    float sum = hn::GetLane(hn::SumOfLanes(d, vsum));
-    for (; j < n; ++j) {
-      si[j] = std::exp(si[j] - m);
-      sum += si[j];
-    }
+    const float sum = ExpShiftedSum(si, n, m);
     a.lse[i] = m + std::log(sum);
     const auto inv = hn::Set(d, 1.0f / sum);
     for (j = 0; j + L <= n; j += L) hn::StoreU(hn::Mul(hn::LoadU(d, si + j), inv), d, si + j);
