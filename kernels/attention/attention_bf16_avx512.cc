@@ -11,21 +11,11 @@
 #include "kernels.h"
 
 #if defined(__x86_64__)
-// GCC 12 warns about the deliberately undefined pass-through operand of the AVX-512 intrinsics
-// (GCC bug 105593), as in dense/dense_avx512_tile.h.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#include <immintrin.h>
-#pragma GCC diagnostic pop
-#else
-#include <immintrin.h>
-#endif
-
 #include <algorithm>
 #include <cmath>
 #include <type_traits>
+
+#include "avx512_intrinsics.h"
 
 #define LINFER_BF16 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx512bf16,fma")))
 

@@ -5,22 +5,10 @@
 #pragma once
 
 #if defined(__x86_64__)
-// GCC 12 warns about the deliberately undefined pass-through operand of the AVX-512 intrinsics
-// once they are inlined into target-attribute functions (GCC bug 105593, fixed in GCC 13). Clang
-// has neither the bug nor the -Wmaybe-uninitialized group.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#include <immintrin.h>
-#pragma GCC diagnostic pop
-#else
-#include <immintrin.h>
-#endif
-
 #include <algorithm>
 #include <cstddef>
 
+#include "avx512_intrinsics.h"
 #include "dense/dense_internal.h"
 
 #define LINFER_AVX512 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,f16c,fma")))
