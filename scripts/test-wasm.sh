@@ -15,11 +15,12 @@
 #      (and installs it into a project of its own, loads it both ways, type-checks a use of it)
 #   3. which module each engine loads (runtime/js/scripts/module_choice.mjs): Node 20 SIMD128; Node 20
 #      with --experimental-wasm-relaxed-simd SIMD128 too (its relaxed dot product is wrong: the probe
-#      rejects it); Node 22, where both run, the one the timing of the two int8 kernels favours:
+#      rejects it); Node 22 the relaxed module, with the int8 kernel the timing of the two favours:
 #      the decision on injected timings (LINFER_WASM_TIMING) both ways, then on its own timing
-#      (either module); the JavaScript tests again on the relaxed module (asked for); an engine
+#      (either kernel); the JavaScript tests again on the relaxed module (asked for); an engine
 #      without SIMD one LinferError, malformed settings too; the two modules' outputs on every test
-#      model identical; core.js's timing probe is runtime/js/src/int8_timing_probe.c's build
+#      model: int8 identical, f32 and f16 within 1e-4 (the relaxed module's fused multiply-add);
+#      core.js's timing probe is runtime/js/src/int8_timing_probe.c's build
 #      the threads module (load({ threads: 2 })) under Node 20 and 22: its outputs at 2 threads the
 #      same bits as at 1 thread and as the SIMD128 module's; bad thread counts, a worker that fails
 #   4. tokenize and runText against the native tokenizer on the tokenizer corpus, both modules
@@ -119,20 +120,25 @@ LINFER_JS_PACKAGE=build-wasm/js/linfer LINFER_JS_TEST_DATA=$data \
   node --expose-gc --test runtime/js/test/
 LINFER_WASM_MODULE=relaxed-simd LINFER_JS_PACKAGE=build-wasm/js/linfer LINFER_JS_TEST_DATA=$data \
   "$node22" --expose-gc --test runtime/js/test/test.mjs
-# Which module each engine loads, and the two modules' outputs (the same bits). Where both run, the
-# choice is a timing: tested on injected timings both ways, then on the engine's own (either).
+# Which module each engine loads, and the two modules' outputs (int8: the same bits; f32 and f16:
+# within 1e-4, as the relaxed module multiply-adds in one rounding). Where relaxed SIMD runs, the
+# relaxed module's int8 kernel is a timing: tested on injected timings both ways (the same bits),
+# then on the engine's own (either).
 choice=runtime/js/scripts/module_choice.mjs
 node $choice build-wasm/js/linfer $data simd128 'relaxed probe failed' build-wasm/js/outputs-simd128.json
 node --experimental-wasm-relaxed-simd $choice build-wasm/js/linfer $data simd128 'relaxed probe failed'
-LINFER_WASM_TIMING=relaxed=50,simd128=80 "$node22" $choice build-wasm/js/linfer $data relaxed-simd timing \
-  build-wasm/js/outputs-relaxed.json
-LINFER_WASM_TIMING=relaxed=80,simd128=50 "$node22" $choice build-wasm/js/linfer $data simd128 timing
+LINFER_WASM_TIMING=relaxed=50,simd128=80 "$node22" $choice build-wasm/js/linfer $data relaxed-simd \
+  'relaxed probe passed' build-wasm/js/outputs-relaxed.json
+LINFER_WASM_TIMING=relaxed=80,simd128=50 "$node22" $choice build-wasm/js/linfer $data relaxed-simd \
+  'relaxed probe passed' build-wasm/js/outputs-relaxed-simd128-dot.json
 LINFER_WASM_MODULE=relaxed-simd LINFER_WASM_TIMING=relaxed=80,simd128=50 "$node22" $choice build-wasm/js/linfer $data \
   relaxed-simd asked
+LINFER_WASM_MODULE=simd128 "$node22" $choice build-wasm/js/linfer $data simd128 asked
 "$node22" $choice build-wasm/js/linfer $data timed
 LINFER_WASM_TIMING=relaxed=fast "$node22" $choice build-wasm/js/linfer $data refused
 node --no-enable-sse4-1 $choice build-wasm/js/linfer $data none   # V8 without SIMD
-node $choice --compare build-wasm/js/outputs-simd128.json build-wasm/js/outputs-relaxed.json
+node $choice --compare build-wasm/js/outputs-relaxed.json build-wasm/js/outputs-relaxed-simd128-dot.json
+node $choice --compare build-wasm/js/outputs-simd128.json build-wasm/js/outputs-relaxed.json --fused
 # The threads module at 2 threads: the same bits as at 1 thread and as the single-threaded modules.
 node $choice build-wasm/js/linfer $data threads threads build-wasm/js/outputs-threads.json
 "$node22" $choice build-wasm/js/linfer $data threads threads build-wasm/js/outputs-threads-node22.json
@@ -172,7 +178,7 @@ for m in gpt2:50257 bert:30522 xlmr:4002; do
     "$tok/corpus.txt" "$tok/$name.ids"
 done
 LINFER_WASM_TIMING=relaxed=50,simd128=80 node examples/web/test_page.mjs /usr/bin/chromium linfer-relaxed.wasm
-node examples/web/test_page.mjs /usr/bin/chromium   # Chromium's own timing: either module, one fetched
+node examples/web/test_page.mjs /usr/bin/chromium   # Chromium's own timing: one module fetched
 # Asking for 2 threads: a cross-origin-isolated page loads the threads module (and its worker);
 # without the isolation headers, a single-threaded module, saying why.
 node examples/web/test_page.mjs /usr/bin/chromium linfer-threads.wasm --threads 2 --isolated

@@ -39,7 +39,7 @@ async function main() {
   const model = await linfer.Model.fromBytes(new Uint8Array(bytes));
   const maxSeqLen = Math.min(model.info.n, 512);
   const session = model.createSession({ maxSeqLen });
-  const wasm = await linfer.moduleInfo();  // the faster of the modules this engine runs right
+  const wasm = await linfer.moduleInfo();  // relaxed SIMD where this engine runs it right, else SIMD128
   status.dataset.module = wasm.file;
   status.textContent = `${model.info.attention_kind}, ${model.info.num_layers} layers, ` +
     `${model.info.weight_dtype} weights; ${wasm.file} (${wasm.simd}); ${session.describe()}` +

@@ -5,8 +5,9 @@
 // (examples/models/langid.labels.txt). Chromium is driven over its DevTools pipe (no packages).
 // The page must download one module, the one it reports (EXPECT_MODULE, if given), and print no
 // error or warning. Where the engine
-// runs both modules the package times their int8 kernels to choose; LINFER_WASM_TIMING in this
-// script's environment (relaxed=US,simd128=US) is given to the page to decide with instead.
+// runs relaxed SIMD the package times the relaxed module's two int8 kernels to choose one;
+// LINFER_WASM_TIMING in this script's environment (relaxed=US,simd128=US) is given to the page to
+// decide with instead.
 // With --threads N the page asks for N threads (/examples/web/?threads=N); with --isolated the server
 // makes it cross-origin isolated (COOP and COEP headers), where it must load the threads module;
 // without, a single-threaded module saying why. With --worker-missing as well the server answers 404

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// Dense layers with f16 weights on WebAssembly SIMD128: the f32 tile (dense_wasm_simd128.h) on
-// weights widened in registers, 8 at a time. SIMD128 has no half-precision conversion: the
-// widening is integer arithmetic, exact for every half (subnormals, infinities, NaNs).
+// Dense layers with f16 weights on WebAssembly SIMD128 (and relaxed SIMD's multiply-add in the
+// relaxed module): the f32 tile (dense_wasm_simd128.h) on weights widened in registers, 8 at a time. SIMD128 has no
+// half-precision conversion: the widening is integer arithmetic, exact for every half (subnormals, infinities, NaNs).
 #if defined(__wasm_simd128__)
 #include "dense/dense_wasm_simd128.h"
 
@@ -23,12 +23,12 @@ inline v128_t widen_halves(v128_t h) {
 }  // namespace
 
 LINFER_DENSE_RUN(run_f16_wasm_simd128) {
-  wasm::run_float<4, uint16_t>(w, in, rows, y, y_stride, n_begin, n_end, e,
-                               [](const uint16_t* p, size_t c, v128_t(&out)[2]) {
-                                 const v128_t h = wasm_v128_load(p + c);
-                                 out[0] = widen_halves(wasm_u32x4_extend_low_u16x8(h));
-                                 out[1] = widen_halves(wasm_u32x4_extend_high_u16x8(h));
-                               });
+  wasm::run_float<wasm::kF16Rows, uint16_t>(w, in, rows, y, y_stride, n_begin, n_end, e,
+                                            [](const uint16_t* p, size_t c, v128_t(&out)[2]) {
+                                              const v128_t h = wasm_v128_load(p + c);
+                                              out[0] = widen_halves(wasm_u32x4_extend_low_u16x8(h));
+                                              out[1] = widen_halves(wasm_u32x4_extend_high_u16x8(h));
+                                            });
 }
 
 }  // namespace linfer::kernels::dense

@@ -236,10 +236,16 @@ const DenseKernel* const kF32[] = {&kF32NeonV7, &kF32Generic};
 const DenseKernel* const kF16[] = {&kF16NeonV7, &kF16Generic};
 const DenseKernel* const kInt8[] = {&kInt8NeonV7, &kInt8Dsp, &kInt8Generic};
 #elif defined(__wasm_simd128__)
-const DenseKernel kF32Wasm{"dense_f32_wasm_simd128", DType::F32, Isa::WasmSimd128, 0, false, nullptr,
-                           run_f32_wasm_simd128};
-const DenseKernel kF16Wasm{"dense_f16_wasm_simd128", DType::F16, Isa::WasmSimd128, 0, false, nullptr,
-                           run_f16_wasm_simd128};
+// The relaxed module compiles the float tiles with relaxed SIMD's multiply-add (dense_wasm_simd128.h).
+#if defined(__wasm_relaxed_simd__)
+#define LINFER_WASM_FLOAT_KERNEL(dtype) "dense_" dtype "_wasm_relaxed"
+#else
+#define LINFER_WASM_FLOAT_KERNEL(dtype) "dense_" dtype "_wasm_simd128"
+#endif
+const DenseKernel kF32Wasm{
+    LINFER_WASM_FLOAT_KERNEL("f32"), DType::F32, Isa::WasmSimd128, 0, false, nullptr, run_f32_wasm_simd128};
+const DenseKernel kF16Wasm{
+    LINFER_WASM_FLOAT_KERNEL("f16"), DType::F16, Isa::WasmSimd128, 0, false, nullptr, run_f16_wasm_simd128};
 const DenseKernel kInt8Wasm{"dense_int8_wasm_simd128", DType::I8, Isa::WasmSimd128, 2, false, quantize_s16_wasm_simd128,
                             run_int8_wasm_simd128};
 
@@ -247,7 +253,8 @@ const DenseKernel* const kF32[] = {&kF32Wasm, &kF32Generic};
 const DenseKernel* const kF16[] = {&kF16Wasm, &kF16Generic};
 #if defined(__wasm_relaxed_simd__)
 // The relaxed module's: an engine runs the module only if it has relaxed SIMD (the JavaScript
-// package loads it after its probe), so it comes first.
+// package loads it after its probe), so it comes first, unless the engine's relaxed dot product
+// is the slower arithmetic (linfer_wasm_use_relaxed_dot).
 const DenseKernel kInt8WasmRelaxed{"dense_int8_wasm_relaxed",
                                    DType::I8,
                                    Isa::WasmSimd128,
@@ -258,6 +265,7 @@ const DenseKernel kInt8WasmRelaxed{"dense_int8_wasm_relaxed",
                                    false,
                                    true};
 const DenseKernel* const kInt8[] = {&kInt8WasmRelaxed, &kInt8Wasm, &kInt8Generic};
+bool use_relaxed_dot = true;
 #else
 const DenseKernel* const kInt8[] = {&kInt8Wasm, &kInt8Generic};
 #endif
@@ -333,8 +341,12 @@ bool dense_dtype_built(DType dtype) {
 const DenseKernel& select_dense_kernel(DType dtype, Isa max) {
   size_t count = 0;
   const DenseKernel* const* list = dense_kernels(dtype, &count);
-  for (size_t i = 0; i < count; ++i)
+  for (size_t i = 0; i < count; ++i) {
+#if defined(__wasm_relaxed_simd__)
+    if (list[i] == &kInt8WasmRelaxed && !use_relaxed_dot) continue;
+#endif
     if (cpu_has(list[i]->isa) && isa_within(list[i]->isa, max)) return *list[i];
+  }
   // The portable kernel runs everywhere; a type left out has a stand-in.
   return count ? *list[count - 1] : kLeftOut[size_t(dtype)];
 }
@@ -388,3 +400,11 @@ void int8_rows_to_input(const DenseKernel& kernel, const int8_t* src, size_t src
 }
 
 }  // namespace linfer::kernels
+
+#if defined(__wasm_relaxed_simd__)
+// Whether int8 dense layers take the relaxed dot product or SIMD128's, for sessions created from now
+// on. Engines lower it differently (one VPDPBUSD or SDOT, or on x86 without AVX-VNNI five
+// instructions, slower than SIMD128's two per 8 multiply-adds), and a module cannot ask its engine
+// how: the JavaScript package (runtime/js/src/linfer_js.c) times both and says.
+extern "C" void linfer_wasm_use_relaxed_dot(int yes) { linfer::kernels::use_relaxed_dot = yes != 0; }
+#endif

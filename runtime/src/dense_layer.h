@@ -33,7 +33,8 @@ struct QuantizedRows {
 
 // A multiple of every dense kernel's tile height (6 rows on x86; 2, 4 and 8 on Arm) but wasm's
 // f32 tile of 5 rows, whose outputs do not depend on where a tile starts (each is the same chain
-// of float multiplies and adds), so the threads module's are the same for any split too.
+// of float multiplies and adds), so the threads module's are the same for any split too (and
+// the relaxed module's tiles of 6).
 constexpr size_t kRowQuantum = 24;
 // The fewest rows of a chunk when a layer's rows are cut into more chunks than threads: the kernel
 // passes the weights once per chunk (as once per row block within one: 128 rows of 512 f32

@@ -26,18 +26,24 @@ class LinferError extends Error {
 }
 
 // ---- Which module the engine runs -------------------------------------------------------------
-// The package has two builds of the same runtime: linfer-relaxed.wasm, whose int8 dense layers
-// use relaxed SIMD's i32x4.relaxed_dot_i8x16_i7x16_add_s, and linfer.wasm (SIMD128), both with
-// wasm exceptions. An engine may accept relaxed SIMD and still compute it otherwise (Node 20
-// behind --experimental-wasm-relaxed-simd gives twice the dot product), so the probe RUNS the
-// instructions the relaxed kernel uses (i8x16.neg, the dot product with an accumulator) on
-// operands in the kernel's ranges (-127..127 by 0..127) and compares every lane; validating them
-// would not see that. Each probe is one function () -> i32 exported as "p", 1 when right.
+// The package has two builds of the same runtime: linfer-relaxed.wasm, whose dense layers use
+// relaxed SIMD (i32x4.relaxed_dot_i8x16_i7x16_add_s for int8, f32x4.relaxed_madd for f32 and f16),
+// and linfer.wasm (SIMD128), both with wasm exceptions. An engine may accept relaxed SIMD and
+// still compute it otherwise (Node 20 behind --experimental-wasm-relaxed-simd gives twice the dot
+// product), so the probes RUN the instructions the relaxed kernels use (i8x16.neg, the dot product
+// with an accumulator, on operands in the kernel's ranges, -127..127 by 0..127; the multiply-add
+// on values whose result is exact, fused or not) and compare every lane; validating them would not
+// see that. Each probe is one function () -> i32 exported as "p", 1 when right.
 const PROBE_RELAXED = [0, 97, 115, 109, 1, 0, 0, 0, 1, 5, 1, 96, 0, 1, 127, 3, 2, 1, 0, 7, 5, 1, 1, 112, 0, 0,
   10, 88, 1, 86, 0, 253, 12, 129, 127, 255, 5, 100, 156, 3, 0, 127, 127, 127, 127, 129, 129, 129, 129, 253, 97,
   253, 97, 253, 12, 127, 127, 3, 7, 0, 1, 5, 9, 127, 127, 127, 127, 127, 127, 127, 127, 253, 12, 1, 0, 0, 0, 254,
   255, 255, 255, 232, 3, 0, 0, 24, 252, 255, 255, 253, 147, 2, 253, 12, 33, 0, 0, 0, 169, 255, 255, 255, 236,
   255, 0, 0, 20, 0, 255, 255, 253, 55, 253, 163, 1, 11];
+// f32x4.relaxed_madd([1.5, -2, 3, 0.25], [2, 3, -4, 8], [0.5, 1, 2, -1]) == [3.5, -5, -10, 1].
+const PROBE_RELAXED_MADD = [0, 97, 115, 109, 1, 0, 0, 0, 1, 5, 1, 96, 0, 1, 127, 3, 2, 1, 0, 7, 5, 1, 1, 112, 0, 0,
+  10, 84, 1, 82, 0, 253, 12, 0, 0, 192, 63, 0, 0, 0, 192, 0, 0, 64, 64, 0, 0, 128, 62, 253, 12, 0, 0, 0, 64, 0, 0,
+  64, 64, 0, 0, 128, 192, 0, 0, 0, 65, 253, 12, 0, 0, 0, 63, 0, 0, 128, 63, 0, 0, 0, 64, 0, 0, 128, 191, 253, 133,
+  2, 253, 12, 0, 0, 96, 64, 0, 0, 160, 192, 0, 0, 32, 193, 0, 0, 128, 63, 253, 65, 253, 163, 1, 11];
 // SIMD128: i32x4.dot_i16x8_s on the int16 extremes, compared lane by lane.
 const PROBE_SIMD128 = [0, 97, 115, 109, 1, 0, 0, 0, 1, 5, 1, 96, 0, 1, 127, 3, 2, 1, 0, 7, 5, 1, 1, 112, 0, 0,
   10, 66, 1, 64, 0, 253, 12, 0, 128, 255, 127, 3, 0, 252, 255, 5, 0, 6, 0, 249, 255, 8, 0, 253, 12, 0, 128, 255,
@@ -46,6 +52,7 @@ const PROBE_SIMD128 = [0, 97, 115, 109, 1, 0, 0, 0, 1, 5, 1, 96, 0, 1, 127, 3, 2
 // Exception handling: try (result i32) i32.const 1 catch_all i32.const 0 end.
 const PROBE_EXCEPTIONS = [0, 97, 115, 109, 1, 0, 0, 0, 1, 5, 1, 96, 0, 1, 127, 3, 2, 1, 0, 7, 5, 1, 1, 112, 0,
   0, 10, 12, 1, 10, 0, 6, 127, 65, 1, 25, 65, 0, 11, 11];
+const INT8_KERNEL = { 'relaxed-simd': 'dense_int8_wasm_relaxed', simd128: 'dense_int8_wasm_simd128' };
 const MODULES = {
   'relaxed-simd': { file: 'linfer-relaxed.wasm', needs: 'relaxed SIMD' },
   simd128: { file: 'linfer.wasm', needs: 'SIMD128' },
@@ -81,8 +88,8 @@ function setting(name) {
   return typeof process === 'object' && process.env ? process.env[name] : undefined;
 }
 
-// LINFER_WASM_TIMING=relaxed=US,simd128=US: the timings to decide with, instead of measuring
-// (the tests of the decision).
+// LINFER_WASM_TIMING=relaxed=US,simd128=US: the timings to decide the int8 kernel with, instead
+// of measuring (the tests of the decision).
 function injectedTiming(text) {
   const m = /^relaxed=([0-9.]+),simd128=([0-9.]+)$/.exec(text);
   if (!m || !(Number(m[1]) > 0) || !(Number(m[2]) > 0))
@@ -169,8 +176,10 @@ function checkThreads(value, where) {
 // - LINFER_WASM_MODULE=simd128 (or relaxed-simd), in Node's environment or as a global set before
 //   the first call, asks for one (reason 'asked');
 // - SIMD128 where the package has no relaxed module or the engine fails the relaxed probe;
-// - else the module whose int8 kernel's arithmetic ran faster just now (reason 'timing'): both
-//   modules compute the same bits, so only the speed is at stake;
+// - else the relaxed module (reason 'relaxed probe passed'): its f32 and f16 layers multiply-add in
+//   one instruction where the engine fuses it, and its int8 layers take whichever dot product
+//   (relaxed or SIMD128's, int8Kernel) ran faster just now: both compute the same bits, so only
+//   the speed is at stake, and engines lower the relaxed one to one instruction or to five;
 // - the threads module when more than one thread is asked for and the engine can run it (reason
 //   'threads'); else one of the others, with threadsReason saying why.
 function chooseModule(threadsAsked) {
@@ -188,14 +197,14 @@ function chooseModule(threadsAsked) {
   if (missing.length)
     throw new LinferError(`this WebAssembly engine lacks ${missing.join(' and ')}, which linfer's modules need ` +
       '(Chrome 95, Firefox 100, Safari 16.4, Node 18 or later)', 4);
-  const relaxedProbe = relaxedBuilt() ? probeRuns(PROBE_RELAXED) : null;
+  const relaxedProbe = relaxedBuilt() ? probeRuns(PROBE_RELAXED) && probeRuns(PROBE_RELAXED_MADD) : null;
   const now = () => (typeof performance === 'object' ? performance.now() : Date.now());
   let threadsReason = null;
   if (threadsAsked > 1) {
     threadsReason = env ? `LINFER_WASM_MODULE=${env} asks for a single-threaded module` : threadsUnavailable();
     if (!threadsReason)
       return { simd: 'simd128', file: THREADS_FILE, reason: 'threads', relaxedProbe, timing: null,
-        chooseMs: now() - start, threads: threadsAsked, threadsAsked, threadsReason };
+        int8Kernel: INT8_KERNEL.simd128, chooseMs: now() - start, threads: threadsAsked, threadsAsked, threadsReason };
   }
   if (env === 'relaxed-simd' && !relaxedProbe)
     throw new LinferError(relaxedBuilt() ? "LINFER_WASM_MODULE=relaxed-simd: this engine's relaxed SIMD fails the probe"
@@ -211,12 +220,16 @@ function chooseModule(threadsAsked) {
     simd = 'simd128';
     reason = 'relaxed probe failed';
   } else {
-    timing = injected || timeInt8Kernels();
-    simd = timing.relaxedUs < timing.simd128Us ? 'relaxed-simd' : 'simd128';
-    reason = 'timing';
+    simd = 'relaxed-simd';
+    reason = 'relaxed probe passed';
   }
-  return { simd, file: MODULES[simd].file, reason, relaxedProbe, timing, chooseMs: now() - start, threads: 1,
-    threadsAsked, threadsReason };
+  let int8Kernel = INT8_KERNEL.simd128;
+  if (simd === 'relaxed-simd') {
+    timing = injected || timeInt8Kernels();
+    if (timing.relaxedUs < timing.simd128Us) int8Kernel = INT8_KERNEL['relaxed-simd'];
+  }
+  return { simd, file: MODULES[simd].file, reason, relaxedProbe, timing, int8Kernel, chooseMs: now() - start,
+    threads: 1, threadsAsked, threadsReason };
 }
 
 let wasmPromise = null;
@@ -239,7 +252,11 @@ function wasm(threadsAsked = 1) {
           loadWasm(choice.file, imports).then((r) => receive(r.instance, r.module), reject);
           return {};  // instantiated asynchronously
         },
-      }).then((M) => { M.linferModule = choice; resolve(M); }, reject);
+      }).then((M) => {
+        if (choice.simd === 'relaxed-simd') M._linfer_js_use_relaxed_dot(choice.int8Kernel === INT8_KERNEL['relaxed-simd'] ? 1 : 0);
+        M.linferModule = choice;
+        resolve(M);
+      }, reject);
     });
     wasmPromise.catch(() => { wasmPromise = null; });  // a failed load may be tried again
   }
@@ -329,8 +346,9 @@ async function load(options = {}) {
 }
 
 // Which module this engine runs and why: { simd: 'relaxed-simd' | 'simd128', file, reason:
-// 'timing' | 'asked' | 'relaxed probe failed' | 'no relaxed module' | 'threads', relaxedProbe
-// (null: no relaxed module), timing: { relaxedUs, simd128Us, reps, injected, ms } or null,
+// 'relaxed probe passed' | 'asked' | 'relaxed probe failed' | 'no relaxed module' | 'threads',
+// relaxedProbe (null: no relaxed module), timing: { relaxedUs, simd128Us, reps, injected, ms } or
+// null (the relaxed module's two int8 dot products, timed), int8Kernel: the int8 dense layers' kernel,
 // chooseMs: the probes' and the timing's milliseconds, threads: the most a session may run on,
 // threadsAsked: load()'s, threadsReason: why more than one was asked for and not given, or null }.
 async function moduleInfo() {

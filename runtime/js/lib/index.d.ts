@@ -95,12 +95,14 @@ export function heapStats(): Promise<{ inUse: number; memoryBytes: number }>;
 export interface ModuleInfo {
   simd: 'relaxed-simd' | 'simd128';
   file: 'linfer-relaxed.wasm' | 'linfer.wasm' | 'linfer-threads.wasm';
-  /** timing: both run, the faster int8 kernel; asked: LINFER_WASM_MODULE; threads: load({ threads }). */
-  reason: 'timing' | 'asked' | 'relaxed probe failed' | 'no relaxed module' | 'threads';
-  /** Whether relaxed SIMD passed its probe; null when the package has no relaxed module. */
+  /** asked: LINFER_WASM_MODULE; threads: load({ threads }). */
+  reason: 'relaxed probe passed' | 'asked' | 'relaxed probe failed' | 'no relaxed module' | 'threads';
+  /** Whether relaxed SIMD passed its probes; null when the package has no relaxed module. */
   relaxedProbe: boolean | null;
-  /** The two int8 kernels' times on the same work (microseconds), when the choice was timed. */
+  /** The relaxed module's two int8 dot products timed on the same work (microseconds); else null. */
   timing: { relaxedUs: number; simd128Us: number; reps: number; injected: boolean; ms: number } | null;
+  /** The int8 dense layers' kernel: in the relaxed module the faster of the two in `timing`. */
+  int8Kernel: 'dense_int8_wasm_relaxed' | 'dense_int8_wasm_simd128';
   /** Milliseconds the probes and the timing took. */
   chooseMs: number;
   /** The most threads a session may run on (1 but in the threads module). */
@@ -110,7 +112,7 @@ export interface ModuleInfo {
   /** Why more than one thread was asked for and one is given (e.g. a page not cross-origin isolated), or null. */
   threadsReason: string | null;
 }
-/** The module this engine runs: SIMD128, or relaxed SIMD where its probe passes and its int8 kernel is faster. */
+/** The module this engine runs: relaxed SIMD where its probes pass, else SIMD128. */
 export function moduleInfo(): Promise<ModuleInfo>;
 /** Chooses and loads the module, before any other call: { threads: N } asks for the threads module. */
 export function load(options?: LoadOptions): Promise<ModuleInfo>;

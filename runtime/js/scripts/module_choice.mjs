@@ -3,12 +3,13 @@
 // it under several engines):
 //   node module_choice.mjs PACKAGE DATA EXPECT [REASON] [OUT.json]
 //     EXPECT: relaxed-simd or simd128, the module the package must choose here (by import and by
-//     require), for REASON (moduleInfo().reason: timing, asked, relaxed probe failed); with
-//     OUT.json, the outputs of every model in DATA (the golden models at each length, the
-//     language-ID models on their samples) go there, and the int8 sessions must run the module's
-//     kernel.
-//     EXPECT timed: either module, chosen by this engine's own timing of the two int8 kernels
-//     (not injected with LINFER_WASM_TIMING), and the one the timings favour.
+//     require), for REASON (moduleInfo().reason: relaxed probe passed, asked, relaxed probe
+//     failed); the relaxed module's int8 kernel must be the one the timings favour (injected with
+//     LINFER_WASM_TIMING), SIMD128's otherwise; with OUT.json, the outputs of every model in DATA
+//     (the golden models at each length, the language-ID models on their samples) go there, and
+//     the int8 sessions must run that kernel and the f32 and f16 sessions the module's.
+//     EXPECT timed: the relaxed module, its int8 kernel chosen by this engine's own timing of the
+//     two (not injected), the one the timings favour.
 //     EXPECT none: the engine has no SIMD; loading must fail with one LinferError naming it.
 //     EXPECT refused: LINFER_WASM_MODULE or LINFER_WASM_TIMING is malformed; loading must fail with
 //     one LinferError naming the setting.
@@ -18,9 +19,11 @@
 //     the pool's one worker is taken, the heap over runs and over create/run/dispose cycles, and a
 //     package whose worker script is missing or throws: one LinferError from load(), and the
 //     process ends.
-//   node module_choice.mjs --compare A.json B.json
-//     The outputs of two modules: bit for bit the same (their integer sums are exact and the rest
-//     is the same code), every array.
+//   node module_choice.mjs --compare A.json B.json [--fused]
+//     The outputs of two modules or runs: bit for bit the same (their integer sums are exact and
+//     the rest is the same code), every array; with --fused (the relaxed module's f32 and f16 layers
+//     multiply-add in one rounding, SIMD128's in two), the f32 and f16 models' outputs within
+//     1e-4 of the largest |output| (test_golden's bound), the int8 models' still the same bits.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -29,6 +32,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const INT8_KERNEL = { 'relaxed-simd': 'dense_int8_wasm_relaxed', simd128: 'dense_int8_wasm_simd128' };
+const FLOAT_KERNELS = { 'relaxed-simd': 'dense_f32_wasm_relaxed', simd128: 'dense_f32_wasm_simd128' };
 
 // A relaxed dot product of splat(3) by splat(5), accumulator 0: 60 per lane by the spec. Whether
 // this engine accepts the instruction, and what it computes (Node 20 behind its flag: 120).
@@ -37,6 +41,12 @@ function relaxedDot() {
     20, 0, 65, 3, 253, 15, 65, 5, 253, 15, 65, 0, 253, 17, 253, 147, 2, 253, 27, 0, 11];
   if (!WebAssembly.validate(new Uint8Array(bytes))) return 'not accepted';
   return `accepted, computes ${new WebAssembly.Instance(new WebAssembly.Module(new Uint8Array(bytes))).exports.p()} (60 by the spec)`;
+}
+
+// A base64 output back as floats (a small Buffer is a view into a shared pool: its own bytes only).
+function floats(base64) {
+  const bytes = Buffer.from(base64, 'base64');
+  return new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length));
 }
 
 async function outputs(linfer, data, lines, options = {}) {
@@ -51,7 +61,7 @@ async function outputs(linfer, data, lines, options = {}) {
     const inputs = fs.readdirSync(path.join(golden, name)).filter((f) => /^ids_\d+\.txt$/.test(f))
       .map((f) => Int32Array.from(fs.readFileSync(path.join(golden, name, f), 'utf8').trim().split(/\s+/), Number));
     inputs.forEach((ids, i) => { out[`${file}#${i}`] = Buffer.from(session.run(ids).data.buffer).toString('base64'); });
-    if (file.includes('.int8.')) lines.push(session.describe());
+    lines.push(`${file}: ${session.describe()}`);
     session.dispose();
     model.dispose();
   }
@@ -62,7 +72,7 @@ async function outputs(linfer, data, lines, options = {}) {
       const ids = Int32Array.from(new TextEncoder().encode(fs.readFileSync(path.join(data, t), 'utf8')));
       out[`langid.${dtype}#${t}`] = Buffer.from(session.run(ids).data.buffer).toString('base64');
     }
-    if (dtype === 'int8') lines.push(session.describe());
+    lines.push(`langid.${dtype}: ${session.describe()}`);
     session.dispose();
     model.dispose();
   }
@@ -72,18 +82,26 @@ async function outputs(linfer, data, lines, options = {}) {
 async function main() {
   const args = process.argv.slice(2);
   if (args[0] === '--compare') {
-    const [a, b] = args.slice(1).map((f) => JSON.parse(fs.readFileSync(f, 'utf8')));
+    const [a, b] = args.slice(1, 3).map((f) => JSON.parse(fs.readFileSync(f, 'utf8')));
+    const fused = args[3] === '--fused';
     assert.deepEqual(Object.keys(a).sort(), Object.keys(b).sort(), 'the two runs have different outputs');
     const differ = Object.keys(a).filter((k) => a[k] !== b[k]);
+    let failed = 0, close = 0, worst = 0;
     for (const k of differ) {
-      const x = new Float32Array(Buffer.from(a[k], 'base64').buffer.slice(0));
-      const y = new Float32Array(Buffer.from(b[k], 'base64').buffer.slice(0));
+      const x = floats(a[k]), y = floats(b[k]);
       let d = 0, m = 0;
       x.forEach((v, i) => { d = Math.max(d, Math.abs(v - y[i])); m = Math.max(m, Math.abs(v)); });
+      if (fused && /\.(f32|f16)[.#]/.test(k) && d <= 1e-4 * m) {
+        ++close;
+        worst = Math.max(worst, d / m);
+        continue;
+      }
+      ++failed;
       console.log(`FAIL ${k}: outputs differ, by up to ${d.toExponential(2)} (largest |output| ${m.toFixed(3)})`);
     }
-    if (differ.length) throw new Error(`${differ.length} of ${Object.keys(a).length} outputs differ between the modules`);
-    console.log(`module_choice: the two modules' outputs are identical, ${Object.keys(a).length} outputs`);
+    if (failed) throw new Error(`${failed} of ${Object.keys(a).length} outputs differ between the modules`);
+    console.log(`module_choice: ${Object.keys(a).length - close} outputs identical` +
+      (fused ? `, ${close} f32 and f16 outputs within ${worst.toExponential(1)} of the largest |output|` : ''));
     return;
   }
   const [pkg, data, expect, reason, outFile] = args;
@@ -118,33 +136,46 @@ async function main() {
   }
   const chosen = await linfer.moduleInfo(), chosenCjs = await linferCjs.moduleInfo();
   console.log(`module_choice: moduleInfo() ${JSON.stringify(chosen)}`);
+  // The relaxed module's int8 kernel: the faster dot product in the timing (injected or its own).
+  const favoured = (info) => INT8_KERNEL[info.timing.relaxedUs < info.timing.simd128Us ? 'relaxed-simd' : 'simd128'];
   if (expect === 'timed') {
-    assert.equal(chosen.reason, 'timing');
-    assert.ok(chosen.relaxedProbe && chosen.timing && !chosen.timing.injected, 'the choice must come from a timing here');
+    assert.equal(chosen.simd, 'relaxed-simd', `the package loaded ${chosen.file}`);
+    assert.equal(chosen.reason, 'relaxed probe passed');
+    assert.ok(chosen.relaxedProbe && chosen.timing && !chosen.timing.injected, 'the int8 kernel must come from a timing here');
     assert.ok(chosen.timing.relaxedUs > 0 && chosen.timing.simd128Us > 0 && chosen.timing.reps > 0);
-    assert.equal(chosen.simd, chosen.timing.relaxedUs < chosen.timing.simd128Us ? 'relaxed-simd' : 'simd128');
-    assert.equal(chosen.file, { 'relaxed-simd': 'linfer-relaxed.wasm', simd128: 'linfer.wasm' }[chosen.simd]);
-    assert.equal(chosenCjs.reason, 'timing');  // require() times on its own: its choice may differ
-    console.log(`module_choice: loaded ${chosen.file} by timing: relaxed ${chosen.timing.relaxedUs.toFixed(0)} us, ` +
-      `SIMD128 ${chosen.timing.simd128Us.toFixed(0)} us for the same work (${chosen.timing.reps} rounds), ` +
-      `the probes and the timing ${chosen.chooseMs.toFixed(1)} ms`);
+    assert.equal(chosen.int8Kernel, favoured(chosen));
+    assert.equal(chosenCjs.int8Kernel, favoured(chosenCjs));  // require() times on its own: its choice may differ
+    const model = await linfer.Model.fromBytes(fs.readFileSync(path.join(root, 'examples', 'models', 'langid.int8.lfm')));
+    const session = model.createSession();
+    assert.match(session.describe(), new RegExp(`int8 ${chosen.int8Kernel}`));
+    session.dispose();
+    model.dispose();
+    console.log(`module_choice: loaded ${chosen.file}, int8 on ${chosen.int8Kernel} by timing: relaxed ` +
+      `${chosen.timing.relaxedUs.toFixed(0)} us, SIMD128 ${chosen.timing.simd128Us.toFixed(0)} us for the same work ` +
+      `(${chosen.timing.reps} rounds), the probes and the timing ${chosen.chooseMs.toFixed(1)} ms`);
     return;
   }
   assert.equal(chosen.simd, expect, `the package loaded ${chosen.file}`);
   assert.equal(chosenCjs.simd, expect, `require() loaded ${chosenCjs.file}`);
   assert.equal(chosen.reason, reason);
   assert.equal(chosenCjs.reason, reason);
-  if (reason === 'timing') assert.ok(chosen.timing.injected, 'expected the timings of LINFER_WASM_TIMING');
+  const int8Kernel = expect === 'relaxed-simd' ? favoured(chosen) : INT8_KERNEL.simd128;
+  if (expect === 'relaxed-simd') assert.ok(chosen.timing.injected, 'expected the timings of LINFER_WASM_TIMING');
+  assert.equal(chosen.int8Kernel, int8Kernel);
+  assert.equal(chosenCjs.int8Kernel, int8Kernel);
   if (!outFile) {
-    console.log(`module_choice: loaded ${chosen.file} (${chosen.simd}) as expected (${chosen.reason})`);
+    console.log(`module_choice: loaded ${chosen.file} (${chosen.simd}) as expected (${chosen.reason}), int8 on ${int8Kernel}`);
     return;
   }
   const lines = [];
   const out = await outputs(linfer, data, lines);
-  for (const line of lines) assert.match(line, new RegExp(`int8 ${INT8_KERNEL[expect]}`), line);
+  for (const line of lines) {
+    if (/\.int8[.:]/.test(line)) assert.match(line, new RegExp(`int8 ${int8Kernel}`), line);
+    else assert.match(line, new RegExp(FLOAT_KERNELS[expect].replace('f32', '(f32|f16)')), line);
+  }
   fs.writeFileSync(outFile, JSON.stringify(out));
   console.log(`module_choice: loaded ${chosen.file} (${chosen.simd}) as expected (${chosen.reason}); int8 sessions run ` +
-    `${INT8_KERNEL[expect]}; ${Object.keys(out).length} outputs`);
+    `${int8Kernel}, f32 and f16 sessions ${FLOAT_KERNELS[expect].replace('f32', 'f32/f16')}; ${Object.keys(out).length} outputs`);
 }
 
 async function rejects(f, api, status, pattern) {

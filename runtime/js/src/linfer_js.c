@@ -56,6 +56,14 @@ LINFER_JS linfer_status linfer_js_session_create(const linfer_model* model, uint
   return linfer_session_create(model, &o, out);
 }
 
+#if defined(__wasm_relaxed_simd__)
+void linfer_wasm_use_relaxed_dot(int yes); /* kernels/dense/dense_select.cc */
+
+/* The relaxed module: whether the int8 dense layers of sessions created from now on take the relaxed
+ * dot product (1, the default) or SIMD128's (0). core.js times both on this engine and says. */
+LINFER_JS void linfer_js_use_relaxed_dot(int yes) { linfer_wasm_use_relaxed_dot(yes); }
+#endif
+
 /* The last run's output: its address, rows and columns in out[0..2]. */
 LINFER_JS linfer_status linfer_js_session_output(const linfer_session* session, uint32_t* out) {
   const float* data = 0;
