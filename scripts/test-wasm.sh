@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# Builds linfer for WebAssembly with Debian's emscripten, three modules of one package: two
+# Builds linfer for WebAssembly with Debian's emscripten, four modules of one package: two
 # single-threaded, build-wasm-relaxed/ (relaxed SIMD: clang-16 and npm's binaryen, cmake/toolchains/
 # wasm32-emscripten-relaxed.cmake) and build-wasm/ (SIMD128, cmake/toolchains/wasm32-emscripten.cmake,
-# which stages the package with all three), and build-wasm-threads/ (SIMD128 with wasm threads,
-# wasm32-emscripten-threads.cmake), and tests them under Node 20 (Debian's), Node 22 (npm's) and
-# Chromium:
+# which stages the package with all four), and each with wasm threads, build-wasm-threads/
+# (wasm32-emscripten-threads.cmake) and build-wasm-relaxed-threads/
+# (wasm32-emscripten-relaxed-threads.cmake), and tests them under Node 20 (Debian's), Node 22
+# (npm's) and Chromium:
 #   1. the kernel tests (every wasm kernel against its reference; the relaxed build's under Node 22)
 #      and the version test
 #   2. the JavaScript package (runtime/js, staged in build-wasm/js/linfer): parity with the native
@@ -21,15 +22,16 @@
 #      without SIMD one LinferError, malformed settings too; the two modules' outputs on every test
 #      model: int8 identical, f32 and f16 within 1e-4 (the relaxed module's fused multiply-add);
 #      core.js's timing probe is runtime/js/src/int8_timing_probe.c's build
-#      the threads module (load({ threads: 2 })) under Node 20 and 22: its outputs at 2 threads the
-#      same bits as at 1 thread and as the SIMD128 module's; bad thread counts, a worker that fails
+#      the threads modules (load({ threads: 2 })), SIMD128's under Node 20 and relaxed SIMD's under
+#      Node 22: outputs at 2 threads the same bits as at 1 thread and as the single-threaded module
+#      of the same SIMD; bad thread counts, a worker that fails
 #   4. tokenize and runText against the native tokenizer on the tokenizer corpus, both modules
 #   5. the language-ID page (examples/web) in headless Chromium: the relaxed module (on injected
 #      timings), sentences typed, answers read; then the page on Chromium's own timing; then asking
-#      for 2 threads: cross-origin isolated, the threads module; not isolated, a single-threaded
+#      for 2 threads: cross-origin isolated, the relaxed threads module; not isolated, a single-threaded
 #      module and the reason; its worker script missing (404), load()'s one error
-#   6. sizes: what a page downloads is at most 500 KB: one module and index.mjs, and for the threads
-#      module also its loader and worker script
+#   6. sizes: what a page downloads is at most 500 KB: index.mjs, one module and its loader, and for
+#      a threads module also its worker script
 # The native tools that convert the golden checkpoints and give the outputs to compare with come
 # from LINFER_NATIVE_BIN (a folder with linfer-convert and linfer-run: test.sh passes build/bin),
 # else they are built here, without tests, in build-wasm/host.
@@ -69,13 +71,19 @@ cmake -S . -B build-wasm-relaxed -DCMAKE_TOOLCHAIN_FILE=cmake/toolchains/wasm32-
 cmake --build build-wasm-relaxed -j"$(nproc)" --target linfer_wasm test_kernels
 (cd build-wasm-relaxed && ctest --output-on-failure -R '^test_kernels$')
 
-# The threads module (its kernels are the SIMD128 module's, which build-wasm tests).
+# The threads modules (their kernels are the SIMD128 and relaxed modules', which build-wasm and
+# build-wasm-relaxed test).
 cmake -S . -B build-wasm-threads -DCMAKE_TOOLCHAIN_FILE=cmake/toolchains/wasm32-emscripten-threads.cmake \
   -DCMAKE_BUILD_TYPE=Release -DLINFER_BUILD_TESTS=OFF -DLINFER_WARNINGS_AS_ERRORS=ON > /dev/null
 cmake --build build-wasm-threads -j"$(nproc)" --target linfer_wasm
+cmake -S . -B build-wasm-relaxed-threads -DCMAKE_TOOLCHAIN_FILE=cmake/toolchains/wasm32-emscripten-relaxed-threads.cmake \
+  -DLINFER_BINARYEN_BIN="$PWD/$tools/node_modules/binaryen/bin" -DCMAKE_C_COMPILER_LAUNCHER= -DCMAKE_CXX_COMPILER_LAUNCHER= \
+  -DCMAKE_BUILD_TYPE=Release -DLINFER_BUILD_TESTS=OFF -DLINFER_WARNINGS_AS_ERRORS=ON > /dev/null
+cmake --build build-wasm-relaxed-threads -j"$(nproc)" --target linfer_wasm
 
 cmake -S . -B build-wasm -DCMAKE_TOOLCHAIN_FILE=cmake/toolchains/wasm32-emscripten.cmake \
   -DLINFER_JS_RELAXED_DIR="$PWD/build-wasm-relaxed/js/relaxed" -DLINFER_JS_THREADS_DIR="$PWD/build-wasm-threads/js/threads" \
+  -DLINFER_JS_RELAXED_THREADS_DIR="$PWD/build-wasm-relaxed-threads/js/relaxed-threads" \
   -DCMAKE_BUILD_TYPE=Release -DLINFER_BUILD_TESTS=ON -DLINFER_WARNINGS_AS_ERRORS=ON > /dev/null
 cmake --build build-wasm -j"$(nproc)"
 (cd build-wasm && ctest --output-on-failure)
@@ -139,11 +147,12 @@ LINFER_WASM_TIMING=relaxed=fast "$node22" $choice build-wasm/js/linfer $data ref
 node --no-enable-sse4-1 $choice build-wasm/js/linfer $data none   # V8 without SIMD
 node $choice --compare build-wasm/js/outputs-relaxed.json build-wasm/js/outputs-relaxed-simd128-dot.json
 node $choice --compare build-wasm/js/outputs-simd128.json build-wasm/js/outputs-relaxed.json --fused
-# The threads module at 2 threads: the same bits as at 1 thread and as the single-threaded modules.
-node $choice build-wasm/js/linfer $data threads threads build-wasm/js/outputs-threads.json
-"$node22" $choice build-wasm/js/linfer $data threads threads build-wasm/js/outputs-threads-node22.json
+# The threads modules at 2 threads (Node 20 SIMD128, Node 22 relaxed SIMD): the same bits as at 1
+# thread and as the single-threaded module of the same SIMD.
+node $choice build-wasm/js/linfer $data threads simd128 build-wasm/js/outputs-threads.json
+"$node22" $choice build-wasm/js/linfer $data threads relaxed-simd build-wasm/js/outputs-relaxed-threads.json
 node $choice --compare build-wasm/js/outputs-simd128.json build-wasm/js/outputs-threads.json
-node $choice --compare build-wasm/js/outputs-simd128.json build-wasm/js/outputs-threads-node22.json
+node $choice --compare build-wasm/js/outputs-relaxed.json build-wasm/js/outputs-relaxed-threads.json
 probe=$(bash runtime/js/scripts/make_timing_probe.sh build-wasm/js/timing-probe)
 grep -qF "const PROBE_INT8_TIMING = '$probe';" runtime/js/lib/core.js ||
   { echo "core.js's PROBE_INT8_TIMING is not runtime/js/src/int8_timing_probe.c's build: run runtime/js/scripts/make_timing_probe.sh" >&2; exit 1; }
@@ -181,22 +190,19 @@ LINFER_WASM_TIMING=relaxed=50,simd128=80 node examples/web/test_page.mjs /usr/bi
 node examples/web/test_page.mjs /usr/bin/chromium   # Chromium's own timing: one module fetched
 # Asking for 2 threads: a cross-origin-isolated page loads the threads module (and its worker);
 # without the isolation headers, a single-threaded module, saying why.
-node examples/web/test_page.mjs /usr/bin/chromium linfer-threads.wasm --threads 2 --isolated
+node examples/web/test_page.mjs /usr/bin/chromium linfer-relaxed-threads.wasm --threads 2 --isolated
 LINFER_WASM_TIMING=relaxed=50,simd128=80 node examples/web/test_page.mjs /usr/bin/chromium linfer-relaxed.wasm --threads 2
 # A worker script the server does not have: load() rejects with one error, the page says it.
-node examples/web/test_page.mjs /usr/bin/chromium linfer-threads.wasm --threads 2 --isolated --worker-missing
-# What a page downloads: one module and index.mjs (the threads module's page also its loader and
-# worker script): at most 500 KB.
+node examples/web/test_page.mjs /usr/bin/chromium linfer-relaxed-threads.wasm --threads 2 --isolated --worker-missing
+# What a page downloads: index.mjs, one module and its loader (a threads module's page also its
+# worker script): at most 500 KB each.
 pkg=build-wasm/js/linfer
-index=$(stat -c %s $pkg/index.mjs)
-for wasm in linfer.wasm linfer-relaxed.wasm; do
-  page=$(( $(stat -c %s $pkg/$wasm) + index ))
-  [ $page -le 500000 ] || { echo "test-wasm.sh: a page with $wasm downloads $page bytes, above 500000" >&2; exit 1; }
+pages=""
+for base in linfer linfer-relaxed linfer-threads linfer-relaxed-threads; do
+  files=("$pkg/index.mjs" "$pkg/$base.wasm" "$pkg/$base.js")
+  [[ $base == *threads ]] && files+=("$pkg/$base.worker.js")
+  page=$(( $(stat -c %s "${files[@]}" | paste -sd+) ))
+  [ "$page" -le 500000 ] || { echo "test-wasm.sh: a page with $base.wasm downloads $page bytes, above 500000" >&2; exit 1; }
+  pages+="${pages:+, }$base.wasm $page"
 done
-threads_page=$(( $(stat -c %s $pkg/linfer-threads.wasm $pkg/linfer-threads.js $pkg/linfer-threads.worker.js | paste -sd+) + index ))
-[ $threads_page -le 500000 ] || { echo "test-wasm.sh: a page with linfer-threads.wasm, its loader and worker downloads" \
-  "$threads_page bytes, above 500000" >&2; exit 1; }
-echo "test-wasm.sh: all WebAssembly tests passed in $((SECONDS - start)) s" \
-  "(pages: linfer.wasm $(( $(stat -c %s $pkg/linfer.wasm) + index )) bytes," \
-  "linfer-relaxed.wasm $(( $(stat -c %s $pkg/linfer-relaxed.wasm) + index )) bytes," \
-  "linfer-threads.wasm with its loader and worker $threads_page bytes)"
+echo "test-wasm.sh: all WebAssembly tests passed in $((SECONDS - start)) s (bytes a page downloads: $pages)"

@@ -40,7 +40,7 @@ function serve() {
     if (!file.startsWith(root + path.sep)) { res.writeHead(403).end(); return; }
     if (rel.endsWith('/')) file = path.join(file, 'index.html');
     if (rel.endsWith('.wasm')) wasmFetched.push(path.basename(rel));
-    if (workerMissing && rel.endsWith('/linfer-threads.worker.js')) { res.writeHead(404).end(); return; }
+    if (workerMissing && /\/linfer(-relaxed)?-threads\.worker\.js$/.test(rel)) { res.writeHead(404).end(); return; }
     fs.readFile(file, (err, body) => {
       if (err) { res.writeHead(404).end(); return; }
       const headers = { 'Content-Type': TYPES[path.extname(file)] || 'application/octet-stream' };
@@ -121,7 +121,7 @@ async function main() {
     }
     if (workerMissing) {  // load() must reject with its one error, and the page say it
       const shown = await evaluate("document.getElementById('answer').textContent");
-      const ok = state === 'error' && /^error: a worker of the threads module failed \(.*linfer-threads\.worker\.js\)/.test(shown);
+      const ok = state === 'error' && /^error: a worker of the threads module failed \(.*linfer(-relaxed)?-threads\.worker\.js\)/.test(shown);
       console.log(`${ok ? 'ok  ' : 'FAIL'} worker script missing: the page says "${shown}" (state ${state || 'none'})`);
       console.log(ok ? 'test_page: the missing worker script is one error' : 'test_page: 1 failed');
       process.exitCode = ok ? 0 : 1;

@@ -9,8 +9,12 @@
 #include <emscripten/emscripten.h>
 
 // The workers loaded with the module and not running a thread (emscripten's pool; read on the
-// module's main thread, where sessions are created).
-EM_JS(int, linfer_free_workers, (), { return PThread.unusedWorkers.length; });
+// module's main thread, where sessions are created). EM_ASM, not EM_JS: the relaxed threads
+// module's link reads the module's strings in Python (its toolchain file), which finds EM_ASM's
+// in a shared memory's passive data segments and not EM_JS's.
+static int linfer_free_workers() {
+  return EM_ASM_INT({ return PThread.unusedWorkers.length; });
+}
 #endif
 
 namespace linfer::rt {

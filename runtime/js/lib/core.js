@@ -3,8 +3,8 @@
 // The C API (runtime/include/linfer/linfer.h) on the WebAssembly module, with the rules of the
 // Python binding: one error type carrying the C API's message, a model shared by its sessions,
 // memory given back by dispose() (and, as a safety net, when an object is garbage-collected).
-// Placed between emscripten's loader (createLinferWasm) and a tail (tail.cjs, tail.mjs) that
-// supplies loadWasm(imports) for Node or the browser and exports the API.
+// Placed before a tail (tail.cjs, tail.mjs) that supplies compileWasm(file) and loaderFiles(spec)
+// (a module's emscripten loader) for Node or the browser, and exports the API.
 
 const STATUS_NAMES = ['OK', 'INVALID_ARGUMENT', 'IO', 'INVALID_MODEL', 'UNSUPPORTED', 'OUT_OF_MEMORY',
   'BUFFER_TOO_SMALL', 'INTERNAL'];
@@ -53,14 +53,22 @@ const PROBE_SIMD128 = [0, 97, 115, 109, 1, 0, 0, 0, 1, 5, 1, 96, 0, 1, 127, 3, 2
 const PROBE_EXCEPTIONS = [0, 97, 115, 109, 1, 0, 0, 0, 1, 5, 1, 96, 0, 1, 127, 3, 2, 1, 0, 7, 5, 1, 1, 112, 0,
   0, 10, 12, 1, 10, 0, 6, 127, 65, 1, 25, 65, 0, 11, 11];
 const INT8_KERNEL = { 'relaxed-simd': 'dense_int8_wasm_relaxed', simd128: 'dense_int8_wasm_simd128' };
+// The package's modules, each a .wasm and its emscripten loader, a script of its own (so that a
+// page downloads only the loader of the module it runs; `factory` is the loader's export), by SIMD
+// flavour: single-threaded, and with wasm threads (a shared memory, Web Workers: also a worker
+// script), loaded only when asked for more than one thread (load({ threads })) where
+// SharedArrayBuffer is usable. BUILT (which of the optional ones the package has) is written by
+// the package's staging (runtime/js/stage_package.cmake).
 const MODULES = {
-  'relaxed-simd': { file: 'linfer-relaxed.wasm', needs: 'relaxed SIMD' },
-  simd128: { file: 'linfer.wasm', needs: 'SIMD128' },
+  'relaxed-simd': { file: 'linfer-relaxed.wasm', loader: 'linfer-relaxed.js', factory: 'createLinferWasmRelaxed' },
+  simd128: { file: 'linfer.wasm', loader: 'linfer.js', factory: 'createLinferWasm' },
 };
-// The threads module: the SIMD128 build with wasm threads (a shared memory, Web Workers), loaded
-// only when asked for more than one thread (load({ threads })) where SharedArrayBuffer is usable.
-// THREADS_MODULE_BUILT is written by the package's staging (runtime/js/stage_package.cmake).
-const THREADS_FILE = 'linfer-threads.wasm';
+const THREADS_MODULES = {
+  'relaxed-simd': { file: 'linfer-relaxed-threads.wasm', loader: 'linfer-relaxed-threads.js',
+    worker: 'linfer-relaxed-threads.worker.js', factory: 'createLinferWasmRelaxedThreads' },
+  simd128: { file: 'linfer-threads.wasm', loader: 'linfer-threads.js', worker: 'linfer-threads.worker.js',
+    factory: 'createLinferWasmThreads' },
+};
 const MAX_THREADS = 256;  // the C API's limit (linfer_session_options.num_threads)
 const NOT_ISOLATED = 'SharedArrayBuffer is unavailable: the page is not cross-origin isolated (serve it with ' +
   'Cross-Origin-Opener-Policy: same-origin and Cross-Origin-Embedder-Policy: require-corp)';
@@ -79,7 +87,7 @@ function probeRuns(bytes) {
 }
 
 function relaxedBuilt() {
-  return typeof createLinferWasmRelaxed === 'function';
+  return BUILT.relaxed;
 }
 
 // A setting from Node's environment or, first, a global set before the first call.
@@ -150,7 +158,7 @@ function timeInt8Kernels() {
 // Why this engine cannot run the threads module, or null when it can: SharedArrayBuffer (browsers
 // give it only to cross-origin-isolated pages; Node always), a shared wasm memory, and workers.
 function threadsUnavailable() {
-  if (!THREADS_MODULE_BUILT) return 'this package has no threads module';
+  if (!BUILT.threads) return 'this package has no threads module';
   if (globalThis.crossOriginIsolated === false) return NOT_ISOLATED;
   if (typeof SharedArrayBuffer !== 'function') return 'this engine has no SharedArrayBuffer';
   try {
@@ -180,8 +188,10 @@ function checkThreads(value, where) {
 //   one instruction where the engine fuses it, and its int8 layers take whichever dot product
 //   (relaxed or SIMD128's, int8Kernel) ran faster just now: both compute the same bits, so only
 //   the speed is at stake, and engines lower the relaxed one to one instruction or to five;
-// - the threads module when more than one thread is asked for and the engine can run it (reason
-//   'threads'); else one of the others, with threadsReason saying why.
+// - a threads module when more than one thread is asked for and the engine can run it (reason
+//   'threads'): the relaxed one where relaxed SIMD passes its probes and the package has it (its
+//   int8 kernel timed as above), else SIMD128's; else one of the single-threaded modules, with
+//   threadsReason saying why.
 function chooseModule(threadsAsked) {
   const start = typeof performance === 'object' ? performance.now() : Date.now();
   if (typeof WebAssembly !== 'object')
@@ -199,18 +209,19 @@ function chooseModule(threadsAsked) {
       '(Chrome 95, Firefox 100, Safari 16.4, Node 18 or later)', 4);
   const relaxedProbe = relaxedBuilt() ? probeRuns(PROBE_RELAXED) && probeRuns(PROBE_RELAXED_MADD) : null;
   const now = () => (typeof performance === 'object' ? performance.now() : Date.now());
-  let threadsReason = null;
+  let threadsReason = null, threads = 1;
   if (threadsAsked > 1) {
     threadsReason = env ? `LINFER_WASM_MODULE=${env} asks for a single-threaded module` : threadsUnavailable();
-    if (!threadsReason)
-      return { simd: 'simd128', file: THREADS_FILE, reason: 'threads', relaxedProbe, timing: null,
-        int8Kernel: INT8_KERNEL.simd128, chooseMs: now() - start, threads: threadsAsked, threadsAsked, threadsReason };
+    if (!threadsReason) threads = threadsAsked;
   }
   if (env === 'relaxed-simd' && !relaxedProbe)
     throw new LinferError(relaxedBuilt() ? "LINFER_WASM_MODULE=relaxed-simd: this engine's relaxed SIMD fails the probe"
       : 'LINFER_WASM_MODULE=relaxed-simd: this package has no relaxed-SIMD module', 4);
   let simd, reason, timing = null;
-  if (env) {
+  if (threads > 1) {
+    simd = relaxedProbe && BUILT.relaxedThreads ? 'relaxed-simd' : 'simd128';
+    reason = 'threads';
+  } else if (env) {
     simd = env;
     reason = 'asked';
   } else if (relaxedProbe === null) {
@@ -228,47 +239,70 @@ function chooseModule(threadsAsked) {
     timing = injected || timeInt8Kernels();
     if (timing.relaxedUs < timing.simd128Us) int8Kernel = INT8_KERNEL['relaxed-simd'];
   }
-  return { simd, file: MODULES[simd].file, reason, relaxedProbe, timing, int8Kernel, chooseMs: now() - start,
-    threads: 1, threadsAsked, threadsReason };
+  const file = (threads > 1 ? THREADS_MODULES : MODULES)[simd].file;
+  return { simd, file, reason, relaxedProbe, timing, int8Kernel, chooseMs: now() - start, threads, threadsAsked,
+    threadsReason };
+}
+
+// The loader and files of the module a choice names.
+function moduleFiles(choice) {
+  return (choice.reason === 'threads' ? THREADS_MODULES : MODULES)[choice.simd];
+}
+
+// The module made ready for sessions: the relaxed modules told which int8 kernel to take (before
+// any session exists: a session's kernels are chosen when it is created).
+function ready(M, choice) {
+  if (choice.simd === 'relaxed-simd') M._linfer_js_use_relaxed_dot(choice.int8Kernel === INT8_KERNEL['relaxed-simd'] ? 1 : 0);
+  M.linferModule = choice;
+  return M;
+}
+
+// A loader that did not load or defines no factory: one LinferError naming the file.
+function loaderError(spec, e) {
+  return e instanceof LinferError ? e : new LinferError(`cannot load ${spec.loader}: ${(e && e.message) || e}`, 2);
 }
 
 let wasmPromise = null;
 let wasmThreadsAsked = 1;  // what the module was (or is being) loaded for
 
-// The module, chosen and instantiated once (the tail's loadWasm fetches or reads the file), for
+// The module, chosen and instantiated once (the tail fetches or reads the file and its loader), for
 // `threadsAsked` threads (load()); every other call loads it for one thread.
 function wasm(threadsAsked = 1) {
   if (!wasmPromise) {
     wasmThreadsAsked = threadsAsked;
     wasmPromise = new Promise((resolve, reject) => {
       const choice = chooseModule(threadsAsked);
+      const spec = moduleFiles(choice);
+      // The module is fetched and compiled while its loader loads (the tail's compileWasm).
+      const compiled = compileWasm(spec.file);
+      compiled.catch(() => {});  // (rejected below, where it is awaited)
       if (choice.reason === 'threads') {
-        startThreadsModule(choice, resolve, reject);
+        startThreadsModule(choice, spec, compiled, resolve, reject);
         return;
       }
-      const factory = choice.simd === 'relaxed-simd' ? createLinferWasmRelaxed : createLinferWasm;
-      factory({
-        instantiateWasm(imports, receive) {
-          loadWasm(choice.file, imports).then((r) => receive(r.instance, r.module), reject);
-          return {};  // instantiated asynchronously
-        },
-      }).then((M) => {
-        if (choice.simd === 'relaxed-simd') M._linfer_js_use_relaxed_dot(choice.int8Kernel === INT8_KERNEL['relaxed-simd'] ? 1 : 0);
-        M.linferModule = choice;
-        resolve(M);
-      }, reject);
+      loaderFiles(spec).then((files) => {
+        if (typeof files.factory !== 'function') throw new Error(`it defines no ${spec.factory}`);
+        return files.factory({
+          instantiateWasm(imports, receive) {
+            compiled.then((module) => WebAssembly.instantiate(module, imports).then((instance) => receive(instance, module)))
+              .catch(reject);
+            return {};  // instantiated asynchronously
+          },
+        });
+      }, (e) => { throw loaderError(spec, e); }).then((M) => resolve(ready(M, choice)), (e) => reject(loaderError(spec, e)));
     });
     wasmPromise.catch(() => { wasmPromise = null; });  // a failed load may be tried again
   }
   return wasmPromise;
 }
 
-// The threads module: its loader (linfer-threads.js, read by the tail's threadsFiles) creates
-// threads - 1 workers, each of which loads the same loader and the compiled module; the module is
-// ready when all of them are. A worker that fails to start (its script missing, an error while it
-// loads) rejects the load with a LinferError and the others are stopped: never a promise left
-// waiting. In Node the loaded workers are unref'd, so that a program ends when its own work does.
-function startThreadsModule(choice, resolve, reject) {
+// A threads module: its loader (linfer-threads.js or linfer-relaxed-threads.js, read by the tail's
+// loaderFiles) creates threads - 1 workers, each of which loads the same loader and the compiled
+// module; the module is ready when all of them are. A worker that fails to start (its script
+// missing, an error while it loads) rejects the load with a LinferError and the others are
+// stopped: never a promise left waiting. In Node the loaded workers are unref'd, so that a program
+// ends when its own work does.
+function startThreadsModule(choice, spec, compiled, resolve, reject) {
   const workers = [];
   let failed = false;
   const fail = (message, status) => {
@@ -277,11 +311,11 @@ function startThreadsModule(choice, resolve, reject) {
     for (const w of workers) w.terminate();
     reject(new LinferError(message, status));
   };
-  threadsFiles().then((files) => {
-    if (typeof files.factory !== 'function') throw new Error('it defines no createLinferWasmThreads');
+  loaderFiles(spec).then((files) => {
+    if (typeof files.factory !== 'function') throw new Error(`it defines no ${spec.factory}`);
     const failedWorker = (e) => fail(`a worker of the threads module failed (${files.worker}): ` +
       `${(e && e.message) || 'its script did not load'}`, 7);
-    const ready = new Set();
+    const loadedWorkers = new Set();
     const settings = {
       linferWorkersAtStart: 0,  // PTHREAD_POOL_SIZE (runtime/js/CMakeLists.txt): made below instead
       mainScriptUrlOrBlob: files.script,  // what each worker loads
@@ -290,7 +324,7 @@ function startThreadsModule(choice, resolve, reject) {
       // single-threaded run holds it): emscripten's warning about that is dropped, not the rest.
       printErr: (text) => { if (!/^Blocking on the main thread/.test(text)) console.warn(text); },
       instantiateWasm(imports, receive) {
-        loadWasm(choice.file, imports).then((r) => {
+        compiled.then((module) => WebAssembly.instantiate(module, imports).then((instance) => ({ instance, module }))).then((r) => {
           const pthreads = settings.PThread;  // (exported once the loader's first pass is done)
           // The workers, made here and not as the loader starts, so that each is watched from its
           // creation: a script that does not load may say so before the module is ready.
@@ -300,7 +334,7 @@ function startThreadsModule(choice, resolve, reject) {
             workers.push(worker);
             if (typeof worker.on === 'function') {  // Node's worker_threads
               worker.on('error', failedWorker);
-              worker.on('exit', (code) => { if (!ready.has(worker)) fail(`a worker of the threads module ended while loading (exit code ${code})`, 7); });
+              worker.on('exit', (code) => { if (!loadedWorkers.has(worker)) fail(`a worker of the threads module ended while loading (exit code ${code})`, 7); });
             } else {
               worker.addEventListener('error', failedWorker);
             }
@@ -308,7 +342,7 @@ function startThreadsModule(choice, resolve, reject) {
           const loadWorker = pthreads.loadWasmModuleToWorker;
           pthreads.loadWasmModuleToWorker = (worker, loaded) => {
             loadWorker(worker, () => {
-              ready.add(worker);
+              loadedWorkers.add(worker);
               if (typeof worker.unref === 'function') worker.unref();
               if (loaded) loaded(worker);
             });
@@ -321,11 +355,9 @@ function startThreadsModule(choice, resolve, reject) {
       },
     };
     return files.factory(settings).then((M) => {
-      if (failed) return;
-      M.linferModule = choice;
-      resolve(M);
+      if (!failed) resolve(ready(M, choice));
     });
-  }).catch((e) => fail(e instanceof LinferError ? e.message : `cannot load the threads module's linfer-threads.js: ${e.message || e}`,
+  }).catch((e) => fail(e instanceof LinferError ? e.message : `cannot load the threads module's ${spec.loader}: ${e.message || e}`,
     e instanceof LinferError ? e.status : 2));
 }
 

@@ -1,16 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
-// ---- CommonJS (runtime/js/lib/tail.cjs): Node reads linfer.wasm beside this file -------------
-function loadWasm(file, imports) {
-  const bytes = require('fs').readFileSync(require('path').join(__dirname, file));
-  return WebAssembly.instantiate(bytes, imports);  // { instance, module }
+// ---- CommonJS (runtime/js/lib/tail.cjs): Node reads the modules beside this file --------------
+function compileWasm(file) {
+  return new Promise((resolve) => resolve(require('fs').readFileSync(require('path').join(__dirname, file))))
+    .then((bytes) => WebAssembly.compile(bytes));
 }
 
-// The threads module's loader (CommonJS, beside this file) and the paths its workers load.
-function threadsFiles() {
+// A module's loader (CommonJS, beside this file) and, for a threads module, the paths its workers load.
+function loaderFiles(spec) {
   return new Promise((resolve) => {
     const path = require('path');
-    const script = path.join(__dirname, 'linfer-threads.js');
-    resolve({ factory: require(script), script, worker: path.join(__dirname, 'linfer-threads.worker.js') });
+    const script = path.join(__dirname, spec.loader);
+    resolve({ factory: require(script), script, worker: spec.worker && path.join(__dirname, spec.worker) });
   });
 }
 

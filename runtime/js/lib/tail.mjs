@@ -1,39 +1,39 @@
 // SPDX-License-Identifier: Apache-2.0
-// ---- ES module (runtime/js/lib/tail.mjs): linfer.wasm beside this file, read in Node, fetched
-// (and compiled while it streams) in browsers ----------------------------------------------------
+// ---- ES module (runtime/js/lib/tail.mjs): the modules beside this file, read in Node, fetched
+// (and compiled while they stream) in browsers ---------------------------------------------------
 const IN_NODE = typeof process === 'object' && process.versions && process.versions.node;
 
-async function loadWasm(file, imports) {  // { instance, module }
+async function compileWasm(file) {
   const url = new URL('./' + file, import.meta.url);
   if (IN_NODE) {
     const fs = await import('node:fs');
-    return WebAssembly.instantiate(fs.readFileSync(url), imports);
+    return WebAssembly.compile(fs.readFileSync(url));
   }
-  if (WebAssembly.instantiateStreaming) {
+  if (WebAssembly.compileStreaming) {
     try {
-      return await WebAssembly.instantiateStreaming(fetch(url), imports);
+      return await WebAssembly.compileStreaming(fetch(url));
     } catch (e) {  // a server without the application/wasm type: compile from the bytes instead
       if (!(e instanceof TypeError)) throw e;
     }
   }
   const response = await fetch(url);
   if (!response.ok) throw new LinferError(`cannot fetch ${url}: HTTP ${response.status}`, 2);
-  return WebAssembly.instantiate(await response.arrayBuffer(), imports);
+  return WebAssembly.compile(await response.arrayBuffer());
 }
 
-// The threads module's loader, a classic script beside this file that its workers load too: in
-// Node required (CommonJS), in browsers imported (it names its factory on globalThis).
-async function threadsFiles() {
+// A module's loader, a classic script beside this file (a threads module's workers load it too):
+// in Node required (CommonJS), in browsers imported (it names its factory on globalThis).
+async function loaderFiles(spec) {
   const url = (name) => new URL('./' + name, import.meta.url);
   if (IN_NODE) {
     const { createRequire } = await import('node:module');
     const { fileURLToPath } = await import('node:url');
-    const script = fileURLToPath(url('linfer-threads.js'));
-    return { factory: createRequire(import.meta.url)(script), script, worker: fileURLToPath(url('linfer-threads.worker.js')) };
+    const script = fileURLToPath(url(spec.loader));
+    return { factory: createRequire(import.meta.url)(script), script, worker: spec.worker && fileURLToPath(url(spec.worker)) };
   }
-  const script = url('linfer-threads.js').href;
+  const script = url(spec.loader).href;
   await import(script);
-  return { factory: globalThis.createLinferWasmThreads, script, worker: url('linfer-threads.worker.js').href };
+  return { factory: globalThis[spec.factory], script, worker: spec.worker && url(spec.worker).href };
 }
 
 export { Model, Session, LinferError, version, heapStats, moduleInfo, load };

@@ -13,7 +13,8 @@
 //     EXPECT none: the engine has no SIMD; loading must fail with one LinferError naming it.
 //     EXPECT refused: LINFER_WASM_MODULE or LINFER_WASM_TIMING is malformed; loading must fail with
 //     one LinferError naming the setting.
-//     EXPECT threads (REASON threads): load({ threads: 2 }) must load linfer-threads.wasm (by import and by require);
+//     EXPECT threads (REASON simd128 or relaxed-simd): load({ threads: 2 }) must load that threads
+//     module, linfer-threads.wasm or linfer-relaxed-threads.wasm (by import and by require);
 //     OUT.json gets every model's outputs at 2 threads, which must equal the same module's at 1
 //     thread, bit for bit; then the threads option's bad values, a second 2-thread session while
 //     the pool's one worker is taken, the heap over runs and over create/run/dispose cycles, and a
@@ -33,6 +34,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const INT8_KERNEL = { 'relaxed-simd': 'dense_int8_wasm_relaxed', simd128: 'dense_int8_wasm_simd128' };
 const FLOAT_KERNELS = { 'relaxed-simd': 'dense_f32_wasm_relaxed', simd128: 'dense_f32_wasm_simd128' };
+const THREADS_FILES = { 'relaxed-simd': 'linfer-relaxed-threads', simd128: 'linfer-threads' };
 
 // A relaxed dot product of splat(3) by splat(5), accumulator 0: 60 per lane by the spec. Whether
 // this engine accepts the instruction, and what it computes (Node 20 behind its flag: 120).
@@ -130,8 +132,8 @@ async function main() {
     return;
   }
   if (expect === 'threads') {
-    assert.equal(reason, 'threads');
-    await threads(linfer, linferCjs, pkg, data, outFile);
+    assert.ok(THREADS_FILES[reason], `threads: expected simd128 or relaxed-simd, got ${reason}`);
+    await threads(linfer, linferCjs, pkg, data, reason, outFile);
     return;
   }
   const chosen = await linfer.moduleInfo(), chosenCjs = await linferCjs.moduleInfo();
@@ -187,11 +189,12 @@ async function rejects(f, api, status, pattern) {
 }
 
 // The threads module (EXPECT threads, above).
-async function threads(linfer, linferCjs, pkg, data, outFile) {
+async function threads(linfer, linferCjs, pkg, data, simd, outFile) {
+  const base = THREADS_FILES[simd];
   for (const api of [linfer, linferCjs]) {
     const info = await api.load({ threads: 2 });
-    assert.equal(info.file, 'linfer-threads.wasm', JSON.stringify(info));
-    assert.deepEqual([info.reason, info.threads, info.threadsAsked, info.threadsReason], ['threads', 2, 2, null]);
+    assert.equal(info.file, `${base}.wasm`, JSON.stringify(info));
+    assert.deepEqual([info.simd, info.reason, info.threads, info.threadsAsked, info.threadsReason], [simd, 'threads', 2, 2, null]);
   }
   console.log(`module_choice: load({ threads: 2 }) ${JSON.stringify(await linfer.moduleInfo())}`);
   const lines = [], linesOne = [];
@@ -201,6 +204,7 @@ async function threads(linfer, linferCjs, pkg, data, outFile) {
   const one = await outputs(linfer, data, linesOne, { threads: 1 });
   for (const line of lines) assert.match(line, /threads: 2/, line);
   for (const line of linesOne) assert.match(line, /threads: 1/, line);
+  for (const line of lines.filter((l) => /\.f32[.:]/.test(l))) assert.match(line, new RegExp(FLOAT_KERNELS[simd]), line);
   const differ = Object.keys(out).filter((k) => out[k] !== one[k]);
   assert.equal(differ.length, 0, `outputs at 2 threads differ from 1 thread's: ${differ.join(', ')}`);
   fs.writeFileSync(outFile, JSON.stringify(out));
@@ -276,8 +280,8 @@ async function threads(linfer, linferCjs, pkg, data, outFile) {
     const copy = fs.mkdtempSync(path.join(os.tmpdir(), 'linfer-threads-'));
     try {
       for (const f of fs.readdirSync(pkg)) if (fs.statSync(path.join(pkg, f)).isFile()) fs.copyFileSync(path.join(pkg, f), path.join(copy, f));
-      if (script === null) fs.rmSync(path.join(copy, 'linfer-threads.worker.js'));
-      else fs.writeFileSync(path.join(copy, 'linfer-threads.worker.js'), script);
+      if (script === null) fs.rmSync(path.join(copy, `${base}.worker.js`));
+      else fs.writeFileSync(path.join(copy, `${base}.worker.js`), script);
       const program = `import(${JSON.stringify(pathToFileURL(path.join(copy, 'index.mjs')).href)}).then((l) => ` +
         'l.load({ threads: 2 }).then(() => console.log("loaded"), (e) => console.log(`${e.name} ${e.statusName}: ${e.message}`)))';
       const child = spawnSync(process.execPath, ['--input-type=module', '-e', program], { encoding: 'utf8', timeout: 60000 });

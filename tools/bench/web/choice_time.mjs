@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// What choosing the module costs at load: the probes and, where both modules run, the timing of the
-// two int8 kernels (moduleInfo().chooseMs, timing.ms), and which module each load chose, in fresh
+// What choosing the module costs at load: the probes and, where relaxed SIMD runs, the timing of the
+// relaxed module's two int8 kernels (moduleInfo().chooseMs, timing.ms), and which module each load chose, in fresh
 // processes of Node 20 (Debian's), Node 22 (npm's) and fresh pages of headless Chromium (the
 // language-ID page, examples/web; not cross-origin isolated: its timer has 0.1 ms steps).
 //   node tools/bench/web/choice_time.mjs [RUNS]     (after scripts/test-wasm.sh built the package)

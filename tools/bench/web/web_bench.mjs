@@ -70,11 +70,13 @@ const ortWasm = path.join(ortDir, 'dist/ort-wasm-simd-threaded.wasm');
 const ortJs = [path.join(ortDir, 'dist/ort.wasm.min.mjs'), path.join(ortDir, 'dist/ort-wasm-simd-threaded.mjs')];
 const linferWasm = path.join(pkg, wasmModule.file), linferJs = path.join(pkg, 'index.mjs');
 const ortTotal = fileSize(ortWasm) + ortJs.reduce((s, f) => s + fileSize(f), 0);
-// (the threads module's page also loads its loader and worker script)
-const threadsJs = wasmModule.threads > 1 ? ['linfer-threads.js', 'linfer-threads.worker.js'].map((f) => fileSize(path.join(pkg, f))) : [];
-const linferTotal = fileSize(linferWasm) + fileSize(linferJs) + threadsJs.reduce((a, b) => a + b, 0);
+// (a page also loads the module's loader and, for a threads module, its worker script)
+const base = wasmModule.file.replace(/\.wasm$/, '');
+const loaderJs = [`${base}.js`, ...(wasmModule.threads > 1 ? [`${base}.worker.js`] : [])]
+  .reduce((sum, f) => sum + fileSize(path.join(pkg, f)), 0);
+const linferTotal = fileSize(linferWasm) + fileSize(linferJs) + loaderJs;
 console.log(`\nsizes: ${wasmModule.file} ${kb(fileSize(linferWasm))} + index.mjs ${kb(fileSize(linferJs))}` +
-  `${threadsJs.length ? ` + its loader and worker ${kb(threadsJs[0] + threadsJs[1])}` : ''} = ${kb(linferTotal)}; ` +
+  ` + its loader${wasmModule.threads > 1 ? ' and worker' : ''} ${kb(loaderJs)} = ${kb(linferTotal)}; ` +
   `ORT ort-wasm-simd-threaded.wasm ${kb(fileSize(ortWasm))} + ort.wasm.min.mjs and its loader ${kb(ortTotal - fileSize(ortWasm))} ` +
   `= ${kb(ortTotal)}: ${(ortTotal / linferTotal).toFixed(1)}x`);
 process.exitCode = failed ? 1 : 0;
