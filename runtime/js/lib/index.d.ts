@@ -32,7 +32,7 @@ export interface SessionOptions {
 }
 
 export interface LoadOptions {
-  /** More than 1: the threads module where SharedArrayBuffer is usable (default 1). */
+  /** More than 1: a threads module where SharedArrayBuffer is usable (default 1). */
   threads?: number;
 }
 
@@ -94,18 +94,18 @@ export function heapStats(): Promise<{ inUse: number; memoryBytes: number }>;
 /** The module this engine runs, and why. */
 export interface ModuleInfo {
   simd: 'relaxed-simd' | 'simd128';
-  file: 'linfer-relaxed.wasm' | 'linfer.wasm' | 'linfer-threads.wasm';
+  file: 'linfer-relaxed.wasm' | 'linfer.wasm' | 'linfer-relaxed-threads.wasm' | 'linfer-threads.wasm';
   /** asked: LINFER_WASM_MODULE; threads: load({ threads }). */
   reason: 'relaxed probe passed' | 'asked' | 'relaxed probe failed' | 'no relaxed module' | 'threads';
   /** Whether relaxed SIMD passed its probes; null when the package has no relaxed module. */
   relaxedProbe: boolean | null;
-  /** The relaxed module's two int8 dot products timed on the same work (microseconds); else null. */
+  /** The relaxed modules' two int8 dot products timed on the same work (microseconds); else null. */
   timing: { relaxedUs: number; simd128Us: number; reps: number; injected: boolean; ms: number } | null;
-  /** The int8 dense layers' kernel: in the relaxed module the faster of the two in `timing`. */
+  /** The int8 dense layers' kernel: in a relaxed module the faster of the two in `timing`. */
   int8Kernel: 'dense_int8_wasm_relaxed' | 'dense_int8_wasm_simd128';
   /** Milliseconds the probes and the timing took. */
   chooseMs: number;
-  /** The most threads a session may run on (1 but in the threads module). */
+  /** The most threads a session may run on (1 but in a threads module). */
   threads: number;
   /** What load() asked for (1 without load()). */
   threadsAsked: number;
