@@ -7,11 +7,7 @@
 namespace linfer::kernels::dense {
 
 LINFER_DENSE_RUN(run_f32_wasm_simd128) {
-  wasm::run_float<wasm::kF32Rows, float>(w, in, rows, y, y_stride, n_begin, n_end, e,
-                                         [](const float* p, size_t c, v128_t(&out)[2]) {
-                                           out[0] = wasm_v128_load(p + c);
-                                           out[1] = wasm_v128_load(p + c + 4);
-                                         });
+  wasm::run_float<wasm::kF32Rows, float>(w, in, rows, y, y_stride, n_begin, n_end, e, wasm::LoadFloats{});
 }
 
 }  // namespace linfer::kernels::dense

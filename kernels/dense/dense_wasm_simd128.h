@@ -7,14 +7,13 @@
 // The engine maps v128 values onto the host's vector registers: 16 on x86-64 (SSE/AVX; V8 keeps
 // one as scratch), 32 on arm64. The f32 tile of 5 rows x 8 channels keeps 10 accumulators, 2
 // weight vectors, a broadcast input and a product live (14), so it fits either without spills
-// (in V8 on x86-64, 6 rows spill: 24% slower; 4 rows: 5% slower); f16 keeps 4 rows for its
-// widening's temporaries. SIMD128 has no fused multiply-add, so each product is a multiply and an
-// add. The relaxed module (-mrelaxed-simd) uses f32x4.relaxed_madd, which engines lower to one
-// fused multiply-add where the CPU has one (x86 FMA3, Arm) and to a multiply and an add elsewhere:
-// no product register, so f32 and f16 take 6 rows (12 accumulators, 2 weight vectors, a broadcast
-// input: 15; f16's widening temporaries die before the products). In V8 on a Zen 4 core, the S
-// and M shapes' f32 tiles run at 54-56 GFLOP/s against 42-43 with a multiply and an add (4 rows
-// with relaxed_madd: 50-53), f16's at 21-22 against 15 (4 rows: 17, 5 rows: 19-20).
+// (in V8 on x86-64, 6 rows spill: 24% slower; 4 rows: 5% slower). f16 runs this tile on panels
+// widened ahead (dense_f16_wasm_simd128.cc). SIMD128 has no fused multiply-add, so each product
+// is a multiply and an add. The relaxed module (-mrelaxed-simd) uses f32x4.relaxed_madd, which
+// engines lower to one fused multiply-add where the CPU has one (x86 FMA3, Arm) and to a multiply
+// and an add elsewhere: no product register, so the tile takes 6 rows (12 accumulators, 2 weight
+// vectors, a broadcast input: 15). In V8 on a Zen 4 core, the S and M shapes' f32 tiles run at
+// 54-56 GFLOP/s against 42-43 with a multiply and an add (4 rows with relaxed_madd: 50-53).
 #pragma once
 
 #if defined(__wasm_simd128__)
@@ -36,11 +35,11 @@ constexpr size_t kFloatRowBlockBytes = 128 * 1024;
 constexpr size_t kInt8RowBlockBytes = 64 * 1024;
 
 #if defined(__wasm_relaxed_simd__)
-constexpr int kF32Rows = 6, kF16Rows = 6;
+constexpr int kF32Rows = 6;
 // acc + w * a, fused where the engine's CPU can.
 inline v128_t mul_add(v128_t w, v128_t a, v128_t acc) { return __builtin_wasm_relaxed_madd_f32x4(w, a, acc); }
 #else
-constexpr int kF32Rows = 5, kF16Rows = 4;
+constexpr int kF32Rows = 5;
 inline v128_t mul_add(v128_t w, v128_t a, v128_t acc) { return wasm_f32x4_add(acc, wasm_f32x4_mul(w, a)); }
 #endif
 
@@ -114,25 +113,47 @@ inline void float_half_tile(const T* panel, size_t K, size_t c, const float* x, 
   }
 }
 
+// The f32 panels' widen: 8 floats as they are (a type, so that the tile inlines it).
+struct LoadFloats {
+  void operator()(const float* p, size_t c, v128_t (&out)[2]) const {
+    out[0] = wasm_v128_load(p + c);
+    out[1] = wasm_v128_load(p + c + 4);
+  }
+};
+
 // A whole f32 or f16 dense kernel: every row block through every panel, in tiles of up to kRows
-// rows x 16 channels (two half tiles).
+// rows x 16 channels (two half tiles); panel_of(n) gives the panel of channels [n, n + 16) as T
+// (the tiles of one panel and row block come one after another).
+// Rows come in blocks of block_bytes of inputs.
+template <int kRows, class T, class PanelOf, class Widen>
+inline void run_panels(const DenseWeights& w, const DenseInput& in, size_t rows, float* y, size_t y_stride,
+                       size_t n_begin, size_t n_end, DenseEpilogue e, size_t block_bytes, PanelOf panel_of,
+                       Widen widen) {
+  const size_t K = w.in;
+  neon::run_tiles<kRows>(rows, block_bytes, K * sizeof(float), n_begin, n_end, y, y_stride, e.activation,
+                         [&](size_t r, auto rows_c, size_t n, size_t n_stop) {
+                           constexpr int R = decltype(rows_c)::value;
+                           const T* panel = panel_of(n);
+                           float bias_tail[kPanelRows];
+                           const float* bias = channel_block(w.bias, n, w.out, bias_tail);
+                           const float* x = in.x + r * in.x_stride;
+                           float* yr = y + r * y_stride + n;
+                           const size_t count = n_stop - n;
+                           float_half_tile<R>(panel, K, 0, x, in.x_stride, bias, yr, y_stride,
+                                              std::min<size_t>(count, 8), e, widen);
+                           if (count > 8)
+                             float_half_tile<R>(panel, K, 8, x, in.x_stride, bias, yr, y_stride, count - 8, e, widen);
+                         });
+}
+
+// run_panels on the weights' own panels.
 template <int kRows, class T, class Widen>
 inline void run_float(const DenseWeights& w, const DenseInput& in, size_t rows, float* y, size_t y_stride,
                       size_t n_begin, size_t n_end, DenseEpilogue e, Widen widen) {
-  const size_t K = w.in, panel_size = panel_bytes(w.dtype, uint32_t(K));
-  neon::run_tiles<kRows>(
-      rows, kFloatRowBlockBytes, K * sizeof(float), n_begin, n_end, y, y_stride, e.activation,
-      [&](size_t r, auto rows_c, size_t n, size_t n_stop) {
-        constexpr int R = decltype(rows_c)::value;
-        const T* panel = static_cast<const T*>(w.panels) + (n / kPanelRows) * (panel_size / sizeof(T));
-        float bias_tail[kPanelRows];
-        const float* bias = channel_block(w.bias, n, w.out, bias_tail);
-        const float* x = in.x + r * in.x_stride;
-        float* yr = y + r * y_stride + n;
-        const size_t count = n_stop - n;
-        float_half_tile<R>(panel, K, 0, x, in.x_stride, bias, yr, y_stride, std::min<size_t>(count, 8), e, widen);
-        if (count > 8) float_half_tile<R>(panel, K, 8, x, in.x_stride, bias, yr, y_stride, count - 8, e, widen);
-      });
+  const size_t panel_size = panel_bytes(w.dtype, uint32_t(w.in)) / sizeof(T);
+  run_panels<kRows, T>(
+      w, in, rows, y, y_stride, n_begin, n_end, e, kFloatRowBlockBytes,
+      [&](size_t n) { return static_cast<const T*>(w.panels) + (n / kPanelRows) * panel_size; }, widen);
 }
 
 }  // namespace linfer::kernels::dense::wasm
