@@ -121,10 +121,9 @@ struct LoadFloats {
   }
 };
 
-// A whole f32 or f16 dense kernel: every row block through every panel, in tiles of up to kRows
-// rows x 16 channels (two half tiles); panel_of(n) gives the panel of channels [n, n + 16) as T
-// (the tiles of one panel and row block come one after another).
-// Rows come in blocks of block_bytes of inputs.
+// A whole f32 or f16 dense kernel: every row block (block_bytes of inputs) through every panel,
+// in tiles of up to kRows rows x 16 channels (two half tiles); panel_of(n) gives the panel of
+// channels [n, n + 16) as T (the tiles of one panel and row block come one after another).
 template <int kRows, class T, class PanelOf, class Widen>
 inline void run_panels(const DenseWeights& w, const DenseInput& in, size_t rows, float* y, size_t y_stride,
                        size_t n_begin, size_t n_end, DenseEpilogue e, size_t block_bytes, PanelOf panel_of,

@@ -31,10 +31,10 @@ struct QuantizedRows {
   size_t smoothed_stride = 0;
 };
 
-// A multiple of every dense kernel's tile height (6 rows on x86; 2, 4 and 8 on Arm) but wasm's
-// f32 tile of 5 rows, whose outputs do not depend on where a tile starts (each is the same chain
-// of float multiplies and adds), so the threads module's are the same for any split too (and
-// the relaxed module's tiles of 6).
+// A multiple of every dense kernel's tile height (6 rows on x86 and in the relaxed wasm modules;
+// 2, 4 and 8 on Arm) but the SIMD128 wasm float tile of 5 rows, whose outputs do not depend on
+// where a tile starts (each is the same chain of float multiplies and adds), so the threads
+// module's are the same for any split too.
 constexpr size_t kRowQuantum = 24;
 // The fewest rows of a chunk when a layer's rows are cut into more chunks than threads: the kernel
 // passes the weights once per chunk (as once per row block within one: 128 rows of 512 f32
