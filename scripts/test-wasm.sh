@@ -188,6 +188,7 @@ for m in gpt2:50257 bert:30522 xlmr:4002; do
 done
 LINFER_WASM_TIMING=relaxed=50,simd128=80 node examples/web/test_page.mjs /usr/bin/chromium linfer-relaxed.wasm
 node examples/web/test_page.mjs /usr/bin/chromium   # Chromium's own timing: one module fetched
+LINFER_WASM_MODULE=simd128 node examples/web/test_page.mjs /usr/bin/chromium linfer.wasm   # SIMD128's loader in a page
 # Asking for 2 threads: a cross-origin-isolated page loads the threads module (and its worker);
 # without the isolation headers, a single-threaded module, saying why.
 node examples/web/test_page.mjs /usr/bin/chromium linfer-relaxed-threads.wasm --threads 2 --isolated

@@ -7,7 +7,8 @@
 // error or warning. Where the engine
 // runs relaxed SIMD the package times the relaxed module's two int8 kernels to choose one;
 // LINFER_WASM_TIMING in this script's environment (relaxed=US,simd128=US) is given to the page to
-// decide with instead.
+// decide with instead, and LINFER_WASM_MODULE to ask for a module. The page must fetch one module
+// and its loader (linfer*.js), no other.
 // With --threads N the page asks for N threads (/examples/web/?threads=N); with --isolated the server
 // makes it cross-origin isolated (COOP and COEP headers), where it must load the threads module;
 // without, a single-threaded module saying why. With --worker-missing as well the server answers 404
@@ -29,6 +30,7 @@ const isolated = flags.includes('--isolated');
 const workerMissing = flags.includes('--worker-missing');
 const [chromium = 'chromium', expectModule = ''] = flags.filter((f) => !f.startsWith('--'));
 const wasmFetched = [];  // the .wasm files the page asked for
+const loadersFetched = [];  // and the modules' loaders (the package's linfer*.js)
 const TYPES = { '.html': 'text/html', '.js': 'text/javascript', '.mjs': 'text/javascript',
   '.wasm': 'application/wasm', '.txt': 'text/plain; charset=utf-8' };
 
@@ -40,6 +42,7 @@ function serve() {
     if (!file.startsWith(root + path.sep)) { res.writeHead(403).end(); return; }
     if (rel.endsWith('/')) file = path.join(file, 'index.html');
     if (rel.endsWith('.wasm')) wasmFetched.push(path.basename(rel));
+    if (/\/js\/linfer\/linfer[a-z-]*\.js$/.test(rel) && !rel.endsWith('.worker.js')) loadersFetched.push(path.basename(rel));
     if (workerMissing && /\/linfer(-relaxed)?-threads\.worker\.js$/.test(rel)) { res.writeHead(404).end(); return; }
     fs.readFile(file, (err, body) => {
       if (err) { res.writeHead(404).end(); return; }
@@ -108,10 +111,11 @@ async function main() {
     const page = (method, params) => browser.send(method, params, sessionId);
     const evaluate = async (expression) => (await page('Runtime.evaluate', { expression, returnByValue: true })).result.value;
     await page('Runtime.enable');
-    if (process.env.LINFER_WASM_TIMING) {
+    for (const name of ['LINFER_WASM_TIMING', 'LINFER_WASM_MODULE']) {
+      if (!process.env[name]) continue;
       await page('Page.enable');
       await page('Page.addScriptToEvaluateOnNewDocument',
-        { source: `globalThis.LINFER_WASM_TIMING = ${JSON.stringify(process.env.LINFER_WASM_TIMING)};` });
+        { source: `globalThis.${name} = ${JSON.stringify(process.env[name])};` });
     }
     await page('Page.navigate', { url });
     let state = '';
@@ -133,10 +137,11 @@ async function main() {
     const choice = await page('Runtime.evaluate', { expression: "import('/build-wasm/js/linfer/index.mjs').then((l) => l.moduleInfo())",
       awaitPromise: true, returnByValue: true }).then((r) => r.result.value);
     console.log(`page: moduleInfo() ${JSON.stringify(choice)}`);
-    const moduleOk = wasmFetched.length === 1 && wasmFetched[0] === shownModule && (!expectModule || shownModule === expectModule);
+    const moduleOk = wasmFetched.length === 1 && wasmFetched[0] === shownModule && (!expectModule || shownModule === expectModule) &&
+      new Set(loadersFetched).size === 1 && loadersFetched[0] === shownModule.replace(/\.wasm$/, '.js');  // (workers load it too)
     if (!moduleOk) ++failures;
     console.log(`${moduleOk ? 'ok  ' : 'FAIL'} module: the page runs ${shownModule}, fetched ${wasmFetched.join(', ') || 'none'}` +
-      (expectModule ? `, expected ${expectModule}` : ''));
+      ` and the loader ${loadersFetched.join(', ') || 'none'}` + (expectModule ? `, expected ${expectModule}` : ''));
     if (threads) {  // isolated: the threads module with its threads; else one thread and the reason
       const status = await evaluate("document.getElementById('status').textContent");
       const threadsOk = isolated
