@@ -41,7 +41,8 @@ constexpr size_t kMinTilesPerBlock = 3;
 // block come one after another), then the f32 tile runs on it: the widening (about 20
 // instructions per input and 16 channels) is paid once per block of rows instead of once per
 // tile, and the products are the same floats in the same order as widening in the tile. Blocks
-// are the f32 kernel's (128 KiB of inputs) or, with more than 1,820 inputs, 3 tiles of rows.
+// are the f32 kernel's (128 KiB of inputs) or, where that is fewer rows, 3 tiles of rows (above
+// 1,820 inputs in the relaxed module, 2,184 in SIMD128's).
 LINFER_DENSE_RUN(run_f16_wasm_simd128) {
   const size_t K = w.in;
   if (K > kMaxWidenedInputs) {

@@ -86,10 +86,6 @@ function probeRuns(bytes) {
   }
 }
 
-function relaxedBuilt() {
-  return BUILT.relaxed;
-}
-
 // A setting from Node's environment or, first, a global set before the first call.
 function setting(name) {
   if (globalThis[name] !== undefined) return String(globalThis[name]);
@@ -207,7 +203,7 @@ function chooseModule(threadsAsked) {
   if (missing.length)
     throw new LinferError(`this WebAssembly engine lacks ${missing.join(' and ')}, which linfer's modules need ` +
       '(Chrome 95, Firefox 100, Safari 16.4, Node 18 or later)', 4);
-  const relaxedProbe = relaxedBuilt() ? probeRuns(PROBE_RELAXED) && probeRuns(PROBE_RELAXED_MADD) : null;
+  const relaxedProbe = BUILT.relaxed ? probeRuns(PROBE_RELAXED) && probeRuns(PROBE_RELAXED_MADD) : null;
   const now = () => (typeof performance === 'object' ? performance.now() : Date.now());
   let threadsReason = null, threads = 1;
   if (threadsAsked > 1) {
@@ -215,7 +211,7 @@ function chooseModule(threadsAsked) {
     if (!threadsReason) threads = threadsAsked;
   }
   if (env === 'relaxed-simd' && !relaxedProbe)
-    throw new LinferError(relaxedBuilt() ? "LINFER_WASM_MODULE=relaxed-simd: this engine's relaxed SIMD fails the probe"
+    throw new LinferError(BUILT.relaxed ? "LINFER_WASM_MODULE=relaxed-simd: this engine's relaxed SIMD fails the probe"
       : 'LINFER_WASM_MODULE=relaxed-simd: this package has no relaxed-SIMD module', 4);
   let simd, reason, timing = null;
   if (threads > 1) {
@@ -239,9 +235,8 @@ function chooseModule(threadsAsked) {
     timing = injected || timeInt8Kernels();
     if (timing.relaxedUs < timing.simd128Us) int8Kernel = INT8_KERNEL['relaxed-simd'];
   }
-  const file = (threads > 1 ? THREADS_MODULES : MODULES)[simd].file;
-  return { simd, file, reason, relaxedProbe, timing, int8Kernel, chooseMs: now() - start, threads, threadsAsked,
-    threadsReason };
+  return { simd, file: moduleFiles({ simd, reason }).file, reason, relaxedProbe, timing, int8Kernel,
+    chooseMs: now() - start, threads, threadsAsked, threadsReason };
 }
 
 // The loader and files of the module a choice names.
@@ -289,7 +284,7 @@ function wasm(threadsAsked = 1) {
             return {};  // instantiated asynchronously
           },
         });
-      }, (e) => { throw loaderError(spec, e); }).then((M) => resolve(ready(M, choice)), (e) => reject(loaderError(spec, e)));
+      }).then((M) => resolve(ready(M, choice)), (e) => reject(loaderError(spec, e)));
     });
     wasmPromise.catch(() => { wasmPromise = null; });  // a failed load may be tried again
   }
