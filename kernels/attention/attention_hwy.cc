@@ -89,7 +89,14 @@ LINFER_ATTENTION_TILE void WeightedValuesTile(float* const* acc_row, const float
     for (size_t i = 0; i < NV; ++i) hn::StoreU(acc[r][i], d, acc_row[r] + c + i * L);
 }
 
-float ExpShiftedSumExported(float* x, size_t n, float shift) { return ExpShiftedSum(x, n, shift); }
+// The softmax row out of line on aarch64: inlined into AttentionRows, GCC 12 reloaded the
+// exponent's constants from memory on every vector (37 instructions per 4 values against 28).
+#if HWY_TARGET == HWY_NEON && HWY_ARCH_ARM_A64
+#define LINFER_SOFTMAX_ROW HWY_NOINLINE
+#else
+#define LINFER_SOFTMAX_ROW
+#endif
+LINFER_SOFTMAX_ROW float ExpShiftedSumExported(float* x, size_t n, float shift) { return ExpShiftedSum(x, n, shift); }
 
 // Attention for R (1..4) rows at a time, over the keys in blocks of kKeyBlock with an online
 // softmax (running max and sum per row), so any number of keys works in O(block) scratch: k
@@ -177,7 +184,7 @@ void AttentionRows(const AttentionHeadArgs& a, size_t r0, float* scratch) {
         const float m_new = block_max > m[r] ? block_max : m[r];
         correction[r] = std::exp(m[r] - m_new);  // 0 on the first block (m = -inf)
         m[r] = m_new;
-        l[r] = l[r] * correction[r] + ExpShiftedSum(sr, nb, m_new);
+        l[r] = l[r] * correction[r] + ExpShiftedSumExported(sr, nb, m_new);
       }
       // acc[r] = acc[r] * correction + p[r] @ v[j0 : j0 + nb], vectorised over head_dim.
       const float* vb = a.v + j0 * a.v_stride;
