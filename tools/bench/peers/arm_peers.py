@@ -129,7 +129,8 @@ def guest(ctx, cpu, rt, T, runs, out, tag):
 def measure(ctx, cpu, rt, T):
     dtype = "int8" if "int8" in rt else "f32"
     tag = "%s-S%d-%s" % (cpu, T, rt)
-    e = {"cpu": cpu, "model": "S", "T": T, "rt": rt, "dtype": dtype}
+    e = {"cpu": cpu, "model": "S", "T": T, "rt": rt, "dtype": dtype,
+         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
     out = os.path.join(ctx.arm, "out", tag + ".npy")
     if os.path.exists(out):
         os.remove(out)
@@ -214,7 +215,9 @@ def main():
                           "LD_LIBRARY_PATH=" + ctx.py_libs, args.python, "-c",
                           "import platform; print(platform.python_version())"],
                          stdout=subprocess.PIPE, text=True).stdout.strip()
-    res["versions"] = versions(ctx.arm)
+    # a runtime not installed this time keeps the version its kept entries were measured with
+    res["versions"] = {k: v if v != "not installed" else res.get("versions", {}).get(k, v)
+                       for k, v in versions(ctx.arm).items()}
     res["versions"]["linfer"] = commit
     res["qemu"] = qemu
     res["python"] = "Debian arm64 python3 %s" % pyv

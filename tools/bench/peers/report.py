@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """Writes docs/peers.md and docs/peers.png from peers.py's results (also: report.py RESULTS.json OUT.md)."""
+import glob
 import json
 import os
 import sys
@@ -41,33 +42,23 @@ parallel region); tools/bench/peers/thread_wait_probe.cc times both on a model.
 """
 
 KERNEL_NOTE = """
-**Where a peer is ahead, and why.** Every runtime here runs the same Linformer graph (the compression
-E X, F X is in the ONNX, TFLite and ExecuTorch graphs too), so linfer's linear attention is no
-advantage over them: the cells compare kernels and graph overheads, and the dense layers are most
-of the work (linfer, S f32 at n = 512, one thread, `linfer-bench S_f32.lfm --seq-len 512 --threads 1
---profile`: dense 80%, the compression 7%, attention 11%; M: dense 86%).
+**Where a peer is within 1.25x or ahead, and why.** Every runtime here runs the same Linformer graph
+(the compression E X, F X is in the ONNX, TFLite and ExecuTorch graphs too), so linfer's linear
+attention is no advantage over them: the cells compare kernels and graph overheads.
 
-- **int8**: ONNX Runtime and LiteRT run AMX on this CPU (amx_int8 above: ONNX Runtime's hottest
-  instructions are `tdpbusd` tile products, and both processes ask the kernel for AMX's tile state,
-  `strace -f -e trace=arch_prctl`: `ARCH_REQ_XCOMP_PERM, XFEATURE_XTILE_DATA`), and so does linfer
-  (`dense_int8_amx`, chosen where the CPU and the OS allow it; VNNI elsewhere; docs/performance.md,
-  "int8 on AMX"). The cells still within 1.25x: LiteRT's dynamic-range int8 on S at n = 128 and
-  512, one thread (S's layers are 256 wide: less work per layer against the same per-layer steps,
-  quantizing the rows and the epilogue; not profiled yet), and M at n = 128 on two threads, where
-  linfer's second thread gains nothing (its 2-thread time is not below its 1-thread time in this
-  run, nor in docs/performance.md's AMX cells): not explained yet.
-- **f32** (ONNX Runtime and the XNNPACK peers within 1.25x in some cells, ahead in a few): in
-  isolation linfer's f32 kernel runs M's layers at 80-87% of the FMA peak (`linfer-kernel-bench
-  --rows 128 --kernel dense_f32_avx512`), but inside the model M's dense layers reach about half
-  of that at n = 128 (`linfer-bench M_f32.lfm --seq-len 128 --threads 1 --profile`): M's 398 MB
-  of weights stream from memory, and the f32 kernel's row blocks (256 KiB of input rows: 84 rows
-  of a 768-input layer) read those layers' weights twice at n = 128. A block sized from the core's
-  L2 would read them once; this machine's speed varies by up to 1.5x from one second to the next,
-  too much to measure the 5-10% that may be worth. The XNNPACK peers run the same kind of
-  register-tiled GEMM; at equal dense speed the ceiling of the ratio is set by the 14-20% of
-  linfer's time outside the dense layers.
-
-These are measured readings, not yet a per-op profile of each peer.
+- **f32**: LiteRT (XNNPACK) is the nearest peer in most cells (1.01-1.22x), and ONNX Runtime is
+  ahead on S at n = 128 on two threads (6.0 against 6.3 ms: S's 256-wide layers give each thread
+  little work). linfer's f32 forward pass already runs at 79-88% of the core's measured FMA peak
+  (`linfer-bench MODEL --seq-len N --threads 1`: S 92 and 98, M 97 and 102 GFLOP/s at n = 128 and
+  512, against 116 from `linfer-kernel-bench --kernel none`), so 1.25x LiteRT would take 116 GFLOP/s
+  or more on M (100% of the peak at n = 128, 102% at n = 512) and 109 (94%) on S at n = 512: the
+  FMA units, not the code, hold these cells.
+- **int8**: LiteRT's dynamic-range int8 (XNNPACK's VNNI kernels) is the nearest: 1.09x on S at n =
+  128, one thread, and 1.14x and 1.02x on M at n = 128; 1.36-1.83x in the other cells. linfer's M
+  int8 at n = 128, one thread (`linfer-bench M_int8.lfm --seq-len 128 --threads 1 --profile`):
+  the dense layers 58.7 ms of 74.6 at 371 GOP/s (80% of the core's VNNI peak, 463), the attention
+  9.5 ms (13%, 127 GOP/s) and the compression 5.7 ms (8%, 213 GOP/s). Linformer's own steps, not
+  the dense layers, are where these short-input cells can still gain.
 """
 
 
@@ -81,7 +72,8 @@ def label(rt, versions):
     return "%s %s" % (name, v) if kind != "linfer" else "**linfer**"
 
 
-def write(res, out_md):
+def tables(res):
+    """The f32 and int8 tables of one run: (markdown lines, quoted errors, cells within GOAL)."""
     cells = res["cells"]
     versions = res["versions"]
     errors = res["errors"]
@@ -130,6 +122,52 @@ def write(res, out_md):
                         if ratio < GOAL:
                             close.append((dtype, model, T, th, rt, e["ms"], c[base]["ms"], ratio))
                 lines.append("| %s | %s | %s |" % (model, label(rt, versions), " | ".join(row)))
+    return lines, notes, close
+
+
+def machine_line(res, tree="this tree"):
+    m = res["machine"]
+    return ("Machine: %s, %d cores (%s), Linux %s; %s; linfer built from %s, Release. "
+            "Threads: 1 and 2 (the columns' `1t`, `2t`). %s %.1f minutes (peers.py: the models, every "
+            "conversion, the output checks and the timing; the installs came before it).\n" % (
+                m["cpu"], m["cores"], " ".join(m["isa"]), m["kernel"], m["date"], tree,
+                "The benchmark took" if res.get("complete", True) else "Stopped (for time) after",
+                res["wall_s"] / 60))
+
+
+def close_table(close):
+    md = ["### Cells where a peer is within %.2fx of linfer or ahead\n" % GOAL]
+    if close:
+        md.append("| dtype | model | n | threads | runtime | peer ms | linfer ms | peer / linfer |")
+        md.append("| --- | --- | ---: | ---: | --- | ---: | ---: | ---: |")
+        for dtype, model, T, th, rt, ms, lms, r in close:
+            md.append("| %s | %s | %d | %d | %s | %s | %s | %.2fx |" % (dtype, model, T, th, RUNTIMES[rt][0],
+                                                                     fmt_ms(ms), fmt_ms(lms), r))
+    else:
+        md.append("None: linfer is at least %.2fx faster than every peer in every cell." % GOAL)
+    return md
+
+
+def earlier_section(path):
+    """A run of record on another machine (results/peers_results_*.json), kept beside this one's."""
+    with open(path) as f:
+        res = json.load(f)
+    lines, notes, close = tables(res)
+    md = ["\n## %s\n" % res["title"], res.get("intro", "") + "\n", machine_line(res, "the tree of that day")]
+    md.extend(lines)
+    if notes:
+        md.append("\nCells not run, quoted:\n")
+        md.extend("%d. %s" % (i + 1, t.replace("|", "\\|")) for i, t in enumerate(notes))
+    md.append("")
+    md.extend(close_table(close))
+    md.append(res.get("note", ""))
+    return md
+
+
+def write(res, out_md):
+    cells = res["cells"]
+    versions = res["versions"]
+    lines, notes, close = tables(res)
     m = res["machine"]
     loads = [x for c in cells for k in ("load_f32", "load_int8") for x in c.get(k, [])]
     lo, hi = (min(loads), max(loads)) if loads else (0, 0)
@@ -157,12 +195,7 @@ def write(res, out_md):
                                                 "" if res.get("complete", True) else
                                                 " **The run was stopped before its end: the cells below are those it finished.**"))
     md.append("## Results\n")
-    md.append("Machine: %s, %d cores (%s), Linux %s; %s; linfer built from this tree, Release. "
-              "Threads: 1 and 2 (the columns' `1t`, `2t`). %s %.1f minutes (peers.py: the models, every "
-              "conversion, the output checks and the timing; the installs came before it).\n" % (
-                  m["cpu"], m["cores"], " ".join(m["isa"]), m["kernel"], m["date"],
-                  "The benchmark took" if res.get("complete", True) else "Stopped (for time) after",
-                  res["wall_s"] / 60))
+    md.append(machine_line(res))
     md.extend(lines)
     md.append("\n![peer time over linfer's, per cell](peers.png)\n")
     if notes:
@@ -170,17 +203,11 @@ def write(res, out_md):
         for i, t in enumerate(notes):
             md.append("%d. %s" % (i + 1, t.replace("|", "\\|")))
         md.append("")
-    md.append("### Cells where a peer is within %.2fx of linfer or ahead\n" % GOAL)
-    if close:
-        md.append("| dtype | model | n | threads | runtime | peer ms | linfer ms | peer / linfer |")
-        md.append("| --- | --- | ---: | ---: | --- | ---: | ---: | ---: |")
-        for dtype, model, T, th, rt, ms, lms, r in close:
-            md.append("| %s | %s | %d | %d | %s | %s | %s | %.2fx |" % (dtype, model, T, th, RUNTIMES[rt][0],
-                                                                     fmt_ms(ms), fmt_ms(lms), r))
-    else:
-        md.append("None: linfer is at least %.2fx faster than every peer in every cell." % GOAL)
+    md.extend(close_table(close))
     md.append(THREAD_NOTE)
     md.append(KERNEL_NOTE)
+    for path in sorted(glob.glob(os.path.join(HERE, "results", "peers_results_*.json"))):
+        md.extend(earlier_section(path))
     md.append("\n## Outputs checked before timing\n")
     md.append("Each runtime's output on the suite's check ids (fixed random ids of length n) against the "
               "PyTorch float32 reference, one run at 2 threads, before any timing. f32 must be within 1e-3 of the "
@@ -243,6 +270,24 @@ def write(res, out_md):
     plot(res, os.path.join(os.path.dirname(out_md), "peers.png"))
 
 
+ARM_NOTE = """
+**Where MNN is ahead in f32, and why: it multiplies less.** Counted per translation block (the
+insn_profile plugin of tools/bench/arm; MNN's blocks mapped to the symbols of its aarch64 library,
+each block's FMLA instructions read from its disassembly; S f32 at n = 128 on the A72, one
+inference; polynomials of GELU and the exponent included in both): MNN executes 115.8 M FMLA .4S
+(463 M multiply-adds) and 35.3 M other instructions; linfer 121.4 M FMLA (486 M: the model's 478 M
+products and its polynomials) and 33.5 M others. So MNN is ahead by skipping about 5% of the
+products, not by executing them in fewer instructions: its inner loop (MNNPackedMatMul, a 12 x 8
+tile of FMLA by element) takes 1.15 instructions per FMLA, linfer's dense loop 1.14. The products
+it skips are Strassen's (MNN's StrassenMatrixComputor, whose steps run in the profile: seven
+half-size products where eight were), and its additions are a likely source of MNN's f32 error,
+1.36e-3 of 7.25 against less than 1e-5 for every other runtime (the output checks above). linfer
+computes every product, so the f32 goal is beyond any of its code: 478 M multiply-adds are 119.5 M
+FMLA instructions, and 1.25x MNN's count is 120.9 M. On the cores themselves the products are bound
+by the FMLA pipes, not by the instructions issued (llvm-mca, tools/bench/arm/README.md: the dense
+loop at 100% of one FMLA .4S per cycle on the A72 and two on the A76).
+"""
+
 ARM_CPUS = {"cortex-a72": "Cortex-A72 (Raspberry Pi 4), `qemu-aarch64 -cpu cortex-a72`",
             "cortex-a76": "Cortex-A76 (Raspberry Pi 5), `qemu-aarch64 -cpu cortex-a76`"}
 # rows of the Arm tables: (name, package key, f32 runtime, int8 runtime, int8 route)
@@ -295,7 +340,9 @@ def arm_section(arm):
               "(no dot product) and dense_int8_neondot (SDOT) on the A76. Repeatability: linfer's counts "
               "vary by a few hundred instructions per inference; two counts of the same ONNX Runtime "
               "process (1 run, about 925 M instructions in all, Python's start-up included) differed by "
-              "0.3 M, so a peer's figure is good to a few tenths of a million instructions." % (
+              "0.3 M, so a peer's figure is good to a few tenths of a million instructions; MNN's eight "
+              "cells, counted again two days apart with the same wheel, models and qemu, moved by 0.002-0.02%% "
+              "in f32 and up to 0.6%% in int8 (the other peers' counts are kept from the first run)." % (
                   v.get("linfer", "?"), arm.get("python", "Debian's arm64 python3")))
     md.append("")
     for cpu, title in ARM_CPUS.items():
@@ -349,8 +396,16 @@ def arm_section(arm):
                                                         "" if r >= GOAL else " (below %.2fx)" % GOAL))
     if best:
         md.append("Best peer per cell (fewest instructions; its count over linfer's): %s.\n" % "; ".join(best))
+    md.append(ARM_NOTE)
+    # Entries are kept from run to run (the grid can be widened): each says when it was counted.
+    by_date = {}
+    for e in entries:
+        kind = RUNTIMES[e["rt"]][4]
+        name = next((n.split(",")[0] for n, k, _, _, _ in ARM_ROWS if k == kind), kind)
+        by_date.setdefault(e.get("date", arm.get("date", "?")), []).append(name)
+    when = "; ".join("%s: %s" % (d, ", ".join(dict.fromkeys(by_date[d]))) for d in sorted(by_date))
     md.append("Measured %s. Reproduce (as root; after `bash tools/bench/peers/run.sh`, whose x86 conversions it "
-              "uses; installs everything under build-peers-arm/):\n" % arm.get("date", "?"))
+              "uses; installs everything under build-peers-arm/):\n" % when)
     md.append("```sh\n%s\n```\n" % arm.get("command", "bash tools/bench/peers/run_arm.sh"))
     md.append("Not here: tract publishes no aarch64 wheel (its crate would have to be built with cargo for "
               "aarch64-unknown-linux-gnu); PyTorch eager is the x86 reference only. Raw counts, every "
