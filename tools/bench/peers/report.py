@@ -135,6 +135,13 @@ def machine_line(res, tree="this tree"):
                 res["wall_s"] / 60))
 
 
+def quoted_errors(notes):
+    """The footnotes of a run's tables: why each cell marked [i] did not run."""
+    if not notes:
+        return []
+    return ["Cells not run, quoted:\n"] + ["%d. %s" % (i + 1, t.replace("|", "\\|")) for i, t in enumerate(notes)] + [""]
+
+
 def close_table(close):
     md = ["### Cells where a peer is within %.2fx of linfer or ahead\n" % GOAL]
     if close:
@@ -155,10 +162,8 @@ def earlier_section(path):
     lines, notes, close = tables(res)
     md = ["\n## %s\n" % res["title"], res.get("intro", "") + "\n", machine_line(res, "the tree of that day")]
     md.extend(lines)
-    if notes:
-        md.append("\nCells not run, quoted:\n")
-        md.extend("%d. %s" % (i + 1, t.replace("|", "\\|")) for i, t in enumerate(notes))
     md.append("")
+    md.extend(quoted_errors(notes))
     md.extend(close_table(close))
     md.append(res.get("note", ""))
     return md
@@ -198,11 +203,7 @@ def write(res, out_md):
     md.append(machine_line(res))
     md.extend(lines)
     md.append("\n![peer time over linfer's, per cell](peers.png)\n")
-    if notes:
-        md.append("Cells not run, quoted:\n")
-        for i, t in enumerate(notes):
-            md.append("%d. %s" % (i + 1, t.replace("|", "\\|")))
-        md.append("")
+    md.extend(quoted_errors(notes))
     md.extend(close_table(close))
     md.append(THREAD_NOTE)
     md.append(KERNEL_NOTE)
