@@ -146,7 +146,9 @@ void PackColumnsInt8(const float* x, size_t x_stride, size_t rows, size_t cols, 
   const hn::RebindToUnsigned<decltype(d)> du;
   const size_t L = hn::Lanes(d), V = kPanelRows / L;  // vectors per panel row
   const size_t groups = int8_padded_inputs(uint32_t(rows)) / kInt8GroupInputs;
-  const auto limit = hn::Set(d, 127.0f), finite = hn::Set(d, 3e38f);
+  const auto limit = hn::Set(d, 127.0f), neg_limit = hn::Set(d, -127.0f), finite = hn::Set(d, 3e38f);
+  const auto round_bias = hn::Set(d, 12582912.0f);                // 1.5 * 2^23
+  const auto round_bias_bits = hn::Set(di, int32_t(0x4b400000));  // its bits
   const auto magnitude = hn::Set(du, 0x7fffffffu), infinity = hn::Set(du, 0x7f800000u);
   HWY_ALIGN float tail[kInt8GroupInputs][kPanelRows];  // a partial panel's rows, zero-padded
   for (size_t c0 = col_begin; c0 < col_end; c0 += kPanelRows) {
@@ -205,7 +207,10 @@ void PackColumnsInt8(const float* x, size_t x_stride, size_t rows, size_t cols, 
         for (size_t i = 0; i < kInt8GroupInputs; ++i) {
           auto prod = hn::Mul(hn::LoadU(d, p[i] + v * L), inv[v]);
           prod = hn::IfThenElseZero(hn::Le(hn::Abs(prod), finite), prod);  // NaN, inf: 0
-          const auto q = hn::ConvertTo(di, hn::Min(hn::Max(hn::Round(prod), hn::Neg(limit)), limit));
+          // round(prod) for prod in [-127, 127]: the low bits of prod + 1.5 * 2^23 (ties to
+          // even, as Round; no conversion and its overflow fix), less those of 1.5 * 2^23.
+          const auto q =
+              hn::Sub(hn::BitCast(di, hn::Add(hn::Min(hn::Max(prod, neg_limit), limit), round_bias)), round_bias_bits);
           sum[v] = hn::Add(sum[v], q);
           word = hn::Or(word, hn::ShiftLeftSame(hn::And(q, hn::Set(di, 0xFF)), int(8 * i)));
         }
