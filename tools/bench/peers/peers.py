@@ -344,6 +344,8 @@ def main():
     os.makedirs(work, exist_ok=True)
     only = [m for m in args.models.split(",") if m]
     known = [m for m, _ in plan(False, [])[0]]
+    if only and args.quick:
+        raise SystemExit("peers: --quick runs S at n = 512 only; it takes no --models")
     if any(m not in known for m in only):
         raise SystemExit("peers: --models takes a subset of %s, not '%s'" % (",".join(known), args.models))
     models, threads = plan(args.quick, only)
@@ -354,7 +356,7 @@ def main():
     files, errors, checks, cells = {}, {}, {}, []
     model_runs = {}  # model: {"date", "wall_s", "commit"} of the run that measured it
     kept_wall = 0.0
-    if only and not args.quick:
+    if only:
         prior, path = prior_results(work)
         if prior is None:
             log("no earlier full run to keep the other models' cells from: this run's models only")
