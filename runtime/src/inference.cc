@@ -70,7 +70,7 @@ linfer_profile Inference::profile() const {
 void Inference::layernorm_rows(const float* in, float* out, size_t rows, const NormWeights& n) {
   const auto t0 = now();
   const size_t D = cfg_.dim;
-  workers_.ranges(rows, 1, [&](size_t b, size_t e, size_t) {
+  workers_.light_ranges(rows, D, [&](size_t b, size_t e, size_t) {
     kernels::layernorm_f32_hwy(in + b * D, D, out + b * D, D, e - b, D, f32_data(n.weight), f32_data(n.bias),
                                cfg_.norm_eps);
   });

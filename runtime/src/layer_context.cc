@@ -17,8 +17,9 @@ bool LayerContext::run_dense(const DenseLayer& op, size_t rows, const float* x, 
 
 void LayerContext::add_rows(float* y, const float* x, size_t rows, size_t cols) {
   const auto t0 = now();
-  workers_.ranges(
-      rows, 1, [&](size_t b, size_t e, size_t) { kernels::add_f32_hwy(y + b * cols, x + b * cols, (e - b) * cols); });
+  workers_.light_ranges(rows, cols, [&](size_t b, size_t e, size_t) {
+    kernels::add_f32_hwy(y + b * cols, x + b * cols, (e - b) * cols);
+  });
   lap(LINFER_OP_ELEMENTWISE, t0);
 }
 
