@@ -81,9 +81,11 @@ in every runtime, so the cells compare the dense layers' kernels above all.
   66-69% of a one-thread run (`perf record` on `linfer-bench minilm-int8.lfm --seq-len 128
   --threads 1`, twice), 80-88% of that peak; the attention (bf16 weighted sums over 32-wide heads)
   13-16%, quantizing the rows 3.5-4%, GELU 3-4%, the rest (norms, transposes, copies, the
-  smoothing's channel scales) 7-9%. 1.25x LiteRT's 10.8 ms is 8.6 ms: the dense layers at 100% of
-  the VNNI peak and everything else from 3.3 down to 2.8 ms, both at once. The attention is where
-  linfer can still gain here; the dense kernel is at the instruction's ceiling, like LiteRT's.
+  smoothing's channel scales) 7-9%. The attention's 37.7 M multiply-adds of scores (f32 FMA) and
+  as many of weighted sums (bf16 `vdpbf16ps`) and its exponents take 1.2 ms at their
+  instructions' peaks, against the 1.5-1.6 ms measured. With the dense layers at 100% of the VNNI
+  peak, the attention at its peaks and the rest (about 1.5 ms) as it is, a run would take 8.5 ms:
+  1.27x LiteRT's 10.8. So 1.25x needs every part at its instruction's ceiling at once.
   On two threads at n = 128 the five rounds spread 5.7-9.2 ms for linfer and 5.9-7.5 ms for
   LiteRT: level within this machine's noise. linfer's int8 layers split the rows between the
   threads (each thread quantizes its own), and on 64 rows a thread the tile takes about 18% more
