@@ -66,16 +66,19 @@ attention is no advantage over them: the cells compare kernels and graph overhea
 
 MINILM_NOTE = """
 **Where a peer is within 1.25x or ahead on MiniLM, and why.** Here the attention is full (n x n)
-in every runtime, so the cells compare the dense layers' kernels above all.
+in every runtime, so the cells compare the dense layers' kernels above all. (An earlier run of
+this section, an hour before on the same machine, gave the same picture: LiteRT f32 1.02-1.09x,
+ncnn 1.00-1.04x, LiteRT int8 1.01x and 1.03x on one thread, 0.93x and 1.16x on two.)
 
-- **f32**: ncnn (1.00-1.04x at n = 128), LiteRT (1.02-1.09x) and ExecuTorch (1.10-1.23x) are near.
-  all-MiniLM-L6-v2 at n = 128 is 2.87 GFLOP per inference; linfer's 28.3 ms on one thread is 101
-  GFLOP/s, 87% of the core's FMA peak (115.8 GFLOP/s, `linfer-kernel-bench --kernel none`). 1.25x
-  ncnn's 29.3 ms would be 23.4 ms, 123 GFLOP/s: 106% of the peak. The FMA units hold these cells,
-  as on S and M. (ncnn's output at n = 256 is off, mean cosine 0.988, and MNN's f32 is off by
-  1.7e-3 of the largest output, above the 1e-3 the check allows, with a cosine of 0.999998.)
-- **int8**: LiteRT's dynamic-range int8 is level with linfer (1.01x and 1.03x on one thread,
-  0.93x and 1.16x on two). Both compute the dense layers with the same instruction (`vpdpbusd`:
+- **f32**: ncnn (1.01x and 1.04x at n = 128), LiteRT (0.98-1.09x) and ExecuTorch (1.08-1.42x)
+  are near. all-MiniLM-L6-v2 at n = 128 is 2.87 GFLOP per inference; linfer's 28.5 ms on one
+  thread is 101 GFLOP/s, 87% of the core's FMA peak (115.8 GFLOP/s, `linfer-kernel-bench
+  --kernel none`). 1.25x ncnn's 28.8 ms would be 23.0 ms, 125 GFLOP/s: 108% of the peak. The FMA
+  units hold these cells, as on S and M. (ncnn's output at n = 256 is off, mean cosine 0.988, and
+  MNN's f32 is off by 1.7-2.1e-3 of the largest output, above the 1e-3 the check allows, with a
+  cosine of 0.999997.)
+- **int8**: LiteRT's dynamic-range int8 is level with linfer (1.06x and 1.03x on one thread,
+  0.99x and 1.17x on two). Both compute the dense layers with the same instruction (`vpdpbusd`:
   XNNPACK's dynamically quantized int8 kernels, linfer's dense_int8_avx512vnni); they are 1.36 G
   multiply-adds at n = 128, 5.8 ms at the core's VNNI peak (467.8 GOP/s). linfer's VNNI tile takes
   66-69% of a one-thread run (`perf record` on `linfer-bench minilm-int8.lfm --seq-len 128
@@ -85,11 +88,11 @@ in every runtime, so the cells compare the dense layers' kernels above all.
   as many of weighted sums (bf16 `vdpbf16ps`) and its exponents take 1.2 ms at their
   instructions' peaks, against the 1.5-1.6 ms measured. With the dense layers at 100% of the VNNI
   peak, the attention at its peaks and the rest (about 1.5 ms) as it is, a run would take 8.5 ms:
-  1.27x LiteRT's 10.8. So 1.25x needs every part at its instruction's ceiling at once.
-  On two threads at n = 128 the five rounds spread 5.7-9.2 ms for linfer and 5.9-7.5 ms for
-  LiteRT: level within this machine's noise. linfer's int8 layers split the rows between the
-  threads (each thread quantizes its own), and on 64 rows a thread the tile takes about 18% more
-  core time than on one thread's 128 (perf: 63% of 2 x 6.5 ms against 69% of 10 ms).
+  1.18x LiteRT's 10.0 here. 1.25x is beyond every part's ceiling at once. On two threads at
+  n = 128 the rounds spread 5.5-8.8 ms for linfer and 5.5-6.1 for LiteRT: level. linfer's int8
+  layers split the rows between the threads (each thread quantizes its own), and on 64 rows a
+  thread the tile takes about 18% more core time than on one thread's 128 (perf: 63% of 2 x 6.5
+  ms against 69% of 10 ms); splitting those layers' output channels instead was not faster.
 - ONNX Runtime's `quantize_dynamic` (mean cosine 0.989 and 0.992, an output off by 15% of the
   largest at n = 128), tract on the same file, PyTorch's `quantize_dynamic` (0.976) and LiteRT's
   full-integer int8 (0.72-0.75: static activation scales do not fit BERT's activations) fail the
