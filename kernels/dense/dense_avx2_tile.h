@@ -119,7 +119,7 @@ void run_float(const DenseWeights& w, const DenseInput& in, size_t rows, float* 
                size_t n_end, DenseEpilogue e) {
   for_each_k_block_tile<kRows, kPanelRows, 1024 * 1024, 2048>(
       w.in, rows, n_begin, n_end, y, y_stride, e,
-      [&](size_t r, size_t R, size_t n, size_t n_stop, size_t k0, size_t kn, bool last_block) {
+      [&](size_t r, size_t R, size_t n, size_t n_stop, size_t k0, size_t kn, bool last_block, TileSlice) {
         float_tile<Weights>(w, in, r, R, y, y_stride, n, n_stop, k0, kn, last_block, e);
       });
 }

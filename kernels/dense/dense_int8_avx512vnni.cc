@@ -33,7 +33,7 @@ LINFER_VNNI inline __m512i broadcast_u8x4(const int8_t* p) {
 // output channels, the 24 accumulators as named variables (GCC keeps an array of them on the
 // stack), 4 weight vectors and one broadcast per row and step.
 LINFER_VNNI inline void vnni_tile_6x4(const int8_t* const (&a)[6], const int8_t* const (&b)[4], size_t kg,
-                                      __m512i (&acc)[6][4]) {
+                                      __m512i (&acc)[6][4], avx512::PrefetchShare prefetch) {
   const int8_t *a0 = a[0], *a1 = a[1], *a2 = a[2], *a3 = a[3], *a4 = a[4], *a5 = a[5];
   const int8_t *b0 = b[0], *b1 = b[1], *b2 = b[2], *b3 = b[3];
 #define LINFER_ACC_ROW(r)                                                                                       \
@@ -48,6 +48,7 @@ LINFER_VNNI inline void vnni_tile_6x4(const int8_t* const (&a)[6], const int8_t*
   LINFER_ACC_ROW(0)
   LINFER_ACC_ROW(1)
   LINFER_ACC_ROW(2) LINFER_ACC_ROW(3) LINFER_ACC_ROW(4) LINFER_ACC_ROW(5) for (size_t g = 0; g < kg; ++g) {
+    if (g < prefetch.lines) _mm_prefetch(prefetch.line + g * 64, _MM_HINT_T1);  // a line a step
     const size_t o = g * 64;
     const __m512i w0 = _mm512_load_si512(reinterpret_cast<const void*>(b0 + o)),
                   w1 = _mm512_load_si512(reinterpret_cast<const void*>(b1 + o)),
@@ -65,7 +66,7 @@ LINFER_VNNI inline void vnni_tile_6x4(const int8_t* const (&a)[6], const int8_t*
 // Rows [0, R) (R <= 6), output channels [n0, n_stop) (at most 64): integer dot products, then
 // dequantization, bias, ReLU and accumulate in registers.
 LINFER_VNNI void tile(const DenseWeights& w, const int8_t* qx, size_t q_stride, const float* xs, size_t R, float* y,
-                      size_t y_stride, size_t n0, size_t n_stop, DenseEpilogue e) {
+                      size_t y_stride, size_t n0, size_t n_stop, DenseEpilogue e, TileSlice slice) {
   const size_t kg = int8_padded_inputs(uint32_t(w.in)) / 4, NP = (n_stop - n0 + 15) / 16;
   const int8_t* a[kRows];
   avx512::tile_pointers(qx, q_stride, R, a);
@@ -73,7 +74,8 @@ LINFER_VNNI void tile(const DenseWeights& w, const int8_t* qx, size_t q_stride, 
   const int8_t* b[kPanels];
   for (size_t j = 0; j < kPanels; ++j) b[j] = panels + (n0 / 16 + std::min(j, NP - 1)) * kg * 64;
   __m512i acc[kRows][kPanels];
-  vnni_tile_6x4(a, b, kg, acc);
+  vnni_tile_6x4(a, b, kg, acc,
+                avx512::next_strip_share(panels, kg * 64, 0, kg * 64, n0 / 16 + kPanels, (w.out + 15) / 16, slice));
   for (size_t j = 0; j < NP; ++j) {
     const size_t n = n0 + j * 16;
     const avx512::U8Channels c = avx512::u8_channels(w, n, n_stop);
@@ -102,7 +104,10 @@ LINFER_DENSE_RUN(run_int8_avx512vnni) {
   const size_t row_block = std::max<size_t>(30, (24 * 1024) / in.q_stride) / kRows * kRows;
   for_each_tile<kRows, avx512::kChannels>(
       rows, row_block, n_begin, n_end, y, y_stride, e.activation, [&](size_t r, size_t R, size_t n, size_t n_stop) {
-        tile(w, in.q + r * in.q_stride, in.q_stride, in.q_scales + r, R, y + r * y_stride, y_stride, n, n_stop, e);
+        const size_t r0 = r - r % row_block;  // the row block's first row, its tiles
+        const TileSlice slice{(r - r0) / kRows, (std::min(rows, r0 + row_block) - r0 + kRows - 1) / kRows};
+        tile(w, in.q + r * in.q_stride, in.q_stride, in.q_scales + r, R, y + r * y_stride, y_stride, n, n_stop, e,
+             slice);
       });
 }
 

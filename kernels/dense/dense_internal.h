@@ -85,6 +85,12 @@ LINFER_PORTABLE_SIZE inline void gelu_rows(size_t rows, float* y, size_t y_strid
 // tile(r, R, n, n_stop, k0, kn, last_block) computes rows [r, r + R) x channels [n, n_stop) over
 // inputs [k0, k0 + kn): the first K block (k0 = 0) adds the bias and, if e.accumulate, y; later
 // ones add y (the partial sums so far); the last applies ReLU.
+// Which of the row block's tiles a tile is (index of count), for the kernels that spread work
+// over a strip's tiles (the AVX-512 kernels' prefetch of the next strip's weights).
+struct TileSlice {
+  size_t index, count;
+};
+
 template <size_t kTileRows, size_t kStrip, size_t kRowBlockBytes, size_t kSplitAbove, class Tile>
 void for_each_k_block_tile(size_t K, size_t rows, size_t n_begin, size_t n_end, float* y, size_t y_stride,
                            DenseEpilogue e, Tile&& tile) {
@@ -99,7 +105,8 @@ void for_each_k_block_tile(size_t K, size_t rows, size_t n_begin, size_t n_end, 
       const size_t kn = std::min(kc, K - k0);
       for (size_t n = n_begin; n < n_end; n += kStrip)
         for (size_t r = r0; r < r_end; r += kTileRows)
-          tile(r, std::min(kTileRows, r_end - r), n, std::min(n_end, n + kStrip), k0, kn, k0 + kn == K);
+          tile(r, std::min(kTileRows, r_end - r), n, std::min(n_end, n + kStrip), k0, kn, k0 + kn == K,
+               TileSlice{(r - r0) / kTileRows, (r_end - r0 + kTileRows - 1) / kTileRows});
     }
     gelu_rows(r_end - r0, y + r0 * y_stride, y_stride, n_begin, n_end, e);  // while the block is in cache
   }
