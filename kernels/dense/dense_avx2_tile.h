@@ -71,15 +71,20 @@ struct F16Weights {
 // weight vectors and one broadcast per row and input.
 template <class Weights>
 LINFER_AVX2 void float_tile(const DenseWeights& w, const DenseInput& in, size_t r, size_t R, float* y, size_t y_stride,
-                            size_t n, size_t n_stop, size_t k0, size_t kn, bool last_block, DenseEpilogue e) {
+                            size_t n, size_t n_stop, size_t k0, size_t kn, bool last_block, DenseEpilogue e,
+                            TileSlice slice) {
   using T = typename Weights::T;
   const T* b = static_cast<const T*>(w.panels) + (n / 16) * w.in * 16 + k0 * 16;
+  // This tile's share of the next strip's weights (a strip is one panel here), to prefetch.
+  const PrefetchShare prefetch =
+      next_k_block_strip_share(w.panels, w.in, 16 * sizeof(T), n / 16 + 1, 1, (w.out + 15) / 16, k0, kn, slice);
   const float* a[kRows];
   tile_pointers(in.x + r * in.x_stride + k0, in.x_stride, R, a);
   const float *a0 = a[0], *a1 = a[1], *a2 = a[2], *a3 = a[3], *a4 = a[4], *a5 = a[5];
   __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00, c31 = c00,
          c40 = c00, c41 = c00, c50 = c00, c51 = c00;
   for (size_t k = 0; k < kn; ++k) {
+    if (k < 2 * prefetch.lines && k % 2 == 0) _mm_prefetch(prefetch.line + k * 32, _MM_HINT_T1);
     const __m256 w0 = Weights::load(b + k * 16), w1 = Weights::load(b + k * 16 + 8);
 #define LINFER_FMA_ROW(i)                       \
   {                                             \
@@ -119,8 +124,8 @@ void run_float(const DenseWeights& w, const DenseInput& in, size_t rows, float* 
                size_t n_end, DenseEpilogue e) {
   for_each_k_block_tile<kRows, kPanelRows, 1024 * 1024, 2048>(
       w.in, rows, n_begin, n_end, y, y_stride, e,
-      [&](size_t r, size_t R, size_t n, size_t n_stop, size_t k0, size_t kn, bool last_block, TileSlice) {
-        float_tile<Weights>(w, in, r, R, y, y_stride, n, n_stop, k0, kn, last_block, e);
+      [&](size_t r, size_t R, size_t n, size_t n_stop, size_t k0, size_t kn, bool last_block, TileSlice slice) {
+        float_tile<Weights>(w, in, r, R, y, y_stride, n, n_stop, k0, kn, last_block, e, slice);
       });
 }
 

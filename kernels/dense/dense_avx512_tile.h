@@ -44,25 +44,6 @@ LINFER_AVX512 inline void store_output(float* dst, __m512 v, __mmask16 mask, Den
   _mm512_mask_storeu_ps(dst, mask, v);
 }
 
-// A tile's share of the weights the next strip of channels will read (its kPanels panels from
-// first_panel; in each, `span` bytes from `offset`: the K block), to prefetch into L2 while the
-// tile runs, one 64-byte line at a time between its steps. The strip's tiles (slice.count) fetch
-// a share each, so that the next strip's first tile finds its weights in L2 and does not wait on
-// memory (M f32 at n = 128: 16% faster). A share stops at the end of its panel.
-struct PrefetchShare {
-  const char* line;
-  size_t lines;
-};
-inline PrefetchShare next_strip_share(const void* panels, size_t panel_bytes, size_t offset, size_t span,
-                                      size_t first_panel, size_t panel_count, TileSlice slice) {
-  if (first_panel >= panel_count || slice.count < 2) return {nullptr, 0};
-  const size_t total = std::min(kPanels, panel_count - first_panel) * span;
-  const size_t begin = slice.index * total / slice.count, end = (slice.index + 1) * total / slice.count;
-  const size_t panel = begin / span, stop = std::min(end, (panel + 1) * span);
-  return {static_cast<const char*>(panels) + (first_panel + panel) * panel_bytes + offset + (begin - panel * span),
-          (stop - begin + 63) / 64};
-}
-
 // The dequantization of the u8 x s8 kernels (VNNI, AMX) for the 16 channels from n: their
 // integer sums are of q + 128, so 128 x each channel's weight sum comes off; then the row's and
 // the channels' scales, the bias and the epilogue (store_u8_row).
@@ -148,13 +129,9 @@ LINFER_AVX512 void float_tile(const DenseWeights& w, const DenseInput& in, size_
   tile_pointers(in.x + r * in.x_stride + k0, in.x_stride, R, a);
   const T* b[kPanels];
   for (size_t j = 0; j < kPanels; ++j) b[j] = panels + (n0 / 16 + std::min(j, NP - 1)) * K * 16 + k0 * 16;
-  // The next strip: the next 64 channels of this K block, or after the last, the first 64 of the
-  // next K block (a thread given a channel range from elsewhere guesses wrong once per block).
-  const size_t panel_count = (w.out + 15) / 16, next = n0 / 16 + kPanels, line = 16 * sizeof(T);
-  const bool same_block = next < panel_count;
-  const size_t next_k0 = same_block ? k0 : k0 + kn, next_kn = same_block ? kn : std::min(kn, K - next_k0);
-  const PrefetchShare share = next_strip_share(panels, K * line, next_k0 * line, next_kn * line, same_block ? next : 0,
-                                               next_kn ? panel_count : 0, slice);
+  // This tile's share of the next strip's weights, to prefetch.
+  const PrefetchShare share =
+      next_k_block_strip_share(panels, K, 16 * sizeof(T), n0 / 16 + kPanels, kPanels, (w.out + 15) / 16, k0, kn, slice);
   __m512 acc[kRows][kPanels];
   fma_tile_6x4<Weights>(a, b, kn, acc, share);
   float* yr = y + r * y_stride;

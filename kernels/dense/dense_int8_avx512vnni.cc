@@ -33,7 +33,7 @@ LINFER_VNNI inline __m512i broadcast_u8x4(const int8_t* p) {
 // output channels, the 24 accumulators as named variables (GCC keeps an array of them on the
 // stack), 4 weight vectors and one broadcast per row and step.
 LINFER_VNNI inline void vnni_tile_6x4(const int8_t* const (&a)[6], const int8_t* const (&b)[4], size_t kg,
-                                      __m512i (&acc)[6][4], avx512::PrefetchShare prefetch) {
+                                      __m512i (&acc)[6][4], PrefetchShare prefetch) {
   const int8_t *a0 = a[0], *a1 = a[1], *a2 = a[2], *a3 = a[3], *a4 = a[4], *a5 = a[5];
   const int8_t *b0 = b[0], *b1 = b[1], *b2 = b[2], *b3 = b[3];
 #define LINFER_ACC_ROW(r)                                                                                       \
@@ -75,7 +75,7 @@ LINFER_VNNI void tile(const DenseWeights& w, const int8_t* qx, size_t q_stride, 
   for (size_t j = 0; j < kPanels; ++j) b[j] = panels + (n0 / 16 + std::min(j, NP - 1)) * kg * 64;
   __m512i acc[kRows][kPanels];
   vnni_tile_6x4(a, b, kg, acc,
-                avx512::next_strip_share(panels, kg * 64, 0, kg * 64, n0 / 16 + kPanels, (w.out + 15) / 16, slice));
+                next_strip_share(panels, kg * 64, 0, kg * 64, n0 / 16 + kPanels, kPanels, (w.out + 15) / 16, slice));
   for (size_t j = 0; j < NP; ++j) {
     const size_t n = n0 + j * 16;
     const avx512::U8Channels c = avx512::u8_channels(w, n, n_stop);

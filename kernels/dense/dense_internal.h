@@ -91,6 +91,39 @@ struct TileSlice {
   size_t index, count;
 };
 
+// A tile's share of the weights the next strip of channels will read (its strip_panels panels
+// from first_panel, of panel_bytes each; in each, `span` bytes from `offset`: the K block), to
+// prefetch into L2 while the tile runs, one 64-byte line at a time between its steps. The strip's
+// tiles (slice.count) fetch a share each, so that the next strip's first tile finds its weights
+// in L2 and does not wait on memory (the x86 kernels: M f32 at n = 128 16% faster on AVX-512). A
+// share stops at the end of its panel.
+struct PrefetchShare {
+  const char* line;
+  size_t lines;
+};
+inline PrefetchShare next_strip_share(const void* panels, size_t panel_bytes, size_t offset, size_t span,
+                                      size_t first_panel, size_t strip_panels, size_t panel_count, TileSlice slice) {
+  if (first_panel >= panel_count || slice.count < 2) return {nullptr, 0};
+  const size_t total = std::min(strip_panels, panel_count - first_panel) * span;
+  const size_t begin = slice.index * total / slice.count, end = (slice.index + 1) * total / slice.count;
+  const size_t panel = begin / span, stop = std::min(end, (panel + 1) * span);
+  return {static_cast<const char*>(panels) + (first_panel + panel) * panel_bytes + offset + (begin - panel * span),
+          (stop - begin + 63) / 64};
+}
+
+// The same for the K-blocked float kernels (for_each_k_block_tile), whose panels hold K lines of
+// line_bytes: the next strip is the strip_panels panels from `next` in this K block [k0, k0 + kn),
+// or after the last panel the next K block's first strip (a thread given a channel range from
+// elsewhere guesses wrong once per block).
+inline PrefetchShare next_k_block_strip_share(const void* panels, size_t K, size_t line_bytes, size_t next,
+                                              size_t strip_panels, size_t panel_count, size_t k0, size_t kn,
+                                              TileSlice slice) {
+  const bool same_block = next < panel_count;
+  const size_t next_k0 = same_block ? k0 : k0 + kn, next_kn = same_block ? kn : std::min(kn, K - next_k0);
+  return next_strip_share(panels, K * line_bytes, next_k0 * line_bytes, next_kn * line_bytes, same_block ? next : 0,
+                          strip_panels, next_kn ? panel_count : 0, slice);
+}
+
 template <size_t kTileRows, size_t kStrip, size_t kRowBlockBytes, size_t kSplitAbove, class Tile>
 void for_each_k_block_tile(size_t K, size_t rows, size_t n_begin, size_t n_end, float* y, size_t y_stride,
                            DenseEpilogue e, Tile&& tile) {
