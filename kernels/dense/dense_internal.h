@@ -74,19 +74,8 @@ LINFER_PORTABLE_SIZE inline void gelu_rows(size_t rows, float* y, size_t y_strid
     for (size_t r = 0; r < rows; ++r) activation_f32_hwy(y + r * y_stride + n_begin, n_end - n_begin, e.activation);
 }
 
-// The walk of the x86 f32 / f16 kernels (dense_avx2_tile.h, dense_avx512_tile.h): rows in blocks
-// of kRowBlockBytes of inputs (of a K block of each row), each block meeting every strip of
-// kStrip channels; a layer of more than kSplitAbove inputs sums them in K blocks of about 512,
-// adding each block's partial sums to y, so that a block still holds a few hundred rows and each
-// weight read from L3 serves that many (whole rows of M's 3072-input layer: 21 rows in 256 KiB).
-// ReLU with accumulate keeps K whole: ReLU applies to the layer's sum before the residual is
-// added, and a K block's store mixes the two. The blocks depend on the layer only, so a row's
-// sums are the same whichever rows a thread is given.
-// tile(r, R, n, n_stop, k0, kn, last_block) computes rows [r, r + R) x channels [n, n_stop) over
-// inputs [k0, k0 + kn): the first K block (k0 = 0) adds the bias and, if e.accumulate, y; later
-// ones add y (the partial sums so far); the last applies ReLU.
 // Which of the row block's tiles a tile is (index of count), for the kernels that spread work
-// over a strip's tiles (the AVX-512 kernels' prefetch of the next strip's weights).
+// over a strip's tiles (the x86 kernels' prefetch of the next strip's weights).
 struct TileSlice {
   size_t index, count;
 };
@@ -124,6 +113,18 @@ inline PrefetchShare next_k_block_strip_share(const void* panels, size_t K, size
                           strip_panels, next_kn ? panel_count : 0, slice);
 }
 
+// The walk of the x86 f32 / f16 kernels (dense_avx2_tile.h, dense_avx512_tile.h): rows in blocks
+// of kRowBlockBytes of inputs (of a K block of each row), each block meeting every strip of
+// kStrip channels; a layer of more than kSplitAbove inputs sums them in K blocks of about 512,
+// adding each block's partial sums to y, so that a block still holds a few hundred rows and each
+// weight read from L3 serves that many (whole rows of M's 3072-input layer: 21 rows in 256 KiB).
+// ReLU with accumulate keeps K whole: ReLU applies to the layer's sum before the residual is
+// added, and a K block's store mixes the two. The blocks depend on the layer only, so a row's
+// sums are the same whichever rows a thread is given.
+// tile(r, R, n, n_stop, k0, kn, last_block, slice) computes rows [r, r + R) x channels [n, n_stop)
+// over inputs [k0, k0 + kn): the first K block (k0 = 0) adds the bias and, if e.accumulate, y;
+// later ones add y (the partial sums so far); the last applies ReLU. slice: which of the block's
+// tiles down this strip it is.
 template <size_t kTileRows, size_t kStrip, size_t kRowBlockBytes, size_t kSplitAbove, class Tile>
 void for_each_k_block_tile(size_t K, size_t rows, size_t n_begin, size_t n_end, float* y, size_t y_stride,
                            DenseEpilogue e, Tile&& tile) {
