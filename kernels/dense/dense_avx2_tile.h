@@ -77,7 +77,7 @@ LINFER_AVX2 void float_tile(const DenseWeights& w, const DenseInput& in, size_t 
   const T* b = static_cast<const T*>(w.panels) + (n / 16) * w.in * 16 + k0 * 16;
   // This tile's share of the next strip's weights (a strip is one panel here), to prefetch.
   const PrefetchShare prefetch =
-      next_k_block_strip_share(w.panels, w.in, 16 * sizeof(T), n / 16 + 1, 1, (w.out + 15) / 16, k0, kn, slice);
+      next_k_block_strip_share(w.panels, w.in, 16 * sizeof(T), n / 16 + 1, 1, w.out, k0, kn, slice);
   const float* a[kRows];
   tile_pointers(in.x + r * in.x_stride + k0, in.x_stride, R, a);
   const float *a0 = a[0], *a1 = a[1], *a2 = a[2], *a3 = a[3], *a4 = a[4], *a5 = a[5];

@@ -131,7 +131,7 @@ LINFER_AVX512 void float_tile(const DenseWeights& w, const DenseInput& in, size_
   for (size_t j = 0; j < kPanels; ++j) b[j] = panels + (n0 / 16 + std::min(j, NP - 1)) * K * 16 + k0 * 16;
   // This tile's share of the next strip's weights, to prefetch.
   const PrefetchShare share =
-      next_k_block_strip_share(panels, K, 16 * sizeof(T), n0 / 16 + kPanels, kPanels, (w.out + 15) / 16, k0, kn, slice);
+      next_k_block_strip_share(panels, K, 16 * sizeof(T), n0 / 16 + kPanels, kPanels, w.out, k0, kn, slice);
   __m512 acc[kRows][kPanels];
   fma_tile_6x4<Weights>(a, b, kn, acc, share);
   float* yr = y + r * y_stride;

@@ -74,8 +74,7 @@ LINFER_VNNI void tile(const DenseWeights& w, const int8_t* qx, size_t q_stride, 
   const int8_t* b[kPanels];
   for (size_t j = 0; j < kPanels; ++j) b[j] = panels + (n0 / 16 + std::min(j, NP - 1)) * kg * 64;
   __m512i acc[kRows][kPanels];
-  vnni_tile_6x4(a, b, kg, acc,
-                next_strip_share(panels, kg * 64, 0, kg * 64, n0 / 16 + kPanels, kPanels, (w.out + 15) / 16, slice));
+  vnni_tile_6x4(a, b, kg, acc, next_strip_share(panels, kg * 64, 0, kg * 64, n0 / 16 + kPanels, kPanels, w.out, slice));
   for (size_t j = 0; j < NP; ++j) {
     const size_t n = n0 + j * 16;
     const avx512::U8Channels c = avx512::u8_channels(w, n, n_stop);
@@ -104,10 +103,8 @@ LINFER_DENSE_RUN(run_int8_avx512vnni) {
   const size_t row_block = std::max<size_t>(30, (24 * 1024) / in.q_stride) / kRows * kRows;
   for_each_tile<kRows, avx512::kChannels>(
       rows, row_block, n_begin, n_end, y, y_stride, e.activation, [&](size_t r, size_t R, size_t n, size_t n_stop) {
-        const size_t r0 = r - r % row_block;  // the row block's first row, its tiles
-        const TileSlice slice{(r - r0) / kRows, (std::min(rows, r0 + row_block) - r0 + kRows - 1) / kRows};
         tile(w, in.q + r * in.q_stride, in.q_stride, in.q_scales + r, R, y + r * y_stride, y_stride, n, n_stop, e,
-             slice);
+             tile_slice<kRows>(r, rows, row_block));
       });
 }
 

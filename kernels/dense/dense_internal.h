@@ -80,8 +80,16 @@ struct TileSlice {
   size_t index, count;
 };
 
+// The slice of the tile at row r in a walk of row blocks of row_block rows (from row 0) over rows.
+template <size_t kTileRows>
+TileSlice tile_slice(size_t r, size_t rows, size_t row_block) {
+  const size_t r0 = r - r % row_block, r_end = std::min(rows, r0 + row_block);
+  return {(r - r0) / kTileRows, (r_end - r0 + kTileRows - 1) / kTileRows};
+}
+
 // A tile's share of the weights the next strip of channels will read (its strip_panels panels
-// from first_panel, of panel_bytes each; in each, `span` bytes from `offset`: the K block), to
+// from first_panel, of panel_bytes each, of a layer of `channels` outputs; in each, `span` bytes
+// from `offset`: the K block), to
 // prefetch into L2 while the tile runs, one 64-byte line at a time between its steps. The strip's
 // tiles (slice.count) fetch a share each, so that the next strip's first tile finds its weights
 // in L2 and does not wait on memory (the x86 kernels: M f32 at n = 128 16% faster on AVX-512). A
@@ -91,9 +99,10 @@ struct PrefetchShare {
   size_t lines;
 };
 inline PrefetchShare next_strip_share(const void* panels, size_t panel_bytes, size_t offset, size_t span,
-                                      size_t first_panel, size_t strip_panels, size_t panel_count, TileSlice slice) {
-  if (first_panel >= panel_count || slice.count < 2) return {nullptr, 0};
-  const size_t total = std::min(strip_panels, panel_count - first_panel) * span;
+                                      size_t first_panel, size_t strip_panels, size_t channels, TileSlice slice) {
+  const size_t panels_in_layer = panel_count(uint32_t(channels));
+  if (first_panel >= panels_in_layer || span == 0 || slice.count < 2) return {nullptr, 0};
+  const size_t total = std::min(strip_panels, panels_in_layer - first_panel) * span;
   const size_t begin = slice.index * total / slice.count, end = (slice.index + 1) * total / slice.count;
   const size_t panel = begin / span, stop = std::min(end, (panel + 1) * span);
   return {static_cast<const char*>(panels) + (first_panel + panel) * panel_bytes + offset + (begin - panel * span),
@@ -105,12 +114,12 @@ inline PrefetchShare next_strip_share(const void* panels, size_t panel_bytes, si
 // or after the last panel the next K block's first strip (a thread given a channel range from
 // elsewhere guesses wrong once per block).
 inline PrefetchShare next_k_block_strip_share(const void* panels, size_t K, size_t line_bytes, size_t next,
-                                              size_t strip_panels, size_t panel_count, size_t k0, size_t kn,
+                                              size_t strip_panels, size_t channels, size_t k0, size_t kn,
                                               TileSlice slice) {
-  const bool same_block = next < panel_count;
+  const bool same_block = next < panel_count(uint32_t(channels));
   const size_t next_k0 = same_block ? k0 : k0 + kn, next_kn = same_block ? kn : std::min(kn, K - next_k0);
   return next_strip_share(panels, K * line_bytes, next_k0 * line_bytes, next_kn * line_bytes, same_block ? next : 0,
-                          strip_panels, next_kn ? panel_count : 0, slice);
+                          strip_panels, channels, slice);  // past the last K block: span 0, no share
 }
 
 // The walk of the x86 f32 / f16 kernels (dense_avx2_tile.h, dense_avx512_tile.h): rows in blocks
@@ -140,7 +149,7 @@ void for_each_k_block_tile(size_t K, size_t rows, size_t n_begin, size_t n_end, 
       for (size_t n = n_begin; n < n_end; n += kStrip)
         for (size_t r = r0; r < r_end; r += kTileRows)
           tile(r, std::min(kTileRows, r_end - r), n, std::min(n_end, n + kStrip), k0, kn, k0 + kn == K,
-               TileSlice{(r - r0) / kTileRows, (r_end - r0 + kTileRows - 1) / kTileRows});
+               tile_slice<kTileRows>(r, rows, row_block));
     }
     gelu_rows(r_end - r0, y + r0 * y_stride, y_stride, n_begin, n_end, e);  // while the block is in cache
   }
