@@ -125,10 +125,17 @@ def machine(binp):
         return subprocess.run(c, shell=True, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True).stdout.strip()
     lscpu = sh("LC_ALL=C lscpu")
     m = re.search(r"^Model name:\s*(.+)$", lscpu, re.M)
+    # A virtual machine's model name can be as bare as "AMD EPYC", which two generations share:
+    # the family and model numbers tell them apart (family 25 is Zen 3 and 4, 26 is Zen 5).
+    fam = re.search(r"^CPU family:\s*(\d+)$", lscpu, re.M)
+    num = re.search(r"^Model:\s*(\d+)$", lscpu, re.M)
     flags = re.search(r"^Flags:\s*(.+)$", lscpu, re.M)
     isa = [f for f in ("avx2", "fma", "avx512f", "avx512_vnni", "avx_vnni", "avx512_bf16", "amx_int8")
            if flags and f in flags.group(1).split()]
-    return {"cpu": m.group(1) if m else platform.processor(), "cores": os.cpu_count(), "isa": isa,
+    cpu = m.group(1) if m else platform.processor()
+    if fam and num:
+        cpu += " (family %s, model %s)" % (fam.group(1), num.group(1))
+    return {"cpu": cpu, "cores": os.cpu_count(), "isa": isa,
             "kernel": platform.release(), "python": platform.python_version(),
             "commit": sh("git -C %s rev-parse --short HEAD" % ROOT),
             "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}

@@ -44,55 +44,53 @@ parallel region); tools/bench/peers/thread_wait_probe.cc times both on a model.
 """
 
 KERNEL_NOTE = """
-**Where a peer is within 1.25x or ahead, and why.** Every runtime here runs the same Linformer graph
-(the compression E X, F X is in the ONNX, TFLite and ExecuTorch graphs too), so linfer's linear
-attention is no advantage over them: the cells compare kernels and graph overheads.
+**Where a peer is within 1.25x, and why.** No peer is ahead in any cell on this machine. Every
+runtime here runs the same Linformer graph (the compression E X, F X is in the ONNX, TFLite and
+ExecuTorch graphs too), so linfer's linear attention is no advantage over them: the cells compare
+kernels and graph overheads. This CPU (AMD Zen 5) runs AVX-512 on full 512-bit units: one core's
+peaks are 231-234 GFLOP/s of f32 FMA and 700-956 GOP/s of int8 VNNI (`linfer-kernel-bench --rows
+128 --kernel none`, four readings; the VNNI figure varies from minute to minute), twice Zen 4's.
 
-- **f32**: LiteRT (XNNPACK) is the nearest peer in most cells (1.01-1.22x), and ONNX Runtime is
-  ahead on S at n = 128 on two threads (6.0 against 6.3 ms: S's 256-wide layers give each thread
-  little work). linfer's f32 forward pass already runs at 79-88% of the core's measured FMA peak
-  (`linfer-bench MODEL --seq-len N --threads 1`: S 92 and 98, M 97 and 102 GFLOP/s at n = 128 and
-  512, against 116 from `linfer-kernel-bench --kernel none`), so 1.25x LiteRT would take 116 GFLOP/s
-  or more on M (100% of the peak at n = 128, 102% at n = 512) and 109 (94%) on S at n = 512: the
-  FMA units, not the code, hold these cells.
-- **int8**: LiteRT's dynamic-range int8 (XNNPACK's VNNI kernels) is the nearest: 1.09x on S at n =
-  128, one thread, and 1.14x and 1.02x on M at n = 128; 1.36-1.83x in the other cells. linfer's M
-  int8 at n = 128, one thread (`linfer-bench M_int8.lfm --seq-len 128 --threads 1 --profile`):
-  the dense layers 58.7 ms of 74.6 at 371 GOP/s (80% of the core's VNNI peak, 463), the attention
-  9.5 ms (13%, 127 GOP/s) and the compression 5.7 ms (8%, 213 GOP/s). Linformer's own steps, not
-  the dense layers, are where these short-input cells can still gain.
+- **f32**: LiteRT (XNNPACK) is the nearest (1.05-1.20x), ONNX Runtime next (1.15-1.20x on M at
+  n = 512). On a quiet machine linfer's whole forward pass runs at 81-88% of the FMA peak
+  (`linfer-bench MODEL --seq-len N --threads 1`: S 183 and 204, M 186 and 195 GFLOP/s at n = 128
+  and 512); its dense kernel alone at 91-97% (`linfer-kernel-bench --rows 128 --kernel
+  dense_f32_avx512`). 1.25x LiteRT on M at n = 128 would take 118 ms, 206 GFLOP/s (89% of the
+  peak) over the whole pass, where the dense layers are 86% of the time and the compression (6%)
+  and the attention (7%) run well below the peak. Two-thread cells vary most from round to round
+  on this machine (linfer's S at n = 512 on two threads: 10.9-20.4 ms in three rounds).
+- **int8**: LiteRT's dynamic-range int8 (XNNPACK's VNNI kernels) is the nearest: 1.03x and 1.10x
+  on M at n = 128, 1.17x on S at n = 128, one thread, 1.18-1.20x in two two-thread cells, 1.41-1.71x
+  elsewhere. linfer's M int8 at n = 128, one thread (`linfer-bench M_int8.lfm --seq-len 128 --threads
+  1 --profile`, quiet): 40.1 ms, of which the dense layers 30.7 ms (707 GOP/s, 76% of the VNNI
+  peak, the rows' quantization and the GELU included), the attention 5.1 ms (13%: 1.21 G
+  multiply-adds of Q K'^T and P V' on 64-deep heads at 239 GOP/s, with the softmax and the
+  quantization of Q and P) and the compression 3.1 ms (8%, 392 GOP/s). 1.25x LiteRT's 44.2 ms is
+  35.4 ms: the dense layers at 90% of the peak and the rest as it is. The attention's short
+  products are where these cells can still gain.
 """
 
 
 MINILM_NOTE = """
-**Where a peer is within 1.25x or ahead on MiniLM, and why.** Here the attention is full (n x n)
-in every runtime, so the cells compare the dense layers' kernels above all. (An earlier run of
-this section, an hour before on the same machine, gave the same picture: LiteRT f32 1.02-1.09x,
-ncnn 1.00-1.04x, LiteRT int8 1.01x and 1.03x on one thread, 0.93x and 1.16x on two.)
+**Where a peer is within 1.25x on MiniLM, and why.** Here the attention is full (n x n) in every
+runtime, so the cells compare the dense layers' kernels above all. No peer is ahead.
 
-- **f32**: ncnn (1.01x and 1.04x at n = 128), LiteRT (0.98-1.09x) and ExecuTorch (1.08-1.42x)
-  are near. all-MiniLM-L6-v2 at n = 128 is 2.87 GFLOP per inference; linfer's 28.5 ms on one
-  thread is 101 GFLOP/s, 87% of the core's FMA peak (115.8 GFLOP/s, `linfer-kernel-bench
-  --kernel none`). 1.25x ncnn's 28.8 ms would be 23.0 ms, 125 GFLOP/s: 108% of the peak. The FMA
-  units hold these cells, as on S and M. (ncnn's output at n = 256 is off, mean cosine 0.988, and
-  MNN's f32 is off by 1.7-2.1e-3 of the largest output, above the 1e-3 the check allows, with a
-  cosine of 0.999997.)
-- **int8**: LiteRT's dynamic-range int8 is level with linfer (1.06x and 1.03x on one thread,
-  0.99x and 1.17x on two). Both compute the dense layers with the same instruction (`vpdpbusd`:
-  XNNPACK's dynamically quantized int8 kernels, linfer's dense_int8_avx512vnni); they are 1.36 G
-  multiply-adds at n = 128, 5.8 ms at the core's VNNI peak (467.8 GOP/s). linfer's VNNI tile takes
-  66-69% of a one-thread run (`perf record` on `linfer-bench minilm-int8.lfm --seq-len 128
-  --threads 1`, twice), 80-88% of that peak; the attention (bf16 weighted sums over 32-wide heads)
-  13-16%, quantizing the rows 3.5-4%, GELU 3-4%, the rest (norms, transposes, copies, the
-  smoothing's channel scales) 7-9%. The attention's 37.7 M multiply-adds of scores (f32 FMA) and
-  as many of weighted sums (bf16 `vdpbf16ps`) and its exponents take 1.2 ms at their
-  instructions' peaks, against the 1.5-1.6 ms measured. With the dense layers at 100% of the VNNI
-  peak, the attention at its peaks and the rest (about 1.5 ms) as it is, a run would take 8.5 ms:
-  1.18x LiteRT's 10.0 here. 1.25x is beyond every part's ceiling at once. On two threads at
-  n = 128 the rounds spread 5.5-8.8 ms for linfer and 5.5-6.1 for LiteRT: level. linfer's int8
-  layers split the rows between the threads (each thread quantizes its own), and on 64 rows a
-  thread the tile takes about 18% more core time than on one thread's 128 (perf: 63% of 2 x 6.5
-  ms against 69% of 10 ms); splitting those layers' output channels instead was not faster.
+- **f32**: LiteRT (1.06-1.12x), ncnn (1.19x at n = 128) and ExecuTorch (1.16x and 1.24x on one
+  thread) are nearest; ONNX Runtime 1.39-1.40x, and 1.25x at n = 256 on two threads.
+  all-MiniLM-L6-v2 at n = 128 is 2.87 GFLOP per inference: linfer's 14.9 ms on one thread
+  (`linfer-bench minilm-f32.lfm --seq-len 128 --threads 1`, quiet) is 192 GFLOP/s, 83% of the
+  core's FMA peak (231 GFLOP/s). 1.25x LiteRT's 16.0 ms would be 12.8 ms, 224 GFLOP/s: 97% of the
+  peak over the whole pass. (ncnn's output at n = 256 is off, mean cosine 0.989, and MNN's f32 is
+  off by 1.7-2.1e-3 of the largest output, above the 1e-3 the check allows, with a cosine of
+  0.999997-0.999998.)
+- **int8**: LiteRT's dynamic-range int8 is the nearest (1.06x at n = 128 on one thread,
+  1.14-1.21x in the other cells). Both compute the dense layers with `vpdpbusd`. linfer's 5.4 ms
+  (quiet, one thread, `--profile`): the dense layers 4.4 ms (2.72 G operations at 622 GOP/s, 67%
+  of the VNNI peak, with the per-row quantization, the smoothing's channel scales and the GELU),
+  the attention 0.95 ms (18%: 37.7 M multiply-adds of f32 scores and as many of bf16 weighted
+  sums, 0.5 ms at their instructions' peaks). 1.25x LiteRT's 5.6 ms is 4.5 ms: the dense layers
+  at 90% of the peak with the attention as it is, or the attention at its peaks with the dense
+  layers at 78%.
 - ONNX Runtime's `quantize_dynamic` (mean cosine 0.989 and 0.992, an output off by 15% of the
   largest at n = 128), tract on the same file, PyTorch's `quantize_dynamic` (0.976) and LiteRT's
   full-integer int8 (0.72-0.75: static activation scales do not fit BERT's activations) fail the
@@ -212,33 +210,47 @@ brackets the peer's time over linfer's from the same rounds.
 """
 
 
-def minilm_section(res):
+def minilm_section(res, heading="\n## A pretrained encoder: all-MiniLM-L6-v2\n", intro=MINILM_INTRO,
+                   where=" on the machine above", note=MINILM_NOTE):
     """The pretrained encoder's tables, with the date of the run that measured them."""
     lines, notes, close = tables(res, [MINILM], "m")
     run = res.get("model_runs", {}).get(MINILM, {})
-    when = "Measured %s (linfer at %s) on the machine above%s." % (
-        run.get("date", res["machine"]["date"]), run.get("commit", res["machine"]["commit"]),
+    when = "Measured %s (linfer at %s)%s%s." % (
+        run.get("date", res["machine"]["date"]), run.get("commit", res["machine"]["commit"]), where,
         ", in %.1f minutes" % (run["wall_s"] / 60) if run.get("wall_s") else "")
-    md = ["\n## A pretrained encoder: all-MiniLM-L6-v2\n", MINILM_INTRO, when]
+    md = [heading, intro, when]
     md.extend(lines)
     md.append("")
     md.extend(quoted_errors(notes, "m"))
     md.extend(close_table(close))
-    md.append(MINILM_NOTE)
+    md.append(note)
     return md
+
+
+def earlier_runs():
+    """The runs of record on other machines, the latest first."""
+    def date(path):
+        with open(path) as f:
+            return json.load(f)["machine"]["date"]
+    return sorted(glob.glob(os.path.join(HERE, "results", "peers_results_*.json")), key=date, reverse=True)
 
 
 def earlier_section(path):
     """A run of record on another machine (results/peers_results_*.json), kept beside this one's."""
     with open(path) as f:
         res = json.load(f)
-    lines, notes, close = tables(res)
-    md = ["\n## %s\n" % res["title"], res.get("intro", "") + "\n", machine_line(res, "the tree of that day")]
+    suite = list(dict.fromkeys(c["model"] for c in res["cells"] if c["model"] != MINILM))
+    lines, notes, close = tables(res, suite)
+    md = ["\n## %s\n" % res["title"], res.get("intro", "") + "\n",
+          machine_line(res, "the tree of that day", models=suite)]
     md.extend(lines)
     md.append("")
     md.extend(quoted_errors(notes))
     md.extend(close_table(close))
     md.append(res.get("note", ""))
+    if any(c["model"] == MINILM for c in res["cells"]):
+        md.extend(minilm_section(res, "\n### all-MiniLM-L6-v2 on that machine\n", "", "",
+                                 res.get("minilm_note", "")))
     return md
 
 
@@ -283,7 +295,7 @@ def write(res, out_md):
     md.append(KERNEL_NOTE)
     if any(c["model"] == MINILM for c in cells):
         md.extend(minilm_section(res))
-    for path in sorted(glob.glob(os.path.join(HERE, "results", "peers_results_*.json"))):
+    for path in earlier_runs():
         md.extend(earlier_section(path))
     md.append("\n## Outputs checked before timing\n")
     md.append("Each runtime's output on the suite's check ids (fixed random ids of length n; MiniLM: the "
