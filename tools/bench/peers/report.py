@@ -51,8 +51,8 @@ kernels and graph overheads. This CPU (AMD Zen 5) runs AVX-512 on full 512-bit u
 peaks are 231-234 GFLOP/s of f32 FMA and 700-956 GOP/s of int8 VNNI (`linfer-kernel-bench --rows
 128 --kernel none`, four readings; the VNNI figure varies from minute to minute), twice Zen 4's.
 
-- **f32**: LiteRT (XNNPACK) is the nearest (1.05-1.20x), ONNX Runtime next (1.15-1.20x on M at
-  n = 512). On a quiet machine linfer's whole forward pass runs at 81-88% of the FMA peak
+- **f32**: LiteRT (XNNPACK) is the nearest (1.05-1.20x in ten of its twelve cells), ONNX Runtime
+  next (1.15-1.20x on M at n = 512). On a quiet machine linfer's whole forward pass runs at 81-88% of the FMA peak
   (`linfer-bench MODEL --seq-len N --threads 1`: S 183 and 204, M 186 and 195 GFLOP/s at n = 128
   and 512); its dense kernel alone at 91-97% (`linfer-kernel-bench --rows 128 --kernel
   dense_f32_avx512`). 1.25x LiteRT on M at n = 128 would take 118 ms, 206 GFLOP/s (89% of the
@@ -60,7 +60,7 @@ peaks are 231-234 GFLOP/s of f32 FMA and 700-956 GOP/s of int8 VNNI (`linfer-ker
   and the attention (7%) run well below the peak. Two-thread cells vary most from round to round
   on this machine (linfer's S at n = 512 on two threads: 10.9-20.4 ms in three rounds).
 - **int8**: LiteRT's dynamic-range int8 (XNNPACK's VNNI kernels) is the nearest: 1.03x and 1.10x
-  on M at n = 128, 1.17x on S at n = 128, one thread, 1.18-1.20x in two two-thread cells, 1.41-1.71x
+  on M at n = 128, 1.17x on S at n = 128, one thread, 1.18-1.20x in two two-thread cells, 1.41-2.01x
   elsewhere. linfer's M int8 at n = 128, one thread (`linfer-bench M_int8.lfm --seq-len 128 --threads
   1 --profile`, quiet): 40.1 ms, of which the dense layers 30.7 ms (707 GOP/s, 76% of the VNNI
   peak, the rows' quantization and the GELU included), the attention 5.1 ms (13%: 1.21 G
