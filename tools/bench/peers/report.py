@@ -230,19 +230,23 @@ def minilm_section(res, heading="\n## A pretrained encoder: all-MiniLM-L6-v2\n",
     return md
 
 
+def suite_models(res):
+    """The benchmark suite's models of a run (all but MiniLM), in the order of its cells."""
+    return list(dict.fromkeys(c["model"] for c in res["cells"] if c["model"] != MINILM))
+
+
 def earlier_runs():
-    """The runs of record on other machines, the latest first."""
-    def date(path):
+    """The runs of record on other machines (results/peers_results_*.json), the latest first."""
+    runs = []
+    for path in glob.glob(os.path.join(HERE, "results", "peers_results_*.json")):
         with open(path) as f:
-            return json.load(f)["machine"]["date"]
-    return sorted(glob.glob(os.path.join(HERE, "results", "peers_results_*.json")), key=date, reverse=True)
+            runs.append(json.load(f))
+    return sorted(runs, key=lambda res: res["machine"]["date"], reverse=True)
 
 
-def earlier_section(path):
-    """A run of record on another machine (results/peers_results_*.json), kept beside this one's."""
-    with open(path) as f:
-        res = json.load(f)
-    suite = list(dict.fromkeys(c["model"] for c in res["cells"] if c["model"] != MINILM))
+def earlier_section(res):
+    """A run of record on another machine, kept beside this one's."""
+    suite = suite_models(res)
     lines, notes, close = tables(res, suite)
     md = ["\n## %s\n" % res["title"], res.get("intro", "") + "\n",
           machine_line(res, "the tree of that day", models=suite)]
@@ -260,7 +264,7 @@ def earlier_section(path):
 def write(res, out_md):
     cells = res["cells"]
     versions = res["versions"]
-    suite = list(dict.fromkeys(c["model"] for c in cells if c["model"] != MINILM))
+    suite = suite_models(res)
     lines, notes, close = tables(res, suite)
     m = res["machine"]
     loads = [x for c in cells for k in ("load_f32", "load_int8") for x in c.get(k, [])]
@@ -298,8 +302,8 @@ def write(res, out_md):
     md.append(KERNEL_NOTE)
     if any(c["model"] == MINILM for c in cells):
         md.extend(minilm_section(res))
-    for path in earlier_runs():
-        md.extend(earlier_section(path))
+    for earlier in earlier_runs():
+        md.extend(earlier_section(earlier))
     md.append("\n## Outputs checked before timing\n")
     md.append("Each runtime's output on the suite's check ids (fixed random ids of length n; MiniLM: the "
               "word pieces of tests/hf/sentences.txt, and its output one embedding row) against the "
