@@ -116,6 +116,7 @@ class Inference : public LayerContext {
 
   // inference_rows.cc
   bool layer_rows(size_t layer, const LayerWeights& w, LayerOps& ops, size_t T);
+  bool layer_operators(const LayerWeights& w, LayerOps& ops, const float* in, size_t T, const LayerRoute& route);
 
   AttentionModule* attention_ = nullptr;  // plan_.attention
 #if LINFER_THREADS

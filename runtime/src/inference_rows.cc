@@ -42,6 +42,7 @@ bool Inference::layer_rows(size_t layer, const LayerWeights& w, LayerOps& ops, s
   // shares of whole blocks where kRowQuantum does not divide it.)
   const size_t share_quantum = B % kRowQuantum == 0 ? kRowQuantum : B, held = plan_.short_run_rows;
   const bool short_run = T <= workers_.threads * held;
+  if (short_run && T < plan_.operators_below) return layer_operators(w, ops, in, T, route);
   const size_t block = short_run ? held : B;
   // The int8 rows (QuantizedRows, which holds min(T, threads * held) rows or more): a short run
   // quantizes each block into its own rows, a longer one into its thread's first B rows.
@@ -87,6 +88,38 @@ bool Inference::layer_rows(size_t layer, const LayerWeights& w, LayerOps& ops, s
     workers_.balanced_ranges(T, B, 1, run_chunk);
   else
     workers_.ranges(T, share_quantum, run_chunk);
+  return true;
+}
+
+// A short run below plan_.operators_below rows (AMX's int8 layers, 2 threads, n = 128, large
+// layers: plan.cc): the rows pass as one block, operator by operator, each operator across the
+// threads (the dense layers by channels: DenseLayer::run), in the row blocks' memory
+// (T <= threads * short_run_rows rows of 2 HD + F floats).
+bool Inference::layer_operators(const LayerWeights& w, LayerOps& ops, const float* in, size_t T,
+                                const LayerRoute& route) {
+  const EncoderConfig& c = cfg_;
+  const size_t HD = size_t(c.num_heads) * c.head_dim;
+  float* q = buf_.row_blocks;
+  float* attn = q + T * HD;
+  float* ff = attn + T * HD;
+  if (!run_dense(ops.q, T, in, q)) return false;
+  rotate(q, T, c.num_heads);
+  const auto t = now();
+  const size_t held = plan_.short_run_rows;  // (a worker's attention scratch holds this many rows)
+  workers_.ranges(T, kRowQuantum, [&](size_t b, size_t e, size_t worker) {
+    for (size_t r = b; r < e; r += held)
+      attention_->attend_rows(*this, q + r * HD, attn + r * HD, std::min(held, e - r), r, worker);
+  });
+  lap(LINFER_OP_ATTENTION, t);
+  if (!run_dense(ops.out, T, attn, buf_.residual, true)) return false;
+  if (route.post) layernorm_rows(buf_.residual, buf_.residual, T, w.attention_norm);
+  const float* ff_in = buf_.residual;
+  if (!route.post) {
+    layernorm_rows(buf_.residual, buf_.normed, T, w.feed_forward_norm);
+    ff_in = buf_.normed;
+  }
+  if (!run_dense(ops.fc1, T, ff_in, ff) || !run_dense(ops.fc2, T, ff, route.side, true)) return false;
+  if (route.post) layernorm_rows(buf_.residual, buf_.residual, T, w.feed_forward_norm);
   return true;
 }
 

@@ -96,9 +96,10 @@ struct ExecutionPlan {
   bool xnnpack = false;
   kernels::Isa max_isa = kernels::Isa::Generic;
 
-  bool row_pipeline = false;  // softmax-attention layers as one parallel region (inference_rows.cc)
-  size_t row_block = 0;       // its rows per block
-  size_t short_run_rows = 0;  // rows per thread up to which a run makes one block per thread (>= row_block)
+  bool row_pipeline = false;   // softmax-attention layers as one parallel region (inference_rows.cc)
+  size_t row_block = 0;        // its rows per block
+  size_t short_run_rows = 0;   // rows per thread up to which a run makes one block per thread (>= row_block)
+  size_t operators_below = 0;  // rows below which a short run goes operator by operator (plan.cc)
 
   size_t q_stride = 0;  // bytes per quantized input row of the int8 layers (0: none)
   // floats per input row of the int8 layers with input scales, multiplied before quantizing, at

@@ -228,6 +228,32 @@ TEST_CASE("long odd inputs split into more chunks than threads, with more thread
   }
 }
 
+// Layers over 1 MiB whose int8 kernel needs more rows per call than a thread's share of a short
+// run (AMX's 144): such a run goes operator by operator, each dense layer's channels split
+// between the threads, in the row pipeline's memory; its outputs are those of the operator path,
+// bit for bit. (Elsewhere the same runs go in shares, and must match too.)
+TEST_CASE("row pipeline: short runs below the int8 kernel's rows, as the operators") {
+  using namespace linfer;
+  for (AttentionKind kind : {AttentionKind::Linformer, AttentionKind::FullSoftmax}) {
+    if (testing::skip_unless_built(testing::kind_name(kind), "in-memory model")) continue;
+    EncoderConfig c = uneven_config(kind, 320);
+    c.dim = 256, c.num_heads = c.kv_heads = 4, c.head_dim = 64, c.ff_dim = 2048;  // 1.2 MB of int8 per layer
+    CAPTURE(testing::kind_name(kind));
+    const Model model = in_memory_model(c, 31, DType::I8);
+    SessionOptions rows_opt, operators_opt;
+    rows_opt.num_threads = operators_opt.num_threads = 2;
+    operators_opt.row_pipeline = LINFER_PIPELINE_OFF;
+    Session rows, operators;
+    REQUIRE(Session::Create(model, rows_opt, &rows).ok());
+    REQUIRE(Session::Create(model, operators_opt, &operators).ok());
+    for (uint32_t T : {1u, 50u, 287u, 288u, 320u}) {
+      CAPTURE(T);
+      const Input in = make_input(model.info(), T, T);
+      CHECK(run(rows, in, T) == run(operators, in, T));
+    }
+  }
+}
+
 // The row pipeline runs a short input as one block per thread (up to 264 rows per thread; the
 // session's max_seq_len over its threads, if less) and a longer one in blocks sized for the cache
 // (here 96 rows; 144 where the int8 layers run on AMX): on both sides of that line (264 rows on 1 thread, 528 on 2), in
