@@ -218,9 +218,9 @@ def minilm_section(res, heading="\n## A pretrained encoder: all-MiniLM-L6-v2\n",
     """The pretrained encoder's tables, with the date of the run that measured them."""
     lines, notes, close = tables(res, [MINILM], "m")
     run = res.get("model_runs", {}).get(MINILM, {})
-    when = "Measured %s (linfer at %s)%s%s." % (
-        run.get("date", res["machine"]["date"]), run.get("commit", res["machine"]["commit"]), where,
-        ", in %.1f minutes" % (run["wall_s"] / 60) if run.get("wall_s") else "")
+    # (The run's commit stays in its results file; the page speaks of dates.)
+    when = "Measured %s%s%s." % (run.get("date", res["machine"]["date"]), where,
+                                 ", in %.1f minutes" % (run["wall_s"] / 60) if run.get("wall_s") else "")
     md = [heading, intro, when]
     md.extend(lines)
     md.append("")
