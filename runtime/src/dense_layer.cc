@@ -151,7 +151,7 @@ bool DenseLayer::run(const Workers& workers, const QuantizedRows& qrows, size_t 
   // needs more rows per call than a thread's share would get (AMX) splits the channels too, the
   // rows quantized by all threads first: each thread then streams half the weights instead of all
   // of them for half the rows (M int8, n = 128, 2 threads, operators: 20.5-21.4 ms against 22.7).
-  const bool short_shares = kernel_->min_rows && rows < kernel_->min_rows * workers.threads;
+  const bool short_shares = LINFER_THREADS && kernel_->min_rows && rows < kernel_->min_rows * workers.threads;
   const bool by_channels = workers.threads > 1 && (!kernel_->quantize || short_shares) && out_ >= 64 * workers.threads;
   if (rows >= 8 * workers.threads && !by_channels) {  // rows split across threads, each quantizing its own (int8)
     // Chunks start at multiples of kRowQuantum, so that every row lands in the same register tile

@@ -116,7 +116,9 @@ class Inference : public LayerContext {
 
   // inference_rows.cc
   bool layer_rows(size_t layer, const LayerWeights& w, LayerOps& ops, size_t T);
+#if LINFER_THREADS
   bool layer_operators(const LayerWeights& w, LayerOps& ops, const float* in, size_t T, const LayerRoute& route);
+#endif
 
   AttentionModule* attention_ = nullptr;  // plan_.attention
 #if LINFER_THREADS

@@ -188,7 +188,7 @@ std::string Inference::describe() const {
   else  // (a short run: one block per thread)
     s += message("on, {} rows, or one block of up to {} rows per thread", kept(plan_.row_block),
                  kept(plan_.short_run_rows));
-  if (plan_.operators_below)  // (AMX's int8 layers over 1 MiB, several threads: plan.cc)
+  if (LINFER_THREADS && plan_.operators_below)  // (AMX's int8 layers over 1 MiB, several threads: plan.cc)
     s += message(", operator by operator below {} rows", kept(plan_.operators_below));
   s += message("; threads: {}{}", kept(plan_.threads), plan_.yield_workers ? " (yielding)" : "");
   const std::string attention = attention_->describe();

@@ -42,7 +42,9 @@ bool Inference::layer_rows(size_t layer, const LayerWeights& w, LayerOps& ops, s
   // shares of whole blocks where kRowQuantum does not divide it.)
   const size_t share_quantum = B % kRowQuantum == 0 ? kRowQuantum : B, held = plan_.short_run_rows;
   const bool short_run = T <= workers_.threads * held;
+#if LINFER_THREADS  // (one thread: operators_below is 0)
   if (short_run && T < plan_.operators_below) return layer_operators(w, ops, in, T, route);
+#endif
   const size_t block = short_run ? held : B;
   // The int8 rows (QuantizedRows, which holds min(T, threads * held) rows or more): a short run
   // quantizes each block into its own rows, a longer one into its thread's first B rows.
@@ -91,6 +93,7 @@ bool Inference::layer_rows(size_t layer, const LayerWeights& w, LayerOps& ops, s
   return true;
 }
 
+#if LINFER_THREADS
 // A short run below plan_.operators_below rows (AMX's int8 layers, 2 threads, n = 128, large
 // layers: plan.cc): the rows pass as one block, operator by operator, each operator across the
 // threads (the dense layers by channels: DenseLayer::run), in the row blocks' memory
@@ -122,5 +125,6 @@ bool Inference::layer_operators(const LayerWeights& w, LayerOps& ops, const floa
   if (route.post) layernorm_rows(buf_.residual, buf_.residual, T, w.feed_forward_norm);
   return true;
 }
+#endif
 
 }  // namespace linfer::rt

@@ -160,7 +160,7 @@ size_t short_run_rows(const linfer_session_options& o, size_t max_len, size_t th
 size_t operators_below(const LoadedModel& m, const ExecutionPlan& p, size_t kernel_min_rows) {
   const LayerWeights& l = m.desc.layers[0];
   const uint64_t bytes = l.q.weight.bytes() + l.out.weight.bytes() + l.fc1.weight.bytes() + l.fc2.weight.bytes();
-  if (!p.row_pipeline || p.threads < 2 || !kernel_min_rows || bytes <= (1u << 20)) return 0;
+  if (!LINFER_THREADS || !p.row_pipeline || p.threads < 2 || !kernel_min_rows || bytes <= (1u << 20)) return 0;
   return kernel_min_rows * p.threads;
 }
 

@@ -267,7 +267,7 @@ void LinformerAttention::compress_int8(const LayerContext& s, const WeightView* 
     const size_t r_begin = (item - panels) * 16, r_end = std::min(projections * rows, r_begin + 16);
     // E's rows come from the model's mapping, usually from memory, a row stride (n bytes) apart:
     // one row at a time, each copy waited for its lines (4% of M's int8 run at n = 128).
-    for (size_t r = r_begin; r < r_end; ++r)
+    for (size_t r = r_begin; r < r_end && !LINFER_BARE_METAL; ++r)
       for (size_t i = 0; i < T; i += 64)
         __builtin_prefetch(static_cast<const int8_t*>(E[r / rows]->data) + (r % rows) * E[r / rows]->shape.back() + i);
     for (size_t r = r_begin; r < r_end; ++r) {
